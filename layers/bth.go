@@ -1,0 +1,346 @@
+package layers
+
+import (
+	"encoding/binary"
+
+	"github.com/google/gopacket"
+)
+
+// Sizes of the BTH and what surrounds it.
+const (
+	BTHLength         = 12 // Base Transport Header
+	DCExtensionLength = 8  // extra BTH bytes of Mellanox Dynamically Connected transport
+	ICRCLength        = 4  // invariant CRC at the end of every transport packet
+)
+
+// BTH is the Base Transport Header (IBTA Vol 1 §9.2), which starts every IB
+// transport packet, together with what its opcode says follows it.
+//
+//	 0                   1                   2                   3
+//	 0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1
+//	+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
+//	|    OpCode     |S|M|Pad| TVer  |            P_Key              |
+//	+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
+//	|F|B|   Resv6   |              Destination QP (24)              |
+//	+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
+//	|A|   Resv7     |                    PSN (24)                   |
+//	+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
+//
+// F and B are FECN and BECN (Annex A17 RoCEv2 / A10 congestion control; IBTA
+// 1.2 calls the byte Resv8a). The wire carries no "next header" field: the
+// opcode alone decides which extended headers follow, so DecodeFromBytes
+// decodes them too, into the ETH fields below, and records for each what
+// follows it. Registering BTH.DecodingLayers() with a DecodingLayerParser
+// lists them as layers of their own. The packet ends with the payload, PadCnt
+// pad bytes and the ICRC, which DecodeFromBytes splits off into Trailer.
+type BTH struct {
+	// Contents is the BTH (with the DC extension when present); Payload is
+	// everything after it up to the pad bytes: extended headers, then payload.
+	Contents []byte
+	Payload  []byte
+
+	Opcode   Opcode
+	SE       bool  // solicited event
+	MigReq   bool  // migration state
+	PadCount uint8 // bytes of pad after the payload, 0-3
+	TVer     uint8 // transport header version, 0
+	PKey     uint16
+	FECN     bool
+	BECN     bool
+	Resv6    uint8 // 6 reserved bits after FECN/BECN
+	DestQP   uint32
+	AckReq   bool
+	Resv7    uint8
+	PSN      PSN
+
+	// DCExtension is the 8 bytes that Mellanox DC puts after the BTH of
+	// opcodes 0x40-0x5F; set only when DecodeDC is true.
+	DCExtension []byte
+
+	// Extended headers; each is valid when Opcode.Info().Has(its kind).
+	RDETH        RDETH
+	DETH         DETH
+	XRCETH       XRCETH
+	FETH         FETH
+	RETH         RETH
+	AtomicETH    AtomicETH
+	AETH         AETH
+	AtomicAckETH AtomicAckETH
+	ImmDt        ImmDt
+	IETH         IETH
+	CNP          CNP
+
+	// Trailer holds the pad bytes and the ICRC.
+	Trailer Trailer
+
+	// DecodeDC is a decode option, kept across packets: treat opcodes
+	// 0x40-0x5F as Mellanox Dynamically Connected transport, whose BTH is 20
+	// bytes, instead of the IBTA's Reliable Datagram (Wireshark always does).
+	DecodeDC bool
+
+	payload     []byte
+	payloadType gopacket.LayerType
+	first       gopacket.LayerType
+}
+
+var bthFields = []fieldSpan{{"OpCode", 0, 1}, {"SE/M/PadCnt/TVer", 1, 1}, {"P_Key", 2, 2},
+	{"FECN/BECN/Resv6", 4, 1}, {"DestQP", 5, 3}, {"AckReq/Resv7", 8, 1}, {"PSN", 9, 3}}
+
+// LayerType returns LayerTypeBTH.
+func (b *BTH) LayerType() gopacket.LayerType { return LayerTypeBTH }
+
+// CanDecode returns LayerTypeBTH.
+func (b *BTH) CanDecode() gopacket.LayerClass { return LayerTypeBTH }
+
+// LayerContents returns the BTH bytes.
+func (b *BTH) LayerContents() []byte { return b.Contents }
+
+// LayerPayload returns the extended headers and the payload, without pad and ICRC.
+func (b *BTH) LayerPayload() []byte { return b.Payload }
+
+// NextLayerType returns the first extended header, or the payload's type.
+func (b *BTH) NextLayerType() gopacket.LayerType { return b.first }
+
+// Info returns the opcode table entry.
+func (b *BTH) Info() *OpcodeInfo { return b.Opcode.Info() }
+
+// HeaderLength is the number of bytes of BTH, DC extension and extended headers.
+func (b *BTH) HeaderLength() int { return len(b.Contents) + len(b.Payload) - len(b.payload) }
+
+// PacketPayload returns the payload the packet carries (pad excluded).
+func (b *BTH) PacketPayload() []byte { return b.payload }
+
+// PayloadType is the layer type of the payload: LayerTypeMAD for datagrams
+// to or from QP0/QP1, gopacket.LayerTypePayload otherwise.
+func (b *BTH) PayloadType() gopacket.LayerType { return b.payloadType }
+
+// ETH returns the embedded extended header of kind k (nil for HdrNone).
+func (b *BTH) ETH(k HeaderKind) ExtendedHeader {
+	switch k {
+	case HdrRDETH:
+		return &b.RDETH
+	case HdrDETH:
+		return &b.DETH
+	case HdrXRCETH:
+		return &b.XRCETH
+	case HdrFETH:
+		return &b.FETH
+	case HdrRETH:
+		return &b.RETH
+	case HdrAtomicETH:
+		return &b.AtomicETH
+	case HdrAETH:
+		return &b.AETH
+	case HdrAtomicAckETH:
+		return &b.AtomicAckETH
+	case HdrImmDt:
+		return &b.ImmDt
+	case HdrIETH:
+		return &b.IETH
+	case HdrCNP:
+		return &b.CNP
+	}
+	return nil
+}
+
+// ExtendedHeader is what every ETH layer implements.
+type ExtendedHeader interface {
+	gopacket.DecodingLayer
+	gopacket.SerializableLayer
+	LayerContents() []byte
+	setNext(gopacket.LayerType)
+}
+
+func (e *ethBase) setNext(t gopacket.LayerType) { e.next = t }
+
+// layerTypeOf maps header kinds to their layer types.
+var layerTypeOf = [...]*gopacket.LayerType{
+	HdrRDETH: &LayerTypeRDETH, HdrDETH: &LayerTypeDETH, HdrXRCETH: &LayerTypeXRCETH, HdrFETH: &LayerTypeFETH,
+	HdrRETH: &LayerTypeRETH, HdrAtomicETH: &LayerTypeAtomicETH, HdrAETH: &LayerTypeAETH,
+	HdrAtomicAckETH: &LayerTypeAtomicAckETH, HdrImmDt: &LayerTypeImmDt, HdrIETH: &LayerTypeIETH, HdrCNP: &LayerTypeCNP,
+}
+
+// LayerType returns the gopacket layer type of header kind h.
+func (h HeaderKind) LayerType() gopacket.LayerType {
+	if int(h) < len(layerTypeOf) && layerTypeOf[h] != nil {
+		return *layerTypeOf[h]
+	}
+	return gopacket.LayerTypeZero
+}
+
+// DecodingLayers returns the BTH and its embedded extended headers, for
+// gopacket.NewDecodingLayerParser: the ETH instances are the ones the BTH
+// tells what follows them.
+func (b *BTH) DecodingLayers() []gopacket.DecodingLayer {
+	return []gopacket.DecodingLayer{b, &b.RDETH, &b.DETH, &b.XRCETH, &b.FETH, &b.RETH, &b.AtomicETH,
+		&b.AETH, &b.AtomicAckETH, &b.ImmDt, &b.IETH, &b.CNP}
+}
+
+// DecodeFromBytes decodes the BTH, the extended headers its opcode calls
+// for, and the trailer. data must end with the ICRC (the caller trims link
+// padding: UDP, GRH.PayLen and LRH.PktLen all delimit it).
+func (b *BTH) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
+	if len(data) < BTHLength {
+		df.SetTruncated()
+		return checkLength("BTH", bthFields, len(data))
+	}
+	b.Opcode = Opcode(data[0])
+	b.SE = data[1]&0x80 != 0
+	b.MigReq = data[1]&0x40 != 0
+	b.PadCount = data[1] >> 4 & 3
+	b.TVer = data[1] & 0x0F
+	b.PKey = binary.BigEndian.Uint16(data[2:4])
+	b.FECN = data[4]&0x80 != 0
+	b.BECN = data[4]&0x40 != 0
+	b.Resv6 = data[4] & 0x3F
+	b.DestQP = binary.BigEndian.Uint32(data[4:8]) & 0xFFFFFF
+	b.AckReq = data[8]&0x80 != 0
+	b.Resv7 = data[8] & 0x7F
+	b.PSN = PSN(binary.BigEndian.Uint32(data[8:12]) & PSNMask)
+
+	hdr := BTHLength
+	b.DCExtension = nil
+	if b.DecodeDC && b.Opcode >= 0x40 && b.Opcode <= 0x5F {
+		if len(data) < BTHLength+DCExtensionLength {
+			df.SetTruncated()
+			return &DecodeError{Layer: "BTH", Field: "DCExtension", Offset: BTHLength, Need: DCExtensionLength, Have: len(data) - BTHLength, Err: ErrTruncated}
+		}
+		b.DCExtension = data[BTHLength : BTHLength+DCExtensionLength]
+		hdr += DCExtensionLength
+	}
+
+	info := b.Opcode.Info()
+	// The ICRC closes every transport packet; what lies before it is
+	// headers, payload and pad.
+	end := len(data) - ICRCLength
+	ethEnd := hdr
+	for _, k := range info.HeaderList() {
+		if ethEnd+k.Size() > end {
+			df.SetTruncated()
+			err := b.ETH(k).DecodeFromBytes(data[ethEnd:max(end, ethEnd)], df)
+			if de, ok := err.(*DecodeError); ok {
+				de.Offset += ethEnd
+				de.Detail = "before the 4-byte ICRC"
+				return de
+			}
+			return err
+		}
+		ethEnd += k.Size()
+	}
+	if end < ethEnd {
+		df.SetTruncated()
+		return &DecodeError{Layer: "ICRC", Field: "ICRC", Offset: ethEnd, Need: ICRCLength, Have: len(data) - ethEnd, Err: ErrTruncated}
+	}
+	payloadEnd := end - int(b.PadCount)
+	if payloadEnd < ethEnd {
+		return malformed("BTH", "PadCnt", 1, "pad count %d exceeds the %d bytes of payload", b.PadCount, end-ethEnd)
+	}
+
+	b.payloadType = gopacket.LayerTypePayload
+	if info.Has(HdrDETH) && info.Service == ServiceUD {
+		srcQP := binary.BigEndian.Uint32(data[hdr+4:hdr+8]) & 0xFFFFFF
+		if b.DestQP <= 1 || srcQP <= 1 {
+			b.payloadType = LayerTypeMAD
+		}
+	}
+
+	// Decode each extended header and tell it what follows it.
+	next := b.payloadType
+	off := ethEnd
+	hs := info.HeaderList()
+	for i := len(hs) - 1; i >= 0; i-- {
+		off -= hs[i].Size()
+		e := b.ETH(hs[i])
+		e.setNext(next)
+		if err := e.DecodeFromBytes(data[off:payloadEnd], df); err != nil {
+			return err
+		}
+		next = hs[i].LayerType()
+	}
+	b.first = next
+
+	b.Contents = data[:hdr]
+	b.Payload = data[hdr:payloadEnd]
+	b.payload = data[ethEnd:payloadEnd]
+	return b.Trailer.DecodeFromBytes(data[payloadEnd:], df)
+}
+
+// SerializeTo prepends the BTH (and DC extension). The extended headers,
+// payload and Trailer are serialized as layers of their own. With
+// FixLengths, PadCount is taken from the trailer's pad bytes.
+func (b *BTH) SerializeTo(buf gopacket.SerializeBuffer, opts gopacket.SerializeOptions) error {
+	if opts.FixLengths {
+		b.PadCount = uint8(len(b.Trailer.Pad)) & 3
+	}
+	n := BTHLength + len(b.DCExtension)
+	h, err := buf.PrependBytes(n)
+	if err != nil {
+		return err
+	}
+	h[0] = byte(b.Opcode)
+	h[1] = b.PadCount&3<<4 | b.TVer&0x0F
+	if b.SE {
+		h[1] |= 0x80
+	}
+	if b.MigReq {
+		h[1] |= 0x40
+	}
+	binary.BigEndian.PutUint16(h[2:4], b.PKey)
+	binary.BigEndian.PutUint32(h[4:8], b.DestQP&0xFFFFFF)
+	h[4] = b.Resv6 & 0x3F
+	if b.FECN {
+		h[4] |= 0x80
+	}
+	if b.BECN {
+		h[4] |= 0x40
+	}
+	binary.BigEndian.PutUint32(h[8:12], uint32(b.PSN)&PSNMask|uint32(b.Resv7&0x7F)<<24)
+	if b.AckReq {
+		h[8] |= 0x80
+	}
+	copy(h[BTHLength:], b.DCExtension)
+	return nil
+}
+
+// SerializableLayers returns the BTH, its extended headers in wire order,
+// the given payload and the trailer: what gopacket.SerializeLayers needs to
+// rebuild the transport packet.
+func (b *BTH) SerializableLayers(payload []byte) []gopacket.SerializableLayer {
+	ls := []gopacket.SerializableLayer{b}
+	for _, k := range b.Info().HeaderList() {
+		ls = append(ls, b.ETH(k))
+	}
+	return append(ls, gopacket.Payload(payload), &b.Trailer)
+}
+
+// decodeBTH is the packet-API decoder: it adds the BTH, each extended header,
+// the payload (or the MAD it carries) and the trailer, in wire order.
+func decodeBTH(data []byte, p gopacket.PacketBuilder) error {
+	b := &BTH{}
+	if err := b.DecodeFromBytes(data, p); err != nil {
+		return err
+	}
+	p.AddLayer(b)
+	for _, k := range b.Info().HeaderList() {
+		p.AddLayer(b.ETH(k))
+	}
+	if len(b.payload) > 0 {
+		if err := addPayload(b.payloadType, b.payload, p); err != nil {
+			return err
+		}
+	}
+	p.AddLayer(&b.Trailer)
+	return nil
+}
+
+// addPayload adds a transport payload to a packet: a MAD with its class body
+// when the BTH says so, else a plain application payload.
+func addPayload(t gopacket.LayerType, data []byte, p gopacket.PacketBuilder) error {
+	if t == LayerTypeMAD {
+		return addMADLayers(data, p)
+	}
+	pl := gopacket.Payload(data)
+	p.AddLayer(&pl)
+	p.SetApplicationLayer(&pl)
+	return nil
+}

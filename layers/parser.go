@@ -1,0 +1,468 @@
+package layers
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/google/gopacket"
+	gplayers "github.com/google/gopacket/layers"
+)
+
+// ParserOptions adjust how a Parser decodes.
+type ParserOptions struct {
+	// DecodeDC treats opcodes 0x40-0x5F as Mellanox DC (see BTH.DecodeDC).
+	DecodeDC bool
+	// RoCEv2Ports are UDP ports that carry a BTH besides 4791 (tshark's
+	// "-d udp.port==N,infiniband").
+	RoCEv2Ports []uint16
+}
+
+// Parser decodes frames through a gopacket.DecodingLayerParser over an
+// explicit stack — Ethernet, 802.1Q, IPv4, IPv6, UDP, TCP, ERF, LRH, GRH, BTH
+// with its extended headers, MAD with its class bodies, payload — and nothing
+// else: untrusted bytes never reach gopacket's other decoders. Decoding
+// allocates nothing per frame. After Decode, the fields hold the last frame's
+// headers and Decoded lists their types in wire order; a Parser is not safe
+// for concurrent use.
+type Parser struct {
+	Ethernet gplayers.Ethernet
+	Dot1Q    gplayers.Dot1Q
+	IPv4     gplayers.IPv4
+	IPv6     gplayers.IPv6
+	UDP      roceUDP
+	TCP      gplayers.TCP
+	ERF      ERF
+	LRH      LRH
+	GRH      GRH
+	BTH      BTH
+	MAD      MAD
+	Payload  gopacket.Payload
+
+	// Decoded lists the layer types of the last frame, outermost first.
+	Decoded []gopacket.LayerType
+
+	first gopacket.LayerType
+	dlp   *gopacket.DecodingLayerParser
+	frame []byte
+}
+
+// roceUDP is gopacket's UDP layer with RoCEv2 port selection of our own:
+// either port being a RoCEv2 port means a BTH follows (gopacket alone looks
+// at the destination port first, and its table is global).
+type roceUDP struct {
+	gplayers.UDP
+	ports []uint16
+}
+
+func (u *roceUDP) NextLayerType() gopacket.LayerType {
+	if u.SrcPort == UDPPortRoCEv2 || u.DstPort == UDPPortRoCEv2 {
+		return LayerTypeBTH
+	}
+	for _, p := range u.ports {
+		if uint16(u.SrcPort) == p || uint16(u.DstPort) == p {
+			return LayerTypeBTH
+		}
+	}
+	return u.UDP.NextLayerType()
+}
+
+// NewParser returns a parser whose frames start with layer first
+// (gplayers.LayerTypeEthernet, LayerTypeLRH, LayerTypeERF, LayerTypeGRH,
+// LayerTypeBTH, gplayers.LayerTypeIPv4 ...).
+func NewParser(first gopacket.LayerType, opts ParserOptions) *Parser {
+	p := &Parser{first: first, Decoded: make([]gopacket.LayerType, 0, 16)}
+	p.BTH.DecodeDC = opts.DecodeDC
+	p.UDP.ports = append([]uint16(nil), opts.RoCEv2Ports...)
+	dls := []gopacket.DecodingLayer{&p.Ethernet, &p.Dot1Q, &p.IPv4, &p.IPv6, &p.UDP, &p.TCP,
+		&p.ERF, &p.LRH, &p.GRH, &p.Payload}
+	dls = append(dls, p.BTH.DecodingLayers()...)
+	dls = append(dls, p.MAD.DecodingLayers()...)
+	p.dlp = gopacket.NewDecodingLayerParser(first, dls...)
+	p.dlp.IgnoreUnsupported = true
+	return p
+}
+
+// Decode decodes one frame. It returns a *DecodeError naming the layer and
+// field where decoding stopped, or where a truncated frame ends; the layers
+// before that point stay valid. Frames that are not RoCE or IB decode as far
+// as the stack reaches, without error.
+func (p *Parser) Decode(frame []byte) error {
+	p.frame = frame
+	err := p.dlp.DecodeLayers(frame, &p.Decoded)
+	if err != nil {
+		return p.locate(err)
+	}
+	if p.dlp.Truncated {
+		return p.truncation()
+	}
+	return nil
+}
+
+// Frame returns the frame last decoded.
+func (p *Parser) Frame() []byte { return p.frame }
+
+// Has reports whether the last frame had a layer of type t.
+func (p *Parser) Has(t gopacket.LayerType) bool {
+	for _, d := range p.Decoded {
+		if d == t {
+			return true
+		}
+	}
+	return false
+}
+
+// Encapsulation says what carried the IB transport packet of the last frame.
+func (p *Parser) Encapsulation() Encapsulation {
+	if !p.Has(LayerTypeBTH) {
+		return EncapNone
+	}
+	switch {
+	case p.Has(LayerTypeLRH) && p.LRH.LNH == LNHIBAGlobal:
+		return EncapIBGlobal
+	case p.Has(LayerTypeLRH):
+		return EncapIBLocal
+	case p.Has(LayerTypeGRH):
+		return EncapRoCEv1
+	case p.Has(gplayers.LayerTypeIPv4):
+		return EncapRoCEv2IPv4
+	case p.Has(gplayers.LayerTypeIPv6):
+		return EncapRoCEv2IPv6
+	}
+	return EncapNone
+}
+
+// offsetIn returns where sub, a slice of frame, starts in frame.
+func offsetIn(frame, sub []byte) int { return cap(frame) - cap(sub) }
+
+// ICRCSpan returns the bytes of the last frame that ComputeICRC covers.
+func (p *Parser) ICRCSpan() ([]byte, Encapsulation, bool) {
+	enc := p.Encapsulation()
+	var start []byte
+	switch enc {
+	case EncapRoCEv2IPv4:
+		start = p.IPv4.Contents
+	case EncapRoCEv2IPv6:
+		start = p.IPv6.Contents
+	case EncapRoCEv1:
+		start = p.GRH.Contents
+	case EncapIBLocal, EncapIBGlobal:
+		start = p.LRH.Contents
+	default:
+		return nil, EncapNone, false
+	}
+	s := offsetIn(p.frame, start)
+	e := offsetIn(p.frame, p.BTH.Trailer.Contents) + len(p.BTH.Trailer.Contents)
+	if s < 0 || e > len(p.frame) || s > e {
+		return nil, enc, false
+	}
+	return p.frame[s:e], enc, true
+}
+
+// CRCStatus is the outcome of checking a CRC.
+type CRCStatus uint8
+
+// CRC check outcomes (the values of ibwire.icrc.status).
+const (
+	CRCAbsent CRCStatus = iota // the frame has no such CRC
+	CRCGood
+	CRCBad
+)
+
+var crcStatusNames = [...]string{"absent", "good", "bad"}
+
+func (s CRCStatus) String() string {
+	if int(s) < len(crcStatusNames) {
+		return crcStatusNames[s]
+	}
+	return fmt.Sprintf("CRCStatus(%d)", uint8(s))
+}
+
+// CheckICRC verifies the ICRC of the last frame; want is the computed value.
+func (p *Parser) CheckICRC() (status CRCStatus, want uint32) {
+	span, enc, ok := p.ICRCSpan()
+	if !ok {
+		return CRCAbsent, 0
+	}
+	want, err := ComputeICRC(enc, span)
+	if err != nil {
+		return CRCAbsent, 0
+	}
+	if want == p.BTH.Trailer.ICRC {
+		return CRCGood, want
+	}
+	return CRCBad, want
+}
+
+// CheckVCRC verifies the VCRC of the last frame, when it is native IB.
+func (p *Parser) CheckVCRC() (status CRCStatus, want uint16) {
+	if !p.Has(LayerTypeLRH) || !p.LRH.HasVCRC {
+		return CRCAbsent, 0
+	}
+	s := offsetIn(p.frame, p.LRH.Contents)
+	want = ComputeVCRC(p.frame[s : s+int(p.LRH.PktLen)*4])
+	if want == p.LRH.VCRC {
+		return CRCGood, want
+	}
+	return CRCBad, want
+}
+
+// SerializableLayers returns the layers of the last frame in wire order, for
+// gopacket.SerializeLayers: decode then serialize gives the frame back.
+func (p *Parser) SerializableLayers() []gopacket.SerializableLayer {
+	var ls []gopacket.SerializableLayer
+	for _, t := range p.Decoded {
+		switch t {
+		case gplayers.LayerTypeEthernet:
+			ls = append(ls, &p.Ethernet)
+		case gplayers.LayerTypeDot1Q:
+			ls = append(ls, &p.Dot1Q)
+		case gplayers.LayerTypeIPv4:
+			ls = append(ls, &p.IPv4)
+		case gplayers.LayerTypeIPv6:
+			ls = append(ls, &p.IPv6)
+		case gplayers.LayerTypeUDP:
+			ls = append(ls, &p.UDP.UDP)
+		case gplayers.LayerTypeTCP:
+			ls = append(ls, &p.TCP)
+		case LayerTypeERF:
+			ls = append(ls, &p.ERF)
+		case LayerTypeLRH:
+			ls = append(ls, &p.LRH)
+		case LayerTypeGRH:
+			ls = append(ls, &p.GRH)
+		case LayerTypeBTH:
+			ls = append(ls, &p.BTH)
+			for _, k := range p.BTH.Info().HeaderList() {
+				ls = append(ls, p.BTH.ETH(k))
+			}
+			if p.BTH.payloadType != LayerTypeMAD || len(p.BTH.payload) == 0 {
+				ls = append(ls, gopacket.Payload(p.BTH.payload))
+			}
+		case LayerTypeMAD:
+			ls = append(ls, &p.MAD)
+			if body := p.MAD.classBody(p.MAD.MgmtClass); body != nil {
+				if s, ok := body.(gopacket.SerializableLayer); ok {
+					ls = append(ls, s)
+				}
+			} else {
+				ls = append(ls, gopacket.Payload(p.MAD.Payload))
+			}
+		case gopacket.LayerTypePayload:
+			if !p.Has(LayerTypeBTH) {
+				ls = append(ls, p.Payload)
+			}
+		}
+	}
+	if p.Has(LayerTypeBTH) {
+		ls = append(ls, &p.BTH.Trailer)
+	}
+	return ls
+}
+
+// layerInput returns the bytes that the layer after the last decoded one
+// was given, and that layer's type.
+func (p *Parser) layerInput() (gopacket.LayerType, []byte) {
+	if len(p.Decoded) == 0 {
+		return p.first, p.frame
+	}
+	last := p.Decoded[len(p.Decoded)-1]
+	dl := p.decodingLayer(last)
+	if dl == nil {
+		return gopacket.LayerTypeZero, nil
+	}
+	return dl.NextLayerType(), dl.LayerPayload()
+}
+
+func (p *Parser) decodingLayer(t gopacket.LayerType) gopacket.DecodingLayer {
+	switch t {
+	case gplayers.LayerTypeEthernet:
+		return &p.Ethernet
+	case gplayers.LayerTypeDot1Q:
+		return &p.Dot1Q
+	case gplayers.LayerTypeIPv4:
+		return &p.IPv4
+	case gplayers.LayerTypeIPv6:
+		return &p.IPv6
+	case gplayers.LayerTypeUDP:
+		return &p.UDP
+	case gplayers.LayerTypeTCP:
+		return &p.TCP
+	case LayerTypeERF:
+		return &p.ERF
+	case LayerTypeLRH:
+		return &p.LRH
+	case LayerTypeGRH:
+		return &p.GRH
+	case LayerTypeBTH:
+		return &p.BTH
+	case LayerTypeMAD:
+		return &p.MAD
+	case gopacket.LayerTypePayload:
+		return &p.Payload
+	}
+	for _, k := range p.BTH.Info().HeaderList() {
+		if k.LayerType() == t {
+			return p.BTH.ETH(k)
+		}
+	}
+	if body := p.MAD.classBody(p.MAD.MgmtClass); body != nil && body.LayerType() == t {
+		return body
+	}
+	return nil
+}
+
+// Fields of gopacket's own headers, to name what a short frame cuts.
+var (
+	ethernetFields = []fieldSpan{{"DstMAC", 0, 6}, {"SrcMAC", 6, 6}, {"EthernetType", 12, 2}}
+	dot1QFields    = []fieldSpan{{"VLANIdentifier", 0, 2}, {"Type", 2, 2}}
+	ipv4Fields     = []fieldSpan{{"Version/IHL", 0, 1}, {"TOS", 1, 1}, {"Length", 2, 2}, {"Id", 4, 2},
+		{"Flags/FragOffset", 6, 2}, {"TTL", 8, 1}, {"Protocol", 9, 1}, {"Checksum", 10, 2}, {"SrcIP", 12, 4}, {"DstIP", 16, 4}}
+	ipv6Fields = []fieldSpan{{"Version/TrafficClass/FlowLabel", 0, 4}, {"Length", 4, 2}, {"NextHeader", 6, 1},
+		{"HopLimit", 7, 1}, {"SrcIP", 8, 16}, {"DstIP", 24, 16}}
+	udpFields = []fieldSpan{{"SrcPort", 0, 2}, {"DstPort", 2, 2}, {"Length", 4, 2}, {"Checksum", 6, 2}}
+	tcpFields = []fieldSpan{{"SrcPort", 0, 2}, {"DstPort", 2, 2}, {"Seq", 4, 4}, {"Ack", 8, 4},
+		{"DataOffset/Flags", 12, 2}, {"Window", 14, 2}, {"Checksum", 16, 2}, {"Urgent", 18, 2}}
+)
+
+var gopacketFields = map[gopacket.LayerType]struct {
+	name   string
+	spans  []fieldSpan
+	length string // the field that a malformed header most often has wrong
+}{
+	gplayers.LayerTypeEthernet: {"Ethernet", ethernetFields, "EthernetType"},
+	gplayers.LayerTypeDot1Q:    {"Dot1Q", dot1QFields, "Type"},
+	gplayers.LayerTypeIPv4:     {"IPv4", ipv4Fields, "IHL/Length"},
+	gplayers.LayerTypeIPv6:     {"IPv6", ipv6Fields, "Length"},
+	gplayers.LayerTypeUDP:      {"UDP", udpFields, "Length"},
+	gplayers.LayerTypeTCP:      {"TCP", tcpFields, "DataOffset"},
+}
+
+// locate turns a decoding error into a *DecodeError whose FrameOffset says
+// where in the frame the failing field is.
+func (p *Parser) locate(err error) error {
+	t, in := p.layerInput()
+	base := 0
+	if in != nil {
+		base = offsetIn(p.frame, in)
+	}
+	var de *DecodeError
+	if errors.As(err, &de) {
+		de.FrameOffset = base + de.Offset
+		return de
+	}
+	g, ok := gopacketFields[t]
+	if !ok {
+		return &DecodeError{Layer: t.String(), Field: "?", Offset: 0, FrameOffset: base, Err: ErrMalformed, Detail: err.Error()}
+	}
+	if cut := checkLength(g.name, g.spans, len(in)); cut != nil {
+		de = cut.(*DecodeError)
+		de.FrameOffset = base + de.Offset
+		de.Detail = err.Error()
+		return de
+	}
+	return &DecodeError{Layer: g.name, Field: g.length, FrameOffset: base, Err: ErrMalformed, Detail: err.Error()}
+}
+
+// truncation explains a frame that ends before a length field says it does:
+// it names the header whose length claims more, and the field the frame ends in.
+func (p *Parser) truncation() error {
+	claim, claimField, claimEnd := "", "", -1
+	for _, t := range p.Decoded {
+		switch t {
+		case gplayers.LayerTypeIPv4:
+			claim, claimField, claimEnd = "IPv4", "Length", offsetIn(p.frame, p.IPv4.Contents)+int(p.IPv4.Length)
+		case gplayers.LayerTypeIPv6:
+			claim, claimField, claimEnd = "IPv6", "Length", offsetIn(p.frame, p.IPv6.Contents)+40+int(p.IPv6.Length)
+		case gplayers.LayerTypeUDP:
+			claim, claimField, claimEnd = "UDP", "Length", offsetIn(p.frame, p.UDP.Contents)+int(p.UDP.Length)
+		case LayerTypeERF:
+			claim, claimField, claimEnd = "ERF", "RLen", offsetIn(p.frame, p.ERF.Contents)+int(p.ERF.RLen)
+		case LayerTypeLRH:
+			claim, claimField, claimEnd = "LRH", "PktLen", offsetIn(p.frame, p.LRH.Contents)+int(p.LRH.PktLen)*4+VCRCLength
+		case LayerTypeGRH:
+			claim, claimField, claimEnd = "GRH", "PayLen", offsetIn(p.frame, p.GRH.Contents)+GRHLength+int(p.GRH.PayLen)
+		}
+	}
+	cut := len(p.frame)
+	de := &DecodeError{Layer: claim, Field: claimField, Offset: cut, FrameOffset: cut, Need: claimEnd - cut, Err: ErrTruncated,
+		Detail: fmt.Sprintf("frame ends at byte %d, %s.%s says %d", cut, claim, claimField, claimEnd)}
+	if claim == "" {
+		de.Layer, de.Field = "frame", "length"
+		return de
+	}
+	if p.Has(LayerTypeBTH) {
+		start := offsetIn(p.frame, p.BTH.Contents)
+		end := claimEnd
+		if claim == "LRH" {
+			if cut >= end-VCRCLength {
+				de.Layer, de.Field = "LRH", "VCRC"
+				return de
+			}
+			end -= VCRCLength
+		}
+		de.Layer, de.Field, de.Offset = transportFieldAt(p.BTH.Opcode, p.BTH.DecodeDC, cut-start, end-start)
+	}
+	return de
+}
+
+// transportFieldAt names the layer and field at byte off of a transport
+// packet of total bytes whose opcode is op.
+func transportFieldAt(op Opcode, dc bool, off, total int) (layer, field string, at int) {
+	if off < BTHLength {
+		for _, f := range bthFields {
+			if off < f.Offset+f.Size {
+				return "BTH", f.Name, off
+			}
+		}
+	}
+	pos := BTHLength
+	if dc && op >= 0x40 && op <= 0x5F {
+		if off < pos+DCExtensionLength {
+			return "BTH", "DCExtension", off
+		}
+		pos += DCExtensionLength
+	}
+	for _, k := range op.Info().HeaderList() {
+		if off < pos+k.Size() {
+			for _, f := range ethFieldSpans(k) {
+				if off < pos+f.Offset+f.Size {
+					return k.String(), f.Name, off - pos
+				}
+			}
+		}
+		pos += k.Size()
+	}
+	if off >= total-ICRCLength {
+		return "ICRC", "ICRC", off - (total - ICRCLength)
+	}
+	return "Payload", "Data", off - pos
+}
+
+// ethFieldSpans returns the field list of an extended header kind.
+func ethFieldSpans(k HeaderKind) []fieldSpan {
+	switch k {
+	case HdrRDETH:
+		return rdethFields
+	case HdrDETH:
+		return dethFields
+	case HdrXRCETH:
+		return xrcethFields
+	case HdrFETH:
+		return fethFields
+	case HdrRETH:
+		return rethFields
+	case HdrAtomicETH:
+		return atomicETHFields
+	case HdrAETH:
+		return aethFields
+	case HdrAtomicAckETH:
+		return atomicAckFields
+	case HdrImmDt:
+		return immDtFields
+	case HdrIETH:
+		return iethFields
+	case HdrCNP:
+		return cnpFields
+	}
+	return nil
+}

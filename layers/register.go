@@ -1,0 +1,76 @@
+package layers
+
+import (
+	"github.com/google/gopacket"
+	gplayers "github.com/google/gopacket/layers"
+)
+
+// Layer types live in gopacket's application range 1000-1999, which
+// gopacket keeps in an array (the fast path). 1900-1999 belong to the
+// capture package's link layers; the numbers here never change meaning.
+var (
+	LayerTypeLRH          = gopacket.RegisterLayerType(1000, gopacket.LayerTypeMetadata{Name: "LRH", Decoder: gopacket.DecodeFunc(decodeLRH)})
+	LayerTypeGRH          = gopacket.RegisterLayerType(1001, gopacket.LayerTypeMetadata{Name: "GRH", Decoder: gopacket.DecodeFunc(decodeGRH)})
+	LayerTypeBTH          = gopacket.RegisterLayerType(1002, gopacket.LayerTypeMetadata{Name: "BTH", Decoder: gopacket.DecodeFunc(decodeBTH)})
+	LayerTypeRDETH        = gopacket.RegisterLayerType(1003, gopacket.LayerTypeMetadata{Name: "RDETH", Decoder: ethOnlyInBTH})
+	LayerTypeDETH         = gopacket.RegisterLayerType(1004, gopacket.LayerTypeMetadata{Name: "DETH", Decoder: ethOnlyInBTH})
+	LayerTypeXRCETH       = gopacket.RegisterLayerType(1005, gopacket.LayerTypeMetadata{Name: "XRCETH", Decoder: ethOnlyInBTH})
+	LayerTypeFETH         = gopacket.RegisterLayerType(1006, gopacket.LayerTypeMetadata{Name: "FETH", Decoder: ethOnlyInBTH})
+	LayerTypeRETH         = gopacket.RegisterLayerType(1007, gopacket.LayerTypeMetadata{Name: "RETH", Decoder: ethOnlyInBTH})
+	LayerTypeAtomicETH    = gopacket.RegisterLayerType(1008, gopacket.LayerTypeMetadata{Name: "AtomicETH", Decoder: ethOnlyInBTH})
+	LayerTypeAETH         = gopacket.RegisterLayerType(1009, gopacket.LayerTypeMetadata{Name: "AETH", Decoder: ethOnlyInBTH})
+	LayerTypeAtomicAckETH = gopacket.RegisterLayerType(1010, gopacket.LayerTypeMetadata{Name: "AtomicAckETH", Decoder: ethOnlyInBTH})
+	LayerTypeImmDt        = gopacket.RegisterLayerType(1011, gopacket.LayerTypeMetadata{Name: "ImmDt", Decoder: ethOnlyInBTH})
+	LayerTypeIETH         = gopacket.RegisterLayerType(1012, gopacket.LayerTypeMetadata{Name: "IETH", Decoder: ethOnlyInBTH})
+	LayerTypeCNP          = gopacket.RegisterLayerType(1013, gopacket.LayerTypeMetadata{Name: "CNP", Decoder: ethOnlyInBTH})
+	LayerTypeTrailer      = gopacket.RegisterLayerType(1014, gopacket.LayerTypeMetadata{Name: "ICRC", Decoder: ethOnlyInBTH})
+	LayerTypeERF          = gopacket.RegisterLayerType(1015, gopacket.LayerTypeMetadata{Name: "ERF", Decoder: gopacket.DecodeFunc(decodeERF)})
+	LayerTypeMAD          = gopacket.RegisterLayerType(1016, gopacket.LayerTypeMetadata{Name: "MAD", Decoder: gopacket.DecodeFunc(decodeMADPacket)})
+	LayerTypeSMP          = gopacket.RegisterLayerType(1017, gopacket.LayerTypeMetadata{Name: "SMP", Decoder: madClassOnlyInMAD})
+	LayerTypeSMPDirected  = gopacket.RegisterLayerType(1018, gopacket.LayerTypeMetadata{Name: "SMPDirected", Decoder: madClassOnlyInMAD})
+	LayerTypeSA           = gopacket.RegisterLayerType(1019, gopacket.LayerTypeMetadata{Name: "SA", Decoder: madClassOnlyInMAD})
+	LayerTypePerfMgt      = gopacket.RegisterLayerType(1020, gopacket.LayerTypeMetadata{Name: "PerfMgt", Decoder: madClassOnlyInMAD})
+	LayerTypeCM           = gopacket.RegisterLayerType(1021, gopacket.LayerTypeMetadata{Name: "CM", Decoder: madClassOnlyInMAD})
+)
+
+// Well-known numbers the registration below hooks into gopacket.
+const (
+	// EthernetTypeRoCEv1 is the ethertype of RoCE v1 (IBTA Annex A16): a GRH follows.
+	EthernetTypeRoCEv1 gplayers.EthernetType = 0x8915
+	// UDPPortRoCEv2 is the IANA port of RoCE v2 (IBTA Annex A17): a BTH follows.
+	UDPPortRoCEv2 gplayers.UDPPort = 4791
+	// LinkTypeInfiniBand is LINKTYPE_INFINIBAND: frames start with the LRH.
+	LinkTypeInfiniBand gplayers.LinkType = 247
+	// LinkTypeERF is LINKTYPE_ERF: Endace records; type 21 carries an IB packet.
+	LinkTypeERF gplayers.LinkType = 197
+)
+
+func init() {
+	// RoCEv1: ethertype 0x8915 carries a GRH (gopacket has no constant for it).
+	gplayers.EthernetTypeMetadata[EthernetTypeRoCEv1] = gplayers.EnumMetadata{
+		DecodeWith: LayerTypeGRH, Name: "RoCEv1", LayerType: LayerTypeGRH,
+	}
+	// RoCEv2: UDP port 4791 carries a BTH. gopacket tries the destination port
+	// first, then the source port (Wireshark tries the lower one first).
+	gplayers.RegisterUDPPortLayerType(UDPPortRoCEv2, LayerTypeBTH)
+	// Native InfiniBand captures: LINKTYPE_INFINIBAND starts at the LRH,
+	// LINKTYPE_ERF wraps each packet in an Endace record.
+	gplayers.LinkTypeMetadata[LinkTypeInfiniBand] = gplayers.EnumMetadata{
+		DecodeWith: LayerTypeLRH, Name: "InfiniBand", LayerType: LayerTypeLRH,
+	}
+	gplayers.LinkTypeMetadata[LinkTypeERF] = gplayers.EnumMetadata{
+		DecodeWith: LayerTypeERF, Name: "ERF", LayerType: LayerTypeERF,
+	}
+}
+
+// ethOnlyInBTH is the packet-API decoder of the extended headers: they are
+// decoded by the BTH, which alone knows the opcode that orders them.
+var ethOnlyInBTH = gopacket.DecodeFunc(func(data []byte, p gopacket.PacketBuilder) error {
+	return malformed("BTH", "OpCode", 0, "an extended transport header cannot be decoded without its BTH")
+})
+
+// madClassOnlyInMAD is the packet-API decoder of MAD class bodies: they are
+// decoded by the MAD, whose header names the class and attribute.
+var madClassOnlyInMAD = gopacket.DecodeFunc(func(data []byte, p gopacket.PacketBuilder) error {
+	return malformed("MAD", "MgmtClass", 0, "a MAD class body cannot be decoded without its MAD header")
+})
