@@ -113,15 +113,16 @@ func (e *ERF) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
 	}
 	e.Contents = data[:hdr]
 	e.Extensions = data[ERFHeaderLength:hdr]
-	rec := data
-	if len(data) < int(e.RLen) {
-		df.SetTruncated()
-	} else {
-		rec = data[:e.RLen]
-	}
-	end := min(hdr+int(e.WLen), len(rec))
-	if hdr+int(e.WLen) > len(rec) && len(data) >= int(e.RLen) {
+	if hdr+int(e.WLen) > int(e.RLen) {
 		return malformed("ERF", "WLen", 14, "wire length %d exceeds the record length %d", e.WLen, e.RLen)
+	}
+	// Capture tools often cut the record's alignment padding; only a short
+	// packet counts as truncation.
+	rec := data[:min(len(data), int(e.RLen))]
+	end := hdr + int(e.WLen)
+	if len(rec) < end {
+		df.SetTruncated()
+		end = len(rec)
 	}
 	e.Payload = rec[hdr:end]
 	e.Padding = rec[end:]

@@ -50,9 +50,23 @@ const maxMaskedHeader = LRHLength + 60 + 8 + BTHLength
 // network headers with their variant fields set to ones (IPv4 TOS, TTL and
 // checksum; IPv6 or GRH traffic class, flow label and hop limit; UDP
 // checksum; BTH byte 4 with FECN/BECN), then everything up to the ICRC. A
-// native packet without GRH keeps its LRH and masks only VL. It allocates nothing.
+// native packet without GRH keeps its LRH and masks only VL. It allocates
+// its scratch buffer; ICRCComputer does not.
 func ComputeICRC(encap Encapsulation, pkt []byte) (uint32, error) {
-	var scratch [maxMaskedHeader]byte
+	var c ICRCComputer
+	return c.Compute(encap, pkt)
+}
+
+// ICRCComputer computes ICRCs without allocating: it keeps the scratch
+// buffer the masked headers are copied into (crc32 lets that buffer escape,
+// so a local one would be allocated on every call). The zero value is ready.
+type ICRCComputer struct {
+	scratch [maxMaskedHeader]byte
+}
+
+// Compute is ComputeICRC using c's scratch buffer.
+func (c *ICRCComputer) Compute(encap Encapsulation, pkt []byte) (uint32, error) {
+	scratch := &c.scratch
 	n := 0
 	rest := pkt
 	need := func(layer, field string, size int) error {

@@ -1,6 +1,7 @@
 package layers
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 
@@ -15,6 +16,9 @@ type ParserOptions struct {
 	// RoCEv2Ports are UDP ports that carry a BTH besides 4791 (tshark's
 	// "-d udp.port==N,infiniband").
 	RoCEv2Ports []uint16
+	// Extra are further decoding layers for the stack, such as the Linux
+	// cooked-capture headers the capture package provides.
+	Extra []gopacket.DecodingLayer
 }
 
 // Parser decodes frames through a gopacket.DecodingLayerParser over an
@@ -43,6 +47,8 @@ type Parser struct {
 
 	first gopacket.LayerType
 	dlp   *gopacket.DecodingLayerParser
+	icrc  ICRCComputer
+	extra []gopacket.DecodingLayer
 	frame []byte
 }
 
@@ -77,6 +83,8 @@ func NewParser(first gopacket.LayerType, opts ParserOptions) *Parser {
 		&p.ERF, &p.LRH, &p.GRH, &p.Payload}
 	dls = append(dls, p.BTH.DecodingLayers()...)
 	dls = append(dls, p.MAD.DecodingLayers()...)
+	dls = append(dls, opts.Extra...)
+	p.extra = opts.Extra
 	p.dlp = gopacket.NewDecodingLayerParser(first, dls...)
 	p.dlp.IgnoreUnsupported = true
 	return p
@@ -89,13 +97,49 @@ func NewParser(first gopacket.LayerType, opts ParserOptions) *Parser {
 func (p *Parser) Decode(frame []byte) error {
 	p.frame = frame
 	err := p.dlp.DecodeLayers(frame, &p.Decoded)
+	if p.dlp.Truncated {
+		// A length field says the frame should be longer: the layer that
+		// failed, if any, only saw the short remainder, so the length fields
+		// tell more truly where the frame was cut.
+		if terr := p.truncation(); terr != nil {
+			return terr
+		}
+	}
 	if err != nil {
 		return p.locate(err)
 	}
-	if p.dlp.Truncated {
-		return p.truncation()
+	if next, in := p.layerInput(); len(in) == 0 && next != gopacket.LayerTypePayload && p.decodingLayer(next) != nil {
+		// gopacket stops quietly when a header leaves no bytes for the next one.
+		name, spans := headerFields(next)
+		return &DecodeError{Layer: name, Field: spans[0].Name, FrameOffset: len(frame), Need: spans[0].Size, Err: ErrTruncated,
+			Detail: "the frame ends where this header should start"}
 	}
 	return nil
+}
+
+// headerFields names a layer type and lists its fields.
+func headerFields(t gopacket.LayerType) (string, []fieldSpan) {
+	if g, ok := gopacketFields[t]; ok {
+		return g.name, g.spans
+	}
+	switch t {
+	case LayerTypeERF:
+		return "ERF", erfFields
+	case LayerTypeLRH:
+		return "LRH", lrhFields
+	case LayerTypeGRH:
+		return "GRH", grhFields
+	case LayerTypeBTH:
+		return "BTH", bthFields
+	case LayerTypeMAD:
+		return "MAD", madFields
+	}
+	for k := HdrRDETH; k <= HdrCNP; k++ {
+		if k.LayerType() == t {
+			return k.String(), ethFieldSpans(k)
+		}
+	}
+	return t.String(), []fieldSpan{{"Header", 0, 1}}
 }
 
 // Frame returns the frame last decoded.
@@ -183,7 +227,7 @@ func (p *Parser) CheckICRC() (status CRCStatus, want uint32) {
 	if !ok {
 		return CRCAbsent, 0
 	}
-	want, err := ComputeICRC(enc, span)
+	want, err := p.icrc.Compute(enc, span)
 	if err != nil {
 		return CRCAbsent, 0
 	}
@@ -308,6 +352,11 @@ func (p *Parser) decodingLayer(t gopacket.LayerType) gopacket.DecodingLayer {
 	if body := p.MAD.classBody(p.MAD.MgmtClass); body != nil && body.LayerType() == t {
 		return body
 	}
+	for _, e := range p.extra {
+		if e.CanDecode().Contains(t) {
+			return e
+		}
+	}
 	return nil
 }
 
@@ -366,32 +415,51 @@ func (p *Parser) locate(err error) error {
 // truncation explains a frame that ends before a length field says it does:
 // it names the header whose length claims more, and the field the frame ends in.
 func (p *Parser) truncation() error {
+	cut := len(p.frame)
 	claim, claimField, claimEnd := "", "", -1
+	// The innermost header whose length reaches past the frame is the one
+	// the frame was cut inside. gopacket also raises the flag when nothing is
+	// missing (an IPv6 hop-by-hop header makes it miscount), so a flag that no
+	// length field confirms is not an error.
+	consider := func(layer, field string, start, size int) {
+		if start+size > cut {
+			claim, claimField, claimEnd = layer, field, start+size
+		}
+	}
 	for _, t := range p.Decoded {
 		switch t {
 		case gplayers.LayerTypeIPv4:
-			claim, claimField, claimEnd = "IPv4", "Length", offsetIn(p.frame, p.IPv4.Contents)+int(p.IPv4.Length)
+			consider("IPv4", "Length", offsetIn(p.frame, p.IPv4.Contents), int(p.IPv4.Length))
 		case gplayers.LayerTypeIPv6:
-			claim, claimField, claimEnd = "IPv6", "Length", offsetIn(p.frame, p.IPv6.Contents)+40+int(p.IPv6.Length)
+			consider("IPv6", "Length", offsetIn(p.frame, p.IPv6.Contents), 40+int(p.IPv6.Length))
 		case gplayers.LayerTypeUDP:
-			claim, claimField, claimEnd = "UDP", "Length", offsetIn(p.frame, p.UDP.Contents)+int(p.UDP.Length)
+			consider("UDP", "Length", offsetIn(p.frame, p.UDP.Contents), int(p.UDP.Length))
 		case LayerTypeERF:
-			claim, claimField, claimEnd = "ERF", "RLen", offsetIn(p.frame, p.ERF.Contents)+int(p.ERF.RLen)
+			consider("ERF", "WLen", offsetIn(p.frame, p.ERF.Contents), len(p.ERF.Contents)+int(p.ERF.WLen))
 		case LayerTypeLRH:
-			claim, claimField, claimEnd = "LRH", "PktLen", offsetIn(p.frame, p.LRH.Contents)+int(p.LRH.PktLen)*4+VCRCLength
+			consider("LRH", "PktLen", offsetIn(p.frame, p.LRH.Contents), int(p.LRH.PktLen)*4+VCRCLength)
 		case LayerTypeGRH:
-			claim, claimField, claimEnd = "GRH", "PayLen", offsetIn(p.frame, p.GRH.Contents)+GRHLength+int(p.GRH.PayLen)
+			consider("GRH", "PayLen", offsetIn(p.frame, p.GRH.Contents), GRHLength+int(p.GRH.PayLen))
 		}
 	}
-	cut := len(p.frame)
-	de := &DecodeError{Layer: claim, Field: claimField, Offset: cut, FrameOffset: cut, Need: claimEnd - cut, Err: ErrTruncated,
-		Detail: fmt.Sprintf("frame ends at byte %d, %s.%s says %d", cut, claim, claimField, claimEnd)}
 	if claim == "" {
-		de.Layer, de.Field = "frame", "length"
-		return de
+		return nil
 	}
-	if p.Has(LayerTypeBTH) {
-		start := offsetIn(p.frame, p.BTH.Contents)
+	de := &DecodeError{Layer: claim, Field: claimField, Offset: cut, FrameOffset: cut, Err: ErrTruncated,
+		Detail: fmt.Sprintf("frame ends at byte %d, %s.%s says %d", cut, claim, claimField, claimEnd)}
+	next, in := p.layerInput()
+	base := cut
+	if in != nil {
+		base = offsetIn(p.frame, in)
+	}
+	start := -1
+	switch {
+	case p.Has(LayerTypeBTH):
+		start = offsetIn(p.frame, p.BTH.Contents)
+	case next == LayerTypeBTH:
+		start = base
+	}
+	if start >= 0 && start <= cut {
 		end := claimEnd
 		if claim == "LRH" {
 			if cut >= end-VCRCLength {
@@ -400,7 +468,21 @@ func (p *Parser) truncation() error {
 			}
 			end -= VCRCLength
 		}
-		de.Layer, de.Field, de.Offset = transportFieldAt(p.BTH.Opcode, p.BTH.DecodeDC, cut-start, end-start)
+		var op Opcode
+		if cut > start {
+			op = Opcode(p.frame[start])
+		}
+		de.Layer, de.Field, de.Offset = transportFieldAt(op, p.BTH.DecodeDC, cut-start, end-start)
+		return de
+	}
+	if next != gopacket.LayerTypeZero && p.decodingLayer(next) != nil && base <= cut {
+		name, spans := headerFields(next)
+		for _, f := range spans {
+			if cut-base < f.Offset+f.Size {
+				de.Layer, de.Field, de.Offset = name, f.Name, cut-base
+				return de
+			}
+		}
 	}
 	return de
 }
@@ -465,4 +547,34 @@ func ethFieldSpans(k HeaderKind) []fieldSpan {
 		return cnpFields
 	}
 	return nil
+}
+
+// Finish fills in the ICRC, and for native IB the VCRC, of a frame that was
+// serialized with placeholder CRCs: the pass over the finished frame that
+// gopacket's inside-out serialization needs, since the BTH is written before
+// the headers the ICRC covers exist.
+func (p *Parser) Finish(frame []byte) error {
+	if err := p.Decode(frame); err != nil {
+		return err
+	}
+	if span, enc, ok := p.ICRCSpan(); ok {
+		crc, err := p.icrc.Compute(enc, span)
+		if err != nil {
+			return err
+		}
+		binary.LittleEndian.PutUint32(span[len(span)-ICRCLength:], crc)
+		p.BTH.Trailer.ICRC = crc
+	}
+	if p.Has(LayerTypeLRH) && p.LRH.HasVCRC {
+		s := offsetIn(frame, p.LRH.Contents)
+		n := int(p.LRH.PktLen) * 4
+		p.LRH.VCRC = ComputeVCRC(frame[s : s+n])
+		binary.LittleEndian.PutUint16(frame[s+n:], p.LRH.VCRC)
+	}
+	return nil
+}
+
+// FinishFrame is Parser.Finish with a parser of its own.
+func FinishFrame(frame []byte, first gopacket.LayerType, opts ParserOptions) error {
+	return NewParser(first, opts).Finish(frame)
 }

@@ -62,6 +62,8 @@ func readPcap(t testing.TB, path string) []frame {
 	}
 }
 
+var firstLayerEthernet = gplayers.LayerTypeEthernet
+
 func firstLayer(lt gplayers.LinkType) gopacket.LayerType {
 	switch lt {
 	case layers.LinkTypeInfiniBand, 147: // 147: a user DLT tshark is told to read as InfiniBand

@@ -1,0 +1,165 @@
+// Repository policy, enforced by go test (in the manner of wireguard-go's
+// format_test.go): every Go file is gofmt-clean, packages import only in the
+// direction ARCHITECTURE.md draws, only layers registers with gopacket, and
+// generated files say so.
+package ibwire_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"go/format"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+const module = "github.com/ibwire/ibwire"
+
+// goFiles lists the Go files of the repository, skipping testdata.
+func goFiles(t *testing.T) []string {
+	var files []string
+	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (d.Name() == "testdata" || strings.HasPrefix(d.Name(), ".")) && path != "." {
+			return filepath.SkipDir
+		}
+		if !d.IsDir() && strings.HasSuffix(path, ".go") {
+			files = append(files, path)
+		}
+		return nil
+	})
+	require.NoError(t, err)
+	return files
+}
+
+func TestGofmt(t *testing.T) {
+	for _, path := range goFiles(t) {
+		src, err := os.ReadFile(path)
+		require.NoError(t, err)
+		formatted, err := format.Source(src)
+		require.NoError(t, err, path)
+		assert.True(t, bytes.Equal(src, formatted), "%s is not gofmt-clean: run gofmt -w %s", path, path)
+	}
+}
+
+// allowedImports lists, for each package of ours, the packages of ours and
+// the third-party packages it may import (ARCHITECTURE.md). The standard
+// library is always allowed. A package missing from the table may import
+// nothing of ours.
+var allowedImports = map[string][]string{
+	"layers":            {"github.com/google/gopacket"},
+	"capture":           {"github.com/google/gopacket", "golang.org/x/net/bpf", "golang.org/x/sys/unix"},
+	"decode":            {"layers", "github.com/google/gopacket"},
+	"dfilter":           {"decode", "layers"},
+	"internal/output":   {"decode", "dfilter", "layers", "golang.org/x/term"},
+	"internal/tui":      {"decode", "dfilter", "capture", "internal/output", "layers", "github.com/rivo/tview", "github.com/gdamore/tcell/v2"},
+	"craft":             {"layers", "github.com/google/gopacket"},
+	"endpoint":          {"layers", "craft", "golang.org/x/net/ipv4", "golang.org/x/net/ipv6", "golang.org/x/sys/unix"},
+	"endpoint/wiretest": {"endpoint", "layers"},
+	"replay":            {"capture", "craft", "layers", "decode", "endpoint", "github.com/google/gopacket"},
+	"fuzz":              {"capture", "decode", "internal/output", "endpoint", "layers", "dfilter", "craft", "github.com/google/gopacket"},
+	"pcaps":             {"craft", "layers", "capture", "github.com/google/gopacket"},
+	"cmd/":              {"*"},
+	"interop":           {"*"},
+	"bench":             {"*"},
+}
+
+type listedPackage struct {
+	ImportPath string
+	Imports    []string
+	Standard   bool
+}
+
+func TestImportDirection(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", "-json", "./...").Output()
+	require.NoError(t, err)
+	dec := json.NewDecoder(bytes.NewReader(out))
+	checked := 0
+	for {
+		var p listedPackage
+		if err := dec.Decode(&p); err == io.EOF {
+			break
+		} else {
+			require.NoError(t, err)
+		}
+		if p.Standard || !strings.HasPrefix(p.ImportPath, module) || p.ImportPath == module {
+			continue
+		}
+		rel := strings.TrimPrefix(p.ImportPath, module+"/")
+		allowed, ok := rulesFor(rel)
+		require.True(t, ok, "package %s has no entry in policy_test.go's allowedImports: add one that follows ARCHITECTURE.md", rel)
+		for _, imp := range p.Imports {
+			if !strings.Contains(strings.SplitN(imp, "/", 2)[0], ".") {
+				continue // standard library
+			}
+			assert.True(t, importAllowed(imp, allowed), "%s must not import %s (ARCHITECTURE.md)", rel, imp)
+		}
+		checked++
+	}
+	assert.NotZero(t, checked)
+}
+
+// rulesFor returns the rules of the longest entry that names rel or a
+// folder above it.
+func rulesFor(rel string) ([]string, bool) {
+	best, found := "", false
+	for key := range allowedImports {
+		k := strings.TrimSuffix(key, "/")
+		if (rel == k || strings.HasPrefix(rel, k+"/")) && len(key) >= len(best) {
+			best, found = key, true
+		}
+	}
+	return allowedImports[best], found
+}
+
+func importAllowed(imp string, allowed []string) bool {
+	for _, a := range allowed {
+		if a == "*" {
+			return true
+		}
+		full := a
+		if !strings.Contains(strings.SplitN(a, "/", 2)[0], ".") {
+			full = module + "/" + a
+		}
+		if imp == full || strings.HasPrefix(imp, full+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+// TestOnlyLayersRegisters keeps gopacket's global registration hooks in one
+// file of one package, so no other package can change how frames decode.
+func TestOnlyLayersRegisters(t *testing.T) {
+	hook := regexp.MustCompile(`gopacket\.RegisterLayerType|RegisterUDPPortLayerType|RegisterTCPPortLayerType|EthernetTypeMetadata\[|LinkTypeMetadata\[|gopacket\.RegisterEndpointType`)
+	for _, path := range goFiles(t) {
+		if strings.HasSuffix(path, "_test.go") || path == filepath.Join("layers", "register.go") {
+			continue
+		}
+		src, err := os.ReadFile(path)
+		require.NoError(t, err)
+		assert.False(t, hook.Match(src), "%s calls a gopacket registration hook: only layers/register.go may", path)
+	}
+}
+
+func TestGeneratedFilesSaySo(t *testing.T) {
+	header := regexp.MustCompile(`(?m)^// Code generated .* DO NOT EDIT\.$`)
+	for _, path := range goFiles(t) {
+		if !strings.Contains(filepath.Base(path), "generated") && !strings.HasSuffix(path, "_string.go") {
+			continue
+		}
+		src, err := os.ReadFile(path)
+		require.NoError(t, err)
+		assert.True(t, header.Match(src), "%s looks generated but lacks the // Code generated … DO NOT EDIT. header", path)
+	}
+}
