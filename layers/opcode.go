@@ -400,3 +400,16 @@ func OpcodeByName(name string) (Opcode, bool) {
 	}
 	return 0, false
 }
+
+// WiresharkDissects reports whether tshark 4.0 parses the headers after the
+// BTH for this opcode. When it does not (XRC, CNPs, the reserved RC 0x15,
+// FLUSH, ATOMIC WRITE and unknown values) it shows everything after the BTH,
+// ICRC included, as infiniband.vendor and no infiniband.invariant.crc
+// (PROTOCOL.md §1.4, "Vendor Specific or Unknown Header Sequence").
+func (o *OpcodeInfo) WiresharkDissects() bool {
+	switch o.Service {
+	case ServiceRC, ServiceUC, ServiceRD, ServiceUD:
+		return o.Wireshark != "" && o.Operation != OpUnknown
+	}
+	return false
+}

@@ -1,0 +1,267 @@
+package decode
+
+import (
+	"encoding/hex"
+	"fmt"
+	"net/netip"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// FieldType is the type of a field's value, named as Wireshark names them.
+type FieldType uint8
+
+// Field types.
+const (
+	FTProtocol FieldType = iota // presence of a protocol or header; no value
+	FTBool
+	FTUint8
+	FTUint16
+	FTUint24
+	FTUint32
+	FTUint64
+	FTBytes
+	FTIPv4
+	FTIPv6
+	FTEther
+	FTString
+	FTDouble
+	FTRelTime // a duration
+	FTAbsTime // a point in time
+)
+
+var fieldTypeNames = [...]string{"FT_PROTOCOL", "FT_BOOLEAN", "FT_UINT8", "FT_UINT16", "FT_UINT24", "FT_UINT32",
+	"FT_UINT64", "FT_BYTES", "FT_IPv4", "FT_IPv6", "FT_ETHER", "FT_STRING", "FT_DOUBLE", "FT_RELATIVE_TIME", "FT_ABSOLUTE_TIME"}
+
+func (t FieldType) String() string {
+	if int(t) < len(fieldTypeNames) {
+		return fieldTypeNames[t]
+	}
+	return "FT_UNKNOWN"
+}
+
+// IsUnsigned reports the integer types.
+func (t FieldType) IsUnsigned() bool { return t >= FTUint8 && t <= FTUint64 }
+
+// hexWidth is the number of hex digits tshark pads an integer type to.
+func (t FieldType) hexWidth() int {
+	switch t {
+	case FTUint8:
+		return 2
+	case FTUint16:
+		return 4
+	case FTUint24:
+		return 6
+	case FTUint32:
+		return 8
+	}
+	return 16
+}
+
+// Base is how an integer field is shown.
+type Base uint8
+
+// Display bases.
+const (
+	BaseNone Base = iota
+	BaseDec
+	BaseHex
+	BaseDecHex // decimal, with hex in the tree
+	BaseHexDec // hex, with decimal in the tree
+)
+
+var baseNames = [...]string{"", "BASE_DEC", "BASE_HEX", "BASE_DEC_HEX", "BASE_HEX_DEC"}
+
+func (b Base) String() string {
+	if int(b) < len(baseNames) {
+		return baseNames[b]
+	}
+	return "BASE_UNKNOWN"
+}
+
+// Value is a field's value. Which member is set follows the field's type:
+// U for integers and booleans, B for bytes and addresses (sliced from the
+// frame, never copied), S for strings, F for doubles, D for times (a
+// duration; absolute times count from the Unix epoch).
+type Value struct {
+	U uint64
+	B []byte
+	S string
+	F float64
+	D time.Duration
+}
+
+// getter extracts a field from a packet; it reports false when the packet
+// does not have the field. It must not allocate.
+type getter func(p *Packet, v *Value) bool
+
+// Field is one entry of the field registry: every name that -Y, -e, the JSON
+// output and the TUI columns use comes from here.
+type Field struct {
+	Name  string // "infiniband.bth.psn"
+	Title string // "Packet Sequence Number", as Wireshark titles it
+	Type  FieldType
+	Base  Base
+	// Names gives value names for the -V tree and for filters that compare
+	// with a name (bth.opcode == RC_SEND_ONLY). Nil when the field has none.
+	Names func(uint64) (string, bool)
+	// ByName maps a name used in a filter back to its value.
+	ByName func(string) (uint64, bool)
+	get    getter
+	// second extracts a second occurrence where Wireshark shows one: ImmDt
+	// and IETH use one header field for both their subtree and their value,
+	// and unknown headers appear as a 4-byte item and then all the bytes.
+	second getter
+}
+
+// Get extracts the field from p into v.
+func (f *Field) Get(p *Packet, v *Value) bool {
+	if f.get == nil {
+		return false
+	}
+	return f.get(p, v)
+}
+
+// GetSecond extracts the second occurrence of the field, if it has one.
+func (f *Field) GetSecond(p *Packet, v *Value) bool {
+	if f.second == nil {
+		return false
+	}
+	return f.second(p, v)
+}
+
+// Protocol returns the protocol part of the name ("infiniband", "ip").
+func (f *Field) Protocol() string {
+	if i := strings.IndexByte(f.Name, '.'); i >= 0 {
+		return f.Name[:i]
+	}
+	return f.Name
+}
+
+// AppendValue appends v formatted as tshark -T fields prints it.
+func (f *Field) AppendValue(buf []byte, v *Value) []byte {
+	switch f.Type {
+	case FTProtocol:
+		return buf
+	case FTBool:
+		if v.U != 0 {
+			return append(buf, '1')
+		}
+		return append(buf, '0')
+	case FTUint8, FTUint16, FTUint24, FTUint32, FTUint64:
+		if f.Base == BaseHex || f.Base == BaseHexDec {
+			return appendHex(buf, v.U, f.Type.hexWidth())
+		}
+		return strconv.AppendUint(buf, v.U, 10)
+	case FTBytes:
+		return hex.AppendEncode(buf, v.B)
+	case FTIPv4:
+		if len(v.B) == 4 {
+			return netip.AddrFrom4([4]byte(v.B)).AppendTo(buf)
+		}
+		return buf
+	case FTIPv6:
+		if len(v.B) == 16 {
+			// netip keeps IPv4-mapped GIDs as "::ffff:a.b.c.d", as tshark does.
+			return netip.AddrFrom16([16]byte(v.B)).AppendTo(buf)
+		}
+		return buf
+	case FTEther:
+		for i, b := range v.B {
+			if i > 0 {
+				buf = append(buf, ':')
+			}
+			buf = appendHex2(buf, b)
+		}
+		return buf
+	case FTString:
+		return append(buf, v.S...)
+	case FTDouble:
+		return strconv.AppendFloat(buf, v.F, 'f', -1, 64)
+	case FTRelTime, FTAbsTime:
+		return appendSeconds(buf, v.D)
+	}
+	return buf
+}
+
+// String formats v as AppendValue does.
+func (f *Field) String(v *Value) string { return string(f.AppendValue(nil, v)) }
+
+const hexDigits = "0123456789abcdef"
+
+func appendHex2(buf []byte, b byte) []byte { return append(buf, hexDigits[b>>4], hexDigits[b&0xF]) }
+
+func appendHex(buf []byte, u uint64, width int) []byte {
+	buf = append(buf, '0', 'x')
+	for i := width - 1; i >= 0; i-- {
+		buf = append(buf, hexDigits[(u>>(4*uint(i)))&0xF])
+	}
+	return buf
+}
+
+// appendSeconds prints a duration as tshark prints relative times: seconds
+// with nine decimals.
+func appendSeconds(buf []byte, d time.Duration) []byte {
+	if d < 0 {
+		buf = append(buf, '-')
+		d = -d
+	}
+	buf = strconv.AppendInt(buf, int64(d/time.Second), 10)
+	buf = append(buf, '.')
+	ns := int64(d % time.Second)
+	var digits [9]byte
+	for i := 8; i >= 0; i-- {
+		digits[i] = byte('0' + ns%10)
+		ns /= 10
+	}
+	return append(buf, digits[:]...)
+}
+
+func itoa(u uint64) string { return strconv.FormatUint(u, 10) }
+
+// registry holds every field, by name.
+type registry struct {
+	byName map[string]*Field
+	all    []*Field
+}
+
+var fields = buildRegistry()
+
+func buildRegistry() *registry {
+	r := &registry{byName: map[string]*Field{}}
+	for _, group := range [][]*Field{frameFields(), linkFields(), infinibandFields(), madFields(), ibwireFields()} {
+		for _, f := range group {
+			if _, dup := r.byName[f.Name]; dup {
+				panic("decode: field registered twice: " + f.Name)
+			}
+			r.byName[f.Name] = f
+			r.all = append(r.all, f)
+		}
+	}
+	sort.Slice(r.all, func(i, j int) bool { return r.all[i].Name < r.all[j].Name })
+	return r
+}
+
+// Lookup finds a field by name. The "infiniband." prefix may be left out:
+// "bth.psn" is "infiniband.bth.psn".
+func Lookup(name string) (*Field, bool) {
+	if f, ok := fields.byName[name]; ok {
+		return f, true
+	}
+	f, ok := fields.byName["infiniband."+name]
+	return f, ok
+}
+
+// Fields returns every registered field, sorted by name.
+func Fields() []*Field { return fields.all }
+
+// MustLookup is Lookup for names known to exist.
+func MustLookup(name string) *Field {
+	f, ok := Lookup(name)
+	if !ok {
+		panic(fmt.Sprintf("decode: no field %q", name))
+	}
+	return f
+}

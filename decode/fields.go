@@ -1,0 +1,198 @@
+package decode
+
+import (
+	"strings"
+	"time"
+
+	"github.com/ibwire/ibwire/layers"
+)
+
+// Constructors keep the tables below to one line per field.
+
+func uintField(name, title string, t FieldType, base Base, get func(p *Packet) (uint64, bool)) *Field {
+	return &Field{Name: name, Title: title, Type: t, Base: base, get: func(p *Packet, v *Value) bool {
+		u, ok := get(p)
+		v.U = u
+		return ok
+	}}
+}
+
+func boolField(name, title string, get func(p *Packet) (bool, bool)) *Field {
+	return &Field{Name: name, Title: title, Type: FTBool, get: func(p *Packet, v *Value) bool {
+		b, ok := get(p)
+		v.U = 0
+		if b {
+			v.U = 1
+		}
+		return ok
+	}}
+}
+
+func bytesField(name, title string, t FieldType, get func(p *Packet) ([]byte, bool)) *Field {
+	return &Field{Name: name, Title: title, Type: t, get: func(p *Packet, v *Value) bool {
+		b, ok := get(p)
+		v.B = b
+		return ok && b != nil
+	}}
+}
+
+func protoField(name, title string, has func(p *Packet) bool) *Field {
+	return &Field{Name: name, Title: title, Type: FTProtocol, get: func(p *Packet, v *Value) bool { return has(p) }}
+}
+
+func b2u(b bool) uint64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// withNames attaches value names to a field.
+func withNames(f *Field, names func(uint64) (string, bool), byName func(string) (uint64, bool)) *Field {
+	f.Names, f.ByName = names, byName
+	return f
+}
+
+func frameFields() []*Field {
+	return []*Field{
+		protoField("frame", "Frame", func(p *Packet) bool { return true }),
+		uintField("frame.number", "Frame Number", FTUint32, BaseDec, func(p *Packet) (uint64, bool) { return uint64(p.Number), true }),
+		uintField("frame.len", "Frame length on the wire", FTUint32, BaseDec, func(p *Packet) (uint64, bool) { return uint64(p.Length), true }),
+		uintField("frame.cap_len", "Frame length stored into the capture file", FTUint32, BaseDec, func(p *Packet) (uint64, bool) { return uint64(len(p.Data)), true }),
+		uintField("frame.interface_id", "Interface id", FTUint32, BaseDec, func(p *Packet) (uint64, bool) { return uint64(p.Interface), true }),
+		uintField("frame.link_type", "Link type", FTUint32, BaseDec, func(p *Packet) (uint64, bool) { return uint64(p.LinkType), true }),
+		{Name: "frame.time_epoch", Title: "Epoch Time", Type: FTAbsTime, get: func(p *Packet, v *Value) bool {
+			v.D = p.Time.Sub(epoch)
+			return true
+		}},
+		{Name: "frame.time_relative", Title: "Time since reference or first frame", Type: FTRelTime, get: func(p *Packet, v *Value) bool {
+			v.D = p.RelTime
+			return true
+		}},
+		{Name: "frame.time_delta", Title: "Time delta from previous captured frame", Type: FTRelTime, get: func(p *Packet, v *Value) bool {
+			v.D = p.DeltaTime
+			return true
+		}},
+		{Name: "frame.protocols", Title: "Protocols in frame", Type: FTString, get: func(p *Packet, v *Value) bool {
+			v.S = p.Protocols()
+			return true
+		}},
+	}
+}
+
+func linkFields() []*Field {
+	eth := func(p *Packet) bool { return p.has&hasEthernet != 0 }
+	ip4 := func(p *Packet) bool { return p.has&hasIPv4 != 0 }
+	ip6 := func(p *Packet) bool { return p.has&hasIPv6 != 0 }
+	udp := func(p *Packet) bool { return p.has&hasUDP != 0 }
+	tcp := func(p *Packet) bool { return p.has&hasTCP != 0 }
+	h := func(p *Packet) *layers.Parser { return p.Headers }
+	return []*Field{
+		protoField("eth", "Ethernet", eth),
+		bytesField("eth.src", "Source", FTEther, func(p *Packet) ([]byte, bool) { return h(p).Ethernet.SrcMAC, eth(p) }),
+		bytesField("eth.dst", "Destination", FTEther, func(p *Packet) ([]byte, bool) { return h(p).Ethernet.DstMAC, eth(p) }),
+		uintField("eth.type", "Type", FTUint16, BaseHex, func(p *Packet) (uint64, bool) { return uint64(h(p).Ethernet.EthernetType), eth(p) }),
+		protoField("vlan", "802.1Q Virtual LAN", func(p *Packet) bool { return p.has&hasDot1Q != 0 }),
+		uintField("vlan.id", "ID", FTUint16, BaseDec, func(p *Packet) (uint64, bool) { return uint64(h(p).Dot1Q.VLANIdentifier), p.has&hasDot1Q != 0 }),
+		uintField("vlan.priority", "Priority", FTUint16, BaseDec, func(p *Packet) (uint64, bool) { return uint64(h(p).Dot1Q.Priority), p.has&hasDot1Q != 0 }),
+
+		protoField("ip", "Internet Protocol Version 4", ip4),
+		uintField("ip.version", "Version", FTUint8, BaseDec, func(p *Packet) (uint64, bool) { return uint64(h(p).IPv4.Version), ip4(p) }),
+		uintField("ip.hdr_len", "Header Length", FTUint8, BaseDec, func(p *Packet) (uint64, bool) { return uint64(h(p).IPv4.IHL) * 4, ip4(p) }),
+		uintField("ip.dsfield", "Differentiated Services Field", FTUint8, BaseHex, func(p *Packet) (uint64, bool) { return uint64(h(p).IPv4.TOS), ip4(p) }),
+		uintField("ip.dsfield.dscp", "Differentiated Services Codepoint", FTUint8, BaseDec, func(p *Packet) (uint64, bool) { return uint64(h(p).IPv4.TOS >> 2), ip4(p) }),
+		withNames(uintField("ip.dsfield.ecn", "Explicit Congestion Notification", FTUint8, BaseDec, func(p *Packet) (uint64, bool) { return uint64(h(p).IPv4.TOS & 3), ip4(p) }), ecnName, ecnByName),
+		uintField("ip.len", "Total Length", FTUint16, BaseDec, func(p *Packet) (uint64, bool) { return uint64(h(p).IPv4.Length), ip4(p) }),
+		uintField("ip.id", "Identification", FTUint16, BaseHexDec, func(p *Packet) (uint64, bool) { return uint64(h(p).IPv4.Id), ip4(p) }),
+		boolField("ip.flags.df", "Don't fragment", func(p *Packet) (bool, bool) { return h(p).IPv4.Flags&0x2 != 0, ip4(p) }),
+		uintField("ip.ttl", "Time to Live", FTUint8, BaseDec, func(p *Packet) (uint64, bool) { return uint64(h(p).IPv4.TTL), ip4(p) }),
+		uintField("ip.proto", "Protocol", FTUint8, BaseDec, func(p *Packet) (uint64, bool) { return uint64(h(p).IPv4.Protocol), ip4(p) }),
+		uintField("ip.checksum", "Header Checksum", FTUint16, BaseHex, func(p *Packet) (uint64, bool) { return uint64(h(p).IPv4.Checksum), ip4(p) }),
+		bytesField("ip.src", "Source Address", FTIPv4, func(p *Packet) ([]byte, bool) { return ipv4Bytes(h(p).IPv4.SrcIP), ip4(p) }),
+		bytesField("ip.dst", "Destination Address", FTIPv4, func(p *Packet) ([]byte, bool) { return ipv4Bytes(h(p).IPv4.DstIP), ip4(p) }),
+
+		protoField("ipv6", "Internet Protocol Version 6", ip6),
+		uintField("ipv6.tclass", "Traffic Class", FTUint32, BaseHex, func(p *Packet) (uint64, bool) { return uint64(h(p).IPv6.TrafficClass), ip6(p) }),
+		uintField("ipv6.tclass.dscp", "Differentiated Services Codepoint", FTUint32, BaseDec, func(p *Packet) (uint64, bool) { return uint64(h(p).IPv6.TrafficClass >> 2), ip6(p) }),
+		withNames(uintField("ipv6.tclass.ecn", "Explicit Congestion Notification", FTUint32, BaseDec, func(p *Packet) (uint64, bool) { return uint64(h(p).IPv6.TrafficClass & 3), ip6(p) }), ecnName, ecnByName),
+		uintField("ipv6.flow", "Flow Label", FTUint24, BaseHex, func(p *Packet) (uint64, bool) { return uint64(h(p).IPv6.FlowLabel), ip6(p) }),
+		uintField("ipv6.plen", "Payload Length", FTUint16, BaseDec, func(p *Packet) (uint64, bool) { return uint64(h(p).IPv6.Length), ip6(p) }),
+		uintField("ipv6.nxt", "Next Header", FTUint8, BaseDec, func(p *Packet) (uint64, bool) { return uint64(h(p).IPv6.NextHeader), ip6(p) }),
+		uintField("ipv6.hlim", "Hop Limit", FTUint8, BaseDec, func(p *Packet) (uint64, bool) { return uint64(h(p).IPv6.HopLimit), ip6(p) }),
+		bytesField("ipv6.src", "Source Address", FTIPv6, func(p *Packet) ([]byte, bool) { return h(p).IPv6.SrcIP, ip6(p) }),
+		bytesField("ipv6.dst", "Destination Address", FTIPv6, func(p *Packet) ([]byte, bool) { return h(p).IPv6.DstIP, ip6(p) }),
+
+		protoField("udp", "User Datagram Protocol", udp),
+		uintField("udp.srcport", "Source Port", FTUint16, BaseDec, func(p *Packet) (uint64, bool) { return uint64(h(p).UDP.SrcPort), udp(p) }),
+		uintField("udp.dstport", "Destination Port", FTUint16, BaseDec, func(p *Packet) (uint64, bool) { return uint64(h(p).UDP.DstPort), udp(p) }),
+		uintField("udp.length", "Length", FTUint16, BaseDec, func(p *Packet) (uint64, bool) { return uint64(h(p).UDP.Length), udp(p) }),
+		uintField("udp.checksum", "Checksum", FTUint16, BaseHex, func(p *Packet) (uint64, bool) { return uint64(h(p).UDP.Checksum), udp(p) }),
+
+		protoField("tcp", "Transmission Control Protocol", tcp),
+		uintField("tcp.srcport", "Source Port", FTUint16, BaseDec, func(p *Packet) (uint64, bool) { return uint64(h(p).TCP.SrcPort), tcp(p) }),
+		uintField("tcp.dstport", "Destination Port", FTUint16, BaseDec, func(p *Packet) (uint64, bool) { return uint64(h(p).TCP.DstPort), tcp(p) }),
+		uintField("tcp.seq", "Sequence Number (raw)", FTUint32, BaseDec, func(p *Packet) (uint64, bool) { return uint64(h(p).TCP.Seq), tcp(p) }),
+		uintField("tcp.len", "TCP Segment Len", FTUint32, BaseDec, func(p *Packet) (uint64, bool) { return uint64(len(h(p).TCP.Payload)), tcp(p) }),
+		bytesField("tcp.payload", "TCP payload", FTBytes, func(p *Packet) ([]byte, bool) { return h(p).TCP.Payload, tcp(p) && len(h(p).TCP.Payload) > 0 }),
+	}
+}
+
+func ipv4Bytes(ip []byte) []byte {
+	if len(ip) == 16 {
+		return ip[12:]
+	}
+	return ip
+}
+
+var ecnNames = [4]string{"Not-ECT", "ECT(1)", "ECT(0)", "CE"}
+
+func ecnName(u uint64) (string, bool) {
+	if u < 4 {
+		return ecnNames[u], true
+	}
+	return "", false
+}
+
+func ecnByName(s string) (uint64, bool) {
+	for i, n := range ecnNames {
+		if strings.EqualFold(n, s) {
+			return uint64(i), true
+		}
+	}
+	return 0, false
+}
+
+var epoch = time.Unix(0, 0)
+
+// Protocols lists the frame's protocols as frame.protocols does ("eth:ethertype:ip:udp:infiniband").
+func (p *Packet) Protocols() string {
+	switch {
+	case p.has&hasBTH != 0 && p.has&hasUDP != 0 && p.has&hasIPv4 != 0:
+		return protoIPv4UDPIB
+	case p.has&hasBTH != 0 && p.has&hasUDP != 0:
+		return protoIPv6UDPIB
+	case p.has&hasBTH != 0 && p.has&hasGRH != 0 && p.has&hasEthernet != 0:
+		return "eth:ethertype:infiniband"
+	case p.has&(hasLRH|hasERF) != 0:
+		if p.has&hasERF != 0 {
+			return "erf:infiniband"
+		}
+		return "infiniband"
+	case p.has&hasUDP != 0 && p.has&hasIPv4 != 0:
+		return "eth:ethertype:ip:udp"
+	case p.has&hasTCP != 0 && p.has&hasIPv4 != 0:
+		return "eth:ethertype:ip:tcp"
+	case p.has&hasIPv6 != 0:
+		return "eth:ethertype:ipv6"
+	case p.has&hasIPv4 != 0:
+		return "eth:ethertype:ip"
+	case p.has&hasEthernet != 0:
+		return "eth:ethertype"
+	}
+	return ""
+}
+
+const (
+	protoIPv4UDPIB = "eth:ethertype:ip:udp:infiniband"
+	protoIPv6UDPIB = "eth:ethertype:ipv6:udp:infiniband"
+)

@@ -1,0 +1,21 @@
+package decode
+
+import "github.com/ibwire/ibwire/layers"
+
+// madFields are Wireshark's infiniband.mad.* fields for the common MAD header.
+func madFields() []*Field {
+	mad := func(p *Packet) bool { return p.has&hasMAD != 0 }
+	M := func(p *Packet) *layers.MAD { return &p.Headers.MAD }
+	return []*Field{
+		protoField("infiniband.mad", "MAD (Management Datagram) Common Header", mad),
+		uintField("infiniband.mad.baseversion", "Base Version", FTUint8, BaseHex, func(p *Packet) (uint64, bool) { return uint64(M(p).BaseVersion), mad(p) }),
+		uintField("infiniband.mad.mgmtclass", "Management Class", FTUint8, BaseHex, func(p *Packet) (uint64, bool) { return uint64(M(p).MgmtClass), mad(p) }),
+		uintField("infiniband.mad.classversion", "Class Version", FTUint8, BaseHex, func(p *Packet) (uint64, bool) { return uint64(M(p).ClassVersion), mad(p) }),
+		uintField("infiniband.mad.method", "Method", FTUint8, BaseHex, func(p *Packet) (uint64, bool) { return uint64(M(p).Method), mad(p) }),
+		uintField("infiniband.mad.status", "Status", FTUint16, BaseHex, func(p *Packet) (uint64, bool) { return uint64(M(p).Status), mad(p) }),
+		uintField("infiniband.mad.classspecific", "Class Specific", FTUint16, BaseHex, func(p *Packet) (uint64, bool) { return uint64(M(p).ClassSpecific), mad(p) }),
+		uintField("infiniband.mad.transactionid", "Transaction ID", FTUint64, BaseHex, func(p *Packet) (uint64, bool) { return M(p).TransactionID, mad(p) }),
+		uintField("infiniband.mad.attributeid", "Attribute ID", FTUint16, BaseHex, func(p *Packet) (uint64, bool) { return uint64(M(p).AttributeID), mad(p) }),
+		uintField("infiniband.mad.attributemodifier", "Attribute Modifier", FTUint32, BaseHex, func(p *Packet) (uint64, bool) { return uint64(M(p).AttributeModifier), mad(p) }),
+	}
+}

@@ -1,0 +1,211 @@
+package decode
+
+import (
+	"time"
+
+	"github.com/google/gopacket"
+	gplayers "github.com/google/gopacket/layers"
+
+	"github.com/ibwire/ibwire/layers"
+)
+
+// Link types the decoder starts from (the pcap LINKTYPE_ values).
+const (
+	LinkTypeEthernet   = 1
+	LinkTypeRaw        = 101
+	LinkTypeIPv4       = 228
+	LinkTypeIPv6       = 229
+	LinkTypeERF        = 197
+	LinkTypeInfiniBand = 247
+)
+
+// LinkLayer tells the decoder how to start frames of a link type it does not
+// know itself (the capture package provides Linux SLL and SLL2 this way).
+type LinkLayer struct {
+	First  gopacket.LayerType
+	Layers []gopacket.DecodingLayer
+}
+
+// Options adjust decoding.
+type Options struct {
+	// DecodeDC treats opcodes 0x40-0x5F as Mellanox DC rather than RD.
+	DecodeDC bool
+	// RoCEv2Ports are extra UDP ports that carry RoCEv2 ("-d udp.port==N,infiniband").
+	RoCEv2Ports []uint16
+	// LinkLayers adds link types: each needs its own decoding layer instances.
+	LinkLayers map[uint32]func() LinkLayer
+}
+
+// Input is one captured frame as a capture source delivers it.
+type Input struct {
+	Number    int // 1-based frame number
+	Time      time.Time
+	Length    int // length on the wire
+	LinkType  uint32
+	Interface int
+	Data      []byte // the captured bytes; Packet refers to them, it does not copy
+}
+
+// Packet is one decoded frame. It refers to the decoder's reusable state and
+// is valid until the next call to Decode.
+type Packet struct {
+	Input
+	// Headers holds every header decoded from the frame.
+	Headers *layers.Parser
+	// Err is the decoding error of a malformed or truncated frame (a
+	// *layers.DecodeError); the headers before the damage stay valid.
+	Err error
+	// ICRC and VCRC say whether the packet's CRCs verify; the Computed
+	// values are what they should be.
+	ICRC, VCRC         layers.CRCStatus
+	ICRCComputed       uint32
+	VCRCComputed       uint16
+	RelTime, DeltaTime time.Duration // since the first frame, since the previous one
+	Encapsulation      layers.Encapsulation
+	has                layerSet
+}
+
+// layerSet is a bitmask of the layer types a frame had, for constant-time
+// "does the frame have X" checks in filters and field getters.
+type layerSet uint64
+
+const (
+	hasEthernet layerSet = 1 << iota
+	hasDot1Q
+	hasIPv4
+	hasIPv6
+	hasUDP
+	hasTCP
+	hasERF
+	hasLRH
+	hasGRH
+	hasBTH
+	hasMAD
+	hasPayload
+)
+
+var layerBits = map[gopacket.LayerType]layerSet{
+	gplayers.LayerTypeEthernet: hasEthernet, gplayers.LayerTypeDot1Q: hasDot1Q, gplayers.LayerTypeIPv4: hasIPv4,
+	gplayers.LayerTypeIPv6: hasIPv6, gplayers.LayerTypeUDP: hasUDP, gplayers.LayerTypeTCP: hasTCP,
+	layers.LayerTypeERF: hasERF, layers.LayerTypeLRH: hasLRH, layers.LayerTypeGRH: hasGRH,
+	layers.LayerTypeBTH: hasBTH, layers.LayerTypeMAD: hasMAD, gopacket.LayerTypePayload: hasPayload,
+}
+
+// Has reports whether the frame had a layer of type t.
+func (p *Packet) Has(t gopacket.LayerType) bool {
+	if bit, ok := layerBits[t]; ok {
+		return p.has&bit != 0
+	}
+	return p.Headers.Has(t)
+}
+
+// IsIB reports whether the frame carries an InfiniBand transport packet.
+func (p *Packet) IsIB() bool { return p.has&hasBTH != 0 }
+
+// BTH returns the transport header, or nil when the frame has none.
+func (p *Packet) BTH() *layers.BTH {
+	if p.has&hasBTH == 0 {
+		return nil
+	}
+	return &p.Headers.BTH
+}
+
+// Decoder turns captured frames into Packets. It keeps one layers.Parser per
+// starting layer and the timing state for relative times; it is not safe for
+// concurrent use.
+type Decoder struct {
+	opts    Options
+	parsers map[uint32]*layers.Parser
+	ipv4    *layers.Parser
+	ipv6    *layers.Parser
+	pkt     Packet
+	start   time.Time
+	prev    time.Time
+	started bool
+}
+
+// NewDecoder returns a decoder.
+func NewDecoder(opts Options) *Decoder {
+	return &Decoder{opts: opts, parsers: map[uint32]*layers.Parser{}}
+}
+
+func (d *Decoder) parserOpts(extra []gopacket.DecodingLayer) layers.ParserOptions {
+	return layers.ParserOptions{DecodeDC: d.opts.DecodeDC, RoCEv2Ports: d.opts.RoCEv2Ports, Extra: extra}
+}
+
+// parserFor returns the parser for a frame of link type lt, or nil.
+func (d *Decoder) parserFor(lt uint32, data []byte) *layers.Parser {
+	switch lt {
+	case LinkTypeRaw, LinkTypeIPv4, LinkTypeIPv6, 12, 14:
+		// Raw IP: the version nibble decides, per frame.
+		if len(data) > 0 && data[0]>>4 == 6 {
+			if d.ipv6 == nil {
+				d.ipv6 = layers.NewParser(gplayers.LayerTypeIPv6, d.parserOpts(nil))
+			}
+			return d.ipv6
+		}
+		if d.ipv4 == nil {
+			d.ipv4 = layers.NewParser(gplayers.LayerTypeIPv4, d.parserOpts(nil))
+		}
+		return d.ipv4
+	}
+	if p, ok := d.parsers[lt]; ok {
+		return p
+	}
+	var p *layers.Parser
+	switch lt {
+	case LinkTypeEthernet:
+		p = layers.NewParser(gplayers.LayerTypeEthernet, d.parserOpts(nil))
+	case LinkTypeERF:
+		p = layers.NewParser(layers.LayerTypeERF, d.parserOpts(nil))
+	case LinkTypeInfiniBand:
+		p = layers.NewParser(layers.LayerTypeLRH, d.parserOpts(nil))
+	default:
+		if mk, ok := d.opts.LinkLayers[lt]; ok {
+			ll := mk()
+			p = layers.NewParser(ll.First, d.parserOpts(ll.Layers))
+		}
+	}
+	d.parsers[lt] = p
+	return p
+}
+
+// Decode decodes one frame. The returned Packet is reused by the next call.
+func (d *Decoder) Decode(in Input) *Packet {
+	pkt := &d.pkt
+	*pkt = Packet{Input: in}
+	if !d.started {
+		d.start, d.prev, d.started = in.Time, in.Time, true
+	}
+	pkt.RelTime = in.Time.Sub(d.start)
+	pkt.DeltaTime = in.Time.Sub(d.prev)
+	d.prev = in.Time
+
+	p := d.parserFor(in.LinkType, in.Data)
+	if p == nil {
+		pkt.Headers = emptyParser
+		pkt.Err = &UnsupportedLinkTypeError{LinkType: in.LinkType}
+		return pkt
+	}
+	pkt.Headers = p
+	pkt.Err = p.Decode(in.Data)
+	for _, t := range p.Decoded {
+		pkt.has |= layerBits[t]
+	}
+	if pkt.Err == nil && pkt.has&hasBTH != 0 {
+		pkt.Encapsulation = p.Encapsulation()
+		pkt.ICRC, pkt.ICRCComputed = p.CheckICRC()
+		pkt.VCRC, pkt.VCRCComputed = p.CheckVCRC()
+	}
+	return pkt
+}
+
+// emptyParser stands in for the headers of a frame that could not be decoded at all.
+var emptyParser = layers.NewParser(gplayers.LayerTypeEthernet, layers.ParserOptions{})
+
+// UnsupportedLinkTypeError reports a link type the decoder cannot start from.
+type UnsupportedLinkTypeError struct{ LinkType uint32 }
+
+func (e *UnsupportedLinkTypeError) Error() string {
+	return "decode: link type " + itoa(uint64(e.LinkType)) + " is not supported"
+}
