@@ -3,6 +3,7 @@ package layers
 import (
 	"encoding/binary"
 	"fmt"
+	"net"
 
 	"github.com/google/gopacket"
 )
@@ -29,6 +30,7 @@ const (
 	MgmtClassSubnDirected MgmtClass = 0x81 // subnet management, directed-route SMP
 )
 
+// String names the class ("SubnAdm", "CM", ...).
 func (c MgmtClass) String() string {
 	switch c {
 	case MgmtClassSubnLID:
@@ -86,6 +88,7 @@ var madMethodNames = map[MADMethod]string{
 	MethodGetTableResp: "GetTableResp", MethodGetMultiResp: "GetMultiResp", MethodDeleteResp: "DeleteResp",
 }
 
+// String names the method ("Get", "GetResp", ...).
 func (m MADMethod) String() string {
 	if s, ok := madMethodNames[m]; ok {
 		return s
@@ -200,6 +203,7 @@ type madClassBody interface {
 func (m *MAD) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
 	if len(data) < MADHeaderLength {
 		df.SetTruncated()
+		m.Contents, m.Payload, m.next = nil, nil, gopacket.LayerTypeZero
 		return checkLength("MAD", madFields, len(data))
 	}
 	m.BaseVersion = data[0]
@@ -219,7 +223,12 @@ func (m *MAD) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
 		body.setHeader(m)
 		if err := body.DecodeFromBytes(m.Payload, df); err != nil {
 			if de, ok := err.(*DecodeError); ok {
+				// Offsets count from the start of the MAD, whose
+				// bytes the caller handed over.
 				de.Offset += MADHeaderLength
+				if de.Detail == "" {
+					de.Detail = "offset counted from the start of the MAD"
+				}
 			}
 			return err
 		}
@@ -228,7 +237,8 @@ func (m *MAD) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
 	return nil
 }
 
-// SerializeTo prepends the common header; the class body is its own layer.
+// SerializeTo prepends the common header; the class body is its own layer
+// (see SerializableLayers).
 func (m *MAD) SerializeTo(b gopacket.SerializeBuffer, opts gopacket.SerializeOptions) error {
 	h, err := b.PrependBytes(MADHeaderLength)
 	if err != nil {
@@ -262,3 +272,156 @@ func addMADLayers(data []byte, p gopacket.PacketBuilder) error {
 }
 
 func decodeMADPacket(data []byte, p gopacket.PacketBuilder) error { return addMADLayers(data, p) }
+
+// NewMAD returns a MAD of class c with the common header filled in for a
+// request (BaseVersion 1, the class version ibwire speaks for c) and its
+// class body told the header: set the body's fields, then serialize
+// SerializableLayers().
+func NewMAD(c MgmtClass, method MADMethod, attr uint16, tid uint64) *MAD {
+	m := &MAD{BaseVersion: 1, MgmtClass: c, ClassVersion: 1, Method: method, AttributeID: attr, TransactionID: tid}
+	switch c {
+	case MgmtClassSubnAdm:
+		m.ClassVersion = 2 // SA class version of IBTA 1.2
+	case MgmtClassCM:
+		m.ClassVersion = 2 // CM class version of IBTA 1.2
+	}
+	if body := m.classBody(c); body != nil {
+		body.setHeader(m)
+	}
+	return m
+}
+
+// NewCMMAD returns a CM MAD (method Send, class version 2) carrying message
+// attr; fill in the matching field of m.CM (REQ, REP, RTU ...).
+func NewCMMAD(attr CMAttribute, tid uint64) *MAD {
+	return NewMAD(MgmtClassCM, MethodSend, uint16(attr), tid)
+}
+
+// SerializableLayers returns the MAD header and its class body (or its raw
+// payload for classes ibwire does not decode), for gopacket.SerializeLayers.
+// It first tells the body the header fields it depends on, so a body is
+// always serialized for the header it travels with.
+func (m *MAD) SerializableLayers() []gopacket.SerializableLayer {
+	if body := m.classBody(m.MgmtClass); body != nil {
+		body.setHeader(m)
+		if s, ok := body.(gopacket.SerializableLayer); ok {
+			return []gopacket.SerializableLayer{m, s}
+		}
+	}
+	return []gopacket.SerializableLayer{m, gopacket.Payload(m.Payload)}
+}
+
+// Bytes serializes the MAD (header and class body) into a new 256-byte slice.
+func (m *MAD) Bytes() ([]byte, error) {
+	buf := gopacket.NewSerializeBuffer()
+	if err := gopacket.SerializeLayers(buf, gopacket.SerializeOptions{}, m.SerializableLayers()...); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// Info returns the summary Wireshark puts in its Info column for the MAD,
+// e.g. "SubnGet(SMInfo)", "SubnAdmGetResp(PathRecord)", "CM: ConnectRequest".
+func (m *MAD) Info() string {
+	switch m.MgmtClass {
+	case MgmtClassSubnLID, MgmtClassSubnDirected:
+		return "Subn" + smMethodName(m.Method) + "(" + SMPAttribute(m.AttributeID).String() + ")"
+	case MgmtClassSubnAdm:
+		return "SubnAdm" + m.Method.String() + "(" + SAAttribute(m.AttributeID).String() + ")"
+	case MgmtClassPerf:
+		return "PERF (" + PerfAttribute(m.AttributeID).String() + ")"
+	case MgmtClassCM:
+		return "CM: " + CMAttribute(m.AttributeID).String()
+	}
+	return m.MgmtClass.String() + " " + m.Method.String()
+}
+
+// smMethodName names subnet-management methods as Wireshark does (it calls
+// TrapRepress "TrapResp").
+func smMethodName(m MADMethod) string {
+	if m == MethodTrapRepress {
+		return "TrapResp"
+	}
+	return m.String()
+}
+
+// madBody is what every class body shares: the 232 bytes after the common
+// header. A body is the last layer of a MAD: it has no payload.
+type madBody struct {
+	Contents []byte // the class-specific data (232 bytes)
+}
+
+// LayerContents returns the class-specific data.
+func (b *madBody) LayerContents() []byte { return b.Contents }
+
+// LayerPayload returns nil: the class body ends the MAD.
+func (b *madBody) LayerPayload() []byte { return nil }
+
+// NextLayerType returns gopacket.LayerTypeZero: nothing follows a class body.
+func (b *madBody) NextLayerType() gopacket.LayerType { return gopacket.LayerTypeZero }
+
+// split checks that data holds a whole class body, reporting the first field
+// of spans that does not fit, and keeps its 232 bytes.
+func (b *madBody) split(layer string, spans []fieldSpan, data []byte, df gopacket.DecodeFeedback) ([]byte, error) {
+	if len(data) < MADDataLength {
+		df.SetTruncated()
+		b.Contents = nil
+		if err := checkLength(layer, spans, len(data)); err != nil {
+			return nil, err
+		}
+		return nil, &DecodeError{Layer: layer, Field: "Data", Need: MADDataLength, Have: len(data), Err: ErrTruncated}
+	}
+	b.Contents = data[:MADDataLength:MADDataLength]
+	return b.Contents, nil
+}
+
+// prependBody reserves the 232 bytes of a class body, zeroed (a reused
+// SerializeBuffer hands back old bytes).
+func prependBody(b gopacket.SerializeBuffer) ([]byte, error) {
+	buf, err := b.PrependBytes(MADDataLength)
+	if err != nil {
+		return nil, err
+	}
+	clear(buf)
+	return buf, nil
+}
+
+// putBytes copies src into the region dst, which it must fit.
+func putBytes(layer, field string, dst, src []byte) error {
+	if len(src) > len(dst) {
+		return fmt.Errorf("%s: %s is %d bytes, the field holds %d", layer, field, len(src), len(dst))
+	}
+	copy(dst, src)
+	return nil
+}
+
+// put24 writes the low 24 bits of v big-endian into b[0:3].
+func put24(b []byte, v uint32) { b[0], b[1], b[2] = byte(v>>16), byte(v>>8), byte(v) }
+
+// get24 reads 24 bits big-endian from b[0:3].
+func get24(b []byte) uint32 { return uint32(b[0])<<16 | uint32(b[1])<<8 | uint32(b[2]) }
+
+// bit returns 1 for true.
+func bit(v bool) byte {
+	if v {
+		return 1
+	}
+	return 0
+}
+
+// gid16 returns the 16-byte form of a GID or IP address for the wire (zero
+// for nil or malformed).
+func gid16(ip net.IP) []byte {
+	if len(ip) == net.IPv6len {
+		return ip
+	}
+	return ip.To16()
+}
+
+// enumName returns names[v], or fallback(v) when v has no name.
+func enumName(names []string, v uint, fallback string) string {
+	if v < uint(len(names)) && names[v] != "" {
+		return names[v]
+	}
+	return fmt.Sprintf("%s(%d)", fallback, v)
+}
