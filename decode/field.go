@@ -223,8 +223,9 @@ func itoa(u uint64) string { return strconv.FormatUint(u, 10) }
 
 // registry holds every field, by name.
 type registry struct {
-	byName map[string]*Field
-	all    []*Field
+	byName  map[string]*Field
+	all     []*Field // sorted by name
+	ordered []*Field // in registration order: protocol, then its fields in wire order
 }
 
 var fields = buildRegistry()
@@ -238,6 +239,7 @@ func buildRegistry() *registry {
 			}
 			r.byName[f.Name] = f
 			r.all = append(r.all, f)
+			r.ordered = append(r.ordered, f)
 		}
 	}
 	sort.Slice(r.all, func(i, j int) bool { return r.all[i].Name < r.all[j].Name })
@@ -256,6 +258,11 @@ func Lookup(name string) (*Field, bool) {
 
 // Fields returns every registered field, sorted by name.
 func Fields() []*Field { return fields.all }
+
+// FieldsInWireOrder returns every field in the order the headers appear on
+// the wire, each protocol or header before its fields: the order of the -V
+// tree and of JSON objects.
+func FieldsInWireOrder() []*Field { return fields.ordered }
 
 // MustLookup is Lookup for names known to exist.
 func MustLookup(name string) *Field {

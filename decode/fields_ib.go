@@ -75,7 +75,12 @@ func infinibandFields() []*Field {
 		uintField("infiniband.bth.padcnt", "Pad Count", FTUint8, BaseDec, func(p *Packet) (uint64, bool) { return uint64(B(p).PadCount), bth(p) }),
 		uintField("infiniband.bth.tver", "Header Version", FTUint8, BaseDec, func(p *Packet) (uint64, bool) { return uint64(B(p).TVer), bth(p) }),
 		uintField("infiniband.bth.p_key", "Partition Key", FTUint16, BaseDec, func(p *Packet) (uint64, bool) { return uint64(B(p).PKey), bth(p) }),
-		bytesField("infiniband.reserved", "Reserved", FTBytes, func(p *Packet) ([]byte, bool) { return B(p).Contents[4:5], bth(p) }),
+		bytesField("infiniband.reserved", "Reserved", FTBytes, func(p *Packet) ([]byte, bool) {
+			if !bth(p) {
+				return nil, false
+			}
+			return B(p).Contents[4:5], true
+		}),
 		uintField("infiniband.bth.destqp", "Destination Queue Pair", FTUint24, BaseHex, func(p *Packet) (uint64, bool) { return uint64(B(p).DestQP), bth(p) }),
 		boolField("infiniband.bth.a", "Acknowledge Request", func(p *Packet) (bool, bool) { return B(p).AckReq, bth(p) }),
 		uintField("infiniband.bth.reserved7", "Reserved (7 bits)", FTUint8, BaseDec, func(p *Packet) (uint64, bool) { return uint64(B(p).Resv7), bth(p) }),

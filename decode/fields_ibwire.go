@@ -4,7 +4,7 @@ package decode
 func ibwireFields() []*Field {
 	bth := func(p *Packet) bool { return p.has&hasBTH != 0 }
 	return []*Field{
-		protoField("ibwire", "ibwire analysis", func(p *Packet) bool { return true }),
+		protoField("ibwire", "ibwire analysis", func(p *Packet) bool { return bth(p) || p.Err != nil }),
 		{Name: "ibwire.encap", Title: "Encapsulation", Type: FTString, get: func(p *Packet, v *Value) bool {
 			v.S = p.Encapsulation.String()
 			return bth(p)

@@ -19,12 +19,11 @@ const (
 	LinkTypeInfiniBand = 247
 )
 
-// LinkLayer tells the decoder how to start frames of a link type it does not
-// know itself (the capture package provides Linux SLL and SLL2 this way).
-type LinkLayer struct {
-	First  gopacket.LayerType
-	Layers []gopacket.DecodingLayer
-}
+// LinkLayerFactory tells the decoder how to start frames of a link type it
+// does not know itself: the first layer type and fresh decoding layers for
+// it. The capture package provides Linux SLL and SLL2 this way
+// (capture.DecodingLinkLayers), so decode need not import capture.
+type LinkLayerFactory func() (first gopacket.LayerType, dls []gopacket.DecodingLayer)
 
 // Options adjust decoding.
 type Options struct {
@@ -32,8 +31,8 @@ type Options struct {
 	DecodeDC bool
 	// RoCEv2Ports are extra UDP ports that carry RoCEv2 ("-d udp.port==N,infiniband").
 	RoCEv2Ports []uint16
-	// LinkLayers adds link types: each needs its own decoding layer instances.
-	LinkLayers map[uint32]func() LinkLayer
+	// LinkLayers adds link types, by pcap LINKTYPE_ value.
+	LinkLayers map[uint32]LinkLayerFactory
 }
 
 // Input is one captured frame as a capture source delivers it.
@@ -162,8 +161,8 @@ func (d *Decoder) parserFor(lt uint32, data []byte) *layers.Parser {
 		p = layers.NewParser(layers.LayerTypeLRH, d.parserOpts(nil))
 	default:
 		if mk, ok := d.opts.LinkLayers[lt]; ok {
-			ll := mk()
-			p = layers.NewParser(ll.First, d.parserOpts(ll.Layers))
+			first, dls := mk()
+			p = layers.NewParser(first, d.parserOpts(dls))
 		}
 	}
 	d.parsers[lt] = p
@@ -209,3 +208,29 @@ type UnsupportedLinkTypeError struct{ LinkType uint32 }
 func (e *UnsupportedLinkTypeError) Error() string {
 	return "decode: link type " + itoa(uint64(e.LinkType)) + " is not supported"
 }
+
+// Presence of the headers renderers ask about, without importing gopacket.
+
+// HasEthernet reports an Ethernet header.
+func (p *Packet) HasEthernet() bool { return p.has&hasEthernet != 0 }
+
+// HasIPv4 reports an IPv4 header.
+func (p *Packet) HasIPv4() bool { return p.has&hasIPv4 != 0 }
+
+// HasIPv6 reports an IPv6 header.
+func (p *Packet) HasIPv6() bool { return p.has&hasIPv6 != 0 }
+
+// HasUDP reports a UDP header.
+func (p *Packet) HasUDP() bool { return p.has&hasUDP != 0 }
+
+// HasTCP reports a TCP header.
+func (p *Packet) HasTCP() bool { return p.has&hasTCP != 0 }
+
+// HasGRH reports a GRH (RoCEv1 or routed native IB).
+func (p *Packet) HasGRH() bool { return p.has&hasGRH != 0 }
+
+// HasLRH reports an LRH (native IB).
+func (p *Packet) HasLRH() bool { return p.has&hasLRH != 0 }
+
+// HasMAD reports a management datagram.
+func (p *Packet) HasMAD() bool { return p.has&hasMAD != 0 }

@@ -31,6 +31,13 @@ var (
 	LayerTypeSA           = gopacket.RegisterLayerType(1019, gopacket.LayerTypeMetadata{Name: "SA", Decoder: madClassOnlyInMAD})
 	LayerTypePerfMgt      = gopacket.RegisterLayerType(1020, gopacket.LayerTypeMetadata{Name: "PerfMgt", Decoder: madClassOnlyInMAD})
 	LayerTypeCM           = gopacket.RegisterLayerType(1021, gopacket.LayerTypeMetadata{Name: "CM", Decoder: madClassOnlyInMAD})
+
+	// The capture package owns the Linux cooked-capture headers (numbers
+	// 1900 and 1901, its capture.LayerTypeLinuxSLL/SLL2); they are named
+	// here because only this file registers with gopacket. Frames that start
+	// with them are decoded through a DecodingLayerParser, never NewPacket.
+	_ = gopacket.RegisterLayerType(1900, gopacket.LayerTypeMetadata{Name: "LinuxSLL", Decoder: linkLayerOnlyInParser})
+	_ = gopacket.RegisterLayerType(1901, gopacket.LayerTypeMetadata{Name: "LinuxSLL2", Decoder: linkLayerOnlyInParser})
 )
 
 // Well-known numbers the registration below hooks into gopacket.
@@ -67,6 +74,12 @@ func init() {
 // decoded by the BTH, which alone knows the opcode that orders them.
 var ethOnlyInBTH = gopacket.DecodeFunc(func(data []byte, p gopacket.PacketBuilder) error {
 	return malformed("BTH", "OpCode", 0, "an extended transport header cannot be decoded without its BTH")
+})
+
+// linkLayerOnlyInParser is the packet-API decoder of the Linux cooked-capture
+// headers, which this package names but does not decode.
+var linkLayerOnlyInParser = gopacket.DecodeFunc(func(data []byte, p gopacket.PacketBuilder) error {
+	return malformed("LinuxSLL", "PacketType", 0, "Linux cooked captures decode through capture's layers and a DecodingLayerParser")
 })
 
 // madClassOnlyInMAD is the packet-API decoder of MAD class bodies: they are

@@ -1,0 +1,51 @@
+package capture
+
+import (
+	"bytes"
+	"encoding/binary"
+	"io"
+	"os"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// FuzzReader feeds arbitrary bytes to NewReader and reads every packet:
+// it must never panic, every failure must be a FileError naming the packet
+// being read, and no packet may exceed MaxCaplen (which bounds memory).
+func FuzzReader(f *testing.F) {
+	pcap, _ := threePackets(f, FormatPcap)
+	ng, _ := threePackets(f, FormatPcapNG)
+	for _, seed := range [][]byte{pcapBigEndianSLL2, pcapLittleNanos, handPcapNG(binary.LittleEndian), handPcapNG(binary.BigEndian), pcap, ng, gzipped(f, pcap)} {
+		f.Add(seed)
+	}
+	for _, path := range []string{"testdata/mixed.pcapng", "../pcaps/rxe/rping.pcap"} {
+		if data, err := os.ReadFile(path); err == nil {
+			f.Add(data[:min(len(data), 4096)])
+		}
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		r, err := NewReader(bytes.NewReader(data), "fuzz")
+		var fe *FileError
+		if err != nil {
+			require.ErrorAs(t, err, &fe)
+			require.Zero(t, fe.Packet)
+			return
+		}
+		var p Packet
+		for n := 1; ; n++ {
+			err := r.NextInto(&p)
+			if err == io.EOF {
+				return
+			}
+			if err != nil {
+				require.ErrorAs(t, err, &fe)
+				require.Equal(t, n, fe.Packet)
+				return
+			}
+			require.LessOrEqual(t, len(p.Data), MaxCaplen)
+			require.Equal(t, len(p.Data), p.Info.CaptureLength)
+			require.Equal(t, n, p.Number)
+		}
+	})
+}

@@ -1,0 +1,608 @@
+package capture
+
+import (
+	"bufio"
+	"compress/gzip"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"math/bits"
+	"os"
+	"time"
+
+	"github.com/google/gopacket"
+)
+
+// MaxCaplen is the largest record a Reader accepts and the snaplen the
+// writers declare; it is libpcap's MAXIMUM_SNAPLEN. A larger record means
+// a damaged file, and refusing it bounds the memory a hostile file costs.
+const MaxCaplen = 262144
+
+const (
+	// maxBlock is libpcap's limit on a pcapng block; longer ones are damage.
+	maxBlock = 16 << 20
+	// maxMetaBlock bounds the blocks read whole into memory (section and
+	// interface headers); packet blocks stream and other blocks are skipped.
+	maxMetaBlock = 64 << 10
+	// maxIfaces bounds the interfaces of a section, so a stream of interface
+	// blocks cannot grow memory without limit.
+	maxIfaces = 1 << 16
+
+	blockSHB = 0x0a0d0d0a
+	blockIDB = 1
+	blockOPB = 2 // obsolete packet block, still written by old tools
+	blockSPB = 3
+	blockEPB = 6
+)
+
+// Format is a capture file format.
+type Format int
+
+// Capture file formats.
+const (
+	FormatPcap   Format = iota // classic libpcap format, one link type per file
+	FormatPcapNG               // pcapng, with interfaces of any link type
+)
+
+// String returns "pcap" or "pcapng".
+func (f Format) String() string {
+	switch f {
+	case FormatPcap:
+		return "pcap"
+	case FormatPcapNG:
+		return "pcapng"
+	}
+	return fmt.Sprintf("Unknown(%d)", int(f))
+}
+
+// Packet is one captured frame.
+type Packet struct {
+	// Data is the captured bytes, starting with the link-layer header.
+	Data []byte
+	// Info holds the timestamp, capture length and original length;
+	// Info.InterfaceIndex equals Interface.
+	Info gopacket.CaptureInfo
+	// LinkType says how Data starts; in pcapng it varies per interface.
+	LinkType LinkType
+	// Interface is the pcapng interface index within its section, 0 for
+	// pcap; for a live capture, the kernel's interface index.
+	Interface int
+	// Number is the 1-based frame number, continuing across the files of
+	// OpenMulti.
+	Number int
+}
+
+// ngIface is what a pcapng interface description block says.
+type ngIface struct {
+	linkType LinkType
+	snaplen  uint32
+	tsresol  byte  // if_tsresol: 10^-n, or 2^-n when the top bit is set
+	tsoffset int64 // if_tsoffset: seconds added to every timestamp
+}
+
+// Reader reads packets from pcap and pcapng streams, gzip-compressed or
+// not, and from several files in a row. It never seeks.
+type Reader struct {
+	paths []string      // files still to read after the current one
+	name  string        // current file name, for errors
+	file  io.Closer     // the file Open opened; nil for NewReader and stdin
+	raw   *bufio.Reader // over the file
+	in    *bufio.Reader // raw, or over the decompressed stream
+	off   int64         // bytes consumed from in
+
+	format   Format
+	order    binary.ByteOrder
+	nanos    bool
+	linkType LinkType
+	ifaces   []ngIface
+	meta     []byte // reused body of section and interface blocks
+
+	n       int   // packets returned
+	err     error // sticky: once the stream failed or ended, it stays so
+	scratch [32]byte
+}
+
+// Open opens a capture file; "-" means standard input.
+func Open(path string) (*Reader, error) { return OpenMulti(path) }
+
+// OpenMulti reads several capture files in a row as one stream of packets
+// numbered from 1. Each file may have its own format and link types. All
+// paths are checked for existence up front, so a typo fails at once; the
+// files are then opened one at a time.
+func OpenMulti(paths ...string) (*Reader, error) {
+	if len(paths) == 0 {
+		return nil, errors.New("capture: no files to read")
+	}
+	for _, p := range paths {
+		if p == "-" {
+			continue
+		}
+		if _, err := os.Stat(p); err != nil {
+			return nil, fmt.Errorf("capture: %w", err)
+		}
+	}
+	r := &Reader{paths: append([]string(nil), paths[1:]...)}
+	if err := r.openFile(paths[0]); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// NewReader reads a capture from r, sniffing its format from the first
+// bytes. name appears in errors.
+func NewReader(r io.Reader, name string) (*Reader, error) {
+	rd := &Reader{}
+	if err := rd.start(r, name); err != nil {
+		return nil, err
+	}
+	return rd, nil
+}
+
+func (r *Reader) openFile(path string) error {
+	if path == "-" {
+		return r.start(os.Stdin, "stdin")
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("capture: %w", err)
+	}
+	r.file = f
+	if err := r.start(f, path); err != nil {
+		r.closeFile()
+		return err
+	}
+	return nil
+}
+
+func (r *Reader) closeFile() error {
+	f := r.file
+	if r.file = nil; f == nil {
+		return nil
+	}
+	return f.Close()
+}
+
+// Close closes the file being read. Later reads fail with fs.ErrClosed.
+func (r *Reader) Close() error {
+	r.err = fs.ErrClosed
+	r.paths = nil
+	return r.closeFile()
+}
+
+// Name returns the name of the file being read.
+func (r *Reader) Name() string { return r.name }
+
+// Format returns the format of the file being read.
+func (r *Reader) Format() Format { return r.format }
+
+// LinkType returns the link type in the pcap file header, or that of the
+// first interface of the pcapng section read so far. Packet.LinkType is
+// authoritative: pcapng interfaces may differ.
+func (r *Reader) LinkType() LinkType {
+	if r.format == FormatPcapNG {
+		if len(r.ifaces) == 0 {
+			return LinkTypeEthernet
+		}
+		return r.ifaces[0].linkType
+	}
+	return r.linkType
+}
+
+// Nanos reports whether timestamps are finer than a microsecond (the pcap
+// magic, or pcapng interface 0's if_tsresol), so a copy can keep them.
+func (r *Reader) Nanos() bool {
+	if r.format == FormatPcapNG {
+		if len(r.ifaces) == 0 {
+			return false
+		}
+		res := r.ifaces[0].tsresol
+		return res&0x80 == 0 && res > 6 || res&0x80 != 0 && res&0x7f >= 20
+	}
+	return r.nanos
+}
+
+// Next returns the next packet in freshly allocated memory, or io.EOF
+// after the last one.
+func (r *Reader) Next() (Packet, error) {
+	var p Packet
+	err := r.NextInto(&p)
+	return p, err
+}
+
+// NextInto reads the next packet into p, reusing p.Data's memory: once
+// the buffer has grown to the largest packet, reading allocates nothing.
+// The previous contents of p.Data are overwritten. It returns io.EOF after
+// the last packet of the last file, or a *FileError.
+func (r *Reader) NextInto(p *Packet) error {
+	for r.err == nil {
+		var err error
+		if r.format == FormatPcap {
+			err = r.nextPcap(p)
+		} else {
+			err = r.nextNg(p)
+		}
+		if err == nil {
+			r.n++
+			p.Number = r.n
+			return nil
+		}
+		if err == io.EOF && len(r.paths) > 0 {
+			if err = r.closeFile(); err == nil {
+				path := r.paths[0]
+				r.paths = r.paths[1:]
+				if err = r.openFile(path); err == nil {
+					continue
+				}
+			}
+		}
+		r.err = err
+	}
+	return r.err
+}
+
+// start begins a file: gzip is detected from its two-byte magic, then the
+// pcap or pcapng header is read from the (decompressed) stream.
+func (r *Reader) start(src io.Reader, name string) error {
+	r.name, r.off, r.ifaces = name, 0, r.ifaces[:0]
+	if r.raw == nil {
+		r.raw = bufio.NewReaderSize(src, 64<<10)
+	} else {
+		r.raw.Reset(src)
+	}
+	r.in = r.raw
+	if magic, _ := r.raw.Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
+		gz, err := gzip.NewReader(r.raw)
+		if err != nil {
+			if err == io.EOF || err == io.ErrUnexpectedEOF {
+				err = fmt.Errorf("%w gzip header", ErrTruncated)
+			}
+			return r.fail(0, 0, err)
+		}
+		r.in = bufio.NewReaderSize(gz, 64<<10)
+	}
+	h := r.scratch[:24]
+	if err := r.fill(h[:4], 0, "file header", 4, false); err != nil {
+		return r.fail(0, 0, err)
+	}
+	switch m := binary.BigEndian.Uint32(h); m {
+	case blockSHB:
+		r.format = FormatPcapNG
+		if err := r.readSHB(0, 0, 4); err != nil {
+			return err
+		}
+		return r.leadingIDBs()
+	case 0xa1b2c3d4, 0xa1b23c4d:
+		r.order = binary.BigEndian
+	case 0xd4c3b2a1, 0x4d3cb2a1:
+		r.order = binary.LittleEndian
+	default:
+		return r.fail(0, 0, fmt.Errorf("%w 0x%08x: not pcap, pcapng or gzip", ErrBadMagic, m))
+	}
+	r.format = FormatPcap
+	r.nanos = h[0] == 0x4d || h[3] == 0x4d
+	if err := r.fill(h[4:24], 0, "file header", 24, false); err != nil {
+		return r.fail(0, 0, err)
+	}
+	// The full 32 bits: gopacket v1.1.19 keeps only the low 8.
+	r.linkType = LinkType(r.order.Uint32(h[20:]))
+	return nil
+}
+
+// leadingIDBs reads the interface blocks before the first packet, so that
+// LinkType and Nanos answer as soon as NewReader returns. It peeks, so a
+// block that is not (or not yet visibly) an interface description stays
+// for nextNg.
+func (r *Reader) leadingIDBs() error {
+	for {
+		h, _ := r.in.Peek(8)
+		if len(h) < 8 || binary.BigEndian.Uint32(h) == blockSHB || r.order.Uint32(h) != blockIDB {
+			return nil
+		}
+		start := r.off
+		if err := r.fill(r.scratch[:8], start, "block header", 8, false); err != nil {
+			return r.fail(0, start, err)
+		}
+		blen := r.order.Uint32(r.scratch[4:])
+		err := checkBlockLen(blockIDB, blen)
+		if err == nil {
+			err = r.readIDB(start, blen)
+		}
+		if err != nil {
+			return r.fail(0, start, err)
+		}
+	}
+}
+
+func checkBlockLen(typ, blen uint32) error {
+	if blen < 12 || blen%4 != 0 || blen > maxBlock {
+		return fmt.Errorf("%w: block type %d has length %d", ErrBadBlock, typ, blen)
+	}
+	return nil
+}
+
+// fill reads len(buf) bytes of a unit of want bytes (header, record or
+// block) that began at start. At a unit's first byte (first=true) a clean
+// end of stream is io.EOF; anywhere else it is truncation.
+func (r *Reader) fill(buf []byte, start int64, what string, want int, first bool) error {
+	n, err := io.ReadFull(r.in, buf)
+	r.off += int64(n)
+	if err == nil || first && n == 0 && err == io.EOF {
+		return err
+	}
+	return r.short(err, start, what, want)
+}
+
+// short turns an end of stream inside a unit into ErrTruncated; other
+// errors (I/O, gzip corruption) pass through.
+func (r *Reader) short(err error, start int64, what string, want int) error {
+	if err == io.EOF || err == io.ErrUnexpectedEOF {
+		return fmt.Errorf("%w %s (wanted %d bytes, got %d)", ErrTruncated, what, want, r.off-start)
+	}
+	return err
+}
+
+// fail records a FileError for the unit that began at start.
+func (r *Reader) fail(packet int, start int64, err error) error {
+	if err == io.EOF {
+		return err
+	}
+	return &FileError{File: r.name, Packet: packet, Offset: start, Err: err}
+}
+
+// grow returns b resized to n bytes, reusing its memory when it can. A
+// nil b gets exactly n bytes (Next hands the memory over); a reused one
+// doubles, so a stream of ever larger packets costs log(n) allocations.
+func grow(b []byte, n int) []byte {
+	if b == nil && n == 0 {
+		return []byte{} // an empty record is still a packet; zero-size make does not allocate
+	}
+	if cap(b) >= n {
+		return b[:n]
+	}
+	if c := 2 * cap(b); c > n {
+		return make([]byte, n, min(c, MaxCaplen))
+	}
+	return make([]byte, n)
+}
+
+func (r *Reader) nextPcap(p *Packet) error {
+	start, h := r.off, r.scratch[:16]
+	if err := r.fill(h, start, "record header", 16, true); err != nil {
+		return r.fail(r.n+1, start, err)
+	}
+	caplen, length := r.order.Uint32(h[8:]), r.order.Uint32(h[12:])
+	// The header's snaplen is not trusted as a limit: writers put 0 or
+	// 65535 there and then write longer frames, and readers accept them.
+	if caplen > MaxCaplen {
+		return r.fail(r.n+1, start, fmt.Errorf("%w: record of %d bytes (limit %d)", ErrCaplen, caplen, MaxCaplen))
+	}
+	p.Data = grow(p.Data, int(caplen))
+	if err := r.fill(p.Data, start+16, "record", int(caplen), false); err != nil {
+		return r.fail(r.n+1, start, err)
+	}
+	frac := int64(r.order.Uint32(h[4:]))
+	if !r.nanos {
+		frac *= 1000
+	}
+	p.Info = gopacket.CaptureInfo{
+		Timestamp:     time.Unix(int64(r.order.Uint32(h[0:])), frac),
+		CaptureLength: int(caplen),
+		Length:        int(length),
+	}
+	p.LinkType, p.Interface = r.linkType, 0
+	return nil
+}
+
+func (r *Reader) nextNg(p *Packet) error {
+	for {
+		start, h := r.off, r.scratch[:8]
+		if err := r.fill(h, start, "block header", 8, true); err != nil {
+			return r.fail(r.n+1, start, err)
+		}
+		if binary.BigEndian.Uint32(h) == blockSHB {
+			if err := r.readSHB(start, r.n+1, 8); err != nil {
+				return err
+			}
+			continue
+		}
+		typ, blen := r.order.Uint32(h), r.order.Uint32(h[4:])
+		err := checkBlockLen(typ, blen)
+		switch {
+		case err != nil:
+		case typ == blockEPB || typ == blockOPB || typ == blockSPB:
+			err = r.readPacketBlock(p, start, typ, blen)
+			if err == nil {
+				return nil
+			}
+		case typ == blockIDB:
+			err = r.readIDB(start, blen)
+		default: // statistics, name resolution, custom blocks: not needed
+			err = r.skipRest(start, blen, 8)
+		}
+		if err != nil {
+			return r.fail(r.n+1, start, err)
+		}
+	}
+}
+
+// readMeta reads the rest of a block kept in memory, after its first
+// `have` bytes, and checks the trailing length. It returns the body between
+// the block length and the trailing length.
+func (r *Reader) readMeta(start int64, blen uint32, have int) ([]byte, error) {
+	if blen > maxMetaBlock {
+		return nil, fmt.Errorf("%w: metadata block of %d bytes (limit %d)", ErrBadBlock, blen, maxMetaBlock)
+	}
+	r.meta = grow(r.meta, int(blen)-have)
+	if err := r.fill(r.meta, start, "block", int(blen), false); err != nil {
+		return nil, err
+	}
+	body, trailer := r.meta[:len(r.meta)-4], r.meta[len(r.meta)-4:]
+	if got := r.order.Uint32(trailer); got != blen {
+		return nil, fmt.Errorf("%w: trailing length %d, leading length %d", ErrBadBlock, got, blen)
+	}
+	return body, nil
+}
+
+// readSHB reads a section header block whose first `have` bytes (4 or 8)
+// are in r.scratch; the byte-order magic decides how the section's numbers,
+// its length included, read.
+func (r *Reader) readSHB(start int64, packet, have int) error {
+	h := r.scratch[4:12]
+	if err := r.fill(r.scratch[have:12], start, "section header", 28, false); err != nil {
+		return r.fail(packet, start, err)
+	}
+	switch binary.LittleEndian.Uint32(h[4:]) {
+	case 0x1a2b3c4d:
+		r.order = binary.LittleEndian
+	case 0x4d3c2b1a:
+		r.order = binary.BigEndian
+	default:
+		return r.fail(packet, start, fmt.Errorf("%w: section byte-order magic % x", ErrBadMagic, h[4:]))
+	}
+	blen := r.order.Uint32(h)
+	if blen < 28 || blen%4 != 0 {
+		return r.fail(packet, start, fmt.Errorf("%w: section header length %d", ErrBadBlock, blen))
+	}
+	body, err := r.readMeta(start, blen, 12)
+	if err != nil {
+		return r.fail(packet, start, err)
+	}
+	if major := r.order.Uint16(body); major != 1 {
+		return r.fail(packet, start, fmt.Errorf("%w: pcapng version %d", ErrBadBlock, major))
+	}
+	r.ifaces = r.ifaces[:0] // interface numbers restart with each section
+	return nil
+}
+
+func (r *Reader) readIDB(start int64, blen uint32) error {
+	body, err := r.readMeta(start, blen, 8)
+	if err != nil {
+		return err
+	}
+	if len(body) < 8 || len(r.ifaces) >= maxIfaces {
+		return fmt.Errorf("%w: interface description of %d bytes after %d interfaces", ErrBadBlock, blen, len(r.ifaces))
+	}
+	ifc := ngIface{linkType: LinkType(r.order.Uint16(body)), snaplen: r.order.Uint32(body[4:]), tsresol: 6}
+	for opts := body[8:]; len(opts) >= 4; {
+		code, l := r.order.Uint16(opts), int(r.order.Uint16(opts[2:]))
+		if code == 0 {
+			break
+		}
+		if 4+l > len(opts) {
+			return fmt.Errorf("%w: interface option %d overruns its block", ErrBadBlock, code)
+		}
+		switch v := opts[4 : 4+l]; {
+		case code == 9 && l >= 1:
+			// Beyond 10^-19 or 2^-63 a unit count no longer fits the arithmetic.
+			if v[0]&0x80 == 0 && v[0] > 19 || v[0]&0x7f > 63 {
+				return fmt.Errorf("%w: if_tsresol 0x%02x", ErrBadBlock, v[0])
+			}
+			ifc.tsresol = v[0]
+		case code == 14 && l >= 8:
+			ifc.tsoffset = int64(r.order.Uint64(v))
+		}
+		opts = opts[min(len(opts), 4+(l+3)&^3):]
+	}
+	r.ifaces = append(r.ifaces, ifc)
+	return nil
+}
+
+// skipRest discards a block after its first `have` bytes and checks its
+// trailing length, without holding the block in memory.
+func (r *Reader) skipRest(start int64, blen uint32, have int) error {
+	n, err := r.in.Discard(int(blen) - have - 4)
+	r.off += int64(n)
+	if err != nil {
+		return r.short(err, start, "block", int(blen))
+	}
+	t := r.scratch[28:32]
+	if err := r.fill(t, start, "block", int(blen), false); err != nil {
+		return err
+	}
+	if got := r.order.Uint32(t); got != blen {
+		return fmt.Errorf("%w: trailing length %d, leading length %d", ErrBadBlock, got, blen)
+	}
+	return nil
+}
+
+func (r *Reader) readPacketBlock(p *Packet, start int64, typ, blen uint32) error {
+	fixed := 20
+	if typ == blockSPB {
+		fixed = 4
+	}
+	if int(blen) < 12+fixed {
+		return fmt.Errorf("%w: packet block of %d bytes", ErrBadBlock, blen)
+	}
+	h := r.scratch[8 : 8+fixed]
+	if err := r.fill(h, start, "block", int(blen), false); err != nil {
+		return err
+	}
+	o := r.order
+	var ifc, caplen, length uint32
+	var ts uint64
+	switch typ {
+	case blockEPB:
+		ifc = o.Uint32(h)
+	case blockOPB:
+		ifc = uint32(o.Uint16(h))
+	}
+	if typ == blockSPB {
+		length = o.Uint32(h)
+		caplen = min(length, blen-16)
+		if len(r.ifaces) > 0 && r.ifaces[0].snaplen > 0 {
+			caplen = min(caplen, r.ifaces[0].snaplen)
+		}
+	} else {
+		ts = uint64(o.Uint32(h[4:]))<<32 | uint64(o.Uint32(h[8:]))
+		caplen, length = o.Uint32(h[12:]), o.Uint32(h[16:])
+	}
+	if int(ifc) >= len(r.ifaces) {
+		return fmt.Errorf("%w: packet on undeclared interface %d", ErrBadBlock, ifc)
+	}
+	if caplen > MaxCaplen {
+		return fmt.Errorf("%w: packet of %d bytes (limit %d)", ErrCaplen, caplen, MaxCaplen)
+	}
+	if caplen > blen-12-uint32(fixed) {
+		return fmt.Errorf("%w: %d packet bytes overrun a block of %d", ErrBadBlock, caplen, blen)
+	}
+	p.Data = grow(p.Data, int(caplen))
+	if err := r.fill(p.Data, start, "block", int(blen), false); err != nil {
+		return err
+	}
+	if err := r.skipRest(start, blen, 8+fixed+int(caplen)); err != nil {
+		return err
+	}
+	in := &r.ifaces[ifc]
+	stamp := time.Unix(0, 0) // a simple packet block carries no timestamp
+	if typ != blockSPB {
+		stamp = in.time(ts)
+	}
+	p.Info = gopacket.CaptureInfo{Timestamp: stamp, CaptureLength: int(caplen), Length: int(length), InterfaceIndex: int(ifc)}
+	p.LinkType, p.Interface = in.linkType, int(ifc)
+	return nil
+}
+
+var pow10 = [20]uint64{1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12,
+	1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19}
+
+// time converts a timestamp in the interface's units since the epoch.
+func (in *ngIface) time(ts uint64) time.Time {
+	var sec, nsec uint64
+	if e := in.tsresol; e&0x80 == 0 {
+		sec, nsec = ts/pow10[e], ts%pow10[e]
+		if e <= 9 {
+			nsec *= pow10[9-e]
+		} else {
+			nsec /= pow10[e-9]
+		}
+	} else {
+		e &= 0x7f
+		sec, nsec = ts>>e, ts&(1<<e-1)
+		// nsec·10^9 / 2^e in 128 bits: the product overflows 64 for e > 34.
+		hi, lo := bits.Mul64(nsec, 1e9)
+		nsec = hi<<(64-e) | lo>>e
+	}
+	return time.Unix(int64(sec)+in.tsoffset, int64(nsec))
+}

@@ -1,0 +1,479 @@
+package capture
+
+import (
+	"bufio"
+	"bytes"
+	"compress/gzip"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"testing/iotest"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// pcapBigEndianSLL2 is a big-endian microsecond pcap with the 32-bit link
+// type 276, which gopacket v1.1.19 would truncate to 20.
+var pcapBigEndianSLL2 = []byte{
+	0xa1, 0xb2, 0xc3, 0xd4, 0x00, 0x02, 0x00, 0x04, // magic (µs, big-endian), version 2.4
+	0, 0, 0, 0, 0, 0, 0, 0, // thiszone, sigfigs
+	0x00, 0x00, 0xff, 0xff, // snaplen 65535
+	0x00, 0x00, 0x01, 0x14, // link type 276
+	0x65, 0x53, 0xf1, 0x00, 0x00, 0x01, 0xe2, 0x40, // 1700000000.123456
+	0x00, 0x00, 0x00, 0x04, 0x00, 0x00, 0x00, 0x3c, // caplen 4, len 60
+	0xde, 0xad, 0xbe, 0xef,
+	0x65, 0x53, 0xf1, 0x01, 0x00, 0x00, 0x00, 0x00, // 1700000001.000000
+	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, // empty record
+}
+
+// pcapLittleNanos is a little-endian nanosecond pcap, link type Ethernet.
+var pcapLittleNanos = []byte{
+	0x4d, 0x3c, 0xb2, 0xa1, 0x02, 0x00, 0x04, 0x00, // magic (ns, little-endian)
+	0, 0, 0, 0, 0, 0, 0, 0,
+	0x00, 0x00, 0x04, 0x00, // snaplen 262144
+	0x01, 0x00, 0x00, 0x00, // link type 1
+	0x00, 0xf1, 0x53, 0x65, 0xff, 0xc9, 0x9a, 0x3b, // 1700000000.999999999
+	0x02, 0x00, 0x00, 0x00, 0x02, 0x00, 0x00, 0x00,
+	0xca, 0xfe,
+}
+
+// order is what the builders need of binary.LittleEndian and BigEndian.
+type order interface {
+	binary.ByteOrder
+	binary.AppendByteOrder
+}
+
+// ngBlock frames a pcapng block around body parts.
+func ngBlock(o order, typ uint32, parts ...[]byte) []byte {
+	body := bytes.Join(parts, nil)
+	body = append(body, make([]byte, -len(body)&3)...)
+	n := uint32(12 + len(body))
+	b := o.AppendUint32(nil, typ)
+	b = o.AppendUint32(b, n)
+	return o.AppendUint32(append(b, body...), n)
+}
+
+// handPcapNG is a section with two interfaces: Ethernet in microseconds,
+// LINKTYPE_INFINIBAND in nanoseconds with a 10 s offset; a name resolution
+// block to skip; then an enhanced, an obsolete and a simple packet block.
+func handPcapNG(o order) []byte {
+	u16, u32 := o.AppendUint16, o.AppendUint32
+	shb := ngBlock(o, blockSHB, u32(nil, 0x1a2b3c4d), u16(nil, 1), u16(nil, 0), []byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff})
+	idb0 := ngBlock(o, blockIDB, u16(nil, 1), u16(nil, 0), u32(nil, 0))
+	idb1 := ngBlock(o, blockIDB, u16(nil, 247), u16(nil, 0), u32(nil, 0),
+		u16(nil, 9), u16(nil, 1), []byte{9, 0, 0, 0}, // if_tsresol 10^-9
+		u16(nil, 14), u16(nil, 8), o.AppendUint64(nil, 10), // if_tsoffset 10 s
+		u16(nil, 0), u16(nil, 0))
+	nrb := ngBlock(o, 4, u16(nil, 0), u16(nil, 0))
+	epb := ngBlock(o, blockEPB, u32(nil, 1), u32(nil, 0x17979cfe), u32(nil, 0x362a0001), // 1700000000000000001 ns
+		u32(nil, 3), u32(nil, 3), []byte{1, 2, 3})
+	opb := ngBlock(o, blockOPB, u16(nil, 0), u16(nil, 0), u32(nil, 0), u32(nil, 5), // 5 µs
+		u32(nil, 2), u32(nil, 9), []byte{4, 5})
+	spb := ngBlock(o, blockSPB, u32(nil, 1), []byte{6})
+	return bytes.Join([][]byte{shb, idb0, idb1, nrb, epb, opb, spb}, nil)
+}
+
+type want struct {
+	data     []byte
+	ts       time.Time
+	length   int
+	linkType LinkType
+	iface    int
+}
+
+func readAll(r *Reader) ([]Packet, error) {
+	var out []Packet
+	for {
+		p, err := r.Next()
+		if err != nil {
+			return out, err
+		}
+		out = append(out, p)
+	}
+}
+
+func TestReaderKnownAnswers(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		data  []byte
+		lt    LinkType
+		nanos bool
+		want  []want
+	}{
+		{"pcap big-endian µs SLL2", pcapBigEndianSLL2, LinkTypeLinuxSLL2, false, []want{
+			{[]byte{0xde, 0xad, 0xbe, 0xef}, time.Unix(1700000000, 123456000), 60, LinkTypeLinuxSLL2, 0},
+			{[]byte{}, time.Unix(1700000001, 0), 0, LinkTypeLinuxSLL2, 0},
+		}},
+		{"pcap little-endian ns", pcapLittleNanos, LinkTypeEthernet, true, []want{
+			{[]byte{0xca, 0xfe}, time.Unix(1700000000, 999999999), 2, LinkTypeEthernet, 0},
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r, err := NewReader(bytes.NewReader(tc.data), "hand.pcap")
+			require.NoError(t, err)
+			assert.Equal(t, FormatPcap, r.Format())
+			assert.Equal(t, tc.lt, r.LinkType())
+			assert.Equal(t, tc.nanos, r.Nanos())
+			checkPackets(t, r, tc.want)
+		})
+	}
+}
+
+func checkPackets(t *testing.T, r *Reader, ws []want) {
+	t.Helper()
+	got, err := readAll(r)
+	require.ErrorIs(t, err, io.EOF)
+	require.Len(t, got, len(ws))
+	for i, w := range ws {
+		p := got[i]
+		assert.Equal(t, w.data, p.Data, "packet %d", i+1)
+		assert.True(t, w.ts.Equal(p.Info.Timestamp), "packet %d: timestamp %v, want %v", i+1, p.Info.Timestamp, w.ts)
+		assert.Equal(t, len(w.data), p.Info.CaptureLength)
+		assert.Equal(t, w.length, p.Info.Length)
+		assert.Equal(t, w.linkType, p.LinkType)
+		assert.Equal(t, w.iface, p.Interface)
+		assert.Equal(t, i+1, p.Number)
+	}
+}
+
+func TestReaderPcapNG(t *testing.T) {
+	ws := []want{
+		{[]byte{1, 2, 3}, time.Unix(1700000010, 1), 3, LinkTypeInfiniBand, 1},
+		{[]byte{4, 5}, time.Unix(0, 5000), 9, LinkTypeEthernet, 0},
+		{[]byte{6}, time.Unix(0, 0), 1, LinkTypeEthernet, 0},
+	}
+	for _, o := range []order{binary.LittleEndian, binary.BigEndian} {
+		t.Run(o.String(), func(t *testing.T) {
+			data := handPcapNG(o)
+			// A second section restarts interface numbering and byte order.
+			data = append(data, handPcapNG(binary.LittleEndian)...)
+			r, err := NewReader(bytes.NewReader(data), "hand.pcapng")
+			require.NoError(t, err)
+			assert.Equal(t, FormatPcapNG, r.Format())
+			all := append(append([]want(nil), ws...), ws...)
+			checkPackets(t, r, all)
+		})
+	}
+}
+
+// TestReaderAgainstTshark reads a pcapng written by mergecap (two
+// interfaces, link types 1 and 147, section options) and compares with
+// tshark's reading of it, checked in beside it.
+func TestReaderAgainstTshark(t *testing.T) {
+	tsv, err := os.ReadFile("testdata/mixed.tshark-fields.tsv")
+	require.NoError(t, err)
+	r, err := Open("testdata/mixed.pcapng")
+	require.NoError(t, err)
+	defer r.Close()
+	got, err := readAll(r)
+	require.ErrorIs(t, err, io.EOF)
+	var rows [][]string
+	for _, line := range strings.Split(strings.TrimSpace(string(tsv)), "\n") {
+		if !strings.HasPrefix(line, "#") {
+			rows = append(rows, strings.Split(line, "\t"))
+		}
+	}
+	require.Len(t, got, len(rows))
+	for i, row := range rows {
+		p := got[i]
+		sec, frac, _ := strings.Cut(row[2], ".")
+		assert.Equal(t, row[0], strconv.Itoa(p.Number))
+		assert.Equal(t, row[1], strconv.Itoa(p.Interface))
+		assert.Equal(t, sec+"."+frac, fmt.Sprintf("%d.%09d", p.Info.Timestamp.Unix(), p.Info.Timestamp.Nanosecond()))
+		assert.Equal(t, row[3], strconv.Itoa(p.Info.Length))
+		assert.Equal(t, row[4], strconv.Itoa(p.Info.CaptureLength))
+		assert.Equal(t, map[string]LinkType{"0": LinkTypeEthernet, "1": 147}[row[1]], p.LinkType)
+	}
+}
+
+func gzipped(t testing.TB, data []byte) []byte {
+	var b bytes.Buffer
+	zw := gzip.NewWriter(&b)
+	_, err := zw.Write(data)
+	require.NoError(t, err)
+	require.NoError(t, zw.Close())
+	return b.Bytes()
+}
+
+// TestReaderStreams reads every format gzip-compressed and through a
+// reader that is not seekable and returns one byte per call, as a pipe
+// may.
+func TestReaderStreams(t *testing.T) {
+	mixed, err := os.ReadFile("testdata/mixed.pcapng")
+	require.NoError(t, err)
+	for name, data := range map[string][]byte{"be": pcapBigEndianSLL2, "ns": pcapLittleNanos, "ng": handPcapNG(binary.BigEndian), "mixed": mixed} {
+		r, err := NewReader(bytes.NewReader(data), name)
+		require.NoError(t, err)
+		plain, err := readAll(r)
+		require.ErrorIs(t, err, io.EOF)
+		for _, src := range []io.Reader{
+			bytes.NewReader(gzipped(t, data)),
+			iotest.OneByteReader(bytes.NewReader(data)),
+			iotest.OneByteReader(bytes.NewReader(gzipped(t, data))),
+		} {
+			r, err := NewReader(src, name)
+			require.NoError(t, err, name)
+			got, err := readAll(r)
+			require.ErrorIs(t, err, io.EOF)
+			assert.Equal(t, plain, got, name)
+		}
+	}
+}
+
+// threePackets is a generated 3-packet capture and the offsets at which
+// each unit (header, records or blocks) ends.
+func threePackets(t testing.TB, format Format) ([]byte, []int) {
+	var b bytes.Buffer
+	w, err := NewWriter(&b, format, LinkTypeEthernet, true)
+	require.NoError(t, err)
+	require.NoError(t, w.Flush())
+	ends := []int{b.Len()}
+	for i := range 3 {
+		p := Packet{Data: bytes.Repeat([]byte{byte(i)}, 10*i+5), LinkType: LinkTypeEthernet, Info: ngInfo(i)}
+		require.NoError(t, w.WritePacket(p))
+		require.NoError(t, w.Flush())
+		ends = append(ends, b.Len())
+	}
+	return b.Bytes(), ends
+}
+
+func TestReaderTruncatedEverywhere(t *testing.T) {
+	for _, format := range []Format{FormatPcap, FormatPcapNG} {
+		data, ends := threePackets(t, format)
+		for cut := 0; cut < len(data); cut++ {
+			// Damage inside the file header fails NewReader (packet 0) or,
+			// for a pcapng block not yet known to be an interface
+			// description, the first read (packet 1).
+			r, err := NewReader(bytes.NewReader(data[:cut]), "cut.pcap")
+			var got []Packet
+			if err == nil {
+				got, err = readAll(r)
+			}
+			whole := 0
+			for whole < 3 && ends[whole+1] <= cut {
+				whole++
+			}
+			require.Len(t, got, whole, "%v cut at %d", format, cut)
+			if cut == ends[whole] || format == FormatPcapNG && cut == 28 { // a lone section header is a valid, empty pcapng
+				require.ErrorIs(t, err, io.EOF, "%v cut at %d", format, cut)
+				continue
+			}
+			var fe *FileError
+			require.ErrorAs(t, err, &fe, "%v cut at %d", format, cut)
+			assert.ErrorIs(t, err, ErrTruncated)
+			assert.Equal(t, "cut.pcap", fe.File)
+			if cut < ends[0] {
+				assert.LessOrEqual(t, fe.Packet, 1)
+				continue
+			}
+			assert.Equal(t, whole+1, fe.Packet)
+			assert.Equal(t, int64(ends[whole]), fe.Offset)
+			// The error sticks.
+			_, again := r.Next()
+			assert.Equal(t, err, again)
+		}
+		// A gzip stream cut anywhere is an error too (its trailer is missing).
+		gz := gzipped(t, data)
+		for cut := 0; cut < len(gz); cut++ {
+			r, err := NewReader(bytes.NewReader(gz[:cut]), "cut.pcap.gz")
+			if err == nil {
+				_, err = readAll(r)
+			}
+			var fe *FileError
+			require.ErrorAs(t, err, &fe, "gzip cut at %d", cut)
+		}
+	}
+}
+
+func TestReaderErrorMessage(t *testing.T) {
+	data, ends := threePackets(t, FormatPcap)
+	r, err := NewReader(bytes.NewReader(data[:ends[1]+20]), "write_bw.pcap")
+	require.NoError(t, err)
+	_, err = readAll(r)
+	assert.EqualError(t, err, "capture: write_bw.pcap: packet 2 at byte 45: truncated record (wanted 15 bytes, got 4)")
+	_, err = NewReader(strings.NewReader("hello, world"), "x.txt")
+	assert.EqualError(t, err, "capture: x.txt: at byte 0: bad magic 0x68656c6c: not pcap, pcapng or gzip")
+}
+
+func TestReaderCorrupt(t *testing.T) {
+	pcapRecord := func(caplen uint32) []byte {
+		b := append([]byte(nil), pcapLittleNanos...)
+		b = binary.LittleEndian.AppendUint64(b, 0)
+		b = binary.LittleEndian.AppendUint32(b, caplen)
+		return binary.LittleEndian.AppendUint32(b, caplen)
+	}
+	le := binary.LittleEndian
+	ng := handPcapNG(le)
+	ngWith := func(blocks ...[]byte) []byte { return append(append([]byte(nil), ng...), bytes.Join(blocks, nil)...) }
+	epb := func(iface, caplen uint32) []byte {
+		return ngBlock(le, blockEPB, le.AppendUint32(nil, iface), make([]byte, 8), le.AppendUint32(nil, caplen), le.AppendUint32(nil, caplen))
+	}
+	badTrailer := ngBlock(le, 4, make([]byte, 4))
+	badTrailer[len(badTrailer)-1] = 1
+	for _, tc := range []struct {
+		name    string
+		data    []byte
+		packets int // returned before the error; -1: NewReader fails
+		err     error
+	}{
+		{"empty", nil, -1, ErrTruncated},
+		{"bad magic", []byte("GET / HTTP/1.1\r\n"), -1, ErrBadMagic},
+		{"bad byte-order magic", []byte{0x0a, 0x0d, 0x0d, 0x0a, 28, 0, 0, 0, 1, 2, 3, 4}, -1, ErrBadMagic},
+		{"pcapng version 2", ngBlock(le, blockSHB, le.AppendUint32(nil, 0x1a2b3c4d), []byte{2, 0, 0, 0}, make([]byte, 8)), -1, ErrBadBlock},
+		{"absurd caplen", pcapRecord(0x7fffffff), 1, ErrCaplen},
+		{"caplen just over the limit", pcapRecord(MaxCaplen + 1), 1, ErrCaplen},
+		{"block length 13", ngWith([]byte{4, 0, 0, 0, 13, 0, 0, 0, 0}), 3, ErrBadBlock},
+		{"block length 8", ngWith([]byte{4, 0, 0, 0, 8, 0, 0, 0}), 3, ErrBadBlock},
+		{"block length 1<<30", ngWith([]byte{4, 0, 0, 0, 0, 0, 0, 0x40}), 3, ErrBadBlock},
+		{"trailing length differs", ngWith(badTrailer), 3, ErrBadBlock},
+		{"undeclared interface", ngWith(epb(7, 0)), 3, ErrBadBlock},
+		{"pcapng caplen over limit", ngWith(epb(0, MaxCaplen+1)), 3, ErrCaplen},
+		{"packet overruns block", ngWith(epb(0, 400)), 3, ErrBadBlock},
+		{"huge interface block", ngWith(ngBlock(le, blockIDB, make([]byte, maxMetaBlock))), 3, ErrBadBlock},
+		{"bad if_tsresol", ngWith(ngBlock(le, blockIDB, make([]byte, 8), []byte{9, 0, 1, 0, 20, 0, 0, 0})), 3, ErrBadBlock},
+		{"option overruns", ngWith(ngBlock(le, blockIDB, make([]byte, 8), []byte{2, 0, 99, 0})), 3, ErrBadBlock},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r, err := NewReader(bytes.NewReader(tc.data), tc.name)
+			var got []Packet
+			if err == nil {
+				require.NotEqual(t, -1, tc.packets, "NewReader should fail")
+				got, err = readAll(r)
+				assert.Len(t, got, tc.packets)
+			} else {
+				assert.Equal(t, -1, tc.packets, err.Error())
+			}
+			var fe *FileError
+			require.ErrorAs(t, err, &fe)
+			assert.ErrorIs(t, err, tc.err)
+			assert.Equal(t, tc.name, fe.File)
+			assert.Equal(t, max(tc.packets+1, 0), fe.Packet)
+			assert.Equal(t, strings.ToLower(err.Error()), err.Error())
+		})
+	}
+}
+
+// rxeManifest reads the pkts column of pcaps/rxe/MANIFEST.md.
+func rxeManifest(t *testing.T) map[string]int {
+	f, err := os.Open("../pcaps/rxe/MANIFEST.md")
+	if errors.Is(err, os.ErrNotExist) {
+		t.Skip("pcaps/rxe not present")
+	}
+	require.NoError(t, err)
+	defer f.Close()
+	counts := map[string]int{}
+	for sc := bufio.NewScanner(f); sc.Scan(); {
+		cols := strings.Split(sc.Text(), "|")
+		if len(cols) < 5 || !strings.HasSuffix(strings.TrimSpace(cols[1]), ".pcap") {
+			continue
+		}
+		n, err := strconv.Atoi(strings.Fields(cols[4])[0])
+		require.NoError(t, err, sc.Text())
+		counts[strings.TrimSpace(cols[1])] = n
+	}
+	require.NotEmpty(t, counts)
+	return counts
+}
+
+func TestReaderRxeCaptures(t *testing.T) {
+	counts := rxeManifest(t)
+	for name, n := range counts {
+		r, err := Open(filepath.Join("../pcaps/rxe", name))
+		require.NoError(t, err)
+		got, err := readAll(r)
+		require.ErrorIs(t, err, io.EOF)
+		require.NoError(t, r.Close())
+		assert.Len(t, got, n, name)
+		for _, p := range got {
+			assert.Equal(t, LinkTypeEthernet, p.LinkType)
+			assert.Equal(t, len(p.Data), p.Info.CaptureLength)
+		}
+	}
+}
+
+func TestOpenMulti(t *testing.T) {
+	dir := t.TempDir()
+	pcap, _ := threePackets(t, FormatPcap)
+	ng, _ := threePackets(t, FormatPcapNG)
+	files := map[string][]byte{"a.pcap": pcap, "b.pcapng.gz": gzipped(t, ng), "c.pcap": pcapBigEndianSLL2, "bad.pcap": pcap[:len(pcap)-1]}
+	for name, data := range files {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, name), data, 0o644))
+	}
+	in := func(n string) string { return filepath.Join(dir, n) }
+	r, err := OpenMulti(in("a.pcap"), in("b.pcapng.gz"), in("c.pcap"), in("bad.pcap"))
+	require.NoError(t, err)
+	got, err := readAll(r)
+	require.Len(t, got, 3+3+2+2)
+	for i, p := range got {
+		assert.Equal(t, i+1, p.Number)
+	}
+	assert.Equal(t, LinkTypeLinuxSLL2, got[7].LinkType)
+	var fe *FileError
+	require.ErrorAs(t, err, &fe)
+	assert.Equal(t, in("bad.pcap"), fe.File)
+	assert.Equal(t, 11, fe.Packet)
+	require.NoError(t, r.Close())
+	assert.ErrorIs(t, r.NextInto(&Packet{}), os.ErrClosed)
+
+	_, err = OpenMulti(in("a.pcap"), in("missing.pcap"))
+	assert.ErrorIs(t, err, os.ErrNotExist)
+	_, err = OpenMulti()
+	assert.Error(t, err)
+}
+
+func TestNextIntoDoesNotAllocate(t *testing.T) {
+	data := benchCapture(t, 1000)
+	r, err := NewReader(bytes.NewReader(data), "bench")
+	require.NoError(t, err)
+	var p Packet
+	require.NoError(t, r.NextInto(&p))
+	allocs := testing.AllocsPerRun(500, func() {
+		if err := r.NextInto(&p); err != nil {
+			panic(err)
+		}
+	})
+	assert.Zero(t, allocs)
+}
+
+// benchCapture is an in-memory pcap of n RoCE-sized frames.
+func benchCapture(t testing.TB, n int) []byte {
+	var b bytes.Buffer
+	w, err := NewWriter(&b, FormatPcap, LinkTypeEthernet, true)
+	require.NoError(t, err)
+	frame := make([]byte, 1078) // Ethernet + IPv4 + UDP + BTH + RETH + 1 KiB + ICRC
+	for i := range n {
+		p := Packet{Data: frame[:1078-i%3*500], LinkType: LinkTypeEthernet, Info: ngInfo(i)}
+		require.NoError(t, w.WritePacket(p))
+	}
+	require.NoError(t, w.Close())
+	return b.Bytes()
+}
+
+// BenchmarkReader reads a 100k-packet pcap from memory; one op is one
+// packet.
+func BenchmarkReader(b *testing.B) {
+	data := benchCapture(b, 100000)
+	b.SetBytes(int64(len(data) / 100000))
+	b.ReportAllocs()
+	r, err := NewReader(bytes.NewReader(data), "bench")
+	require.NoError(b, err)
+	var p Packet
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if err := r.NextInto(&p); err == io.EOF {
+			b.StopTimer()
+			r, _ = NewReader(bytes.NewReader(data), "bench")
+			b.StartTimer()
+		} else if err != nil {
+			b.Fatal(err)
+		}
+	}
+}

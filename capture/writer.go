@@ -1,0 +1,207 @@
+package capture
+
+import (
+	"bufio"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+)
+
+// Writer writes packets to a pcap or pcapng stream. It buffers: call Flush
+// (or Close) before the data is needed, and on Ctrl-C.
+type Writer struct {
+	w        *bufio.Writer
+	file     io.Closer // the file Create opened; nil otherwise
+	format   Format
+	linkType LinkType
+	nanos    bool
+	ifaces   []LinkType // pcapng interfaces, in the order written
+	hdr      [32]byte
+	closed   bool
+}
+
+// NewWriter starts a capture stream on w and writes its header at once, so
+// even a capture without packets is a valid file. A pcap file holds only
+// linkType, stored as the full 32 bits; a pcapng stream starts with an
+// interface of linkType and gains one for each new link type it meets.
+// With nanos, timestamps keep nanoseconds (pcap magic a1b23c4d, pcapng
+// if_tsresol 9); otherwise microseconds.
+func NewWriter(w io.Writer, format Format, linkType LinkType, nanos bool) (*Writer, error) {
+	if format != FormatPcap && format != FormatPcapNG {
+		return nil, fmt.Errorf("capture: cannot write format %v", format)
+	}
+	wr := &Writer{w: bufio.NewWriterSize(w, 64<<10), format: format, linkType: linkType, nanos: nanos}
+	if format == FormatPcap {
+		h := wr.hdr[:24]
+		magic := uint32(0xa1b2c3d4)
+		if nanos {
+			magic = 0xa1b23c4d
+		}
+		le := binary.LittleEndian
+		le.PutUint32(h, magic)
+		le.PutUint16(h[4:], 2) // version 2.4, as every libpcap writes
+		le.PutUint16(h[6:], 4)
+		le.PutUint64(h[8:], 0) // thiszone, sigfigs
+		le.PutUint32(h[16:], MaxCaplen)
+		le.PutUint32(h[20:], uint32(linkType))
+		_, err := wr.w.Write(h)
+		return wr, err
+	}
+	// Section header: byte-order magic, version 1.0, section length unknown
+	// (-1) because the stream is not seekable.
+	h := wr.hdr[:28]
+	le := binary.LittleEndian
+	le.PutUint32(h, blockSHB)
+	le.PutUint32(h[4:], 28)
+	le.PutUint32(h[8:], 0x1a2b3c4d)
+	le.PutUint32(h[12:], 1)
+	le.PutUint64(h[16:], ^uint64(0))
+	le.PutUint32(h[24:], 28)
+	if _, err := wr.w.Write(h); err != nil {
+		return nil, err
+	}
+	if _, err := wr.iface(linkType); err != nil {
+		return nil, err
+	}
+	return wr, nil
+}
+
+// Create creates (or truncates) the file path and starts a capture on it
+// as NewWriter does; "-" means standard output. Close closes the file.
+func Create(path string, format Format, linkType LinkType, nanos bool) (*Writer, error) {
+	if path == "-" {
+		return NewWriter(os.Stdout, format, linkType, nanos)
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("capture: %w", err)
+	}
+	w, err := NewWriter(f, format, linkType, nanos)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	w.file = f
+	return w, nil
+}
+
+// iface returns the pcapng interface of link type lt, writing its
+// interface description block the first time.
+func (w *Writer) iface(lt LinkType) (int, error) {
+	for i, have := range w.ifaces {
+		if have == lt {
+			return i, nil
+		}
+	}
+	if lt > 0xffff { // the block's link type field is 16 bits wide
+		return 0, fmt.Errorf("capture: %w: %v in pcapng", ErrLinkType, lt)
+	}
+	n := 20
+	if w.nanos {
+		n += 12 // if_tsresol option (4+1, padded to 8) and end of options (4)
+	}
+	h, le := w.hdr[:n], binary.LittleEndian
+	clear(h)
+	le.PutUint32(h, blockIDB)
+	le.PutUint32(h[4:], uint32(n))
+	le.PutUint16(h[8:], uint16(lt))
+	le.PutUint32(h[12:], MaxCaplen)
+	if w.nanos {
+		le.PutUint16(h[16:], 9) // if_tsresol
+		le.PutUint16(h[18:], 1)
+		h[20] = 9 // 10^-9 s
+	}
+	le.PutUint32(h[n-4:], uint32(n))
+	if _, err := w.w.Write(h); err != nil {
+		return 0, err
+	}
+	w.ifaces = append(w.ifaces, lt)
+	return len(w.ifaces) - 1, nil
+}
+
+// WritePacket appends p. The captured length is len(p.Data); the original
+// length is p.Info.Length, or len(p.Data) if that is smaller. p.LinkType
+// must be the file's link type for pcap.
+func (w *Writer) WritePacket(p Packet) error {
+	if w.closed {
+		return errors.New("capture: write to closed writer")
+	}
+	if len(p.Data) > MaxCaplen {
+		return fmt.Errorf("capture: %w: packet of %d bytes (limit %d)", ErrCaplen, len(p.Data), MaxCaplen)
+	}
+	caplen, length := uint32(len(p.Data)), uint32(max(p.Info.Length, len(p.Data)))
+	ns := p.Info.Timestamp.UnixNano()
+	le := binary.LittleEndian
+	if w.format == FormatPcap {
+		if p.LinkType != w.linkType {
+			return fmt.Errorf("capture: %w: %v packet in a %v pcap file", ErrLinkType, p.LinkType, w.linkType)
+		}
+		sec, frac := p.Info.Timestamp.Unix(), p.Info.Timestamp.Nanosecond()
+		if !w.nanos {
+			frac /= 1000
+		}
+		h := w.hdr[:16]
+		le.PutUint32(h, uint32(sec))
+		le.PutUint32(h[4:], uint32(frac))
+		le.PutUint32(h[8:], caplen)
+		le.PutUint32(h[12:], length)
+		if _, err := w.w.Write(h); err != nil {
+			return err
+		}
+		_, err := w.w.Write(p.Data)
+		return err
+	}
+	ifc, err := w.iface(p.LinkType)
+	if err != nil {
+		return err
+	}
+	units := uint64(ns)
+	if !w.nanos {
+		units = uint64(ns / 1000)
+	}
+	pad := -len(p.Data) & 3
+	blen := uint32(32 + len(p.Data) + pad)
+	h := w.hdr[:28]
+	le.PutUint32(h, blockEPB)
+	le.PutUint32(h[4:], blen)
+	le.PutUint32(h[8:], uint32(ifc))
+	le.PutUint32(h[12:], uint32(units>>32))
+	le.PutUint32(h[16:], uint32(units))
+	le.PutUint32(h[20:], caplen)
+	le.PutUint32(h[24:], length)
+	if _, err := w.w.Write(h); err != nil {
+		return err
+	}
+	if _, err := w.w.Write(p.Data); err != nil {
+		return err
+	}
+	t := w.hdr[28:32]
+	le.PutUint32(t, blen)
+	var zero [3]byte
+	if _, err := w.w.Write(zero[:pad]); err != nil {
+		return err
+	}
+	_, err = w.w.Write(t)
+	return err
+}
+
+// Flush writes buffered data to the underlying writer.
+func (w *Writer) Flush() error { return w.w.Flush() }
+
+// Close flushes and, for a Writer from Create, closes the file. It does
+// not close a writer passed to NewWriter.
+func (w *Writer) Close() error {
+	if w.closed {
+		return nil
+	}
+	w.closed = true
+	err := w.w.Flush()
+	if w.file != nil {
+		if cerr := w.file.Close(); err == nil {
+			err = cerr
+		}
+	}
+	return err
+}

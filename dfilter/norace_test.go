@@ -1,0 +1,5 @@
+//go:build !race
+
+package dfilter_test
+
+const raceEnabled = false

@@ -1,0 +1,138 @@
+package output
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/ibwire/ibwire/decode"
+)
+
+// FieldsOptions are tshark's -E options for -T fields.
+type FieldsOptions struct {
+	Header     bool   // header=y: a first line with the field names
+	Separator  string // separator=: between fields (default tab)
+	Occurrence byte   // occurrence=f|l|a: first, last or all occurrences (default a)
+	Aggregator string // aggregator=: between occurrences (default ",")
+	Quote      byte   // quote=d|s|n: double, single or no quotes (default n)
+}
+
+// ParseFieldsOption applies one -E option ("header=y", "separator=,", ...).
+func (o *FieldsOptions) ParseFieldsOption(opt string) error {
+	k, v, ok := strings.Cut(opt, "=")
+	if !ok {
+		return fmt.Errorf("invalid -E option %q: want name=value", opt)
+	}
+	switch k {
+	case "header":
+		if v != "y" && v != "n" {
+			return fmt.Errorf("invalid -E header=%s: want y or n", v)
+		}
+		o.Header = v == "y"
+	case "separator":
+		o.Separator = unescapeSep(v)
+	case "aggregator":
+		o.Aggregator = unescapeSep(v)
+	case "occurrence":
+		if v != "f" && v != "l" && v != "a" {
+			return fmt.Errorf("invalid -E occurrence=%s: want f, l or a", v)
+		}
+		o.Occurrence = v[0]
+	case "quote":
+		if v != "d" && v != "s" && v != "n" {
+			return fmt.Errorf("invalid -E quote=%s: want d, s or n", v)
+		}
+		o.Quote = v[0]
+	default:
+		return fmt.Errorf("invalid -E option %q: known are header, separator, occurrence, aggregator, quote", k)
+	}
+	return nil
+}
+
+// unescapeSep reads tshark's "/t" and "/s" spellings of tab and space.
+func unescapeSep(v string) string {
+	switch v {
+	case "/t":
+		return "\t"
+	case "/s":
+		return " "
+	}
+	return v
+}
+
+// Fields renders -T fields lines for a fixed list of fields.
+type Fields struct {
+	opts   FieldsOptions
+	fields []*decode.Field
+	v      decode.Value
+}
+
+// NewFields checks the field names and returns the renderer.
+func NewFields(names []string, opts FieldsOptions) (*Fields, error) {
+	if len(names) == 0 {
+		return nil, fmt.Errorf("-T fields needs at least one -e field")
+	}
+	if opts.Separator == "" {
+		opts.Separator = "\t"
+	}
+	if opts.Aggregator == "" {
+		opts.Aggregator = ","
+	}
+	if opts.Occurrence == 0 {
+		opts.Occurrence = 'a'
+	}
+	f := &Fields{opts: opts}
+	for _, n := range names {
+		fd, ok := decode.Lookup(n)
+		if !ok {
+			return nil, fmt.Errorf("field %q isn't a valid field (ibdump -G fields lists them)", n)
+		}
+		f.fields = append(f.fields, fd)
+	}
+	return f, nil
+}
+
+// AppendHeader appends the header line (with its newline) when header=y.
+func (f *Fields) AppendHeader(buf []byte) []byte {
+	if !f.opts.Header {
+		return buf
+	}
+	for i, fd := range f.fields {
+		if i > 0 {
+			buf = append(buf, f.opts.Separator...)
+		}
+		buf = append(buf, fd.Name...)
+	}
+	return append(buf, '\n')
+}
+
+// Append appends one packet's line, without a newline.
+func (f *Fields) Append(buf []byte, p *decode.Packet) []byte {
+	for i, fd := range f.fields {
+		if i > 0 {
+			buf = append(buf, f.opts.Separator...)
+		}
+		if f.opts.Quote == 'd' {
+			buf = append(buf, '"')
+		} else if f.opts.Quote == 's' {
+			buf = append(buf, '\'')
+		}
+		if fd.Get(p, &f.v) {
+			first := len(buf)
+			buf = fd.AppendValue(buf, &f.v)
+			if f.opts.Occurrence != 'f' && fd.GetSecond(p, &f.v) {
+				if f.opts.Occurrence == 'l' {
+					buf = buf[:first]
+				} else {
+					buf = append(buf, f.opts.Aggregator...)
+				}
+				buf = fd.AppendValue(buf, &f.v)
+			}
+		}
+		if f.opts.Quote == 'd' {
+			buf = append(buf, '"')
+		} else if f.opts.Quote == 's' {
+			buf = append(buf, '\'')
+		}
+	}
+	return buf
+}

@@ -1,0 +1,316 @@
+package output
+
+import (
+	"strconv"
+	"time"
+
+	"github.com/ibwire/ibwire/decode"
+	"github.com/ibwire/ibwire/layers"
+)
+
+// TimeFormat selects the timestamp of the summary line, as tcpdump's -t flags do.
+type TimeFormat uint8
+
+// Timestamp formats.
+const (
+	TimeOfDay      TimeFormat = iota // default: 15:04:05.000000
+	TimeNone                         // -t
+	TimeEpoch                        // -tt: seconds since 1970
+	TimeDelta                        // -ttt: since the previous packet
+	TimeDate                         // -tttt: date and time of day
+	TimeSinceFirst                   // -ttttt: since the first packet
+)
+
+// Summary renders ibdump's default line: tcpdump's shape with Wireshark's
+// vocabulary, e.g.
+//
+//	22:13:20.000000 RoCEv2 10.0.0.1.49152 > 10.0.0.2.4791: RC RDMA Write Only QP 0x000011 PSN 100 A, RETH va 0x7f0000001000 rkey 0x1234 len 16, length 16
+type Summary struct {
+	Time     TimeFormat
+	Nanos    bool           // nanosecond timestamps (--nano)
+	Location *time.Location // time zone of TimeOfDay and TimeDate; nil is local time
+	Number   bool           // -#: packet number first
+	Verbose  int            // -v: IP TTL/TOS/ECN and the ICRC values
+	Ether    bool           // --ether (tcpdump -e): link-level header
+}
+
+// Append appends the line for p, without a newline.
+func (s *Summary) Append(buf []byte, p *decode.Packet) []byte {
+	if s.Number {
+		buf = padLeft(buf, strconv.AppendInt(nil, int64(p.Number), 10), 5)
+		buf = append(buf, "  "...)
+	}
+	buf = s.appendTime(buf, p)
+	h := p.Headers
+	if s.Ether && p.HasEthernet() {
+		buf = appendMAC(buf, h.Ethernet.SrcMAC)
+		buf = append(buf, " > "...)
+		buf = appendMAC(buf, h.Ethernet.DstMAC)
+		buf = append(buf, ", ethertype "...)
+		buf = append(buf, h.Ethernet.EthernetType.String()...)
+		buf = append(buf, " ("...)
+		buf = appendHex(buf, uint64(h.Ethernet.EthernetType), 4)
+		buf = append(buf, "), length "...)
+		buf = strconv.AppendInt(buf, int64(p.Length), 10)
+		buf = append(buf, ": "...)
+	}
+	if s.Verbose > 0 && p.HasIPv4() {
+		ip := &h.IPv4
+		buf = append(buf, "IP (tos "...)
+		buf = append(buf, "0x"...)
+		buf = strconv.AppendUint(buf, uint64(ip.TOS), 16)
+		if ecn := ip.TOS & 3; ecn != 0 {
+			buf = append(append(buf, ','), ecnNames[ecn]...)
+		}
+		buf = append(buf, ", ttl "...)
+		buf = strconv.AppendUint(buf, uint64(ip.TTL), 10)
+		buf = append(buf, ", id "...)
+		buf = strconv.AppendUint(buf, uint64(ip.Id), 10)
+		if ip.Flags&ipv4DontFragment != 0 {
+			buf = append(buf, ", flags [DF]"...)
+		}
+		buf = append(buf, ", length "...)
+		buf = strconv.AppendUint(buf, uint64(ip.Length), 10)
+		buf = append(buf, ") "...)
+	}
+	switch {
+	case p.IsIB():
+		buf = s.appendIB(buf, p)
+	case p.HasUDP() || p.HasTCP():
+		buf = appendIPPorts(buf, p)
+		if p.HasUDP() {
+			buf = append(buf, ": UDP, length "...)
+			buf = strconv.AppendInt(buf, int64(len(h.UDP.Payload)), 10)
+		} else {
+			buf = append(buf, ": TCP, length "...)
+			buf = strconv.AppendInt(buf, int64(len(h.TCP.Payload)), 10)
+		}
+	case p.HasIPv4() || p.HasIPv6():
+		buf = append(buf, ipName(p)...)
+		buf = append(buf, ' ')
+		buf = AppendAddress(buf, p, true)
+		buf = append(buf, " > "...)
+		buf = AppendAddress(buf, p, false)
+		buf = append(buf, ", length "...)
+		buf = strconv.AppendInt(buf, int64(p.Length), 10)
+	case p.HasEthernet():
+		buf = append(buf, "ethertype "...)
+		buf = append(buf, h.Ethernet.EthernetType.String()...)
+		buf = append(buf, " ("...)
+		buf = appendHex(buf, uint64(h.Ethernet.EthernetType), 4)
+		buf = append(buf, "), length "...)
+		buf = strconv.AppendInt(buf, int64(p.Length), 10)
+	default:
+		buf = append(buf, "link type "...)
+		buf = strconv.AppendUint(buf, uint64(p.LinkType), 10)
+		buf = append(buf, ", length "...)
+		buf = strconv.AppendInt(buf, int64(p.Length), 10)
+	}
+	if p.Err != nil {
+		buf = append(buf, " [malformed: "...)
+		buf = append(buf, p.Err.Error()...)
+		buf = append(buf, ']')
+	}
+	return buf
+}
+
+var ecnNames = [4]string{"Not-ECT", "ECT(1)", "ECT(0)", "CE"}
+
+func ipName(p *decode.Packet) string {
+	if p.HasIPv6() {
+		return "IP6"
+	}
+	return "IP"
+}
+
+func appendIPPorts(buf []byte, p *decode.Packet) []byte {
+	return appendEndpoints(append(append(buf, ipName(p)...), ' '), p)
+}
+
+// appendEndpoints appends "addr.port > addr.port".
+func appendEndpoints(buf []byte, p *decode.Packet) []byte {
+	h := p.Headers
+	var sport, dport uint16
+	if p.HasUDP() {
+		sport, dport = uint16(h.UDP.SrcPort), uint16(h.UDP.DstPort)
+	} else {
+		sport, dport = uint16(h.TCP.SrcPort), uint16(h.TCP.DstPort)
+	}
+	buf = AppendAddress(buf, p, true)
+	buf = append(buf, '.')
+	buf = strconv.AppendUint(buf, uint64(sport), 10)
+	buf = append(buf, " > "...)
+	buf = AppendAddress(buf, p, false)
+	buf = append(buf, '.')
+	return strconv.AppendUint(buf, uint64(dport), 10)
+}
+
+func (s *Summary) appendTime(buf []byte, p *decode.Packet) []byte {
+	prec := 6
+	if s.Nanos {
+		prec = 9
+	}
+	loc := s.Location
+	if loc == nil {
+		loc = time.Local
+	}
+	switch s.Time {
+	case TimeNone:
+		return buf
+	case TimeEpoch:
+		buf = appendFixedSeconds(buf, time.Duration(p.Time.UnixNano()), prec)
+	case TimeDelta:
+		buf = appendFixedSeconds(buf, p.DeltaTime, prec)
+	case TimeSinceFirst:
+		buf = appendFixedSeconds(buf, p.RelTime, prec)
+	case TimeDate:
+		buf = p.Time.In(loc).AppendFormat(buf, "2006-01-02 ")
+		fallthrough
+	default:
+		layout := "15:04:05.000000"
+		if prec == 9 {
+			layout = "15:04:05.000000000"
+		}
+		buf = p.Time.In(loc).AppendFormat(buf, layout)
+	}
+	return append(buf, ' ')
+}
+
+// appendIB appends the IB part: encapsulation, endpoints, opcode, QP, PSN,
+// flags, the extended headers, the payload length and CRC problems.
+func (s *Summary) appendIB(buf []byte, p *decode.Packet) []byte {
+	h := p.Headers
+	b := &h.BTH
+	e := b.Info()
+	buf = append(buf, p.Encapsulation.String()...)
+	buf = append(buf, ' ')
+	if p.HasUDP() {
+		buf = appendEndpoints(buf, p)
+	} else {
+		buf = AppendAddress(buf, p, true)
+		buf = append(buf, " > "...)
+		buf = AppendAddress(buf, p, false)
+	}
+	buf = append(buf, ": "...)
+	if e.Known {
+		if e.Info != "Unknown OpCode" {
+			buf = append(buf, e.Info...)
+		} else {
+			buf = append(buf, e.Name...)
+		}
+	} else {
+		buf = append(buf, "Unknown opcode "...)
+		buf = appendHex(buf, uint64(b.Opcode), 2)
+	}
+	buf = append(buf, " QP "...)
+	buf = appendHex(buf, uint64(b.DestQP), 6)
+	buf = append(buf, " PSN "...)
+	buf = strconv.AppendUint(buf, uint64(b.PSN), 10)
+	for _, f := range [...]struct {
+		on   bool
+		name string
+	}{{b.AckReq, " A"}, {b.SE, " SE"}, {b.MigReq, " M"}, {b.FECN, " FECN"}, {b.BECN, " BECN"}} {
+		if f.on {
+			buf = append(buf, f.name...)
+		}
+	}
+	if b.PKey != 0xFFFF {
+		buf = append(buf, " pkey "...)
+		buf = appendHex(buf, uint64(b.PKey), 4)
+	}
+	for _, k := range e.HeaderList() {
+		buf = append(buf, ", "...)
+		buf = appendETH(buf, b, k)
+	}
+	if p.HasMAD() {
+		m := &h.MAD
+		buf = append(buf, ", MAD "...)
+		buf = append(buf, m.Info()...)
+		buf = append(buf, " tid "...)
+		buf = appendHex(buf, m.TransactionID, 16)
+	}
+	if p.Err == nil {
+		buf = append(buf, ", length "...)
+		buf = strconv.AppendInt(buf, int64(len(b.PacketPayload())), 10)
+	}
+	if p.ICRC == layers.CRCBad {
+		buf = append(buf, " [bad ICRC "...)
+		buf = appendHex(buf, uint64(b.Trailer.ICRC), 8)
+		buf = append(buf, ", should be "...)
+		buf = appendHex(buf, uint64(p.ICRCComputed), 8)
+		buf = append(buf, ']')
+	} else if s.Verbose > 0 && p.ICRC == layers.CRCGood {
+		buf = append(buf, " [ICRC "...)
+		buf = appendHex(buf, uint64(b.Trailer.ICRC), 8)
+		buf = append(buf, " ok]"...)
+	}
+	if p.VCRC == layers.CRCBad {
+		buf = append(buf, " [bad VCRC "...)
+		buf = appendHex(buf, uint64(h.LRH.VCRC), 4)
+		buf = append(buf, ", should be "...)
+		buf = appendHex(buf, uint64(p.VCRCComputed), 4)
+		buf = append(buf, ']')
+	}
+	return buf
+}
+
+// appendETH summarizes one extended header.
+func appendETH(buf []byte, b *layers.BTH, k layers.HeaderKind) []byte {
+	switch k {
+	case layers.HdrRETH:
+		buf = append(buf, "RETH va "...)
+		buf = append(buf, "0x"...)
+		buf = strconv.AppendUint(buf, b.RETH.VA, 16)
+		buf = append(buf, " rkey "...)
+		buf = appendHex(buf, uint64(b.RETH.RKey), 8)
+		buf = append(buf, " len "...)
+		return strconv.AppendUint(buf, uint64(b.RETH.DMALength), 10)
+	case layers.HdrAETH:
+		buf = append(buf, "AETH "...)
+		buf = append(buf, b.AETH.Syndrome.String()...)
+		buf = append(buf, " MSN "...)
+		return strconv.AppendUint(buf, uint64(b.AETH.MSN), 10)
+	case layers.HdrAtomicETH:
+		a := &b.AtomicETH
+		buf = append(buf, "AtomicETH va 0x"...)
+		buf = strconv.AppendUint(buf, a.VA, 16)
+		buf = append(buf, " rkey "...)
+		buf = appendHex(buf, uint64(a.RKey), 8)
+		if b.Info().Operation == layers.OpFetchAdd {
+			buf = append(buf, " add "...)
+			return strconv.AppendUint(buf, a.SwapAddData, 10)
+		}
+		buf = append(buf, " swap "...)
+		buf = strconv.AppendUint(buf, a.SwapAddData, 10)
+		buf = append(buf, " compare "...)
+		return strconv.AppendUint(buf, a.CompareData, 10)
+	case layers.HdrAtomicAckETH:
+		buf = append(buf, "AtomicAckETH orig "...)
+		return strconv.AppendUint(buf, b.AtomicAckETH.OrigRemoteData, 10)
+	case layers.HdrImmDt:
+		buf = append(buf, "ImmDt "...)
+		return appendHex(buf, uint64(b.ImmDt.Value), 8)
+	case layers.HdrIETH:
+		buf = append(buf, "IETH rkey "...)
+		return appendHex(buf, uint64(b.IETH.RKey), 8)
+	case layers.HdrDETH:
+		buf = append(buf, "DETH qkey "...)
+		buf = appendHex(buf, uint64(b.DETH.QKey), 8)
+		buf = append(buf, " srcqp "...)
+		return appendHex(buf, uint64(b.DETH.SrcQP), 6)
+	case layers.HdrRDETH:
+		buf = append(buf, "RDETH eecnxt "...)
+		return strconv.AppendUint(buf, uint64(b.RDETH.EEContext), 10)
+	case layers.HdrXRCETH:
+		buf = append(buf, "XRCETH srq "...)
+		return appendHex(buf, uint64(b.XRCETH.XRCSRQ), 6)
+	case layers.HdrFETH:
+		buf = append(buf, "FETH sel "...)
+		buf = strconv.AppendUint(buf, uint64(b.FETH.SelectivityLevel), 10)
+		buf = append(buf, " plt "...)
+		return strconv.AppendUint(buf, uint64(b.FETH.PlacementType), 10)
+	case layers.HdrCNP:
+		return append(buf, "CNP"...)
+	}
+	return append(buf, k.String()...)
+}

@@ -1,0 +1,173 @@
+package output
+
+import (
+	"net/netip"
+	"strconv"
+	"time"
+
+	"github.com/ibwire/ibwire/decode"
+	"github.com/ibwire/ibwire/layers"
+)
+
+// Protocol returns tshark's Protocol column: RRoCE for RoCEv2, RoCE for
+// RoCEv1, InfiniBand for native IB, else the highest protocol decoded.
+func Protocol(p *decode.Packet) string {
+	switch {
+	case p.IsIB() && p.Encapsulation == layers.EncapRoCEv1:
+		return "RoCE"
+	case p.IsIB() && p.HasUDP():
+		return "RRoCE"
+	case p.HasLRH() || p.IsIB():
+		return "InfiniBand"
+	case p.HasUDP():
+		return "UDP"
+	case p.HasTCP():
+		return "TCP"
+	case p.HasIPv4():
+		return "IPv4"
+	case p.HasIPv6():
+		return "IPv6"
+	case p.HasEthernet() && p.Headers.Ethernet.EthernetType == ethernetTypeARP:
+		return "ARP"
+	case p.HasEthernet():
+		return "Ethernet"
+	}
+	return "Unknown"
+}
+
+// AppendAddresses appends the source and destination as tshark's columns
+// show them; arrow separates them.
+func AppendAddress(buf []byte, p *decode.Packet, src bool) []byte {
+	h := p.Headers
+	switch {
+	case p.HasIPv4():
+		if src {
+			return appendIP(buf, h.IPv4.SrcIP)
+		}
+		return appendIP(buf, h.IPv4.DstIP)
+	case p.HasIPv6():
+		if src {
+			return appendIP(buf, h.IPv6.SrcIP)
+		}
+		return appendIP(buf, h.IPv6.DstIP)
+	case p.HasGRH():
+		buf = append(buf, "GID: "...)
+		if src {
+			return appendIP(buf, h.GRH.SGID)
+		}
+		return appendIP(buf, h.GRH.DGID)
+	case p.HasLRH():
+		buf = append(buf, "LID: "...)
+		if src {
+			return strconv.AppendUint(buf, uint64(h.LRH.SLID), 10)
+		}
+		return strconv.AppendUint(buf, uint64(h.LRH.DLID), 10)
+	case p.HasEthernet():
+		if src {
+			return appendMAC(buf, h.Ethernet.SrcMAC)
+		}
+		return appendMAC(buf, h.Ethernet.DstMAC)
+	}
+	return buf
+}
+
+func appendIP(buf []byte, ip []byte) []byte {
+	switch len(ip) {
+	case 4:
+		return netip.AddrFrom4([4]byte(ip)).AppendTo(buf)
+	case 16:
+		return netip.AddrFrom16([16]byte(ip)).AppendTo(buf)
+	}
+	return buf
+}
+
+func appendMAC(buf []byte, mac []byte) []byte {
+	for i, b := range mac {
+		if i > 0 {
+			buf = append(buf, ':')
+		}
+		buf = append(buf, hexDigits[b>>4], hexDigits[b&0xF])
+	}
+	return buf
+}
+
+// TextLine renders tshark's default one-line output (-T text):
+// "%5d %10s %12s → %-12s %s %d %s", time relative to the first frame.
+type TextLine struct {
+	// Nanos prints nine decimals, as tshark does for nanosecond captures.
+	Nanos bool
+	tmp   []byte
+}
+
+// Append appends the line for p, without a newline.
+func (t *TextLine) Append(buf []byte, p *decode.Packet) []byte {
+	buf = padLeft(buf, strconv.AppendInt(t.tmp[:0], int64(p.Number), 10), 5)
+	buf = append(buf, ' ')
+	prec := 6
+	if t.Nanos {
+		prec = 9
+	}
+	t.tmp = appendFixedSeconds(t.tmp[:0], p.RelTime, prec)
+	buf = padLeft(buf, t.tmp, 10)
+	buf = append(buf, ' ')
+	t.tmp = AppendAddress(t.tmp[:0], p, true)
+	buf = padLeft(buf, t.tmp, 12)
+	buf = append(buf, " → "...)
+	t.tmp = AppendAddress(t.tmp[:0], p, false)
+	buf = padRight(buf, t.tmp, 12)
+	buf = append(buf, ' ')
+	buf = append(buf, Protocol(p)...)
+	buf = append(buf, ' ')
+	buf = strconv.AppendInt(buf, int64(p.Length), 10)
+	buf = append(buf, ' ')
+	if p.IsIB() {
+		buf = AppendInfo(buf, p)
+	}
+	if p.Err != nil {
+		buf = append(buf, "[Malformed Packet: "...)
+		buf = append(buf, p.Err.Error()...)
+		buf = append(buf, ']')
+	}
+	return buf
+}
+
+func padLeft(buf, s []byte, w int) []byte {
+	for i := len(s); i < w; i++ {
+		buf = append(buf, ' ')
+	}
+	return append(buf, s...)
+}
+
+func padRight(buf, s []byte, w int) []byte {
+	buf = append(buf, s...)
+	for i := len(s); i < w; i++ {
+		buf = append(buf, ' ')
+	}
+	return buf
+}
+
+// appendFixedSeconds prints d in seconds with prec decimals (truncated, as tshark does).
+func appendFixedSeconds(buf []byte, d time.Duration, prec int) []byte {
+	if d < 0 {
+		buf = append(buf, '-')
+		d = -d
+	}
+	buf = strconv.AppendInt(buf, int64(d/time.Second), 10)
+	buf = append(buf, '.')
+	frac := int64(d % time.Second)
+	for i := 9; i > prec; i-- {
+		frac /= 10
+	}
+	var digits [9]byte
+	for i := prec - 1; i >= 0; i-- {
+		digits[i] = byte('0' + frac%10)
+		frac /= 10
+	}
+	return append(buf, digits[:prec]...)
+}
+
+// Header values the renderers test; gopacket stays behind decode and layers.
+const (
+	ethernetTypeARP  = 0x0806
+	ipv4DontFragment = 0x2 // IPv4 flags: DF
+)

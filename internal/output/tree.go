@@ -1,0 +1,171 @@
+package output
+
+import (
+	"strconv"
+
+	"github.com/ibwire/ibwire/decode"
+	"github.com/ibwire/ibwire/layers"
+)
+
+// Tree renders the -V detail tree, in the manner of tshark -V: a line per
+// protocol, its headers and fields indented beneath.
+type Tree struct {
+	// Only limits the tree to these protocols (-O); empty shows all.
+	Only []string
+	w    walker
+	buf  []byte
+	p    *decode.Packet
+	skip int // depth of a protocol being skipped, or -1
+}
+
+// Append appends the tree of p, each line ending in a newline.
+func (t *Tree) Append(buf []byte, p *decode.Packet) []byte {
+	t.buf, t.p, t.skip = buf, p, -1
+	t.w.walk(p, t)
+	return t.buf
+}
+
+func (t *Tree) shown(f *decode.Field, depth int) bool {
+	if t.skip >= 0 {
+		return false
+	}
+	if depth > 0 || len(t.Only) == 0 {
+		return true
+	}
+	for _, o := range t.Only {
+		if o == f.Name {
+			return true
+		}
+	}
+	return false
+}
+
+func (t *Tree) indent(depth int) {
+	for range depth {
+		t.buf = append(t.buf, "    "...)
+	}
+}
+
+func (t *Tree) open(f *decode.Field, depth int) {
+	if !t.shown(f, depth) {
+		if t.skip < 0 {
+			t.skip = depth
+		}
+		return
+	}
+	t.indent(depth)
+	t.buf = appendProtocolTitle(t.buf, f, t.p)
+	t.buf = append(t.buf, '\n')
+}
+
+func (t *Tree) close(f *decode.Field, depth int) {
+	if t.skip == depth {
+		t.skip = -1
+	}
+}
+
+func (t *Tree) field(f *decode.Field, depth int, v *decode.Value, second bool) {
+	if t.skip >= 0 || second {
+		return
+	}
+	t.indent(depth)
+	t.buf = append(t.buf, f.Title...)
+	t.buf = append(t.buf, ": "...)
+	t.buf = appendTreeValue(t.buf, f, v)
+	switch f.Name {
+	case "infiniband.invariant.crc":
+		t.buf = appendCRCStatus(t.buf, t.p.ICRC, uint64(wireOrder32(t.p.ICRCComputed)), 8)
+	case "infiniband.variant.crc":
+		c := t.p.VCRCComputed
+		t.buf = appendCRCStatus(t.buf, t.p.VCRC, uint64(c>>8|c<<8), 4)
+	}
+	t.buf = append(t.buf, '\n')
+}
+
+func wireOrder32(c uint32) uint32 { return c>>24 | c>>8&0xFF00 | c<<8&0xFF0000 | c<<24 }
+
+func appendCRCStatus(buf []byte, st layers.CRCStatus, want uint64, width int) []byte {
+	switch st {
+	case layers.CRCGood:
+		return append(buf, " [correct]"...)
+	case layers.CRCBad:
+		buf = append(buf, " [incorrect, should be "...)
+		buf = appendHex(buf, want, width)
+		return append(buf, ']')
+	}
+	return buf
+}
+
+// appendTreeValue formats a value for the tree: names with the number in
+// parentheses, booleans as True/False, hex and decimal per the field's base.
+func appendTreeValue(buf []byte, f *decode.Field, v *decode.Value) []byte {
+	switch {
+	case f.Type == decode.FTBool:
+		if v.U != 0 {
+			return append(buf, "True"...)
+		}
+		return append(buf, "False"...)
+	case f.Type.IsUnsigned() && f.Names != nil:
+		if name, ok := f.Names(v.U); ok {
+			buf = append(buf, name...)
+			buf = append(buf, " ("...)
+			buf = f.AppendValue(buf, v)
+			return append(buf, ')')
+		}
+	case f.Type.IsUnsigned() && f.Base == decode.BaseDecHex:
+		buf = strconv.AppendUint(buf, v.U, 10)
+		buf = append(buf, " ("...)
+		buf = appendHex(buf, v.U, 8)
+		return append(buf, ')')
+	}
+	return f.AppendValue(buf, v)
+}
+
+// appendProtocolTitle writes a protocol's line, with tshark's summaries for
+// the frame and the common headers.
+func appendProtocolTitle(buf []byte, f *decode.Field, p *decode.Packet) []byte {
+	h := p.Headers
+	switch f.Name {
+	case "frame":
+		buf = append(buf, "Frame "...)
+		buf = strconv.AppendInt(buf, int64(p.Number), 10)
+		buf = append(buf, ": "...)
+		buf = strconv.AppendInt(buf, int64(p.Length), 10)
+		buf = append(buf, " bytes on wire ("...)
+		buf = strconv.AppendInt(buf, int64(p.Length)*8, 10)
+		buf = append(buf, " bits), "...)
+		buf = strconv.AppendInt(buf, int64(len(p.Data)), 10)
+		buf = append(buf, " bytes captured ("...)
+		buf = strconv.AppendInt(buf, int64(len(p.Data))*8, 10)
+		return append(buf, " bits)"...)
+	case "eth":
+		buf = append(buf, "Ethernet II, Src: "...)
+		buf = appendMAC(buf, h.Ethernet.SrcMAC)
+		buf = append(buf, ", Dst: "...)
+		return appendMAC(buf, h.Ethernet.DstMAC)
+	case "ip", "ipv6":
+		buf = append(buf, f.Title...)
+		buf = append(buf, ", Src: "...)
+		buf = AppendAddress(buf, p, true)
+		buf = append(buf, ", Dst: "...)
+		return AppendAddress(buf, p, false)
+	case "udp":
+		buf = append(buf, "User Datagram Protocol, Src Port: "...)
+		buf = strconv.AppendUint(buf, uint64(h.UDP.SrcPort), 10)
+		buf = append(buf, ", Dst Port: "...)
+		return strconv.AppendUint(buf, uint64(h.UDP.DstPort), 10)
+	case "tcp":
+		buf = append(buf, "Transmission Control Protocol, Src Port: "...)
+		buf = strconv.AppendUint(buf, uint64(h.TCP.SrcPort), 10)
+		buf = append(buf, ", Dst Port: "...)
+		return strconv.AppendUint(buf, uint64(h.TCP.DstPort), 10)
+	case "infiniband":
+		if p.HasUDP() {
+			return append(buf, "InfiniBand (RoCEv2)"...)
+		}
+		if p.Encapsulation == layers.EncapRoCEv1 {
+			return append(buf, "InfiniBand (RoCEv1)"...)
+		}
+	}
+	return append(buf, f.Title...)
+}

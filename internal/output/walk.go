@@ -1,0 +1,51 @@
+package output
+
+import (
+	"strings"
+
+	"github.com/ibwire/ibwire/decode"
+)
+
+// walkFields calls fn for every field p has, in wire order, with its depth in
+// the tree: a protocol has depth 0, a header inside it 1, and so on. open and
+// close bracket each protocol or header, so renderers can nest.
+type fieldVisitor interface {
+	open(f *decode.Field, depth int)
+	close(f *decode.Field, depth int)
+	field(f *decode.Field, depth int, v *decode.Value, second bool)
+}
+
+// walker keeps the open subtrees between calls so a walk allocates nothing.
+type walker struct {
+	stack []*decode.Field
+	v     decode.Value
+}
+
+func (w *walker) walk(p *decode.Packet, vis fieldVisitor) {
+	w.stack = w.stack[:0]
+	for _, f := range decode.FieldsInWireOrder() {
+		if !f.Get(p, &w.v) {
+			continue
+		}
+		for len(w.stack) > 0 && !strings.HasPrefix(f.Name, w.stack[len(w.stack)-1].Name+".") {
+			top := w.stack[len(w.stack)-1]
+			w.stack = w.stack[:len(w.stack)-1]
+			vis.close(top, len(w.stack))
+		}
+		depth := len(w.stack)
+		if f.Type == decode.FTProtocol {
+			vis.open(f, depth)
+			w.stack = append(w.stack, f)
+			continue
+		}
+		vis.field(f, depth, &w.v, false)
+		if f.GetSecond(p, &w.v) {
+			vis.field(f, depth, &w.v, true)
+		}
+	}
+	for len(w.stack) > 0 {
+		top := w.stack[len(w.stack)-1]
+		w.stack = w.stack[:len(w.stack)-1]
+		vis.close(top, len(w.stack))
+	}
+}
