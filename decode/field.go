@@ -110,6 +110,9 @@ type Field struct {
 	// ByName maps a name used in a filter back to its value.
 	ByName func(string) (uint64, bool)
 	get    getter
+	// parent is the header the -V tree shows the field under when its name
+	// does not say so (infiniband.reserved sits in the BTH).
+	parent string
 	// second extracts a second occurrence where Wireshark shows one: ImmDt
 	// and IETH use one header field for both their subtree and their value,
 	// and unknown headers appear as a 4-byte item and then all the bytes.
@@ -122,6 +125,12 @@ func (f *Field) Get(p *Packet, v *Value) bool {
 		return false
 	}
 	return f.get(p, v)
+}
+
+// InTree reports whether the field belongs under the protocol or header
+// named tree in the detail tree: by its name, or by its declared parent.
+func (f *Field) InTree(tree string) bool {
+	return strings.HasPrefix(f.Name, tree+".") || f.parent == tree || strings.HasPrefix(f.parent, tree+".")
 }
 
 // GetSecond extracts the second occurrence of the field, if it has one.

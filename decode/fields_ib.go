@@ -39,6 +39,13 @@ func infinibandFields() []*Field {
 	immdt.second = immdt.get
 	iethF := bytesField("infiniband.ieth", "RKey", FTBytes, func(p *Packet) ([]byte, bool) { return B(p).IETH.Contents, ieth(p) })
 	iethF.second = iethF.get
+	reserved := bytesField("infiniband.reserved", "Reserved", FTBytes, func(p *Packet) ([]byte, bool) {
+		if !bth(p) {
+			return nil, false
+		}
+		return B(p).Contents[4:5], true
+	})
+	reserved.parent = "infiniband.bth"
 	vendor := bytesField("infiniband.vendor", "Unknown/Vendor Specific Data", FTBytes, func(p *Packet) ([]byte, bool) {
 		b, ok := vendorBytes(p)
 		return b[:min(len(b), 4)], ok
@@ -75,12 +82,7 @@ func infinibandFields() []*Field {
 		uintField("infiniband.bth.padcnt", "Pad Count", FTUint8, BaseDec, func(p *Packet) (uint64, bool) { return uint64(B(p).PadCount), bth(p) }),
 		uintField("infiniband.bth.tver", "Header Version", FTUint8, BaseDec, func(p *Packet) (uint64, bool) { return uint64(B(p).TVer), bth(p) }),
 		uintField("infiniband.bth.p_key", "Partition Key", FTUint16, BaseDec, func(p *Packet) (uint64, bool) { return uint64(B(p).PKey), bth(p) }),
-		bytesField("infiniband.reserved", "Reserved", FTBytes, func(p *Packet) ([]byte, bool) {
-			if !bth(p) {
-				return nil, false
-			}
-			return B(p).Contents[4:5], true
-		}),
+		reserved,
 		uintField("infiniband.bth.destqp", "Destination Queue Pair", FTUint24, BaseHex, func(p *Packet) (uint64, bool) { return uint64(B(p).DestQP), bth(p) }),
 		boolField("infiniband.bth.a", "Acknowledge Request", func(p *Packet) (bool, bool) { return B(p).AckReq, bth(p) }),
 		uintField("infiniband.bth.reserved7", "Reserved (7 bits)", FTUint8, BaseDec, func(p *Packet) (uint64, bool) { return uint64(B(p).Resv7), bth(p) }),

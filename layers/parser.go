@@ -35,6 +35,7 @@ type Parser struct {
 	IPv6     gplayers.IPv6
 	UDP      roceUDP
 	TCP      gplayers.TCP
+	ARP      gplayers.ARP
 	ERF      ERF
 	LRH      LRH
 	GRH      GRH
@@ -79,13 +80,20 @@ func NewParser(first gopacket.LayerType, opts ParserOptions) *Parser {
 	p := &Parser{first: first, Decoded: make([]gopacket.LayerType, 0, 16)}
 	p.BTH.DecodeDC = opts.DecodeDC
 	p.UDP.ports = append([]uint16(nil), opts.RoCEv2Ports...)
-	dls := []gopacket.DecodingLayer{&p.Ethernet, &p.Dot1Q, &p.IPv4, &p.IPv6, &p.UDP, &p.TCP,
+	dls := []gopacket.DecodingLayer{&p.Ethernet, &p.Dot1Q, &p.IPv4, &p.IPv6, &p.UDP, &p.TCP, &p.ARP,
 		&p.ERF, &p.LRH, &p.GRH, &p.Payload}
 	dls = append(dls, p.BTH.DecodingLayers()...)
 	dls = append(dls, p.MAD.DecodingLayers()...)
 	dls = append(dls, opts.Extra...)
 	p.extra = opts.Extra
-	p.dlp = gopacket.NewDecodingLayerParser(first, dls...)
+	p.dlp = gopacket.NewDecodingLayerParser(first)
+	// A slice indexed by layer type finds each decoder without the map
+	// lookup of gopacket's default container; our types are all below 2000.
+	var dlc gopacket.DecodingLayerContainer = gopacket.DecodingLayerSparse(nil)
+	for _, d := range dls {
+		dlc = dlc.Put(d)
+	}
+	p.dlp.SetDecodingLayerContainer(dlc)
 	p.dlp.IgnoreUnsupported = true
 	return p
 }
@@ -268,6 +276,8 @@ func (p *Parser) SerializableLayers() []gopacket.SerializableLayer {
 			ls = append(ls, &p.UDP.UDP)
 		case gplayers.LayerTypeTCP:
 			ls = append(ls, &p.TCP)
+		case gplayers.LayerTypeARP:
+			ls = append(ls, &p.ARP)
 		case LayerTypeERF:
 			ls = append(ls, &p.ERF)
 		case LayerTypeLRH:
@@ -331,6 +341,8 @@ func (p *Parser) decodingLayer(t gopacket.LayerType) gopacket.DecodingLayer {
 		return &p.UDP
 	case gplayers.LayerTypeTCP:
 		return &p.TCP
+	case gplayers.LayerTypeARP:
+		return &p.ARP
 	case LayerTypeERF:
 		return &p.ERF
 	case LayerTypeLRH:
@@ -369,6 +381,8 @@ var (
 	ipv6Fields = []fieldSpan{{"Version/TrafficClass/FlowLabel", 0, 4}, {"Length", 4, 2}, {"NextHeader", 6, 1},
 		{"HopLimit", 7, 1}, {"SrcIP", 8, 16}, {"DstIP", 24, 16}}
 	udpFields = []fieldSpan{{"SrcPort", 0, 2}, {"DstPort", 2, 2}, {"Length", 4, 2}, {"Checksum", 6, 2}}
+	arpFields = []fieldSpan{{"AddrType", 0, 2}, {"Protocol", 2, 2}, {"HwAddressSize", 4, 1}, {"ProtAddressSize", 5, 1},
+		{"Operation", 6, 2}, {"SourceHwAddress", 8, 6}, {"SourceProtAddress", 14, 4}, {"DstHwAddress", 18, 6}, {"DstProtAddress", 24, 4}}
 	tcpFields = []fieldSpan{{"SrcPort", 0, 2}, {"DstPort", 2, 2}, {"Seq", 4, 4}, {"Ack", 8, 4},
 		{"DataOffset/Flags", 12, 2}, {"Window", 14, 2}, {"Checksum", 16, 2}, {"Urgent", 18, 2}}
 )
@@ -384,6 +398,7 @@ var gopacketFields = map[gopacket.LayerType]struct {
 	gplayers.LayerTypeIPv6:     {"IPv6", ipv6Fields, "Length"},
 	gplayers.LayerTypeUDP:      {"UDP", udpFields, "Length"},
 	gplayers.LayerTypeTCP:      {"TCP", tcpFields, "DataOffset"},
+	gplayers.LayerTypeARP:      {"ARP", arpFields, "HwAddressSize"},
 }
 
 // locate turns a decoding error into a *DecodeError whose FrameOffset says

@@ -65,7 +65,11 @@ func newDumper(o *options, stdout, stderr io.Writer) (*dumper, error) {
 	if err != nil {
 		return nil, err
 	}
-	d.dec = decode.NewDecoder(decode.Options{DecodeDC: o.dc, RoCEv2Ports: ports, LinkLayers: linkLayers()})
+	// Runs that print nothing per packet and do not check skip the CRCs,
+	// unless a filter asks for them.
+	skipCRC := (o.quiet || o.countOnly || (o.write != "" && !o.print)) && !o.check &&
+		!strings.Contains(o.filter, "crc") && !strings.Contains(strings.Join(o.stats, " "), "crc")
+	d.dec = decode.NewDecoder(decode.Options{DecodeDC: o.dc, RoCEv2Ports: ports, SkipCRC: skipCRC, LinkLayers: linkLayers()})
 	if o.filter != "" {
 		f, err := dfilter.Compile(o.filter)
 		if err != nil {
@@ -385,16 +389,27 @@ func (d *dumper) render(p *decode.Packet) {
 			b = output.AppendTcpdumpHex(b, data, d.o.hexASCII > 0)
 		}
 	}
-	if d.o.ascii && p.IsIB() {
-		b = append(b, '\t')
-		for _, c := range p.BTH().PacketPayload() {
-			if c >= 0x20 && c < 0x7F || c == '\n' {
-				b = append(b, c)
-			} else {
-				b = append(b, '.')
-			}
+	if d.o.ascii {
+		// -A: the payload the application sent (IB payload, or the TCP
+		// payload of the pingpong and perftest set-up exchanges).
+		var payload []byte
+		switch {
+		case p.IsIB():
+			payload = p.BTH().PacketPayload()
+		case p.HasTCP():
+			payload = p.Headers.TCP.Payload
 		}
-		b = append(b, '\n')
+		if len(payload) > 0 {
+			b = append(b, '\t')
+			for _, c := range payload {
+				if c >= 0x20 && c < 0x7F || c == '\n' {
+					b = append(b, c)
+				} else {
+					b = append(b, '.')
+				}
+			}
+			b = append(b, '\n')
+		}
 	}
 	if d.o.verboseV {
 		b = append(b, '\n')

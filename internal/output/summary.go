@@ -82,9 +82,10 @@ func (s *Summary) Append(buf []byte, p *decode.Packet) []byte {
 			buf = append(buf, ": UDP, length "...)
 			buf = strconv.AppendInt(buf, int64(len(h.UDP.Payload)), 10)
 		} else {
-			buf = append(buf, ": TCP, length "...)
-			buf = strconv.AppendInt(buf, int64(len(h.TCP.Payload)), 10)
+			buf = appendTCP(buf, p)
 		}
+	case p.HasARP():
+		buf = appendARP(buf, p)
 	case p.HasIPv4() || p.HasIPv6():
 		buf = append(buf, ipName(p)...)
 		buf = append(buf, ' ')
@@ -313,4 +314,51 @@ func appendETH(buf []byte, b *layers.BTH, k layers.HeaderKind) []byte {
 		return append(buf, "CNP"...)
 	}
 	return append(buf, k.String()...)
+}
+
+// appendTCP appends tcpdump's TCP summary: flags, sequence numbers, window
+// and length. The set-up exchanges of ibv_*_pingpong and perftest run over TCP.
+func appendTCP(buf []byte, p *decode.Packet) []byte {
+	t := &p.Headers.TCP
+	buf = append(buf, ": Flags ["...)
+	for _, f := range [...]struct {
+		on bool
+		c  byte
+	}{{t.FIN, 'F'}, {t.SYN, 'S'}, {t.RST, 'R'}, {t.PSH, 'P'}, {t.URG, 'U'}, {t.ACK, '.'}} {
+		if f.on {
+			buf = append(buf, f.c)
+		}
+	}
+	buf = append(buf, "], seq "...)
+	buf = strconv.AppendUint(buf, uint64(t.Seq), 10)
+	if t.ACK {
+		buf = append(buf, ", ack "...)
+		buf = strconv.AppendUint(buf, uint64(t.Ack), 10)
+	}
+	buf = append(buf, ", win "...)
+	buf = strconv.AppendUint(buf, uint64(t.Window), 10)
+	buf = append(buf, ", length "...)
+	return strconv.AppendInt(buf, int64(len(t.Payload)), 10)
+}
+
+// appendARP appends tcpdump's ARP summary.
+func appendARP(buf []byte, p *decode.Packet) []byte {
+	a := &p.Headers.ARP
+	switch a.Operation {
+	case 1:
+		buf = append(buf, "ARP, Request who-has "...)
+		buf = appendIP(buf, a.DstProtAddress)
+		buf = append(buf, " tell "...)
+		buf = appendIP(buf, a.SourceProtAddress)
+	case 2:
+		buf = append(buf, "ARP, Reply "...)
+		buf = appendIP(buf, a.SourceProtAddress)
+		buf = append(buf, " is-at "...)
+		buf = appendMAC(buf, a.SourceHwAddress)
+	default:
+		buf = append(buf, "ARP, operation "...)
+		buf = strconv.AppendUint(buf, uint64(a.Operation), 10)
+	}
+	buf = append(buf, ", length "...)
+	return strconv.AppendInt(buf, int64(len(a.Contents)), 10)
 }

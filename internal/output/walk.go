@@ -1,10 +1,6 @@
 package output
 
-import (
-	"strings"
-
-	"github.com/ibwire/ibwire/decode"
-)
+import "github.com/ibwire/ibwire/decode"
 
 // walkFields calls fn for every field p has, in wire order, with its depth in
 // the tree: a protocol has depth 0, a header inside it 1, and so on. open and
@@ -27,7 +23,7 @@ func (w *walker) walk(p *decode.Packet, vis fieldVisitor) {
 		if !f.Get(p, &w.v) {
 			continue
 		}
-		for len(w.stack) > 0 && !strings.HasPrefix(f.Name, w.stack[len(w.stack)-1].Name+".") {
+		for len(w.stack) > 0 && !f.InTree(w.stack[len(w.stack)-1].Name) {
 			top := w.stack[len(w.stack)-1]
 			w.stack = w.stack[:len(w.stack)-1]
 			vis.close(top, len(w.stack))

@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# Times ibdump and tshark on the same generated RoCEv2 capture, in one run,
+# and prints packets/s for each and their ratio; also ibdump's peak RSS at
+# two capture sizes, to show memory does not grow with the capture.
+#
+# Usage: bench/ibdump-vs-tshark.sh [packets (default 1000000)] [repeat (default 3)]
+# Needs tshark and GNU time (apt-get install -y tshark time).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+n=${1:-1000000}
+repeat=${2:-3}
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+go build -o "$work/ibdump" ./cmd/ibdump
+go build -o "$work/gencap" ./bench/gencap
+"$work/gencap" -n "$n" -o "$work/bench.pcap"
+"$work/gencap" -n $((4 * n)) -o "$work/bench4.pcap"
+echo "capture: $n packets, $(du -h "$work/bench.pcap" | cut -f1); tshark: $(tshark --version 2>/dev/null | head -1)"
+echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //')"
+
+# best_of runs a command $repeat times and prints the fastest wall time in seconds.
+best_of() {
+	local best=""
+	for _ in $(seq "$repeat"); do
+		local t
+		t=$( { /usr/bin/time -f '%e' "$@" >/dev/null 2>/dev/null; } 2>&1 | tail -1)
+		if [ -z "$best" ] || awk -v a="$t" -v b="$best" 'BEGIN{exit !(a<b)}'; then best=$t; fi
+	done
+	echo "$best"
+}
+
+row() { # name ibdump-cmd... -- tshark-cmd...
+	local name=$1; shift
+	local ib=() ts=()
+	while [ "$1" != "--" ]; do ib+=("$1"); shift; done
+	shift
+	ts=("$@")
+	local ti tt
+	ti=$(best_of "${ib[@]}")
+	tt=$(best_of "${ts[@]}")
+	awk -v n="$n" -v name="$name" -v ti="$ti" -v tt="$tt" 'BEGIN{
+		printf "| %-34s | %7.2f s | %12.0f | %7.2f s | %10.0f | %6.1fx |\n", name, ti, n/ti, tt, n/tt, tt/ti }'
+}
+
+echo
+echo "| mode | ibdump | ibdump pkt/s | tshark | tshark pkt/s | ratio |"
+echo "| --- | --- | --- | --- | --- | --- |"
+row "-q -z conv,qp vs -q -z conv,udp" "$work/ibdump" -q -z conv,qp "$work/bench.pcap" -- tshark -r "$work/bench.pcap" -q -z conv,udp
+row "default text vs tshark default" "$work/ibdump" "$work/bench.pcap" -- tshark -r "$work/bench.pcap"
+row "-T text vs tshark default" "$work/ibdump" -T text "$work/bench.pcap" -- tshark -r "$work/bench.pcap"
+row "-V vs tshark -V" "$work/ibdump" -V "$work/bench.pcap" -- tshark -r "$work/bench.pcap" -V
+
+echo
+rss() { /usr/bin/time -f '%M' "$@" 2>&1 >/dev/null | tail -1; }
+r1=$(rss "$work/ibdump" -q -z conv,qp "$work/bench.pcap")
+r4=$(rss "$work/ibdump" -q -z conv,qp "$work/bench4.pcap")
+echo "peak RSS of ibdump -q -z conv,qp: $n packets ${r1} KiB, $((4 * n)) packets ${r4} KiB"
