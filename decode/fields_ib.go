@@ -20,6 +20,8 @@ func infinibandFields() []*Field {
 	synType := func(t layers.AETHType) func(p *Packet) bool {
 		return func(p *Packet) bool { return aeth(p) && syn(p).Type() == t }
 	}
+	// Built once: a closure made inside a getter would allocate per call.
+	isAck, isRNR, isRsv, isNak := synType(layers.AETHAck), synType(layers.AETHRNRNak), synType(layers.AETHReserved), synType(layers.AETHNak)
 	// vaOf serves reth.va and reth.r_key for both RETH and AtomicETH, as Wireshark does.
 	vaOf := func(p *Packet) (uint64, bool) {
 		if atomic(p) {
@@ -104,10 +106,10 @@ func infinibandFields() []*Field {
 		uintField("infiniband.aeth.syndrome", "Syndrome", FTUint8, BaseDec, func(p *Packet) (uint64, bool) { return uint64(syn(p)), aeth(p) }),
 		uintField("infiniband.aeth.syndrome.reserved", "Reserved", FTUint8, BaseDec, func(p *Packet) (uint64, bool) { return uint64(syn(p) >> 7), aeth(p) }),
 		withNames(uintField("infiniband.aeth.syndrome.opcode", "OpCode", FTUint8, BaseDec, func(p *Packet) (uint64, bool) { return uint64(syn(p).Type()), aeth(p) }), aethTypeName, aethTypeByName),
-		uintField("infiniband.aeth.syndrome.credit_count", "Credit Count", FTUint8, BaseDec, func(p *Packet) (uint64, bool) { return uint64(syn(p).Value()), synType(layers.AETHAck)(p) }),
-		withNames(uintField("infiniband.aeth.syndrome.timer", "Timer", FTUint8, BaseDec, func(p *Packet) (uint64, bool) { return uint64(syn(p).Value()), synType(layers.AETHRNRNak)(p) }), rnrTimerName, nil),
-		uintField("infiniband.aeth.syndrome.reserved_value", "Reserved", FTUint8, BaseDec, func(p *Packet) (uint64, bool) { return uint64(syn(p).Value()), synType(layers.AETHReserved)(p) }),
-		withNames(uintField("infiniband.aeth.syndrome.error_code", "Error Code", FTUint8, BaseDec, func(p *Packet) (uint64, bool) { return uint64(syn(p).Value()), synType(layers.AETHNak)(p) }), nakName, nakByName),
+		uintField("infiniband.aeth.syndrome.credit_count", "Credit Count", FTUint8, BaseDec, func(p *Packet) (uint64, bool) { return uint64(syn(p).Value()), isAck(p) }),
+		withNames(uintField("infiniband.aeth.syndrome.timer", "Timer", FTUint8, BaseDec, func(p *Packet) (uint64, bool) { return uint64(syn(p).Value()), isRNR(p) }), rnrTimerName, nil),
+		uintField("infiniband.aeth.syndrome.reserved_value", "Reserved", FTUint8, BaseDec, func(p *Packet) (uint64, bool) { return uint64(syn(p).Value()), isRsv(p) }),
+		withNames(uintField("infiniband.aeth.syndrome.error_code", "Error Code", FTUint8, BaseDec, func(p *Packet) (uint64, bool) { return uint64(syn(p).Value()), isNak(p) }), nakName, nakByName),
 		uintField("infiniband.aeth.msn", "Message Sequence Number", FTUint24, BaseDec, func(p *Packet) (uint64, bool) { return uint64(B(p).AETH.MSN), aeth(p) }),
 		protoField("infiniband.atomicacketh", "ATOMICACKETH - Atomic ACK Extended Transport Header", ack),
 		uintField("infiniband.atomicacketh.origremdt", "Original Remote Data", FTUint64, BaseDec, func(p *Packet) (uint64, bool) { return B(p).AtomicAckETH.OrigRemoteData, ack(p) }),

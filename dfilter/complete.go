@@ -9,7 +9,8 @@ import (
 
 // TokenStart returns the byte offset in prefix where the token being typed
 // starts: a filter bar replaces prefix[TokenStart(prefix):] with the
-// suggestion the user picks from Complete.
+// suggestion the user picks from Complete. It is -1 when prefix has a
+// lexical error before its end (Complete then has nothing to offer).
 func TokenStart(prefix string) int {
 	start, _, _, _ := completionContext(prefix)
 	return start

@@ -1,16 +1,11 @@
 package dfilter_test
 
 import (
-	"sync"
 	"testing"
 
 	"github.com/ibwire/ibwire/decode"
 	"github.com/ibwire/ibwire/dfilter"
 )
-
-var fuzzPackets = sync.OnceValue(func() []decode.Input {
-	return readPcap(&testing.T{}, vectors+"scapy-rocev2.pcap")
-})
 
 // FuzzCompile checks that Compile never panics, that the canonical form
 // compiles back to itself, that matching never panics, and that completion
@@ -30,7 +25,7 @@ func FuzzCompile(f *testing.F) {
 		"((((bth.se))))", "!!!bth.se", "bth.psn & 0xff in {1..2 3}", "bth.opcode == ", `"`, `r"\`} {
 		f.Add(s)
 	}
-	frames := fuzzPackets()
+	frames := readPcap(f, vectors+"scapy-rocev2.pcap")
 	f.Fuzz(func(t *testing.T, expr string) {
 		dfilter.Complete(expr)
 		dfilter.TokenStart(expr)

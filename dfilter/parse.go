@@ -183,8 +183,15 @@ func (p *parser) parseTest(f *decode.Field, ft token) (node, *SyntaxError) {
 			return nil, errTok(ft, "%s (type=%s) cannot participate in %s comparison", f.Name, typeTitle(typ), name)
 		}
 		vt := p.next()
-		if vt.kind != tWord && vt.kind != tString {
+		switch {
+		case vt.kind != tWord && vt.kind != tString:
 			return nil, unexpected(vt)
+		case vt.kind == tWord && op.kind == tMatches:
+			return nil, errTok(vt, "matches requires a double quoted string on the right side")
+		case vt.kind == tWord:
+			if other, ok := decode.Lookup(vt.text); ok {
+				return nil, errTok(vt, "%s is a field: comparing two fields is not supported (quote it to mean the text)", other.Name)
+			}
 		}
 		if op.kind == tMatches {
 			// Compile the pattern as written first, so that errors quote

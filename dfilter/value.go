@@ -73,8 +73,21 @@ func errNoSuchValue(t token, f *decode.Field) *SyntaxError {
 	return errTok(t, "%q cannot be found among the possible values for %s", tokValue(t), f.Name)
 }
 
-// parseLiteral reads the value token t for field f of type typ.
+// parseLiteral reads the value token t for field f of type typ. A field
+// name where a value belongs would mean a field-to-field comparison in
+// Wireshark; we do not have those, and say so rather than compare with the
+// name's text.
 func parseLiteral(f *decode.Field, typ decode.FieldType, t token) (literal, *SyntaxError) {
+	lit, err := parseValue(f, typ, t)
+	if t.kind == tWord && (err != nil || typ == decode.FTString) {
+		if other, ok := decode.Lookup(t.text); ok {
+			return literal{}, errTok(t, "%s is a field: comparing two fields is not supported (quote it to mean the text)", other.Name)
+		}
+	}
+	return lit, err
+}
+
+func parseValue(f *decode.Field, typ decode.FieldType, t token) (literal, *SyntaxError) {
 	if t.kind != tWord && t.kind != tString {
 		return literal{}, unexpected(t)
 	}

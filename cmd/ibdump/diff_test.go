@@ -59,7 +59,8 @@ func diverges(op layers.Opcode, field string) bool {
 
 // captureFor finds the capture a checked-in tshark decoding was made from.
 func captureFor(t *testing.T, name string) string {
-	for _, p := range []string{"../../pcaps/rxe/" + name + ".pcap", "../../testdata/vectors/" + name + ".pcap", "../../pcaps/" + name + ".pcap"} {
+	for _, p := range []string{"../../pcaps/rxe/" + name + ".pcap", "../../testdata/vectors/" + name + ".pcap",
+		"../../testdata/" + name + ".pcap", "../../pcaps/" + name + ".pcap"} {
 		if _, err := os.Stat(p); err == nil {
 			if strings.HasSuffix(name, "linktype147-userdlt") {
 				// ibdump reads the LINKTYPE_INFINIBAND twin tshark cannot open.

@@ -55,8 +55,9 @@ type dumper struct {
 }
 
 type ioStat struct {
-	stat    *decode.IOStat
-	filters []string
+	stat     *decode.IOStat
+	filters  []string
+	compiled []*dfilter.Filter
 }
 
 func newDumper(o *options, stdout, stderr io.Writer) (*dumper, error) {
@@ -65,18 +66,26 @@ func newDumper(o *options, stdout, stderr io.Writer) (*dumper, error) {
 	if err != nil {
 		return nil, err
 	}
-	// Runs that print nothing per packet and do not check skip the CRCs,
-	// unless a filter asks for them.
-	skipCRC := (o.quiet || o.countOnly || (o.write != "" && !o.print)) && !o.check &&
-		!strings.Contains(o.filter, "crc") && !strings.Contains(strings.Join(o.stats, " "), "crc")
-	d.dec = decode.NewDecoder(decode.Options{DecodeDC: o.dc, RoCEv2Ports: ports, SkipCRC: skipCRC, LinkLayers: linkLayers()})
 	if o.filter != "" {
 		f, err := dfilter.Compile(o.filter)
 		if err != nil {
+			var se *dfilter.SyntaxError
+			if errors.As(err, &se) {
+				return nil, fmt.Errorf("-Y: %w\n%s", err, se.Caret(o.filter))
+			}
 			return nil, fmt.Errorf("-Y: %w", err)
 		}
 		d.filter = f
 	}
+	for _, z := range o.stats {
+		if err := d.addStat(z); err != nil {
+			return nil, err
+		}
+	}
+	// Runs that print nothing per packet and do not check skip the CRCs,
+	// unless a filter reads them.
+	skipCRC := (o.quiet || o.countOnly || (o.write != "" && !o.print)) && !o.check && !d.filtersReadCRC()
+	d.dec = decode.NewDecoder(decode.Options{DecodeDC: o.dc, RoCEv2Ports: ports, SkipCRC: skipCRC, LinkLayers: linkLayers()})
 	if d.color, err = colorEnabled(o.color, stdout); err != nil {
 		return nil, err
 	}
@@ -105,12 +114,26 @@ func newDumper(o *options, stdout, stderr io.Writer) (*dumper, error) {
 	if len(o.fields) > 0 && o.outFormat != "fields" {
 		return nil, errors.New("-e needs -T fields (ibdump's -e is tshark's; tcpdump's -e is --ether)")
 	}
-	for _, z := range o.stats {
-		if err := d.addStat(z); err != nil {
-			return nil, err
+	return d, nil
+}
+
+// filtersReadCRC reports whether -Y or a -z filter reads a CRC status.
+func (d *dumper) filtersReadCRC() bool {
+	fs := []*dfilter.Filter{d.filter}
+	for _, s := range d.iostats {
+		fs = append(fs, s.compiled...)
+	}
+	for _, f := range fs {
+		if f == nil {
+			continue
+		}
+		for _, fd := range f.Fields() {
+			if strings.Contains(fd.Name, "crc") {
+				return true
+			}
 		}
 	}
-	return d, nil
+	return false
 }
 
 // addStat parses one -z argument.
@@ -132,6 +155,7 @@ func (d *dumper) addStat(z string) error {
 			}
 			s.stat.Columns = append(s.stat.Columns, f.Match)
 			s.filters = append(s.filters, expr)
+			s.compiled = append(s.compiled, f)
 		}
 		d.iostats = append(d.iostats, s)
 	default:

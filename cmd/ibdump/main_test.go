@@ -55,6 +55,7 @@ func TestGolden(t *testing.T) {
 		{"summary-rping", []string{rping}, 0},
 		{"summary-vectors", []string{vectors, vectorsIP6, uts, probes}, 0},
 		{"summary-native", []string{nativeIB}, 0},
+		{"summary-sll2-tcpdump-any", []string{"../../testdata/sll2-tcpdump-any.pcap"}, 0},
 		{"summary-verbose-numbered", []string{"-vv", "-#", "-tttt", "-c", "12", rping}, 0},
 		{"summary-ether-epoch", []string{"--ether", "-tt", "-c", "6", vectors}, 0},
 		{"text-rping", []string{"-T", "text", rping}, 0},
