@@ -69,6 +69,7 @@ var allowedImports = map[string][]string{
 	"replay":            {"capture", "craft", "layers", "decode", "endpoint", "github.com/google/gopacket"},
 	"fuzz":              {"capture", "decode", "internal/output", "endpoint", "layers", "dfilter", "craft", "github.com/google/gopacket"},
 	"pcaps":             {"craft", "layers", "capture", "github.com/google/gopacket"},
+	"internal/fuzzseed": {"capture"},
 	"cmd/":              {"*"},
 	"interop":           {"*"},
 	"bench":             {"*"},

@@ -62,6 +62,8 @@ type ERF struct {
 	WLen         uint16
 	Extensions   []byte
 	Padding      []byte // record bytes after the packet
+
+	short int // packet bytes WLen claims beyond the input (0 when whole)
 }
 
 var erfFields = []fieldSpan{{"Timestamp", 0, 8}, {"Type", 8, 1}, {"Flags", 9, 1}, {"RLen", 10, 2}, {"LCtr", 12, 2}, {"WLen", 14, 2}}
@@ -120,6 +122,7 @@ func (e *ERF) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
 	// packet counts as truncation.
 	rec := data[:min(len(data), int(e.RLen))]
 	end := hdr + int(e.WLen)
+	e.short = max(end-len(rec), 0)
 	if len(rec) < end {
 		df.SetTruncated()
 		end = len(rec)

@@ -61,5 +61,5 @@ func ExampleParser_Decode_truncated() {
 	}
 	fmt.Println(p.Decode(frame))
 	// Output:
-	// BTH.AckReq/Resv7: truncated at byte 8 of the BTH (frame byte 50): frame ends at byte 50, UDP.Length says 74
+	// BTH.AckReq/Resv7: truncated at byte 8 of the BTH (frame byte 50): data ends at byte 50, UDP.Length says 74
 }

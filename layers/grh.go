@@ -44,6 +44,8 @@ type GRH struct {
 	DGID      net.IP
 
 	Padding []byte // bytes after PayLen (Ethernet minimum-frame padding)
+
+	short int // bytes PayLen claims beyond the input (0 when whole)
 }
 
 var grhFields = []fieldSpan{{"IPVer/TClass/FlowLabel", 0, 4}, {"PayLen", 4, 2}, {"NxtHdr", 6, 1},
@@ -92,6 +94,7 @@ func (g *GRH) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
 	g.DGID = net.IP(data[24:40])
 	g.Contents = data[:GRHLength]
 	end := GRHLength + int(g.PayLen)
+	g.short = max(end-len(data), 0)
 	if len(data) < end {
 		df.SetTruncated()
 		g.Payload, g.Padding = data[GRHLength:], nil
@@ -102,10 +105,20 @@ func (g *GRH) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
 	return nil
 }
 
-// SerializeTo prepends the GRH. With FixLengths, PayLen covers the buffer.
+// SerializeTo prepends the GRH and appends its Padding. With FixLengths,
+// PayLen covers the buffer before the padding.
 func (g *GRH) SerializeTo(b gopacket.SerializeBuffer, opts gopacket.SerializeOptions) error {
 	if opts.FixLengths {
 		g.PayLen = uint16(len(b.Bytes()))
+	}
+	if len(g.Padding) > 0 {
+		// What followed PayLen (Ethernet padding of a short RoCEv1 frame)
+		// goes back where it was, so decode then serialize is exact.
+		t, err := b.AppendBytes(len(g.Padding))
+		if err != nil {
+			return err
+		}
+		copy(t, g.Padding)
 	}
 	h, err := b.PrependBytes(GRHLength)
 	if err != nil {

@@ -48,6 +48,8 @@ type LRH struct {
 	VCRC    uint16
 	HasVCRC bool   // false when the capture cut the packet before its VCRC
 	Padding []byte // bytes after the VCRC (capture padding)
+
+	short int // bytes PktLen and the VCRC claim beyond the input (0 when whole)
 }
 
 // LinkNextHeader is the LRH's LNH field: what follows the LRH.
@@ -118,7 +120,7 @@ func (l *LRH) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
 		return malformed("LRH", "PktLen", 4, "packet length of %d words is shorter than the LRH", l.PktLen)
 	}
 	l.Contents = data[:LRHLength]
-	l.HasVCRC, l.VCRC, l.Padding = false, 0, nil
+	l.HasVCRC, l.VCRC, l.Padding, l.short = false, 0, nil, max(n+VCRCLength-len(data), 0)
 	switch {
 	case len(data) < n:
 		df.SetTruncated()

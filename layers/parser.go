@@ -58,7 +58,36 @@ type Parser struct {
 // at the destination port first, and its table is global).
 type roceUDP struct {
 	gplayers.UDP
-	ports []uint16
+	// Trailing holds bytes the IP packet carries after UDP.Length ends:
+	// gopacket drops them, and decode then serialize must give them back.
+	Trailing []byte
+	ports    []uint16
+}
+
+func (u *roceUDP) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
+	if err := u.UDP.DecodeFromBytes(data, df); err != nil {
+		return err
+	}
+	u.Trailing = nil
+	if n := int(u.Length); n >= 8 && n < len(data) {
+		u.Trailing = data[n:]
+	}
+	return nil
+}
+
+// SerializeTo writes the UDP header (gopacket's), then the trailing bytes.
+func (u *roceUDP) SerializeTo(b gopacket.SerializeBuffer, opts gopacket.SerializeOptions) error {
+	if err := u.UDP.SerializeTo(b, opts); err != nil {
+		return err
+	}
+	if len(u.Trailing) > 0 {
+		t, err := b.AppendBytes(len(u.Trailing))
+		if err != nil {
+			return err
+		}
+		copy(t, u.Trailing)
+	}
+	return nil
 }
 
 func (u *roceUDP) NextLayerType() gopacket.LayerType {
@@ -273,7 +302,7 @@ func (p *Parser) SerializableLayers() []gopacket.SerializableLayer {
 		case gplayers.LayerTypeIPv6:
 			ls = append(ls, &p.IPv6)
 		case gplayers.LayerTypeUDP:
-			ls = append(ls, &p.UDP.UDP)
+			ls = append(ls, &p.UDP)
 		case gplayers.LayerTypeTCP:
 			ls = append(ls, &p.TCP)
 		case gplayers.LayerTypeARP:
@@ -432,36 +461,48 @@ func (p *Parser) locate(err error) error {
 func (p *Parser) truncation() error {
 	cut := len(p.frame)
 	claim, claimField, claimEnd := "", "", -1
-	// The innermost header whose length reaches past the frame is the one
-	// the frame was cut inside. gopacket also raises the flag when nothing is
-	// missing (an IPv6 hop-by-hop header makes it miscount), so a flag that no
-	// length field confirms is not an error.
-	consider := func(layer, field string, start, size int) {
-		if start+size > cut {
-			claim, claimField, claimEnd = layer, field, start+size
+	// The innermost header whose length field claims more than the data it
+	// was given is the one the frame was cut inside: its data ends at cut.
+	// gopacket also raises the flag when nothing is missing (an IPv6
+	// hop-by-hop header makes it miscount), so a flag that no length field
+	// confirms is not an error. The data a header sees can end before the
+	// frame does (an IPv4 length, an ERF record), so each is measured
+	// against its own input.
+	check := func(layer, field string, contents, payload []byte, claimed, short int) {
+		start := offsetIn(p.frame, contents)
+		seen := len(contents) // the header and what it passed on, gaps (IPv6 extension headers) included
+		if payload != nil {
+			seen = offsetIn(p.frame, payload) + len(payload) - start
+		}
+		if short == 0 && claimed > seen {
+			short = claimed - seen
+		}
+		if short > 0 {
+			cut = start + seen
+			claim, claimField, claimEnd = layer, field, cut+short
 		}
 	}
 	for _, t := range p.Decoded {
 		switch t {
 		case gplayers.LayerTypeIPv4:
-			consider("IPv4", "Length", offsetIn(p.frame, p.IPv4.Contents), int(p.IPv4.Length))
+			check("IPv4", "Length", p.IPv4.Contents, p.IPv4.Payload, int(p.IPv4.Length), 0)
 		case gplayers.LayerTypeIPv6:
-			consider("IPv6", "Length", offsetIn(p.frame, p.IPv6.Contents), 40+int(p.IPv6.Length))
+			check("IPv6", "Length", p.IPv6.Contents, p.IPv6.Payload, 40+int(p.IPv6.Length), 0)
 		case gplayers.LayerTypeUDP:
-			consider("UDP", "Length", offsetIn(p.frame, p.UDP.Contents), int(p.UDP.Length))
+			check("UDP", "Length", p.UDP.Contents, p.UDP.Payload, int(p.UDP.Length), 0)
 		case LayerTypeERF:
-			consider("ERF", "WLen", offsetIn(p.frame, p.ERF.Contents), len(p.ERF.Contents)+int(p.ERF.WLen))
+			check("ERF", "WLen", p.ERF.Contents, p.ERF.Payload, 0, p.ERF.short)
 		case LayerTypeLRH:
-			consider("LRH", "PktLen", offsetIn(p.frame, p.LRH.Contents), int(p.LRH.PktLen)*4+VCRCLength)
+			check("LRH", "PktLen", p.LRH.Contents, p.LRH.Payload, 0, p.LRH.short)
 		case LayerTypeGRH:
-			consider("GRH", "PayLen", offsetIn(p.frame, p.GRH.Contents), GRHLength+int(p.GRH.PayLen))
+			check("GRH", "PayLen", p.GRH.Contents, p.GRH.Payload, 0, p.GRH.short)
 		}
 	}
 	if claim == "" {
 		return nil
 	}
 	de := &DecodeError{Layer: claim, Field: claimField, Offset: cut, FrameOffset: cut, Err: ErrTruncated,
-		Detail: fmt.Sprintf("frame ends at byte %d, %s.%s says %d", cut, claim, claimField, claimEnd)}
+		Detail: fmt.Sprintf("data ends at byte %d, %s.%s says %d", cut, claim, claimField, claimEnd)}
 	next, in := p.layerInput()
 	base := cut
 	if in != nil {
