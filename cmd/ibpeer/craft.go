@@ -1,0 +1,345 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/google/gopacket"
+
+	"github.com/ibwire/ibwire/capture"
+	"github.com/ibwire/ibwire/craft"
+	"github.com/ibwire/ibwire/layers"
+)
+
+const craftUsage = `usage: ibpeer craft [flags] -w FILE
+
+Writes one crafted RDMA conversation between a requester and a responder QP:
+the work requests of --op, segmented at --mtu, with the ACKs, NAKs, READ
+responses and retransmissions Linux rxe would send, every ICRC and VCRC
+correct unless --broken says otherwise. Timestamps start at
+2024-01-01T00:00:00Z; the same flags always give the same bytes.
+
+Examples:
+  ibpeer craft --op write --size 65536 --mtu 1024 --loss 0.02 --encap rocev2-ipv6 -w out.pcap
+  ibpeer craft --op read --size 8192 --cm -w read.pcap
+  ibpeer craft --op send --iters 4 --rnr 2 --nak 1@3 -w naks.pcap
+  ibpeer craft --op ud-send --size 512 --encap erf -F pcapng -w ud.pcapng
+  ibpeer craft --op write --broken bad-icrc --broken truncated@4 -v -w broken.pcap
+
+Flags:
+`
+
+// craftFlags are the parsed flags of ibpeer craft.
+type craftFlags struct {
+	op, encap, service, format, out string
+	size, iters, mtu, cnpEvery      int
+	rnr                             int
+	rnrTimer                        uint
+	qpn, destQPN, psn, pkey         uint64
+	loss, ecnCE                     float64
+	seed                            uint64
+	cm, verbose                     bool
+	naks, broken                    listFlag
+}
+
+// listFlag is a repeatable string flag.
+type listFlag []string
+
+func (l *listFlag) String() string     { return strings.Join(*l, ",") }
+func (l *listFlag) Set(s string) error { *l = append(*l, s); return nil }
+
+func runCraft(args []string, stdout, stderr io.Writer) int {
+	var f craftFlags
+	fs := flag.NewFlagSet("ibpeer craft", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&f.op, "op", "write", "work request: send, send-imm, send-inv, write, write-imm, read, cmp-swap, fetch-add, ud-send, ud-send-imm")
+	fs.IntVar(&f.size, "size", 4096, "bytes per work request (SEND/WRITE payload, READ length; ignored by atomics)")
+	fs.IntVar(&f.iters, "iters", 1, "number of work requests, pipelined")
+	fs.IntVar(&f.mtu, "mtu", craft.DefaultMTU, "path MTU: 256, 512, 1024, 2048 or 4096")
+	fs.Uint64Var(&f.qpn, "qpn", uint64(craft.DefaultRequester.QPN), "requester QPN (0x... for hex)")
+	fs.Uint64Var(&f.destQPN, "dest-qpn", uint64(craft.DefaultResponder.QPN), "responder QPN")
+	fs.Uint64Var(&f.psn, "psn", uint64(craft.DefaultRequester.PSN), "first PSN of the requester")
+	fs.Uint64Var(&f.pkey, "pkey", craft.DefaultPKey, "P_Key")
+	fs.StringVar(&f.encap, "encap", "rocev2", "encapsulation: rocev2, rocev2-ipv6, rocev1, ib (LINKTYPE_INFINIBAND, no GRH), ib-grh, erf, erf-grh (LINKTYPE_ERF)")
+	fs.StringVar(&f.service, "service", "", "transport: rc or uc (default rc; ud-send ops use ud)")
+	fs.Float64Var(&f.loss, "loss", 0, "probability that a frame of either side is lost before the capture point, [0,1)")
+	fs.Uint64Var(&f.seed, "seed", 1, "seed of --loss and --ecn-ce")
+	fs.Var(&f.naks, "nak", "CODE@N: the responder answers request packet N (from 1) with NAK CODE: 0-31 or psn-seq, invalid-request, remote-access, remote-op, invalid-rd (repeatable)")
+	fs.IntVar(&f.rnr, "rnr", 0, "the responder refuses the first request packet N times with an RNR NAK")
+	fs.UintVar(&f.rnrTimer, "rnr-timer", 1, "RNR NAK timer code, 0-31 (1 = 10 µs, 0 = 655 ms)")
+	fs.IntVar(&f.cnpEvery, "cnp-every", 0, "mark every Nth request ECN CE (FECN on RoCEv1 and IB) and answer it with a CNP")
+	fs.Float64Var(&f.ecnCE, "ecn-ce", 0, "probability that a request is marked ECN CE, without a CNP")
+	fs.BoolVar(&f.cm, "cm", false, "prefix a CM REQ/REP/RTU exchange and suffix DREQ/DREP (UD: SIDR_REQ/SIDR_REP)")
+	fs.Var(&f.broken, "broken", "KIND[@FRAME]: break a frame on purpose: bad-icrc, bad-vcrc, truncated, wrong-pad, bad-sequence, reth-mismatch, unknown-opcode; FRAME counts from 1 in the file; without it, the first frame of the conversation the kind applies to (repeatable)")
+	fs.StringVar(&f.out, "w", "", "write the capture to `FILE` (- for standard output)")
+	fs.StringVar(&f.format, "F", "pcap", "capture format: pcap or pcapng")
+	fs.BoolVar(&f.verbose, "v", false, "list the frames and the expected findings (on standard error when -w is -)")
+	// flag prints its own message for a bad flag; a pointer to the help
+	// follows it, the help itself only when asked for.
+	fs.Usage = func() { fmt.Fprintln(stderr, "Run 'ibpeer craft -h' for usage.") }
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprint(stdout, craftUsage)
+			fs.SetOutput(stdout)
+			fs.PrintDefaults()
+			return exitOK
+		}
+		return exitUsage
+	}
+	bad := func(format string, a ...any) int {
+		msg := strings.ReplaceAll(fmt.Sprintf(format, a...), "craft: ", "")
+		fmt.Fprintf(stderr, "ibpeer craft: %s\n", msg)
+		fmt.Fprintln(stderr, "Run 'ibpeer craft -h' for usage.")
+		return exitUsage
+	}
+	if fs.NArg() > 0 {
+		return bad("unexpected argument %q", fs.Arg(0))
+	}
+	if f.out == "" {
+		return bad("no output: give -w FILE")
+	}
+	job, err := f.job()
+	if err != nil {
+		return bad("%v", err)
+	}
+	tr, err := job.run()
+	if err != nil {
+		return bad("%v", err)
+	}
+	info := stdout
+	if f.out == "-" {
+		info = stderr
+	}
+	if f.verbose {
+		for i, fr := range tr.Frames {
+			fmt.Fprintf(info, "%4d %s %-9v %v\n", i+1, fr.Time.Format("15:04:05.000000"), fr.Info.From, fr.Info)
+		}
+		for _, fd := range tr.Findings {
+			fmt.Fprintln(info, fd)
+		}
+	}
+	if err := write(f.out, job.format, tr.Frames); err != nil {
+		fmt.Fprintf(stderr, "ibpeer craft: %v\n", err)
+		return exitError
+	}
+	return exitOK
+}
+
+// craftJob is everything a run needs, checked.
+type craftJob struct {
+	cfg    craft.Config
+	ops    []craft.Op
+	faults craft.Faults
+	cm     bool
+	format capture.Format
+}
+
+// job turns the flags into a craft job, with errors that name the flag.
+func (f *craftFlags) job() (*craftJob, error) {
+	j := &craftJob{cm: f.cm}
+	encap, err := craft.ParseEncap(f.encap)
+	if err != nil {
+		return nil, fmt.Errorf("--encap: %w", err)
+	}
+	switch strings.ToLower(f.format) {
+	case "pcap":
+		j.format = capture.FormatPcap
+	case "pcapng":
+		j.format = capture.FormatPcapNG
+	default:
+		return nil, fmt.Errorf("-F %q: want pcap or pcapng", f.format)
+	}
+	op := strings.ToLower(f.op)
+	service := layers.ServiceRC
+	if strings.HasPrefix(op, "ud-") {
+		service, op = layers.ServiceUD, strings.TrimPrefix(op, "ud-")
+	}
+	kind, err := craft.ParseOpKind(op)
+	if err != nil {
+		return nil, fmt.Errorf("--op: %w", err)
+	}
+	switch strings.ToLower(f.service) {
+	case "":
+	case "rc":
+		if service == layers.ServiceUD {
+			return nil, fmt.Errorf("--service rc with --op %s", f.op)
+		}
+	case "uc":
+		if service == layers.ServiceUD {
+			return nil, fmt.Errorf("--service uc with --op %s", f.op)
+		}
+		service = layers.ServiceUC
+	case "ud":
+		service = layers.ServiceUD
+	default:
+		return nil, fmt.Errorf("--service %q: want rc or uc", f.service)
+	}
+	switch {
+	case f.mtu != 256 && f.mtu != 512 && f.mtu != 1024 && f.mtu != 2048 && f.mtu != 4096:
+		return nil, fmt.Errorf("--mtu %d: want 256, 512, 1024, 2048 or 4096", f.mtu)
+	case f.size < 0 || f.size > 1<<30:
+		return nil, fmt.Errorf("--size %d: want 0 to 1 GiB", f.size)
+	case f.iters < 1 || f.iters > 1<<20:
+		return nil, fmt.Errorf("--iters %d: want 1 to 1048576", f.iters)
+	case f.qpn == 0 || f.qpn > 0xFFFFFF || f.destQPN == 0 || f.destQPN > 0xFFFFFF:
+		return nil, fmt.Errorf("--qpn/--dest-qpn: want 1 to 0xFFFFFF")
+	case f.psn > 0xFFFFFF:
+		return nil, fmt.Errorf("--psn 0x%x does not fit 24 bits", f.psn)
+	case f.pkey == 0 || f.pkey > 0xFFFF:
+		return nil, fmt.Errorf("--pkey 0x%x: want 1 to 0xFFFF", f.pkey)
+	case f.loss < 0 || f.loss >= 1:
+		return nil, fmt.Errorf("--loss %v: want a probability in [0, 1)", f.loss)
+	case f.ecnCE < 0 || f.ecnCE > 1:
+		return nil, fmt.Errorf("--ecn-ce %v: want a probability in [0, 1]", f.ecnCE)
+	case f.rnr < 0 || f.cnpEvery < 0:
+		return nil, fmt.Errorf("--rnr and --cnp-every count from 0")
+	case f.rnrTimer > 31:
+		return nil, fmt.Errorf("--rnr-timer %d: want 0 to 31", f.rnrTimer)
+	}
+	req, resp := craft.DefaultRequester, craft.DefaultResponder
+	req.QPN, resp.QPN, req.PSN = uint32(f.qpn), uint32(f.destQPN), layers.PSN(f.psn)
+	j.cfg = craft.Config{Encap: encap, Service: service, Requester: req, Responder: resp, MTU: f.mtu, PKey: uint16(f.pkey)}
+	if _, err := craft.New(j.cfg); err != nil {
+		return nil, err
+	}
+	for i := 0; i < f.iters; i++ {
+		o := craft.Op{Kind: kind, VA: 0x7f0000000000 + uint64(i)*uint64((f.size+4095)&^4095+4096), RKey: 0x1234,
+			Imm: uint32(i + 1), InvRKey: 0x5678}
+		switch kind {
+		case craft.OpCompareSwap:
+			o.Compare, o.SwapAdd, o.Orig = uint64(i), uint64(i+1), uint64(i)
+		case craft.OpFetchAdd:
+			o.SwapAdd, o.Orig = 1, uint64(i)
+		default:
+			o.Data = craft.Pattern(f.size, byte(i))
+		}
+		j.ops = append(j.ops, o)
+	}
+	j.faults = craft.Faults{Seed: f.seed, Loss: craft.Loss{Prob: f.loss}, CNPEvery: f.cnpEvery, CE: craft.CEMarks{Prob: f.ecnCE}}
+	for _, s := range f.naks {
+		n, err := parseNAK(s)
+		if err != nil {
+			return nil, fmt.Errorf("--nak %q: %w", s, err)
+		}
+		j.faults.NAKs = append(j.faults.NAKs, n)
+	}
+	if f.rnr > 0 {
+		j.faults.RNRs = []craft.RNR{{Packet: 1, Times: f.rnr, Timer: layers.RNRTimerCode(f.rnrTimer)}}
+	}
+	for _, s := range f.broken {
+		c, err := parseBroken(s)
+		if err != nil {
+			return nil, fmt.Errorf("--broken %q: %w", s, err)
+		}
+		j.faults.Corrupt = append(j.faults.Corrupt, c)
+	}
+	return j, nil
+}
+
+var nakNames = map[string]layers.NAKCode{
+	"psn-seq": layers.NAKPSNSequenceError, "invalid-request": layers.NAKInvalidRequest,
+	"remote-access": layers.NAKRemoteAccessError, "remote-op": layers.NAKRemoteOperationalError,
+	"invalid-rd": layers.NAKInvalidRDRequest,
+}
+
+// parseNAK parses CODE@N.
+func parseNAK(s string) (craft.NAK, error) {
+	code, at, ok := strings.Cut(s, "@")
+	if !ok {
+		return craft.NAK{}, errors.New("want CODE@N")
+	}
+	n, err := strconv.Atoi(at)
+	if err != nil || n < 1 {
+		return craft.NAK{}, fmt.Errorf("packet %q: want a number from 1", at)
+	}
+	c, ok := nakNames[strings.ToLower(code)]
+	if !ok {
+		v, err := strconv.ParseUint(code, 0, 8)
+		if err != nil || v > 31 {
+			return craft.NAK{}, fmt.Errorf("code %q: want 0-31 or psn-seq, invalid-request, remote-access, remote-op, invalid-rd", code)
+		}
+		c = layers.NAKCode(v)
+	}
+	return craft.NAK{Packet: n, Code: c}, nil
+}
+
+// parseBroken parses KIND[@FRAME].
+func parseBroken(s string) (craft.Corrupt, error) {
+	kind, at, has := strings.Cut(s, "@")
+	k, err := craft.ParseCorruptKind(kind)
+	if err != nil {
+		return craft.Corrupt{}, err
+	}
+	c := craft.Corrupt{Kind: k}
+	if has {
+		if c.Frame, err = strconv.Atoi(at); err != nil || c.Frame < 1 {
+			return craft.Corrupt{}, fmt.Errorf("frame %q: want a number from 1", at)
+		}
+	}
+	return c, nil
+}
+
+// run crafts the conversation.
+func (j *craftJob) run() (craft.Trace, error) {
+	c, err := craft.New(j.cfg)
+	if err != nil {
+		return craft.Trace{}, err
+	}
+	ud := j.cfg.Service == layers.ServiceUD
+	if j.cm {
+		if ud {
+			err = c.ResolveService(craft.CMOptions{})
+		} else {
+			err = c.Connect(craft.CMOptions{})
+		}
+		if err != nil {
+			return craft.Trace{}, err
+		}
+	}
+	// --broken counts frames in the file; Run counts them in its own output.
+	f := j.faults
+	f.Corrupt = append([]craft.Corrupt(nil), f.Corrupt...)
+	for i := range f.Corrupt {
+		if f.Corrupt[i].Frame == 0 {
+			continue
+		}
+		if f.Corrupt[i].Frame <= len(c.Frames()) {
+			return craft.Trace{}, fmt.Errorf("--broken %v@%d: frame %d is a CM frame; break a frame of the conversation after it",
+				f.Corrupt[i].Kind, f.Corrupt[i].Frame, f.Corrupt[i].Frame)
+		}
+		f.Corrupt[i].Frame -= len(c.Frames())
+	}
+	if err := c.Run(j.ops, f); err != nil {
+		return craft.Trace{}, err
+	}
+	if j.cm && !ud {
+		if err := c.Disconnect(); err != nil {
+			return craft.Trace{}, err
+		}
+	}
+	return c.Trace(), nil
+}
+
+// write stores frames in a capture file.
+func write(path string, format capture.Format, frames []craft.Frame) error {
+	if len(frames) == 0 {
+		return errors.New("no frames to write")
+	}
+	w, err := capture.Create(path, format, capture.LinkType(frames[0].LinkType), true)
+	if err != nil {
+		return err
+	}
+	for _, f := range frames {
+		p := capture.Packet{Data: f.Data, LinkType: capture.LinkType(f.LinkType),
+			Info: gopacket.CaptureInfo{Timestamp: f.Time, CaptureLength: len(f.Data), Length: len(f.Data)}}
+		if err := w.WritePacket(p); err != nil {
+			w.Close()
+			return err
+		}
+	}
+	return w.Close()
+}

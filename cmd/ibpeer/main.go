@@ -1,0 +1,75 @@
+// Command ibpeer takes part in RDMA conversations. Its subcommands:
+//
+//	ibpeer craft ...   write a crafted conversation to a capture file
+//
+// Run `ibpeer craft -h` for the flags of a subcommand.
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+)
+
+// exit statuses
+const (
+	exitOK    = 0
+	exitError = 1 // the work failed (I/O)
+	exitUsage = 2 // bad flags or arguments
+)
+
+// command is one subcommand.
+type command struct {
+	summary string
+	run     func(args []string, stdout, stderr io.Writer) int
+}
+
+// commands lists the subcommands; later ones (serve, write, read, replay)
+// join here.
+var commands = map[string]command{
+	"craft": {"write a crafted RDMA conversation (any opcode, encapsulation and fault) to a pcap or pcapng file", runCraft},
+}
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func usage(w io.Writer) {
+	fmt.Fprint(w, "usage: ibpeer <command> [flags]\n\ncommands:\n")
+	names := make([]string, 0, len(commands))
+	for n := range commands {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		fmt.Fprintf(w, "  %-8s %s\n", n, commands[n].summary)
+	}
+	fmt.Fprint(w, "\nRun 'ibpeer <command> -h' for the flags of a command.\n")
+}
+
+// run dispatches to a subcommand and returns the exit status.
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		usage(stderr)
+		return exitUsage
+	}
+	switch args[0] {
+	case "-h", "-help", "--help", "help":
+		if len(args) > 1 {
+			if c, ok := commands[args[1]]; ok {
+				return c.run([]string{"-h"}, stdout, stderr)
+			}
+		}
+		usage(stdout)
+		return exitOK
+	}
+	c, ok := commands[args[0]]
+	if !ok {
+		fmt.Fprintf(stderr, "ibpeer: unknown command %q\n\n", strings.TrimLeft(args[0], "-"))
+		usage(stderr)
+		return exitUsage
+	}
+	return c.run(args[1:], stdout, stderr)
+}

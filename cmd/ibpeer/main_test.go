@@ -1,0 +1,207 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	gplayers "github.com/google/gopacket/layers"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ibwire/ibwire/capture"
+	"github.com/ibwire/ibwire/craft"
+	"github.com/ibwire/ibwire/layers"
+)
+
+func ibpeer(args ...string) (code int, stdout, stderr string) {
+	var out, errb bytes.Buffer
+	code = run(args, &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+// readFrames reads a capture file back with package capture.
+func readFrames(t *testing.T, path string) []capture.Packet {
+	t.Helper()
+	r, err := capture.Open(path)
+	require.NoError(t, err)
+	defer r.Close()
+	var ps []capture.Packet
+	for {
+		p, err := r.Next()
+		if errors.Is(err, io.EOF) {
+			return ps
+		}
+		require.NoError(t, err)
+		p.Data = append([]byte(nil), p.Data...)
+		ps = append(ps, p)
+	}
+}
+
+func TestCommandLine(t *testing.T) {
+	tests := []struct {
+		name   string
+		args   []string
+		code   int
+		stdout string
+		stderr string
+	}{
+		{"no command", nil, exitUsage, "", "usage: ibpeer <command>"},
+		{"help", []string{"-h"}, exitOK, "craft", ""},
+		{"help craft", []string{"help", "craft"}, exitOK, "--op write --size 65536", ""},
+		{"unknown command", []string{"serve2"}, exitUsage, "", `unknown command "serve2"`},
+		{"craft help", []string{"craft", "-h"}, exitOK, "-broken", ""},
+		{"no output", []string{"craft"}, exitUsage, "", "give -w FILE"},
+		{"unknown flag", []string{"craft", "--bogus"}, exitUsage, "", "flag provided but not defined: -bogus"},
+		{"bad mtu", []string{"craft", "--mtu", "1000", "-w", "x"}, exitUsage, "", "--mtu 1000"},
+		{"bad op", []string{"craft", "--op", "jump", "-w", "x"}, exitUsage, "", `unknown operation "jump"`},
+		{"bad encap", []string{"craft", "--encap", "ethernet", "-w", "x"}, exitUsage, "", "--encap"},
+		{"bad format", []string{"craft", "-F", "erf", "-w", "x"}, exitUsage, "", "-F"},
+		{"bad loss", []string{"craft", "--loss", "1", "-w", "x"}, exitUsage, "", "--loss"},
+		{"bad nak", []string{"craft", "--nak", "9", "-w", "x"}, exitUsage, "", "want CODE@N"},
+		{"bad nak code", []string{"craft", "--nak", "late@1", "-w", "x"}, exitUsage, "", "code \"late\""},
+		{"bad broken", []string{"craft", "--broken", "bent", "-w", "x"}, exitUsage, "", "unknown corruption"},
+		{"broken cannot apply", []string{"craft", "--op", "read", "--broken", "reth-mismatch", "-w", "x"}, exitUsage, "", "needs an RDMA WRITE"},
+		{"broken cm frame", []string{"craft", "--cm", "--broken", "bad-icrc@2", "-w", "x"}, exitUsage, "", "is a CM frame"},
+		{"vcrc on roce", []string{"craft", "--broken", "bad-vcrc", "-w", "x"}, exitUsage, "", "native IB"},
+		{"ud too big", []string{"craft", "--op", "ud-send", "--size", "5000", "-w", "x"}, exitUsage, "", "exceeds the MTU"},
+		{"read on uc", []string{"craft", "--op", "read", "--service", "uc", "-w", "x"}, exitUsage, "", "needs RC"},
+		{"qpn", []string{"craft", "--qpn", "0x1000000", "-w", "x"}, exitUsage, "", "--qpn"},
+		{"argument", []string{"craft", "-w", "x", "extra"}, exitUsage, "", `unexpected argument "extra"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			for i, a := range tt.args {
+				if a == "x" {
+					tt.args[i] = filepath.Join(dir, "x.pcap")
+				}
+			}
+			code, stdout, stderr := ibpeer(tt.args...)
+			assert.Equal(t, tt.code, code, "stderr: %s", stderr)
+			assert.Contains(t, stdout, tt.stdout)
+			assert.Contains(t, stderr, tt.stderr)
+			if code != exitOK {
+				_, err := os.Stat(filepath.Join(dir, "x.pcap"))
+				assert.True(t, os.IsNotExist(err), "nothing written on bad flags")
+			}
+		})
+	}
+}
+
+func TestCraftWrites(t *testing.T) {
+	tests := []struct {
+		name  string
+		args  []string
+		encap craft.Encap
+		check func(t *testing.T, ps []capture.Packet, p *layers.Parser)
+	}{
+		{"issue example", []string{"--op", "write", "--size", "65536", "--mtu", "1024", "--loss", "0.02", "--encap", "rocev2-ipv6"},
+			craft.RoCEv2IPv6, func(t *testing.T, ps []capture.Packet, p *layers.Parser) {
+				assert.Greater(t, len(ps), 64, "64 packets, ACKs and retransmissions")
+			}},
+		{"read with cm", []string{"--op", "read", "--size", "8192", "--cm"}, craft.RoCEv2,
+			func(t *testing.T, ps []capture.Packet, p *layers.Parser) {
+				require.Len(t, ps, 3+1+8+2)
+				require.NoError(t, p.Decode(ps[0].Data))
+				assert.Equal(t, layers.CMAttrREQ, p.MAD.CM.AttributeID)
+				require.NoError(t, p.Decode(ps[len(ps)-1].Data))
+				assert.Equal(t, layers.CMAttrDREP, p.MAD.CM.AttributeID)
+			}},
+		{"atomics ib", []string{"--op", "cmp-swap", "--iters", "3", "--encap", "ib-grh", "--qpn", "0x100", "--dest-qpn", "0x200"}, craft.IBGRH,
+			func(t *testing.T, ps []capture.Packet, p *layers.Parser) {
+				require.Len(t, ps, 6)
+				require.NoError(t, p.Decode(ps[0].Data))
+				assert.Equal(t, uint32(0x200), p.BTH.DestQP)
+			}},
+		{"ud erf pcapng", []string{"--op", "ud-send-imm", "--size", "512", "--encap", "erf", "-F", "pcapng", "--cm"}, craft.ERF,
+			func(t *testing.T, ps []capture.Packet, p *layers.Parser) {
+				require.Len(t, ps, 3)
+				require.NoError(t, p.Decode(ps[2].Data))
+				assert.Equal(t, layers.Opcode(0x65), p.BTH.Opcode)
+			}},
+		{"faults", []string{"--op", "send", "--size", "100", "--iters", "4", "--rnr", "1", "--nak", "remote-access@3", "--cnp-every", "2", "--psn", "0xfffffe"},
+			craft.RoCEv2, func(t *testing.T, ps []capture.Packet, p *layers.Parser) {
+				var syn []layers.AETHSyndrome
+				cnp := 0
+				for _, pk := range ps {
+					require.NoError(t, p.Decode(pk.Data))
+					switch p.BTH.Opcode {
+					case 0x11:
+						syn = append(syn, p.BTH.AETH.Syndrome)
+					case 0x81:
+						cnp++
+					}
+				}
+				assert.Contains(t, syn, layers.MakeRNRNakSyndrome(1))
+				assert.Contains(t, syn, layers.MakeNakSyndrome(layers.NAKRemoteAccessError))
+				assert.NotZero(t, cnp)
+			}},
+		{"broken", []string{"--op", "write", "--size", "3000", "--broken", "bad-icrc", "--broken", "truncated@3", "--encap", "rocev1"}, craft.RoCEv1,
+			func(t *testing.T, ps []capture.Packet, p *layers.Parser) {
+				require.NoError(t, p.Decode(ps[0].Data))
+				st, _ := p.CheckICRC()
+				assert.Equal(t, layers.CRCBad, st)
+				assert.ErrorIs(t, p.Decode(ps[2].Data), layers.ErrTruncated)
+			}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "out")
+			code, _, stderr := ibpeer(append([]string{"craft", "-w", path}, tt.args...)...)
+			require.Equal(t, exitOK, code, stderr)
+			ps := readFrames(t, path)
+			require.NotEmpty(t, ps)
+			assert.Equal(t, capture.LinkType(tt.encap.LinkType()), ps[0].LinkType)
+			assert.Equal(t, craft.DefaultStart, ps[0].Info.Timestamp.UTC())
+			tt.check(t, ps, layers.NewParser(craft.FirstLayer(tt.encap), layers.ParserOptions{}))
+			// The same flags give the same bytes.
+			again := path + ".2"
+			code, _, _ = ibpeer(append([]string{"craft", "-w", again}, tt.args...)...)
+			require.Equal(t, exitOK, code)
+			a, err := os.ReadFile(path)
+			require.NoError(t, err)
+			b, err := os.ReadFile(again)
+			require.NoError(t, err)
+			assert.True(t, bytes.Equal(a, b))
+		})
+	}
+}
+
+func TestVerboseListsFindings(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "v.pcap")
+	code, stdout, stderr := ibpeer("craft", "--op", "send", "--size", "3000", "--broken", "truncated", "-v", "-w", path)
+	require.Equal(t, exitOK, code, stderr)
+	assert.Contains(t, stdout, "RC_SEND_FIRST psn 256: op 1 send, packet 1 [truncated]")
+	assert.Contains(t, stdout, "#1 truncated")
+	assert.Contains(t, stdout, "retransmission")
+}
+
+func TestWriteToStdout(t *testing.T) {
+	// -w - writes the capture to standard output; run through a pipe so the
+	// process's real stdout carries it.
+	r, w, err := os.Pipe()
+	require.NoError(t, err)
+	saved := os.Stdout
+	os.Stdout = w
+	var errb bytes.Buffer
+	code := run([]string{"craft", "--op", "send", "--size", "10", "-w", "-", "-v"}, io.Discard, &errb)
+	os.Stdout = saved
+	require.NoError(t, w.Close())
+	data, err := io.ReadAll(r)
+	require.NoError(t, err)
+	require.Equal(t, exitOK, code, errb.String())
+	assert.Contains(t, errb.String(), "RC_SEND_ONLY", "with -w -, -v goes to standard error")
+	rd, err := capture.NewReader(bytes.NewReader(data), "stdout")
+	require.NoError(t, err)
+	p, err := rd.Next()
+	require.NoError(t, err)
+	dec := layers.NewParser(gplayers.LayerTypeEthernet, layers.ParserOptions{})
+	require.NoError(t, dec.Decode(p.Data))
+	assert.Equal(t, layers.Opcode(0x04), dec.BTH.Opcode)
+	assert.True(t, strings.HasPrefix(string(data[:4]), "\x4d\x3c\xb2\xa1"), "a nanosecond pcap")
+}
