@@ -1,6 +1,10 @@
 package decode
 
-import "github.com/ibwire/ibwire/layers"
+import (
+	"errors"
+
+	"github.com/ibwire/ibwire/layers"
+)
 
 // infinibandFields are Wireshark's infiniband.* fields for the IB headers,
 // with its types and bases (checked against tshark -G fields in the tests).
@@ -117,11 +121,13 @@ func infinibandFields() []*Field {
 		iethF,
 		vendor,
 		uintField("infiniband.invariant.crc", "Invariant CRC", FTUint32, BaseHex, func(p *Packet) (uint64, bool) {
-			return uint64(B(p).Trailer.ICRCWire()), bth(p) && showsICRC(p)
+			// A cut packet has no trailer, whatever its last bytes are.
+			return uint64(B(p).Trailer.ICRCWire()), bth(p) && showsICRC(p) && !errors.Is(p.Err, layers.ErrTruncated)
 		}),
 		uintField("infiniband.variant.crc", "Variant CRC", FTUint16, BaseHex, func(p *Packet) (uint64, bool) {
 			v := L(p).VCRC
-			return uint64(v>>8 | v<<8), lrh(p) && L(p).HasVCRC
+			// Wireshark counts the VCRC into the vendor data of opcodes it does not parse.
+			return uint64(v>>8 | v<<8), lrh(p) && L(p).HasVCRC && !errors.Is(p.Err, layers.ErrTruncated) && (!bth(p) || showsICRC(p))
 		}),
 	}
 }
@@ -138,7 +144,10 @@ func vendorBytes(p *Packet) ([]byte, bool) {
 	b := &p.Headers.BTH
 	off := cap(p.Data) - cap(b.Contents) // where the BTH starts in the frame
 	end := off + len(b.Contents) + len(b.Payload) + len(b.Trailer.Contents)
-	return p.Data[off+layers.BTHLength : end], true
+	if p.has&hasLRH != 0 && p.Headers.LRH.HasVCRC {
+		end += layers.VCRCLength // native IB: the VCRC follows and tshark shows it too
+	}
+	return p.Data[off+layers.BTHLength : min(end, len(p.Data))], true
 }
 
 func opcodeName(u uint64) (string, bool) {

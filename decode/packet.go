@@ -210,8 +210,10 @@ func (d *Decoder) Decode(in Input) *Packet {
 	for _, t := range p.Decoded {
 		pkt.has |= bitOf(t)
 	}
-	if pkt.Err == nil && pkt.has&hasBTH != 0 {
+	if pkt.has&hasBTH != 0 {
 		pkt.Encapsulation = p.Encapsulation()
+	}
+	if pkt.Err == nil && pkt.has&hasBTH != 0 {
 		if !d.opts.SkipCRC {
 			pkt.ICRC, pkt.ICRCComputed = p.CheckICRC()
 			pkt.VCRC, pkt.VCRCComputed = p.CheckVCRC()

@@ -232,8 +232,12 @@ func (b *BTH) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
 		return &DecodeError{Layer: "ICRC", Field: "ICRC", Offset: ethEnd, Need: ICRCLength, Have: len(data) - ethEnd, Err: ErrTruncated}
 	}
 	payloadEnd := end - int(b.PadCount)
+	var padErr error
 	if payloadEnd < ethEnd {
-		return malformed("BTH", "PadCnt", 1, "pad count %d exceeds the %d bytes of payload", b.PadCount, end-ethEnd)
+		// The headers are still decoded, so the malformed packet can be
+		// shown with everything it carries.
+		padErr = malformed("BTH", "PadCnt", 1, "pad count %d exceeds the %d bytes of payload", b.PadCount, end-ethEnd)
+		payloadEnd = ethEnd
 	}
 
 	b.payloadType = gopacket.LayerTypePayload
@@ -262,7 +266,10 @@ func (b *BTH) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
 	b.Contents = data[:hdr]
 	b.Payload = data[hdr:payloadEnd]
 	b.payload = data[ethEnd:payloadEnd]
-	return b.Trailer.DecodeFromBytes(data[payloadEnd:], df)
+	if err := b.Trailer.DecodeFromBytes(data[payloadEnd:], df); err != nil {
+		return err
+	}
+	return padErr
 }
 
 // SerializeTo prepends the BTH (and DC extension). The extended headers,

@@ -143,7 +143,14 @@ func (p *Parser) Decode(frame []byte) error {
 		}
 	}
 	if err != nil {
-		return p.locate(err)
+		t, _ := p.layerInput()
+		located := p.locate(err)
+		if t == LayerTypeBTH && errors.Is(err, ErrMalformed) {
+			// The BTH and all its extended headers were read before the
+			// fault (a pad count larger than the payload): keep them visible.
+			p.Decoded = append(p.Decoded, LayerTypeBTH)
+		}
+		return located
 	}
 	if next, in := p.layerInput(); len(in) == 0 && next != gopacket.LayerTypePayload && p.decodingLayer(next) != nil {
 		// gopacket stops quietly when a header leaves no bytes for the next one.

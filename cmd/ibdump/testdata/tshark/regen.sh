@@ -9,13 +9,24 @@ version=$(tshark --version 2>/dev/null | head -1)
 mapfile -t fields < "$fields_file"
 args=()
 for f in "${fields[@]}"; do args+=(-e "$f"); done
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+userdlt=(-o 'uat:user_dlts:"User 0 (DLT=147)","infiniband","0","","0",""')
 for cap in "$@"; do
 	name=$(basename "$cap" .pcap)
 	extra=()
 	case "$name" in
-	*linktype147-userdlt) extra=(-o 'uat:user_dlts:"User 0 (DLT=147)","infiniband","0","","0",""') ;;
-	*linktype247) continue ;; # tshark 4.0 cannot read LINKTYPE_INFINIBAND; its 147 twin is compared
+	*linktype147-userdlt) extra=("${userdlt[@]}") ;;
+	*linktype247) continue ;; # its 147 twin is compared
 	esac
+	# tshark 4.0 cannot read LINKTYPE_INFINIBAND (247): give it a copy whose
+	# header says user DLT 147 and map that to the InfiniBand dissector.
+	if [ "$(od -An -tu4 -j20 -N4 "$cap" | tr -d ' ')" = 247 ]; then
+		cp "$cap" "$tmp/$name.pcap"
+		printf '\x93\x00\x00\x00' | dd of="$tmp/$name.pcap" bs=1 seek=20 conv=notrunc status=none
+		cap="$tmp/$name.pcap"
+		extra=("${userdlt[@]}")
+	fi
 	{
 		echo "# $version; tshark -r $cap -T fields -E header=y -E separator=/t -E occurrence=a (payload heuristics disabled)"
 		tshark -r "$cap" "${extra[@]}" --disable-protocol rpcordma --disable-protocol nvme-rdma \
