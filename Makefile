@@ -1,0 +1,27 @@
+# Developer shortcuts; CI runs .ci/run.
+FUZZTIME ?= 10m
+
+# Every native fuzz target, as package:target.
+FUZZ_TARGETS = \
+	./layers:FuzzParser \
+	./layers:FuzzRoundTrip \
+	./layers:FuzzPSNWindow \
+	./capture:FuzzReader \
+	./dfilter:FuzzCompile \
+	./fuzz:FuzzPipeline
+
+.PHONY: test fuzz bench
+
+test:
+	go test -race ./...
+
+# make fuzz [FUZZTIME=10m]: run each target in turn for FUZZTIME.
+fuzz:
+	@set -e; for t in $(FUZZ_TARGETS); do \
+		pkg=$${t%%:*}; name=$${t##*:}; \
+		echo "== $$pkg $$name ($(FUZZTIME))"; \
+		go test $$pkg -run '^$$' -fuzz "^$$name$$" -fuzztime $(FUZZTIME); \
+	done
+
+bench:
+	bench/ibdump-vs-tshark.sh
