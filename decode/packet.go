@@ -22,8 +22,9 @@ const (
 // LinkLayerFactory tells the decoder how to start frames of a link type it
 // does not know itself: the first layer type and fresh decoding layers for
 // it. The capture package provides Linux SLL and SLL2 this way
-// (capture.DecodingLinkLayers), so decode need not import capture.
-type LinkLayerFactory func() (first gopacket.LayerType, dls []gopacket.DecodingLayer)
+// (capture.DecodingLinkLayers), so decode need not import capture; the
+// type is an alias so capture can spell it without importing decode.
+type LinkLayerFactory = func() (first gopacket.LayerType, dls []gopacket.DecodingLayer)
 
 // Options adjust decoding.
 type Options struct {

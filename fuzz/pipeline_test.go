@@ -48,7 +48,7 @@ func newPipeline(tb testing.TB) *pipeline {
 	f, err := output.NewFields([]string{"frame.number", "bth.opcode", "bth.psn", "immdt", "vendor", "ibwire.icrc.status"}, output.FieldsOptions{Header: true})
 	require.NoError(tb, err)
 	return &pipeline{
-		dec:    decode.NewDecoder(decode.Options{LinkLayers: linkLayers()}),
+		dec:    decode.NewDecoder(decode.Options{LinkLayers: capture.DecodingLinkLayers()}),
 		filter: dfilter.MustCompile("bth.opcode in {0..0x1d} || aeth.syndrome.opcode == 3 || frame contains 12:b7"),
 		fields: f,
 		flows:  decode.NewQPFlows(),

@@ -85,7 +85,7 @@ func newDumper(o *options, stdout, stderr io.Writer) (*dumper, error) {
 	// Runs that print nothing per packet and do not check skip the CRCs,
 	// unless a filter reads them.
 	skipCRC := (o.quiet || o.countOnly || (o.write != "" && !o.print)) && !o.check && !d.filtersReadCRC()
-	d.dec = decode.NewDecoder(decode.Options{DecodeDC: o.dc, RoCEv2Ports: ports, SkipCRC: skipCRC, LinkLayers: linkLayers()})
+	d.dec = decode.NewDecoder(decode.Options{DecodeDC: o.dc, RoCEv2Ports: ports, SkipCRC: skipCRC, LinkLayers: capture.DecodingLinkLayers()})
 	if d.color, err = colorEnabled(o.color, stdout); err != nil {
 		return nil, err
 	}
