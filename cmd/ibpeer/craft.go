@@ -80,7 +80,7 @@ func runCraft(args []string, stdout, stderr io.Writer) int {
 	fs.BoolVar(&f.verbose, "v", false, "list the frames and the expected findings (on standard error when -w is -)")
 	// flag prints its own message for a bad flag; a pointer to the help
 	// follows it, the help itself only when asked for.
-	fs.Usage = func() { fmt.Fprintln(stderr, "Run 'ibpeer craft -h' for usage.") }
+	fs.Usage = func() {}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fmt.Fprint(stdout, craftUsage)
@@ -88,6 +88,7 @@ func runCraft(args []string, stdout, stderr io.Writer) int {
 			fs.PrintDefaults()
 			return exitOK
 		}
+		fmt.Fprintln(stderr, "Run 'ibpeer craft -h' for usage.")
 		return exitUsage
 	}
 	bad := func(format string, a ...any) int {
