@@ -24,7 +24,8 @@ best_of() {
 	local best=""
 	for _ in $(seq "$repeat"); do
 		local t
-		t=$( { /usr/bin/time -f '%e' "$@" >/dev/null 2>/dev/null; } 2>&1 | tail -1)
+		/usr/bin/time -f '%e' -o "$work/time" "$@" >/dev/null 2>&1
+		t=$(tail -1 "$work/time")
 		if [ -z "$best" ] || awk -v a="$t" -v b="$best" 'BEGIN{exit !(a<b)}'; then best=$t; fi
 	done
 	echo "$best"
@@ -52,7 +53,7 @@ row "-T text vs tshark default" "$work/ibdump" -T text "$work/bench.pcap" -- tsh
 row "-V vs tshark -V" "$work/ibdump" -V "$work/bench.pcap" -- tshark -r "$work/bench.pcap" -V
 
 echo
-rss() { /usr/bin/time -f '%M' "$@" 2>&1 >/dev/null | tail -1; }
+rss() { /usr/bin/time -f '%M' -o "$work/rss" "$@" >/dev/null 2>&1; tail -1 "$work/rss"; }
 r1=$(rss "$work/ibdump" -q -z conv,qp "$work/bench.pcap")
 r4=$(rss "$work/ibdump" -q -z conv,qp "$work/bench4.pcap")
 echo "peak RSS of ibdump -q -z conv,qp: $n packets ${r1} KiB, $((4 * n)) packets ${r4} KiB"
