@@ -50,6 +50,10 @@ type Parser struct {
 	dlp   *gopacket.DecodingLayerParser
 	icrc  ICRCComputer
 	extra []gopacket.DecodingLayer
+
+	noFastPath bool      // tests compare the fast path with the general one
+	fastDF     truncFlag // the fast path's decode feedback
+
 	frame []byte
 }
 
@@ -91,15 +95,20 @@ func (u *roceUDP) SerializeTo(b gopacket.SerializeBuffer, opts gopacket.Serializ
 }
 
 func (u *roceUDP) NextLayerType() gopacket.LayerType {
-	if u.SrcPort == UDPPortRoCEv2 || u.DstPort == UDPPortRoCEv2 {
+	if u.SrcPort == UDPPortRoCEv2 || u.DstPort == UDPPortRoCEv2 || u.isRoCEPort(uint16(u.SrcPort), uint16(u.DstPort)) {
 		return LayerTypeBTH
 	}
+	return u.UDP.NextLayerType()
+}
+
+// isRoCEPort reports whether either port is one of the extra RoCEv2 ports.
+func (u *roceUDP) isRoCEPort(sport, dport uint16) bool {
 	for _, p := range u.ports {
-		if uint16(u.SrcPort) == p || uint16(u.DstPort) == p {
-			return LayerTypeBTH
+		if sport == p || dport == p {
+			return true
 		}
 	}
-	return u.UDP.NextLayerType()
+	return false
 }
 
 // NewParser returns a parser whose frames start with layer first
@@ -133,6 +142,9 @@ func NewParser(first gopacket.LayerType, opts ParserOptions) *Parser {
 // as the stack reaches, without error.
 func (p *Parser) Decode(frame []byte) error {
 	p.frame = frame
+	if !p.noFastPath && p.decodeRoCEv2Fast(frame) {
+		return nil
+	}
 	err := p.dlp.DecodeLayers(frame, &p.Decoded)
 	if p.dlp.Truncated {
 		// A length field says the frame should be longer: the layer that
@@ -640,4 +652,78 @@ func (p *Parser) Finish(frame []byte) error {
 // FinishFrame is Parser.Finish with a parser of its own.
 func FinishFrame(frame []byte, first gopacket.LayerType, opts ParserOptions) error {
 	return NewParser(first, opts).Finish(frame)
+}
+
+// truncFlag is a gopacket.DecodeFeedback that only remembers truncation.
+type truncFlag bool
+
+func (t *truncFlag) SetTruncated() { *t = true }
+
+// decodeRoCEv2Fast decodes the common case — Ethernet II, IPv4 without
+// options or fragments, UDP to or from a RoCEv2 port, a BTH whose payload
+// is not a MAD — without gopacket's layer loop, filling the same structs and
+// the same Decoded list as DecodeLayers would. It reports false, having
+// changed nothing the general path relies on, for anything else: the
+// general path then decodes (and explains) the frame.
+func (p *Parser) decodeRoCEv2Fast(frame []byte) bool {
+	const ethLen, ipLen, udpLen = 14, 20, 8
+	if p.first != gplayers.LayerTypeEthernet || len(frame) < ethLen+ipLen+udpLen+BTHLength+ICRCLength ||
+		frame[12] != 0x08 || frame[13] != 0x00 {
+		return false
+	}
+	ip := frame[ethLen:]
+	length := int(binary.BigEndian.Uint16(ip[2:4]))
+	flagsFrag := binary.BigEndian.Uint16(ip[6:8])
+	if ip[0] != 0x45 || ip[9] != uint8(gplayers.IPProtocolUDP) || flagsFrag&0x3FFF != 0 ||
+		length < ipLen+udpLen || length > len(ip) {
+		return false
+	}
+	udp := ip[ipLen:length]
+	ulen := int(binary.BigEndian.Uint16(udp[4:6]))
+	sport, dport := binary.BigEndian.Uint16(udp[0:2]), binary.BigEndian.Uint16(udp[2:4])
+	if ulen < udpLen+BTHLength+ICRCLength || ulen > len(udp) ||
+		(sport != uint16(UDPPortRoCEv2) && dport != uint16(UDPPortRoCEv2) && !p.UDP.isRoCEPort(sport, dport)) {
+		return false
+	}
+	p.fastDF = false
+	if err := p.BTH.DecodeFromBytes(udp[udpLen:ulen], &p.fastDF); err != nil || p.fastDF || p.BTH.payloadType == LayerTypeMAD {
+		return false
+	}
+
+	e := &p.Ethernet
+	e.DstMAC, e.SrcMAC = frame[0:6], frame[6:12]
+	e.EthernetType, e.Length = gplayers.EthernetTypeIPv4, 0
+	e.Contents, e.Payload = frame[:ethLen], frame[ethLen:]
+
+	v4 := &p.IPv4
+	v4.Version, v4.IHL, v4.TOS = 4, 5, ip[1]
+	v4.Length = uint16(length)
+	v4.Id = binary.BigEndian.Uint16(ip[4:6])
+	v4.Flags, v4.FragOffset = gplayers.IPv4Flag(flagsFrag>>13), flagsFrag&0x1FFF
+	v4.TTL, v4.Protocol = ip[8], gplayers.IPProtocolUDP
+	v4.Checksum = binary.BigEndian.Uint16(ip[10:12])
+	v4.SrcIP, v4.DstIP = ip[12:16], ip[16:20]
+	v4.Options, v4.Padding = v4.Options[:0], nil
+	v4.Contents, v4.Payload = ip[:ipLen], ip[ipLen:length]
+
+	u := &p.UDP
+	u.SrcPort, u.DstPort = gplayers.UDPPort(sport), gplayers.UDPPort(dport)
+	u.Length = uint16(ulen)
+	u.Checksum = binary.BigEndian.Uint16(udp[6:8])
+	u.Contents, u.Payload = udp[:udpLen], udp[udpLen:ulen]
+	u.Trailing = nil
+	if ulen < len(udp) {
+		u.Trailing = udp[ulen:]
+	}
+
+	d := append(p.Decoded[:0], gplayers.LayerTypeEthernet, gplayers.LayerTypeIPv4, gplayers.LayerTypeUDP, LayerTypeBTH)
+	for _, k := range p.BTH.Info().HeaderList() {
+		d = append(d, k.LayerType())
+	}
+	if len(p.BTH.payload) > 0 {
+		p.Payload = p.BTH.payload
+		d = append(d, gopacket.LayerTypePayload)
+	}
+	p.Decoded = d
+	return true
 }
