@@ -51,8 +51,9 @@ type Parser struct {
 	icrc  ICRCComputer
 	extra []gopacket.DecodingLayer
 
-	noFastPath bool      // tests compare the fast path with the general one
-	fastDF     truncFlag // the fast path's decode feedback
+	encap      Encapsulation // of the last frame
+	noFastPath bool          // tests compare the fast path with the general one
+	fastDF     truncFlag     // the fast path's decode feedback
 
 	frame []byte
 }
@@ -143,8 +144,17 @@ func NewParser(first gopacket.LayerType, opts ParserOptions) *Parser {
 func (p *Parser) Decode(frame []byte) error {
 	p.frame = frame
 	if !p.noFastPath && p.decodeRoCEv2Fast(frame) {
+		p.encap = EncapRoCEv2IPv4
 		return nil
 	}
+	err := p.decode(frame)
+	p.encap = p.encapsulation()
+	return err
+}
+
+// decode is the general path: gopacket's layer loop, then an explanation of
+// whatever stopped it.
+func (p *Parser) decode(frame []byte) error {
 	err := p.dlp.DecodeLayers(frame, &p.Decoded)
 	if p.dlp.Truncated {
 		// A length field says the frame should be longer: the layer that
@@ -212,7 +222,10 @@ func (p *Parser) Has(t gopacket.LayerType) bool {
 }
 
 // Encapsulation says what carried the IB transport packet of the last frame.
-func (p *Parser) Encapsulation() Encapsulation {
+func (p *Parser) Encapsulation() Encapsulation { return p.encap }
+
+// encapsulation works out Encapsulation once per frame.
+func (p *Parser) encapsulation() Encapsulation {
 	if !p.Has(LayerTypeBTH) {
 		return EncapNone
 	}
