@@ -113,6 +113,10 @@ type Field struct {
 	// parent is the header the -V tree shows the field under when its name
 	// does not say so (infiniband.reserved sits in the BTH).
 	parent string
+	// outside marks a field that can be present without the header its name
+	// puts it under (reth.va serves AtomicETH too), so renderers that skip
+	// absent headers do not skip it.
+	outside bool
 	// second extracts a second occurrence where Wireshark shows one: ImmDt
 	// and IETH use one header field for both their subtree and their value,
 	// and unknown headers appear as a 4-byte item and then all the bytes.
@@ -235,6 +239,7 @@ type registry struct {
 	byName  map[string]*Field
 	all     []*Field // sorted by name
 	ordered []*Field // in registration order: protocol, then its fields in wire order
+	ends    []int    // for a protocol or header at i, the index just past its subtree
 }
 
 var fields = buildRegistry()
@@ -252,6 +257,14 @@ func buildRegistry() *registry {
 		}
 	}
 	sort.Slice(r.all, func(i, j int) bool { return r.all[i].Name < r.all[j].Name })
+	r.ends = make([]int, len(r.ordered))
+	for i, f := range r.ordered {
+		j := i + 1
+		for f.Type == FTProtocol && j < len(r.ordered) && r.ordered[j].InTree(f.Name) && !r.ordered[j].outside {
+			j++
+		}
+		r.ends[i] = j
+	}
 	return r
 }
 
@@ -272,6 +285,11 @@ func Fields() []*Field { return fields.all }
 // the wire, each protocol or header before its fields: the order of the -V
 // tree and of JSON objects.
 func FieldsInWireOrder() []*Field { return fields.ordered }
+
+// SubtreeEnds gives, for each index of FieldsInWireOrder, the index just
+// past the field's subtree (its own index + 1 for a plain field), so a
+// renderer can skip a whole header the packet does not have.
+func SubtreeEnds() []int { return fields.ends }
 
 // MustLookup is Lookup for names known to exist.
 func MustLookup(name string) *Field {

@@ -39,6 +39,10 @@ func infinibandFields() []*Field {
 		}
 		return uint64(B(p).RETH.RKey), reth(p)
 	}
+	va := uintField("infiniband.reth.va", "Virtual Address", FTUint64, BaseHex, vaOf)
+	va.outside = true
+	rkey := uintField("infiniband.reth.r_key", "Remote Key", FTUint32, BaseHex, rkeyOf)
+	rkey.outside = true
 	opcode := uintField("infiniband.bth.opcode", "Opcode", FTUint8, BaseDec, func(p *Packet) (uint64, bool) { return uint64(B(p).Opcode), bth(p) })
 	opcode = withNames(opcode, opcodeName, opcodeByName)
 	immdt := bytesField("infiniband.immdt", "Immediate Data", FTBytes, func(p *Packet) ([]byte, bool) { return B(p).ImmDt.Contents, imm(p) })
@@ -100,8 +104,8 @@ func infinibandFields() []*Field {
 		uintField("infiniband.deth.q_key", "Queue Key", FTUint64, BaseHex, func(p *Packet) (uint64, bool) { return uint64(B(p).DETH.QKey), deth(p) }),
 		uintField("infiniband.deth.srcqp", "Source Queue Pair", FTUint32, BaseHex, func(p *Packet) (uint64, bool) { return uint64(B(p).DETH.SrcQP), deth(p) }),
 		protoField("infiniband.reth", "RETH - RDMA Extended Transport Header", reth),
-		uintField("infiniband.reth.va", "Virtual Address", FTUint64, BaseHex, vaOf),
-		uintField("infiniband.reth.r_key", "Remote Key", FTUint32, BaseHex, rkeyOf),
+		va,
+		rkey,
 		uintField("infiniband.reth.dmalen", "DMA Length", FTUint32, BaseDecHex, func(p *Packet) (uint64, bool) { return uint64(B(p).RETH.DMALength), reth(p) }),
 		protoField("infiniband.atomiceth", "AtomicETH - Atomic Extended Transport Header", atomic),
 		uintField("infiniband.atomiceth.swapdt", "Swap (Or Add) Data", FTUint64, BaseDec, func(p *Packet) (uint64, bool) { return B(p).AtomicETH.SwapAddData, atomic(p) }),

@@ -19,8 +19,11 @@ type walker struct {
 
 func (w *walker) walk(p *decode.Packet, vis fieldVisitor) {
 	w.stack = w.stack[:0]
-	for _, f := range decode.FieldsInWireOrder() {
+	all, ends := decode.FieldsInWireOrder(), decode.SubtreeEnds()
+	for i := 0; i < len(all); i++ {
+		f := all[i]
 		if !f.Get(p, &w.v) {
+			i = ends[i] - 1 // a header the packet lacks: none of its fields can be there
 			continue
 		}
 		for len(w.stack) > 0 && !f.InTree(w.stack[len(w.stack)-1].Name) {
