@@ -134,7 +134,13 @@ func (f *Field) Get(p *Packet, v *Value) bool {
 // InTree reports whether the field belongs under the protocol or header
 // named tree in the detail tree: by its name, or by its declared parent.
 func (f *Field) InTree(tree string) bool {
-	return strings.HasPrefix(f.Name, tree+".") || f.parent == tree || strings.HasPrefix(f.parent, tree+".")
+	return under(f.Name, tree) || f.parent == tree || under(f.parent, tree)
+}
+
+// under reports whether name is tree + "." + something, without building
+// the string (this runs for every field of every packet in -V).
+func under(name, tree string) bool {
+	return len(name) > len(tree) && name[len(tree)] == '.' && name[:len(tree)] == tree
 }
 
 // GetSecond extracts the second occurrence of the field, if it has one.
