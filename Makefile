@@ -5,6 +5,7 @@ FUZZTIME ?= 10m
 FUZZ_TARGETS = \
 	./layers:FuzzParser \
 	./layers:FuzzRoundTrip \
+	./layers:FuzzFastPath \
 	./layers:FuzzPSNWindow \
 	./capture:FuzzReader \
 	./dfilter:FuzzCompile \
