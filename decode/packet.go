@@ -65,7 +65,10 @@ type Packet struct {
 	VCRCComputed       uint16
 	RelTime, DeltaTime time.Duration // since the first frame, since the previous one
 	Encapsulation      layers.Encapsulation
-	has                layerSet
+	// Analysis is what an Analyzer found about the packet (ibwire.analysis.*);
+	// zero until Analyzer.Analyze runs on it.
+	Analysis PacketAnalysis
+	has      layerSet
 }
 
 // layerSet is a bitmask of the layer types a frame had, for constant-time

@@ -30,23 +30,36 @@ type source interface {
 // dumper is one ibdump run: the decoder, the filter, the renderer and the
 // counters for --check and -z.
 type dumper struct {
-	o       *options
-	out     *bufio.Writer
-	stderr  io.Writer
-	dec     *decode.Decoder
-	filter  *dfilter.Filter
-	summary output.Summary
-	text    output.TextLine
-	tree    output.Tree
-	fields  *output.Fields
-	json    output.JSON
-	ek      output.EK
-	jsonl   output.JSONL
-	writer  *capture.Writer
-	flows   *decode.QPFlows
-	iostats []ioStat
-	color   bool
-	buf     []byte
+	o      *options
+	out    *bufio.Writer
+	stderr io.Writer
+	dec    *decode.Decoder
+	// decoderOptions are the decoder's, for the first pass of -2.
+	decoderOptions decode.Options
+	filter         *dfilter.Filter
+	summary        output.Summary
+	text           output.TextLine
+	tree           output.Tree
+	fields         *output.Fields
+	json           output.JSON
+	ek             output.EK
+	jsonl          output.JSONL
+	writer         *capture.Writer
+	iostats        []ioStat
+	color          bool
+	buf            []byte
+
+	// The conversation analysis, and the statistics drawn from it.
+	analyzer  *decode.Analyzer
+	links     *decode.FrameLinks // -2
+	zs        []*zstat
+	shownConv map[uint32]bool  // conversations of the packets -Y showed (nil: all)
+	pending   []decode.Finding // findings of the current packet, kept until -Y decides
+	expert    *decode.Expert   // findings at shown packets, when -Y filters
+	graph     *output.PSNGraph
+	follows   []*output.Follow
+	latency   []*decode.LatencyStat
+	latPend   []decode.Latency // latencies of the current packet, kept until -Y decides
 
 	read, shown                     int
 	ib, icrcBad, vcrcBad, malformed int
@@ -56,8 +69,18 @@ type dumper struct {
 
 type ioStat struct {
 	stat     *decode.IOStat
+	funcs    *decode.IOFuncStat
 	filters  []string
 	compiled []*dfilter.Filter
+}
+
+// zstat is one -z statistic: what it counts of each shown packet, and how
+// it prints as a table and as JSON.
+type zstat struct {
+	add      func(p *decode.Packet)
+	text     func(w io.Writer)
+	json     func(buf []byte) []byte
+	analysis bool // needs the conversation analysis
 }
 
 func newDumper(o *options, stdout, stderr io.Writer) (*dumper, error) {
@@ -82,10 +105,19 @@ func newDumper(o *options, stdout, stderr io.Writer) (*dumper, error) {
 			return nil, err
 		}
 	}
-	// Runs that print nothing per packet and do not check skip the CRCs,
-	// unless a filter reads them.
-	skipCRC := (o.quiet || o.countOnly || (o.write != "" && !o.print)) && !o.check && !d.filtersReadCRC()
-	d.dec = decode.NewDecoder(decode.Options{DecodeDC: o.dc, RoCEv2Ports: ports, SkipCRC: skipCRC, LinkLayers: capture.DecodingLinkLayers()})
+	if o.graph != "" {
+		kind, file, ok := strings.Cut(o.graph, ":")
+		if !ok || kind != "psn" || file == "" {
+			return nil, fmt.Errorf("--graph %s: want psn:FILE.svg", o.graph)
+		}
+		d.graph = output.NewPSNGraph()
+	}
+	// Runs that print nothing per packet skip the CRCs unless --check, -v
+	// or a filter asks for them (so with -q, ICRC findings and icrc_errors
+	// need --check or -v).
+	skipCRC := (o.quiet || o.countOnly || (o.write != "" && !o.print)) && !o.check && o.verbose == 0 && !d.filtersReadCRC()
+	d.decoderOptions = decode.Options{DecodeDC: o.dc, RoCEv2Ports: ports, SkipCRC: skipCRC, LinkLayers: capture.DecodingLinkLayers()}
+	d.dec = decode.NewDecoder(d.decoderOptions)
 	if d.color, err = colorEnabled(o.color, stdout); err != nil {
 		return nil, err
 	}
@@ -114,7 +146,104 @@ func newDumper(o *options, stdout, stderr io.Writer) (*dumper, error) {
 	if len(o.fields) > 0 && o.outFormat != "fields" {
 		return nil, errors.New("-e needs -T fields (ibdump's -e is tshark's; tcpdump's -e is --ether)")
 	}
+	if d.needsAnalysis() {
+		if o.twoPass {
+			d.links = decode.NewFrameLinks()
+		}
+		d.analyzer = decode.NewAnalyzer(d.analyzerOptions())
+	}
 	return d, nil
+}
+
+// needsAnalysis reports whether anything reads the conversation analysis:
+// a statistic, the graph, two passes, a filter on ibwire.analysis fields,
+// or per-packet output (whose lines carry the analysis notes).
+func (d *dumper) needsAnalysis() bool {
+	if d.o.twoPass || d.graph != nil {
+		return true
+	}
+	for _, z := range d.zs {
+		if z.analysis {
+			return true
+		}
+	}
+	fs := []*dfilter.Filter{d.filter}
+	for _, s := range d.iostats {
+		fs = append(fs, s.compiled...)
+	}
+	for _, f := range fs {
+		if f == nil {
+			continue
+		}
+		for _, fd := range f.Fields() {
+			if strings.HasPrefix(fd.Name, "ibwire.analysis") {
+				return true
+			}
+		}
+	}
+	for _, s := range d.iostats {
+		if s.funcs != nil {
+			for _, c := range s.funcs.Columns {
+				if c.Field != nil && strings.HasPrefix(c.Field.Name, "ibwire.analysis") {
+					return true
+				}
+			}
+		}
+	}
+	if d.fields != nil {
+		for _, e := range d.o.fields {
+			if strings.HasPrefix(e, "ibwire.analysis") {
+				return true
+			}
+		}
+	}
+	return !(d.o.quiet || d.o.countOnly || (d.o.write != "" && !d.o.print))
+}
+
+func (d *dumper) analyzerOptions() decode.AnalyzerOptions {
+	opts := decode.AnalyzerOptions{Links: d.links}
+	if len(d.latency) > 0 {
+		opts.OnLatency = func(l decode.Latency) { d.latPend = append(d.latPend, l) }
+	}
+	if d.filter != nil {
+		// With -Y, the statistics count only the findings at shown packets
+		// and the conversations of shown packets.
+		d.expert = &decode.Expert{}
+		opts.OnFinding = func(f decode.Finding) { d.pending = append(d.pending, f) }
+		if d.shownConv == nil {
+			d.shownConv = map[uint32]bool{}
+		}
+	}
+	return opts
+}
+
+// conversations returns the conversations of the shown packets.
+func (d *dumper) conversations() []decode.Conversation {
+	var out []decode.Conversation
+	for _, c := range d.analyzer.Conversations() {
+		if c.Dir[0].Packets+c.Dir[1].Packets == 0 {
+			continue
+		}
+		if d.shownConv != nil {
+			shown := d.shownConv[c.ID]
+			for _, id := range c.Aliases {
+				shown = shown || d.shownConv[id]
+			}
+			if !shown {
+				continue
+			}
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// expertRows returns the findings -z expert reports.
+func (d *dumper) expertRows() []decode.ExpertRow {
+	if d.expert != nil {
+		return d.expert.Rows()
+	}
+	return d.analyzer.Expert().Rows()
 }
 
 // filtersReadCRC reports whether -Y or a -z filter reads a CRC status.
@@ -138,30 +267,142 @@ func (d *dumper) filtersReadCRC() bool {
 
 // addStat parses one -z argument.
 func (d *dumper) addStat(z string) error {
+	filter := d.o.filter
 	switch {
 	case z == "conv,qp":
-		d.flows = decode.NewQPFlows()
+		d.zs = append(d.zs, &zstat{analysis: true,
+			text: func(w io.Writer) { output.WriteConversations(w, d.conversations(), filter) },
+			json: func(b []byte) []byte { return output.AppendConversationsJSON(b, d.conversations()) }})
+	case z == "expert" || strings.HasPrefix(z, "expert,"):
+		min := decode.SevChat
+		if level, ok := strings.CutPrefix(z, "expert,"); ok {
+			var known bool
+			if min, known = decode.ParseSeverity(level); !known {
+				return fmt.Errorf("-z %s: the level is error, warn, note or chat", z)
+			}
+		}
+		d.zs = append(d.zs, &zstat{analysis: true,
+			text: func(w io.Writer) { output.WriteExpert(w, d.expertRows(), min) },
+			json: func(b []byte) []byte { return output.AppendExpertJSON(b, d.expertRows(), min) }})
+	case z == "latency":
+		s := decode.NewLatencyStat()
+		d.latency = append(d.latency, s)
+		d.zs = append(d.zs, &zstat{analysis: true, add: s.Add,
+			text: func(w io.Writer) { output.WriteLatency(w, s.Rows(), filter) },
+			json: func(b []byte) []byte { return output.AppendLatencyJSON(b, s.Rows()) }})
+	case z == "opcodes":
+		s := &decode.OpcodeStat{}
+		d.zs = append(d.zs, &zstat{add: s.Add,
+			text: func(w io.Writer) { rows, n := s.Rows(); output.WriteOpcodes(w, rows, n, filter) },
+			json: func(b []byte) []byte { rows, _ := s.Rows(); return output.AppendOpcodesJSON(b, rows) }})
+	case z == "endpoints,gid" || z == "endpoints":
+		s := &decode.EndpointStat{}
+		d.zs = append(d.zs, &zstat{add: s.Add,
+			text: func(w io.Writer) { output.WriteEndpoints(w, s.Rows(), filter) },
+			json: func(b []byte) []byte { return output.AppendEndpointsJSON(b, s.Rows()) }})
+	case strings.HasPrefix(z, "follow,"):
+		parts := strings.SplitN(z, ",", 4)
+		if len(parts) != 4 || parts[1] != "qp" || (parts[2] != "hex" && parts[2] != "ascii") {
+			return fmt.Errorf("-z %s: want follow,qp,hex|ascii,FILTER", z)
+		}
+		f, err := dfilter.Compile(parts[3])
+		if err != nil {
+			return fmt.Errorf("-z %s: %w", z, err)
+		}
+		fl := output.NewFollow(f.Match, parts[3], parts[2] == "hex")
+		d.zs = append(d.zs, &zstat{analysis: true, add: nil,
+			text: func(w io.Writer) { fl.Write(w) },
+			json: func(b []byte) []byte { return fl.AppendJSON(b) }})
+		d.follows = append(d.follows, fl)
 	case strings.HasPrefix(z, "io,stat,"):
-		parts := strings.Split(strings.TrimPrefix(z, "io,stat,"), ",")
+		parts := splitIOStat(strings.TrimPrefix(z, "io,stat,"))
 		secs, err := parseSeconds(parts[0])
 		if err != nil {
 			return fmt.Errorf("-z %s: bad interval %q", z, parts[0])
 		}
 		s := ioStat{stat: &decode.IOStat{Interval: secs}}
+		funcs := false
 		for _, expr := range parts[1:] {
-			f, err := dfilter.Compile(expr)
-			if err != nil {
-				return fmt.Errorf("-z %s: %w", z, err)
+			if _, _, _, ok := decode.ParseIOFunc(expr); ok {
+				funcs = true
 			}
-			s.stat.Columns = append(s.stat.Columns, f.Match)
+		}
+		if funcs {
+			s.funcs = &decode.IOFuncStat{Interval: secs}
+		}
+		for _, expr := range parts[1:] {
+			col := decode.IOColumn{Title: expr}
+			filterExpr := expr
+			if fn, field, rest, ok := decode.ParseIOFunc(expr); ok {
+				fd, found := decode.Lookup(field)
+				if !found {
+					return fmt.Errorf("-z %s: no field %q", z, field)
+				}
+				col.Func, col.Field, filterExpr = fn, fd, rest
+			}
+			if strings.TrimSpace(filterExpr) != "" {
+				f, err := dfilter.Compile(filterExpr)
+				if err != nil {
+					return fmt.Errorf("-z %s: %w", z, err)
+				}
+				col.Match = f.Match
+				s.compiled = append(s.compiled, f)
+			}
+			if s.funcs != nil {
+				s.funcs.Columns = append(s.funcs.Columns, col)
+			} else {
+				s.stat.Columns = append(s.stat.Columns, col.Match)
+			}
 			s.filters = append(s.filters, expr)
-			s.compiled = append(s.compiled, f)
 		}
 		d.iostats = append(d.iostats, s)
+		d.zs = append(d.zs, &zstat{
+			add: func(p *decode.Packet) {
+				if s.funcs != nil {
+					s.funcs.Add(p)
+				} else {
+					s.stat.Add(p)
+				}
+			},
+			text: func(w io.Writer) {
+				if s.funcs != nil {
+					output.WriteIOFuncStat(w, s.funcs)
+				} else {
+					output.WriteIOStat(w, s.stat, s.filters)
+				}
+			},
+			json: func(b []byte) []byte {
+				if s.funcs != nil {
+					return output.AppendIOFuncStatJSON(b, s.funcs)
+				}
+				return output.AppendIOStatJSON(b, s.stat, s.filters)
+			}})
 	default:
-		return fmt.Errorf("-z %s: known statistics are conv,qp and io,stat,INTERVAL[,FILTER...]", z)
+		return fmt.Errorf("-z %s: known statistics are conv,qp, expert[,LEVEL], latency, opcodes, endpoints,gid, "+
+			"io,stat,INTERVAL[,FILTER|FUNC(FIELD)FILTER...] and follow,qp,hex|ascii,FILTER", z)
 	}
 	return nil
+}
+
+// splitIOStat splits io,stat columns at commas outside parentheses, so
+// FUNC(field) columns and filters with commas in calls stay whole.
+func splitIOStat(s string) []string {
+	var out []string
+	depth, start := 0, 0
+	for i, c := range s {
+		switch c {
+		case '(':
+			depth++
+		case ')':
+			depth--
+		case ',':
+			if depth == 0 {
+				out = append(out, s[start:i])
+				start = i + 1
+			}
+		}
+	}
+	return append(out, s[start:])
 }
 
 func parseSeconds(s string) (time.Duration, error) {
@@ -174,49 +415,22 @@ func parseSeconds(s string) (time.Duration, error) {
 
 // run reads every packet of the sources and reports; it returns the exit status.
 func (d *dumper) run(ctx context.Context, files []string, stdin io.Reader) int {
-	var src source
-	var live *capture.LiveSource
-	name := ""
-	switch {
-	case d.o.iface != "":
-		snap := d.o.snaplen
-		if snap <= 0 {
-			snap = 262144
-		}
-		l, err := capture.OpenLive(d.o.iface, snap, capture.RoCEFilter())
-		if err != nil {
-			fmt.Fprintf(d.stderr, "ibdump: %v\n", err)
+	if d.o.twoPass {
+		if d.o.iface != "" || (len(files) == 1 && files[0] == "-") {
+			fmt.Fprintln(d.stderr, "ibdump: -2 reads the capture twice: it needs files, not -i or standard input")
 			return exitError
 		}
-		defer l.Close()
-		if !d.o.noPromisc {
-			_ = l.SetPromiscuous(true)
+		if status := d.firstPass(ctx, files); status != exitOK {
+			return status
 		}
-		fmt.Fprintf(d.stderr, "ibdump: listening on %s, link-type %v, snapshot length %d bytes\n", d.o.iface, l.LinkType(), snap)
-		src, live, name = l, l, d.o.iface
-	case len(files) == 0:
-		fmt.Fprintf(d.stderr, "ibdump: no capture given: decoding the bundled sample %s (run ibdump -h for usage)\n", pcaps.SampleName)
-		r, err := capture.NewReader(bytes.NewReader(pcaps.Sample), pcaps.SampleName)
-		if err != nil {
-			fmt.Fprintf(d.stderr, "ibdump: %v\n", err)
-			return exitError
-		}
-		src, name = r, pcaps.SampleName
-	case len(files) == 1 && files[0] == "-":
-		r, err := capture.NewReader(stdin, "stdin")
-		if err != nil {
-			fmt.Fprintf(d.stderr, "ibdump: %v\n", err)
-			return exitError
-		}
-		src, name = r, "stdin"
-	default:
-		r, err := capture.OpenMulti(files...)
-		if err != nil {
-			fmt.Fprintf(d.stderr, "ibdump: %v\n", err)
-			return exitError
-		}
-		defer r.Close()
-		src, name = r, strings.Join(files, ", ")
+	}
+	src, live, name, closer, err := d.open(files, stdin, true)
+	if err != nil {
+		fmt.Fprintf(d.stderr, "ibdump: %v\n", err)
+		return exitError
+	}
+	if closer != nil {
+		defer closer()
 	}
 	if f, ok := d.stderr.(*os.File); ok && term.IsTerminal(int(f.Fd())) && live == nil && !d.o.lineBuf {
 		d.progress = &progress{w: d.stderr, name: name}
@@ -227,7 +441,7 @@ func (d *dumper) run(ctx context.Context, files []string, stdin io.Reader) int {
 			return exitError
 		}
 	}
-	if d.o.outFormat == "json" {
+	if d.o.outFormat == "json" && !d.statsOnlyJSON() {
 		d.buf = d.json.Begin(d.buf[:0])
 		d.out.Write(d.buf)
 	}
@@ -245,10 +459,115 @@ func (d *dumper) run(ctx context.Context, files []string, stdin io.Reader) int {
 	if err := d.out.Flush(); err != nil && status == exitOK {
 		status = exitError
 	}
+	if status == exitOK && d.graph != nil {
+		if err := d.writeGraph(); err != nil {
+			fmt.Fprintf(d.stderr, "ibdump: --graph: %v\n", err)
+			status = exitError
+		}
+	}
 	if status == exitOK && d.o.check && (d.icrcBad+d.vcrcBad+d.malformed) > 0 {
 		status = exitFindings
 	}
 	return status
+}
+
+// statsOnlyJSON reports a -q -T json run with statistics: stdout then holds
+// only the statistics' JSON, not an empty packet array before them.
+func (d *dumper) statsOnlyJSON() bool { return d.o.quiet && len(d.zs) > 0 }
+
+// open opens the capture: a live interface, standard input, the files, or
+// the bundled sample; announce says what a live capture or the sample is.
+func (d *dumper) open(files []string, stdin io.Reader, announce bool) (source, *capture.LiveSource, string, func(), error) {
+	switch {
+	case d.o.iface != "":
+		snap := d.o.snaplen
+		if snap <= 0 {
+			snap = 262144
+		}
+		l, err := capture.OpenLive(d.o.iface, snap, capture.RoCEFilter())
+		if err != nil {
+			return nil, nil, "", nil, err
+		}
+		if !d.o.noPromisc {
+			_ = l.SetPromiscuous(true)
+		}
+		fmt.Fprintf(d.stderr, "ibdump: listening on %s, link-type %v, snapshot length %d bytes\n", d.o.iface, l.LinkType(), snap)
+		return l, l, d.o.iface, func() { l.Close() }, nil
+	case len(files) == 0:
+		if announce {
+			fmt.Fprintf(d.stderr, "ibdump: no capture given: decoding the bundled sample %s (run ibdump -h for usage)\n", pcaps.SampleName)
+		}
+		r, err := capture.NewReader(bytes.NewReader(pcaps.Sample), pcaps.SampleName)
+		return r, nil, pcaps.SampleName, nil, err
+	case len(files) == 1 && files[0] == "-":
+		r, err := capture.NewReader(stdin, "stdin")
+		return r, nil, "stdin", nil, err
+	}
+	r, err := capture.OpenMulti(files...)
+	if err != nil {
+		return nil, nil, "", nil, err
+	}
+	return r, nil, strings.Join(files, ", "), func() { r.Close() }, nil
+}
+
+// firstPass runs the analysis over the whole capture once, recording what
+// later frames say about earlier ones; the second pass (the normal run)
+// reads it back.
+func (d *dumper) firstPass(ctx context.Context, files []string) int {
+	src, _, _, closer, err := d.open(files, nil, false)
+	if err != nil {
+		fmt.Fprintf(d.stderr, "ibdump: %v\n", err)
+		return exitError
+	}
+	if closer != nil {
+		defer closer()
+	}
+	a := decode.NewAnalyzer(decode.AnalyzerOptions{Links: d.links})
+	dec := decode.NewDecoder(d.decoderOptions)
+	var cp capture.Packet
+	for n := 0; d.o.count == 0 || n < d.o.count; n++ {
+		err := src.NextInto(&cp)
+		if errors.Is(err, io.EOF) || ctx.Err() != nil {
+			break
+		}
+		if err != nil {
+			fmt.Fprintf(d.stderr, "ibdump: %v\n", err)
+			return exitError
+		}
+		a.Analyze(dec.Decode(decode.Input{Number: cp.Number, Time: cp.Info.Timestamp, Length: cp.Info.Length,
+			LinkType: uint32(cp.LinkType), Interface: cp.Interface, Data: cp.Data}))
+	}
+	a.Finish()
+	d.links.SecondPass()
+	return exitOK
+}
+
+// writeGraph writes --graph psn:FILE.
+func (d *dumper) writeGraph() error {
+	_, file, _ := strings.Cut(d.o.graph, ":")
+	title := "PSN graph: no connection"
+	for _, c := range d.analyzer.Conversations() {
+		if c.HasID(d.graph.Conv()) {
+			title = fmt.Sprintf("PSN graph: %s QP 0x%06x <-> %s", c.A, c.QPNAB, c.B)
+			if c.HasBA {
+				title += fmt.Sprintf(" QP 0x%06x", c.QPNBA)
+			}
+			title += " (" + serviceLabel(c) + ")"
+		}
+	}
+	f, err := os.Create(file)
+	if err != nil {
+		return err
+	}
+	if err := d.graph.WriteSVG(f, title); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+func serviceLabel(c decode.Conversation) string {
+	return c.Service.String() + ", paired by " + c.PairedBy.String()
 }
 
 func (d *dumper) openWriter(src source) error {
@@ -312,15 +631,39 @@ func (d *dumper) loop(ctx context.Context, src source, live *capture.LiveSource)
 		p := d.dec.Decode(decode.Input{Number: cp.Number, Time: cp.Info.Timestamp, Length: cp.Info.Length,
 			LinkType: uint32(cp.LinkType), Interface: cp.Interface, Data: cp.Data})
 		d.account(p)
-		if d.filter != nil && !d.filter.Match(p) {
+		if d.analyzer != nil {
+			// The analysis sees every packet, before -Y, so -Y can use it.
+			d.pending, d.latPend = d.pending[:0], d.latPend[:0]
+			d.analyzer.Analyze(p)
+		}
+		for _, f := range d.follows {
+			f.Add(p)
+		}
+		shown := d.filter == nil || d.filter.Match(p)
+		if d.graph != nil {
+			d.graph.Add(p, shown)
+		}
+		if !shown {
 			continue
 		}
 		d.shown++
-		if d.flows != nil {
-			d.flows.Add(p)
+		if d.expert != nil {
+			for i := range d.pending {
+				d.expert.Add(&d.pending[i])
+			}
 		}
-		for _, s := range d.iostats {
-			s.stat.Add(p)
+		for _, s := range d.latency {
+			for _, l := range d.latPend {
+				s.AddLatency(l)
+			}
+		}
+		if d.shownConv != nil && p.Analysis.Conv != 0 {
+			d.shownConv[p.Analysis.Conv] = true
+		}
+		for _, z := range d.zs {
+			if z.add != nil {
+				z.add(p)
+			}
 		}
 		if d.writer != nil {
 			if err := d.writer.WritePacket(cp); err != nil {
@@ -393,6 +736,9 @@ func (d *dumper) render(p *decode.Packet) {
 		if !d.o.verboseV {
 			start := len(b)
 			b = d.summary.Append(b, p)
+			if d.analyzer != nil {
+				b = output.AppendAnalysisNotes(b, p)
+			}
 			if d.color {
 				b = colorize(b, start, p)
 			}
@@ -455,17 +801,30 @@ func networkPart(p *decode.Packet) []byte {
 // summary and, for a live capture, tcpdump's counts.
 func (d *dumper) finish(live *capture.LiveSource) {
 	d.progress.clear()
-	if d.o.outFormat == "json" {
+	if d.o.outFormat == "json" && !d.statsOnlyJSON() {
 		d.out.Write(d.json.End(nil))
 	}
 	if d.o.countOnly {
 		fmt.Fprintf(d.out, "%d packets\n", d.shown)
 	}
-	if d.flows != nil {
-		output.WriteQPFlows(d.out, d.flows.Flows(), d.o.filter)
+	if d.analyzer != nil {
+		d.pending = d.pending[:0]
+		d.analyzer.Finish()
+		if d.expert != nil {
+			// Requests left unanswered: reported when -Y showed their conversation.
+			for i := range d.pending {
+				if f := &d.pending[i]; d.shownConv == nil || d.shownConv[f.Conv] {
+					d.expert.Add(f)
+				}
+			}
+		}
 	}
-	for _, s := range d.iostats {
-		output.WriteIOStat(d.out, s.stat, s.filters)
+	for _, z := range d.zs {
+		if d.o.outFormat == "json" {
+			d.out.Write(z.json(nil))
+		} else {
+			z.text(d.out)
+		}
 	}
 	if d.o.check {
 		for _, p := range d.problems {

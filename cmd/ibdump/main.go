@@ -73,6 +73,8 @@ type options struct {
 	ether      bool
 	lineBuf    bool
 	print      bool
+	twoPass    bool
+	graph      string
 }
 
 func newFlagSet(o *options, stderr io.Writer) *flag.FlagSet {
@@ -108,7 +110,12 @@ func newFlagSet(o *options, stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&o.outFormat, "T", "", "output `format`: text (tshark's line), fields, json, jsonl, ek; default: ibdump's one-line summary")
 	fs.Var(&o.fields, "e", "with -T fields, print `field` (repeatable); see -G fields")
 	fs.Var(&o.fieldOpts, "E", "-T fields `option`: header=y|n, separator=/t|/s|c, occurrence=f|l|a, aggregator=c, quote=d|s|n")
-	fs.Var(&o.stats, "z", "statistics: conv,qp | io,stat,`interval`[,filter...] (repeatable)")
+	fs.Var(&o.stats, "z", "`statistics` (repeatable): conv,qp | expert[,error|warn|note|chat] | latency | opcodes | endpoints,gid |\n"+
+		"io,stat,INTERVAL[,FILTER|FUNC(field)FILTER...] with FUNC one of SUM COUNT MIN MAX AVG | follow,qp,hex|ascii,FILTER;\n"+
+		"tables, or JSON with -T json (after the packets; -q leaves the statistics alone). With -Y, each counts the shown packets\n"+
+		"(conv,qp: their connections). With -q, CRCs are checked only with -v or --check (ICRC findings, icrc_errors)")
+	fs.BoolVar(&o.twoPass, "2", false, "two passes: a packet can name later frames (\"answered by N\"); memory then grows with the capture (files only)")
+	fs.StringVar(&o.graph, "graph", "", "write a graph: psn:`FILE.svg` plots PSN against time for the connection of the first packet -Y shows (tcptrace style)")
 	fs.BoolVar(&o.check, "check", false, "verify every ICRC and VCRC; exit 1 with a summary if any is wrong or a packet is malformed")
 	fs.StringVar(&o.color, "color", "auto", "colour: auto, always or never (auto honours NO_COLOR and TERM=dumb)")
 	fs.BoolVar(&o.version, "version", false, "print the version and exit")
@@ -139,7 +146,10 @@ Examples:
   ibdump -V -O infiniband capture.pcap        detail tree of the IB headers
   ibdump -Y 'aeth.syndrome.opcode == 3' f.pcap   NAKs only
   ibdump -T fields -E header=y -e frame.number -e bth.psn f.pcap
-  ibdump -q -z conv,qp f.pcap                 packets and bytes per QP
+  ibdump -q -z conv,qp f.pcap                 each QP connection: traffic, losses, NAKs, latency
+  ibdump -q -z expert f.pcap                  anomalies by severity (PSN gaps, NAKs, timeouts, CRCs)
+  ibdump -Y ibwire.analysis.retransmission f.pcap   retransmitted packets only
+  ibdump -Y 'bth.destqp == 0x11' --graph psn:qp.svg f.pcap   PSN graph of a connection
   ibdump --check f.pcap                       verify every ICRC/VCRC
   tcpdump -i mlx5_0 -w - | ibdump -r -        hardware RoCE via libpcap's rdmasniff
 
@@ -150,7 +160,11 @@ Flags:
 Exit status: 0 success, 1 --check found problems, 2 bad usage or unreadable input.
 Flag clusters such as -nnvX are expanded as tcpdump does.
 Fields: Wireshark's names (infiniband.bth.psn; the "infiniband." prefix may be
-omitted) plus ibwire.* (ibdump -G fields lists them all).
+omitted) plus ibwire.* (ibdump -G fields lists them all); ibwire.analysis.*
+hold what the conversation analysis found (retransmission, psn_gap, nak,
+ack_rtt, read_latency, request_frame ...), usable in -Y and -e.
+Analysis memory grows with the live connections, not with the capture,
+except with -2, which keeps a few bytes per frame between the passes.
 Colour: NO_COLOR set and non-empty turns colour off unless --color=always.
 `)
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"flag"
 	"os"
 	"path/filepath"
@@ -36,6 +37,10 @@ const (
 	rping      = "../../pcaps/rxe/rping.pcap"
 	writeLoss  = "../../pcaps/rxe/write_bw_loss.pcap"
 	sendRNR    = "../../pcaps/rxe/send_bw_rnr.pcap"
+	readBW     = "../../pcaps/rxe/read_bw.pcap"
+	pingpong   = "../../pcaps/rxe/rc_pingpong.pcap"
+	brokenERF  = "../../pcaps/broken_erf.pcap"
+	cnpECN     = "../../pcaps/rc_cnp_ecn.pcap"
 	vectors    = "../../testdata/vectors/scapy-rocev2.pcap"
 	badICRC    = "../../testdata/vectors/scapy-rocev2-bad-icrc.pcap"
 	nativeIB   = "../../testdata/vectors/derived-ib-native-linktype247.pcap"
@@ -77,6 +82,25 @@ func TestGolden(t *testing.T) {
 		{"filter-rnr-count", []string{"--count", "-Y", "aeth.syndrome.opcode == 1", sendRNR}, 0},
 		{"conv-qp", []string{"-q", "-z", "conv,qp", rping}, 0},
 		{"io-stat", []string{"-q", "-z", "io,stat,0.02", "-z", "io,stat,0,bth.opcode == 17,bth.opcode == RC_SEND_ONLY", rping}, 0},
+		{"conv-qp-json", []string{"-q", "-z", "conv,qp", "-T", "json", rping, writeLoss}, 0},
+		{"conv-qp-loss", []string{"-q", "-z", "conv,qp", sendRNR, writeLoss}, 0},
+		{"expert", []string{"-q", "-z", "expert", writeLoss}, 0},
+		{"expert-json", []string{"-q", "-z", "expert", "-T", "json", sendRNR}, 0},
+		{"expert-crc", []string{"-q", "-v", "-z", "expert,note", brokenERF}, 0},
+		{"expert-filtered", []string{"-q", "-Y", "ibwire.analysis.nak", "-z", "expert", writeLoss}, 0},
+		{"latency", []string{"-q", "-z", "latency", readBW, rping}, 0},
+		{"latency-json", []string{"-q", "-z", "latency", "-T", "json", rping}, 0},
+		{"opcodes", []string{"-q", "-z", "opcodes", rping}, 0},
+		{"endpoints", []string{"-q", "-z", "endpoints,gid", rping, cnpECN}, 0},
+		{"io-stat-func", []string{"-q", "-z", "io,stat,0.05,COUNT(ibwire.analysis.retransmission)ibwire.analysis.retransmission,SUM(infiniband.reth.dmalen),MAX(ibwire.analysis.ack_rtt)", writeLoss}, 0},
+		{"follow-hex", []string{"-q", "-z", "follow,qp,hex,bth.destqp == 0x11", "-c", "30", rping}, 0},
+		{"follow-ascii", []string{"-q", "-z", "follow,qp,ascii,bth.opcode == 4", "-c", "14", pingpong}, 0},
+		{"two-pass", []string{"-2", "-c", "24", rping}, 0},
+		{"filter-first-copy-lost", []string{"-Y", "ibwire.analysis.retransmission && !ibwire.analysis.retransmitted_frame", writeLoss}, 0},
+		{"fields-analysis", []string{"-T", "fields", "-E", "header=y", "-e", "frame.number", "-e", "ibwire.analysis.conv_id",
+			"-e", "ibwire.analysis.direction", "-e", "ibwire.analysis.request_frame", "-e", "ibwire.analysis.ack_rtt",
+			"-e", "ibwire.analysis.read_latency", "-e", "ibwire.analysis.message_size", "-c", "24", rping}, 0},
+		{"summary-cnp-ecn", []string{"-v", cnpECN}, 0},
 		{"check-good", []string{"--check", "-q", rping}, 0},
 		{"check-bad-icrc", []string{"--check", badICRC}, 1},
 	}
@@ -162,6 +186,9 @@ func TestFlagErrors(t *testing.T) {
 		{"-e", "bth.psn", rping},
 		{"-T", "fields", "-e", "nosuch.field", rping},
 		{"-z", "conv,tcp", rping},
+		{"-z", "expert,loud", rping},
+		{"-z", "follow,qp,raw,bth.psn == 1", rping},
+		{"-z", "io,stat,1,SUM(nosuch.field)", rping},
 		{"-d", "udp.port==x,infiniband", rping},
 		{"--color=sometimes", rping},
 	}
@@ -199,4 +226,102 @@ func TestHelpIsComplete(t *testing.T) {
 	fs := newFlagSet(&o, nil)
 	fs.VisitAll(func(f *flag.Flag) { assert.Contains(t, stderr, "-"+f.Name, "help lists -%s", f.Name) })
 	assert.Contains(t, stderr, "Exit status")
+}
+
+// TestConvJSONKeys pins the keys of -z conv,qp -T json: scripts depend on
+// them.
+func TestConvJSONKeys(t *testing.T) {
+	out, stderr, code := ibdump(t, nil, "-q", "-z", "conv,qp", "-T", "json", rping, writeLoss, sendRNR)
+	require.Zero(t, code, stderr)
+	var convs []map[string]json.RawMessage
+	require.NoError(t, json.Unmarshal([]byte(out), &convs))
+	require.Len(t, convs, 4)
+	want := []string{"a", "b", "qpn_ab", "qpn_ba", "service", "paired_by", "packets_ab", "packets_ba", "bytes_ab",
+		"bytes_ba", "messages", "ops", "retransmissions", "duplicates", "psn_gaps", "out_of_order", "naks", "rnr_naks",
+		"cnps", "ecn_ce", "icrc_errors", "start", "duration", "goodput_ab_bps", "goodput_ba_bps", "latency_us"}
+	keys := func(m map[string]json.RawMessage) []string {
+		var ks []string
+		for k := range m {
+			ks = append(ks, k)
+		}
+		return ks
+	}
+	for _, c := range convs {
+		assert.ElementsMatch(t, want, keys(c))
+		var naks, lat map[string]json.RawMessage
+		require.NoError(t, json.Unmarshal(c["naks"], &naks))
+		assert.ElementsMatch(t, []string{"psn_seq_err", "invalid_req", "remote_access_err", "remote_op_err", "invalid_rd_req"}, keys(naks))
+		require.NoError(t, json.Unmarshal(c["latency_us"], &lat))
+		assert.ElementsMatch(t, []string{"p50", "p90", "p99", "max", "count"}, keys(lat))
+	}
+	// The key order follows the list too.
+	first := strings.Index(out, `"a"`)
+	for _, k := range want[1:] {
+		i := strings.Index(out, `"`+k+`"`)
+		assert.Greater(t, i, first, k)
+		first = i
+	}
+	var typed []struct {
+		PairedBy string             `json:"paired_by"`
+		Service  string             `json:"service"`
+		Retr     int                `json:"retransmissions"`
+		NAKs     map[string]int     `json:"naks"`
+		RNR      int                `json:"rnr_naks"`
+		Ops      map[string]int     `json:"ops"`
+		Latency  map[string]float64 `json:"latency_us"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &typed))
+	assert.Equal(t, "cm", typed[1].PairedBy, "rping")
+	assert.Equal(t, "oob", typed[2].PairedBy, "write_bw_loss")
+	assert.Equal(t, 13, typed[2].NAKs["psn_seq_err"])
+	assert.Equal(t, 1204, typed[2].Retr)
+	assert.Equal(t, 49, typed[3].RNR, "send_bw_rnr")
+	assert.Equal(t, 2444, typed[3].Retr)
+	assert.EqualValues(t, 100, typed[3].Latency["count"])
+}
+
+// TestGraphSVG draws the PSN graph of a lossy connection: a golden for the
+// generated capture, marker counts for the rxe one.
+func TestGraphSVG(t *testing.T) {
+	draw := func(args ...string) string {
+		t.Helper()
+		file := filepath.Join(t.TempDir(), "psn.svg")
+		_, stderr, code := ibdump(t, nil, append([]string{"-q", "--graph", "psn:" + file}, args...)...)
+		require.Zero(t, code, stderr)
+		got, err := os.ReadFile(file)
+		require.NoError(t, err)
+		return string(got)
+	}
+	got := draw("../../pcaps/rc_loss_random.pcap")
+	golden := filepath.Join("testdata", "golden", "graph-psn.svg")
+	if *update {
+		require.NoError(t, os.WriteFile(golden, []byte(got), 0o644))
+	}
+	want, err := os.ReadFile(golden)
+	require.NoError(t, err)
+	assert.True(t, string(want) == got, "graph-psn.svg differs: run go test ./cmd/ibdump -run GraphSVG -update and review it")
+	assert.True(t, strings.HasPrefix(got, "<?xml"))
+	assert.Equal(t, 2, strings.Count(got, "l8 8m0 -8l-8 8"), "a marker per NAK")
+
+	got = draw("-Y", "bth.destqp == 0x11", writeLoss)
+	assert.Equal(t, 13, strings.Count(got, "l8 8m0 -8l-8 8"), "a marker per NAK")
+	assert.Equal(t, 1204, strings.Count(got, `stroke="#d22"/>`)-13, "a red tick per retransmission")
+	assert.True(t, strings.Contains(got, "192.168.77.11 QP 0x000011 &lt;-&gt; 192.168.77.12 QP 0x000011"))
+
+	_, stderr, code := ibdump(t, nil, "--graph", "tcptrace:x.svg", writeLoss)
+	assert.Equal(t, exitError, code)
+	assert.Contains(t, stderr, "psn:FILE.svg")
+}
+
+// TestTwoPassNeedsAFile: -2 reads the capture twice.
+func TestTwoPassNeedsAFile(t *testing.T) {
+	data, err := os.ReadFile(rping)
+	require.NoError(t, err)
+	_, stderr, code := ibdump(t, data, "-2", "-r", "-")
+	assert.Equal(t, exitError, code)
+	assert.Contains(t, stderr, "-2")
+	out, _, code := ibdump(t, nil, "-2", "-Y", "ibwire.analysis.response_frame", "-T", "fields", "-e", "frame.number",
+		"-e", "ibwire.analysis.response_frame", readBW)
+	require.Zero(t, code)
+	assert.Equal(t, 200, strings.Count(out, "\n"), "every READ request names its first response")
 }

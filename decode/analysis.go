@@ -1,0 +1,571 @@
+package decode
+
+import (
+	"encoding/binary"
+	"errors"
+	"net/netip"
+	"time"
+
+	"github.com/ibwire/ibwire/layers"
+)
+
+// Analyzer follows the conversations of a capture, packet by packet, in
+// capture order: it pairs the two directions of each queue-pair connection
+// (from CM REQ/REP on QP1, from the TCP exchange of ibv_*_pingpong and
+// perftest, else from responses that answer outstanding requests), tracks
+// each direction's PSNs as tcp.analysis tracks sequence numbers
+// (gaps, retransmissions, out-of-order packets, go-back-N after a NAK,
+// implied ACK timeouts), reassembles messages, matches requests with their
+// responses for latency, counts congestion marks, and reports every anomaly
+// as a Finding.
+//
+// Memory is bounded: state grows with the live connections (at most
+// MaxLive, each with fixed-size rings of recent PSNs and outstanding
+// requests) and never with the capture's length. A connection that ends
+// (CM DREP, REJ) or stays idle is retired: its summary joins a capped list
+// and its state is recycled. Analyze allocates nothing once a connection's
+// state exists. An Analyzer is not safe for concurrent use; it does no I/O.
+type Analyzer struct {
+	opts    AnalyzerOptions
+	dirs    map[dirKey]*direction
+	expect  map[dirKey]expectation    // directions announced by CM or an out-of-band exchange
+	waiting map[hostPair][]*direction // directions not yet paired, by sender and receiver
+	cm      cmTable
+	oob     oobTable
+	ud      map[udSender]*udTrack
+	lru     conv // sentinel of the list of live conversations, most recent first
+	live    int
+	nextID  uint32
+	done    []*Conversation
+	dropped int // retired conversations left out of done (over MaxDone)
+	expert  Expert
+	now     time.Duration
+	frame   uint32
+	pkt     *Packet
+	cache   [dirCacheSize]*direction // recently used directions, by dirCacheIndex
+	key     dirKey                   // the current packet's
+	free    struct {
+		req  []*reqState
+		resp []*respState
+	}
+	finished   bool
+	lastExpire time.Duration
+}
+
+// AnalyzerOptions bound and tune an Analyzer. The zero value is usable.
+type AnalyzerOptions struct {
+	// MaxLive is how many connections are followed at once (default 16384);
+	// beyond it the least recently active one is retired.
+	MaxLive int
+	// MaxDone is how many retired connections keep their summary (default
+	// 65536); later ones are only counted.
+	MaxDone int
+	// IdleTimeout retires a connection with no packet for that long, in
+	// capture time (default 2 minutes).
+	IdleTimeout time.Duration
+	// EndedLinger keeps a connection that ended (DREP, REJ) this long for
+	// late packets (default 1 s).
+	EndedLinger time.Duration
+	// ReorderWindow: a PSN behind the highest, not seen before and with no
+	// NAK or timeout to explain it, is out of order when it comes within
+	// this time of the highest (default 1 ms); later, it is a retransmission.
+	ReorderWindow time.Duration
+	// MaxExampleFrames is how many frames each -z expert row keeps (default 20).
+	MaxExampleFrames int
+	// OnFinding, when set, sees every finding as it is made.
+	OnFinding func(Finding)
+	// OnLatency, when set, sees every request answered: a coalesced ACK
+	// answers several, while the packet's ibwire.analysis.latency holds one.
+	OnLatency func(Latency)
+	// Links makes a two-pass run: an Analyzer given NewFrameLinks() records
+	// what later frames say about earlier ones; after Links.SecondPass, a
+	// new Analyzer over the same packets reads it back into each packet
+	// (ResponseFrame, findings about earlier frames). Memory then grows
+	// with the capture.
+	Links *FrameLinks
+}
+
+// NewAnalyzer returns an analyzer.
+func NewAnalyzer(opts AnalyzerOptions) *Analyzer {
+	if opts.MaxLive <= 0 {
+		opts.MaxLive = 16384
+	}
+	if opts.MaxDone <= 0 {
+		opts.MaxDone = 65536
+	}
+	if opts.IdleTimeout <= 0 {
+		opts.IdleTimeout = 2 * time.Minute
+	}
+	if opts.EndedLinger <= 0 {
+		opts.EndedLinger = time.Second
+	}
+	if opts.ReorderWindow <= 0 {
+		opts.ReorderWindow = time.Millisecond
+	}
+	a := &Analyzer{opts: opts, dirs: map[dirKey]*direction{}, expect: map[dirKey]expectation{},
+		waiting: map[hostPair][]*direction{}, ud: map[udSender]*udTrack{}}
+	a.expert.MaxFrames = opts.MaxExampleFrames
+	a.lru.next, a.lru.prev = &a.lru, &a.lru
+	return a
+}
+
+// Expert returns the findings collected so far.
+func (a *Analyzer) Expert() *Expert { return &a.expert }
+
+// Live is the number of connections followed now.
+func (a *Analyzer) Live() int { return a.live }
+
+// dirKey names one direction: sender, receiver, destination QP, and for UD
+// the DETH source QP (with bit 31 set). It is plain words, so the map
+// hashes it in one go and == compares it inline.
+type dirKey struct {
+	src, dst addrKey
+	qp       uint32
+	udSrc    uint32
+}
+
+const udSrcFlag = 1 << 31
+
+// addrKey is an Endpoint as words: the 16 address bytes (IPv4 mapped into
+// IPv6) and the LID.
+type addrKey struct {
+	hi, lo uint64
+	lid    uint32
+	_      uint32
+}
+
+func addrKeyOf(e Endpoint) (k addrKey) {
+	if e.Addr.IsValid() {
+		b := e.Addr.As16()
+		k.hi, k.lo = binary.BigEndian.Uint64(b[:8]), binary.BigEndian.Uint64(b[8:])
+	}
+	k.lid = uint32(e.LID)
+	return k
+}
+
+func addrKeyOfBytes(b []byte) (k addrKey) {
+	switch len(b) {
+	case 4:
+		k.lo = 0xffff<<32 | uint64(binary.BigEndian.Uint32(b))
+	case 16:
+		k.hi, k.lo = binary.BigEndian.Uint64(b[:8]), binary.BigEndian.Uint64(b[8:])
+	}
+	return k
+}
+
+func (k addrKey) endpoint() Endpoint {
+	if k.hi == 0 && k.lo == 0 {
+		return Endpoint{LID: uint16(k.lid)}
+	}
+	var b [16]byte
+	binary.BigEndian.PutUint64(b[:8], k.hi)
+	binary.BigEndian.PutUint64(b[8:], k.lo)
+	return Endpoint{Addr: netip.AddrFrom16(b).Unmap()}
+}
+
+// keyOf is the key of a flow (udSrc 0).
+func keyOf(f FlowKey) dirKey {
+	return dirKey{src: addrKeyOf(f.Src), dst: addrKeyOf(f.Dst), qp: f.DestQP}
+}
+
+// equal compares k and o field by field, without a call.
+func (k *dirKey) equal(o *dirKey) bool {
+	return k.qp == o.qp && k.src.lo == o.src.lo && k.dst.lo == o.dst.lo && k.src.hi == o.src.hi &&
+		k.dst.hi == o.dst.hi && k.src.lid == o.src.lid && k.dst.lid == o.dst.lid && k.udSrc == o.udSrc
+}
+
+// flow is the FlowKey of k.
+func (k dirKey) flow() FlowKey {
+	return FlowKey{Src: k.src.endpoint(), Dst: k.dst.endpoint(), DestQP: k.qp}
+}
+
+// packetKey builds the key of an IB packet's direction straight from its
+// headers.
+func packetKey(k *dirKey, p *Packet, qp uint32) {
+	h := p.Headers
+	switch {
+	case p.has&hasIPv4 != 0:
+		k.src, k.dst = addrKeyOfBytes(ipv4Bytes(h.IPv4.SrcIP)), addrKeyOfBytes(ipv4Bytes(h.IPv4.DstIP))
+	case p.has&hasIPv6 != 0:
+		k.src, k.dst = addrKeyOfBytes(h.IPv6.SrcIP), addrKeyOfBytes(h.IPv6.DstIP)
+	case p.has&hasGRH != 0:
+		k.src, k.dst = addrKeyOfBytes(h.GRH.SGID), addrKeyOfBytes(h.GRH.DGID)
+	case p.has&hasLRH != 0:
+		k.src, k.dst = addrKey{lid: uint32(h.LRH.SLID)}, addrKey{lid: uint32(h.LRH.DLID)}
+	default:
+		k.src, k.dst = addrKey{}, addrKey{}
+	}
+	k.qp, k.udSrc = qp, 0
+}
+
+// hostPair is a sender and receiver, for finding directions to pair.
+type hostPair struct{ src, dst addrKey }
+
+// direction is one direction of a conversation: what its sender sends.
+// Requests it carries are the sender's; responses it carries answer the
+// requests of the opposite direction.
+type direction struct {
+	// What every packet reads comes first, in as few cache lines as can be.
+	key      dirKey
+	conv     *conv
+	req      *reqState
+	resp     *respState
+	side     uint8 // 0: A→B, 1: B→A
+	svc      layers.ServiceType
+	unpaired bool // listed in Analyzer.waiting
+	msnValid bool
+	msn      uint32
+	lastCE   uint32 // the last frame with ECN CE or FECN, for the CNP that follows
+	lastReq  time.Duration
+	st       DirStats
+	flow     FlowKey // key, for display
+}
+
+// DirStats counts one direction of a conversation.
+type DirStats struct {
+	Packets, Bytes, Payload uint64
+	Goodput                 uint64 // payload bytes carried for the first time
+	First, Last             time.Duration
+	Messages                uint64
+	Ops                     [NumOpClasses]uint64
+	Retransmissions         uint64 // request and READ-response packets sent again
+	RetransLost             uint64 // of those, ones whose first transmission was not captured
+	Duplicates              uint64 // responses to duplicate requests
+	PSNGaps, GapPSNs        uint64
+	OutOfOrder              uint64
+	AckTimeouts, GoBackN    uint64
+	NAKs                    [8]uint64 // sent by this direction, by NAK code (7: 7 and above)
+	RNRNAKs                 uint64
+	CNPs, ECNCE, FECN, BECN uint64
+	ICRCErrors, Malformed   uint64
+	SeqErrors               uint64 // bad opcode sequences and length mismatches
+	MSNProgress             uint64 // messages the AETH MSNs this direction sent moved on
+}
+
+// Analyze follows p, the next packet in capture order, and fills
+// p.Analysis. It never allocates once the packet's connection is known.
+func (a *Analyzer) Analyze(p *Packet) {
+	a.pkt = p
+	a.frame = uint32(p.Number)
+	a.now = p.RelTime
+	switch {
+	case p.IsIB():
+		a.transport(p)
+	case p.HasTCP() && p.Err == nil:
+		a.tcp(p)
+	}
+	if p.Err != nil {
+		kind := FindMalformed
+		if errors.Is(p.Err, layers.ErrTruncated) {
+			kind = FindTruncated
+		}
+		a.finding(Finding{Kind: kind, Frame: a.frame})
+	}
+	if a.opts.Links != nil {
+		a.opts.Links.apply(p)
+	}
+	if a.now-a.lastExpire >= expireEvery || a.now < a.lastExpire || a.live > a.opts.MaxLive {
+		a.expire()
+	}
+	a.pkt = nil
+}
+
+// finding records f, marks the current packet when f is about it, and
+// tells the listener.
+func (a *Analyzer) finding(f Finding) {
+	if f.Severity == SevNone {
+		f.Severity = f.Kind.Severity()
+	}
+	if p := a.pkt; p != nil && f.Frame == a.frame {
+		p.Analysis.Findings |= 1 << f.Kind
+		p.Analysis.Severity = max(p.Analysis.Severity, f.Severity)
+		if f.Ref != 0 && p.Analysis.RefFrame == 0 {
+			p.Analysis.RefFrame = f.Ref
+			p.Analysis.Info |= InfoRef
+		}
+		if f.Conv == 0 {
+			f.Conv = p.Analysis.Conv
+		}
+	} else if a.opts.Links != nil {
+		a.opts.Links.flag(f.Frame, f.Kind, f.Severity)
+	}
+	a.expert.Add(&f)
+	if a.opts.OnFinding != nil {
+		a.opts.OnFinding(f)
+	}
+}
+
+// transport follows an IB transport packet.
+func (a *Analyzer) transport(p *Packet) {
+	b := &p.Headers.BTH
+	info := b.Opcode.Info()
+	svc := serviceOf(b.Opcode)
+	k := &a.key
+	packetKey(k, p, b.DestQP)
+	if svc == layers.ServiceUD && info.Has(layers.HdrDETH) && p.Err == nil {
+		k.udSrc = udSrcFlag | b.DETH.SrcQP
+	}
+	d := a.direction(k, svc)
+	c := d.conv
+	an := &p.Analysis
+	an.Conv, an.Dir = c.id, d.side+1
+	c.touch(a)
+	if !c.seen {
+		c.seen, c.first = true, a.now
+	}
+	if d.svc == layers.ServiceCNP && svc != layers.ServiceCNP {
+		d.svc = svc
+		if c.svc == layers.ServiceCNP {
+			c.svc = svc
+		}
+	}
+
+	st := &d.st
+	st.Packets++
+	st.Bytes += uint64(p.Length)
+	if st.Packets == 1 {
+		st.First = a.now
+	}
+	st.Last = a.now
+	payload := len(b.PacketPayload())
+	// One test keeps the common packet off the rare paths: damage, an
+	// unknown opcode, a congestion mark.
+	bad := p.Err != nil || p.ICRC == layers.CRCBad || p.VCRC == layers.CRCBad
+	if bad || !info.Known || info.Operation == layers.OpUnknown || b.FECN || b.BECN || a.ecnCE(p) ||
+		b.PadCount != uint8((4-payload%4)%4) {
+		a.unusual(d, p, b, info)
+	}
+	if p.Err == nil {
+		st.Payload += uint64(payload)
+	}
+
+	switch {
+	case svc == layers.ServiceCNP:
+		a.cnp(d)
+	case svc == layers.ServiceUD:
+		if p.HasMAD() && p.Headers.MAD.MgmtClass == layers.MgmtClassCM && p.Err == nil {
+			a.cmMessage(p, d)
+		}
+		if b.DestQP > 1 && p.Err == nil && k.udSrc&^udSrcFlag > 1 {
+			a.udPSN(d, p, b)
+		}
+		if p.Err == nil {
+			st.Goodput += uint64(len(b.PacketPayload()))
+			if st.Packets > 0 {
+				st.Messages++
+				st.Ops[OpClassSend]++
+			}
+		}
+	case info.Response:
+		an.Info |= InfoResponsePacket
+		a.response(d, p, b, info)
+	default:
+		// RC, UC, RD and XRC requests, and unknown opcodes of those
+		// services (they still use a PSN).
+		an.Info |= InfoRequestPacket
+		a.request(d, p, b, info, bad)
+	}
+}
+
+// serviceOf is the transport service of an opcode, known or not.
+func serviceOf(op layers.Opcode) layers.ServiceType {
+	if s := op.Service(); s != layers.ServiceUnknown {
+		return s
+	}
+	switch op >> 5 {
+	case 0:
+		return layers.ServiceRC
+	case 1:
+		return layers.ServiceUC
+	case 2:
+		return layers.ServiceRD
+	case 3:
+		return layers.ServiceUD
+	case 4:
+		return layers.ServiceCNP
+	case 5:
+		return layers.ServiceXRC
+	}
+	return layers.ServiceUnknown
+}
+
+// ecnCE reports an IP header marked ECN Congestion Experienced.
+func (a *Analyzer) ecnCE(p *Packet) bool {
+	switch {
+	case p.has&hasIPv4 != 0:
+		return p.Headers.IPv4.TOS&3 == 3
+	case p.has&hasIPv6 != 0:
+		return p.Headers.IPv6.TrafficClass&3 == 3
+	}
+	return false
+}
+
+// unusual counts and reports what most packets do not have: damage (bad
+// CRCs, decoding errors), an unknown opcode, a pad count that does not
+// fit, congestion marks (ECN CE, FECN, BECN).
+func (a *Analyzer) unusual(d *direction, p *Packet, b *layers.BTH, info *layers.OpcodeInfo) {
+	st, c := &d.st, d.conv
+	if p.Err != nil {
+		st.Malformed++
+	}
+	if p.ICRC == layers.CRCBad {
+		st.ICRCErrors++
+		a.finding(Finding{Kind: FindICRCBad, Frame: a.frame, Conv: c.id, PSN: b.PSN})
+	}
+	if p.VCRC == layers.CRCBad {
+		st.ICRCErrors++
+		a.finding(Finding{Kind: FindVCRCBad, Frame: a.frame, Conv: c.id, PSN: b.PSN})
+	}
+	if a.ecnCE(p) {
+		st.ECNCE++
+		d.lastCE = a.frame
+		a.finding(Finding{Kind: FindECNCE, Frame: a.frame, Conv: c.id, PSN: b.PSN})
+	}
+	if b.FECN {
+		st.FECN++
+		d.lastCE = a.frame
+		a.finding(Finding{Kind: FindFECN, Frame: a.frame, Conv: c.id, PSN: b.PSN})
+	}
+	if b.BECN {
+		st.BECN++
+	}
+	if !info.Known || info.Operation == layers.OpUnknown {
+		a.finding(Finding{Kind: FindUnknownOpcode, Frame: a.frame, Conv: c.id, PSN: b.PSN, Sub: uint8(b.Opcode & 31)})
+	} else if p.Err == nil && b.PadCount != uint8((4-len(b.PacketPayload())%4)%4) {
+		a.finding(Finding{Kind: FindMalformed, Frame: a.frame, Conv: c.id, PSN: b.PSN})
+	}
+}
+
+// cnp counts a congestion notification and finds the marked packet that
+// caused it: the last CE or FECN packet of the opposite direction.
+func (a *Analyzer) cnp(d *direction) {
+	d.st.CNPs++
+	peer := d.peer()
+	if peer == nil {
+		peer = a.pairByCNP(d)
+	}
+	var ref uint32
+	if peer != nil {
+		ref, peer.lastCE = peer.lastCE, 0
+	}
+	a.finding(Finding{Kind: FindCNP, Frame: a.frame, Ref: ref, Conv: d.conv.id})
+}
+
+// direction returns the state of direction k, creating it (and its
+// conversation) on first sight.
+func (a *Analyzer) direction(k *dirKey, svc layers.ServiceType) *direction {
+	slot := &a.cache[k.cacheIndex()]
+	if d := *slot; d != nil && d.key.equal(k) {
+		return d
+	}
+	d, ok := a.dirs[*k]
+	if !ok {
+		d = a.newDirection(*k, svc)
+	}
+	*slot = d
+	return d
+}
+
+// dirCacheSize is the size of the direct-mapped cache in front of the map of
+// directions: most packets belong to one of a few recent directions.
+const (
+	dirCacheBits = 10
+	dirCacheSize = 1 << dirCacheBits
+)
+
+func (k *dirKey) cacheIndex() int {
+	h := (k.qp ^ k.udSrc ^ (uint32(k.src.lo)^k.src.lid)*31 ^ uint32(k.dst.lo) ^ k.dst.lid) * 0x9E3779B1
+	return int(h >> (32 - dirCacheBits))
+}
+
+func (a *Analyzer) newDirection(k dirKey, svc layers.ServiceType) *direction {
+	d := &direction{key: k, flow: k.flow(), svc: svc}
+	a.dirs[k] = d
+	ek := k
+	ek.udSrc = 0
+	if e, ok := a.expect[ek]; ok && e.c.dirs[e.side] == nil {
+		e.c.attach(d, e.side)
+		delete(a.expect, ek)
+		return d
+	}
+	if k.udSrc != 0 {
+		// UD: the reverse direction is keyed by the same two QPs.
+		rk := dirKey{src: k.dst, dst: k.src, qp: k.udSrc &^ udSrcFlag, udSrc: udSrcFlag | k.qp}
+		if r, ok := a.dirs[rk]; ok && r != d && r.conv.dirs[1-r.side] == nil {
+			r.conv.attach(d, 1-r.side)
+			return d
+		}
+	}
+	c := a.newConv()
+	c.svc = svc
+	c.attach(d, 0)
+	if k.udSrc == 0 {
+		hp := hostPair{k.src, k.dst}
+		a.waiting[hp] = append(a.waiting[hp], d)
+		d.unpaired = true
+	}
+	return d
+}
+
+// peer is the opposite direction, nil until the conversation is paired.
+func (d *direction) peer() *direction { return d.conv.dirs[1-d.side] }
+
+// expire retires the least recently active conversations that are idle,
+// ended, or beyond MaxLive. It runs when capture time has moved on by
+// expireEvery (or a conversation too many is live), and looks at a few.
+func (a *Analyzer) expire() {
+	a.lastExpire = a.now
+	for range 64 {
+		c := a.lru.prev
+		if c == &a.lru {
+			return
+		}
+		idle := a.now - c.last
+		if a.live <= a.opts.MaxLive && idle < a.opts.IdleTimeout && !(c.ended && idle >= a.opts.EndedLinger) {
+			if c.last-c.moved < lruSlack {
+				return
+			}
+			// Active after all: its place was stale.
+			c.moved = c.last
+			c.unlink()
+			c.insertFront(&a.lru)
+			continue
+		}
+		a.retire(c)
+	}
+}
+
+// expireEvery is how often, in capture time, expire looks for idle
+// conversations.
+const expireEvery = 10 * time.Millisecond
+
+// Finish ends the capture: requests still outstanding become findings and
+// every conversation gets its final summary. Call it once, after the last
+// packet.
+func (a *Analyzer) Finish() {
+	if a.finished {
+		return
+	}
+	a.finished = true
+	for c := a.lru.next; c != &a.lru; c = c.next {
+		a.unanswered(c)
+	}
+}
+
+// Conversations returns a summary of every conversation, retired ones and
+// live ones, in order of appearance.
+func (a *Analyzer) Conversations() []Conversation {
+	out := make([]Conversation, 0, len(a.done)+a.live)
+	for _, c := range a.done {
+		out = append(out, *c)
+	}
+	for c := a.lru.next; c != &a.lru; c = c.next {
+		out = append(out, c.summary())
+	}
+	sortConversations(out)
+	return out
+}
+
+// Retired is the number of conversations that were retired without keeping
+// their summary (beyond MaxDone).
+func (a *Analyzer) Retired() int { return a.dropped }

@@ -1,0 +1,88 @@
+package decode
+
+// FrameLinks carries what a first pass learned about each frame to a
+// second pass (ibdump -2): the responses a request drew, and findings made
+// about a frame only later (a RETH length checked at the LAST packet, a
+// request left unanswered). It grows with the capture: 16 bytes a frame.
+type FrameLinks struct {
+	second bool
+	links  []frameLink
+}
+
+type frameLink struct {
+	resp, lastResp uint32
+	findings       uint32
+	sev            Severity
+}
+
+// NewFrameLinks returns links for a first pass.
+func NewFrameLinks() *FrameLinks { return &FrameLinks{} }
+
+// SecondPass switches from recording to reading back. Run a new Analyzer
+// with the same links over the same packets.
+func (l *FrameLinks) SecondPass() { l.second = true }
+
+func (l *FrameLinks) at(frame uint32) *frameLink {
+	for uint32(len(l.links)) <= frame {
+		l.links = append(l.links, frameLink{})
+	}
+	return &l.links[frame]
+}
+
+// respond records that request frame req was answered first by frame
+// first and last by frame last.
+func (l *FrameLinks) respond(req, first, last uint32) {
+	if l.second || req == 0 {
+		return
+	}
+	f := l.at(req)
+	if f.resp == 0 {
+		f.resp = first
+	}
+	f.lastResp = last
+}
+
+// flag records a finding about an earlier frame.
+func (l *FrameLinks) flag(frame uint32, k FindingKind, sev Severity) {
+	if l.second || frame == 0 {
+		return
+	}
+	f := l.at(frame)
+	f.findings |= 1 << k
+	f.sev = max(f.sev, sev)
+}
+
+// apply copies what the first pass learned into p.Analysis.
+func (l *FrameLinks) apply(p *Packet) {
+	if !l.second || p.Number <= 0 || p.Number >= len(l.links) {
+		return
+	}
+	f := &l.links[p.Number]
+	an := &p.Analysis
+	if f.resp != 0 {
+		an.ResponseFrame, an.LastResponseFrame = f.resp, f.lastResp
+		an.Info |= InfoResponse
+	}
+	an.Findings |= f.findings
+	an.Severity = max(an.Severity, f.sev)
+}
+
+// unanswered reports the requests of c that never drew a response. A
+// connection that a NAK ended, or whose other direction was never seen,
+// reports none.
+func (a *Analyzer) unanswered(c *conv) {
+	if c.state == ConvError {
+		return
+	}
+	for _, d := range c.dirs {
+		if d == nil || d.req == nil || d.req.fatal || d.peer() == nil {
+			continue
+		}
+		r := d.req
+		for i := 0; i < r.outLen; i++ {
+			if o := &r.out[(r.outHead+i)&(outRingSize-1)]; !o.done {
+				a.finding(Finding{Kind: FindUnanswered, Frame: o.frame, Conv: c.id, PSN: o.first})
+			}
+		}
+	}
+}

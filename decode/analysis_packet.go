@@ -1,0 +1,128 @@
+package decode
+
+import (
+	"time"
+
+	"github.com/ibwire/ibwire/layers"
+)
+
+// PacketAnalysis is what the Analyzer learned about one packet: the values
+// of the ibwire.analysis.* fields. The Decoder zeroes it for every frame;
+// Analyzer.Analyze fills it.
+type PacketAnalysis struct {
+	// Conv is the conversation (1, 2, ... in order of appearance), 0 when
+	// the packet belongs to none; Dir is 1 for A→B, 2 for B→A.
+	Conv uint32
+	Dir  uint8
+	// Cause says why a retransmission was sent (RetransNAK ...).
+	Cause RetransCause
+	// Findings has bit k set for each FindingKind k found at this frame.
+	Findings uint32
+	// Info flags say which of the values below are set.
+	Info     InfoFlags
+	Severity Severity
+
+	ExpectedPSN        layers.PSN // the PSN the request stream expected
+	GapPSNs            uint32     // PSNs missing before this one
+	RetransmittedFrame uint32     // the frame this one repeats (0: its first transmission was not captured)
+	RequestFrame       uint32     // for a response: the request it answers
+	ResponseFrame      uint32     // for a request: its first response (-2 only)
+	LastResponseFrame  uint32     // for a request: its last response (-2 only)
+	RefFrame           uint32     // the frame a finding refers to (CNP trigger, duplicate request ...)
+	MessageFrame       uint32     // the first frame of the message this packet completes
+	MessageSize        uint32     // bytes of the message this packet completes
+	Op                 OpClass    // the request kind a latency belongs to
+	AckRTT             time.Duration
+	Latency            time.Duration // request to response, on the response that completes it
+	Elapsed            time.Duration // for ack_timeout: since the previous transmission
+}
+
+// InfoFlags say which PacketAnalysis values hold.
+type InfoFlags uint16
+
+// Analysis value flags.
+const (
+	InfoExpected InfoFlags = 1 << iota
+	InfoAckRTT
+	InfoLatency
+	InfoMessage
+	InfoRequest  // RequestFrame
+	InfoResponse // ResponseFrame (second pass)
+	InfoRef
+	InfoRetransmittedFrame
+	InfoRequestPacket  // the packet is a request
+	InfoResponsePacket // the packet is a response
+	InfoMessageStart   // the packet starts a message (FIRST/ONLY, READ response FIRST/ONLY)
+	InfoNewData        // its payload was not carried before (not a resent copy)
+)
+
+// Has reports whether finding k was made at this frame.
+func (a *PacketAnalysis) Has(k FindingKind) bool { return a.Findings&(1<<k) != 0 }
+
+// RetransCause is why a requester sent PSNs again.
+type RetransCause uint8
+
+// Retransmission causes.
+const (
+	CauseNone       RetransCause = iota
+	CauseNAK                     // a NAK PSN Sequence Error: go-back-N
+	CauseRNR                     // an RNR NAK
+	CauseTimeout                 // no NAK seen: the local ACK timer expired
+	CauseReadLoss                // READ responses were lost: the READ asked again
+	CauseDupRequest              // a response sent again for a duplicate request
+)
+
+var causeNames = [...]string{"", "NAK", "RNR NAK", "ACK timeout", "READ responses lost", "duplicate request"}
+
+func (c RetransCause) String() string {
+	if int(c) < len(causeNames) {
+		return causeNames[c]
+	}
+	return "?"
+}
+
+// OpClass groups requests for latency statistics and op counts.
+type OpClass uint8
+
+// Request classes.
+const (
+	OpClassNone OpClass = iota
+	OpClassSend
+	OpClassWrite
+	OpClassRead
+	OpClassCompareSwap
+	OpClassFetchAdd
+	OpClassAtomicWrite
+	OpClassFlush
+	NumOpClasses
+)
+
+var opClassNames = [...]string{"", "SEND", "RDMA_WRITE", "RDMA_READ", "COMPARE_SWAP", "FETCH_ADD", "ATOMIC_WRITE", "FLUSH"}
+
+func (o OpClass) String() string {
+	if int(o) < len(opClassNames) {
+		return opClassNames[o]
+	}
+	return "?"
+}
+
+// opClassOf classifies a request operation.
+func opClassOf(op layers.Operation) OpClass {
+	switch op {
+	case layers.OpSend:
+		return OpClassSend
+	case layers.OpRDMAWrite:
+		return OpClassWrite
+	case layers.OpRDMAReadRequest:
+		return OpClassRead
+	case layers.OpCompareSwap:
+		return OpClassCompareSwap
+	case layers.OpFetchAdd:
+		return OpClassFetchAdd
+	case layers.OpAtomicWrite:
+		return OpClassAtomicWrite
+	case layers.OpFlush:
+		return OpClassFlush
+	}
+	return OpClassNone
+}

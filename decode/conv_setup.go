@@ -1,0 +1,264 @@
+package decode
+
+import (
+	"bytes"
+	"net/netip"
+	"strconv"
+
+	"github.com/ibwire/ibwire/layers"
+)
+
+// maxSetup bounds the CM transactions and TCP exchanges remembered while
+// waiting for their answer.
+const maxSetup = 1024
+
+// cmTID names a CM transaction: its TransactionID and the side that began it.
+type cmTID struct {
+	tid uint64
+	by  Endpoint
+}
+
+// cmReq is what a REQ said, kept until its REP.
+type cmReq struct {
+	qpn   uint32
+	psn   layers.PSN
+	mtu   int
+	svc   layers.ServiceType
+	sid   uint64
+	frame uint32
+}
+
+// cmConv remembers the conversation a transaction set up or takes down.
+type cmConv struct {
+	c  *conv
+	id uint32
+}
+
+type cmTable struct {
+	reqs  map[cmTID]cmReq
+	convs map[cmTID]cmConv // after REP (until RTU) and after DREQ (until DREP)
+	sidr  map[cmTID]cmReq
+}
+
+func (t *cmTable) init() {
+	if t.reqs == nil {
+		t.reqs, t.convs, t.sidr = map[cmTID]cmReq{}, map[cmTID]cmConv{}, map[cmTID]cmReq{}
+	}
+	// Bounded: a capture full of unanswered CM transactions forgets them.
+	for _, m := range []int{len(t.reqs), len(t.convs), len(t.sidr)} {
+		if m > maxSetup {
+			clear(t.reqs)
+			clear(t.convs)
+			clear(t.sidr)
+			return
+		}
+	}
+}
+
+// live returns the conversation if it is still followed.
+func (cc cmConv) live() *conv {
+	if cc.c != nil && cc.c.next != nil && cc.c.id == cc.id {
+		return cc.c
+	}
+	return nil
+}
+
+// cmMessage follows a CM MAD on QP1: REQ/REP pair a connection (both QPNs,
+// starting PSNs, MTU, service ID), RTU establishes it, DREQ/DREP and REJ end
+// it, SIDR_REQ/SIDR_REP name a UD QP.
+func (a *Analyzer) cmMessage(p *Packet, d *direction) {
+	t := &a.cm
+	t.init()
+	m := &p.Headers.MAD
+	cm := &m.CM
+	src, dst := d.flow.Src, d.flow.Dst
+	switch cm.AttributeID {
+	case layers.CMAttrREQ:
+		svc := layers.ServiceRC
+		switch cm.REQ.TransportServiceType {
+		case layers.CMTransportUC:
+			svc = layers.ServiceUC
+		case layers.CMTransportRD:
+			svc = layers.ServiceRD
+		case layers.CMTransportExtended:
+			svc = layers.ServiceXRC
+		}
+		t.reqs[cmTID{m.TransactionID, src}] = cmReq{qpn: cm.REQ.LocalQPN, psn: cm.REQ.StartingPSN,
+			mtu: cm.REQ.PathMTU.Bytes(), svc: svc, sid: uint64(cm.REQ.ServiceID), frame: a.frame}
+	case layers.CMAttrREP:
+		k := cmTID{m.TransactionID, dst}
+		req, ok := t.reqs[k]
+		if !ok {
+			return
+		}
+		delete(t.reqs, k)
+		// dst sent the REQ: it is A.
+		ab := FlowKey{Src: dst, Dst: src, DestQP: cm.REP.LocalQPN}
+		ba := FlowKey{Src: src, Dst: dst, DestQP: req.qpn}
+		c, s := a.announce(ab, ba, PairedCM)
+		c.svc, c.serviceID, c.mtu = req.svc, req.sid, req.mtu
+		c.startPSN[s], c.startPSN[1-s] = req.psn, cm.REP.StartingPSN
+		c.hasStart[s], c.hasStart[1-s] = true, true
+		c.state = ConvConnecting
+		c.ended = false
+		t.convs[k] = cmConv{c, c.id}
+	case layers.CMAttrRTU:
+		k := cmTID{m.TransactionID, src}
+		if c := t.convs[k].live(); c != nil {
+			c.state = ConvEstablished
+			a.finding(Finding{Kind: FindCMConnect, Frame: a.frame, Conv: c.id})
+		}
+		delete(t.convs, k)
+	case layers.CMAttrREJ:
+		k := cmTID{m.TransactionID, dst}
+		if req, ok := t.reqs[k]; ok {
+			delete(t.reqs, k)
+			a.finding(Finding{Kind: FindCMReject, Frame: a.frame, Ref: req.frame, Conv: d.conv.id})
+		} else if c := t.convs[k].live(); c != nil {
+			c.state, c.ended = ConvRejected, true
+			delete(t.convs, k)
+			a.finding(Finding{Kind: FindCMReject, Frame: a.frame, Conv: c.id})
+		}
+	case layers.CMAttrDREQ:
+		k := FlowKey{Src: src, Dst: dst, DestQP: cm.DREQ.RemoteQPN}
+		var c *conv
+		if e := a.findDir(k, 0); e != nil {
+			c = e.conv
+		} else if e, ok := a.expect[keyOf(k)]; ok {
+			c = e.c
+		}
+		if c != nil {
+			c.state = ConvClosing
+			t.convs[cmTID{m.TransactionID, src}] = cmConv{c, c.id}
+		}
+	case layers.CMAttrDREP:
+		k := cmTID{m.TransactionID, dst}
+		if c := t.convs[k].live(); c != nil {
+			c.state, c.ended = ConvClosed, true
+			a.finding(Finding{Kind: FindCMDisconnect, Frame: a.frame, Conv: c.id})
+		}
+		delete(t.convs, k)
+	case layers.CMAttrSIDRReq:
+		t.sidr[cmTID{m.TransactionID, src}] = cmReq{sid: uint64(cm.SIDRReq.ServiceID), frame: a.frame}
+	case layers.CMAttrSIDRRep:
+		k := cmTID{m.TransactionID, dst}
+		req, ok := t.sidr[k]
+		if !ok {
+			return
+		}
+		delete(t.sidr, k)
+		if cm.SIDRRep.Status != 0 {
+			return
+		}
+		ab := FlowKey{Src: dst, Dst: src, DestQP: cm.SIDRRep.QPN}
+		ab.Src.Addr, ab.Dst.Addr = ab.Src.Addr.Unmap(), ab.Dst.Addr.Unmap()
+		if a.findDir(ab, 0) == nil {
+			if _, ok := a.expect[keyOf(ab)]; !ok {
+				c := a.newConv()
+				c.svc, c.serviceID, c.pairedBy = layers.ServiceUD, req.sid, PairedCM
+				c.keys[0], c.hasKey[0] = ab, true
+				a.expect[keyOf(ab)] = expectation{c, 0}
+			}
+		}
+	}
+}
+
+// oobTable remembers the first half of each out-of-band TCP exchange.
+type oobTable struct {
+	halves map[tcpPair]oobHalf
+}
+
+// tcpPair names a TCP connection, lower address:port first.
+type tcpPair struct{ lo, hi netip.AddrPort }
+
+// oobHalf is one side's message: who sent it and the QP it describes.
+type oobHalf struct {
+	from netip.AddrPort
+	addr netip.Addr
+	qpn  uint32
+	psn  layers.PSN
+	done bool
+}
+
+// tcp looks for the out-of-band exchange of ibv_*_pingpong
+// ("LID:QPN:PSN:GID", 52 bytes) and perftest (108 bytes,
+// "lid:out_reads:qpn:psn:rkey:vaddr:g0:...:g15:srqn:").
+func (a *Analyzer) tcp(p *Packet) {
+	pl := p.Headers.TCP.Payload
+	if len(pl) != 52 && len(pl) != 108 {
+		return
+	}
+	h, ok := parseOOB(pl)
+	if !ok {
+		return
+	}
+	src, dst := p.Endpoints()
+	h.from = netip.AddrPortFrom(src.Addr, uint16(p.Headers.TCP.SrcPort))
+	to := netip.AddrPortFrom(dst.Addr, uint16(p.Headers.TCP.DstPort))
+	if !h.addr.IsValid() || h.addr.IsUnspecified() {
+		h.addr = src.Addr
+	}
+	h.addr = h.addr.Unmap()
+	k := tcpPair{h.from, to}
+	if k.hi.Compare(k.lo) < 0 {
+		k.lo, k.hi = k.hi, k.lo
+	}
+	t := &a.oob
+	if t.halves == nil || len(t.halves) > maxSetup {
+		t.halves = map[tcpPair]oobHalf{}
+	}
+	first, ok := t.halves[k]
+	switch {
+	case !ok:
+		t.halves[k] = h
+		return
+	case first.done || first.from == h.from:
+		return
+	}
+	first.done = true
+	t.halves[k] = first
+	// The side that wrote first is the client: A.
+	ab := FlowKey{Src: Endpoint{Addr: first.addr}, Dst: Endpoint{Addr: h.addr}, DestQP: h.qpn}
+	ba := FlowKey{Src: Endpoint{Addr: h.addr}, Dst: Endpoint{Addr: first.addr}, DestQP: first.qpn}
+	c, s := a.announce(ab, ba, PairedOOB)
+	c.startPSN[s], c.startPSN[1-s] = first.psn, h.psn
+	c.hasStart[s], c.hasStart[1-s] = true, true
+	a.finding(Finding{Kind: FindOOBExchange, Frame: a.frame, Conv: c.id})
+}
+
+// parseOOB reads a pingpong or perftest message.
+func parseOOB(pl []byte) (oobHalf, bool) {
+	var h oobHalf
+	if pl[len(pl)-1] != 0 {
+		return h, false
+	}
+	f := bytes.Split(pl[:len(pl)-1], []byte{':'})
+	var qpn, psn, gid []byte
+	switch {
+	case len(pl) == 52 && len(f) == 4 && len(f[0]) == 4 && len(f[1]) == 6 && len(f[2]) == 6 && len(f[3]) == 32:
+		qpn, psn, gid = f[1], f[2], f[3]
+	case len(pl) == 108 && len(f) == 24 && len(f[2]) == 6 && len(f[3]) == 6 && len(f[23]) == 0:
+		qpn, psn = f[2], f[3]
+		for _, g := range f[6:22] {
+			if len(g) != 2 {
+				return h, false
+			}
+			gid = append(gid, g...)
+		}
+	default:
+		return h, false
+	}
+	q, err1 := strconv.ParseUint(string(qpn), 16, 32)
+	n, err2 := strconv.ParseUint(string(psn), 16, 32)
+	var g [16]byte
+	ok := len(gid) == 32
+	for i := 0; ok && i < 16; i++ {
+		v, err := strconv.ParseUint(string(gid[2*i:2*i+2]), 16, 8)
+		g[i], ok = byte(v), err == nil
+	}
+	if err1 != nil || err2 != nil || !ok {
+		return h, false
+	}
+	h.qpn, h.psn, h.addr = uint32(q)&0xFFFFFF, layers.PSN(n)&layers.PSNMask, netip.AddrFrom16(g)
+	return h, true
+}

@@ -1,0 +1,233 @@
+package decode
+
+import (
+	"strconv"
+
+	"github.com/ibwire/ibwire/layers"
+)
+
+// Severity ranks a finding as Wireshark's expert information does.
+type Severity uint8
+
+// Severities, least severe first.
+const (
+	SevNone Severity = iota
+	SevChat
+	SevNote
+	SevWarn
+	SevError
+)
+
+var severityNames = [...]string{"", "Chat", "Note", "Warning", "Error"}
+
+func (s Severity) String() string {
+	if int(s) < len(severityNames) {
+		return severityNames[s]
+	}
+	return "Severity(" + strconv.Itoa(int(s)) + ")"
+}
+
+// ParseSeverity reads a severity as tshark's -z expert,LEVEL names it
+// (error, warn, note, chat; the String forms are accepted too).
+func ParseSeverity(s string) (Severity, bool) {
+	switch s {
+	case "error", "Error":
+		return SevError, true
+	case "warn", "warning", "Warning":
+		return SevWarn, true
+	case "note", "Note":
+		return SevNote, true
+	case "chat", "Chat", "":
+		return SevChat, true
+	}
+	return SevNone, false
+}
+
+// FindingKind is one kind of expert finding. Its Name is the ibwire.analysis
+// field that marks the frame (ibwire.analysis.psn_gap ...).
+type FindingKind uint8
+
+// Finding kinds. The names follow pcaps/MANIFEST.md and tcp.analysis.
+const (
+	FindNone               FindingKind = iota
+	FindPSNGap                         // PSNs skipped: packets lost before the capture point
+	FindRetransmission                 // a PSN sent again
+	FindOutOfOrder                     // a PSN behind the highest, not a retransmission
+	FindDuplicate                      // a response to a request the responder had already executed
+	FindAckTimeout                     // a retransmission with no NAK to explain it: the local ACK timer expired
+	FindNAK                            // a NAK (Sub is the NAK code)
+	FindRNRNAK                         // a receiver-not-ready NAK
+	FindCNP                            // a congestion notification packet
+	FindECNCE                          // IP ECN Congestion Experienced
+	FindFECN                           // BTH FECN set
+	FindICRCBad                        // the ICRC does not verify
+	FindVCRCBad                        // the VCRC does not verify
+	FindTruncated                      // the frame ends early
+	FindMalformed                      // a header field is impossible
+	FindBadOpcodeSequence              // MIDDLE/LAST without FIRST, or a message cut by another
+	FindRETHLengthMismatch             // a WRITE or READ moved other than its RETH length
+	FindUnknownOpcode                  // an opcode the IBTA does not define
+	FindUnanswered                     // a request with no response at the end of the capture
+	FindCreditsExhausted               // an ACK that advertises no receive credits
+	FindCMConnect                      // a CM connection established (REQ/REP/RTU)
+	FindCMDisconnect                   // a CM connection ended (DREQ/DREP)
+	FindCMReject                       // a CM REQ rejected
+	FindOOBExchange                    // an out-of-band TCP exchange named the QPs
+	numFindingKinds
+)
+
+type kindInfo struct {
+	name     string
+	severity Severity
+	group    string
+	summary  string
+}
+
+// findingKinds describes every kind; Wireshark's expert groups name the group.
+var findingKinds = [numFindingKinds]kindInfo{
+	FindNone:               {"", SevNone, "", ""},
+	FindPSNGap:             {"psn_gap", SevWarn, "Sequence", "PSN gap: packets lost before the capture point"},
+	FindRetransmission:     {"retransmission", SevNote, "Sequence", "Retransmission"},
+	FindOutOfOrder:         {"out_of_order", SevWarn, "Sequence", "Out-of-order packet"},
+	FindDuplicate:          {"duplicate", SevNote, "Sequence", "Response to a duplicate request"},
+	FindAckTimeout:         {"ack_timeout", SevWarn, "Sequence", "Local ACK timeout (implied): resent with no NAK"},
+	FindNAK:                {"nak", SevWarn, "Response", "NAK"},
+	FindRNRNAK:             {"rnr_nak", SevWarn, "Response", "RNR NAK: receiver not ready"},
+	FindCNP:                {"cnp", SevNote, "Protocol", "Congestion notification (CNP)"},
+	FindECNCE:              {"ecn_ce", SevNote, "Protocol", "ECN Congestion Experienced"},
+	FindFECN:               {"fecn", SevNote, "Protocol", "BTH FECN set"},
+	FindICRCBad:            {"icrc_bad", SevError, "Checksum", "ICRC mismatch"},
+	FindVCRCBad:            {"vcrc_bad", SevError, "Checksum", "VCRC mismatch"},
+	FindTruncated:          {"truncated", SevError, "Malformed", "Truncated packet"},
+	FindMalformed:          {"malformed", SevError, "Malformed", "Malformed packet"},
+	FindBadOpcodeSequence:  {"bad_opcode_sequence", SevError, "Protocol", "Opcode out of sequence"},
+	FindRETHLengthMismatch: {"reth_length_mismatch", SevError, "Reassemble", "RETH length differs from the bytes moved"},
+	FindUnknownOpcode:      {"unknown_opcode", SevError, "Protocol", "Unknown opcode"},
+	FindUnanswered:         {"unanswered", SevWarn, "Sequence", "Request unanswered at the end of the capture"},
+	FindCreditsExhausted:   {"credits_exhausted", SevNote, "Sequence", "ACK with no receive credits"},
+	FindCMConnect:          {"cm_connect", SevChat, "Sequence", "CM connection established"},
+	FindCMDisconnect:       {"cm_disconnect", SevChat, "Sequence", "CM disconnection"},
+	FindCMReject:           {"cm_reject", SevNote, "Sequence", "CM connection rejected"},
+	FindOOBExchange:        {"oob_exchange", SevChat, "Sequence", "Out-of-band QP exchange (TCP)"},
+}
+
+// Name is the kind's ibwire.analysis field suffix ("psn_gap").
+func (k FindingKind) Name() string { return findingKinds[k%numFindingKinds].name }
+
+// Severity is the kind's usual severity (a NAK other than PSN Sequence
+// Error is an Error: it ends the QP).
+func (k FindingKind) Severity() Severity { return findingKinds[k%numFindingKinds].severity }
+
+// Group is the Wireshark expert group ("Sequence", "Checksum" ...).
+func (k FindingKind) Group() string { return findingKinds[k%numFindingKinds].group }
+
+func (k FindingKind) String() string { return k.Name() }
+
+// FindingKinds lists every kind, in order.
+func FindingKinds() []FindingKind {
+	ks := make([]FindingKind, 0, numFindingKinds-1)
+	for k := FindPSNGap; k < numFindingKinds; k++ {
+		ks = append(ks, k)
+	}
+	return ks
+}
+
+// Finding is one expert finding: what, where, how bad.
+type Finding struct {
+	Kind     FindingKind
+	Sub      uint8 // the NAK code for FindNAK, the RNR timer code for FindRNRNAK
+	Severity Severity
+	Frame    uint32 // the frame the finding is about
+	Ref      uint32 // a related frame (the request a NAK answers, the frame resent ...); 0 when none was captured
+	Conv     uint32 // the conversation, 0 when none
+	PSN      layers.PSN
+	Count    uint32 // PSNs missing for FindPSNGap
+}
+
+// Summary is the one-line text -z expert groups findings by.
+func (f *Finding) Summary() string {
+	switch f.Kind {
+	case FindNAK:
+		return "NAK " + layers.NAKCode(f.Sub).String()
+	case FindRNRNAK:
+		return "RNR NAK, timer " + layers.RNRTimerCode(f.Sub).String()
+	}
+	return findingKinds[f.Kind%numFindingKinds].summary
+}
+
+// ExpertRow groups the findings of one kind (and sub-code): an exact count
+// and the first few frames.
+type ExpertRow struct {
+	Kind     FindingKind
+	Sub      uint8
+	Severity Severity
+	Group    string
+	Summary  string
+	Count    uint64
+	Frames   []uint32 // at most Expert.MaxFrames, in the order found
+}
+
+// Expert collects findings with bounded memory: counts stay exact, and each
+// row keeps at most MaxFrames example frames.
+type Expert struct {
+	// MaxFrames is how many frames a row keeps (default 20).
+	MaxFrames int
+	rows      []*ExpertRow
+	index     [numFindingKinds][32]int32 // 1 + position in rows
+}
+
+// Add counts f.
+func (e *Expert) Add(f *Finding) {
+	sub := f.Sub & 31
+	i := e.index[f.Kind%numFindingKinds][sub]
+	if i == 0 {
+		maxFrames := e.MaxFrames
+		if maxFrames <= 0 {
+			maxFrames = 20
+		}
+		e.rows = append(e.rows, &ExpertRow{Kind: f.Kind, Sub: f.Sub, Severity: f.Severity, Group: f.Kind.Group(),
+			Summary: f.Summary(), Frames: make([]uint32, 0, maxFrames)})
+		i = int32(len(e.rows))
+		e.index[f.Kind%numFindingKinds][sub] = i
+	}
+	r := e.rows[i-1]
+	r.Count++
+	if len(r.Frames) < cap(r.Frames) {
+		r.Frames = append(r.Frames, f.Frame)
+	}
+}
+
+// Rows returns the rows, most severe first, then in order of kind.
+func (e *Expert) Rows() []ExpertRow {
+	out := make([]ExpertRow, 0, len(e.rows))
+	for s := SevError; s >= SevChat; s-- {
+		for k := FindingKind(0); k < numFindingKinds; k++ {
+			for sub := range 32 {
+				if i := e.index[k][sub]; i > 0 && e.rows[i-1].Severity == s {
+					out = append(out, *e.rows[i-1])
+				}
+			}
+		}
+	}
+	return out
+}
+
+// Count returns the number of findings of kind k.
+func (e *Expert) Count(k FindingKind) uint64 {
+	var n uint64
+	for _, i := range e.index[k%numFindingKinds] {
+		if i > 0 {
+			n += e.rows[i-1].Count
+		}
+	}
+	return n
+}
+
+// Max returns the highest severity collected.
+func (e *Expert) Max() Severity {
+	m := SevNone
+	for _, r := range e.rows {
+		m = max(m, r.Severity)
+	}
+	return m
+}

@@ -1,0 +1,126 @@
+package decode
+
+import (
+	"strings"
+
+	"github.com/ibwire/ibwire/layers"
+)
+
+// analysisFields are the ibwire.analysis.* fields: what the Analyzer found
+// about each packet, in the manner of tcp.analysis.*. They are set only when
+// an Analyzer ran over the packets (ibdump always runs one when a filter,
+// column or statistic needs it).
+func analysisFields() []*Field {
+	an := func(p *Packet) *PacketAnalysis { return &p.Analysis }
+	has := func(k FindingKind) func(p *Packet) (bool, bool) {
+		return func(p *Packet) (bool, bool) { return true, an(p).Has(k) }
+	}
+	info := func(i InfoFlags) func(p *Packet) bool { return func(p *Packet) bool { return an(p).Info&i != 0 } }
+	frameField := func(name, title string, i InfoFlags, get func(a *PacketAnalysis) uint32) *Field {
+		return uintField(name, title, FTUint32, BaseDec, func(p *Packet) (uint64, bool) {
+			return uint64(get(an(p))), info(i)(p) && get(an(p)) != 0
+		})
+	}
+	timeField := func(name, title string, ok func(p *Packet) bool, get func(a *PacketAnalysis) Value) *Field {
+		return &Field{Name: name, Title: title, Type: FTRelTime, get: func(p *Packet, v *Value) bool {
+			*v = get(an(p))
+			return ok(p)
+		}}
+	}
+	fs := []*Field{
+		protoField("ibwire.analysis", "RDMA analysis", func(p *Packet) bool { return an(p).Conv != 0 || an(p).Findings != 0 }),
+		uintField("ibwire.analysis.conv_id", "Conversation index", FTUint32, BaseDec, func(p *Packet) (uint64, bool) {
+			return uint64(an(p).Conv), an(p).Conv != 0
+		}),
+		withNames(uintField("ibwire.analysis.direction", "Direction", FTUint8, BaseDec, func(p *Packet) (uint64, bool) {
+			return uint64(an(p).Dir), an(p).Dir != 0
+		}), func(u uint64) (string, bool) {
+			switch u {
+			case 1:
+				return "A>B", true
+			case 2:
+				return "B>A", true
+			}
+			return "", false
+		}, func(s string) (uint64, bool) {
+			switch strings.ToUpper(s) {
+			case "A>B", "AB":
+				return 1, true
+			case "B>A", "BA":
+				return 2, true
+			}
+			return 0, false
+		}),
+		uintField("ibwire.analysis.expected_psn", "Expected PSN", FTUint24, BaseDec, func(p *Packet) (uint64, bool) {
+			return uint64(an(p).ExpectedPSN), info(InfoExpected)(p)
+		}),
+		uintField("ibwire.analysis.psn_gap", "PSNs missing before this packet (lost before the capture point)", FTUint32, BaseDec, func(p *Packet) (uint64, bool) {
+			return uint64(an(p).GapPSNs), an(p).Has(FindPSNGap)
+		}),
+		boolField("ibwire.analysis.retransmission", "This packet is a retransmission", has(FindRetransmission)),
+		frameField("ibwire.analysis.retransmitted_frame", "Frame of the previous transmission", InfoRetransmittedFrame, func(a *PacketAnalysis) uint32 { return a.RetransmittedFrame }),
+		{Name: "ibwire.analysis.retransmission_cause", Title: "Why it was sent again", Type: FTString, get: func(p *Packet, v *Value) bool {
+			v.S = an(p).Cause.String()
+			return an(p).Has(FindRetransmission) && an(p).Cause != CauseNone
+		}},
+		boolField("ibwire.analysis.go_back_n", "Go-back-N after a NAK PSN Sequence Error", func(p *Packet) (bool, bool) {
+			return true, an(p).Has(FindRetransmission) && an(p).Cause == CauseNAK
+		}),
+		timeField("ibwire.analysis.resent_after", "Time since the previous transmission (implied ACK timeout)",
+			func(p *Packet) bool { return an(p).Has(FindAckTimeout) && an(p).Elapsed > 0 },
+			func(a *PacketAnalysis) Value { return Value{D: a.Elapsed} }),
+		withNames(uintField("ibwire.analysis.nak", "NAK", FTUint8, BaseDec, func(p *Packet) (uint64, bool) {
+			return uint64(p.Headers.BTH.AETH.Syndrome.NAKCode()), an(p).Has(FindNAK)
+		}), func(u uint64) (string, bool) { return layers.NAKCode(u).Key(), u < 5 }, func(s string) (uint64, bool) {
+			for c := layers.NAKCode(0); c < 5; c++ {
+				if c.Key() == s {
+					return uint64(c), true
+				}
+			}
+			return 0, false
+		}),
+		timeField("ibwire.analysis.rnr_timer", "RNR NAK timer", func(p *Packet) bool { return an(p).Has(FindRNRNAK) },
+			func(a *PacketAnalysis) Value { return Value{} }),
+		frameField("ibwire.analysis.request_frame", "Request this packet answers", InfoRequest, func(a *PacketAnalysis) uint32 { return a.RequestFrame }),
+		frameField("ibwire.analysis.response_frame", "First response to this request", InfoResponse, func(a *PacketAnalysis) uint32 { return a.ResponseFrame }),
+		frameField("ibwire.analysis.last_response_frame", "Last response to this request", InfoResponse, func(a *PacketAnalysis) uint32 { return a.LastResponseFrame }),
+		frameField("ibwire.analysis.ref_frame", "Frame this finding refers to", InfoRef, func(a *PacketAnalysis) uint32 { return a.RefFrame }),
+		timeField("ibwire.analysis.ack_rtt", "Time since the request this acknowledges", info(InfoAckRTT),
+			func(a *PacketAnalysis) Value { return Value{D: a.AckRTT} }),
+		timeField("ibwire.analysis.latency", "Request to response latency", info(InfoLatency),
+			func(a *PacketAnalysis) Value { return Value{D: a.Latency} }),
+		timeField("ibwire.analysis.read_latency", "READ request to last response", func(p *Packet) bool {
+			return info(InfoLatency)(p) && an(p).Op == OpClassRead
+		}, func(a *PacketAnalysis) Value { return Value{D: a.Latency} }),
+		{Name: "ibwire.analysis.latency_op", Title: "Operation of the request answered", Type: FTString, get: func(p *Packet, v *Value) bool {
+			v.S = an(p).Op.String()
+			return info(InfoLatency)(p)
+		}},
+		uintField("ibwire.analysis.message_size", "Size of the message this packet completes", FTUint32, BaseDec, func(p *Packet) (uint64, bool) {
+			return uint64(an(p).MessageSize), info(InfoMessage)(p)
+		}),
+		frameField("ibwire.analysis.message_frame", "First frame of the message", InfoMessage, func(a *PacketAnalysis) uint32 { return a.MessageFrame }),
+		{Name: "ibwire.analysis.severity", Title: "Most severe finding", Type: FTString, get: func(p *Packet, v *Value) bool {
+			v.S = an(p).Severity.String()
+			return an(p).Severity != SevNone
+		}},
+	}
+	// The RNR timer comes from the packet itself.
+	for _, f := range fs {
+		if f.Name == "ibwire.analysis.rnr_timer" {
+			f.get = func(p *Packet, v *Value) bool {
+				v.D = p.Headers.BTH.AETH.Syndrome.RNRTimer()
+				return an(p).Has(FindRNRNAK)
+			}
+		}
+	}
+	// Every other finding is a flag named after its kind.
+	for _, k := range FindingKinds() {
+		switch k {
+		case FindPSNGap, FindRetransmission, FindNAK:
+			continue
+		}
+		fs = append(fs, boolField("ibwire.analysis."+k.Name(), findingKinds[k].summary, has(k)))
+	}
+	return fs
+}

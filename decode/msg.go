@@ -1,0 +1,200 @@
+package decode
+
+import "github.com/ibwire/ibwire/layers"
+
+// msgState is the SEND or RDMA WRITE message a request stream is in the
+// middle of (FIRST seen, LAST not yet).
+type msgState struct {
+	active   bool
+	gapped   bool // PSNs of the message were lost before the capture point
+	orphan   bool // its FIRST was not seen: it began after a gap
+	lastSeen bool
+	hasRETH  bool
+	op       layers.Operation
+	first    layers.PSN
+	last     layers.PSN
+	frame    uint32
+	pkts     uint32 // distinct PSNs seen
+	bytes    uint32
+	reth     uint32
+	out      *outReq
+}
+
+// message follows the message a request packet belongs to: FIRST, MIDDLE,
+// LAST in order, and the outstanding request it makes.
+func (a *Analyzer) message(d *direction, r *reqState, p *Packet, b *layers.BTH, info *layers.OpcodeInfo,
+	psn layers.PSN, span int, retrans, newData, ahead bool) {
+	op := info.Operation
+	cls := opClassOf(op)
+	pos := info.Position
+	payload := uint32(len(b.PacketPayload()))
+	cur := &r.cur
+	first := d.st.Packets == 1
+
+	if retrans {
+		// A resent packet may fill a hole of the message in progress; its
+		// LAST may complete it.
+		if cur.active && cur.op == op && psn.Diff(cur.first) >= 0 && (!cur.lastSeen || psn.Diff(cur.last) <= 0) {
+			if newData {
+				cur.pkts++
+				cur.bytes += payload
+			}
+			if pos == layers.PosLast {
+				a.lastOf(r, psn)
+				if newData {
+					a.countMessage(d, p, cls)
+				}
+			}
+			a.tryFinish(d, r, p)
+			return
+		}
+		if pos == layers.PosLast && newData {
+			// The LAST of a message followed no more (lost before the
+			// capture point, sent again): it still counts once.
+			a.countMessage(d, p, cls)
+		}
+		if cls == OpClassRead || cls == OpClassFetchAdd || cls == OpClassCompareSwap {
+			if o := r.findOut(psn, cls); o == nil {
+				// A READ asked again for what is left, or an atomic resent
+				// after its answer was lost: follow the new request.
+				a.pushOut(d, r, p, b, psn, span, cls, false, false)
+			} else if o.done && cls == OpClassRead {
+				o.done, o.gap = false, true
+				o.nextResp = psn
+			}
+		}
+		return
+	}
+
+	switch pos {
+	case layers.PosFirst:
+		if cur.active && !cur.gapped && !ahead {
+			a.badSequence(d, p, psn, first)
+		}
+		*cur = msgState{active: true, op: op, first: psn, frame: a.frame, pkts: 1, bytes: payload, gapped: ahead}
+		if info.Has(layers.HdrRETH) {
+			cur.hasRETH, cur.reth = true, b.RETH.DMALength
+		}
+		cur.out = a.pushOut(d, r, p, b, psn, 0, cls, true, false)
+		p.Analysis.Info |= InfoMessageStart
+	case layers.PosMiddle, layers.PosLast:
+		if !cur.active || cur.op != op {
+			if !ahead && !cur.gapped {
+				a.badSequence(d, p, psn, first)
+			}
+			// Follow the rest of the message whose start was lost (or
+			// never sent), without judging it again: a resent FIRST may
+			// still complete it.
+			*cur = msgState{active: true, gapped: true, orphan: true, op: op, first: psn, frame: a.frame, pkts: 1, bytes: payload}
+			cur.out = a.pushOut(d, r, p, b, psn, 0, cls, true, false)
+			if pos == layers.PosLast {
+				a.lastOf(r, psn)
+				a.countMessage(d, p, cls)
+			}
+			return
+		}
+		if ahead {
+			cur.gapped = true
+		}
+		cur.pkts++
+		cur.bytes += payload
+		if pos == layers.PosLast {
+			a.lastOf(r, psn)
+			a.countMessage(d, p, cls)
+			a.tryFinish(d, r, p)
+		}
+	default: // ONLY, and requests that are not segmented (READ, atomics)
+		if cur.active && !cur.gapped && !ahead {
+			a.badSequence(d, p, psn, first)
+		}
+		cur.active = false
+		if cls == OpClassNone {
+			return
+		}
+		a.pushOut(d, r, p, b, psn, span, cls, false, true)
+		a.countMessage(d, p, cls)
+		if op == layers.OpSend || op == layers.OpRDMAWrite {
+			an := &p.Analysis
+			an.MessageFrame, an.MessageSize = a.frame, payload
+			an.Info |= InfoMessage | InfoMessageStart
+			if op == layers.OpRDMAWrite && b.RETH.DMALength != payload {
+				d.st.SeqErrors++
+				a.finding(Finding{Kind: FindRETHLengthMismatch, Frame: a.frame, Conv: d.conv.id, PSN: psn})
+			}
+		}
+	}
+}
+
+// pushOut starts following a request message; start says the packet
+// starts it (not a READ or atomic asked again, nor a message whose FIRST
+// was lost).
+func (a *Analyzer) pushOut(d *direction, r *reqState, p *Packet, b *layers.BTH, psn layers.PSN, span int,
+	cls OpClass, open, start bool) *outReq {
+	if r.outLen > 0 {
+		// A message begins: the one before it ends just before.
+		if t := &r.out[(r.outHead+r.outLen-1)&(outRingSize-1)]; !t.lastKnown && psn.Diff(t.first) > 0 {
+			t.last, t.lastKnown = psn.Add(-1), true
+		}
+	}
+	o := outReq{first: psn, op: cls, frame: a.frame, t0: a.now, nextResp: psn}
+	if !open {
+		o.last, o.lastKnown = psn.Add(span-1), !r.spanPending || r.spanPSN != psn
+	}
+	if cls == OpClassRead {
+		o.length = b.RETH.DMALength
+	}
+	if start {
+		p.Analysis.Info |= InfoMessageStart
+	}
+	if d.conv.svc != layers.ServiceRC && d.conv.svc != layers.ServiceXRC && d.conv.svc != layers.ServiceRD {
+		// UC: nothing answers.
+		return nil
+	}
+	return r.push(o)
+}
+
+// lastOf records that the message in progress ends at psn.
+func (a *Analyzer) lastOf(r *reqState, psn layers.PSN) {
+	cur := &r.cur
+	cur.lastSeen, cur.last = true, psn
+	if o := cur.out; o != nil && o.first == cur.first && !o.done {
+		o.last, o.lastKnown = psn, true
+	}
+}
+
+// tryFinish completes the message in progress once its LAST and every PSN
+// before it were seen.
+func (a *Analyzer) tryFinish(d *direction, r *reqState, p *Packet) {
+	cur := &r.cur
+	if !cur.lastSeen || int(cur.pkts) != cur.last.Diff(cur.first)+1 {
+		return
+	}
+	an := &p.Analysis
+	an.MessageFrame, an.MessageSize = cur.frame, cur.bytes
+	an.Info |= InfoMessage
+	if cur.hasRETH && cur.reth != cur.bytes {
+		d.st.SeqErrors++
+		a.finding(Finding{Kind: FindRETHLengthMismatch, Frame: cur.frame, Conv: d.conv.id, PSN: cur.first})
+	}
+	cur.active = false
+}
+
+// badSequence reports an opcode that cannot follow the one before. On the
+// first packet of a stream it is only a warning: the capture may have begun
+// inside a message.
+func (a *Analyzer) badSequence(d *direction, p *Packet, psn layers.PSN, first bool) {
+	d.st.SeqErrors++
+	sev := SevError
+	if first {
+		sev = SevWarn
+	}
+	a.finding(Finding{Kind: FindBadOpcodeSequence, Severity: sev, Frame: a.frame, Conv: d.conv.id, PSN: psn})
+}
+
+// countMessage counts a message of direction d, once: at its LAST or ONLY
+// packet (READs and atomics at their request), whichever transmission of it
+// was the first captured.
+func (a *Analyzer) countMessage(d *direction, p *Packet, cls OpClass) {
+	d.st.Messages++
+	d.st.Ops[cls]++
+}

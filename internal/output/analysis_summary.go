@@ -1,0 +1,92 @@
+package output
+
+import (
+	"strconv"
+	"time"
+
+	"github.com/ibwire/ibwire/decode"
+)
+
+// AppendAnalysisNotes appends what the analysis found about p to its
+// one-line summary, tcpdump style, in brackets: "[retransmission of 1234]",
+// "[PSN gap: 3 lost]", "[NAK PSN Sequence Error answers 1230]". CRC and
+// decoding faults are left to the summary itself.
+func AppendAnalysisNotes(buf []byte, p *decode.Packet) []byte {
+	a := &p.Analysis
+	if a.Findings == 0 && a.Info&decode.InfoResponse == 0 {
+		return buf
+	}
+	note := func(s ...string) {
+		buf = append(buf, " ["...)
+		for _, x := range s {
+			buf = append(buf, x...)
+		}
+		buf = append(buf, ']')
+	}
+	frame := func(f uint32) string { return strconv.FormatUint(uint64(f), 10) }
+	if a.Has(decode.FindPSNGap) {
+		note("PSN gap: ", strconv.FormatUint(uint64(a.GapPSNs), 10), " lost")
+	}
+	if a.Has(decode.FindOutOfOrder) {
+		note("out of order")
+	}
+	if a.Has(decode.FindAckTimeout) {
+		if a.Elapsed > 0 {
+			note("ACK timeout: resent after ", shortDuration(a.Elapsed))
+		} else {
+			note("ACK timeout")
+		}
+	}
+	if a.Has(decode.FindRetransmission) {
+		switch {
+		case a.RetransmittedFrame != 0:
+			note("retransmission of ", frame(a.RetransmittedFrame))
+		default:
+			note("retransmission, first copy lost")
+		}
+	}
+	// The summary already names NAKs, RNR NAKs, CNPs and FECN: the notes
+	// add what they answer.
+	if a.Has(decode.FindNAK) && a.RequestFrame != 0 {
+		note("NAK ", p.Headers.BTH.AETH.Syndrome.NAKCode().String(), " answers ", frame(a.RequestFrame))
+	}
+	if a.Has(decode.FindRNRNAK) && a.RequestFrame != 0 {
+		note("RNR NAK answers ", frame(a.RequestFrame))
+	}
+	if a.Has(decode.FindDuplicate) {
+		note("answers duplicate ", frame(a.RefFrame))
+	}
+	if a.Has(decode.FindCNP) && a.RefFrame != 0 {
+		note("CNP for ", frame(a.RefFrame))
+	}
+	if a.Has(decode.FindECNCE) {
+		note("ECN CE")
+	}
+	if a.Has(decode.FindBadOpcodeSequence) {
+		note("opcode out of sequence")
+	}
+	if a.Has(decode.FindRETHLengthMismatch) {
+		note("RETH length mismatch")
+	}
+	if a.Has(decode.FindUnknownOpcode) {
+		note("unknown opcode")
+	}
+	if a.Has(decode.FindCreditsExhausted) {
+		note("no credits")
+	}
+	if a.Has(decode.FindUnanswered) {
+		note("unanswered")
+	}
+	if a.Info&decode.InfoResponse != 0 {
+		note("answered by ", frame(a.ResponseFrame))
+	}
+	return buf
+}
+
+// shortDuration prints d in ms or µs with three significant decimals.
+func shortDuration(d time.Duration) string {
+	if d >= time.Millisecond {
+		return strconv.FormatFloat(float64(d)/float64(time.Millisecond), 'f', 3, 64) + " ms"
+	}
+	return strconv.FormatFloat(float64(d)/float64(time.Microsecond), 'f', 3, 64) + " us"
+}
