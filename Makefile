@@ -9,6 +9,7 @@ FUZZ_TARGETS = \
 	./layers:FuzzPSNWindow \
 	./capture:FuzzReader \
 	./dfilter:FuzzCompile \
+	./decode:FuzzAnalyze \
 	./fuzz:FuzzPipeline
 
 .PHONY: test fuzz bench
