@@ -48,12 +48,13 @@ echo
 echo "| mode | ibdump | ibdump pkt/s | tshark | tshark pkt/s | ratio |"
 echo "| --- | --- | --- | --- | --- | --- |"
 row "-q -z conv,qp vs -q -z conv,udp" "$work/ibdump" -q -z conv,qp "$work/bench.pcap" -- tshark -r "$work/bench.pcap" -q -z conv,udp
+row "-q -z conv,qp -z expert vs -q -z conv,udp" "$work/ibdump" -q -z conv,qp -z expert "$work/bench.pcap" -- tshark -r "$work/bench.pcap" -q -z conv,udp
 row "default text vs tshark default" "$work/ibdump" "$work/bench.pcap" -- tshark -r "$work/bench.pcap"
 row "-T text vs tshark default" "$work/ibdump" -T text "$work/bench.pcap" -- tshark -r "$work/bench.pcap"
 row "-V vs tshark -V" "$work/ibdump" -V "$work/bench.pcap" -- tshark -r "$work/bench.pcap" -V
 
 echo
 rss() { /usr/bin/time -f '%M' -o "$work/rss" "$@" >/dev/null 2>&1; tail -1 "$work/rss"; }
-r1=$(rss "$work/ibdump" -q -z conv,qp "$work/bench.pcap")
-r4=$(rss "$work/ibdump" -q -z conv,qp "$work/bench4.pcap")
-echo "peak RSS of ibdump -q -z conv,qp: $n packets ${r1} KiB, $((4 * n)) packets ${r4} KiB"
+r1=$(rss "$work/ibdump" -q -z conv,qp -z expert "$work/bench.pcap")
+r4=$(rss "$work/ibdump" -q -z conv,qp -z expert "$work/bench4.pcap")
+echo "peak RSS of ibdump -q -z conv,qp -z expert: $n packets ${r1} KiB, $((4 * n)) packets ${r4} KiB"
