@@ -112,10 +112,13 @@ func newDumper(o *options, stdout, stderr io.Writer) (*dumper, error) {
 		}
 		d.graph = output.NewPSNGraph()
 	}
-	// Runs that print nothing per packet skip the CRCs unless --check, -v
-	// or a filter asks for them (so with -q, ICRC findings and icrc_errors
-	// need --check or -v).
-	skipCRC := (o.quiet || o.countOnly || (o.write != "" && !o.print)) && !o.check && o.verbose == 0 && !d.filtersReadCRC()
+	// As in tcpdump, integrity checks belong to -v: the ICRC and VCRC are
+	// verified with -v, --check, -V (whose tree says [correct]), the JSON
+	// outputs and -T fields that print them (they carry ibwire.icrc.status),
+	// or a filter that reads them; otherwise a run skips them (ICRC
+	// findings and icrc_errors then need -v or --check).
+	skipCRC := !o.check && o.verbose == 0 && !o.verboseV && !d.filtersReadCRC() && !d.fieldsReadCRC() &&
+		o.outFormat != "json" && o.outFormat != "jsonl" && o.outFormat != "ek"
 	d.decoderOptions = decode.Options{DecodeDC: o.dc, RoCEv2Ports: ports, SkipCRC: skipCRC, LinkLayers: capture.DecodingLinkLayers()}
 	d.dec = decode.NewDecoder(d.decoderOptions)
 	if d.color, err = colorEnabled(o.color, stdout); err != nil {
@@ -260,6 +263,16 @@ func (d *dumper) filtersReadCRC() bool {
 			if strings.Contains(fd.Name, "crc") {
 				return true
 			}
+		}
+	}
+	return false
+}
+
+// fieldsReadCRC reports whether -T fields prints a CRC status.
+func (d *dumper) fieldsReadCRC() bool {
+	for _, e := range d.o.fields {
+		if strings.Contains(e, "crc") {
+			return true
 		}
 	}
 	return false

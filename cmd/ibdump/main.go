@@ -95,7 +95,7 @@ func newFlagSet(o *options, stderr io.Writer) *flag.FlagSet {
 	fs.BoolVar(&o.ascii, "A", false, "print each packet's IB payload in ASCII")
 	fs.BoolVar(&o.quiet, "q", false, "print no per-packet lines (use with -z or --check)")
 	fs.Var(&o.numeric, "n", "do not resolve names (ibdump never resolves; accepted for tcpdump habits)")
-	fs.Var(&o.verbose, "v", "more detail: IP TOS/ECN/TTL and the ICRC value (repeatable)")
+	fs.Var(&o.verbose, "v", "more detail and integrity checks: IP TOS/ECN/TTL/ID, ICRC and VCRC verified (repeatable)")
 	fs.BoolFunc("vv", "as -v -v", func(string) error { o.verbose += 2; return nil })
 	for i, name := range []string{"t", "tt", "ttt", "tttt", "ttttt"} {
 		i := i
