@@ -59,6 +59,10 @@ type IOFuncRow struct {
 	n      []int // values seen, for MIN/MAX/AVG
 }
 
+// MaxIORows is how many intervals Rows fills in with empty rows between the
+// ones that saw packets; past it, only intervals with packets are listed.
+const MaxIORows = 100000
+
 // IOFuncStat is -z io,stat with function columns (SUM(infiniband.reth.dmalen),
 // COUNT(ibwire.analysis.retransmission) ...). Only busy intervals take
 // memory.

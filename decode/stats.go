@@ -2,8 +2,6 @@ package decode
 
 import (
 	"net/netip"
-	"sort"
-	"time"
 )
 
 // Endpoint is an IB endpoint address: an IP address for RoCEv2, a GID for
@@ -53,66 +51,4 @@ func (p *Packet) Endpoints() (src, dst Endpoint) {
 type FlowKey struct {
 	Src, Dst Endpoint
 	DestQP   uint32
-}
-
-// FlowCounts are the totals of one direction.
-type FlowCounts struct {
-	Packets     int
-	Bytes       int // frame bytes on the wire
-	FirstSeen   time.Duration
-	LastSeen    time.Duration
-	PayloadSize int
-}
-
-// QPFlows counts packets and bytes per QP direction (-z conv,qp before the
-// analysis pairs the directions). Its memory grows with the number of QP
-// directions, not with the capture.
-type QPFlows struct {
-	flows map[FlowKey]*FlowCounts
-}
-
-// NewQPFlows returns an empty table.
-func NewQPFlows() *QPFlows { return &QPFlows{flows: map[FlowKey]*FlowCounts{}} }
-
-// Add counts an IB packet; other packets are ignored.
-func (q *QPFlows) Add(p *Packet) {
-	b := p.BTH()
-	if b == nil {
-		return
-	}
-	src, dst := p.Endpoints()
-	k := FlowKey{Src: src, Dst: dst, DestQP: b.DestQP}
-	c, ok := q.flows[k]
-	if !ok {
-		c = &FlowCounts{FirstSeen: p.RelTime}
-		q.flows[k] = c
-	}
-	c.Packets++
-	c.Bytes += p.Length
-	c.PayloadSize += len(b.PacketPayload())
-	c.LastSeen = p.RelTime
-}
-
-// Flow is one row of QPFlows.
-type Flow struct {
-	FlowKey
-	FlowCounts
-}
-
-// Flows returns the directions ordered by first appearance.
-func (q *QPFlows) Flows() []Flow {
-	out := make([]Flow, 0, len(q.flows))
-	for k, c := range q.flows {
-		out = append(out, Flow{k, *c})
-	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].FirstSeen != out[j].FirstSeen {
-			return out[i].FirstSeen < out[j].FirstSeen
-		}
-		if out[i].Src != out[j].Src {
-			return out[i].Src.Less(out[j].Src)
-		}
-		return out[i].DestQP < out[j].DestQP
-	})
-	return out
 }

@@ -39,8 +39,8 @@ type pipeline struct {
 	json    output.JSON
 	jsonl   output.JSONL
 	ek      output.EK
-	flows   *decode.QPFlows
-	io      decode.IOStat
+	an      *decode.Analyzer
+	io      decode.IOFuncStat
 	buf     []byte
 }
 
@@ -51,8 +51,8 @@ func newPipeline(tb testing.TB) *pipeline {
 		dec:    decode.NewDecoder(decode.Options{LinkLayers: capture.DecodingLinkLayers()}),
 		filter: dfilter.MustCompile("bth.opcode in {0..0x1d} || aeth.syndrome.opcode == 3 || frame contains 12:b7"),
 		fields: f,
-		flows:  decode.NewQPFlows(),
-		io:     decode.IOStat{Interval: 1e6},
+		an:     decode.NewAnalyzer(decode.AnalyzerOptions{MaxLive: 64}),
+		io:     decode.IOFuncStat{Interval: 1e6, Columns: []decode.IOColumn{{Title: "Frames and bytes"}}},
 	}
 }
 
@@ -75,7 +75,7 @@ func (pl *pipeline) run(data []byte, maxPackets int) (int, error) {
 		p := pl.dec.Decode(decode.Input{Number: cp.Number, Time: cp.Info.Timestamp, Length: cp.Info.Length,
 			LinkType: uint32(cp.LinkType), Interface: cp.Interface, Data: cp.Data})
 		pl.filter.Match(p)
-		pl.flows.Add(p)
+		pl.an.Analyze(p)
 		pl.io.Add(p)
 		b := pl.buf[:0]
 		b = pl.summary.Append(b, p)

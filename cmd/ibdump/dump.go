@@ -68,7 +68,6 @@ type dumper struct {
 }
 
 type ioStat struct {
-	stat     *decode.IOStat
 	funcs    *decode.IOFuncStat
 	filters  []string
 	compiled []*dfilter.Filter
@@ -185,11 +184,9 @@ func (d *dumper) needsAnalysis() bool {
 		}
 	}
 	for _, s := range d.iostats {
-		if s.funcs != nil {
-			for _, c := range s.funcs.Columns {
-				if c.Field != nil && strings.HasPrefix(c.Field.Name, "ibwire.analysis") {
-					return true
-				}
+		for _, c := range s.funcs.Columns {
+			if c.Field != nil && strings.HasPrefix(c.Field.Name, "ibwire.analysis") {
+				return true
 			}
 		}
 	}
@@ -333,15 +330,11 @@ func (d *dumper) addStat(z string) error {
 		if err != nil {
 			return fmt.Errorf("-z %s: bad interval %q", z, parts[0])
 		}
-		s := ioStat{stat: &decode.IOStat{Interval: secs}}
-		funcs := false
-		for _, expr := range parts[1:] {
-			if _, _, _, ok := decode.ParseIOFunc(expr); ok {
-				funcs = true
-			}
-		}
-		if funcs {
-			s.funcs = &decode.IOFuncStat{Interval: secs}
+		// One table type serves plain filter columns (frames and bytes) and
+		// function columns alike.
+		s := ioStat{funcs: &decode.IOFuncStat{Interval: secs}}
+		if len(parts) == 1 {
+			s.funcs.Columns = append(s.funcs.Columns, decode.IOColumn{Title: "Frames and bytes"})
 		}
 		for _, expr := range parts[1:] {
 			col := decode.IOColumn{Title: expr}
@@ -361,35 +354,14 @@ func (d *dumper) addStat(z string) error {
 				col.Match = f.Match
 				s.compiled = append(s.compiled, f)
 			}
-			if s.funcs != nil {
-				s.funcs.Columns = append(s.funcs.Columns, col)
-			} else {
-				s.stat.Columns = append(s.stat.Columns, col.Match)
-			}
+			s.funcs.Columns = append(s.funcs.Columns, col)
 			s.filters = append(s.filters, expr)
 		}
 		d.iostats = append(d.iostats, s)
 		d.zs = append(d.zs, &zstat{
-			add: func(p *decode.Packet) {
-				if s.funcs != nil {
-					s.funcs.Add(p)
-				} else {
-					s.stat.Add(p)
-				}
-			},
-			text: func(w io.Writer) {
-				if s.funcs != nil {
-					output.WriteIOFuncStat(w, s.funcs)
-				} else {
-					output.WriteIOStat(w, s.stat, s.filters)
-				}
-			},
-			json: func(b []byte) []byte {
-				if s.funcs != nil {
-					return output.AppendIOFuncStatJSON(b, s.funcs)
-				}
-				return output.AppendIOStatJSON(b, s.stat, s.filters)
-			}})
+			add:  s.funcs.Add,
+			text: func(w io.Writer) { output.WriteIOFuncStat(w, s.funcs) },
+			json: func(b []byte) []byte { return output.AppendIOFuncStatJSON(b, s.funcs) }})
 	default:
 		return fmt.Errorf("-z %s: known statistics are conv,qp, expert[,LEVEL], latency, opcodes, endpoints,gid, "+
 			"io,stat,INTERVAL[,FILTER|FUNC(FIELD)FILTER...] and follow,qp,hex|ascii,FILTER", z)

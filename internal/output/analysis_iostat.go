@@ -135,23 +135,3 @@ func AppendIOFuncStatJSON(buf []byte, s *decode.IOFuncStat) []byte {
 	b, _ := json.MarshalIndent(out, "", "  ")
 	return append(append(buf, b...), '\n')
 }
-
-// AppendIOStatJSON appends -z io,stat as a JSON array, one object per
-// interval.
-func AppendIOStatJSON(buf []byte, s *decode.IOStat, filters []string) []byte {
-	rows, _ := s.Rows()
-	titles := filters
-	if len(titles) == 0 {
-		titles = []string{"frames and bytes"}
-	}
-	out := []ioRowJSON{}
-	for _, r := range rows {
-		j := ioRowJSON{Start: r.Start.Seconds()}
-		for c := range r.Frames {
-			j.Columns = append(j.Columns, ioColJSON{Column: titles[c], Frames: r.Frames[c], Bytes: r.Bytes[c]})
-		}
-		out = append(out, j)
-	}
-	b, _ := json.MarshalIndent(out, "", "  ")
-	return append(append(buf, b...), '\n')
-}

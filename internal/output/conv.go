@@ -11,6 +11,9 @@ import (
 	"github.com/ibwire/ibwire/layers"
 )
 
+// ruler80 frames the -z tables, as tshark frames its statistics.
+const ruler80 = "================================================================================"
+
 // WriteConversations writes -z conv,qp: one row per connection, its two
 // directions paired, in the manner of tshark's conversation tables ("<-" is
 // B to A, "->" is A to B).
