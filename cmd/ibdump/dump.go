@@ -116,7 +116,7 @@ func newDumper(o *options, stdout, stderr io.Writer) (*dumper, error) {
 	// outputs and -T fields that print them (they carry ibwire.icrc.status),
 	// or a filter that reads them; otherwise a run skips them (ICRC
 	// findings and icrc_errors then need -v or --check).
-	skipCRC := !o.check && o.verbose == 0 && !o.verboseV && !d.filtersReadCRC() && !d.fieldsReadCRC() &&
+	skipCRC := !o.check && o.verbose == 0 && !o.verboseV && !d.readsField(func(name string) bool { return strings.Contains(name, "crc") }) &&
 		o.outFormat != "json" && o.outFormat != "jsonl" && o.outFormat != "ek"
 	d.decoderOptions = decode.Options{DecodeDC: o.dc, RoCEv2Ports: ports, SkipCRC: skipCRC, LinkLayers: capture.DecodingLinkLayers()}
 	d.dec = decode.NewDecoder(d.decoderOptions)
@@ -169,33 +169,8 @@ func (d *dumper) needsAnalysis() bool {
 			return true
 		}
 	}
-	fs := []*dfilter.Filter{d.filter}
-	for _, s := range d.iostats {
-		fs = append(fs, s.compiled...)
-	}
-	for _, f := range fs {
-		if f == nil {
-			continue
-		}
-		for _, fd := range f.Fields() {
-			if strings.HasPrefix(fd.Name, "ibwire.analysis") {
-				return true
-			}
-		}
-	}
-	for _, s := range d.iostats {
-		for _, c := range s.funcs.Columns {
-			if c.Field != nil && strings.HasPrefix(c.Field.Name, "ibwire.analysis") {
-				return true
-			}
-		}
-	}
-	if d.fields != nil {
-		for _, e := range d.o.fields {
-			if strings.HasPrefix(e, "ibwire.analysis") {
-				return true
-			}
-		}
+	if d.readsField(func(name string) bool { return strings.HasPrefix(name, "ibwire.analysis") }) {
+		return true
 	}
 	return !(d.o.quiet || d.o.countOnly || (d.o.write != "" && !d.o.print))
 }
@@ -246,29 +221,30 @@ func (d *dumper) expertRows() []decode.ExpertRow {
 	return d.analyzer.Expert().Rows()
 }
 
-// filtersReadCRC reports whether -Y or a -z filter reads a CRC status.
-func (d *dumper) filtersReadCRC() bool {
+// readsField reports whether -Y, an io,stat filter or function, or a -T
+// fields column reads a field whose name satisfies want.
+func (d *dumper) readsField(want func(name string) bool) bool {
 	fs := []*dfilter.Filter{d.filter}
 	for _, s := range d.iostats {
 		fs = append(fs, s.compiled...)
+		for _, c := range s.funcs.Columns {
+			if c.Field != nil && want(c.Field.Name) {
+				return true
+			}
+		}
 	}
 	for _, f := range fs {
 		if f == nil {
 			continue
 		}
 		for _, fd := range f.Fields() {
-			if strings.Contains(fd.Name, "crc") {
+			if want(fd.Name) {
 				return true
 			}
 		}
 	}
-	return false
-}
-
-// fieldsReadCRC reports whether -T fields prints a CRC status.
-func (d *dumper) fieldsReadCRC() bool {
 	for _, e := range d.o.fields {
-		if strings.Contains(e, "crc") {
+		if fd, ok := decode.Lookup(e); ok && want(fd.Name) {
 			return true
 		}
 	}

@@ -325,3 +325,16 @@ func TestTwoPassNeedsAFile(t *testing.T) {
 	require.Zero(t, code)
 	assert.Equal(t, 200, strings.Count(out, "\n"), "every READ request names its first response")
 }
+
+// TestCRCCheckedWhenAsked: plain runs skip the CRC checks, but anything that
+// reads a CRC status (-v, a filter, a -T fields column) gets it verified.
+func TestCRCCheckedWhenAsked(t *testing.T) {
+	plain, _, _ := ibdump(t, nil, badICRC)
+	assert.NotContains(t, plain, "bad ICRC")
+	verbose, _, _ := ibdump(t, nil, "-v", badICRC)
+	assert.Contains(t, verbose, "bad ICRC")
+	count, _, _ := ibdump(t, nil, "--count", "-Y", `ibwire.icrc.status == "bad"`, badICRC)
+	assert.Equal(t, "1 packets\n", count)
+	field, _, _ := ibdump(t, nil, "-T", "fields", "-e", "ibwire.icrc.status", badICRC)
+	assert.Equal(t, "bad\n", field)
+}
