@@ -146,6 +146,9 @@ func ipv4Bytes(ip []byte) []byte {
 
 var ecnNames = [4]string{"Not-ECT", "ECT(1)", "ECT(0)", "CE"}
 
+// ECNName names an ECN codepoint (RFC 3168), as tshark and tcpdump print it.
+func ECNName(codepoint uint8) string { return ecnNames[codepoint&3] }
+
 func ecnName(u uint64) (string, bool) {
 	if u < 4 {
 		return ecnNames[u], true

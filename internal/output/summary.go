@@ -65,7 +65,7 @@ func (s *Summary) Append(buf []byte, p *decode.Packet) []byte {
 		buf = append(buf, "0x"...)
 		buf = strconv.AppendUint(buf, uint64(ip.TOS), 16)
 		if ecn := ip.TOS & 3; ecn != 0 {
-			buf = append(append(buf, ','), ecnNames[ecn]...)
+			buf = append(append(buf, ','), decode.ECNName(ecn)...)
 		}
 		buf = append(buf, ", ttl "...)
 		buf = strconv.AppendUint(buf, uint64(ip.TTL), 10)
@@ -120,7 +120,6 @@ func (s *Summary) Append(buf []byte, p *decode.Packet) []byte {
 	return buf
 }
 
-var ecnNames = [4]string{"Not-ECT", "ECT(1)", "ECT(0)", "CE"}
 
 func ipName(p *decode.Packet) string {
 	if p.HasIPv6() {
