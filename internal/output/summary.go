@@ -120,7 +120,6 @@ func (s *Summary) Append(buf []byte, p *decode.Packet) []byte {
 	return buf
 }
 
-
 func ipName(p *decode.Packet) string {
 	if p.HasIPv6() {
 		return "IP6"
