@@ -85,7 +85,7 @@ func (j *JSON) field(f *decode.Field, depth int, v *decode.Value, second bool) {
 	j.buf = appendJSONString(j.buf, f.Name)
 	j.buf = append(j.buf, ": "...)
 	j.tmp = f.AppendValue(j.tmp[:0], v)
-	j.buf = appendJSONString(j.buf, string(j.tmp))
+	j.buf = appendJSONString(j.buf, j.tmp)
 }
 
 // EK renders tshark's -T ek: for each packet an index line and a document
@@ -139,7 +139,7 @@ func (e *EK) field(f *decode.Field, depth int, v *decode.Value, second bool) {
 	e.buf = appendJSONString(e.buf, ekName(f))
 	e.buf = append(e.buf, ':')
 	e.tmp = f.AppendValue(e.tmp[:0], v)
-	e.buf = appendJSONString(e.buf, string(e.tmp))
+	e.buf = appendJSONString(e.buf, e.tmp)
 }
 
 // ekName is tshark's ek key: the protocol, an underscore, the name with dots
@@ -154,6 +154,7 @@ func ekName(f *decode.Field) string {
 type JSONL struct {
 	w     walker
 	buf   []byte
+	tmp   []byte
 	first bool
 }
 
@@ -187,20 +188,14 @@ func (l *JSONL) field(f *decode.Field, depth int, v *decode.Value, second bool) 
 	case f.Type == decode.FTDouble:
 		l.buf = strconv.AppendFloat(l.buf, v.F, 'g', -1, 64)
 	default:
-		start := len(l.buf)
-		l.buf = f.AppendValue(l.buf, v)
-		l.buf = quoteInPlace(l.buf, start)
+		l.tmp = f.AppendValue(l.tmp[:0], v)
+		l.buf = appendJSONString(l.buf, l.tmp)
 	}
 }
 
-// quoteInPlace turns buf[start:] into a JSON string.
-func quoteInPlace(buf []byte, start int) []byte {
-	s := string(buf[start:])
-	return appendJSONString(buf[:start], s)
-}
-
-// appendJSONString appends s as a JSON string literal.
-func appendJSONString(buf []byte, s string) []byte {
+// appendJSONString appends s as a JSON string literal. It takes bytes or a
+// string, so formatted values need no conversion (an allocation per field).
+func appendJSONString[S string | []byte](buf []byte, s S) []byte {
 	buf = append(buf, '"')
 	for i := 0; i < len(s); i++ {
 		c := s[i]
