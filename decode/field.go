@@ -121,6 +121,11 @@ type Field struct {
 	// and IETH use one header field for both their subtree and their value,
 	// and unknown headers appear as a 4-byte item and then all the bytes.
 	second getter
+	// protoBit is a protocol's own bit, and trees has the bits of every
+	// protocol or header the field sits under: InTreeOf compares bits where
+	// InTree compares names, because the -V tree asks for every field of
+	// every packet.
+	protoBit, trees uint64
 }
 
 // Get extracts the field from p into v.
@@ -136,6 +141,10 @@ func (f *Field) Get(p *Packet, v *Value) bool {
 func (f *Field) InTree(tree string) bool {
 	return under(f.Name, tree) || f.parent == tree || under(f.parent, tree)
 }
+
+// InTreeOf is InTree(proto.Name) for a protocol or header field proto,
+// answered from bits computed once.
+func (f *Field) InTreeOf(proto *Field) bool { return f.trees&proto.protoBit != 0 }
 
 // under reports whether name is tree + "." + something, without building
 // the string (this runs for every field of every packet in -V).
@@ -263,6 +272,23 @@ func buildRegistry() *registry {
 		}
 	}
 	sort.Slice(r.all, func(i, j int) bool { return r.all[i].Name < r.all[j].Name })
+	var protos []*Field
+	for _, f := range r.ordered {
+		if f.Type == FTProtocol {
+			if len(protos) == 64 {
+				panic("decode: more than 64 protocols and headers: widen Field.trees")
+			}
+			f.protoBit = 1 << len(protos)
+			protos = append(protos, f)
+		}
+	}
+	for _, f := range r.ordered {
+		for _, p := range protos {
+			if f.InTree(p.Name) {
+				f.trees |= p.protoBit
+			}
+		}
+	}
 	r.ends = make([]int, len(r.ordered))
 	for i, f := range r.ordered {
 		j := i + 1

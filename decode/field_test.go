@@ -79,3 +79,20 @@ func TestEveryFieldIsSafeOnEveryPacket(t *testing.T) {
 		}
 	}
 }
+
+// InTreeOf answers from bits what InTree answers from names, for every
+// field against every protocol and header.
+func TestInTreeOfAgreesWithInTree(t *testing.T) {
+	all := decode.FieldsInWireOrder()
+	protos := 0
+	for _, p := range all {
+		if p.Type != decode.FTProtocol {
+			continue
+		}
+		protos++
+		for _, f := range all {
+			assert.Equal(t, f.InTree(p.Name), f.InTreeOf(p), "%s under %s", f.Name, p.Name)
+		}
+	}
+	require.Greater(t, protos, 10)
+}

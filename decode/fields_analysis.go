@@ -15,10 +15,13 @@ func analysisFields() []*Field {
 	has := func(k FindingKind) func(p *Packet) (bool, bool) {
 		return func(p *Packet) (bool, bool) { return true, an(p).Has(k) }
 	}
-	info := func(i InfoFlags) func(p *Packet) bool { return func(p *Packet) bool { return an(p).Info&i != 0 } }
+	// hasInfo is called directly, not through a returned closure: a closure
+	// made per call would be allocated for every field of every packet.
+	hasInfo := func(p *Packet, i InfoFlags) bool { return p.Analysis.Info&i != 0 }
+	info := func(i InfoFlags) func(p *Packet) bool { return func(p *Packet) bool { return hasInfo(p, i) } }
 	frameField := func(name, title string, i InfoFlags, get func(a *PacketAnalysis) uint32) *Field {
 		return uintField(name, title, FTUint32, BaseDec, func(p *Packet) (uint64, bool) {
-			return uint64(get(an(p))), info(i)(p) && get(an(p)) != 0
+			return uint64(get(an(p))), hasInfo(p, i) && get(an(p)) != 0
 		})
 	}
 	timeField := func(name, title string, ok func(p *Packet) bool, get func(a *PacketAnalysis) Value) *Field {
@@ -52,7 +55,7 @@ func analysisFields() []*Field {
 			return 0, false
 		}),
 		uintField("ibwire.analysis.expected_psn", "Expected PSN", FTUint24, BaseDec, func(p *Packet) (uint64, bool) {
-			return uint64(an(p).ExpectedPSN), info(InfoExpected)(p)
+			return uint64(an(p).ExpectedPSN), hasInfo(p, InfoExpected)
 		}),
 		uintField("ibwire.analysis.psn_gap", "PSNs missing before this packet (lost before the capture point)", FTUint32, BaseDec, func(p *Packet) (uint64, bool) {
 			return uint64(an(p).GapPSNs), an(p).Has(FindPSNGap)
@@ -90,14 +93,14 @@ func analysisFields() []*Field {
 		timeField("ibwire.analysis.latency", "Request to response latency", info(InfoLatency),
 			func(a *PacketAnalysis) Value { return Value{D: a.Latency} }),
 		timeField("ibwire.analysis.read_latency", "READ request to last response", func(p *Packet) bool {
-			return info(InfoLatency)(p) && an(p).Op == OpClassRead
+			return hasInfo(p, InfoLatency) && an(p).Op == OpClassRead
 		}, func(a *PacketAnalysis) Value { return Value{D: a.Latency} }),
 		{Name: "ibwire.analysis.latency_op", Title: "Operation of the request answered", Type: FTString, get: func(p *Packet, v *Value) bool {
 			v.S = an(p).Op.String()
-			return info(InfoLatency)(p)
+			return hasInfo(p, InfoLatency)
 		}},
 		uintField("ibwire.analysis.message_size", "Size of the message this packet completes", FTUint32, BaseDec, func(p *Packet) (uint64, bool) {
-			return uint64(an(p).MessageSize), info(InfoMessage)(p)
+			return uint64(an(p).MessageSize), hasInfo(p, InfoMessage)
 		}),
 		frameField("ibwire.analysis.message_frame", "First frame of the message", InfoMessage, func(a *PacketAnalysis) uint32 { return a.MessageFrame }),
 		{Name: "ibwire.analysis.severity", Title: "Most severe finding", Type: FTString, get: func(p *Packet, v *Value) bool {

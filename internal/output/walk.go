@@ -26,7 +26,7 @@ func (w *walker) walk(p *decode.Packet, vis fieldVisitor) {
 			i = ends[i] - 1 // a header the packet lacks: none of its fields can be there
 			continue
 		}
-		for len(w.stack) > 0 && !f.InTree(w.stack[len(w.stack)-1].Name) {
+		for len(w.stack) > 0 && !f.InTreeOf(w.stack[len(w.stack)-1]) {
 			top := w.stack[len(w.stack)-1]
 			w.stack = w.stack[:len(w.stack)-1]
 			vis.close(top, len(w.stack))
