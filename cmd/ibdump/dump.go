@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"strings"
 	"time"
 
@@ -40,6 +41,7 @@ type dumper struct {
 	summary        output.Summary
 	text           output.TextLine
 	tree           output.Tree
+	par            *output.Parallel // -V on files: trees rendered on all cores
 	fields         *output.Fields
 	json           output.JSON
 	ek             output.EK
@@ -409,7 +411,14 @@ func (d *dumper) run(ctx context.Context, files []string, stdin io.Reader) int {
 	if d.fields != nil {
 		d.out.Write(d.fields.AppendHeader(nil))
 	}
+	if d.parallelRendering(live) {
+		d.par = output.NewParallel(runtime.GOMAXPROCS(0), d.decoderOptions, func() output.AppendFunc {
+			tree := output.Tree{Only: d.o.only}
+			return func(b []byte, p *decode.Packet) []byte { return d.appendRendered(b, p, &tree) }
+		}, d.out)
+	}
 	status := d.loop(ctx, src, live)
+	d.drainParallel()
 	d.finish(live)
 	if d.writer != nil {
 		if err := d.writer.Close(); err != nil && status == exitOK {
@@ -580,6 +589,7 @@ func (d *dumper) loop(ctx context.Context, src source, live *capture.LiveSource)
 			if live != nil && errors.Is(err, os.ErrDeadlineExceeded) {
 				continue
 			}
+			d.drainParallel()
 			d.out.Flush()
 			d.progress.clear()
 			fmt.Fprintf(d.stderr, "ibdump: %v\n", err)
@@ -674,12 +684,40 @@ func (d *dumper) account(p *decode.Packet) {
 	}
 }
 
+// parallelRendering reports whether the packets' output can be rendered
+// on worker goroutines: the -V tree (the costly one, and one whose
+// renderer is per worker) of files, written to stdout only. Live captures
+// and -l want each packet printed as it comes.
+func (d *dumper) parallelRendering(live *capture.LiveSource) bool {
+	return d.o.verboseV && (d.o.outFormat == "" || d.o.outFormat == "text") &&
+		live == nil && !d.o.lineBuf && !d.o.quiet && !d.o.countOnly && d.writer == nil
+}
+
+// drainParallel waits until the parallel renderer has written everything,
+// before anything else writes to stdout.
+func (d *dumper) drainParallel() {
+	if d.par != nil {
+		_ = d.par.Close() // a write error shows again at the final Flush
+		d.par = nil
+	}
+}
+
 // render prints one packet in the chosen format.
 func (d *dumper) render(p *decode.Packet) {
 	if d.o.quiet || d.o.countOnly {
 		return
 	}
-	b := d.buf[:0]
+	if d.par != nil {
+		d.par.Add(p)
+		return
+	}
+	d.buf = d.appendRendered(d.buf[:0], p, &d.tree)
+	d.out.Write(d.buf)
+}
+
+// appendRendered appends p in the chosen format, with tree as the -V
+// renderer (each parallel worker has its own).
+func (d *dumper) appendRendered(b []byte, p *decode.Packet, tree *output.Tree) []byte {
 	switch d.o.outFormat {
 	case "fields":
 		b = append(d.fields.Append(b, p), '\n')
@@ -707,7 +745,7 @@ func (d *dumper) render(p *decode.Packet) {
 		}
 	}
 	if d.o.verboseV && d.o.outFormat != "json" && d.o.outFormat != "jsonl" && d.o.outFormat != "ek" && d.o.outFormat != "fields" {
-		b = d.tree.Append(b, p)
+		b = tree.Append(b, p)
 	}
 	if d.o.hex > 0 || d.o.hexASCII > 0 {
 		data := p.Data
@@ -745,8 +783,7 @@ func (d *dumper) render(p *decode.Packet) {
 	if d.o.verboseV {
 		b = append(b, '\n')
 	}
-	d.buf = b
-	d.out.Write(b)
+	return b
 }
 
 // networkPart is the frame without its link header, which -x leaves out.
