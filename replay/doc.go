@@ -1,0 +1,57 @@
+// Package replay sends captured RDMA conversations again: selected,
+// rewritten, paced, and, in compare mode, checked against a live peer.
+//
+// tcpreplay and tcprewrite know nothing of RDMA: after they change an
+// address every ICRC is wrong, and every QPN, PSN and R_Key still points at
+// the machine the capture came from. replay knows the InfiniBand transport.
+//
+// # Selecting
+//
+// Load reads a capture into memory and runs decode's Analyzer over it once,
+// so that every frame knows its conversation, its direction and, for a
+// response, which request stream its PSN counts in. LoadOptions.Select is a
+// display filter (the cmd compiles -Y with dfilter); with WholeConnections
+// a conversation is kept whole when any of its frames matches.
+//
+// # Rewriting
+//
+// Rules map old values to new ones: MACs, IPv4/IPv6 addresses and GIDs,
+// UDP/TCP ports, LIDs, QPNs, R_Keys, ranges of virtual addresses, and PSN
+// bases per request stream. A Rewriter patches exactly the bytes of the
+// fields it changes, then updates what covers them: the IPv4 header
+// checksum and nonzero UDP/TCP checksums incrementally (RFC 1624), the ICRC
+// and VCRC with layers' code. A CRC keeps its fault: a good ICRC is
+// recomputed, a deliberately bad one stays bad by the same XOR, so a
+// rewrite followed by Rules.Inverse gives back the original bytes (Rules.
+// FixCRC recomputes them all instead). ParseRules reads the mapping file:
+//
+//	mac  52:54:00:00:00:0b -> 02:00:00:00:00:01
+//	ip   192.168.77.11 -> 127.0.0.1      # also GID ::ffff:192.168.77.11
+//	gid  fe80::1 -> fe80::2
+//	port 49152 -> 50000
+//	lid  1 -> 7
+//	qpn  0x11 -> 0x22
+//	rkey 0x1234 -> 0x5678
+//	va   0x7f0000000000 -> 0x1000 len 0x100000
+//	psn-base qpn=0x11 +1000              # requests to QP 0x11 and their responses
+//
+// # Sending
+//
+// A Sender takes frames: FileSender writes a capture (offline rewrite),
+// WireSender hands RoCEv2 datagrams to an endpoint.Wire (the endpoint's UDP
+// socket fills the ICRC for the headers the kernel writes), UDPSender does
+// the same over a plain UDP socket, and PacketSender writes whole Ethernet
+// frames out of an interface through AF_PACKET. A Pacer spaces the frames
+// as captured (optionally sped up), at a fixed packet or bit rate, or not at
+// all, under a safety cap, and reports the achieved rate and the pacing
+// error's percentiles.
+//
+// # Comparing
+//
+// Compare plays the requester half of one captured RC connection against a
+// live Peer, after a Setup step that learns the peer's QPN, PSN, R_Key and
+// VA, rewriting the requests to them; it then compares the peer's
+// responses with the captured ones (opcodes, PSNs relative to the base, AETH
+// syndromes and MSNs, lengths, and optionally READ data and atomic original
+// values) and reports the differences as a diff with frame numbers.
+package replay

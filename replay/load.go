@@ -1,0 +1,207 @@
+package replay
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/ibwire/ibwire/capture"
+	"github.com/ibwire/ibwire/decode"
+	"github.com/ibwire/ibwire/layers"
+)
+
+// Frame is one captured frame held in memory, with what the analysis of
+// the whole capture said about it.
+type Frame struct {
+	Number    int // 1-based frame number in the capture
+	Time      time.Time
+	Length    int // length on the wire
+	LinkType  capture.LinkType
+	Interface int
+	Data      []byte
+
+	// Selected says the frame is to be replayed (every frame when no
+	// selection was asked for).
+	Selected bool
+	// Conv is the conversation (index+1 into Capture.Convs; 0 for none) and
+	// Dir its direction: 1 for A→B, 2 for B→A.
+	Conv uint32
+	Dir  uint8
+	// IB says the frame carries an IB transport packet; Opcode is its
+	// opcode.
+	IB     bool
+	Opcode layers.Opcode
+	// PSNSpace is the QPN that receives the request stream this packet's
+	// PSN counts in: the destination QP of a request, the responder's QP
+	// for a response. HasPSNSpace is false when it is unknown (a response
+	// whose connection was never paired).
+	PSNSpace    uint32
+	HasPSNSpace bool
+	// Retransmission says the analysis saw this request PSN before.
+	Retransmission bool
+	// ResponseTo is, for a response, the frame number of the request it
+	// answers (0 if unknown).
+	ResponseTo int
+}
+
+// Capture is a whole capture file in memory, analysed once: replay needs
+// the pairing of every connection before the first frame goes out, as
+// tcpreplay's --preload-pcap holds the file in memory.
+type Capture struct {
+	Name     string
+	Format   capture.Format
+	LinkType capture.LinkType
+	Nanos    bool
+	Frames   []Frame
+	// Convs are the analyser's conversations, in order of appearance;
+	// Frame.Conv indexes them from 1.
+	Convs []decode.Conversation
+}
+
+// LoadOptions say how to decode a capture and which frames to select.
+type LoadOptions struct {
+	Decode decode.Options
+	// Select, when set, is the display filter (-Y): it sees every packet
+	// after analysis. Frames it rejects are not Selected.
+	Select func(*decode.Packet) bool
+	// WholeConnections selects every frame of a conversation that has at
+	// least one frame Select accepts.
+	WholeConnections bool
+	// MaxFrames stops reading after that many frames (0: all).
+	MaxFrames int
+}
+
+// Load reads the capture at path into memory and analyses it.
+func Load(path string, opts LoadOptions) (*Capture, error) {
+	r, err := capture.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	return Read(r, opts)
+}
+
+// Read reads every frame of r into memory and analyses it.
+func Read(r *capture.Reader, opts LoadOptions) (*Capture, error) {
+	c := &Capture{Name: r.Name(), Format: r.Format(), LinkType: r.LinkType(), Nanos: r.Nanos()}
+	opts.Decode.SkipCRC = true
+	dec := decode.NewDecoder(opts.Decode)
+	an := decode.NewAnalyzer(decode.AnalyzerOptions{})
+	type raw struct {
+		conv uint32
+		dir  uint8
+	}
+	var info []raw
+	for opts.MaxFrames == 0 || len(c.Frames) < opts.MaxFrames {
+		pk, err := r.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		f := Frame{Number: pk.Number, Time: pk.Info.Timestamp, Length: pk.Info.Length, LinkType: pk.LinkType,
+			Interface: pk.Interface, Data: append([]byte(nil), pk.Data...), Selected: true}
+		p := dec.Decode(decode.Input{Number: f.Number, Time: f.Time, Length: f.Length, LinkType: uint32(f.LinkType),
+			Interface: f.Interface, Data: f.Data})
+		an.Analyze(p)
+		if opts.Select != nil {
+			f.Selected = opts.Select(p)
+		}
+		if b := p.BTH(); b != nil {
+			f.IB, f.Opcode = true, b.Opcode
+			info := b.Opcode.Info()
+			if info.IsRequest() {
+				f.PSNSpace, f.HasPSNSpace = b.DestQP, true
+				f.Retransmission = p.Analysis.RetransmittedFrame != 0 || p.Analysis.Has(decode.FindRetransmission)
+			}
+			f.ResponseTo = int(p.Analysis.RequestFrame)
+		}
+		info = append(info, raw{conv: p.Analysis.Conv, dir: p.Analysis.Dir})
+		c.Frames = append(c.Frames, f)
+	}
+	an.Finish()
+	c.Convs = an.Conversations()
+	// The analyser names a conversation by its id; ids merged into another
+	// (aliases) point at the one that absorbed them.
+	index := make(map[uint32]uint32)
+	for i, cv := range c.Convs {
+		index[cv.ID] = uint32(i + 1)
+		for _, a := range cv.Aliases {
+			index[a] = uint32(i + 1)
+		}
+	}
+	for i := range c.Frames {
+		f := &c.Frames[i]
+		f.Conv, f.Dir = index[info[i].conv], info[i].dir
+		if f.Conv == 0 || !f.IB || !f.Opcode.Info().Response {
+			continue
+		}
+		cv := &c.Convs[f.Conv-1]
+		switch f.Dir {
+		case 2:
+			f.PSNSpace, f.HasPSNSpace = cv.QPNAB, true
+		case 1:
+			f.PSNSpace, f.HasPSNSpace = cv.QPNBA, cv.HasBA
+		}
+	}
+	if opts.Select != nil && opts.WholeConnections {
+		chosen := make(map[uint32]bool)
+		for _, f := range c.Frames {
+			if f.Selected && f.Conv != 0 {
+				chosen[f.Conv] = true
+			}
+		}
+		for i := range c.Frames {
+			if c.Frames[i].Conv != 0 && chosen[c.Frames[i].Conv] {
+				c.Frames[i].Selected = true
+			}
+		}
+	}
+	return c, nil
+}
+
+// Selected returns the number of selected frames.
+func (c *Capture) Selected() int {
+	n := 0
+	for _, f := range c.Frames {
+		if f.Selected {
+			n++
+		}
+	}
+	return n
+}
+
+// Rewrite applies rules to every selected frame, in place.
+func (c *Capture) Rewrite(rules *Rules, opts decode.Options) (RewriteStats, error) {
+	rw, err := NewRewriter(rules, opts)
+	if err != nil {
+		return RewriteStats{}, err
+	}
+	for i := range c.Frames {
+		if c.Frames[i].Selected {
+			rw.Rewrite(&c.Frames[i])
+		}
+	}
+	return rw.Stats, nil
+}
+
+// WriteFile writes the selected frames to a capture file (pcap or pcapng),
+// with their captured timestamps.
+func (c *Capture) WriteFile(path string, format capture.Format) error {
+	w, err := capture.Create(path, format, c.LinkType, c.Nanos)
+	if err != nil {
+		return err
+	}
+	s := &FileSender{w: w}
+	for i := range c.Frames {
+		if c.Frames[i].Selected {
+			if _, err := s.Send(c.Frames[i : i+1]); err != nil {
+				w.Close()
+				return fmt.Errorf("%s: %w", path, err)
+			}
+		}
+	}
+	return s.Close()
+}
