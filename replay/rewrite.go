@@ -41,9 +41,9 @@ type RewriteStats struct {
 // checksum update.
 type diffs struct{ old, new []byte }
 
-func (d *diffs) reset()                 { d.old, d.new = d.old[:0], d.new[:0] }
-func (d *diffs) add(old, new []byte)    { d.old, d.new = append(d.old, old...), append(d.new, new...) }
-func (d *diffs) empty() bool            { return len(d.old) == 0 }
+func (d *diffs) reset()                  { d.old, d.new = d.old[:0], d.new[:0] }
+func (d *diffs) add(old, new []byte)     { d.old, d.new = append(d.old, old...), append(d.new, new...) }
+func (d *diffs) empty() bool             { return len(d.old) == 0 }
 func (d *diffs) apply(sum uint16) uint16 { return csumUpdate(sum, d.old, d.new) }
 
 // NewRewriter returns a rewriter of frames decoded with opts.
