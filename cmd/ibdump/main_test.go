@@ -13,6 +13,14 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/ibwire/ibwire/internal/ibdumpcli"
+)
+
+// The exit statuses, under the names the tests were written with.
+const (
+	exitFindings = ibdumpcli.ExitFindings
+	exitError    = ibdumpcli.ExitError
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/golden")
@@ -29,7 +37,7 @@ func TestMain(m *testing.M) {
 func ibdump(t testing.TB, stdin []byte, args ...string) (string, string, int) {
 	t.Helper()
 	var out, errOut bytes.Buffer
-	code := run(context.Background(), args, bytes.NewReader(stdin), &out, &errOut)
+	code := ibdumpcli.Run(context.Background(), "ibdump", args, bytes.NewReader(stdin), &out, &errOut)
 	return out.String(), errOut.String(), code
 }
 
@@ -222,9 +230,9 @@ func TestCompletionAndGlossary(t *testing.T) {
 func TestHelpIsComplete(t *testing.T) {
 	_, stderr, code := ibdump(t, nil, "-h")
 	require.Zero(t, code)
-	var o options
-	fs := newFlagSet(&o, nil)
-	fs.VisitAll(func(f *flag.Flag) { assert.Contains(t, stderr, "-"+f.Name, "help lists -%s", f.Name) })
+	for _, name := range ibdumpcli.FlagNames() {
+		assert.Contains(t, stderr, "-"+name, "help lists -%s", name)
+	}
 	assert.Contains(t, stderr, "Exit status")
 }
 

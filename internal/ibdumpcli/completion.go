@@ -1,4 +1,4 @@
-package main
+package ibdumpcli
 
 import (
 	"flag"
@@ -11,13 +11,18 @@ import (
 )
 
 // completion prints a shell completion script built from the flag set, with
-// field names (from the registry) offered after -e and -Y.
-func completion(args []string, stdout, stderr io.Writer) int {
+// field names (from the registry) offered after -e and -Y. The scripts are
+// written for ibdump and renamed to prog as a whole.
+func completion(prog string, args []string, stdout, stderr io.Writer) int {
 	if len(args) != 1 {
-		fmt.Fprintln(stderr, "usage: ibdump completion bash|zsh|fish")
+		fmt.Fprintf(stderr, "usage: %s completion bash|zsh|fish\n", prog)
 		return exitError
 	}
-	var o options
+	realStdout := stdout
+	var script strings.Builder
+	stdout = &script
+	defer func() { io.WriteString(realStdout, strings.ReplaceAll(script.String(), "ibdump", prog)) }()
+	o := options{prog: prog}
 	fs := newFlagSet(&o, io.Discard)
 	var flags []string
 	fs.VisitAll(func(f *flag.Flag) { flags = append(flags, "-"+f.Name) })
@@ -75,7 +80,7 @@ compdef _ibdump ibdump
 		fmt.Fprintf(stdout, "complete -c ibdump -o e -x -a '%s'\n", strings.Join(fields, " "))
 		fmt.Fprintf(stdout, "complete -c ibdump -o T -x -a 'text fields json jsonl ek'\n")
 	default:
-		fmt.Fprintf(stderr, "ibdump completion: unknown shell %q (bash, zsh or fish)\n", args[0])
+		fmt.Fprintf(stderr, "%s completion: unknown shell %q (bash, zsh or fish)\n", prog, args[0])
 		return exitError
 	}
 	return exitOK

@@ -1,4 +1,4 @@
-package main
+package ibdumpcli
 
 import (
 	"bufio"
@@ -380,7 +380,7 @@ func parseSeconds(s string) (time.Duration, error) {
 func (d *dumper) run(ctx context.Context, files []string, stdin io.Reader) int {
 	if d.o.twoPass {
 		if d.o.iface != "" || (len(files) == 1 && files[0] == "-") {
-			fmt.Fprintln(d.stderr, "ibdump: -2 reads the capture twice: it needs files, not -i or standard input")
+			fmt.Fprintf(d.stderr, "%s: -2 reads the capture twice: it needs files, not -i or standard input\n", d.o.prog)
 			return exitError
 		}
 		if status := d.firstPass(ctx, files); status != exitOK {
@@ -389,18 +389,18 @@ func (d *dumper) run(ctx context.Context, files []string, stdin io.Reader) int {
 	}
 	src, live, name, closer, err := d.open(files, stdin, true)
 	if err != nil {
-		fmt.Fprintf(d.stderr, "ibdump: %v\n", err)
+		fmt.Fprintf(d.stderr, "%s: %v\n", d.o.prog, err)
 		return exitError
 	}
 	if closer != nil {
 		defer closer()
 	}
 	if f, ok := d.stderr.(*os.File); ok && term.IsTerminal(int(f.Fd())) && live == nil && !d.o.lineBuf {
-		d.progress = &progress{w: d.stderr, name: name}
+		d.progress = &progress{w: d.stderr, prog: d.o.prog, name: name}
 	}
 	if d.o.write != "" {
 		if err := d.openWriter(src); err != nil {
-			fmt.Fprintf(d.stderr, "ibdump: %v\n", err)
+			fmt.Fprintf(d.stderr, "%s: %v\n", d.o.prog, err)
 			return exitError
 		}
 	}
@@ -422,7 +422,7 @@ func (d *dumper) run(ctx context.Context, files []string, stdin io.Reader) int {
 	d.finish(live)
 	if d.writer != nil {
 		if err := d.writer.Close(); err != nil && status == exitOK {
-			fmt.Fprintf(d.stderr, "ibdump: -w %s: %v\n", d.o.write, err)
+			fmt.Fprintf(d.stderr, "%s: -w %s: %v\n", d.o.prog, d.o.write, err)
 			status = exitError
 		}
 	}
@@ -431,7 +431,7 @@ func (d *dumper) run(ctx context.Context, files []string, stdin io.Reader) int {
 	}
 	if status == exitOK && d.graph != nil {
 		if err := d.writeGraph(); err != nil {
-			fmt.Fprintf(d.stderr, "ibdump: --graph: %v\n", err)
+			fmt.Fprintf(d.stderr, "%s: --graph: %v\n", d.o.prog, err)
 			status = exitError
 		}
 	}
@@ -461,11 +461,11 @@ func (d *dumper) open(files []string, stdin io.Reader, announce bool) (source, *
 		if !d.o.noPromisc {
 			_ = l.SetPromiscuous(true)
 		}
-		fmt.Fprintf(d.stderr, "ibdump: listening on %s, link-type %v, snapshot length %d bytes\n", d.o.iface, l.LinkType(), snap)
+		fmt.Fprintf(d.stderr, "%s: listening on %s, link-type %v, snapshot length %d bytes\n", d.o.prog, d.o.iface, l.LinkType(), snap)
 		return l, l, d.o.iface, func() { l.Close() }, nil
 	case len(files) == 0:
 		if announce {
-			fmt.Fprintf(d.stderr, "ibdump: no capture given: decoding the bundled sample %s (run ibdump -h for usage)\n", pcaps.SampleName)
+			fmt.Fprintf(d.stderr, "%s: no capture given: decoding the bundled sample %s (run %s -h for usage)\n", d.o.prog, pcaps.SampleName, d.o.prog)
 		}
 		r, err := capture.NewReader(bytes.NewReader(pcaps.Sample), pcaps.SampleName)
 		return r, nil, pcaps.SampleName, nil, err
@@ -486,7 +486,7 @@ func (d *dumper) open(files []string, stdin io.Reader, announce bool) (source, *
 func (d *dumper) firstPass(ctx context.Context, files []string) int {
 	src, _, _, closer, err := d.open(files, nil, false)
 	if err != nil {
-		fmt.Fprintf(d.stderr, "ibdump: %v\n", err)
+		fmt.Fprintf(d.stderr, "%s: %v\n", d.o.prog, err)
 		return exitError
 	}
 	if closer != nil {
@@ -501,7 +501,7 @@ func (d *dumper) firstPass(ctx context.Context, files []string) int {
 			break
 		}
 		if err != nil {
-			fmt.Fprintf(d.stderr, "ibdump: %v\n", err)
+			fmt.Fprintf(d.stderr, "%s: %v\n", d.o.prog, err)
 			return exitError
 		}
 		a.Analyze(dec.Decode(decode.Input{Number: cp.Number, Time: cp.Info.Timestamp, Length: cp.Info.Length,
@@ -592,7 +592,7 @@ func (d *dumper) loop(ctx context.Context, src source, live *capture.LiveSource)
 			d.drainParallel()
 			d.out.Flush()
 			d.progress.clear()
-			fmt.Fprintf(d.stderr, "ibdump: %v\n", err)
+			fmt.Fprintf(d.stderr, "%s: %v\n", d.o.prog, err)
 			return exitError
 		}
 		if ctx.Err() != nil && live == nil {
@@ -638,7 +638,7 @@ func (d *dumper) loop(ctx context.Context, src source, live *capture.LiveSource)
 		}
 		if d.writer != nil {
 			if err := d.writer.WritePacket(cp); err != nil {
-				fmt.Fprintf(d.stderr, "ibdump: -w %s: %v\n", d.o.write, err)
+				fmt.Fprintf(d.stderr, "%s: -w %s: %v\n", d.o.prog, d.o.write, err)
 				return exitError
 			}
 			if !d.o.print {
@@ -845,6 +845,7 @@ func (d *dumper) finish(live *capture.LiveSource) {
 // progress is a status line on a terminal's stderr for long reads.
 type progress struct {
 	w     io.Writer
+	prog  string // the program name the line starts with
 	name  string
 	last  time.Time
 	shown bool
@@ -857,7 +858,7 @@ func (pr *progress) update(n int) {
 	if now := time.Now(); now.Sub(pr.last) >= 100*time.Millisecond {
 		pr.last = now
 		pr.shown = true
-		fmt.Fprintf(pr.w, "\r\x1b[Kibdump: %s: %d packets", pr.name, n)
+		fmt.Fprintf(pr.w, "\r\x1b[K%s: %s: %d packets", pr.prog, pr.name, n)
 	}
 }
 

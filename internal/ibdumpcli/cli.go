@@ -1,0 +1,309 @@
+// Package ibdumpcli is the whole of the ibdump command: it reads RoCE and
+// InfiniBand captures (or captures live) and prints them the way tcpdump
+// and tshark users expect, with Wireshark's field names and RDMA-aware
+// summaries. It is a package, not a main, so that ibtui can behave exactly
+// like ibdump when its standard output is not a terminal.
+package ibdumpcli
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"runtime/debug"
+	"strconv"
+	"strings"
+
+	"golang.org/x/term"
+
+	"github.com/ibwire/ibwire/capture"
+	"github.com/ibwire/ibwire/decode"
+)
+
+// Exit statuses.
+const (
+	ExitOK       = 0
+	ExitFindings = 1 // --check found bad CRCs or malformed packets
+	ExitError    = 2 // bad flags, unreadable or corrupt input
+)
+
+// The unexported names the code was written with.
+const (
+	exitOK       = ExitOK
+	exitFindings = ExitFindings
+	exitError    = ExitError
+)
+
+type options struct {
+	prog       string // the program name in messages and usage: ibdump, or ibtui falling back
+	read       string
+	write      string
+	format     string
+	count      int
+	countOnly  bool
+	filter     string
+	verboseV   bool
+	only       listFlag
+	hex        int // -x 1, -xx 2
+	hexASCII   int // -X 1, -XX 2
+	ascii      bool
+	quiet      bool
+	numeric    countFlag
+	verbose    countFlag
+	times      [5]bool // -t -tt -ttt -tttt -ttttt
+	number     bool
+	nano       bool
+	micro      bool
+	outFormat  string
+	fields     listFlag
+	fieldOpts  listFlag
+	stats      listFlag
+	check      bool
+	color      string
+	version    bool
+	glossary   string
+	listIfaces bool
+	iface      string
+	snaplen    int
+	noPromisc  bool
+	decodeAs   listFlag
+	dc         bool
+	ether      bool
+	lineBuf    bool
+	print      bool
+	twoPass    bool
+	graph      string
+}
+
+func newFlagSet(o *options, stderr io.Writer) *flag.FlagSet {
+	if o.prog == "" {
+		o.prog = "ibdump"
+	}
+	fs := flag.NewFlagSet(o.prog, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&o.read, "r", "", "read packets from `file` (pcap, pcapng, gzip); - reads standard input")
+	fs.StringVar(&o.write, "w", "", "write the packets (after -Y) to `file`; - writes standard output")
+	fs.StringVar(&o.format, "F", "pcap", "`format` of -w: pcap or pcapng")
+	fs.IntVar(&o.count, "c", 0, "stop after `n` packets (counted before -Y)")
+	fs.BoolVar(&o.countOnly, "count", false, "print only the number of packets that pass -Y")
+	fs.StringVar(&o.filter, "Y", "", "display `filter` in Wireshark syntax, e.g. 'bth.opcode == RC_RDMA_WRITE_ONLY && aeth.syndrome.opcode == 3'")
+	fs.BoolVar(&o.verboseV, "V", false, "print the detail tree of every packet (tshark -V)")
+	fs.Var(&o.only, "O", "with -V, show only `protocol` in detail (repeatable)")
+	fs.BoolFunc("x", "print each packet in hex, from the network header (tcpdump -x)", func(string) error { o.hex = max(o.hex, 1); return nil })
+	fs.BoolFunc("xx", "print each packet in hex, link header included", func(string) error { o.hex = 2; return nil })
+	fs.BoolFunc("X", "as -x, with ASCII", func(string) error { o.hexASCII = max(o.hexASCII, 1); return nil })
+	fs.BoolFunc("XX", "as -xx, with ASCII", func(string) error { o.hexASCII = 2; return nil })
+	fs.BoolVar(&o.ascii, "A", false, "print each packet's IB payload in ASCII")
+	fs.BoolVar(&o.quiet, "q", false, "print no per-packet lines (use with -z or --check)")
+	fs.Var(&o.numeric, "n", "do not resolve names (ibdump never resolves; accepted for tcpdump habits)")
+	fs.Var(&o.verbose, "v", "more detail and integrity checks: IP TOS/ECN/TTL/ID, ICRC and VCRC verified (repeatable)")
+	fs.BoolFunc("vv", "as -v -v", func(string) error { o.verbose += 2; return nil })
+	for i, name := range []string{"t", "tt", "ttt", "tttt", "ttttt"} {
+		i := i
+		usage := [...]string{"no timestamp", "seconds since 1970", "time since the previous packet",
+			"date and time of day", "time since the first packet"}[i]
+		fs.BoolFunc(name, usage, func(string) error { o.times[i] = true; return nil })
+	}
+	fs.BoolVar(&o.number, "#", false, "print the packet number first")
+	fs.BoolVar(&o.number, "number", false, "print the packet number first")
+	fs.BoolVar(&o.nano, "nano", false, "nanosecond timestamps")
+	fs.BoolVar(&o.micro, "micro", false, "microsecond timestamps (default)")
+	fs.StringVar(&o.outFormat, "T", "", "output `format`: text (tshark's line), fields, json, jsonl, ek; default: ibdump's one-line summary")
+	fs.Var(&o.fields, "e", "with -T fields, print `field` (repeatable); see -G fields")
+	fs.Var(&o.fieldOpts, "E", "-T fields `option`: header=y|n, separator=/t|/s|c, occurrence=f|l|a, aggregator=c, quote=d|s|n")
+	fs.Var(&o.stats, "z", "`statistics` (repeatable): conv,qp | expert[,error|warn|note|chat] | latency | opcodes | endpoints,gid |\n"+
+		"io,stat,INTERVAL[,FILTER|FUNC(field)FILTER...] with FUNC one of SUM COUNT MIN MAX AVG | follow,qp,hex|ascii,FILTER;\n"+
+		"tables, or JSON with -T json (after the packets; -q leaves the statistics alone). With -Y, each counts the shown packets\n"+
+		"(conv,qp: their connections). With -q, CRCs are checked only with -v or --check (ICRC findings, icrc_errors)")
+	fs.BoolVar(&o.twoPass, "2", false, "two passes: a packet can name later frames (\"answered by N\"); memory then grows with the capture (files only)")
+	fs.StringVar(&o.graph, "graph", "", "write a graph: psn:`FILE.svg` plots PSN against time for the connection of the first packet -Y shows (tcptrace style)")
+	fs.BoolVar(&o.check, "check", false, "verify every ICRC and VCRC; exit 1 with a summary if any is wrong or a packet is malformed")
+	fs.StringVar(&o.color, "color", "auto", "colour: auto, always or never (auto honours NO_COLOR and TERM=dumb)")
+	fs.BoolVar(&o.version, "version", false, "print the version and exit")
+	fs.StringVar(&o.glossary, "G", "", "print a glossary and exit: `fields`")
+	fs.BoolVar(&o.listIfaces, "D", false, "list the interfaces -i can capture on")
+	fs.StringVar(&o.iface, "i", "", "capture live on `interface` (AF_PACKET; RoCE traffic only: UDP 4791, ethertype 0x8915)")
+	fs.IntVar(&o.snaplen, "s", 262144, "capture `snaplen` bytes of each live packet (0 means 262144)")
+	fs.BoolVar(&o.noPromisc, "p", false, "do not put the interface into promiscuous mode")
+	fs.Var(&o.decodeAs, "d", "decode as: `udp.port==N,infiniband` treats UDP port N as RoCEv2 (repeatable)")
+	fs.BoolVar(&o.dc, "dc", false, "decode opcodes 0x40-0x5F as Mellanox DC (20-byte BTH) instead of IBTA RD")
+	fs.BoolVar(&o.ether, "ether", false, "print the link-level header on each line (tcpdump's -e)")
+	fs.BoolVar(&o.lineBuf, "l", false, "flush standard output after every packet")
+	fs.BoolVar(&o.print, "P", false, "print packets while writing them with -w")
+	fs.Usage = func() { usage(o.prog, fs, stderr) }
+	return fs
+}
+
+// usage prints the help; prog replaces the program name everywhere in it.
+func usage(prog string, fs *flag.FlagSet, w io.Writer) {
+	fmt.Fprint(w, strings.ReplaceAll(`Usage: ibdump [flags] [file ...]
+       ibdump completion bash|zsh|fish
+
+ibdump reads RoCEv1, RoCEv2 and native InfiniBand captures (pcap, pcapng,
+gzip; LINKTYPE Ethernet, Linux SLL/SLL2, raw IP, ERF, InfiniBand) and prints
+one line per packet. Given no file and no -i, it decodes a bundled sample.
+
+Examples:
+  ibdump capture.pcap                         one line per packet
+  ibdump -V -O infiniband capture.pcap        detail tree of the IB headers
+  ibdump -Y 'aeth.syndrome.opcode == 3' f.pcap   NAKs only
+  ibdump -T fields -E header=y -e frame.number -e bth.psn f.pcap
+  ibdump -q -z conv,qp f.pcap                 each QP connection: traffic, losses, NAKs, latency
+  ibdump -q -z expert f.pcap                  anomalies by severity (PSN gaps, NAKs, timeouts, CRCs)
+  ibdump -Y ibwire.analysis.retransmission f.pcap   retransmitted packets only
+  ibdump -Y 'bth.destqp == 0x11' --graph psn:qp.svg f.pcap   PSN graph of a connection
+  ibdump --check f.pcap                       verify every ICRC/VCRC
+  tcpdump -i mlx5_0 -w - | ibdump -r -        hardware RoCE via libpcap's rdmasniff
+
+Flags:
+`, "ibdump", prog))
+	fs.PrintDefaults()
+	fmt.Fprint(w, strings.ReplaceAll(`
+Exit status: 0 success, 1 --check found problems, 2 bad usage or unreadable input.
+Flag clusters such as -nnvX are expanded as tcpdump does.
+Fields: Wireshark's names (infiniband.bth.psn; the "infiniband." prefix may be
+omitted) plus ibwire.* (ibdump -G fields lists them all); ibwire.analysis.*
+hold what the conversation analysis found (retransmission, psn_gap, nak,
+ack_rtt, read_latency, request_frame ...), usable in -Y and -e.
+Analysis memory grows with the live connections, not with the capture,
+except with -2, which keeps a few bytes per frame between the passes.
+Colour: NO_COLOR set and non-empty turns colour off unless --color=always.
+`, "ibdump", prog))
+}
+
+// Run is ibdump: it parses args (without the program name), reads the
+// captures they name (or stdin, or a live interface) and prints to stdout,
+// and returns the exit status. prog is the name messages and the usage start
+// with. Cancelling ctx stops a live capture or a long read cleanly.
+func Run(ctx context.Context, prog string, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) > 0 && args[0] == "completion" {
+		return completion(prog, args[1:], stdout, stderr)
+	}
+	o := options{prog: prog}
+	fs := newFlagSet(&o, stderr)
+	if err := fs.Parse(expandClusters(fs, args)); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitOK
+		}
+		return exitError
+	}
+	switch {
+	case o.version:
+		fmt.Fprintln(stdout, versionString(prog))
+		return exitOK
+	case o.glossary != "":
+		if o.glossary != "fields" {
+			fmt.Fprintf(stderr, "%s: -G %s: only \"fields\" is known\n", prog, o.glossary)
+			return exitError
+		}
+		printGlossary(stdout)
+		return exitOK
+	case o.listIfaces:
+		return listInterfaces(prog, stdout, stderr)
+	}
+	d, err := newDumper(&o, stdout, stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "%s: %v\n", prog, err)
+		return exitError
+	}
+	files := fs.Args()
+	if o.read != "" {
+		files = append([]string{o.read}, files...)
+	}
+	return d.run(ctx, files, stdin)
+}
+
+func versionString(prog string) string {
+	v, rev, when, modified, gp := "(devel)", "", "", "", ""
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		if bi.Main.Version != "" {
+			v = bi.Main.Version
+		}
+		for _, s := range bi.Settings {
+			switch s.Key {
+			case "vcs.revision":
+				rev = s.Value[:min(12, len(s.Value))]
+			case "vcs.time":
+				when = s.Value
+			case "vcs.modified":
+				if s.Value == "true" {
+					modified = ", modified"
+				}
+			}
+		}
+		for _, dep := range bi.Deps {
+			if dep.Path == "github.com/google/gopacket" {
+				gp = dep.Version
+			}
+		}
+	}
+	info := ""
+	if rev != "" {
+		info = fmt.Sprintf(" (rev %s, %s%s)", rev, when, modified)
+	}
+	return fmt.Sprintf("%s %s%s gopacket %s %s", prog, v, info, gp, goVersion())
+}
+
+func printGlossary(w io.Writer) {
+	bw := bufio.NewWriter(w)
+	for _, f := range decode.Fields() {
+		base := f.Base.String()
+		fmt.Fprintf(bw, "F\t%s\t%s\t%s\t%s\t%s\n", f.Title, f.Name, f.Type, f.Protocol(), base)
+	}
+	bw.Flush()
+}
+
+func listInterfaces(prog string, stdout, stderr io.Writer) int {
+	ifs, err := capture.Interfaces()
+	if err != nil {
+		fmt.Fprintf(stderr, "%s: -D: %v\n", prog, err)
+		return exitError
+	}
+	for i, ifc := range ifs {
+		// tcpdump -D's shape: "1.eth0 [Up, Running]", with the addresses.
+		fmt.Fprintf(stdout, "%d.%s [%s]", i+1, ifc.Name, ifc.Flags)
+		if len(ifc.Addrs) > 0 {
+			fmt.Fprintf(stdout, " %s", strings.Join(ifc.Addrs, " "))
+		}
+		fmt.Fprintln(stdout)
+	}
+	return exitOK
+}
+
+// parseDecodeAs reads -d udp.port==N,infiniband.
+func parseDecodeAs(specs []string) ([]uint16, error) {
+	var ports []uint16
+	for _, s := range specs {
+		sel, proto, ok := strings.Cut(s, ",")
+		port, found := strings.CutPrefix(sel, "udp.port==")
+		if !ok || !found || proto != "infiniband" {
+			return nil, fmt.Errorf("-d %s: want udp.port==N,infiniband", s)
+		}
+		n, err := strconv.ParseUint(port, 10, 16)
+		if err != nil {
+			return nil, fmt.Errorf("-d %s: bad port: %v", s, err)
+		}
+		ports = append(ports, uint16(n))
+	}
+	return ports, nil
+}
+
+// colorEnabled applies --color, NO_COLOR and TERM=dumb.
+func colorEnabled(mode string, out io.Writer) (bool, error) {
+	switch mode {
+	case "always":
+		return true, nil
+	case "never":
+		return false, nil
+	case "auto":
+		if os.Getenv("NO_COLOR") != "" || os.Getenv("TERM") == "dumb" {
+			return false, nil
+		}
+		f, ok := out.(*os.File)
+		return ok && term.IsTerminal(int(f.Fd())), nil
+	}
+	return false, fmt.Errorf("--color=%s: want auto, always or never", mode)
+}
