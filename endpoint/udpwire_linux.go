@@ -1,0 +1,451 @@
+//go:build linux
+
+package endpoint
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"os"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// UDPWire is the Wire over a kernel UDP socket bound to one address and
+// port (normally RoCEv2Port). It moves batches with recvmmsg/sendmmsg and
+// never allocates per datagram.
+//
+// IPv4: the socket stays unconnected and uses IP_PMTUDISC_DO, so Linux sends
+// every datagram with DF and IP Identification 0 (ENDPOINT.md §1.4); the
+// ICRC written into each datagram hashes ID 0 and is therefore what rxe
+// computes over the packet it receives. On receive the sender's ID is
+// unknown: ReadBatch reports ICRCGood when the ICRC matches ID 0 and
+// ICRCUnverifiable when it matches some other ID, which lets through one
+// corrupted packet in 65536 (see icrcSynth.verify).
+//
+// IPv6: UDP_NO_CHECK6_RX accepts the zero UDP checksum rxe sends, and every
+// ICRC is verified exactly.
+//
+// Datagrams always leave from the wire's own UDP port; Datagram.Src's port
+// is ignored on write. When bound to a wildcard address the wire learns
+// each datagram's destination address from IP_PKTINFO, and a write must
+// name its source address in Datagram.Src (the kernel is told with
+// IP_PKTINFO), because the ICRC hashes it.
+type UDPWire struct {
+	conn     *net.UDPConn
+	raw      syscall.RawConn
+	local    netip.AddrPort
+	v4       bool
+	wildcard bool
+	scopeID  uint32 // interface of a link-local IPv6 bind, for sends
+	batch    int
+	closed   atomic.Bool
+
+	rx     *udpBatch // owned by the one ReadBatch goroutine
+	txPool sync.Pool // of *udpBatch, one per concurrent WriteBatch
+}
+
+// udpOOBSize holds the control messages of one datagram: on receive TOS or
+// traffic class plus PKTINFO (at most 64 bytes), on send TOS, TTL and
+// PKTINFO (at most 88).
+const udpOOBSize = 128
+
+// udpBatch is the kernel-facing state of one recvmmsg/sendmmsg call,
+// allocated once and reused.
+type udpBatch struct {
+	hdrs  []unix.Mmsghdr
+	iovs  []unix.Iovec
+	names []unix.RawSockaddrInet6 // large enough for an Inet4 too
+	oob   []byte
+	synth icrcSynth
+
+	start, count int // messages [start, count) go to the next system call
+	done         int // messages the last call moved
+	errno        syscall.Errno
+	recvFn       func(fd uintptr) bool // bound once: no closure per call
+	sendFn       func(fd uintptr) bool
+}
+
+func newUDPBatch(n int) *udpBatch {
+	b := &udpBatch{
+		hdrs:  make([]unix.Mmsghdr, n),
+		iovs:  make([]unix.Iovec, n),
+		names: make([]unix.RawSockaddrInet6, n),
+		oob:   make([]byte, n*udpOOBSize),
+	}
+	for i := range b.hdrs {
+		h := &b.hdrs[i].Hdr
+		h.Name = (*byte)(unsafe.Pointer(&b.names[i]))
+		h.Iov = &b.iovs[i]
+		h.SetIovlen(1)
+		h.Control = &b.oob[i*udpOOBSize]
+	}
+	b.recvFn = b.recv
+	b.sendFn = b.send
+	return b
+}
+
+func (b *udpBatch) recv(fd uintptr) bool {
+	n, _, e := unix.Syscall6(unix.SYS_RECVMMSG, fd, uintptr(unsafe.Pointer(&b.hdrs[0])), uintptr(b.count), unix.MSG_DONTWAIT, 0, 0)
+	if e == unix.EAGAIN || e == unix.EINTR {
+		return false // wait for the poller to say the socket is readable
+	}
+	b.done, b.errno = int(n), e
+	return true
+}
+
+func (b *udpBatch) send(fd uintptr) bool {
+	n, _, e := unix.Syscall6(unix.SYS_SENDMMSG, fd, uintptr(unsafe.Pointer(&b.hdrs[b.start])), uintptr(b.count-b.start), unix.MSG_DONTWAIT, 0, 0)
+	if e == unix.EAGAIN || e == unix.EINTR {
+		return false
+	}
+	b.done, b.errno = int(n), e
+	return true
+}
+
+// ListenUDP opens a UDPWire on addr (IPv4 or IPv6; port 0 picks one). An
+// IPv4-mapped IPv6 address counts as IPv4.
+func ListenUDP(addr netip.AddrPort, opts ...UDPOption) (*UDPWire, error) {
+	cfg := newUDPConfig(opts)
+	ip := addr.Addr().Unmap()
+	if !ip.IsValid() {
+		return nil, fmt.Errorf("endpoint: listen udp: invalid address %v", addr)
+	}
+	addr = netip.AddrPortFrom(ip, addr.Port())
+	w := &UDPWire{v4: ip.Is4(), wildcard: ip.IsUnspecified(), batch: cfg.batch}
+	network := "udp6"
+	if w.v4 {
+		network = "udp4"
+	}
+	var sockErr error
+	lc := net.ListenConfig{Control: func(_, _ string, c syscall.RawConn) error {
+		if err := c.Control(func(fd uintptr) { sockErr = w.setSockopts(int(fd), cfg) }); err != nil {
+			return err
+		}
+		return sockErr
+	}}
+	pc, err := lc.ListenPacket(context.Background(), network, addr.String())
+	if err != nil {
+		return nil, fmt.Errorf("endpoint: listen udp %v: %w", addr, err)
+	}
+	w.conn = pc.(*net.UDPConn)
+	if w.raw, err = w.conn.SyscallConn(); err != nil {
+		w.conn.Close()
+		return nil, fmt.Errorf("endpoint: listen udp %v: %w", addr, err)
+	}
+	la := w.conn.LocalAddr().(*net.UDPAddr).AddrPort()
+	w.local = netip.AddrPortFrom(la.Addr().Unmap(), la.Port())
+	if z := addr.Addr().Zone(); z != "" {
+		ifi, err := net.InterfaceByName(z)
+		if err != nil {
+			w.conn.Close()
+			return nil, fmt.Errorf("endpoint: listen udp %v: zone: %w", addr, err)
+		}
+		w.scopeID = uint32(ifi.Index)
+	}
+	w.rx = newUDPBatch(w.batch)
+	w.txPool.New = func() any { return newUDPBatch(w.batch) }
+	return w, nil
+}
+
+func (w *UDPWire) setSockopts(fd int, cfg udpConfig) error {
+	set := func(level, opt, v int, name string) error {
+		if err := unix.SetsockoptInt(fd, level, opt, v); err != nil {
+			return os.NewSyscallError("setsockopt "+name, err)
+		}
+		return nil
+	}
+	if err := set(unix.SOL_SOCKET, unix.SO_REUSEADDR, 1, "SO_REUSEADDR"); err != nil {
+		return err
+	}
+	if cfg.sockBuf > 0 {
+		// The FORCE variants pass net.core.[rw]mem_max with CAP_NET_ADMIN;
+		// without it the plain ones are capped silently, which is fine.
+		if unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_RCVBUFFORCE, cfg.sockBuf) != nil {
+			_ = unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_RCVBUF, cfg.sockBuf)
+		}
+		if unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_SNDBUFFORCE, cfg.sockBuf) != nil {
+			_ = unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_SNDBUF, cfg.sockBuf)
+		}
+	}
+	if w.v4 {
+		if err := set(unix.IPPROTO_IP, unix.IP_MTU_DISCOVER, unix.IP_PMTUDISC_DO, "IP_MTU_DISCOVER"); err != nil {
+			return err
+		}
+		if err := set(unix.IPPROTO_IP, unix.IP_RECVTOS, 1, "IP_RECVTOS"); err != nil {
+			return err
+		}
+		if w.wildcard {
+			return set(unix.IPPROTO_IP, unix.IP_PKTINFO, 1, "IP_PKTINFO")
+		}
+		return nil
+	}
+	if err := set(unix.IPPROTO_IPV6, unix.IPV6_V6ONLY, 1, "IPV6_V6ONLY"); err != nil {
+		return err
+	}
+	if err := set(unix.IPPROTO_IPV6, unix.IPV6_MTU_DISCOVER, unix.IPV6_PMTUDISC_DO, "IPV6_MTU_DISCOVER"); err != nil {
+		return err
+	}
+	if err := set(unix.IPPROTO_UDP, unix.UDP_NO_CHECK6_RX, 1, "UDP_NO_CHECK6_RX"); err != nil {
+		return err
+	}
+	if err := set(unix.IPPROTO_IPV6, unix.IPV6_RECVTCLASS, 1, "IPV6_RECVTCLASS"); err != nil {
+		return err
+	}
+	if w.wildcard {
+		return set(unix.IPPROTO_IPV6, unix.IPV6_RECVPKTINFO, 1, "IPV6_RECVPKTINFO")
+	}
+	return nil
+}
+
+// LocalAddr returns the address and port the wire is bound to (IPv4 in its
+// 4-byte form).
+func (w *UDPWire) LocalAddr() netip.AddrPort { return w.local }
+
+// BatchSize returns the most datagrams one system call moves.
+func (w *UDPWire) BatchSize() int { return w.batch }
+
+// Close closes the socket; a blocked ReadBatch returns ErrWireClosed.
+func (w *UDPWire) Close() error {
+	if w.closed.Swap(true) {
+		return ErrWireClosed
+	}
+	return w.conn.Close()
+}
+
+func (w *UDPWire) ioError(op string, err error) error {
+	if w.closed.Load() || errors.Is(err, net.ErrClosed) {
+		return ErrWireClosed
+	}
+	return fmt.Errorf("endpoint: udp %s on %v: %w", op, w.local, err)
+}
+
+// ReadBatch blocks until at least one datagram arrives and fills dgs[:n]
+// (at most BatchSize at a time). A datagram longer than MaxDatagram or than
+// its buffer is dropped, as the kernel truncated it.
+func (w *UDPWire) ReadBatch(dgs []Datagram) (int, error) {
+	if w.closed.Load() {
+		return 0, ErrWireClosed
+	}
+	b := w.rx
+	b.count = min(len(dgs), w.batch)
+	if b.count == 0 {
+		return 0, nil
+	}
+	for i := range b.count {
+		p := dgs[i].Payload[:cap(dgs[i].Payload)]
+		if len(p) < minRoCEDatagram {
+			return 0, fmt.Errorf("endpoint: udp read: datagram %d has a %d-byte buffer, want %d", i, len(p), MaxDatagram)
+		}
+		b.iovs[i].Base = &p[0]
+		b.iovs[i].SetLen(min(len(p), MaxDatagram))
+		h := &b.hdrs[i].Hdr
+		h.Namelen = unix.SizeofSockaddrInet6
+		h.SetControllen(udpOOBSize)
+		h.Flags = 0
+	}
+	for {
+		if err := w.raw.Read(b.recvFn); err != nil {
+			return 0, w.ioError("read", err)
+		}
+		if b.errno != 0 {
+			return 0, w.ioError("read", os.NewSyscallError("recvmmsg", b.errno))
+		}
+		n := 0
+		for i := range b.done {
+			h := &b.hdrs[i]
+			if h.Hdr.Flags&unix.MSG_TRUNC != 0 {
+				continue
+			}
+			if i != n { // keep the caller's buffers, only reorder them
+				dgs[n], dgs[i] = dgs[i], dgs[n]
+			}
+			w.parseReceived(b, i, &dgs[n], int(h.Len))
+			n++
+		}
+		if n > 0 {
+			return n, nil
+		}
+	}
+}
+
+// parseReceived fills dg from message i of the batch: addresses, traffic
+// class and the ICRC verdict.
+func (w *UDPWire) parseReceived(b *udpBatch, i int, dg *Datagram, length int) {
+	dg.Payload = dg.Payload[:length]
+	dg.Src = sockaddrToAddrPort(&b.names[i])
+	dg.Dst = w.local
+	dg.TrafficClass, dg.HopLimit = 0, 0
+	oob := b.oob[i*udpOOBSize : i*udpOOBSize+int(b.hdrs[i].Hdr.Controllen)]
+	for len(oob) >= unix.CmsgLen(0) {
+		h := (*unix.Cmsghdr)(unsafe.Pointer(&oob[0]))
+		l := int(h.Len)
+		if l < unix.CmsgLen(0) || l > len(oob) {
+			break
+		}
+		data := oob[unix.CmsgLen(0):l]
+		switch {
+		case h.Level == unix.IPPROTO_IP && h.Type == unix.IP_TOS && len(data) >= 1:
+			dg.TrafficClass = data[0]
+		case h.Level == unix.IPPROTO_IPV6 && h.Type == unix.IPV6_TCLASS && len(data) >= 4:
+			dg.TrafficClass = uint8(binary.NativeEndian.Uint32(data))
+		case h.Level == unix.IPPROTO_IP && h.Type == unix.IP_PKTINFO && len(data) >= unix.SizeofInet4Pktinfo:
+			pi := (*unix.Inet4Pktinfo)(unsafe.Pointer(&data[0]))
+			dg.Dst = netip.AddrPortFrom(netip.AddrFrom4(pi.Addr), w.local.Port())
+		case h.Level == unix.IPPROTO_IPV6 && h.Type == unix.IPV6_PKTINFO && len(data) >= unix.SizeofInet6Pktinfo:
+			pi := (*unix.Inet6Pktinfo)(unsafe.Pointer(&data[0]))
+			dg.Dst = netip.AddrPortFrom(netip.AddrFrom16(pi.Addr).Unmap(), w.local.Port())
+		}
+		oob = oob[min(unix.CmsgSpace(l-unix.CmsgLen(0)), len(oob)):]
+	}
+	dg.ICRC, _ = b.synth.verify(dg.Src, dg.Dst, dg.Payload)
+}
+
+func sockaddrToAddrPort(sa *unix.RawSockaddrInet6) netip.AddrPort {
+	port := binary.BigEndian.Uint16((*[2]byte)(unsafe.Pointer(&sa.Port))[:])
+	if sa.Family == unix.AF_INET {
+		sa4 := (*unix.RawSockaddrInet4)(unsafe.Pointer(sa))
+		return netip.AddrPortFrom(netip.AddrFrom4(sa4.Addr), port)
+	}
+	return netip.AddrPortFrom(netip.AddrFrom16(sa.Addr).Unmap(), port)
+}
+
+// WriteBatch fills each datagram's ICRC and sends dgs in order, BatchSize
+// at a time. TrafficClass and HopLimit travel as per-datagram control
+// messages (IP_TOS/IP_TTL, IPV6_TCLASS/IPV6_HOPLIMIT), so datagrams with
+// different values share one sendmmsg call.
+func (w *UDPWire) WriteBatch(dgs []Datagram) (int, error) {
+	if w.closed.Load() {
+		return 0, ErrWireClosed
+	}
+	b := w.txPool.Get().(*udpBatch)
+	defer w.txPool.Put(b)
+	sent := 0
+	for sent < len(dgs) {
+		chunk := dgs[sent:min(len(dgs), sent+w.batch)]
+		packed, err := w.pack(b, chunk)
+		for b.start = 0; b.start < packed; b.start += b.done {
+			if werr := w.raw.Write(b.sendFn); werr != nil {
+				return sent + b.start, w.ioError("write", werr)
+			}
+			if b.errno != 0 {
+				return sent + b.start, w.ioError("write", os.NewSyscallError("sendmmsg", b.errno))
+			}
+		}
+		sent += packed
+		if err != nil {
+			return sent, err
+		}
+	}
+	return sent, nil
+}
+
+// pack prepares chunk for sendmmsg. It stops at the first datagram it
+// cannot send and returns how many it packed and why it stopped.
+func (w *UDPWire) pack(b *udpBatch, chunk []Datagram) (int, error) {
+	for i := range chunk {
+		dg := &chunk[i]
+		dst := netip.AddrPortFrom(dg.Dst.Addr().Unmap(), dg.Dst.Port())
+		if dst.Addr().Is4() != w.v4 || !dst.Addr().IsValid() {
+			b.count = i
+			return i, fmt.Errorf("endpoint: udp write from %v: datagram %d: destination %v is not of the wire's address family", w.local, i, dg.Dst)
+		}
+		src := w.local
+		if w.wildcard {
+			src = netip.AddrPortFrom(dg.Src.Addr().Unmap(), w.local.Port())
+			if !src.Addr().IsValid() || src.Addr().Is4() != w.v4 || src.Addr().IsUnspecified() {
+				b.count = i
+				return i, fmt.Errorf("endpoint: udp write from %v: datagram %d: a wildcard-bound wire needs the source address in Datagram.Src, have %v", w.local, i, dg.Src)
+			}
+		}
+		if err := b.synth.fill(src, dst, 0, dg.Payload); err != nil {
+			b.count = i
+			return i, fmt.Errorf("endpoint: udp write from %v: datagram %d: %w", w.local, i, err)
+		}
+		b.iovs[i].Base = &dg.Payload[0]
+		b.iovs[i].SetLen(len(dg.Payload))
+		h := &b.hdrs[i].Hdr
+		h.Namelen = w.putSockaddr(&b.names[i], dst)
+		oob := b.oob[i*udpOOBSize : (i+1)*udpOOBSize]
+		h.SetControllen(w.putSendCmsgs(oob, dg, src.Addr()))
+		if h.Controllen == 0 {
+			h.Control = nil
+		} else {
+			h.Control = &oob[0]
+		}
+	}
+	b.count = len(chunk)
+	return len(chunk), nil
+}
+
+func (w *UDPWire) putSockaddr(sa *unix.RawSockaddrInet6, dst netip.AddrPort) uint32 {
+	port := (*[2]byte)(unsafe.Pointer(&sa.Port))
+	binary.BigEndian.PutUint16(port[:], dst.Port())
+	if w.v4 {
+		sa4 := (*unix.RawSockaddrInet4)(unsafe.Pointer(sa))
+		sa4.Family = unix.AF_INET
+		sa4.Addr = dst.Addr().As4()
+		return unix.SizeofSockaddrInet4
+	}
+	sa.Family = unix.AF_INET6
+	sa.Flowinfo = 0
+	sa.Addr = dst.Addr().As16()
+	sa.Scope_id = 0
+	if dst.Addr().IsLinkLocalUnicast() {
+		sa.Scope_id = w.scopeID
+	}
+	return unix.SizeofSockaddrInet6
+}
+
+// putSendCmsgs writes the control messages of one datagram and returns
+// their length: the traffic class always (so a datagram never inherits the
+// previous one's ECN bits), the hop limit when set, the source address on a
+// wildcard-bound wire.
+func (w *UDPWire) putSendCmsgs(oob []byte, dg *Datagram, src netip.Addr) int {
+	n := 0
+	if w.v4 {
+		n += putCmsgInt(oob[n:], unix.IPPROTO_IP, unix.IP_TOS, int32(dg.TrafficClass))
+		if dg.HopLimit != 0 {
+			n += putCmsgInt(oob[n:], unix.IPPROTO_IP, unix.IP_TTL, int32(dg.HopLimit))
+		}
+		if w.wildcard {
+			data := putCmsgHeader(oob[n:], unix.IPPROTO_IP, unix.IP_PKTINFO, unix.SizeofInet4Pktinfo)
+			pi := (*unix.Inet4Pktinfo)(unsafe.Pointer(&data[0]))
+			*pi = unix.Inet4Pktinfo{Spec_dst: src.As4()}
+			n += unix.CmsgSpace(unix.SizeofInet4Pktinfo)
+		}
+		return n
+	}
+	n += putCmsgInt(oob[n:], unix.IPPROTO_IPV6, unix.IPV6_TCLASS, int32(dg.TrafficClass))
+	if dg.HopLimit != 0 {
+		n += putCmsgInt(oob[n:], unix.IPPROTO_IPV6, unix.IPV6_HOPLIMIT, int32(dg.HopLimit))
+	}
+	if w.wildcard {
+		data := putCmsgHeader(oob[n:], unix.IPPROTO_IPV6, unix.IPV6_PKTINFO, unix.SizeofInet6Pktinfo)
+		pi := (*unix.Inet6Pktinfo)(unsafe.Pointer(&data[0]))
+		*pi = unix.Inet6Pktinfo{Addr: src.As16()}
+		n += unix.CmsgSpace(unix.SizeofInet6Pktinfo)
+	}
+	return n
+}
+
+func putCmsgHeader(b []byte, level, typ int32, dataLen int) []byte {
+	h := (*unix.Cmsghdr)(unsafe.Pointer(&b[0]))
+	h.Level, h.Type = level, typ
+	h.SetLen(unix.CmsgLen(dataLen))
+	data := b[unix.CmsgLen(0):unix.CmsgSpace(dataLen)]
+	clear(data)
+	return data
+}
+
+func putCmsgInt(b []byte, level, typ int32, v int32) int {
+	binary.NativeEndian.PutUint32(putCmsgHeader(b, level, typ, 4), uint32(v))
+	return unix.CmsgSpace(4)
+}

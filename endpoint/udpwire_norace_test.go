@@ -1,0 +1,5 @@
+//go:build !race
+
+package endpoint
+
+const udpRaceEnabled = false
