@@ -405,13 +405,19 @@ func (w *UDPWire) putSockaddr(sa *unix.RawSockaddrInet6, dst netip.AddrPort) uin
 }
 
 // putSendCmsgs writes the control messages of one datagram and returns
-// their length: the traffic class always (so a datagram never inherits the
-// previous one's ECN bits), the hop limit when set, the source address on a
-// wildcard-bound wire.
+// their length: the traffic class and hop limit when not zero (the socket's
+// own values are never changed, so a datagram without them gets TOS 0 and
+// the system's default TTL, never a previous datagram's), and the source
+// address on a wildcard-bound wire. Per-datagram control messages rather
+// than setsockopt calls cached by value: in BenchmarkUDPLoopback the
+// control messages cost less than the run-to-run noise, while a setsockopt
+// would split a batch at every change of ECN bits.
 func (w *UDPWire) putSendCmsgs(oob []byte, dg *Datagram, src netip.Addr) int {
 	n := 0
 	if w.v4 {
-		n += putCmsgInt(oob[n:], unix.IPPROTO_IP, unix.IP_TOS, int32(dg.TrafficClass))
+		if dg.TrafficClass != 0 {
+			n += putCmsgInt(oob[n:], unix.IPPROTO_IP, unix.IP_TOS, int32(dg.TrafficClass))
+		}
 		if dg.HopLimit != 0 {
 			n += putCmsgInt(oob[n:], unix.IPPROTO_IP, unix.IP_TTL, int32(dg.HopLimit))
 		}
@@ -423,7 +429,9 @@ func (w *UDPWire) putSendCmsgs(oob []byte, dg *Datagram, src netip.Addr) int {
 		}
 		return n
 	}
-	n += putCmsgInt(oob[n:], unix.IPPROTO_IPV6, unix.IPV6_TCLASS, int32(dg.TrafficClass))
+	if dg.TrafficClass != 0 {
+		n += putCmsgInt(oob[n:], unix.IPPROTO_IPV6, unix.IPV6_TCLASS, int32(dg.TrafficClass))
+	}
 	if dg.HopLimit != 0 {
 		n += putCmsgInt(oob[n:], unix.IPPROTO_IPV6, unix.IPV6_HOPLIMIT, int32(dg.HopLimit))
 	}
