@@ -43,7 +43,17 @@ type Frame struct {
 	// ResponseTo is, for a response, the frame number of the request it
 	// answers (0 if unknown).
 	ResponseTo int
+
+	// RoCEv2 says the frame is a RoCEv2 packet over IPv4 or IPv6; then
+	// Data[PayloadStart:PayloadEnd] is its UDP payload, BTH through ICRC,
+	// and TrafficClass and HopLimit are its IP header's.
+	RoCEv2                   bool
+	PayloadStart, PayloadEnd int
+	TrafficClass, HopLimit   uint8
 }
+
+// Datagram returns the UDP payload of a RoCEv2 frame: BTH through ICRC.
+func (f *Frame) Datagram() []byte { return f.Data[f.PayloadStart:f.PayloadEnd] }
 
 // Capture is a whole capture file in memory, analysed once: replay needs
 // the pairing of every connection before the first frame goes out, as
@@ -117,6 +127,7 @@ func Read(r *capture.Reader, opts LoadOptions) (*Capture, error) {
 				f.Retransmission = p.Analysis.RetransmittedFrame != 0 || p.Analysis.Has(decode.FindRetransmission)
 			}
 			f.ResponseTo = int(p.Analysis.RequestFrame)
+			locateDatagram(&f, p)
 		}
 		info = append(info, raw{conv: p.Analysis.Conv, dir: p.Analysis.Dir})
 		c.Frames = append(c.Frames, f)
@@ -204,4 +215,23 @@ func (c *Capture) WriteFile(path string, format capture.Format) error {
 		}
 	}
 	return s.Close()
+}
+
+// locateDatagram finds the UDP payload of a RoCEv2 frame.
+func locateDatagram(f *Frame, p *decode.Packet) {
+	h := p.Headers
+	if p.Err != nil || (p.Encapsulation != layers.EncapRoCEv2IPv4 && p.Encapsulation != layers.EncapRoCEv2IPv6) {
+		return
+	}
+	tr := h.BTH.Trailer.Contents
+	start, end := offsetIn(f.Data, h.BTH.Contents), offsetIn(f.Data, tr)+len(tr)
+	if start < 0 || end > len(f.Data) || end-start < layers.BTHLength+layers.ICRCLength {
+		return
+	}
+	f.RoCEv2, f.PayloadStart, f.PayloadEnd = true, start, end
+	if p.Encapsulation == layers.EncapRoCEv2IPv4 {
+		f.TrafficClass, f.HopLimit = h.IPv4.TOS, h.IPv4.TTL
+	} else {
+		f.TrafficClass, f.HopLimit = h.IPv6.TrafficClass, h.IPv6.HopLimit
+	}
 }
