@@ -1,0 +1,346 @@
+#!/bin/bash
+# Interop harness: Linux rdma_rxe in QEMU guests against each other and against ibpeer.
+#
+#   interop/run.sh [NAME|GLOB ...]   run scenarios (default: all), one at a time; summary at the end
+#   interop/run.sh list              names, roles and descriptions
+#   interop/run.sh netdown           remove the private netns (after KEEP_NS=1)
+#
+# Each scenario: a private netns with bridge br0 (host side 192.168.77.1), guest a (.11) and, for
+# rxe-rxe, guest b (.12) booted under QEMU TCG from the image build.sh makes; the host command runs
+# in the netns; `ibdump -i br0 -w` records the RoCE traffic; `ibdump -q --check` must find no ICRC
+# error; both sides must exit 0 and print what the scenario expects (scenarios.sh).
+# Exit status: 0 when every scenario passed (or failed while named in XFAIL), 1 otherwise, 2 usage.
+#
+# env: IBWIRE_INTEROP_CACHE  image + binaries (default /var/tmp/ibwire-interop-cache)
+#      IBWIRE_INTEROP_OUT    results root (default /var/tmp/ibwire-interop-out); each run writes
+#                            OUT/<UTC time>/<scenario>/ and points OUT/latest at it
+#      XFAIL='GLOB ...'      scenarios expected to fail today: a failure is reported XFAIL and does
+#                            not fail the run; a pass is reported XPASS and fails it (update the list)
+#      KEEP_NS=1             keep the netns after the run      GUEST_TIMEOUT  default per-side timeout
+#      FULL_PCAP=1           also record all of br0 with tcpdump (capture-full.pcap: ARP, TCP exchanges)
+#      NO_BUILD=1            do not run build.sh / go build (use what the cache holds)
+set -uo pipefail
+HERE=$(cd "$(dirname "$0")" && pwd)
+REPO=$(cd "$HERE/.." && pwd)
+C=${IBWIRE_INTEROP_CACHE:-/var/tmp/ibwire-interop-cache}
+OUTROOT=${IBWIRE_INTEROP_OUT:-/var/tmp/ibwire-interop-out}
+BIN=$C/bin
+NS=ibwire-interop
+XFAIL=${XFAIL:-}
+GUEST_TIMEOUT=${GUEST_TIMEOUT:-120}
+GRACE=15   # seconds the other side may still run once one side has finished
+IPA=192.168.77.11; IPB=192.168.77.12; IPH=192.168.77.1
+
+log() { echo "[interop $(date -u +%T)] $*"; }
+die() { echo "interop: $*" >&2; exit 2; }
+
+# ------------------------------------------------------------------ scenario table
+declare -a ORDER=()
+declare -A ROLE=() CLIENT=() SERVER=() OPT=()
+def() {  # NAME ROLE CLIENT SERVER [key=value ...]
+	local name=$1 role=$2
+	case $role in rxe-rxe | guest-client | guest-server) ;; *) die "scenario $name: unknown role $role" ;; esac
+	[ -z "${ROLE[$name]:-}" ] || die "scenario $name defined twice"
+	ORDER+=("$name"); ROLE[$name]=$role; CLIENT[$name]=$3; SERVER[$name]=$4
+	shift 4
+	local kv
+	for kv in "$@"; do
+		case ${kv%%=*} in
+		expect_client | expect_server | expect_host | loss | mtu | listen | min_roce | timeout | desc | host) ;;
+		*) die "scenario $name: unknown key ${kv%%=*}" ;;
+		esac
+		OPT[$name.${kv%%=*}]=${kv#*=}
+	done
+}
+opt() { echo "${OPT[$1.$2]:-${3:-}}"; }  # NAME KEY [DEFAULT]
+# shellcheck source=scenarios.sh
+. "$HERE/scenarios.sh"
+
+# ------------------------------------------------------------------ network
+net_up() {  # MTU
+	local mtu=$1 t
+	ip netns list | grep -qw "$NS" || ip netns add "$NS"
+	ip -n "$NS" link set lo up
+	ip -n "$NS" link show br0 >/dev/null 2>&1 ||
+		ip -n "$NS" link add br0 address 52:54:00:77:00:01 type bridge stp_state 0 forward_delay 0
+	ip -n "$NS" addr show dev br0 | grep -q "$IPH/" || ip -n "$NS" addr add "$IPH/24" dev br0
+	for t in tapa tapb; do
+		ip -n "$NS" link show $t >/dev/null 2>&1 || ip -n "$NS" tuntap add dev $t mode tap
+		ip -n "$NS" link set $t master br0
+		ip -n "$NS" link set $t mtu "$mtu" up
+	done
+	ip -n "$NS" link set br0 mtu "$mtu" up
+	ip netns exec "$NS" sysctl -qw net.ipv6.conf.br0.disable_ipv6=1 2>/dev/null || true
+}
+net_down() { ip netns del "$NS" 2>/dev/null || true; }
+
+# ------------------------------------------------------------------ guests
+boot_guest() {  # NAME IP MAC TAP SHARE MTU TIMEOUT -> pid
+	local name=$1 ip=$2 mac=$3 tap=$4 share=$5 mtu=$6 tmo=$7
+	ip netns exec "$NS" qemu-system-x86_64 -accel tcg -cpu max -m 1024 -smp 1 -nographic -no-reboot \
+		-kernel "$C/vmlinuz" -initrd "$C/initrd.img" \
+		-append "console=ttyS0 quiet panic=-1 lab.name=$name lab.ip=$ip/24 lab.mtu=$mtu lab.timeout=$tmo" \
+		-drive "file=$C/rootfs.img,if=virtio,format=raw,snapshot=on" \
+		-virtfs "local,path=$share,mount_tag=lab,security_model=none,id=lab" \
+		-netdev "tap,id=n0,ifname=$tap,script=no,downscript=no" -device "virtio-net-pci,netdev=n0,mac=$mac" \
+		>"$share/$name.serial.log" 2>&1 &
+	echo $!
+}
+
+# guest_script NAME SIDE(client|server) CMD LOSS LISTEN WAITFOR: the script guest NAME runs.
+# A server touches /lab/NAME/listening once ready; a client waits for WAITFOR (a path under /lab).
+guest_script() {
+	local name=$1 side=$2 cmd=$3 loss=$4 listen=$5 waitfor=$6
+	echo '#!/bin/bash'
+	[ -n "$loss" ] && echo "tc qdisc add dev eth0 root netem loss $loss && echo '# netem loss $loss on eth0'"
+	if [ "$side" = server ]; then
+		cat <<EOF
+echo '# server: $(printf '%s' "$cmd" | sed "s/'/'\\\\''/g")'
+$cmd &
+P=\$!
+if [ "$listen" = tcp ]; then
+	for i in \$(seq 40); do ss -ltnH 2>/dev/null | grep -q ':18515 ' && break; kill -0 \$P 2>/dev/null || break; sleep 0.25; done
+else
+	sleep 2
+fi
+touch /lab/$name/listening
+wait \$P
+EOF
+	else
+		cat <<EOF
+for i in \$(seq 150); do [ -z "$waitfor" ] || [ -e "$waitfor" ] && break; sleep 0.5; done
+echo '# client: $(printf '%s' "$cmd" | sed "s/'/'\\\\''/g")'
+$cmd
+EOF
+	fi
+}
+
+# ------------------------------------------------------------------ host side
+# host_start NAME CMD LOG WAITFOR TIMEOUT: run CMD in the netns (after WAITFOR exists, if given);
+# writes LOG, LOG.rc and LOG.pid (the pid of `timeout`, which leads the command's process group).
+host_start() {
+	local name=$1 cmd=$2 logf=$3 waitfor=$4 tmo=$5
+	(
+		if [ -n "$waitfor" ]; then
+			for _ in $(seq $((tmo * 4))); do [ -e "$waitfor" ] || [ -e "$logf.stop" ] && break; sleep 0.25; done
+		fi
+		echo "# host: $cmd" >"$logf"
+		if [ -e "$logf.stop" ] || { [ -n "$waitfor" ] && [ ! -e "$waitfor" ]; }; then
+			echo "# not started: the guest never signalled ${waitfor##*/share/}" >>"$logf"
+			echo 125 >"$logf.rc"
+			exit
+		fi
+		ip netns exec "$NS" env PATH="$BIN:$PATH" timeout "$tmo" bash -c "$cmd" >>"$logf" 2>&1 &
+		echo $! >"$logf.pid"
+		wait $!
+		echo $? >"$logf.rc"
+	) &
+}
+
+# ------------------------------------------------------------------ one scenario
+# Fills RESULT[name] (PASS/FAIL/XFAIL/XPASS), WHY[name], WALL[name], PKTS[name].
+declare -A RESULT=() WHY=() WALL=() PKTS=()
+
+is_xfail() { local g; for g in ${XFAIL//,/ }; do [[ $1 == $g ]] && return 0; done; return 1; }
+
+indent() { sed 's/^/    | /'; }
+
+run_one() {
+	local name=$1 role=${ROLE[$1]}
+	local mtu loss listen tmo min_roce hostcmd
+	mtu=$(opt "$name" mtu 1500); loss=$(opt "$name" loss); listen=$(opt "$name" listen tcp)
+	tmo=$(opt "$name" timeout "$GUEST_TIMEOUT"); min_roce=$(opt "$name" min_roce 1)
+	hostcmd=$(opt "$name" host)
+	local W=$RUNDIR/$name S=$RUNDIR/$name/share
+	rm -rf "$W"; mkdir -p "$S/a" "$S/b"
+	echo
+	log "=== $name ($role): $(opt "$name" desc)"
+	net_up "$mtu"
+
+	# who runs what: guest a always boots; guest b only for rxe-rxe
+	local ga_side ga_cmd gb_cmd="" host_side="" host_wait=""
+	case $role in
+	rxe-rxe)
+		ga_side=client; ga_cmd=${CLIENT[$name]}; gb_cmd=${SERVER[$name]}
+		guest_script b server "$gb_cmd" "$loss" "$listen" "" >"$S/b.sh"
+		guest_script a client "$ga_cmd" "$loss" "$listen" /lab/b/listening >"$S/a.sh"
+		[ -n "$hostcmd" ] && host_side=host host_wait=$S/b/listening
+		;;
+	guest-client)
+		ga_side=client; ga_cmd=${CLIENT[$name]}; hostcmd=${SERVER[$name]}; host_side=server
+		guest_script a client "$ga_cmd" "$loss" "$listen" "" >"$S/a.sh"
+		;;
+	guest-server)
+		ga_side=server; ga_cmd=${SERVER[$name]}; hostcmd=${CLIENT[$name]}; host_side=client
+		host_wait=$S/a/listening
+		guest_script a server "$ga_cmd" "$loss" "$listen" "" >"$S/a.sh"
+		;;
+	esac
+	chmod +x "$S"/*.sh
+
+	# live capture of br0 with our own ibdump; tcpdump only if ibdump -i cannot capture
+	local PCAP=$W/capture.pcap CAPTOOL=ibdump CPID
+	ip netns exec "$NS" "$BIN/ibdump" -i br0 -w "$PCAP" >"$W/capture.log" 2>&1 &
+	CPID=$!
+	sleep 0.5
+	if ! kill -0 $CPID 2>/dev/null; then
+		log "ibdump -i br0 failed ($(tail -1 "$W/capture.log")); capturing with tcpdump instead"
+		CAPTOOL=tcpdump
+		ip netns exec "$NS" tcpdump -Z root -i br0 -n -s 0 -U -w "$PCAP" 'udp port 4791' >"$W/capture.log" 2>&1 &
+		CPID=$!
+		sleep 0.5
+	fi
+
+	# FULL_PCAP=1: also everything on br0 (ARP, the tools' TCP exchange) with tcpdump, for debugging
+	local FPID=""
+	if [ "${FULL_PCAP:-0}" = 1 ]; then
+		ip netns exec "$NS" tcpdump -Z root -i br0 -n -s 0 -U -w "$W/capture-full.pcap" >"$W/capture-full.log" 2>&1 &
+		FPID=$!
+	fi
+
+	local t0 t1 now
+	t0=$(date +%s.%N)
+	[ "$host_side" = server ] && host_start "$name" "$hostcmd" "$W/host.log" "" "$tmo"
+	local PA PB=""
+	PA=$(boot_guest a $IPA 52:54:00:77:00:11 tapa "$S" "$mtu" "$tmo")
+	[ -n "$gb_cmd" ] && PB=$(boot_guest b $IPB 52:54:00:77:00:12 tapb "$S" "$mtu" "$tmo")
+	[ "$host_side" = client ] || [ "$host_side" = host ] && host_start "$name" "$hostcmd" "$W/host.log" "$host_wait" "$tmo"
+
+	# Wait for every side. Boot (~10 s) + tmo bounds the guests; once one side is done the others
+	# get GRACE seconds, so a side that failed at once does not leave its peer waiting for tmo.
+	local deadline=$(($(date +%s) + tmo + 60)) first_done="" killed=""
+	while :; do
+		local running=0 done_any=0
+		if kill -0 "$PA" 2>/dev/null; then running=1; else done_any=1; fi
+		if [ -n "$PB" ]; then if kill -0 "$PB" 2>/dev/null; then running=1; else done_any=1; fi; fi
+		if [ -n "$host_side" ]; then
+			if [ -e "$W/host.log.rc" ]; then done_any=1; else running=1; fi
+		fi
+		[ $running = 0 ] && break
+		now=$(date +%s)
+		[ $done_any = 1 ] && [ -z "$first_done" ] && first_done=$now
+		if [ "$now" -gt "$deadline" ] || { [ -n "$first_done" ] && [ $((now - first_done)) -gt $GRACE ]; }; then
+			killed="stopped after $([ "$now" -gt "$deadline" ] && echo "the ${tmo}+60 s deadline" || echo "${GRACE} s grace"):"
+			kill "$PA" $PB 2>/dev/null && killed+=" guests"
+			touch "$W/host.log.stop"
+			if [ -n "$host_side" ] && [ ! -e "$W/host.log.rc" ] && [ -e "$W/host.log.pid" ]; then
+				kill -TERM "$(cat "$W/host.log.pid")" 2>/dev/null && killed+=" host"
+			fi
+			sleep 2
+			deadline=$((now + 30)); first_done=$((now + 100000))
+		fi
+		sleep 0.2
+	done
+	t1=$(date +%s.%N)
+	sleep 0.5
+	kill -INT $CPID 2>/dev/null
+	for _ in $(seq 20); do kill -0 $CPID 2>/dev/null || break; sleep 0.25; done
+	kill -KILL $CPID 2>/dev/null
+	wait $CPID 2>/dev/null
+	[ -n "$FPID" ] && { kill -INT "$FPID"; wait "$FPID"; } 2>/dev/null
+
+	# ---- verdict
+	local why=() rc out
+	for g in a b; do
+		[ "$g" = b ] && [ -z "$gb_cmd" ] && continue
+		local side=$ga_side; [ "$g" = b ] && side=server
+		cp "$S/$g/out.log" "$W/guest-$g.log" 2>/dev/null || echo "(no output: the guest did not run its script)" >"$W/guest-$g.log"
+		rc=$(cat "$S/$g/rc" 2>/dev/null || echo none)
+		echo "--- guest $g ($side) exit=$rc"
+		indent <"$W/guest-$g.log"
+		[ "$rc" = 0 ] || why+=("guest $g $side exit=$rc$([ "$rc" = 124 ] && echo ' (timeout)')")
+		local pat; pat=$(opt "$name" "expect_$side")
+		[ -n "$pat" ] && ! grep -Eq -- "$pat" "$W/guest-$g.log" && why+=("guest $g $side output lacks /$pat/")
+	done
+	if [ -n "$host_side" ]; then
+		rc=$(cat "$W/host.log.rc" 2>/dev/null || echo none)
+		echo "--- host ($host_side) exit=$rc"
+		indent <"$W/host.log"
+		[ "$rc" = 0 ] || why+=("host $host_side exit=$rc$([ "$rc" = 124 ] && echo ' (timeout)')")
+		local pat; pat=$(opt "$name" "expect_$host_side")
+		[ -n "$pat" ] && ! grep -Eq -- "$pat" "$W/host.log" && why+=("host $host_side output lacks /$pat/")
+	fi
+	[ -n "$killed" ] && why+=("$killed")
+	out=$("$BIN/ibdump" -q --check "$PCAP" 2>&1); rc=$?
+	echo "$out" >"$W/check.log"
+	local roce; roce=$(sed -n 's/.* \([0-9][0-9]*\) RoCE\/IB.*/\1/p' <<<"$out" | tail -1)
+	echo "--- capture ($CAPTOOL -i br0): $PCAP"
+	indent <<<"$out"
+	[ "$rc" = 0 ] || why+=("ibdump --check exit=$rc")
+	[ "${roce:-0}" -ge "$min_roce" ] || why+=("capture holds ${roce:-0} RoCE packets, want >= $min_roce")
+	[ "$CAPTOOL" = ibdump ] || why+=("(captured with tcpdump: ibdump -i failed)")
+
+	local wall; wall=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }')
+	{
+		echo "scenario=$name"; echo "role=$role"; echo "client=${CLIENT[$name]}"; echo "server=${SERVER[$name]}"
+		echo "host=$hostcmd"; echo "mtu=$mtu"; echo "loss=$loss"; echo "capture_tool=$CAPTOOL"
+		echo "wall_s=$wall"; echo "ready_a=$(cat "$S/a/ready" 2>/dev/null)"; echo "ready_b=$(cat "$S/b/ready" 2>/dev/null)"
+	} >"$W/meta.txt"
+	local res=PASS
+	if [ ${#why[@]} -gt 0 ]; then res=FAIL; fi
+	if is_xfail "$name"; then [ $res = PASS ] && res=XPASS || res=XFAIL; fi
+	RESULT[$name]=$res; WALL[$name]=$wall; PKTS[$name]=${roce:-0}
+	WHY[$name]=$(IFS=';'; echo "${why[*]:-}")
+	log "$res $name (${wall} s, ${roce:-0} RoCE packets)${WHY[$name]:+: ${WHY[$name]}}"
+	[ "${KEEP_NS:-0}" = 1 ] || net_down
+}
+
+# ------------------------------------------------------------------ main
+[ $# -ge 1 ] || set -- all
+case $1 in
+list)
+	for n in "${ORDER[@]}"; do printf '%-24s %-13s %s\n' "$n" "${ROLE[$n]}" "$(opt "$n" desc)"; done
+	exit 0 ;;
+netdown) net_down; exit 0 ;;
+esac
+[ "$(id -u)" = 0 ] || die "needs root (network namespaces, taps, qemu)"
+
+# resolve names/globs against the table, keeping its order
+declare -a RUN=()
+for arg in "$@"; do
+	[ "$arg" = all ] && arg='*'
+	found=0
+	for n in "${ORDER[@]}"; do
+		if [[ $n == $arg ]]; then found=1; [[ " ${RUN[*]:-} " == *" $n "* ]] || RUN+=("$n"); fi
+	done
+	[ $found = 1 ] || die "no scenario matches '$arg' (interop/run.sh list)"
+done
+
+if [ "${NO_BUILD:-0}" != 1 ]; then
+	"$HERE/build.sh" | tail -1 || die "image build failed"
+	mkdir -p "$BIN"
+	# ibdump and ibpeer from the checkout. A working tree that does not build (someone mid-edit)
+	# falls back to HEAD, loudly; ibpeer that does not build at all leaves the ibpeer scenarios to fail.
+	for cmd in ibdump ibpeer; do
+		rm -f "$BIN/$cmd"
+		if ! (cd "$REPO" && go build -o "$BIN/$cmd" "./cmd/$cmd") 2>"$C/$cmd.build.log"; then
+			log "WARNING: ./cmd/$cmd does not build in the working tree ($(head -2 "$C/$cmd.build.log" | tr '\n' ' ')); building it from HEAD"
+			rm -rf "$C/src-head" && mkdir -p "$C/src-head"
+			(cd "$REPO" && git archive HEAD | tar -x -C "$C/src-head") &&
+				(cd "$C/src-head" && go build -o "$BIN/$cmd" "./cmd/$cmd") 2>>"$C/$cmd.build.log" ||
+				log "WARNING: ./cmd/$cmd does not build from HEAD either; see $C/$cmd.build.log"
+		fi
+	done
+fi
+[ -x "$BIN/ibdump" ] || die "no ibdump in $BIN"
+[ -f "$C/rootfs.img" ] || die "no guest image in $C (interop/build.sh)"
+
+mkdir -p "$OUTROOT"
+exec 9>"$OUTROOT/.lock"
+flock -n 9 || die "another interop run holds $OUTROOT/.lock"
+RUNDIR=$OUTROOT/$(date -u +%Y%m%dT%H%M%SZ)
+mkdir -p "$RUNDIR" && ln -sfn "$RUNDIR" "$OUTROOT/latest"
+log "${#RUN[@]} scenario(s); results in $RUNDIR${XFAIL:+; expected to fail: $XFAIL}"
+trap 'net_down; exit 130' INT TERM
+
+T0=$(date +%s)
+for n in "${RUN[@]}"; do run_one "$n"; done
+
+echo
+printf '%-24s %-13s %-6s %7s %6s  %s\n' SCENARIO ROLE RESULT WALL_S ROCE WHY
+for n in "${RUN[@]}"; do
+	printf '%-24s %-13s %-6s %7s %6s  %s\n' "$n" "${ROLE[$n]}" "${RESULT[$n]}" "${WALL[$n]}" "${PKTS[$n]}" "${WHY[$n]}"
+done | tee "$RUNDIR/summary.txt"
+bad=$(grep -cE '^[^ ]+ +[^ ]+ +(FAIL|XPASS) ' "$RUNDIR/summary.txt")
+echo "$(grep -c ' PASS ' "$RUNDIR/summary.txt") passed, $bad failed, $(grep -c ' XFAIL ' "$RUNDIR/summary.txt") expected failures, $(($(date +%s) - T0)) s; logs and captures in $RUNDIR"
+[ "$bad" = 0 ]

@@ -1,0 +1,132 @@
+# Interop scenarios: the one table run.sh reads (sourced, not executed).
+#
+#   def NAME ROLE 'CLIENT COMMAND' 'SERVER COMMAND' [key=value ...]
+#
+# ROLE says where each command runs:
+#   rxe-rxe       client in guest a (192.168.77.11), server in guest b (192.168.77.12): a baseline
+#                 between two Linux rxe devices; an optional host= command runs beside them
+#   guest-client  client in guest a, server on the host side of the bridge (192.168.77.1, ibpeer)
+#   guest-server  server in guest a, client on the host side of the bridge
+# Host commands run inside the private netns with the freshly built ibpeer and ibdump first on PATH.
+#
+# keys:
+#   expect_client= / expect_server= / expect_host=  extended regexp the side's output must match
+#                  (each side must also exit 0; a scenario without an expectation for a side only
+#                  checks its exit status)
+#   loss=N%        netem loss on eth0 egress of every guest (the host kernel has no sch_netem)
+#   mtu=N          netdev MTU of the guests, taps and bridge (1500 -> rxe active_mtu 1024)
+#   listen=tcp|sleep  how a guest server signals readiness: a TCP listener on 18515 (the tools'
+#                  out-of-band port) or 2 s (RDMA CM tools have no TCP listener)
+#   min_roce=N     the capture must hold at least N RoCE packets (default 1)
+#   timeout=S      seconds each side may run (default 120)
+#   desc=TEXT      one line for the listing
+#
+# Guests: rxe0 on eth0, GID index 1 = ::ffff:<IPv4> (RoCEv2), active MTU 1024. The ibpeer command
+# lines follow issue 8 and ENDPOINT.md §2: each compatibility mode takes the tool's own flags
+# (-s size, -n iterations, -A atomic, -C count, ...) plus --bind <host IP>, the address whose
+# ::ffff-mapped GID ibpeer advertises; a trailing address or -a/-s names the peer as the tool does.
+
+GA=192.168.77.11   # guest a
+GB=192.168.77.12   # guest b
+HOST=192.168.77.1  # host side of br0: ibpeer binds here
+
+PT="-d rxe0 -x 1 -F"   # perftest on rxe: device, RoCEv2 GID index, no CPU-frequency warning
+PP="-d rxe0 -g 1"      # ibv_*_pingpong on rxe: device, RoCEv2 GID index
+
+# What success prints.
+OK_PP='[0-9]+ iters in [0-9.]+ seconds'                      # ibv_*_pingpong, both sides
+OK_BW='^ *[0-9]+ +[0-9]+ +[0-9.]+ +[0-9.]+ +[0-9.]+'         # perftest result row (#bytes #iterations BW...)
+OK_RPING_C='rdma-ping-9:'                                     # rping -v: the 10th ping's data
+OK_UCM='test complete'                                        # ucmatose, both sides
+
+# ---- (a) rxe <-> rxe baselines: prove the harness, and the numbers ibpeer is compared with -------
+def rxe_rc_pingpong rxe-rxe "ibv_rc_pingpong $PP -n 100 $GB" "ibv_rc_pingpong $PP -n 100" \
+	expect_client="$OK_PP" expect_server="$OK_PP" desc="rxe<->rxe ibv_rc_pingpong, default size 4096 x 100"
+def rxe_write_bw rxe-rxe "ib_write_bw $PT -n 200 $GB" "ib_write_bw $PT -n 200" \
+	expect_client="$OK_BW" expect_server="$OK_BW" desc="rxe<->rxe ib_write_bw, default size 65536 x 200"
+def rxe_read_bw rxe-rxe "ib_read_bw $PT -n 200 $GB" "ib_read_bw $PT -n 200" \
+	expect_client="$OK_BW" expect_server="$OK_BW" desc="rxe<->rxe ib_read_bw, default size 65536 x 200"
+def rxe_write_bw_loss rxe-rxe "ib_write_bw $PT -s 4096 -n 200 $GB" "ib_write_bw $PT -s 4096 -n 200" loss=2% \
+	expect_client="$OK_BW" expect_server="$OK_BW" desc="rxe<->rxe ib_write_bw 4096 x 200, netem loss 2% in both guests"
+def rxe_rping rxe-rxe "rping -c -a $GB -v -V -C 10" "rping -s -a $GB -v -V -C 10" listen=sleep \
+	expect_client="$OK_RPING_C" desc="rxe<->rxe rping -v -V -C 10 (RDMA CM on QP1)"
+
+# ---- host-side diagnostics: prove both host roles with plain tools -----------------------------
+def diag_host_sniff rxe-rxe "ibv_rc_pingpong $PP -n 20 $GB" "ibv_rc_pingpong $PP -n 20" \
+	host="ibdump -i br0 -c 20" expect_host='RoCEv2 192\.168\.77\.1[12]\.[0-9]+ > 192\.168\.77\.1[12]\.4791: RC Send' \
+	expect_client="$OK_PP" expect_server="$OK_PP" desc="rxe<->rxe pingpong while the host sniffs br0 live with ibdump -i -c 20"
+def diag_host_ping guest-server "ping -c 3 -W 5 $GA" "timeout 60 tcpdump -n -l -i eth0 -c 3 'icmp[icmptype] == icmp-echo'" \
+	listen=sleep min_roce=0 expect_client='3 received' expect_server='3 packets captured' \
+	desc="host client (ping) -> guest server (tcpdump): host-client plumbing, no RDMA"
+def diag_guest_ping guest-client "ping -c 3 -W 5 $HOST" "timeout 60 tcpdump -n -l -i br0 -c 3 'icmp[icmptype] == icmp-echo'" \
+	min_roce=0 expect_client='3 received' expect_server='3 packets captured' \
+	desc="guest client (ping) -> host server (tcpdump): guest-client plumbing, no RDMA"
+
+# ---- (b) issue 8: each tool against ibpeer, in both roles ---------------------------------------
+# ibv_*_pingpong: OOB TCP 18515, 52-byte "LLLL:QQQQQQ:PPPPPP:GID" messages (ENDPOINT.md §2.1)
+def peer_rc_pingpong_gc guest-client "ibv_rc_pingpong $PP -n 100 $HOST" "ibpeer pingpong --rc --bind $HOST -n 100" \
+	expect_client="$OK_PP" expect_server="$OK_PP" desc="ibv_rc_pingpong (guest, client) -> ibpeer pingpong --rc (server), 4096 x 100"
+def peer_rc_pingpong_gs guest-server "ibpeer pingpong --rc --bind $HOST -n 100 $GA" "ibv_rc_pingpong $PP -n 100" \
+	expect_client="$OK_PP" expect_server="$OK_PP" desc="ibpeer pingpong --rc (client) -> ibv_rc_pingpong (guest, server), 4096 x 100"
+def peer_rc_pingpong_8k_gc guest-client "ibv_rc_pingpong $PP -s 8192 -n 100 $HOST" "ibpeer pingpong --rc --bind $HOST -s 8192 -n 100" \
+	expect_client="$OK_PP" expect_server="$OK_PP" desc="ibv_rc_pingpong -s 8192 (guest, client) -> ibpeer (server)"
+def peer_rc_pingpong_8k_gs guest-server "ibpeer pingpong --rc --bind $HOST -s 8192 -n 100 $GA" "ibv_rc_pingpong $PP -s 8192 -n 100" \
+	expect_client="$OK_PP" expect_server="$OK_PP" desc="ibpeer pingpong --rc -s 8192 (client) -> ibv_rc_pingpong (guest, server)"
+def peer_uc_pingpong_gc guest-client "ibv_uc_pingpong $PP -n 100 $HOST" "ibpeer pingpong --uc --bind $HOST -n 100" \
+	expect_client="$OK_PP" expect_server="$OK_PP" desc="ibv_uc_pingpong (guest, client) -> ibpeer pingpong --uc (server)"
+def peer_uc_pingpong_gs guest-server "ibpeer pingpong --uc --bind $HOST -n 100 $GA" "ibv_uc_pingpong $PP -n 100" \
+	expect_client="$OK_PP" expect_server="$OK_PP" desc="ibpeer pingpong --uc (client) -> ibv_uc_pingpong (guest, server)"
+def peer_ud_pingpong_gc guest-client "ibv_ud_pingpong $PP -n 100 $HOST" "ibpeer pingpong --ud --bind $HOST -n 100" \
+	expect_client="$OK_PP" expect_server="$OK_PP" desc="ibv_ud_pingpong (guest, client) -> ibpeer pingpong --ud (server), 1024 x 100"
+def peer_ud_pingpong_gs guest-server "ibpeer pingpong --ud --bind $HOST -n 100 $GA" "ibv_ud_pingpong $PP -n 100" \
+	expect_client="$OK_PP" expect_server="$OK_PP" desc="ibpeer pingpong --ud (client) -> ibv_ud_pingpong (guest, server)"
+
+# perftest TCP mode: version "6.06", 108-byte pingpong_dest records (ENDPOINT.md §2.2)
+def peer_write_bw_gc guest-client "ib_write_bw $PT -n 200 $HOST" "ibpeer perftest write --bind $HOST -n 200" \
+	expect_client="$OK_BW" expect_server="$OK_BW" desc="ib_write_bw (guest, client) -> ibpeer perftest write (server), 65536 x 200"
+def peer_write_bw_gs guest-server "ibpeer perftest write --bind $HOST -n 200 $GA" "ib_write_bw $PT -n 200" \
+	expect_client="$OK_BW" expect_server="$OK_BW" desc="ibpeer perftest write (client) -> ib_write_bw (guest, server)"
+def peer_read_bw_gc guest-client "ib_read_bw $PT -n 200 $HOST" "ibpeer perftest read --bind $HOST -n 200" \
+	expect_client="$OK_BW" expect_server="$OK_BW" desc="ib_read_bw (guest, client) -> ibpeer perftest read (server)"
+def peer_read_bw_gs guest-server "ibpeer perftest read --bind $HOST -n 200 $GA" "ib_read_bw $PT -n 200" \
+	expect_client="$OK_BW" expect_server="$OK_BW" desc="ibpeer perftest read (client) -> ib_read_bw (guest, server)"
+def peer_send_bw_gc guest-client "ib_send_bw $PT -n 200 $HOST" "ibpeer perftest send --bind $HOST -n 200" \
+	expect_client="$OK_BW" expect_server="$OK_BW" desc="ib_send_bw (guest, client) -> ibpeer perftest send (server)"
+def peer_send_bw_gs guest-server "ibpeer perftest send --bind $HOST -n 200 $GA" "ib_send_bw $PT -n 200" \
+	expect_client="$OK_BW" expect_server="$OK_BW" desc="ibpeer perftest send (client) -> ib_send_bw (guest, server)"
+def peer_atomic_fadd_gc guest-client "ib_atomic_bw $PT -n 200 $HOST" "ibpeer perftest atomic --bind $HOST -n 200" \
+	expect_client="$OK_BW" expect_server="$OK_BW" desc="ib_atomic_bw FETCH_AND_ADD (guest, client) -> ibpeer perftest atomic (server)"
+def peer_atomic_fadd_gs guest-server "ibpeer perftest atomic --bind $HOST -n 200 $GA" "ib_atomic_bw $PT -n 200" \
+	expect_client="$OK_BW" expect_server="$OK_BW" desc="ibpeer perftest atomic (client) -> ib_atomic_bw FETCH_AND_ADD (guest, server)"
+def peer_atomic_cas_gc guest-client "ib_atomic_bw $PT -A CMP_AND_SWAP -n 200 $HOST" "ibpeer perftest atomic -A CMP_AND_SWAP --bind $HOST -n 200" \
+	expect_client="$OK_BW" expect_server="$OK_BW" desc="ib_atomic_bw -A CMP_AND_SWAP (guest, client) -> ibpeer (server)"
+def peer_atomic_cas_gs guest-server "ibpeer perftest atomic -A CMP_AND_SWAP --bind $HOST -n 200 $GA" "ib_atomic_bw $PT -A CMP_AND_SWAP -n 200" \
+	expect_client="$OK_BW" expect_server="$OK_BW" desc="ibpeer perftest atomic -A CMP_AND_SWAP (client) -> ib_atomic_bw (guest, server)"
+
+# RDMA CM over QP1 (ENDPOINT.md §2.3): rping, ucmatose, perftest -R
+def peer_rping_gc guest-client "rping -c -a $HOST -v -V -C 10" "ibpeer rping -s -a $HOST -v -V -C 10" \
+	expect_client="$OK_RPING_C" desc="rping -c (guest) -> ibpeer rping -s (server), 10 pings, data validated"
+def peer_rping_gs guest-server "ibpeer rping -c -I $HOST -a $GA -v -V -C 10" "rping -s -a $GA -v -V -C 10" listen=sleep \
+	expect_client="$OK_RPING_C" desc="ibpeer rping -c (client) -> rping -s (guest, server)"
+def peer_ucmatose_gc guest-client "ucmatose -s $HOST" "ibpeer serve --bind $HOST --cm 7471" \
+	expect_client="$OK_UCM" desc="ucmatose client (guest) -> ibpeer serve --cm 7471 (ucmatose's port)"
+def peer_ucmatose_gs guest-server "ibpeer ucmatose --bind $HOST -s $GA" "ucmatose" listen=sleep \
+	expect_client="$OK_UCM" expect_server="$OK_UCM" desc="ibpeer ucmatose (client) -> ucmatose server (guest)"
+def peer_write_bw_cm_gc guest-client "ib_write_bw -d rxe0 -R -F -n 200 $HOST" "ibpeer perftest write -R --bind $HOST -n 200" \
+	expect_client="$OK_BW" expect_server="$OK_BW" desc="ib_write_bw -R (guest, client) -> ibpeer perftest write -R (server)"
+def peer_write_bw_cm_gs guest-server "ibpeer perftest write -R --bind $HOST -n 200 $GA" "ib_write_bw -d rxe0 -R -F -n 200" listen=sleep \
+	expect_client="$OK_BW" expect_server="$OK_BW" desc="ibpeer perftest write -R (client) -> ib_write_bw -R (guest, server)"
+
+# ---- (c) 2% loss injected inside the guest (netem on eth0 egress) -------------------------------
+def peer_write_bw_loss_gc guest-client "ib_write_bw $PT -s 4096 -n 200 $HOST" "ibpeer perftest write --bind $HOST -s 4096 -n 200" loss=2% \
+	expect_client="$OK_BW" expect_server="$OK_BW" desc="ib_write_bw (guest, client, 2% loss) -> ibpeer (server)"
+def peer_write_bw_loss_gs guest-server "ibpeer perftest write --bind $HOST -s 4096 -n 200 $GA" "ib_write_bw $PT -s 4096 -n 200" loss=2% \
+	expect_client="$OK_BW" expect_server="$OK_BW" desc="ibpeer perftest write (client) -> ib_write_bw (guest, server, 2% loss)"
+def peer_read_bw_loss_gc guest-client "ib_read_bw $PT -s 4096 -n 200 $HOST" "ibpeer perftest read --bind $HOST -s 4096 -n 200" loss=2% \
+	expect_client="$OK_BW" expect_server="$OK_BW" desc="ib_read_bw (guest, client, 2% loss) -> ibpeer (server)"
+def peer_read_bw_loss_gs guest-server "ibpeer perftest read --bind $HOST -s 4096 -n 200 $GA" "ib_read_bw $PT -s 4096 -n 200" loss=2% \
+	expect_client="$OK_BW" expect_server="$OK_BW" desc="ibpeer perftest read (client) -> ib_read_bw (guest, server, 2% loss)"
+def peer_rping_loss_gc guest-client "rping -c -a $HOST -v -V -C 10" "ibpeer rping -s -a $HOST -v -V -C 10" loss=2% \
+	expect_client="$OK_RPING_C" desc="rping -c (guest, 2% loss) -> ibpeer rping -s, data validated"
+def peer_rping_loss_gs guest-server "ibpeer rping -c -I $HOST -a $GA -v -V -C 10" "rping -s -a $GA -v -V -C 10" loss=2% listen=sleep \
+	expect_client="$OK_RPING_C" desc="ibpeer rping -c -> rping -s (guest, 2% loss), data validated"
