@@ -1,0 +1,644 @@
+package tui
+
+import (
+	"context"
+	"errors"
+	"io"
+	"os"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/ibwire/ibwire/capture"
+	"github.com/ibwire/ibwire/decode"
+	"github.com/ibwire/ibwire/dfilter"
+)
+
+// Source is what a capture file reader and a live capture have in common.
+type Source interface {
+	NextInto(*capture.Packet) error
+}
+
+// statsSource is a live capture that counts the kernel's drops.
+type statsSource interface {
+	Stats() (capture.Stats, error)
+}
+
+// mark packs what the packet list needs to know about a packet without
+// decoding it: its conversation, direction and worst finding's severity.
+// Four bytes a packet is the whole per-packet cost of the index besides the
+// checkpoints.
+type mark uint32
+
+func newMark(a *decode.PacketAnalysis) mark {
+	conv := min(a.Conv, 1<<27-1)
+	return mark(conv<<5 | uint32(a.Dir&3)<<3 | uint32(a.Severity&7))
+}
+
+func (m mark) conv() uint32              { return uint32(m) >> 5 }
+func (m mark) dir() uint8                { return uint8(m>>3) & 3 }
+func (m mark) severity() decode.Severity { return decode.Severity(m & 7) }
+
+// anomaly keeps the whole analysis of a packet that has findings, so that
+// the detail view shows it without running the analysis again; packets
+// without findings keep only their mark.
+type anomaly struct {
+	frame uint32
+	a     decode.PacketAnalysis
+}
+
+// latencySnap is one row of -z latency, copied out of the loader's
+// histograms: a summary and the distribution as quantiles (0, 0.5%, ... 100%).
+type latencySnap struct {
+	name      string
+	summary   decode.LatencySummary
+	quantiles [201]time.Duration
+}
+
+// Model is the capture as ibtui knows it: a spool of the frames on disk,
+// an index of a few bytes a packet, and what the conversation analysis
+// found, filled by a loader goroutine while the UI reads it. Every exported
+// method is safe for concurrent use.
+type Model struct {
+	name    string
+	options decode.Options
+	file    *os.File // the spool, for ReadAt
+
+	mu          sync.RWMutex
+	count       int     // packets indexed and readable
+	end         int64   // spool bytes flushed
+	checkpoints []int64 // spool offset of packet k*checkpointEvery+1
+	marks       []mark
+	anomalies   []anomaly
+	first       time.Time
+	last        time.Time
+	convs       []decode.Conversation
+	expert      []decode.ExpertRow
+	latency     []latencySnap
+	done        bool
+	err         error
+	rate        float64 // packets a second, over the last publication interval
+	received    uint64
+	dropped     uint64
+	filterExpr  string
+	filter      *dfilter.Filter
+	shown       []uint32 // frames -Y shows, nil without a filter
+	filtering   bool     // a new filter is being applied to the loaded packets
+	version     uint64   // bumped by every change
+
+	filterReq chan string
+	notify    func()
+}
+
+// Options set up a Model.
+type Options struct {
+	Name    string         // the source's name, for the status bar
+	Decode  decode.Options // -d, --dc
+	Filter  string         // the display filter to start with
+	Count   int            // stop after this many packets (0: all)
+	TempDir string         // where the spool goes ("" is os.TempDir)
+	// Notify is called (from the loader goroutine, never under a lock)
+	// whenever the model changed; the UI batches a redraw on it.
+	Notify func()
+	// Streaming says the source may block between packets (stdin, live):
+	// each frame is then handed over as it comes rather than in batches.
+	Streaming bool
+	// Publish is how often the loader publishes while packets flow
+	// (default 100 ms).
+	Publish time.Duration
+}
+
+// NewModel starts loading src in the background; cancelling ctx stops it.
+// The filter, if any, must compile.
+func NewModel(ctx context.Context, src Source, opts Options) (*Model, error) {
+	var f *dfilter.Filter
+	if opts.Filter != "" {
+		var err error
+		if f, err = dfilter.Compile(opts.Filter); err != nil {
+			return nil, err
+		}
+	}
+	sp, err := newSpool(opts.TempDir)
+	if err != nil {
+		return nil, err
+	}
+	m := &Model{name: opts.Name, options: opts.Decode, file: sp.f, filterExpr: opts.Filter, filter: f,
+		filterReq: make(chan string, 1), notify: opts.Notify}
+	if f != nil {
+		m.shown = []uint32{}
+	}
+	if m.notify == nil {
+		m.notify = func() {}
+	}
+	publish := opts.Publish
+	if publish <= 0 {
+		publish = 100 * time.Millisecond
+	}
+	go m.load(ctx, src, sp, opts.Count, publish, opts.Streaming)
+	return m, nil
+}
+
+// Close releases the spool. The loader must have stopped (its context
+// cancelled) or finished.
+func (m *Model) Close() error { return m.file.Close() }
+
+// loaded is one frame the reader goroutine hands to the loader.
+type loaded struct {
+	in  decode.Input
+	err error
+}
+
+// load reads src on one goroutine and indexes on this one, so that a
+// source that blocks (stdin, a quiet interface) does not stop publication.
+func (m *Model) load(ctx context.Context, src Source, sp *spoolWriter, limit int, every time.Duration, streaming bool) {
+	frames := make(chan []loaded, 4)
+	go func() {
+		defer close(frames)
+		var cp capture.Packet
+		batch := make([]loaded, 0, 256)
+		n := 0
+		send := func() bool {
+			select {
+			case frames <- batch:
+				batch = make([]loaded, 0, 256)
+				return true
+			case <-ctx.Done():
+				return false
+			}
+		}
+		for limit == 0 || n < limit {
+			err := src.NextInto(&cp)
+			if err != nil {
+				if !errors.Is(err, io.EOF) {
+					batch = append(batch, loaded{err: err})
+				}
+				break
+			}
+			n++
+			batch = append(batch, loaded{in: decode.Input{Number: n, Time: cp.Info.Timestamp, Length: cp.Info.Length,
+				LinkType: uint32(cp.LinkType), Interface: cp.Interface, Data: append([]byte(nil), cp.Data...)}})
+			// A full batch goes at once; a partial one when the source
+			// has nothing more buffered (see below), so live packets show
+			// without waiting for 256 of them.
+			if len(batch) == cap(batch) || streaming {
+				if !send() {
+					return
+				}
+			}
+		}
+		if len(batch) > 0 {
+			send()
+		}
+	}()
+
+	st := newLoadState(m, sp)
+	if s, ok := src.(statsSource); ok {
+		st.src, st.live = s, true
+	}
+	tick := time.NewTicker(every)
+	defer tick.Stop()
+	lastPublish, lastCount := time.Now(), 0
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case expr := <-m.filterReq:
+			st.refilter(ctx, expr)
+		case batch, ok := <-frames:
+			if !ok {
+				st.finish()
+				// Keep serving filter changes until the viewer goes.
+				frames = nil
+				continue
+			}
+			for i := range batch {
+				if batch[i].err != nil {
+					st.fail(batch[i].err)
+					continue
+				}
+				st.add(&batch[i].in)
+			}
+			if st.pendingCount() >= 1<<16 {
+				st.publish(false, &lastPublish, &lastCount)
+			}
+		case <-tick.C:
+			if frames != nil && (st.pendingCount() > 0 || st.live) {
+				st.publish(false, &lastPublish, &lastCount)
+			}
+		}
+	}
+}
+
+// loadState is the loader's own state: nothing here is shared.
+type loadState struct {
+	m        *Model
+	sp       *spoolWriter
+	dec      *decode.Decoder
+	an       *decode.Analyzer
+	lat      *decode.LatencyStat
+	filter   *dfilter.Filter
+	count    int
+	cps      []int64
+	marks    []mark
+	anom     []anomaly
+	shown    []uint32
+	first    time.Time
+	last     time.Time
+	live     bool
+	src      statsSource
+	lastSnap time.Time
+}
+
+func newLoadState(m *Model, sp *spoolWriter) *loadState {
+	st := &loadState{m: m, sp: sp, dec: decode.NewDecoder(m.options), lat: decode.NewLatencyStat(), filter: m.filter}
+	st.an = decode.NewAnalyzer(decode.AnalyzerOptions{OnLatency: st.lat.AddLatency})
+	return st
+}
+
+func (st *loadState) pendingCount() int { return len(st.marks) }
+
+func (st *loadState) add(in *decode.Input) {
+	off, err := st.sp.add(in)
+	if err != nil {
+		st.fail(err)
+		return
+	}
+	if st.count%checkpointEvery == 0 {
+		st.cps = append(st.cps, off)
+	}
+	st.count++
+	if st.count == 1 {
+		st.first = in.Time
+	}
+	st.last = in.Time
+	p := st.dec.Decode(*in)
+	st.an.Analyze(p)
+	st.lat.Add(p)
+	st.marks = append(st.marks, newMark(&p.Analysis))
+	if p.Analysis.Findings != 0 {
+		st.anom = append(st.anom, anomaly{frame: uint32(in.Number), a: p.Analysis})
+	}
+	if st.filter != nil && st.filter.Match(p) {
+		st.shown = append(st.shown, uint32(in.Number))
+	}
+}
+
+func (st *loadState) fail(err error) {
+	st.m.mu.Lock()
+	if st.m.err == nil {
+		st.m.err = err
+	}
+	st.m.mu.Unlock()
+}
+
+// publish makes what was loaded since the last call visible, and
+// refreshes the analysis snapshots when they are due (always at the end).
+func (st *loadState) publish(final bool, lastPublish *time.Time, lastCount *int) {
+	if err := st.sp.flush(); err != nil {
+		st.fail(err)
+	}
+	now := time.Now()
+	snap := final || now.Sub(st.lastSnap) >= 250*time.Millisecond
+	var convs []decode.Conversation
+	var expert []decode.ExpertRow
+	var lat []latencySnap
+	if snap {
+		st.lastSnap = now
+		convs = st.an.Conversations()
+		expert = st.an.Expert().Rows()
+		for i := range expert {
+			expert[i].Frames = append([]uint32(nil), expert[i].Frames...)
+		}
+		for _, r := range st.lat.Rows() {
+			if r.Count() == 0 {
+				continue
+			}
+			s := latencySnap{name: r.Name, summary: r.Summarize()}
+			for i := range s.quantiles {
+				s.quantiles[i] = r.Quantile(float64(i) / float64(len(s.quantiles)-1))
+			}
+			lat = append(lat, s)
+		}
+	}
+	var stats capture.Stats
+	if st.src != nil {
+		stats, _ = st.src.Stats()
+	}
+	m := st.m
+	m.mu.Lock()
+	m.count = st.count
+	m.end = st.sp.off
+	m.checkpoints = append(m.checkpoints, st.cps...)
+	m.marks = append(m.marks, st.marks...)
+	m.anomalies = append(m.anomalies, st.anom...)
+	if m.filter == st.filter && m.filter != nil && !m.filtering {
+		m.shown = append(m.shown, st.shown...)
+	}
+	m.first, m.last = st.first, st.last
+	if snap {
+		m.convs, m.expert, m.latency = convs, expert, lat
+	}
+	if dt := now.Sub(*lastPublish).Seconds(); dt > 0 {
+		m.rate = float64(st.count-*lastCount) / dt
+	}
+	m.received, m.dropped = stats.Received, stats.Dropped
+	if final {
+		m.done = true
+		m.rate = 0
+	}
+	m.version++
+	m.mu.Unlock()
+	*lastPublish, *lastCount = now, st.count
+	st.cps, st.marks, st.anom, st.shown = st.cps[:0], st.marks[:0], st.anom[:0], st.shown[:0]
+	m.notify()
+}
+
+func (st *loadState) finish() {
+	st.an.Finish()
+	var t time.Time
+	n := 0
+	st.publish(true, &t, &n)
+}
+
+// refilter applies a new display filter to every packet loaded so far (a
+// second decoder and analyzer over the spool: ibwire.analysis fields need
+// the analysis), then lets loading go on with it.
+func (st *loadState) refilter(ctx context.Context, expr string) {
+	var f *dfilter.Filter
+	if expr != "" {
+		var err error
+		if f, err = dfilter.Compile(expr); err != nil {
+			return // the filter bar only sends filters that compile
+		}
+	}
+	// Publish first, so that the rescan covers exactly what is published
+	// and the new packets are matched by st.filter from here on.
+	var t time.Time
+	n := st.count
+	st.publish(false, &t, &n)
+	st.filter = f
+	var shown []uint32
+	if f != nil {
+		shown = []uint32{}
+		err := st.m.Scan(ctx, st.count, func(p *decode.Packet) bool {
+			if f.Match(p) {
+				shown = append(shown, uint32(p.Number))
+			}
+			select {
+			case expr := <-st.m.filterReq:
+				// A newer filter replaces this one: start over with it
+				// (unless a newer still is already waiting).
+				select {
+				case st.m.filterReq <- expr:
+				default:
+				}
+				return false
+			default:
+				return true
+			}
+		})
+		if err != nil {
+			return
+		}
+		select {
+		case next := <-st.m.filterReq:
+			select {
+			case st.m.filterReq <- next:
+			default:
+			}
+			return
+		default:
+		}
+	}
+	m := st.m
+	m.mu.Lock()
+	m.filter, m.filterExpr, m.shown, m.filtering = f, expr, shown, false
+	m.version++
+	m.mu.Unlock()
+	m.notify()
+}
+
+// SetFilter asks the loader to apply expr (which must compile; "" clears
+// the filter). It returns at once; the packet list changes when the loaded
+// packets have been filtered.
+func (m *Model) SetFilter(expr string) error {
+	if expr != "" {
+		if _, err := dfilter.Compile(expr); err != nil {
+			return err
+		}
+	}
+	m.mu.Lock()
+	m.filtering = true
+	m.filterExpr = expr
+	m.version++
+	m.mu.Unlock()
+	// Replace a request the loader has not taken yet.
+	for {
+		select {
+		case m.filterReq <- expr:
+			return nil
+		default:
+			select {
+			case <-m.filterReq:
+			default:
+			}
+		}
+	}
+}
+
+// Status is what the status bar shows.
+type Status struct {
+	Name       string
+	Packets    int
+	Displayed  int
+	Filter     string
+	Filtering  bool
+	Done       bool
+	Err        error
+	Rate       float64
+	Received   uint64
+	Dropped    uint64
+	First      time.Time
+	Last       time.Time
+	Version    uint64
+	HasFilter  bool
+	Anomalies  int
+	Convs      int
+	ExpertRows int
+}
+
+// Status returns a consistent snapshot of the counters.
+func (m *Model) Status() Status {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	s := Status{Name: m.name, Packets: m.count, Displayed: m.count, Filter: m.filterExpr, Filtering: m.filtering,
+		Done: m.done, Err: m.err, Rate: m.rate, Received: m.received, Dropped: m.dropped, First: m.first, Last: m.last,
+		Version: m.version, HasFilter: m.filter != nil, Anomalies: len(m.anomalies), Convs: len(m.convs), ExpertRows: len(m.expert)}
+	if m.filter != nil {
+		s.Displayed = len(m.shown)
+	}
+	return s
+}
+
+// Displayed returns how many packets the list shows.
+func (m *Model) Displayed() int {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	if m.filter != nil {
+		return len(m.shown)
+	}
+	return m.count
+}
+
+// Frame returns the frame number of the i-th (0-based) displayed packet.
+func (m *Model) Frame(i int) int {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	if m.filter != nil {
+		if i < 0 || i >= len(m.shown) {
+			return 0
+		}
+		return int(m.shown[i])
+	}
+	if i < 0 || i >= m.count {
+		return 0
+	}
+	return i + 1
+}
+
+// Row returns the displayed row of frame (its index in the list), or the
+// row of the nearest displayed frame after it, and whether it is shown.
+func (m *Model) Row(frame int) (int, bool) {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	if m.filter == nil {
+		return min(max(frame-1, 0), max(m.count-1, 0)), frame >= 1 && frame <= m.count
+	}
+	i := sort.Search(len(m.shown), func(i int) bool { return int(m.shown[i]) >= frame })
+	ok := i < len(m.shown) && int(m.shown[i]) == frame
+	return min(i, max(len(m.shown)-1, 0)), ok
+}
+
+// Conversations returns the latest snapshot of the conversation table.
+func (m *Model) Conversations() []decode.Conversation {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	return m.convs
+}
+
+// Expert returns the latest snapshot of the expert findings.
+func (m *Model) Expert() []decode.ExpertRow {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	return m.expert
+}
+
+func (m *Model) latencySnaps() []latencySnap {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	return m.latency
+}
+
+// markOf returns frame's mark and, if it had findings, its whole analysis.
+func (m *Model) analysisOf(frame int) (decode.PacketAnalysis, mark) {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	if frame < 1 || frame > len(m.marks) {
+		return decode.PacketAnalysis{}, 0
+	}
+	mk := m.marks[frame-1]
+	i := sort.Search(len(m.anomalies), func(i int) bool { return int(m.anomalies[i].frame) >= frame })
+	if i < len(m.anomalies) && int(m.anomalies[i].frame) == frame {
+		return m.anomalies[i].a, mk
+	}
+	return decode.PacketAnalysis{Conv: mk.conv(), Dir: mk.dir(), Severity: mk.severity()}, mk
+}
+
+// span returns the spool bytes that hold frames [from, to] (1-based,
+// inclusive) rounded out to checkpoints, and the number of the first frame
+// the span starts with.
+func (m *Model) span(from, to int) (start, end int64, first int, ok bool) {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	if from < 1 || to > m.count || from > to {
+		return 0, 0, 0, false
+	}
+	k := (from - 1) / checkpointEvery
+	start = m.checkpoints[k]
+	first = k*checkpointEvery + 1
+	end = m.end
+	if e := (to-1)/checkpointEvery + 1; e < len(m.checkpoints) {
+		end = m.checkpoints[e]
+	}
+	return start, end, first, true
+}
+
+func (m *Model) firstTime() time.Time {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	return m.first
+}
+
+// Scan decodes and analyses frames 1..upto in order from the spool with a
+// decoder and analyzer of its own, calling fn on each until it returns
+// false. The views that need every packet of a connection (Follow, PSN
+// graph, I/O graph) use it from their own goroutines.
+func (m *Model) Scan(ctx context.Context, upto int, fn func(p *decode.Packet) bool) error {
+	return m.scan(ctx, upto, nil, fn)
+}
+
+// ScanAnalyzed is Scan with an Analyzer whose options the caller sets
+// (OnLatency, OnFinding).
+func (m *Model) scan(ctx context.Context, upto int, opts *decode.AnalyzerOptions, fn func(p *decode.Packet) bool) error {
+	dec := decode.NewDecoder(m.options)
+	var ao decode.AnalyzerOptions
+	if opts != nil {
+		ao = *opts
+	}
+	an := decode.NewAnalyzer(ao)
+	const chunk = 1 << 20
+	var buf []byte
+	for from := 1; from <= upto; {
+		to := min(upto, from+chunk/128)
+		start, end, first, ok := m.span(from, to)
+		if !ok {
+			return errBadSpool
+		}
+		var err error
+		if buf, err = readSpan(m.file, start, end, buf); err != nil {
+			return err
+		}
+		stop := false
+		err = parseRecords(buf, first, func(in decode.Input) bool {
+			if in.Number > upto {
+				return false
+			}
+			p := dec.Decode(in)
+			an.Analyze(p)
+			if !fn(p) {
+				stop = true
+				return false
+			}
+			return true
+		})
+		if err != nil {
+			return err
+		}
+		if stop || ctx.Err() != nil {
+			return ctx.Err()
+		}
+		from = to + 1
+		// The span was rounded out to checkpoints: records past "to" were
+		// already seen.
+		if n := first + countRecords(buf) - 1; n >= from {
+			from = n + 1
+		}
+	}
+	return nil
+}
+
+func countRecords(buf []byte) int {
+	n := 0
+	_ = parseRecords(buf, 1, func(decode.Input) bool { n++; return true })
+	return n
+}

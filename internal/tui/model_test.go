@@ -1,0 +1,140 @@
+package tui
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ibwire/ibwire/capture"
+	"github.com/ibwire/ibwire/decode"
+	"github.com/ibwire/ibwire/dfilter"
+	"github.com/ibwire/ibwire/internal/output"
+)
+
+const (
+	writeLoss = "../../pcaps/rxe/write_bw_loss.pcap"
+	rping     = "../../pcaps/rxe/rping.pcap"
+	sendRNR   = "../../pcaps/rxe/send_bw_rnr.pcap"
+	readBW    = "../../pcaps/rxe/read_bw.pcap"
+)
+
+// loadModel loads a capture completely and returns the model.
+func loadModel(t testing.TB, path, filter string) *Model {
+	t.Helper()
+	r, err := capture.Open(path)
+	require.NoError(t, err)
+	t.Cleanup(func() { r.Close() })
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{}, 1)
+	m, err := NewModel(ctx, r, Options{Name: path, Filter: filter, Publish: time.Millisecond, Notify: func() {
+		select {
+		case done <- struct{}{}:
+		default:
+		}
+	}})
+	require.NoError(t, err)
+	t.Cleanup(func() { cancel(); m.Close() })
+	waitFor(t, done, func() bool { s := m.Status(); return s.Done && !s.Filtering })
+	return m
+}
+
+// waitFor waits for cond, checking it each time the model says it changed.
+func waitFor(t testing.TB, changed <-chan struct{}, cond func() bool) {
+	t.Helper()
+	deadline := time.After(20 * time.Second)
+	for !cond() {
+		select {
+		case <-changed:
+		case <-deadline:
+			t.Fatal("timed out waiting for the model")
+		}
+	}
+}
+
+// TestModelMatchesStreamingDecode checks that every frame read back from the
+// spool, at any place, decodes to what a straight pass over the file gives.
+func TestModelMatchesStreamingDecode(t *testing.T) {
+	for _, path := range []string{writeLoss, rping, sendRNR} {
+		t.Run(path, func(t *testing.T) {
+			m := loadModel(t, path, "")
+			r, err := capture.Open(path)
+			require.NoError(t, err)
+			defer r.Close()
+			dec := decode.NewDecoder(decode.Options{})
+			an := decode.NewAnalyzer(decode.AnalyzerOptions{})
+			var want []string
+			var wantConv []uint32
+			var sum output.Summary
+			sum.Time = output.TimeSinceFirst
+			for {
+				cp, err := r.Next()
+				if err != nil {
+					break
+				}
+				p := dec.Decode(decode.Input{Number: cp.Number, Time: cp.Info.Timestamp, Length: cp.Info.Length,
+					LinkType: uint32(cp.LinkType), Interface: cp.Interface, Data: cp.Data})
+				an.Analyze(p)
+				want = append(want, string(output.AppendInfo(nil, p)))
+				wantConv = append(wantConv, p.Analysis.Conv)
+			}
+			require.Equal(t, len(want), m.Status().Packets)
+			rd := newReader(m)
+			// Backwards, one at a time: every frame from its checkpoint.
+			for n := len(want); n >= 1; n-- {
+				p, err := rd.packet(n)
+				require.NoError(t, err)
+				assert.Equal(t, n, p.Number)
+				assert.Equal(t, want[n-1], string(output.AppendInfo(nil, p)), "frame %d", n)
+				assert.Equal(t, wantConv[n-1], p.Analysis.Conv, "frame %d", n)
+			}
+		})
+	}
+}
+
+func TestModelFilter(t *testing.T) {
+	tests := []struct{ filter string }{
+		{""},
+		{"infiniband.aeth.syndrome.opcode == 3"},
+		{"ibwire.analysis.retransmission"},
+	}
+	for i := range tests {
+		m := loadModel(t, writeLoss, tests[i].filter)
+		s := m.Status()
+		if tests[i].filter == "" {
+			assert.Equal(t, s.Packets, s.Displayed)
+			continue
+		}
+		// The frames shown are those a straight pass with the filter shows.
+		f := dfilter.MustCompile(tests[i].filter)
+		var want []int
+		require.NoError(t, m.Scan(context.Background(), s.Packets, func(p *decode.Packet) bool {
+			if f.Match(p) {
+				want = append(want, p.Number)
+			}
+			return true
+		}))
+		require.NotEmpty(t, want, tests[i].filter)
+		require.Len(t, want, s.Displayed, tests[i].filter)
+		for r, n := range want {
+			assert.Equal(t, n, m.Frame(r))
+		}
+		// Refiltering the loaded model gives the same rows as filtering while loading.
+		m2 := loadModel(t, writeLoss, "")
+		changed := make(chan struct{}, 1)
+		m2.notify = func() {
+			select {
+			case changed <- struct{}{}:
+			default:
+			}
+		}
+		require.NoError(t, m2.SetFilter(tests[i].filter))
+		waitFor(t, changed, func() bool { return !m2.Status().Filtering })
+		require.Equal(t, s.Displayed, m2.Displayed())
+		for r := 0; r < s.Displayed; r++ {
+			assert.Equal(t, m.Frame(r), m2.Frame(r))
+		}
+	}
+}
