@@ -1,0 +1,292 @@
+package endpoint
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"math"
+	"net"
+	"strconv"
+)
+
+// PerftestVersion is the version string a Go peer advertises: perftest
+// 6.06 (Debian bookworm's 4.5-0.17). Peers from 6.28 on send a binary
+// parameter block, native struct layout included, to any peer whose version
+// is 6.28 or later; advertising 6.06 keeps them to the text exchange below
+// (ENDPOINT.md §2.2 step 5).
+const PerftestVersion = "6.06"
+
+// perftestMinVersion is the oldest peer perftest 6.06 talks to; every
+// version-dependent step (buffer sizes from 5.32, 2-byte MTU from 5.31,
+// 8-byte iteration counts from 5.33) is therefore always in its modern form.
+const perftestMinVersion = 5.70
+
+// Sizes of perftest's fixed messages.
+const (
+	PerftestVersionSize = 16  // NUL-padded ASCII
+	PerftestDestSize    = 108 // 107 characters and a NUL
+	perftestMTUSize     = 2   // the ibv_mtu enum as one digit and a NUL
+	perftestDone        = "done\x00"
+)
+
+// PerftestDest is perftest's "pingpong_dest" handshake message with a GID
+// (the only form used on RoCE): "lid:out_reads:qpn:psn:rkey:vaddr:g0:…:g15:
+// srqn:" with 4, 4, 6, 6, 8 and 16 hex digits, each GID byte as 2, and the
+// SRQ number as 8.
+type PerftestDest struct {
+	LID      uint16
+	OutReads uint16 // the sender's outstanding-READ depth (1 unless READ/atomic)
+	QPN      uint32 // 24 bits
+	PSN      uint32 // 24 bits
+	RKey     uint32 // the sender's memory region
+	VAddr    uint64
+	GID      [16]byte
+	SRQN     uint32
+}
+
+// Marshal returns the 108-byte message exactly as perftest sends it.
+func (d PerftestDest) Marshal() []byte {
+	b := make([]byte, 0, PerftestDestSize)
+	b = fmt.Appendf(b, "%04x:%04x:%06x:%06x:%08x:%016x:", d.LID, d.OutReads, d.QPN&0xFFFFFF, d.PSN&0xFFFFFF, d.RKey, d.VAddr)
+	for _, g := range d.GID {
+		b = fmt.Appendf(b, "%02x:", g)
+	}
+	b = fmt.Appendf(b, "%08x:", d.SRQN)
+	return append(b, 0)
+}
+
+// String returns the message without its NUL.
+func (d PerftestDest) String() string {
+	b := d.Marshal()
+	return string(b[:len(b)-1])
+}
+
+// ParsePerftestDest parses a handshake message as perftest's sscanf with
+// the format's widths as maximum field widths: each field may carry leading
+// white space and a 0x prefix and be shorter than its width, and must be
+// followed by ':'. Every field, the trailing SRQ number included, is
+// required.
+func ParsePerftestDest(msg []byte) (PerftestDest, error) {
+	if i := bytes.IndexByte(msg, 0); i >= 0 {
+		msg = msg[:i]
+	}
+	var d PerftestDest
+	rest := msg
+	field := func(name string, width int, max uint64) (uint64, error) {
+		off := len(msg) - len(rest)
+		v, r, ok := scanHex(rest, width)
+		if !ok {
+			return 0, &OOBSyntaxError{Message: "perftest", Field: name, Offset: off, Reason: fmt.Sprintf("want up to %d hexadecimal digits, have %q", width, clip(rest))}
+		}
+		if v > max {
+			return 0, &OOBSyntaxError{Message: "perftest", Field: name, Offset: off, Reason: fmt.Sprintf("%#x is larger than %#x", v, max)}
+		}
+		rest = r
+		if len(rest) == 0 || rest[0] != ':' {
+			return 0, &OOBSyntaxError{Message: "perftest", Field: name, Offset: len(msg) - len(rest), Reason: fmt.Sprintf("want ':' after it, have %q", clip(rest))}
+		}
+		rest = rest[1:]
+		return v, nil
+	}
+	var v uint64
+	var err error
+	if v, err = field("lid", 4, 0xFFFF); err != nil {
+		return PerftestDest{}, err
+	}
+	d.LID = uint16(v)
+	if v, err = field("out_reads", 4, 0xFFFF); err != nil {
+		return PerftestDest{}, err
+	}
+	d.OutReads = uint16(v)
+	if v, err = field("qpn", 6, 0xFFFFFF); err != nil {
+		return PerftestDest{}, err
+	}
+	d.QPN = uint32(v)
+	if v, err = field("psn", 6, 0xFFFFFF); err != nil {
+		return PerftestDest{}, err
+	}
+	d.PSN = uint32(v)
+	if v, err = field("rkey", 8, math.MaxUint32); err != nil {
+		return PerftestDest{}, err
+	}
+	d.RKey = uint32(v)
+	if d.VAddr, err = field("vaddr", 16, math.MaxUint64); err != nil {
+		return PerftestDest{}, err
+	}
+	for i := range d.GID {
+		if v, err = field("gid["+strconv.Itoa(i)+"]", 2, 0xFF); err != nil {
+			return PerftestDest{}, err
+		}
+		d.GID[i] = byte(v)
+	}
+	if v, err = field("srqn", 8, math.MaxUint32); err != nil {
+		return PerftestDest{}, err
+	}
+	d.SRQN = uint32(v)
+	return d, nil
+}
+
+// PerftestBWReport is what xchg_bw_reports swaps after a bandwidth test:
+// message size, iterations, peak and average bandwidth (in the unit the
+// test prints, Gb/s by default) and message rate in Mpps. A write/read/
+// atomic server sends whatever its report buffer holds (rxe's ib_write_bw
+// server sends stack garbage) and prints the client's figures.
+type PerftestBWReport struct {
+	Size       uint64
+	Iterations uint64
+	BWPeak     float64
+	BWAverage  float64
+	MsgRate    float64
+}
+
+// PerftestConn runs perftest's TCP ("Ethernet") set-up exchange (ENDPOINT.md
+// §2.2) one step at a time, in either role: every step is symmetric, the
+// client writing first and the server reading first. The sequence for one
+// RC QP, as perftest 6.06 runs it:
+//
+//	ExchangeVersions(PerftestVersion)        both sleep 1 s after connecting first
+//	ExchangeBufferSizes(cycle, cacheLine)
+//	ExchangeMTU(mtu)
+//	Handshake(local) #1                      then both move their QP to RTR/RTS
+//	Handshake(local) #2
+//	Handshake(local) #3                      write/read/atomic; send_bw: see below
+//	  … traffic …
+//	Handshake(local)                         the server waits here for the client's end
+//	ExchangeBWReports(report)                non-duplex write/read/atomic only
+//	Handshake(local)                         closing
+//	ExchangeDone()
+//
+// ib_send_bw does handshake #2 before printing, #3 for the remote print, and
+// #4 once the server has posted its receives, right before traffic.
+type PerftestConn struct {
+	c             oobConn
+	server        bool
+	remoteVersion string
+}
+
+// NewPerftestConn wraps an established connection; server says which side
+// this is (the one that accepted).
+func NewPerftestConn(conn net.Conn, server bool) *PerftestConn {
+	return &PerftestConn{c: oobConn{conn: conn, message: "perftest"}, server: server}
+}
+
+// RemoteVersion returns the version string the peer sent.
+func (p *PerftestConn) RemoteVersion() string { return p.remoteVersion }
+
+// ExchangeVersions swaps 16-byte NUL-padded version strings and rejects a
+// peer older than 5.70, as perftest does (it compares with atof).
+func (p *PerftestConn) ExchangeVersions(local string) (string, error) {
+	var out, in [PerftestVersionSize]byte
+	if len(local) >= len(out) {
+		return "", fmt.Errorf("perftest set-up: version %q is longer than %d bytes", local, len(out)-1)
+	}
+	copy(out[:], local)
+	if err := p.c.exchange(p.server, "version", out[:], in[:]); err != nil {
+		return "", err
+	}
+	remote := string(in[:])
+	if i := bytes.IndexByte(in[:], 0); i >= 0 {
+		remote = string(in[:i])
+	}
+	p.remoteVersion = remote
+	if v := atof(remote); v < perftestMinVersion {
+		return remote, fmt.Errorf("perftest set-up: peer version %q is older than %.2f", remote, perftestMinVersion)
+	}
+	return remote, nil
+}
+
+// atof reads the longest decimal prefix of s as C's atof does (0 when there
+// is none).
+func atof(s string) float64 {
+	end, dot := 0, false
+	for end < len(s) && (s[end] >= '0' && s[end] <= '9' || s[end] == '.' && !dot) {
+		dot = dot || s[end] == '.'
+		end++
+	}
+	v, err := strconv.ParseFloat(s[:end], 64)
+	if err != nil {
+		return 0
+	}
+	return v
+}
+
+// ExchangeBufferSizes swaps the cycle buffer size and then the cache line
+// size (each a big-endian int32, in two exchanges) and returns the larger
+// of each, which both sides then use.
+func (p *PerftestConn) ExchangeBufferSizes(cycleBuffer, cacheLine int32) (int32, int32, error) {
+	cb, err := p.exchangeInt32("cycle buffer size", cycleBuffer)
+	if err != nil {
+		return 0, 0, err
+	}
+	cl, err := p.exchangeInt32("cache line size", cacheLine)
+	if err != nil {
+		return 0, 0, err
+	}
+	return max(cb, cycleBuffer), max(cl, cacheLine), nil
+}
+
+func (p *PerftestConn) exchangeInt32(step string, v int32) (int32, error) {
+	var out, in [4]byte
+	binary.BigEndian.PutUint32(out[:], uint32(v))
+	if err := p.c.exchange(p.server, step, out[:], in[:]); err != nil {
+		return 0, err
+	}
+	return int32(binary.BigEndian.Uint32(in[:])), nil
+}
+
+// ExchangeMTU swaps the active MTU as verbs' enum ibv_mtu (1 = 256 … 5 =
+// 4096), sent as one decimal digit and a NUL, and returns the smaller one.
+func (p *PerftestConn) ExchangeMTU(mtu int) (int, error) {
+	if mtu < 1 || mtu > 5 {
+		return 0, fmt.Errorf("perftest set-up: MTU enum %d is not 1 (256) … 5 (4096)", mtu)
+	}
+	out := [perftestMTUSize]byte{byte('0' + mtu), 0}
+	var in [perftestMTUSize]byte
+	if err := p.c.exchange(p.server, "MTU", out[:], in[:]); err != nil {
+		return 0, err
+	}
+	if in[0] < '1' || in[0] > '5' || in[1] != 0 {
+		return 0, &OOBSyntaxError{Message: "perftest", Field: "MTU", Offset: 0, Reason: fmt.Sprintf("want a digit 1-5 and a NUL, have %q", in[:])}
+	}
+	return min(mtu, int(in[0]-'0')), nil
+}
+
+// Handshake swaps 108-byte PerftestDest messages.
+func (p *PerftestConn) Handshake(local PerftestDest) (PerftestDest, error) {
+	var in [PerftestDestSize]byte
+	if err := p.c.exchange(p.server, "handshake", local.Marshal(), in[:]); err != nil {
+		return PerftestDest{}, err
+	}
+	return ParsePerftestDest(in[:])
+}
+
+// ExchangeBWReports swaps the five report values, each in its own 8-byte
+// exchange: size and iterations as big-endian uint64, the rest as IEEE-754
+// doubles in big-endian byte order.
+func (p *PerftestConn) ExchangeBWReports(local PerftestBWReport) (PerftestBWReport, error) {
+	out := [5]uint64{local.Size, local.Iterations, math.Float64bits(local.BWPeak), math.Float64bits(local.BWAverage), math.Float64bits(local.MsgRate)}
+	steps := [5]string{"report size", "report iterations", "report peak bandwidth", "report average bandwidth", "report message rate"}
+	var in [5]uint64
+	for i := range out {
+		var o, r [8]byte
+		binary.BigEndian.PutUint64(o[:], out[i])
+		if err := p.c.exchange(p.server, steps[i], o[:], r[:]); err != nil {
+			return PerftestBWReport{}, err
+		}
+		in[i] = binary.BigEndian.Uint64(r[:])
+	}
+	return PerftestBWReport{
+		Size:       in[0],
+		Iterations: in[1],
+		BWPeak:     math.Float64frombits(in[2]),
+		BWAverage:  math.Float64frombits(in[3]),
+		MsgRate:    math.Float64frombits(in[4]),
+	}, nil
+}
+
+// ExchangeDone swaps the final "done" and NUL; perftest does not check
+// what the peer sent, and neither does this.
+func (p *PerftestConn) ExchangeDone() error {
+	var in [len(perftestDone)]byte
+	return p.c.exchange(p.server, "done", []byte(perftestDone), in[:])
+}

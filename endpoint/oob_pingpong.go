@@ -1,0 +1,169 @@
+package endpoint
+
+import (
+	"fmt"
+	"net"
+)
+
+// PingpongDestSize is the size of ibv_rc_pingpong's, ibv_uc_pingpong's and
+// ibv_ud_pingpong's set-up message: 51 characters and a NUL.
+const PingpongDestSize = 52
+
+// pingpongDone is what the client sends last: "done" and its NUL.
+const pingpongDone = "done\x00"
+
+// PingpongDest is the set-up message of the rdma-core pingpong examples
+// (ENDPOINT.md §2.1): the sender's LID, QP number, first PSN and GID, sent
+// as "LLLL:QQQQQQ:PPPPPP:GGGG…" — 4, 6 and 6 hex digits and the 16 GID bytes
+// as 32 hex digits in network order — padded with a NUL to 52 bytes.
+type PingpongDest struct {
+	LID uint16 // 0 on RoCE
+	QPN uint32 // 24 bits
+	PSN uint32 // 24 bits
+	GID [16]byte
+}
+
+// Marshal returns the 52-byte message, byte for byte what the C examples
+// send (QPN and PSN are cut to their 24 bits).
+func (d PingpongDest) Marshal() []byte {
+	b := make([]byte, 0, PingpongDestSize)
+	b = fmt.Appendf(b, "%04x:%06x:%06x:%x", d.LID, d.QPN&0xFFFFFF, d.PSN&0xFFFFFF, d.GID[:])
+	return append(b, 0)
+}
+
+// String returns the message without its NUL.
+func (d PingpongDest) String() string {
+	b := d.Marshal()
+	return string(b[:len(b)-1])
+}
+
+// ParsePingpongDest parses a message the way the C examples do with
+// sscanf("%x:%x:%x:%s") followed by wire_gid_to_gid: numbers may carry
+// leading white space, a 0x prefix and any number of digits in either case,
+// the GID is the first 32 characters of the next white-space-free word,
+// read as four 8-digit words, and anything after it (up to the NUL) is
+// ignored. Values too large for their field, missing separators and GIDs
+// that are short or not hexadecimal are errors (the C code would go on with
+// garbage).
+func ParsePingpongDest(msg []byte) (PingpongDest, error) {
+	for i, c := range msg {
+		if c == 0 {
+			msg = msg[:i]
+			break
+		}
+	}
+	var d PingpongDest
+	rest := msg
+	off := func() int { return len(msg) - len(rest) }
+	fail := func(field, reason string, args ...any) (PingpongDest, error) {
+		return PingpongDest{}, &OOBSyntaxError{Message: "pingpong", Field: field, Offset: off(), Reason: fmt.Sprintf(reason, args...)}
+	}
+	fields := []struct {
+		name string
+		max  uint64
+		set  func(uint64)
+	}{
+		{"LID", 0xFFFF, func(v uint64) { d.LID = uint16(v) }},
+		{"QPN", 0xFFFFFF, func(v uint64) { d.QPN = uint32(v) }},
+		{"PSN", 0xFFFFFF, func(v uint64) { d.PSN = uint32(v) }},
+	}
+	for _, f := range fields {
+		v, r, ok := scanHex(rest, 0)
+		if !ok {
+			return fail(f.name, "want a hexadecimal number, have %q", clip(rest))
+		}
+		if v > f.max {
+			return fail(f.name, "%#x is larger than %#x", v, f.max)
+		}
+		rest = r
+		f.set(v)
+		if len(rest) == 0 || rest[0] != ':' {
+			return fail(f.name, "want ':' after it, have %q", clip(rest))
+		}
+		rest = rest[1:]
+	}
+	for len(rest) > 0 && isSpace(rest[0]) {
+		rest = rest[1:]
+	}
+	word := rest
+	for i, c := range word {
+		if isSpace(c) {
+			word = word[:i]
+			break
+		}
+	}
+	if len(word) < 32 {
+		return fail("GID", "want 32 hexadecimal digits, have %d characters %q", len(word), clip(word))
+	}
+	for i := range 32 {
+		if !isHexDigit(word[i]) {
+			rest = rest[i:]
+			return fail("GID", "%q is not a hexadecimal digit", word[i])
+		}
+		nibble := hexVal(word[i])
+		if i%2 == 0 {
+			d.GID[i/2] = nibble << 4
+		} else {
+			d.GID[i/2] |= nibble
+		}
+	}
+	return d, nil
+}
+
+func isSpace(c byte) bool { return c == ' ' || c >= '\t' && c <= '\r' }
+
+// clip shortens what an error message quotes.
+func clip(b []byte) []byte {
+	if len(b) > 24 {
+		return b[:24]
+	}
+	return b
+}
+
+// PingpongClient runs the client's side of the exchange on conn: it sends
+// local, reads the server's message, and sends "done". The server has
+// moved its QP to RTR/RTS before answering, so the caller moves its own QP
+// and may send at once.
+func PingpongClient(conn net.Conn, local PingpongDest) (PingpongDest, error) {
+	c := oobConn{conn: conn, message: "pingpong"}
+	if err := c.write("local address", local.Marshal()); err != nil {
+		return PingpongDest{}, err
+	}
+	var msg [PingpongDestSize]byte
+	if err := c.read("remote address", msg[:]); err != nil {
+		return PingpongDest{}, err
+	}
+	remote, err := ParsePingpongDest(msg[:])
+	if err != nil {
+		return PingpongDest{}, err
+	}
+	return remote, c.write("done", []byte(pingpongDone))
+}
+
+// PingpongServer runs the server's side on an accepted conn: it reads the
+// client's message, calls ready with it — the caller moves its QP to
+// RTR/RTS there, because the client starts sending as soon as it has the
+// answer — then sends local and waits for the client's 5-byte "done" (whose
+// content the C server does not check either). When ready fails nothing is
+// sent, as the C server closes the connection.
+func PingpongServer(conn net.Conn, local PingpongDest, ready func(remote PingpongDest) error) (PingpongDest, error) {
+	c := oobConn{conn: conn, message: "pingpong"}
+	var msg [PingpongDestSize]byte
+	if err := c.read("remote address", msg[:]); err != nil {
+		return PingpongDest{}, err
+	}
+	remote, err := ParsePingpongDest(msg[:])
+	if err != nil {
+		return PingpongDest{}, err
+	}
+	if ready != nil {
+		if err := ready(remote); err != nil {
+			return remote, fmt.Errorf("pingpong set-up: connecting the QP to %v: %w", remote, err)
+		}
+	}
+	if err := c.write("local address", local.Marshal()); err != nil {
+		return remote, err
+	}
+	var done [len(pingpongDone)]byte
+	return remote, c.read("done", done[:])
+}
