@@ -3,6 +3,7 @@
 #
 #   interop/run.sh [NAME|GLOB ...]   run scenarios (default: all), one at a time; summary at the end
 #   interop/run.sh list              names, roles and descriptions
+#   interop/run.sh check             validate the scenario table (no root needed)
 #   interop/run.sh netdown           remove the private netns (after KEEP_NS=1)
 #
 # Each scenario: a private netns with bridge br0 (host side 192.168.77.1), guest a (.11) and, for
@@ -18,6 +19,7 @@
 #                            not fail the run; a pass is reported XPASS and fails it (update the list)
 #      KEEP_NS=1             keep the netns after the run      GUEST_TIMEOUT  default per-side timeout
 #      FULL_PCAP=1           also record all of br0 with tcpdump (capture-full.pcap: ARP, TCP exchanges)
+#      INTEROP_SCENARIOS     the table to read (default interop/scenarios.sh)
 #      NO_BUILD=1            do not run build.sh / go build (use what the cache holds)
 set -uo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -53,8 +55,32 @@ def() {  # NAME ROLE CLIENT SERVER [key=value ...]
 	done
 }
 opt() { echo "${OPT[$1.$2]:-${3:-}}"; }  # NAME KEY [DEFAULT]
+SCENARIOS=${INTEROP_SCENARIOS:-$HERE/scenarios.sh}
 # shellcheck source=scenarios.sh
-. "$HERE/scenarios.sh"
+. "$SCENARIOS"
+
+# check_table: every value in the table has the form run_one relies on (run.sh check).
+check_table() {
+	local n k pat bad=0
+	for n in "${ORDER[@]}"; do
+		for k in expect_client expect_server expect_host; do
+			pat=$(opt "$n" $k)
+			[ -z "$pat" ] && continue
+			grep -Eq -- "$pat" </dev/null 2>/dev/null
+			[ $? = 2 ] && { echo "scenario $n: $k is not an extended regexp: $pat"; bad=1; }
+		done
+		[[ $(opt "$n" listen tcp) == @(tcp|sleep) ]] || { echo "scenario $n: listen must be tcp or sleep"; bad=1; }
+		[[ -z $(opt "$n" loss) || $(opt "$n" loss) =~ ^[0-9]+(\.[0-9]+)?%$ ]] || { echo "scenario $n: loss must look like 2%"; bad=1; }
+		for k in mtu min_roce timeout; do
+			[[ -z $(opt "$n" $k) || $(opt "$n" $k) =~ ^[0-9]+$ ]] || { echo "scenario $n: $k must be a number"; bad=1; }
+		done
+		[ -n "${CLIENT[$n]}" ] && [ -n "${SERVER[$n]}" ] || { echo "scenario $n: needs a client and a server command"; bad=1; }
+		[ "${ROLE[$n]}" = rxe-rxe ] || [ -z "$(opt "$n" host)" ] || { echo "scenario $n: host= is for rxe-rxe (the host side is the peer in ${ROLE[$n]})"; bad=1; }
+		[ -n "$(opt "$n" desc)" ] || { echo "scenario $n: no desc"; bad=1; }
+	done
+	[ $bad = 0 ] && echo "${#ORDER[@]} scenarios ok"
+	return $bad
+}
 
 # ------------------------------------------------------------------ network
 net_up() {  # MTU
@@ -245,7 +271,7 @@ run_one() {
 		[ "$g" = b ] && [ -z "$gb_cmd" ] && continue
 		local side=$ga_side; [ "$g" = b ] && side=server
 		cp "$S/$g/out.log" "$W/guest-$g.log" 2>/dev/null || echo "(no output: the guest did not run its script)" >"$W/guest-$g.log"
-		rc=$(cat "$S/$g/rc" 2>/dev/null || echo none)
+		rc=$(cat "$S/$g/rc" 2>/dev/null || echo "none (did not finish)")
 		echo "--- guest $g ($side) exit=$rc"
 		indent <"$W/guest-$g.log"
 		[ "$rc" = 0 ] || why+=("guest $g $side exit=$rc$([ "$rc" = 124 ] && echo ' (timeout)')")
@@ -253,7 +279,7 @@ run_one() {
 		[ -n "$pat" ] && ! grep -Eq -- "$pat" "$W/guest-$g.log" && why+=("guest $g $side output lacks /$pat/")
 	done
 	if [ -n "$host_side" ]; then
-		rc=$(cat "$W/host.log.rc" 2>/dev/null || echo none)
+		rc=$(cat "$W/host.log.rc" 2>/dev/null || echo "none (did not finish)")
 		echo "--- host ($host_side) exit=$rc"
 		indent <"$W/host.log"
 		[ "$rc" = 0 ] || why+=("host $host_side exit=$rc$([ "$rc" = 124 ] && echo ' (timeout)')")
@@ -280,7 +306,8 @@ run_one() {
 	if [ ${#why[@]} -gt 0 ]; then res=FAIL; fi
 	if is_xfail "$name"; then [ $res = PASS ] && res=XPASS || res=XFAIL; fi
 	RESULT[$name]=$res; WALL[$name]=$wall; PKTS[$name]=${roce:-0}
-	WHY[$name]=$(IFS=';'; echo "${why[*]:-}")
+	local w; WHY[$name]=""
+	for w in "${why[@]}"; do WHY[$name]+="${WHY[$name]:+; }$w"; done
 	log "$res $name (${wall} s, ${roce:-0} RoCE packets)${WHY[$name]:+: ${WHY[$name]}}"
 	[ "${KEEP_NS:-0}" = 1 ] || net_down
 }
@@ -292,8 +319,8 @@ list)
 	for n in "${ORDER[@]}"; do printf '%-24s %-13s %s\n' "$n" "${ROLE[$n]}" "$(opt "$n" desc)"; done
 	exit 0 ;;
 netdown) net_down; exit 0 ;;
+check) check_table; exit ;;
 esac
-[ "$(id -u)" = 0 ] || die "needs root (network namespaces, taps, qemu)"
 
 # resolve names/globs against the table, keeping its order
 declare -a RUN=()
@@ -305,9 +332,13 @@ for arg in "$@"; do
 	done
 	[ $found = 1 ] || die "no scenario matches '$arg' (interop/run.sh list)"
 done
+check_table >/dev/null || die "the scenario table is inconsistent: $(check_table)"
+[ "$(id -u)" = 0 ] || die "needs root (network namespaces, taps, qemu)"
 
 if [ "${NO_BUILD:-0}" != 1 ]; then
-	"$HERE/build.sh" | tail -1 || die "image build failed"
+	mkdir -p "$C"
+	"$HERE/build.sh" >"$C/build.log" 2>&1 || { tail -20 "$C/build.log"; die "image build failed (log: $C/build.log)"; }
+	grep "^\[build" "$C/build.log"
 	mkdir -p "$BIN"
 	# ibdump and ibpeer from the checkout. A working tree that does not build (someone mid-edit)
 	# falls back to HEAD, loudly; ibpeer that does not build at all leaves the ibpeer scenarios to fail.

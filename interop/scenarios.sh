@@ -35,8 +35,9 @@ PP="-d rxe0 -g 1"      # ibv_*_pingpong on rxe: device, RoCEv2 GID index
 
 # What success prints.
 OK_PP='[0-9]+ iters in [0-9.]+ seconds'                      # ibv_*_pingpong, both sides
-OK_BW='^ *[0-9]+ +[0-9]+ +[0-9.]+ +[0-9.]+ +[0-9.]+'         # perftest result row (#bytes #iterations BW...)
-OK_RPING_C='rdma-ping-9:'                                     # rping -v: the 10th ping's data
+OK_BW='^[[:space:]]*[0-9]+[[:space:]]+[0-9]+[[:space:]]+[0-9.]+[[:space:]]+[0-9.]+[[:space:]]+[0-9.]+'   # perftest result row (#bytes #iterations BW peak, average, MsgRate)
+OK_RPING_C='^ping data: rdma-ping-9:'                         # rping -c -v: the 10th ping's data
+OK_RPING_S='^server ping data: rdma-ping-9:'                  # rping -s -v
 OK_UCM='test complete'                                        # ucmatose, both sides
 
 # ---- (a) rxe <-> rxe baselines: prove the harness, and the numbers ibpeer is compared with -------
@@ -49,7 +50,7 @@ def rxe_read_bw rxe-rxe "ib_read_bw $PT -n 200 $GB" "ib_read_bw $PT -n 200" \
 def rxe_write_bw_loss rxe-rxe "ib_write_bw $PT -s 4096 -n 200 $GB" "ib_write_bw $PT -s 4096 -n 200" loss=2% \
 	expect_client="$OK_BW" expect_server="$OK_BW" desc="rxe<->rxe ib_write_bw 4096 x 200, netem loss 2% in both guests"
 def rxe_rping rxe-rxe "rping -c -a $GB -v -V -C 10" "rping -s -a $GB -v -V -C 10" listen=sleep \
-	expect_client="$OK_RPING_C" desc="rxe<->rxe rping -v -V -C 10 (RDMA CM on QP1)"
+	expect_client="$OK_RPING_C" expect_server="$OK_RPING_S" desc="rxe<->rxe rping -v -V -C 10 (RDMA CM on QP1)"
 
 # ---- host-side diagnostics: prove both host roles with plain tools -----------------------------
 def diag_host_sniff rxe-rxe "ibv_rc_pingpong $PP -n 20 $GB" "ibv_rc_pingpong $PP -n 20" \
@@ -104,10 +105,10 @@ def peer_atomic_cas_gs guest-server "ibpeer perftest atomic -A CMP_AND_SWAP --bi
 	expect_client="$OK_BW" expect_server="$OK_BW" desc="ibpeer perftest atomic -A CMP_AND_SWAP (client) -> ib_atomic_bw (guest, server)"
 
 # RDMA CM over QP1 (ENDPOINT.md §2.3): rping, ucmatose, perftest -R
-def peer_rping_gc guest-client "rping -c -a $HOST -v -V -C 10" "ibpeer rping -s -a $HOST -v -V -C 10" \
-	expect_client="$OK_RPING_C" desc="rping -c (guest) -> ibpeer rping -s (server), 10 pings, data validated"
-def peer_rping_gs guest-server "ibpeer rping -c -I $HOST -a $GA -v -V -C 10" "rping -s -a $GA -v -V -C 10" listen=sleep \
-	expect_client="$OK_RPING_C" desc="ibpeer rping -c (client) -> rping -s (guest, server)"
+def peer_rping_gc guest-client "rping -c -a $HOST -v -V -C 10" "ibpeer rping -s --bind $HOST -v -V -C 10" \
+	expect_client="$OK_RPING_C" expect_server="$OK_RPING_S" desc="rping -c (guest) -> ibpeer rping -s (server), 10 pings, data validated"
+def peer_rping_gs guest-server "ibpeer rping -c --bind $HOST -a $GA -v -V -C 10" "rping -s -a $GA -v -V -C 10" listen=sleep \
+	expect_client="$OK_RPING_C" expect_server="$OK_RPING_S" desc="ibpeer rping -c (client) -> rping -s (guest, server)"
 def peer_ucmatose_gc guest-client "ucmatose -s $HOST" "ibpeer serve --bind $HOST --cm 7471" \
 	expect_client="$OK_UCM" desc="ucmatose client (guest) -> ibpeer serve --cm 7471 (ucmatose's port)"
 def peer_ucmatose_gs guest-server "ibpeer ucmatose --bind $HOST -s $GA" "ucmatose" listen=sleep \
@@ -126,7 +127,7 @@ def peer_read_bw_loss_gc guest-client "ib_read_bw $PT -s 4096 -n 200 $HOST" "ibp
 	expect_client="$OK_BW" expect_server="$OK_BW" desc="ib_read_bw (guest, client, 2% loss) -> ibpeer (server)"
 def peer_read_bw_loss_gs guest-server "ibpeer perftest read --bind $HOST -s 4096 -n 200 $GA" "ib_read_bw $PT -s 4096 -n 200" loss=2% \
 	expect_client="$OK_BW" expect_server="$OK_BW" desc="ibpeer perftest read (client) -> ib_read_bw (guest, server, 2% loss)"
-def peer_rping_loss_gc guest-client "rping -c -a $HOST -v -V -C 10" "ibpeer rping -s -a $HOST -v -V -C 10" loss=2% \
-	expect_client="$OK_RPING_C" desc="rping -c (guest, 2% loss) -> ibpeer rping -s, data validated"
-def peer_rping_loss_gs guest-server "ibpeer rping -c -I $HOST -a $GA -v -V -C 10" "rping -s -a $GA -v -V -C 10" loss=2% listen=sleep \
-	expect_client="$OK_RPING_C" desc="ibpeer rping -c -> rping -s (guest, 2% loss), data validated"
+def peer_rping_loss_gc guest-client "rping -c -a $HOST -v -V -C 10" "ibpeer rping -s --bind $HOST -v -V -C 10" loss=2% \
+	expect_client="$OK_RPING_C" expect_server="$OK_RPING_S" desc="rping -c (guest, 2% loss) -> ibpeer rping -s, data validated"
+def peer_rping_loss_gs guest-server "ibpeer rping -c --bind $HOST -a $GA -v -V -C 10" "rping -s -a $GA -v -V -C 10" loss=2% listen=sleep \
+	expect_client="$OK_RPING_C" expect_server="$OK_RPING_S" desc="ibpeer rping -c -> rping -s (guest, 2% loss), data validated"

@@ -1,0 +1,148 @@
+// Package interop holds the harness that runs Linux rdma_rxe in QEMU guests against each other and
+// against ibpeer (run.sh, scenarios.sh, build.sh, ci.sh; see README.md). The harness needs root and
+// QEMU; these tests need neither: they check the scenario table and the runner's refusals, so a
+// broken table fails `go test` instead of a long `make interop`.
+package interop
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// runHarness runs run.sh with args (and the table at table, when not empty) and returns its
+// combined output and exit status. Results go to a temporary directory so nothing is left behind.
+func runHarness(t *testing.T, table string, args ...string) (string, int) {
+	t.Helper()
+	if _, err := exec.LookPath("bash"); err != nil {
+		t.Skip("bash not installed")
+	}
+	cmd := exec.Command("bash", append([]string{"run.sh"}, args...)...)
+	cmd.Env = append(os.Environ(), "IBWIRE_INTEROP_OUT="+t.TempDir(), "IBWIRE_INTEROP_CACHE="+t.TempDir(), "NO_BUILD=1")
+	if table != "" {
+		cmd.Env = append(cmd.Env, "INTEROP_SCENARIOS="+table)
+	}
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err := cmd.Run()
+	code := 0
+	if err != nil {
+		var exitErr *exec.ExitError
+		require.ErrorAs(t, err, &exitErr, "run.sh did not run: %s", out.String())
+		code = exitErr.ExitCode()
+	}
+	return out.String(), code
+}
+
+// scenario is one line of `run.sh list`.
+type scenario struct{ name, role string }
+
+func listScenarios(t *testing.T) map[string]scenario {
+	t.Helper()
+	out, code := runHarness(t, "", "list")
+	require.Equal(t, 0, code, out)
+	all := map[string]scenario{}
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		f := strings.Fields(line)
+		require.GreaterOrEqual(t, len(f), 3, "list line %q", line)
+		all[f[0]] = scenario{f[0], f[1]}
+	}
+	return all
+}
+
+func TestTableIsConsistent(t *testing.T) {
+	out, code := runHarness(t, "", "check")
+	require.Equal(t, 0, code, out)
+	assert.Regexp(t, `^\d+ scenarios ok\n$`, out)
+}
+
+// Issue 8's "done when" list: each tool against ibpeer, with the guest as client (_gc) and as
+// server (_gs). The table must carry every one, so none can be dropped quietly.
+func TestIssue8ScenariosInBothRoles(t *testing.T) {
+	all := listScenarios(t)
+	for _, tool := range []string{
+		"rc_pingpong", "rc_pingpong_8k", "uc_pingpong", "ud_pingpong",
+		"write_bw", "read_bw", "send_bw", "atomic_fadd", "atomic_cas",
+		"rping", "ucmatose", "write_bw_cm",
+		"write_bw_loss", "read_bw_loss", "rping_loss",
+	} {
+		t.Run(tool, func(t *testing.T) {
+			gc, ok := all["peer_"+tool+"_gc"]
+			require.True(t, ok, "no scenario peer_%s_gc", tool)
+			assert.Equal(t, "guest-client", gc.role)
+			gs, ok := all["peer_"+tool+"_gs"]
+			require.True(t, ok, "no scenario peer_%s_gs", tool)
+			assert.Equal(t, "guest-server", gs.role)
+		})
+	}
+}
+
+// The host side of every guest-client/guest-server scenario is ibpeer, and the loss scenarios do
+// inject loss: read the table itself for what `list` does not show.
+func TestPeerScenariosRunIbpeer(t *testing.T) {
+	table, err := os.ReadFile("scenarios.sh")
+	require.NoError(t, err)
+	def := regexp.MustCompile(`(?m)^def (peer_\S+) (guest-client|guest-server) "([^"]*)" "([^"]*)"(.*(?:\n\t.*)*)`)
+	matches := def.FindAllStringSubmatch(string(table), -1)
+	require.NotEmpty(t, matches)
+	for _, m := range matches {
+		name, role, client, server, rest := m[1], m[2], m[3], m[4], m[5]
+		host := server
+		if role == "guest-server" {
+			host = client
+		}
+		assert.True(t, strings.HasPrefix(host, "ibpeer "), "%s: host side %q is not ibpeer", name, host)
+		assert.Contains(t, host, "--bind $HOST", "%s: ibpeer must be told its address", name)
+		if strings.Contains(name, "_loss_") {
+			assert.Contains(t, rest, "loss=2%", "%s: no loss injected", name)
+		}
+	}
+}
+
+func TestCIScenariosExist(t *testing.T) {
+	all := listScenarios(t)
+	ci, err := os.ReadFile("ci.sh")
+	require.NoError(t, err)
+	m := regexp.MustCompile(`(?m)^exec \./run\.sh (.+)$`).FindStringSubmatch(string(ci))
+	require.NotNil(t, m, "ci.sh has no exec ./run.sh line")
+	names := strings.Fields(m[1])
+	assert.Equal(t, []string{"rxe_rc_pingpong", "peer_rc_pingpong_gc", "peer_rc_pingpong_gs"}, names)
+	for _, n := range names {
+		assert.Contains(t, all, n)
+	}
+}
+
+// The runner refuses a table it cannot run, naming the scenario, before it needs root or QEMU.
+func TestRunnerRejects(t *testing.T) {
+	const good = `def x rxe-rxe "c" "s" desc=d`
+	for _, tc := range []struct {
+		name, table string
+		args        []string
+		want        string
+	}{
+		{"unknown scenario", good, []string{"nosuch"}, "no scenario matches 'nosuch'"},
+		{"unknown role", `def x guest-peer "c" "s" desc=d`, []string{"list"}, "scenario x: unknown role guest-peer"},
+		{"duplicate", good + "\n" + good, []string{"list"}, "scenario x defined twice"},
+		{"unknown key", `def x rxe-rxe "c" "s" expect=y desc=d`, []string{"list"}, "scenario x: unknown key expect"},
+		{"bad regexp", `def x rxe-rxe "c" "s" expect_client='a(' desc=d`, []string{"check"}, "scenario x: expect_client is not an extended regexp"},
+		{"bad listen", `def x rxe-rxe "c" "s" listen=udp desc=d`, []string{"check"}, "scenario x: listen must be tcp or sleep"},
+		{"bad loss", `def x rxe-rxe "c" "s" loss=2 desc=d`, []string{"check"}, "scenario x: loss must look like 2%"},
+		{"host in peer role", `def x guest-client "c" "s" host=h desc=d`, []string{"check"}, "scenario x: host= is for rxe-rxe"},
+		{"bad table before running", `def x rxe-rxe "c" "s" mtu=big desc=d`, []string{"x"}, "scenario x: mtu must be a number"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			table := filepath.Join(t.TempDir(), "scenarios.sh")
+			require.NoError(t, os.WriteFile(table, []byte(tc.table+"\n"), 0o644))
+			out, code := runHarness(t, table, tc.args...)
+			assert.NotEqual(t, 0, code, out)
+			assert.Contains(t, out, tc.want)
+		})
+	}
+}
