@@ -83,7 +83,26 @@ func (s *icrcSynth) compute(src, dst netip.AddrPort, ipID uint16, payload []byte
 	binary.BigEndian.PutUint16(b[n+2:], dst.Port())
 	binary.BigEndian.PutUint16(b[n+4:], uint16(8+len(payload)))
 	b[n+6], b[n+7] = 0, 0
-	n += 8
+	return s.finish(encap, n+8, payload)
+}
+
+// computeUnder returns the ICRC of payload under the IP and UDP headers in
+// hdr, exactly as received (the packet wire sees them).
+func (s *icrcSynth) computeUnder(encap layers.Encapsulation, hdr, payload []byte) (uint32, error) {
+	if len(payload) < minRoCEDatagram {
+		return 0, fmt.Errorf("icrc of %d-byte datagram: %w", len(payload), errDatagramTooShort)
+	}
+	if len(hdr) > ipv6UDPHeaderLen {
+		return 0, fmt.Errorf("icrc: %d bytes of IP and UDP header, at most %d supported", len(hdr), ipv6UDPHeaderLen)
+	}
+	return s.finish(encap, copy(s.scratch[:], hdr), payload)
+}
+
+// finish appends the BTH and an ICRC placeholder to the n header bytes in
+// the scratch buffer, lets layers mask and hash them, and continues the CRC
+// over the rest of the payload.
+func (s *icrcSynth) finish(encap layers.Encapsulation, n int, payload []byte) (uint32, error) {
+	b := s.scratch[:]
 	n += copy(b[n:], payload[:layers.BTHLength])
 	clear(b[n : n+layers.ICRCLength])
 	n += layers.ICRCLength
