@@ -1,0 +1,268 @@
+// Command ibtui is a terminal viewer for RDMA captures (RoCEv1, RoCEv2,
+// InfiniBand) that starts from the queue-pair conversations: QP table,
+// packet list, detail tree and bytes, expert findings, Follow QP, I/O, PSN
+// and latency graphs. When its standard output is not a terminal it is
+// ibdump, with the same flags.
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/rivo/tview"
+	"golang.org/x/term"
+
+	"github.com/ibwire/ibwire/capture"
+	"github.com/ibwire/ibwire/decode"
+	"github.com/ibwire/ibwire/internal/ibdumpcli"
+	"github.com/ibwire/ibwire/internal/tui"
+	"github.com/ibwire/ibwire/pcaps"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr, isTerminal(os.Stdout))
+	stop()
+	os.Exit(code)
+}
+
+func isTerminal(f *os.File) bool { return term.IsTerminal(int(f.Fd())) }
+
+// options are ibtui's flags: the ones of ibdump that choose what to read
+// and show.
+type options struct {
+	read      string
+	filter    string
+	count     int
+	iface     string
+	snaplen   int
+	noPromisc bool
+	decodeAs  listFlag
+	dc        bool
+	color     string
+	version   bool
+}
+
+type listFlag []string
+
+func (l *listFlag) String() string     { return strings.Join(*l, ",") }
+func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
+
+func newFlagSet(o *options, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet("ibtui", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&o.read, "r", "", "read packets from `file` (pcap, pcapng, gzip); - reads standard input")
+	fs.StringVar(&o.filter, "Y", "", "start with this display `filter` (Wireshark syntax)")
+	fs.IntVar(&o.count, "c", 0, "stop reading after `n` packets")
+	fs.StringVar(&o.iface, "i", "", "capture live on `interface` (AF_PACKET; RoCE traffic only) and update continuously")
+	fs.IntVar(&o.snaplen, "s", 262144, "capture `snaplen` bytes of each live packet (0 means 262144)")
+	fs.BoolVar(&o.noPromisc, "p", false, "do not put the interface into promiscuous mode")
+	fs.Var(&o.decodeAs, "d", "decode as: `udp.port==N,infiniband` treats UDP port N as RoCEv2 (repeatable)")
+	fs.BoolVar(&o.dc, "dc", false, "decode opcodes 0x40-0x5F as Mellanox DC (20-byte BTH) instead of IBTA RD")
+	fs.StringVar(&o.color, "color", "auto", "colour: auto, always or never (auto honours NO_COLOR and TERM=dumb)")
+	fs.BoolVar(&o.version, "version", false, "print the version and exit")
+	fs.Usage = func() { usage(fs, stderr) }
+	return fs
+}
+
+func usage(fs *flag.FlagSet, w io.Writer) {
+	fmt.Fprint(w, `Usage: ibtui [flags] [file ...]
+
+ibtui shows RoCEv1, RoCEv2 and InfiniBand captures in the terminal, starting
+from the queue-pair conversations. Given no file and no -i, it opens a
+bundled sample. Large files load in the background while you look; the
+memory it needs grows by about 4 bytes a packet (frames are spooled to a
+temporary file and decoded again when shown).
+
+When standard output is not a terminal, ibtui behaves exactly like ibdump
+with the same arguments (every ibdump flag is accepted then), so
+"ibtui -Y ... f.pcap | grep" works.
+
+Examples:
+  ibtui capture.pcap
+  ibtui -Y 'infiniband.aeth.syndrome.opcode == 3' capture.pcap
+  tcpdump -i mlx5_0 -w - | ibtui -r -
+  ibtui -i eth0
+
+Views (tabs): Packets (list, detail tree, bytes), QPs (-z conv,qp, sortable),
+Expert, Follow (messages of a connection), I/O (sparklines of -z io,stat
+columns), PSN (time against PSN with retransmission, NAK, RNR and CNP
+markers), Latency (histograms).
+
+Flags:
+`)
+	fs.PrintDefaults()
+	fmt.Fprint(w, "\n"+tui.KeyHelp())
+	fmt.Fprint(w, `
+Exit status: 0 success, 2 bad usage or unreadable input.
+Colour: NO_COLOR set and non-empty, TERM=dumb or --color=never select the
+monochrome theme.
+`)
+}
+
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, tty bool) int {
+	for _, a := range args {
+		if a == "--" {
+			break
+		}
+		if a == "-h" || a == "-help" || a == "--help" {
+			var o options
+			newFlagSet(&o, stderr).Usage()
+			return ibdumpcli.ExitOK
+		}
+	}
+	if !tty {
+		return ibdumpcli.Run(ctx, "ibtui", args, stdin, stdout, stderr)
+	}
+	var o options
+	fs := newFlagSet(&o, stderr)
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return ibdumpcli.ExitOK
+		}
+		return ibdumpcli.ExitError
+	}
+	if o.version {
+		return ibdumpcli.Run(ctx, "ibtui", []string{"--version"}, stdin, stdout, stderr)
+	}
+	mono, err := monochrome(o.color)
+	if err != nil {
+		fmt.Fprintf(stderr, "ibtui: %v\n", err)
+		return ibdumpcli.ExitError
+	}
+	dopts, err := decodeOptions(&o)
+	if err != nil {
+		fmt.Fprintf(stderr, "ibtui: %v\n", err)
+		return ibdumpcli.ExitError
+	}
+	files := fs.Args()
+	if o.read != "" {
+		files = append([]string{o.read}, files...)
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	app := tview.NewApplication()
+	var ui *tui.UI
+	notify := func() {
+		if ui != nil {
+			ui.Changed()
+		}
+	}
+	ready := make(chan struct{})
+	openModel := func(files []string) (*tui.Model, func(), error) {
+		src, name, streaming, closeSrc, err := openSource(&o, files, stdin)
+		if err != nil {
+			return nil, nil, err
+		}
+		m, err := tui.NewModel(ctx, src, tui.Options{Name: name, Decode: dopts, Filter: o.filter, Count: o.count,
+			Streaming: streaming, Notify: func() {
+				<-ready
+				notify()
+			}})
+		if err != nil {
+			closeSrc()
+			return nil, nil, err
+		}
+		return m, func() { closeSrc(); m.Close() }, nil
+	}
+	m, closeModel, err := openModel(files)
+	if err != nil {
+		fmt.Fprintf(stderr, "ibtui: %v\n", err)
+		return ibdumpcli.ExitError
+	}
+	closers := []func(){closeModel}
+	ui = tui.New(app, tui.Config{Model: m, Mono: mono, Open: func(path string) (*tui.Model, error) {
+		o.filter = ""
+		m, c, err := openModel([]string{path})
+		if err == nil {
+			closers = append(closers, c)
+		}
+		return m, err
+	}})
+	close(ready)
+	go func() {
+		<-ctx.Done()
+		app.Stop()
+	}()
+	err = ui.Run()
+	cancel()
+	for _, c := range closers {
+		c()
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "ibtui: %v\n", err)
+		return ibdumpcli.ExitError
+	}
+	return ibdumpcli.ExitOK
+}
+
+// monochrome applies --color, NO_COLOR and TERM=dumb.
+func monochrome(mode string) (bool, error) {
+	switch mode {
+	case "always":
+		return false, nil
+	case "never":
+		return true, nil
+	case "auto":
+		return os.Getenv("NO_COLOR") != "" || os.Getenv("TERM") == "dumb", nil
+	}
+	return false, fmt.Errorf("--color=%s: want auto, always or never", mode)
+}
+
+func decodeOptions(o *options) (decode.Options, error) {
+	opts := decode.Options{DecodeDC: o.dc}
+	for _, s := range o.decodeAs {
+		sel, proto, ok := strings.Cut(s, ",")
+		port, found := strings.CutPrefix(sel, "udp.port==")
+		if !ok || !found || proto != "infiniband" {
+			return opts, fmt.Errorf("-d %s: want udp.port==N,infiniband", s)
+		}
+		n, err := strconv.ParseUint(port, 10, 16)
+		if err != nil {
+			return opts, fmt.Errorf("-d %s: bad port: %v", s, err)
+		}
+		opts.RoCEv2Ports = append(opts.RoCEv2Ports, uint16(n))
+	}
+	return opts, nil
+}
+
+// openSource opens what to show: a live interface, standard input, files,
+// or the bundled sample. streaming says the source may pause between
+// packets.
+func openSource(o *options, files []string, stdin io.Reader) (tui.Source, string, bool, func(), error) {
+	switch {
+	case o.iface != "":
+		snap := o.snaplen
+		if snap <= 0 {
+			snap = 262144
+		}
+		l, err := capture.OpenLive(o.iface, snap, capture.RoCEFilter())
+		if err != nil {
+			return nil, "", false, nil, err
+		}
+		if !o.noPromisc {
+			_ = l.SetPromiscuous(true)
+		}
+		return l, "live " + o.iface, true, func() { l.Close() }, nil
+	case len(files) == 0:
+		r, err := capture.NewReader(bytes.NewReader(pcaps.Sample), pcaps.SampleName)
+		return r, pcaps.SampleName + " (bundled sample)", false, func() {}, err
+	case len(files) == 1 && files[0] == "-":
+		r, err := capture.NewReader(stdin, "stdin")
+		return r, "stdin", true, func() {}, err
+	}
+	r, err := capture.OpenMulti(files...)
+	if err != nil {
+		return nil, "", false, nil, err
+	}
+	return r, strings.Join(files, ", "), false, func() { r.Close() }, nil
+}

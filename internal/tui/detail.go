@@ -1,0 +1,404 @@
+package tui
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/gdamore/tcell/v2"
+	"github.com/rivo/tview"
+
+	"github.com/ibwire/ibwire/decode"
+	"github.com/ibwire/ibwire/dfilter"
+	"github.com/ibwire/ibwire/internal/output"
+)
+
+// detail is the selected packet: its tree lines, a copy of its bytes, and
+// which bytes each line's field comes from.
+type detail struct {
+	frame int
+	data  []byte
+	nodes []output.TreeNode
+	spans []byteSpan // per node
+	value []string   // per node: the field's filter value, "" when none
+	tree  []*tview.TreeNode
+}
+
+// byteSpan is a set of byte offsets, kept as a range: fields occupy
+// contiguous bytes, and a protocol the range of its fields.
+type byteSpan struct{ lo, hi int } // [lo, hi); empty when lo == hi
+
+func (s byteSpan) empty() bool       { return s.hi <= s.lo }
+func (s byteSpan) has(i int) bool    { return i >= s.lo && i < s.hi }
+func (s byteSpan) union(o byteSpan) byteSpan {
+	switch {
+	case s.empty():
+		return o
+	case o.empty():
+		return s
+	}
+	return byteSpan{min(s.lo, o.lo), max(s.hi, o.hi)}
+}
+
+// probeLimit bounds the bytes probed for field positions: headers end
+// well before it; payloads are located by their slices.
+const probeLimit = 256
+
+// fieldSpans finds which bytes of p's frame each tree line's field is
+// decoded from. The registry knows values, not positions, so it asks the
+// decoder: a field whose value is a slice of the frame is located exactly;
+// for the others, each header byte is inverted in a copy of the frame in
+// turn, and a field whose value changes (while it stays present) is made of
+// that byte. Protocols cover the bytes of their fields.
+func fieldSpans(in decode.Input, opts decode.Options, nodes []output.TreeNode) []byteSpan {
+	opts.SkipCRC = true
+	dec := decode.NewDecoder(opts)
+	frame := append([]byte(nil), in.Data...)
+	in.Data = frame
+	p := dec.Decode(in)
+	spans := make([]byteSpan, len(nodes))
+	base := make([]string, len(nodes))
+	var v decode.Value
+	probe := make([]bool, len(nodes))
+	for i, n := range nodes {
+		if n.Field.Type == decode.FTProtocol || !n.Field.Get(p, &v) {
+			continue
+		}
+		if n.Field.Type == decode.FTBytes && len(v.B) > 0 && cap(v.B) <= cap(frame) {
+			if off := cap(frame) - cap(v.B); off >= 0 && off+len(v.B) <= len(frame) && &frame[off] == &v.B[0] {
+				spans[i] = byteSpan{off, off + len(v.B)}
+				continue
+			}
+		}
+		if n.Field.Name == "frame" || strings.HasPrefix(n.Field.Name, "frame.") || strings.HasPrefix(n.Field.Name, "ibwire.analysis") {
+			continue // about the frame, not from its bytes
+		}
+		base[i] = n.Field.String(&v)
+		probe[i] = true
+	}
+	mut := make([]byte, len(frame))
+	for b := 0; b < min(len(frame), probeLimit); b++ {
+		copy(mut, frame)
+		mut[b] ^= 0xFF
+		in.Data = mut
+		q := dec.Decode(in)
+		for i, n := range nodes {
+			if !probe[i] || !n.Field.Get(q, &v) {
+				continue
+			}
+			if n.Field.String(&v) != base[i] {
+				spans[i] = spans[i].union(byteSpan{b, b + 1})
+			}
+		}
+	}
+	// Protocols and headers: the union of what they hold.
+	for i := len(nodes) - 1; i >= 0; i-- {
+		if nodes[i].Field.Type != decode.FTProtocol {
+			continue
+		}
+		for j := i + 1; j < len(nodes) && nodes[j].Depth > nodes[i].Depth; j++ {
+			spans[i] = spans[i].union(spans[j])
+		}
+	}
+	return spans
+}
+
+// filterValue is how the selected field goes into a filter: field ==
+// value when that compiles, else the field alone (a presence test).
+func filterValue(f *decode.Field, p *decode.Packet) string {
+	var v decode.Value
+	if f.Type == decode.FTProtocol || !f.Get(p, &v) {
+		return ""
+	}
+	s := f.String(&v)
+	if f.Type == decode.FTBool {
+		s = "0"
+		if v.U != 0 {
+			s = "1"
+		}
+	}
+	for _, lit := range []string{s, fmt.Sprintf("%q", s)} {
+		if _, err := dfilter.Compile(f.Name + " == " + lit); err == nil {
+			return lit
+		}
+	}
+	return ""
+}
+
+// showPacket decodes frame and fills the tree and the hex pane.
+func (u *UI) showPacket(frame int) {
+	p, err := u.rd.packet(frame)
+	if err != nil {
+		u.note(fmt.Sprintf("frame %d: %v", frame, err))
+		return
+	}
+	d := &detail{frame: frame, data: append([]byte(nil), p.Data...), nodes: output.TreeNodes(p)}
+	d.value = make([]string, len(d.nodes))
+	for i, n := range d.nodes {
+		d.value[i] = filterValue(n.Field, p)
+	}
+	d.spans = fieldSpans(p.Input, u.m.options, d.nodes)
+	root := tview.NewTreeNode(fmt.Sprintf("Frame %d", frame))
+	stack := []*tview.TreeNode{root}
+	d.tree = make([]*tview.TreeNode, len(d.nodes))
+	for i, n := range d.nodes {
+		tn := tview.NewTreeNode(n.Text).SetReference(i).SetSelectable(true)
+		for len(stack) > n.Depth+1 {
+			stack = stack[:len(stack)-1]
+		}
+		stack[len(stack)-1].AddChild(tn)
+		stack = append(stack, tn)
+		d.tree[i] = tn
+	}
+	// Keep the field the user was looking at selected from packet to packet.
+	var keep *decode.Field
+	if u.detail != nil {
+		if i := u.currentNode(); i >= 0 {
+			keep = u.detail.nodes[i].Field
+		}
+	}
+	u.detail = d
+	u.tree.SetRoot(root).SetTopLevel(1)
+	sel := 0
+	for i, n := range d.nodes {
+		if n.Field == keep {
+			sel = i
+			break
+		}
+	}
+	if len(d.tree) > 0 {
+		u.tree.SetCurrentNode(d.tree[sel])
+		u.treeSelected(d.tree[sel])
+	}
+	u.hex.setData(d.data)
+}
+
+// currentNode is the index of the selected tree line, -1 when none.
+func (u *UI) currentNode() int {
+	n := u.tree.GetCurrentNode()
+	if n == nil {
+		return -1
+	}
+	i, ok := n.GetReference().(int)
+	if !ok || u.detail == nil || i >= len(u.detail.nodes) {
+		return -1
+	}
+	return i
+}
+
+// treeSelected highlights the selected field's bytes in the hex pane.
+func (u *UI) treeSelected(n *tview.TreeNode) {
+	i := u.currentNode()
+	if i < 0 {
+		u.hex.setSpan(byteSpan{})
+		return
+	}
+	u.hex.setSpan(u.detail.spans[i])
+	if !u.detail.spans[i].empty() && !u.hex.span.has(u.hex.cursor) {
+		u.hex.cursor = u.detail.spans[i].lo
+	}
+}
+
+// selectByte selects the most specific field made of byte b: the reverse
+// of the highlight.
+func (u *UI) selectByte(b int) {
+	if u.detail == nil {
+		return
+	}
+	best := -1
+	for i, s := range u.detail.spans {
+		if s.has(b) && (best < 0 || s.hi-s.lo <= u.detail.spans[best].hi-u.detail.spans[best].lo) {
+			best = i
+		}
+	}
+	if best >= 0 {
+		u.tree.SetCurrentNode(u.detail.tree[best])
+		u.hex.setSpan(u.detail.spans[best])
+	}
+}
+
+func (u *UI) moveTree(d int) {
+	if u.detail == nil || len(u.detail.tree) == 0 {
+		return
+	}
+	// Walk the visible lines.
+	var visible []*tview.TreeNode
+	u.tree.GetRoot().Walk(func(n, parent *tview.TreeNode) bool {
+		if parent != nil {
+			visible = append(visible, n)
+		}
+		return n.IsExpanded()
+	})
+	cur := u.tree.GetCurrentNode()
+	at := 0
+	for i, n := range visible {
+		if n == cur {
+			at = i
+		}
+	}
+	at = min(max(at+d, 0), len(visible)-1)
+	u.tree.SetCurrentNode(visible[at])
+	u.treeSelected(visible[at])
+}
+
+func (u *UI) expandTree(open bool) {
+	if n := u.tree.GetCurrentNode(); n != nil {
+		n.SetExpanded(open)
+	}
+}
+
+func (u *UI) toggleTree() {
+	if n := u.tree.GetCurrentNode(); n != nil {
+		n.SetExpanded(!n.IsExpanded())
+	}
+}
+
+// applyField makes a filter from the selected field: op "" replaces the
+// filter, "&&" adds to it, "!" excludes the value.
+func (u *UI) applyField(op string) {
+	i := u.currentNode()
+	if i < 0 {
+		return
+	}
+	name := u.detail.nodes[i].Field.Name
+	expr := name
+	if v := u.detail.value[i]; v != "" {
+		expr = name + " == " + v
+	}
+	if op == "!" {
+		expr = "!(" + expr + ")"
+	}
+	cur := strings.TrimSpace(u.m.Status().Filter)
+	if op == "&&" && cur != "" {
+		expr = "(" + cur + ") && " + expr
+	}
+	u.applyFilter(expr)
+}
+
+// hexView is the bytes pane: 16 bytes a line with offsets and ASCII, the
+// selected field's bytes highlighted and a byte cursor that selects fields.
+type hexView struct {
+	*tview.Box
+	u      *UI
+	data   []byte
+	span   byteSpan
+	cursor int
+	top    int // first line shown
+}
+
+func newHexView(u *UI) *hexView {
+	return &hexView{Box: tview.NewBox(), u: u}
+}
+
+func (h *hexView) setData(b []byte) {
+	h.data, h.top = b, 0
+	h.cursor = min(h.cursor, max(len(b)-1, 0))
+}
+
+func (h *hexView) setSpan(s byteSpan) {
+	h.span = s
+	if !s.empty() {
+		h.scrollTo(s.lo)
+	}
+}
+
+func (h *hexView) scrollTo(b int) {
+	_, _, _, height := h.GetInnerRect()
+	line := b / 16
+	if line < h.top {
+		h.top = line
+	} else if height > 0 && line >= h.top+height {
+		h.top = line - height + 1
+	}
+}
+
+func (u *UI) moveHex(d int) {
+	h := u.hex
+	if len(h.data) == 0 {
+		return
+	}
+	h.cursor = min(max(h.cursor+d, 0), len(h.data)-1)
+	h.scrollTo(h.cursor)
+	u.selectByte(h.cursor)
+}
+
+// Draw draws the dump: "0000  45 00 ...  E...".
+func (h *hexView) Draw(screen tcell.Screen) {
+	h.Box.DrawForSubclass(screen, h)
+	x, y, w, height := h.GetInnerRect()
+	t := &h.u.theme
+	focused := h.HasFocus()
+	for line := 0; line < height; line++ {
+		off := (h.top + line) * 16
+		if off >= len(h.data) {
+			break
+		}
+		tview.Print(screen, fmt.Sprintf("%04x", off), x, y+line, 4, tview.AlignLeft, tcell.ColorDefault)
+		for i := 0; i < 16 && off+i < len(h.data); i++ {
+			b := h.data[off+i]
+			st := t.normal
+			if h.span.has(off + i) {
+				st = t.highlight
+			}
+			if focused && off+i == h.cursor {
+				st = t.cursor
+			}
+			hx := x + 6 + i*3 + i/8
+			if hx+2 <= x+w {
+				screen.SetContent(hx, y+line, hexDigit(b>>4), nil, st)
+				screen.SetContent(hx+1, y+line, hexDigit(b&0xF), nil, st)
+			}
+			ax := x + 6 + 16*3 + 2 + i
+			if ax < x+w {
+				c := rune(b)
+				if b < 0x20 || b > 0x7E {
+					c = '.'
+				}
+				screen.SetContent(ax, y+line, c, nil, st)
+			}
+		}
+	}
+}
+
+func hexDigit(b byte) rune { return rune("0123456789abcdef"[b&0xF]) }
+
+// MouseHandler selects the byte clicked, and with it its field.
+func (h *hexView) MouseHandler() func(action tview.MouseAction, event *tcell.EventMouse, setFocus func(p tview.Primitive)) (consumed bool, capture tview.Primitive) {
+	return h.WrapMouseHandler(func(action tview.MouseAction, event *tcell.EventMouse, setFocus func(p tview.Primitive)) (bool, tview.Primitive) {
+		mx, my := event.Position()
+		if !h.InRect(mx, my) {
+			return false, nil
+		}
+		switch action {
+		case tview.MouseLeftClick:
+			setFocus(h)
+			h.u.pane = paneHex
+			x, y, _, _ := h.GetInnerRect()
+			col, line := mx-x, my-y
+			i := -1
+			switch {
+			case col >= 6 && col < 6+16*3+1:
+				c := col - 6
+				if c >= 8*3+1 {
+					c--
+				}
+				i = c / 3
+			case col >= 6+16*3+2 && col < 6+16*3+2+16:
+				i = col - (6 + 16*3 + 2)
+			}
+			if b := (h.top+line)*16 + i; i >= 0 && i < 16 && b < len(h.data) {
+				h.cursor = b
+				h.u.selectByte(b)
+			}
+			return true, nil
+		case tview.MouseScrollUp:
+			h.top = max(h.top-1, 0)
+			return true, nil
+		case tview.MouseScrollDown:
+			if (h.top+1)*16 < len(h.data) {
+				h.top++
+			}
+			return true, nil
+		}
+		return false, nil
+	})
+}

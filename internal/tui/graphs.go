@@ -1,0 +1,537 @@
+package tui
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/gdamore/tcell/v2"
+	"github.com/rivo/tview"
+
+	"github.com/ibwire/ibwire/decode"
+	"github.com/ibwire/ibwire/dfilter"
+	"github.com/ibwire/ibwire/layers"
+)
+
+// sparks are the eight heights of a sparkline cell.
+var sparks = []rune("▁▂▃▄▅▆▇█")
+
+func spark(v, maxV float64) rune {
+	if v <= 0 || maxV <= 0 {
+		return ' '
+	}
+	i := int(math.Ceil(v/maxV*float64(len(sparks)))) - 1
+	return sparks[min(max(i, 0), len(sparks)-1)]
+}
+
+// printLine writes s at (x, y), clipped to w.
+func printLine(screen tcell.Screen, s string, x, y, w int, st tcell.Style) {
+	col := 0
+	for _, r := range s {
+		if col >= w {
+			break
+		}
+		screen.SetContent(x+col, y, r, nil, st)
+		col++
+	}
+}
+
+// ioGraph is the I/O graph: one sparkline per -z io,stat column, over
+// intervals of the whole capture.
+type ioGraph struct {
+	*tview.Box
+	u        *UI
+	columns  []string // as -z io,stat takes them: FILTER or FUNC(field)FILTER; "" is every frame
+	interval time.Duration
+	series   [][]float64
+	titles   []string
+	err      string
+	busy     bool
+	cancel   context.CancelFunc
+	scanned  int
+}
+
+func defaultIOColumns() []string {
+	return []string{"", "SUM(ibwire.payload.len)", "ibwire.analysis." + decode.FindRetransmission.Name(),
+		"ibwire.analysis." + decode.FindNAK.Name(), "ibwire.analysis." + decode.FindCNP.Name()}
+}
+
+func newIOGraph(u *UI) *ioGraph {
+	return &ioGraph{Box: tview.NewBox(), u: u, columns: defaultIOColumns()}
+}
+
+// setColumns takes -z io,stat's column list, comma separated.
+func (g *ioGraph) setColumns(spec string) {
+	var cols []string
+	for _, c := range splitColumns(spec) {
+		cols = append(cols, strings.TrimSpace(c))
+	}
+	g.columns = cols
+	g.scanned = -1
+	g.start()
+}
+
+// splitColumns splits at commas outside parentheses and quotes.
+func splitColumns(s string) []string {
+	var out []string
+	depth, quote, start := 0, false, 0
+	for i, c := range s {
+		switch {
+		case c == '"':
+			quote = !quote
+		case quote:
+		case c == '(':
+			depth++
+		case c == ')':
+			depth--
+		case c == ',' && depth == 0:
+			out = append(out, s[start:i])
+			start = i + 1
+		}
+	}
+	return append(out, s[start:])
+}
+
+// ioColumn compiles one column as ibdump's -z io,stat does.
+func ioColumn(expr string) (decode.IOColumn, error) {
+	col := decode.IOColumn{Title: expr}
+	filterExpr := expr
+	if fn, field, rest, ok := decode.ParseIOFunc(expr); ok {
+		fd, found := decode.Lookup(field)
+		if !found {
+			return col, fmt.Errorf("no field %q", field)
+		}
+		col.Func, col.Field, filterExpr = fn, fd, rest
+	}
+	if strings.TrimSpace(filterExpr) != "" {
+		f, err := dfilter.Compile(filterExpr)
+		if err != nil {
+			return col, err
+		}
+		col.Match = f.Match
+	}
+	if col.Title == "" {
+		col.Title = "all frames"
+	}
+	return col, nil
+}
+
+func (u *UI) editIOColumns() {
+	if u.view != viewIO {
+		return
+	}
+	u.openPrompt("command", ":")
+	u.prompt.SetText("iograph " + strings.Join(u.io.columns, ","))
+}
+
+// start computes the series in the background, unless they are up to date.
+func (g *ioGraph) start() {
+	st := g.u.m.Status()
+	if g.scanned == st.Packets && g.interval != 0 {
+		return
+	}
+	if g.cancel != nil {
+		g.cancel()
+	}
+	var cols []decode.IOColumn
+	for _, c := range g.columns {
+		col, err := ioColumn(c)
+		if err != nil {
+			g.err = fmt.Sprintf("%s: %v", c, err)
+			return
+		}
+		cols = append(cols, col)
+	}
+	g.err = ""
+	if g.interval == 0 {
+		_, _, w, _ := g.GetInnerRect()
+		span := st.Last.Sub(st.First)
+		g.interval = niceInterval(span / time.Duration(max(w-2, 20)))
+	}
+	ctx, cancel := context.WithCancel(g.u.ctx)
+	g.cancel, g.busy = cancel, true
+	interval, total := g.interval, st.Packets
+	go func() {
+		stat := &decode.IOFuncStat{Interval: interval, Columns: cols}
+		if err := g.u.m.Scan(ctx, total, func(p *decode.Packet) bool { stat.Add(p); return true }); err != nil {
+			return
+		}
+		rows, _ := stat.Rows()
+		series := make([][]float64, len(cols))
+		n := 0
+		for _, r := range rows {
+			n = max(n, int(r.Start/interval)+1)
+		}
+		for i := range series {
+			series[i] = make([]float64, n)
+		}
+		for _, r := range rows {
+			k := int(r.Start / interval)
+			for i, c := range cols {
+				if c.Func == decode.IOFrames {
+					series[i][k] = float64(r.Frames[i])
+				} else {
+					series[i][k] = r.Values[i]
+				}
+			}
+		}
+		var titles []string
+		for _, c := range cols {
+			titles = append(titles, c.Title)
+		}
+		g.u.queue(func() {
+			if g.interval != interval {
+				return
+			}
+			g.series, g.titles, g.busy, g.scanned = series, titles, false, total
+		})
+	}()
+}
+
+// niceInterval rounds d up to 1, 2 or 5 times a power of ten.
+func niceInterval(d time.Duration) time.Duration {
+	if d <= time.Microsecond {
+		return time.Microsecond
+	}
+	p := time.Duration(1)
+	for p*10 <= d {
+		p *= 10
+	}
+	for _, m := range []time.Duration{1, 2, 5, 10} {
+		if p*m >= d {
+			return p * m
+		}
+	}
+	return p * 10
+}
+
+func (g *ioGraph) zoom(in bool) {
+	if g.interval == 0 {
+		return
+	}
+	if in {
+		g.interval = max(g.interval/2, time.Microsecond)
+	} else {
+		g.interval *= 2
+	}
+	g.scanned = -1
+	g.start()
+}
+
+func (g *ioGraph) Draw(screen tcell.Screen) {
+	g.Box.DrawForSubclass(screen, g)
+	x, y, w, h := g.GetInnerRect()
+	t := &g.u.theme
+	head := fmt.Sprintf("I/O graph, interval %v (+/- zoom, e: edit columns)", g.interval)
+	if g.busy {
+		head += "  computing..."
+	}
+	printLine(screen, head, x, y, w, t.header)
+	if g.err != "" {
+		printLine(screen, "error: "+g.err, x, y+1, w, t.bad)
+		return
+	}
+	row := y + 2
+	for i, s := range g.series {
+		if row+1 >= y+h {
+			break
+		}
+		maxV, sum := 0.0, 0.0
+		for _, v := range s {
+			maxV = math.Max(maxV, v)
+			sum += v
+		}
+		printLine(screen, fmt.Sprintf("%s  (max %g, total %g)", g.titles[i], maxV, sum), x, row, w, t.normal)
+		for k := 0; k < min(len(s), w); k++ {
+			screen.SetContent(x+k, row+1, spark(s[k], maxV), nil, t.good)
+		}
+		row += 3
+	}
+}
+
+// psnPoint is one packet of the PSN graph.
+type psnPoint struct {
+	t      time.Duration
+	psn    int64
+	marker rune
+	frame  uint32
+}
+
+// The markers, most important last: a point drawn later wins its cell.
+const (
+	markRequest  = '·'
+	markResponse = '+'
+	markRetrans  = 'R'
+	markNAK      = 'N'
+	markRNR      = 'Z'
+	markCNP      = 'C'
+)
+
+func markerRank(r rune) int { return strings.IndexRune("·+CRZN", r) }
+
+// psnGraph plots time against unwrapped PSN for one connection, with
+// retransmissions, NAKs, RNR NAKs and CNPs marked (tcptrace style).
+type psnGraph struct {
+	*tview.Box
+	u      *UI
+	conv   uint32
+	points []psnPoint
+	busy   bool
+	t0, t1 time.Duration // the time window shown
+	cancel context.CancelFunc
+}
+
+func newPSNGraph(u *UI) *psnGraph { return &psnGraph{Box: tview.NewBox(), u: u} }
+
+// psnSelected opens the PSN graph of the selected connection.
+func (u *UI) psnSelected() {
+	id := u.selectedConv()
+	if id == 0 {
+		u.note("PSN graph: select a packet of a connection, or a row of the QP table")
+		return
+	}
+	g := u.psn
+	if g.cancel != nil {
+		g.cancel()
+	}
+	ctx, cancel := context.WithCancel(u.ctx)
+	g.cancel, g.conv, g.points, g.busy = cancel, id, nil, true
+	u.showView(viewPSN)
+	total := u.m.Status().Packets
+	go func() {
+		var pts []psnPoint
+		// One unwrapped PSN line per request direction: responses carry
+		// the PSNs of the requests they answer.
+		var have [3]bool
+		var last [3]layers.PSN
+		var pos [3]int64
+		var lastY int64
+		err := u.m.Scan(ctx, total, func(p *decode.Packet) bool {
+			a := &p.Analysis
+			if a.Conv != id {
+				return true
+			}
+			b := p.BTH()
+			if b == nil {
+				return true
+			}
+			info := b.Info()
+			mk := rune(markRequest)
+			space := a.Dir
+			if info.Response {
+				mk = markResponse
+				space = 3 - a.Dir
+			}
+			switch {
+			case info.Service == layers.ServiceCNP || a.Has(decode.FindCNP):
+				pts = append(pts, psnPoint{t: p.RelTime, psn: lastY, marker: markCNP, frame: uint32(p.Number)})
+				return true
+			case a.Has(decode.FindRNRNAK):
+				mk = markRNR
+			case a.Has(decode.FindNAK):
+				mk = markNAK
+			case a.Has(decode.FindRetransmission):
+				mk = markRetrans
+			}
+			space &= 3
+			psn := b.PSN
+			if !have[space] {
+				have[space], last[space] = true, psn
+			}
+			pos[space] += int64(psn.Diff(last[space]))
+			last[space] = psn
+			lastY = pos[space]
+			pts = append(pts, psnPoint{t: p.RelTime, psn: pos[space], marker: mk, frame: uint32(p.Number)})
+			return true
+		})
+		if err != nil {
+			return
+		}
+		u.queue(func() {
+			if g.conv != id {
+				return
+			}
+			g.points, g.busy = pts, false
+			g.reset()
+		})
+	}()
+}
+
+func (g *psnGraph) reset() {
+	if len(g.points) == 0 {
+		return
+	}
+	g.t0, g.t1 = g.points[0].t, g.points[len(g.points)-1].t
+	if g.t1 <= g.t0 {
+		g.t1 = g.t0 + time.Microsecond
+	}
+}
+
+func (g *psnGraph) zoom(in bool) {
+	mid, half := (g.t0+g.t1)/2, (g.t1-g.t0)/2
+	if in {
+		half = max(half/2, time.Microsecond)
+	} else {
+		half *= 2
+	}
+	g.t0, g.t1 = mid-half, mid+half
+}
+
+func (g *psnGraph) pan(d int) {
+	step := (g.t1 - g.t0) / 4
+	g.t0 += time.Duration(d) * step
+	g.t1 += time.Duration(d) * step
+}
+
+func (u *UI) zoomGraph(in bool) {
+	switch u.view {
+	case viewPSN:
+		u.psn.zoom(in)
+	case viewIO:
+		u.io.zoom(in)
+	}
+}
+
+func (g *psnGraph) Draw(screen tcell.Screen) {
+	g.Box.DrawForSubclass(screen, g)
+	x, y, w, h := g.GetInnerRect()
+	t := &g.u.theme
+	head := fmt.Sprintf("PSN graph, connection %d  · request  + response  R retransmission  N NAK  Z RNR NAK  C CNP  (+/- zoom, h/l pan, 0 all)", g.conv)
+	printLine(screen, head, x, y, w, t.header)
+	if g.busy {
+		printLine(screen, "computing...", x, y+1, w, t.normal)
+		return
+	}
+	if len(g.points) == 0 {
+		printLine(screen, "no packets with a PSN in this connection", x, y+1, w, t.normal)
+		return
+	}
+	const axisW = 10
+	plotX, plotY, plotW, plotH := x+axisW+1, y+1, w-axisW-1, h-3
+	if plotW < 4 || plotH < 2 {
+		return
+	}
+	lo, hi := int64(math.MaxInt64), int64(math.MinInt64)
+	var counts [6]int
+	for _, p := range g.points {
+		if p.t < g.t0 || p.t > g.t1 {
+			continue
+		}
+		lo, hi = min(lo, p.psn), max(hi, p.psn)
+	}
+	if lo > hi {
+		printLine(screen, "no packets in this time window (0 resets)", x, y+1, w, t.normal)
+		return
+	}
+	if hi == lo {
+		hi = lo + 1
+	}
+	grid := make([]rune, plotW*plotH)
+	for _, p := range g.points {
+		if p.t < g.t0 || p.t > g.t1 {
+			continue
+		}
+		cx := int(float64(p.t-g.t0) / float64(g.t1-g.t0) * float64(plotW-1))
+		cy := plotH - 1 - int(float64(p.psn-lo)/float64(hi-lo)*float64(plotH-1))
+		i := cy*plotW + cx
+		if markerRank(p.marker) > markerRank(grid[i]) {
+			grid[i] = p.marker
+		}
+		counts[markerRank(p.marker)]++
+	}
+	for row := 0; row < plotH; row++ {
+		if row == 0 || row == plotH-1 || row == plotH/2 {
+			v := hi - int64(float64(row)/float64(plotH-1)*float64(hi-lo))
+			printLine(screen, fmt.Sprintf("%*d", axisW, v), x, plotY+row, axisW, t.normal)
+		}
+		screen.SetContent(plotX-1, plotY+row, '│', nil, t.normal)
+		for col := 0; col < plotW; col++ {
+			r := grid[row*plotW+col]
+			if r == 0 {
+				continue
+			}
+			st := t.normal
+			switch r {
+			case markRetrans, markNAK:
+				st = t.bad
+			case markRNR:
+				st = t.warn
+			case markCNP:
+				st = t.congestion
+			}
+			screen.SetContent(plotX+col, plotY+row, r, nil, st)
+		}
+	}
+	for col := 0; col < plotW; col++ {
+		screen.SetContent(plotX+col, plotY+plotH, '─', nil, t.normal)
+	}
+	left := fmt.Sprintf("%.6fs", g.t0.Seconds())
+	right := fmt.Sprintf("%.6fs", g.t1.Seconds())
+	printLine(screen, left, plotX, plotY+plotH+1, plotW, t.normal)
+	printLine(screen, right, plotX+plotW-len(right), plotY+plotH+1, len(right), t.normal)
+	legend := fmt.Sprintf("PSN %d..%d  retrans %d  NAK %d  RNR %d  CNP %d", lo, hi,
+		counts[markerRank(markRetrans)], counts[markerRank(markNAK)], counts[markerRank(markRNR)], counts[markerRank(markCNP)])
+	if mid := plotX + len(left) + 2; mid+len(legend) < plotX+plotW-len(right) {
+		printLine(screen, legend, mid, plotY+plotH+1, len(legend), t.normal)
+	}
+}
+
+// latencyView draws -z latency: a summary and a histogram per operation.
+type latencyView struct {
+	*tview.Box
+	u *UI
+}
+
+func newLatencyView(u *UI) *latencyView { return &latencyView{Box: tview.NewBox(), u: u} }
+
+func fmtDur(d time.Duration) string {
+	return fmt.Sprintf("%.1fµs", float64(d.Nanoseconds())/1000)
+}
+
+func (l *latencyView) Draw(screen tcell.Screen) {
+	l.Box.DrawForSubclass(screen, l)
+	x, y, w, h := l.GetInnerRect()
+	t := &l.u.theme
+	printLine(screen, "Latency (request to response), histograms on a log scale from min to max", x, y, w, t.header)
+	rows := l.u.m.latencySnaps()
+	if len(rows) == 0 {
+		printLine(screen, "no request answered yet", x, y+2, w, t.normal)
+		return
+	}
+	line := y + 2
+	for _, r := range rows {
+		if line+2 >= y+h {
+			break
+		}
+		s := r.summary
+		printLine(screen, fmt.Sprintf("%-14s n=%-7d min %s  p50 %s  p90 %s  p99 %s  max %s", r.name, s.Count,
+			fmtDur(s.Min), fmtDur(s.P50), fmtDur(s.P90), fmtDur(s.P99), fmtDur(s.Max)), x, line, w, t.normal)
+		bins := histogramBins(r.quantiles[:], max(w-2, 8))
+		peak := 0.0
+		for _, b := range bins {
+			peak = math.Max(peak, b)
+		}
+		for i, b := range bins {
+			screen.SetContent(x+1+i, line+1, spark(b, peak), nil, t.good)
+		}
+		line += 3
+	}
+}
+
+// histogramBins spreads the quantiles over n log-spaced bins between the
+// smallest and the largest: each quantile step is an equal share of the
+// requests.
+func histogramBins(q []time.Duration, n int) []float64 {
+	bins := make([]float64, n)
+	lo, hi := math.Log(float64(max(q[0], 1))), math.Log(float64(max(q[len(q)-1], 1)))
+	for _, d := range q {
+		i := 0
+		if hi > lo {
+			i = int((math.Log(float64(max(d, 1))) - lo) / (hi - lo) * float64(n-1))
+		}
+		bins[min(max(i, 0), n-1)]++
+	}
+	return bins
+}

@@ -1,0 +1,169 @@
+package tui
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/gdamore/tcell/v2"
+)
+
+// key is one key press a binding answers to.
+type key struct {
+	k   tcell.Key
+	r   rune
+	mod tcell.ModMask // only for tcell.KeyRune with Alt; control keys are their own tcell.Key
+}
+
+func runeKey(r rune) key   { return key{k: tcell.KeyRune, r: r} }
+func ctrlKey(k tcell.Key) key { return key{k: k} }
+
+func (k key) matches(ev *tcell.EventKey) bool {
+	if k.k == tcell.KeyRune {
+		return ev.Key() == tcell.KeyRune && ev.Rune() == k.r && ev.Modifiers()&tcell.ModAlt == k.mod&tcell.ModAlt
+	}
+	return ev.Key() == k.k
+}
+
+func (k key) String() string {
+	if k.k == tcell.KeyRune {
+		if k.r == ' ' {
+			return "space"
+		}
+		return string(k.r)
+	}
+	name := tcell.KeyNames[k.k]
+	if name == "" {
+		name = fmt.Sprintf("key%d", k.k)
+	}
+	name = strings.ToLower(name)
+	// tcell spells control keys "Ctrl-D"; the help says "ctrl-d".
+	return name
+}
+
+// Scopes say where a binding applies. A binding of scopeGlobal applies
+// wherever no text is being typed; the others when that pane has the focus.
+const (
+	scopeGlobal  = "global"
+	scopeList    = "packet list"
+	scopeTree    = "detail tree"
+	scopeHex     = "hex pane"
+	scopeConvs   = "conversations"
+	scopeExpert  = "expert"
+	scopeFollow  = "follow QP"
+	scopeGraph   = "graphs"
+)
+
+// binding is one row of THE key table: the keys, where they apply, what
+// they do (for the help screen) and the action. The help screen is
+// generated from this table, so it cannot disagree with the handling.
+type binding struct {
+	scope  string
+	keys   []key
+	help   string
+	action func(u *UI)
+}
+
+// keyTable returns every binding, in the order the help screen lists them.
+func keyTable() []binding {
+	r, c := runeKey, ctrlKey
+	return []binding{
+		{scopeGlobal, []key{r('/')}, "focus the display filter bar (enter applies, esc leaves, tab completes)", (*UI).focusFilter},
+		{scopeGlobal, []key{r(':')}, "command line: packets convs qps expert follow iograph psngraph latency filter clear-filter marks load help quit", (*UI).openCommand},
+		{scopeGlobal, []key{r('?'), c(tcell.KeyF1)}, "this help", func(u *UI) { u.showView(viewHelp) }},
+		{scopeGlobal, []key{r('q')}, "quit (from the help, back to the previous view)", (*UI).quitOrBack},
+		{scopeGlobal, []key{c(tcell.KeyEscape)}, "back to the packet list", func(u *UI) { u.showView(viewPackets) }},
+		{scopeGlobal, []key{r('C')}, "QP conversations view", func(u *UI) { u.showView(viewConvs) }},
+		{scopeGlobal, []key{r('E')}, "expert findings view", func(u *UI) { u.showView(viewExpert) }},
+		{scopeGlobal, []key{r('F')}, "follow QP of the selected packet or conversation", (*UI).followSelected},
+		{scopeGlobal, []key{r('I')}, "I/O graph (sparklines of -z io,stat columns)", func(u *UI) { u.showView(viewIO) }},
+		{scopeGlobal, []key{r('P')}, "PSN graph of the selected packet's or conversation's connection", (*UI).psnSelected},
+		{scopeGlobal, []key{r('T')}, "latency histograms", func(u *UI) { u.showView(viewLatency) }},
+		{scopeGlobal, []key{c(tcell.KeyTab)}, "next pane", func(u *UI) { u.cyclePane(1) }},
+		{scopeGlobal, []key{c(tcell.KeyBacktab)}, "previous pane", func(u *UI) { u.cyclePane(-1) }},
+		{scopeGlobal, []key{r('\\')}, "zoom the focused pane (again: unzoom)", (*UI).toggleZoom},
+		{scopeGlobal, []key{r('|')}, "layout: hex below the tree, or beside it", (*UI).toggleLayout},
+		{scopeGlobal, []key{c(tcell.KeyCtrlF)}, "search forward: a display filter, or text of the summary line", (*UI).openSearch},
+		{scopeGlobal, []key{r('n')}, "search again", (*UI).searchNext},
+		{scopeGlobal, []key{c(tcell.KeyCtrlL)}, "redraw the screen", func(u *UI) { u.app.Sync() }},
+
+		{scopeList, []key{r('j'), c(tcell.KeyDown)}, "next packet", func(u *UI) { u.moveList(1) }},
+		{scopeList, []key{r('k'), c(tcell.KeyUp)}, "previous packet", func(u *UI) { u.moveList(-1) }},
+		{scopeList, []key{c(tcell.KeyCtrlD), c(tcell.KeyPgDn)}, "half a page down", func(u *UI) { u.moveList(u.halfPage()) }},
+		{scopeList, []key{c(tcell.KeyCtrlU), c(tcell.KeyPgUp)}, "half a page up", func(u *UI) { u.moveList(-u.halfPage()) }},
+		{scopeList, []key{r('G'), c(tcell.KeyEnd)}, "last packet (with a count: that packet number)", (*UI).gotoEnd},
+		{scopeList, []key{c(tcell.KeyHome)}, "first packet", func(u *UI) { u.selectRow(0) }},
+		{scopeList, []key{c(tcell.KeyEnter)}, "open the detail tree", func(u *UI) { u.focusPane(paneTree) }},
+		{scopeList, []key{r('a')}, "apply the selected packet's connection as the filter", (*UI).applyPacketConv},
+
+		{scopeTree, []key{r('j'), c(tcell.KeyDown)}, "next field", func(u *UI) { u.moveTree(1) }},
+		{scopeTree, []key{r('k'), c(tcell.KeyUp)}, "previous field", func(u *UI) { u.moveTree(-1) }},
+		{scopeTree, []key{r('l'), c(tcell.KeyRight)}, "expand", func(u *UI) { u.expandTree(true) }},
+		{scopeTree, []key{r('h'), c(tcell.KeyLeft)}, "collapse", func(u *UI) { u.expandTree(false) }},
+		{scopeTree, []key{c(tcell.KeyEnter), r(' ')}, "expand or collapse", (*UI).toggleTree},
+		{scopeTree, []key{r('a')}, "apply the selected field as the filter (field == value)", func(u *UI) { u.applyField("") }},
+		{scopeTree, []key{r('&')}, "and the selected field with the current filter", func(u *UI) { u.applyField("&&") }},
+		{scopeTree, []key{r('!')}, "filter out the selected field's value", func(u *UI) { u.applyField("!") }},
+
+		{scopeHex, []key{r('l'), c(tcell.KeyRight)}, "next byte (selects its field)", func(u *UI) { u.moveHex(1) }},
+		{scopeHex, []key{r('h'), c(tcell.KeyLeft)}, "previous byte", func(u *UI) { u.moveHex(-1) }},
+		{scopeHex, []key{r('j'), c(tcell.KeyDown)}, "next line", func(u *UI) { u.moveHex(16) }},
+		{scopeHex, []key{r('k'), c(tcell.KeyUp)}, "previous line", func(u *UI) { u.moveHex(-16) }},
+
+		{scopeConvs, []key{r('j'), c(tcell.KeyDown)}, "next connection", func(u *UI) { u.moveTable(u.convs.Table, 1) }},
+		{scopeConvs, []key{r('k'), c(tcell.KeyUp)}, "previous connection", func(u *UI) { u.moveTable(u.convs.Table, -1) }},
+		{scopeConvs, []key{r('s')}, "sort by the next column", func(u *UI) { u.convs.sortNext(1) }},
+		{scopeConvs, []key{r('S')}, "reverse the sort", func(u *UI) { u.convs.reverse() }},
+		{scopeConvs, []key{c(tcell.KeyEnter), r('a')}, "apply the connection as the filter and show its packets", (*UI).applyConv},
+		{scopeConvs, []key{r('f')}, "follow the connection", (*UI).followSelected},
+		{scopeConvs, []key{r('p')}, "PSN graph of the connection", (*UI).psnSelected},
+
+		{scopeExpert, []key{r('j'), c(tcell.KeyDown)}, "next finding", func(u *UI) { u.moveTable(u.expert, 1) }},
+		{scopeExpert, []key{r('k'), c(tcell.KeyUp)}, "previous finding", func(u *UI) { u.moveTable(u.expert, -1) }},
+		{scopeExpert, []key{c(tcell.KeyEnter)}, "go to the finding's first frame", (*UI).expertJump},
+
+		{scopeFollow, []key{r('j'), c(tcell.KeyDown)}, "next message", func(u *UI) { u.moveTable(u.follow.list, 1) }},
+		{scopeFollow, []key{r('k'), c(tcell.KeyUp)}, "previous message", func(u *UI) { u.moveTable(u.follow.list, -1) }},
+		{scopeFollow, []key{r('x')}, "payload as hex or ASCII", func(u *UI) { u.follow.toggleHex() }},
+		{scopeFollow, []key{c(tcell.KeyEnter)}, "go to the message's first frame", (*UI).followJump},
+
+		{scopeGraph, []key{r('+'), r('=')}, "zoom in (I/O graph: shorter interval)", func(u *UI) { u.zoomGraph(true) }},
+		{scopeGraph, []key{r('-')}, "zoom out (I/O graph: longer interval)", func(u *UI) { u.zoomGraph(false) }},
+		{scopeGraph, []key{r('h'), c(tcell.KeyLeft)}, "pan left", func(u *UI) { u.psn.pan(-1) }},
+		{scopeGraph, []key{r('l'), c(tcell.KeyRight)}, "pan right", func(u *UI) { u.psn.pan(1) }},
+		{scopeGraph, []key{r('0')}, "whole connection", func(u *UI) { u.psn.reset() }},
+		{scopeGraph, []key{r('e')}, "I/O graph: edit the columns (as -z io,stat: FILTER or FUNC(field)FILTER, comma separated)", (*UI).editIOColumns},
+
+		{scopeList, []key{r('m')}, "m + letter: mark the selected packet", func(u *UI) { u.pending = 'm' }},
+		{scopeList, []key{r('\'')}, "' + letter: jump to the mark; '' jumps back", func(u *UI) { u.pending = '\'' }},
+		{scopeList, []key{r('g')}, "gg: first packet; 5gg or 5G: packet 5 (digits are a count)", func(u *UI) { u.pending = 'g' }},
+	}
+}
+
+// keyNames is the help's spelling of a binding's keys.
+func keyNames(b *binding) string {
+	var s []string
+	for _, k := range b.keys {
+		s = append(s, k.String())
+	}
+	return strings.Join(s, " / ")
+}
+
+// helpText is the help screen, generated from the key table.
+func helpText(table []binding) string {
+	var b strings.Builder
+	b.WriteString("ibtui keys (esc or q closes this help)\n")
+	scope := ""
+	for i := range table {
+		k := &table[i]
+		if k.scope != scope {
+			scope = k.scope
+			fmt.Fprintf(&b, "\n%s\n", strings.ToUpper(scope))
+		}
+		fmt.Fprintf(&b, "  %-20s %s\n", keyNames(k), k.help)
+	}
+	b.WriteString("\nMouse: click a row, a field or a byte to select it; the wheel scrolls.\n")
+	return b.String()
+}
+
+// KeyHelp is the key table as the help screen shows it, for ibtui --help.
+func KeyHelp() string { return helpText(keyTable()) }

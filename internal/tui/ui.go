@@ -1,0 +1,866 @@
+// Package tui is ibtui: a terminal viewer for RDMA captures that starts
+// from the queue-pair conversations. It draws decode's model with tview;
+// it is the only package that imports tview and tcell.
+package tui
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync/atomic"
+
+	"github.com/gdamore/tcell/v2"
+	"github.com/rivo/tview"
+
+	"github.com/ibwire/ibwire/decode"
+	"github.com/ibwire/ibwire/dfilter"
+)
+
+// The views, in the order of the tab line.
+const (
+	viewPackets = "packets"
+	viewConvs   = "convs"
+	viewExpert  = "expert"
+	viewFollow  = "follow"
+	viewIO      = "iograph"
+	viewPSN     = "psngraph"
+	viewLatency = "latency"
+	viewHelp    = "help"
+)
+
+var viewTitles = []struct{ name, title string }{
+	{viewPackets, "Packets"}, {viewConvs, "QPs"}, {viewExpert, "Expert"}, {viewFollow, "Follow"},
+	{viewIO, "I/O"}, {viewPSN, "PSN"}, {viewLatency, "Latency"}, {viewHelp, "Help"},
+}
+
+// The panes of the packets view.
+const (
+	paneList = iota
+	paneTree
+	paneHex
+)
+
+// Config sets up a UI.
+type Config struct {
+	Model *Model
+	// Mono selects the monochrome theme (NO_COLOR and friends).
+	Mono bool
+	// Open loads another capture for :load; nil disables the command.
+	Open func(path string) (*Model, error)
+}
+
+// UI is the whole viewer. Everything in it belongs to the tview event loop's
+// goroutine; other goroutines reach it through queue.
+type UI struct {
+	app   *tview.Application
+	m     *Model
+	rd    *reader
+	theme theme
+	keys  []binding
+	open  func(string) (*Model, error)
+	ctx   context.Context
+	stop  context.CancelFunc
+
+	root      *tview.Flex
+	tabs      *tview.TextView
+	filterBar *tview.InputField
+	filterMsg string
+	pages     *tview.Pages
+	bottom    *tview.Pages
+	status    *tview.TextView
+	prompt    *tview.InputField
+	promptFor string // "command" or "search"
+	view      string
+	prevView  string
+
+	// The packets view.
+	packets  *tview.Flex
+	lower    *tview.Flex
+	list     *tview.Table
+	listData *listContent
+	tree     *tview.TreeView
+	hex      *hexView
+	detail   *detail
+	pane     int
+	zoomed   bool
+	side     bool // hex beside the tree
+	selected int  // the selected frame, 0 when none
+	rows     int  // displayed rows, as of the last refresh
+
+	convs   *convTable
+	expert  *tview.Table
+	follow  *followView
+	io      *ioGraph
+	psn     *psnGraph
+	latency *latencyView
+	help    *tview.TextView
+
+	// Keys in progress.
+	pending rune // 'm', '\'', 'g' or 0
+	count   int  // digits typed before G or gg
+	marks   map[rune]int
+	back    int // the frame before the last jump, for ''
+
+	search      string
+	refreshing  atomic.Bool
+	lastVersion uint64
+	convVersion uint64
+}
+
+// New builds the viewer over cfg.Model; Run shows it.
+func New(app *tview.Application, cfg Config) *UI {
+	ctx, stop := context.WithCancel(context.Background())
+	u := &UI{app: app, m: cfg.Model, theme: newTheme(cfg.Mono), keys: keyTable(), open: cfg.Open, ctx: ctx, stop: stop,
+		marks: map[rune]int{}}
+	u.theme.apply()
+	u.rd = newReader(u.m)
+	u.build()
+	app.SetRoot(u.root, true).EnableMouse(true)
+	app.SetInputCapture(u.handleKey)
+	u.showView(viewPackets)
+	u.refresh()
+	return u
+}
+
+// Changed is the Model's Notify: it schedules one redraw, however many
+// changes come before it runs.
+func (u *UI) Changed() {
+	if u.refreshing.Swap(true) {
+		return
+	}
+	u.queue(func() {
+		u.refreshing.Store(false)
+		u.refresh()
+	})
+}
+
+// queue runs fn on the UI goroutine and redraws. It never blocks the
+// caller: tview's QueueUpdateDraw blocks forever once Run has returned
+// (rivo/tview#1163), so it is called from a goroutine of its own that the
+// UI's context lets go.
+func (u *UI) queue(fn func()) {
+	go func() {
+		select {
+		case <-u.ctx.Done():
+			return
+		default:
+		}
+		u.app.QueueUpdateDraw(func() {
+			if u.ctx.Err() == nil {
+				fn()
+			}
+		})
+	}()
+}
+
+// Close stops the background work the UI started.
+func (u *UI) Close() { u.stop() }
+
+func (u *UI) build() {
+	u.tabs = tview.NewTextView().SetDynamicColors(true).SetWrap(false)
+	u.filterBar = tview.NewInputField().SetLabel("Filter: ")
+	u.filterBar.SetChangedFunc(u.validateFilter)
+	u.filterBar.SetAutocompleteFunc(completeFilter)
+	u.filterBar.SetAutocompletedFunc(func(text string, index, source int) bool {
+		if source != tview.AutocompletedNavigate {
+			u.filterBar.SetText(text)
+		}
+		return source == tview.AutocompletedEnter || source == tview.AutocompletedClick || source == tview.AutocompletedTab
+	})
+	u.filterBar.SetDoneFunc(func(k tcell.Key) {
+		switch k {
+		case tcell.KeyEnter:
+			u.applyFilter(u.filterBar.GetText())
+		case tcell.KeyEscape:
+			u.filterBar.SetText(u.m.Status().Filter)
+			u.focusPane(u.pane)
+		}
+	})
+	u.validateFilter(u.m.Status().Filter)
+	u.filterBar.SetText(u.m.Status().Filter)
+
+	u.listData = &listContent{u: u, cache: map[int]*listRow{}}
+	u.list = tview.NewTable().SetContent(u.listData).SetSelectable(true, false).SetFixed(1, 0)
+	u.list.SetSelectedStyle(u.theme.selected)
+	u.list.SetSelectionChangedFunc(func(row, _ int) { u.listSelected(row) })
+	u.list.SetSelectedFunc(func(int, int) { u.focusPane(paneTree) })
+	u.list.SetMouseCapture(func(a tview.MouseAction, ev *tcell.EventMouse) (tview.MouseAction, *tcell.EventMouse) {
+		if a == tview.MouseLeftClick {
+			u.pane = paneList
+		}
+		return a, ev
+	})
+	u.tree = tview.NewTreeView()
+	u.tree.SetChangedFunc(func(n *tview.TreeNode) { u.treeSelected(n) })
+	u.tree.SetMouseCapture(func(a tview.MouseAction, ev *tcell.EventMouse) (tview.MouseAction, *tcell.EventMouse) {
+		if a == tview.MouseLeftClick {
+			u.pane = paneTree
+		}
+		return a, ev
+	})
+	u.hex = newHexView(u)
+	u.detail = &detail{}
+	u.lower = tview.NewFlex()
+	u.packets = tview.NewFlex().SetDirection(tview.FlexRow)
+	u.layoutPackets()
+
+	u.convs = newConvTable(u)
+	u.expert = tview.NewTable().SetSelectable(true, false).SetFixed(1, 0)
+	u.expert.SetSelectedStyle(u.theme.selected)
+	u.expert.SetSelectedFunc(func(int, int) { u.expertJump() })
+	u.follow = newFollowView(u)
+	u.io = newIOGraph(u)
+	u.psn = newPSNGraph(u)
+	u.latency = newLatencyView(u)
+	u.help = tview.NewTextView().SetText(helpText(u.keys)).SetWrap(false)
+
+	u.pages = tview.NewPages().
+		AddPage(viewPackets, u.packets, true, true).
+		AddPage(viewConvs, u.convs.Table, true, false).
+		AddPage(viewExpert, u.expert, true, false).
+		AddPage(viewFollow, u.follow.Flex, true, false).
+		AddPage(viewIO, u.io, true, false).
+		AddPage(viewPSN, u.psn, true, false).
+		AddPage(viewLatency, u.latency, true, false).
+		AddPage(viewHelp, u.help, true, false)
+
+	u.status = tview.NewTextView().SetWrap(false)
+	u.status.SetTextStyle(u.theme.status)
+	_, statusBG, _ := u.theme.status.Decompose()
+	u.status.SetBackgroundColor(statusBG)
+	u.prompt = tview.NewInputField()
+	u.prompt.SetDoneFunc(u.promptDone)
+	u.prompt.SetAutocompleteFunc(u.completeCommand)
+	u.bottom = tview.NewPages().AddPage("status", u.status, true, true).AddPage("prompt", u.prompt, true, false)
+
+	u.root = tview.NewFlex().SetDirection(tview.FlexRow).
+		AddItem(u.tabs, 1, 0, false).
+		AddItem(u.filterBar, 1, 0, false).
+		AddItem(u.pages, 0, 1, true).
+		AddItem(u.bottom, 1, 0, false)
+}
+
+// layoutPackets arranges the three panes: stacked, or the hex beside the
+// tree (|), or only the focused one (\).
+func (u *UI) layoutPackets() {
+	u.packets.Clear()
+	u.lower.Clear()
+	if u.zoomed {
+		u.packets.AddItem([]tview.Primitive{u.list, u.tree, u.hex}[u.pane], 0, 1, true)
+		return
+	}
+	u.packets.AddItem(u.list, 0, 3, u.pane == paneList)
+	if u.side {
+		u.lower.SetDirection(tview.FlexColumn).AddItem(u.tree, 0, 1, u.pane == paneTree).AddItem(u.hex, 0, 1, u.pane == paneHex)
+		u.packets.AddItem(u.lower, 0, 3, u.pane != paneList)
+		return
+	}
+	u.packets.AddItem(u.tree, 0, 2, u.pane == paneTree).AddItem(u.hex, 0, 2, u.pane == paneHex)
+}
+
+func (u *UI) toggleZoom() {
+	if u.view != viewPackets {
+		return
+	}
+	u.zoomed = !u.zoomed
+	u.layoutPackets()
+	u.focusPane(u.pane)
+}
+
+func (u *UI) toggleLayout() {
+	if u.view != viewPackets {
+		return
+	}
+	u.side = !u.side
+	u.layoutPackets()
+	u.focusPane(u.pane)
+}
+
+func (u *UI) focusPane(p int) {
+	if u.view != viewPackets {
+		u.showView(viewPackets)
+	}
+	u.pane = p
+	if u.zoomed {
+		u.layoutPackets()
+	}
+	u.app.SetFocus([]tview.Primitive{u.list, u.tree, u.hex}[p])
+	u.drawTabs()
+}
+
+func (u *UI) cyclePane(d int) {
+	if u.view != viewPackets {
+		return
+	}
+	u.focusPane((u.pane + d + 3) % 3)
+}
+
+// showView switches the page and starts what the view needs.
+func (u *UI) showView(name string) {
+	if name != u.view && u.view != viewHelp {
+		u.prevView = u.view
+	}
+	u.view = name
+	u.pages.SwitchToPage(name)
+	switch name {
+	case viewPackets:
+		u.app.SetFocus([]tview.Primitive{u.list, u.tree, u.hex}[u.pane])
+	case viewConvs:
+		u.convs.update(u.m.Conversations())
+		u.app.SetFocus(u.convs.Table)
+	case viewExpert:
+		u.fillExpert()
+		u.app.SetFocus(u.expert)
+	case viewFollow:
+		u.app.SetFocus(u.follow.list)
+	case viewIO:
+		u.io.start()
+		u.app.SetFocus(u.io)
+	case viewPSN:
+		u.app.SetFocus(u.psn)
+	case viewLatency:
+		u.app.SetFocus(u.latency)
+	case viewHelp:
+		u.app.SetFocus(u.help)
+	}
+	u.drawTabs()
+}
+
+func (u *UI) quitOrBack() {
+	if u.view == viewHelp {
+		back := u.prevView
+		if back == "" {
+			back = viewPackets
+		}
+		u.showView(back)
+		return
+	}
+	u.app.Stop()
+}
+
+func (u *UI) drawTabs() {
+	var b strings.Builder
+	for _, v := range viewTitles {
+		t := v.title
+		if v.name == u.view {
+			fmt.Fprintf(&b, "[%s] ", styleTag(u.theme.tabActive, " "+t+" "))
+		} else {
+			fmt.Fprintf(&b, " %s  ", t)
+		}
+	}
+	b.WriteString(" ? help  q quit")
+	u.tabs.SetText(b.String())
+}
+
+// styleTag wraps s in tview colour tags for style st.
+func styleTag(st tcell.Style, s string) string {
+	fg, bg, attr := st.Decompose()
+	col := func(c tcell.Color) string {
+		if c == tcell.ColorDefault {
+			return "-"
+		}
+		return c.String()
+	}
+	flags := ""
+	if attr&tcell.AttrBold != 0 {
+		flags += "b"
+	}
+	if attr&tcell.AttrReverse != 0 {
+		flags += "r"
+	}
+	if attr&tcell.AttrUnderline != 0 {
+		flags += "u"
+	}
+	return fmt.Sprintf("[%s:%s:%s]%s[-:-:-]", col(fg), col(bg), flags, tview.Escape(s))
+}
+
+// refresh brings every view up to date with the model; the loader calls it
+// (through Changed) after each batch.
+func (u *UI) refresh() {
+	st := u.m.Status()
+	atEnd := u.rows > 0 && u.listRow() == u.rows
+	u.rows = st.Displayed
+	// tview's table follows its end once it has been drawn short of rows
+	// (when the first batch came); only the user, by going to the last
+	// packet, asks for that.
+	ro, co := u.list.GetOffset()
+	u.list.SetOffset(ro, co)
+	if st.Version != u.lastVersion {
+		u.lastVersion = st.Version
+		u.listData.invalidate()
+	}
+	switch {
+	case u.selected == 0 && u.rows > 0:
+		u.selectRow(0)
+	case atEnd && !st.Done && !st.Filtering:
+		u.selectRow(u.rows - 1) // tail a capture that grows
+	case u.selected != 0:
+		// Keep the selected frame under the cursor when a filter changes
+		// the rows.
+		if r, _ := u.m.Row(u.selected); r+1 != u.listRow() {
+			u.list.Select(r+1, 0)
+		}
+	}
+	if u.view == viewConvs {
+		u.convs.update(u.m.Conversations())
+	}
+	if u.view == viewExpert {
+		u.fillExpert()
+	}
+	u.drawStatus(st)
+	u.drawTabs()
+}
+
+func (u *UI) drawStatus(st Status) {
+	var b strings.Builder
+	fmt.Fprintf(&b, " %s | %d packets", st.Name, st.Packets)
+	if st.HasFilter || st.Filtering {
+		fmt.Fprintf(&b, " | %d displayed", st.Displayed)
+	}
+	if st.Filter != "" {
+		fmt.Fprintf(&b, " | filter: %s", st.Filter)
+	}
+	if st.Filtering {
+		b.WriteString(" (filtering...)")
+	}
+	switch {
+	case st.Err != nil:
+		fmt.Fprintf(&b, " | error: %v", st.Err)
+	case !st.Done:
+		fmt.Fprintf(&b, " | loading %.0f pkt/s", st.Rate)
+	}
+	if st.Received > 0 || st.Dropped > 0 {
+		fmt.Fprintf(&b, " | %d dropped", st.Dropped)
+	}
+	if u.filterMsg != "" {
+		fmt.Fprintf(&b, " | %s", u.filterMsg)
+	}
+	u.status.SetText(b.String())
+}
+
+// validateFilter colours the filter bar as the filter is typed: green
+// when it compiles, red with the error's column when it does not.
+func (u *UI) validateFilter(text string) {
+	st := u.theme.filterOff
+	u.filterMsg = ""
+	label := "Filter: "
+	if strings.TrimSpace(text) != "" {
+		if err := dfilter.Validate(text); err != nil {
+			st = u.theme.filterBad
+			label = "Filter✗ "
+			if se, ok := err.(*dfilter.SyntaxError); ok {
+				u.filterMsg = fmt.Sprintf("column %d: %s", se.Column, se.Msg)
+			} else {
+				u.filterMsg = err.Error()
+			}
+		} else {
+			st = u.theme.filterOK
+			label = "Filter✓ "
+		}
+	}
+	u.filterBar.SetLabel(label)
+	u.filterBar.SetFieldStyle(st)
+	if u.status != nil {
+		u.drawStatus(u.m.Status())
+	}
+}
+
+// completeFilter offers field names, operators and value names for the
+// token being typed (dfilter's completion over the registry).
+func completeFilter(text string) []string {
+	if text == "" {
+		return nil
+	}
+	at := dfilter.TokenStart(text)
+	if at < 0 {
+		return nil
+	}
+	var out []string
+	for _, s := range dfilter.Complete(text) {
+		out = append(out, text[:at]+s)
+		if len(out) == 12 {
+			break
+		}
+	}
+	if len(out) == 1 && out[0] == text {
+		return nil
+	}
+	return out
+}
+
+func (u *UI) focusFilter() {
+	u.app.SetFocus(u.filterBar)
+}
+
+// applyFilter sets the display filter; it is checked first, and a filter
+// that does not compile stays in the bar, red, with its error.
+func (u *UI) applyFilter(expr string) {
+	expr = strings.TrimSpace(expr)
+	if err := u.m.SetFilter(expr); err != nil {
+		u.validateFilter(expr)
+		return
+	}
+	u.filterBar.SetText(expr)
+	u.validateFilter(expr)
+	u.showView(viewPackets)
+	u.focusPane(paneList)
+	u.refresh()
+}
+
+// handleKey is the one place keys are dispatched, from the key table.
+func (u *UI) handleKey(ev *tcell.EventKey) *tcell.EventKey {
+	switch u.app.GetFocus() {
+	case u.filterBar, u.prompt:
+		return ev // typing: the field handles its keys
+	}
+	if u.pending != 0 {
+		p := u.pending
+		u.pending = 0
+		if u.prefix(p, ev) {
+			return nil
+		}
+	}
+	if ev.Key() == tcell.KeyRune && ev.Rune() >= '0' && ev.Rune() <= '9' && u.scope() == scopeList &&
+		(u.count > 0 || ev.Rune() != '0') {
+		u.count = u.count*10 + int(ev.Rune()-'0')
+		return nil
+	}
+	scope := u.scope()
+	for i := range u.keys {
+		b := &u.keys[i]
+		if b.scope != scope {
+			continue
+		}
+		for _, k := range b.keys {
+			if k.matches(ev) {
+				b.action(u)
+				if u.pending == 0 {
+					u.count = 0
+				}
+				return nil
+			}
+		}
+	}
+	for i := range u.keys {
+		b := &u.keys[i]
+		if b.scope != scopeGlobal {
+			continue
+		}
+		for _, k := range b.keys {
+			if k.matches(ev) {
+				b.action(u)
+				u.count = 0
+				return nil
+			}
+		}
+	}
+	u.count = 0
+	return ev
+}
+
+// scope is the key-table scope of what has the focus.
+func (u *UI) scope() string {
+	switch u.view {
+	case viewPackets:
+		return []string{scopeList, scopeTree, scopeHex}[u.pane]
+	case viewConvs:
+		return scopeConvs
+	case viewExpert:
+		return scopeExpert
+	case viewFollow:
+		return scopeFollow
+	case viewIO, viewPSN, viewLatency:
+		return scopeGraph
+	}
+	return scopeGlobal
+}
+
+// prefix finishes a two-key command (m<letter>, '<letter>, gg).
+func (u *UI) prefix(p rune, ev *tcell.EventKey) bool {
+	if ev.Key() != tcell.KeyRune {
+		return false
+	}
+	r := ev.Rune()
+	switch p {
+	case 'm':
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' {
+			u.marks[r] = u.selected
+			u.note(fmt.Sprintf("mark %c: frame %d", r, u.selected))
+			return true
+		}
+	case '\'':
+		if r == '\'' {
+			u.jumpFrame(u.back)
+			return true
+		}
+		if f, ok := u.marks[r]; ok {
+			u.jumpFrame(f)
+			return true
+		}
+		u.note(fmt.Sprintf("no mark %c", r))
+		return true
+	case 'g':
+		if r == 'g' {
+			if u.count > 0 {
+				u.jumpFrame(u.count)
+			} else {
+				u.selectRow(0)
+			}
+			u.count = 0
+			return true
+		}
+	}
+	return false
+}
+
+func (u *UI) note(s string) {
+	u.filterMsg = s
+	u.drawStatus(u.m.Status())
+}
+
+// halfPage is half the packet list's height.
+func (u *UI) halfPage() int {
+	_, _, _, h := u.list.GetInnerRect()
+	return max(1, (h-1)/2)
+}
+
+func (u *UI) moveList(d int) {
+	if u.count > 0 {
+		d *= u.count
+	}
+	u.selectRow(u.listRow() - 1 + d)
+}
+
+func (u *UI) gotoEnd() {
+	if u.count > 0 {
+		u.jumpFrame(u.count)
+		return
+	}
+	u.selectRow(u.rows - 1)
+}
+
+// selectRow selects the displayed row i (clamped).
+func (u *UI) selectRow(i int) {
+	if u.rows == 0 {
+		return
+	}
+	i = min(max(i, 0), u.rows-1)
+	u.list.Select(i+1, 0)
+	u.listSelected(i + 1)
+}
+
+// jumpFrame selects frame n (or the next displayed one) and remembers where
+// the cursor was, for ''.
+func (u *UI) jumpFrame(n int) {
+	if n <= 0 {
+		return
+	}
+	back := u.selected
+	r, ok := u.m.Row(n)
+	if !ok {
+		u.note(fmt.Sprintf("frame %d is not displayed", n))
+	}
+	if u.view != viewPackets {
+		u.showView(viewPackets)
+	}
+	u.selectRow(r)
+	u.back = back
+}
+
+func (u *UI) moveTable(t *tview.Table, d int) {
+	r, _ := t.GetSelection()
+	n := t.GetRowCount()
+	r = min(max(r+d, 1), max(n-1, 1))
+	t.Select(r, 0)
+}
+
+// listSelected shows the packet of table row (1-based; 0 is the header).
+func (u *UI) listSelected(row int) {
+	frame := u.m.Frame(row - 1)
+	if frame == 0 || frame == u.selected {
+		return
+	}
+	u.selected = frame
+	u.showPacket(frame)
+}
+
+// The command line (:) and search (ctrl-f) share the bottom line.
+var commands = []string{"packets", "convs", "qps", "expert", "follow", "iograph", "psngraph", "latency",
+	"filter", "clear-filter", "marks", "load", "help", "quit"}
+
+func (u *UI) openCommand() { u.openPrompt("command", ":") }
+func (u *UI) openSearch()  { u.openPrompt("search", "search (filter or text): ") }
+
+func (u *UI) openPrompt(kind, label string) {
+	u.promptFor = kind
+	u.prompt.SetLabel(label).SetText("")
+	u.bottom.SwitchToPage("prompt")
+	u.app.SetFocus(u.prompt)
+}
+
+func (u *UI) closePrompt() {
+	u.bottom.SwitchToPage("status")
+	u.showView(u.view)
+}
+
+func (u *UI) completeCommand(text string) []string {
+	if u.promptFor != "command" || text == "" {
+		return nil
+	}
+	if cmd, arg, ok := strings.Cut(text, " "); ok {
+		if cmd == "filter" {
+			var out []string
+			for _, s := range completeFilter(arg) {
+				out = append(out, "filter "+s)
+			}
+			return out
+		}
+		return nil
+	}
+	var out []string
+	for _, c := range commands {
+		if strings.HasPrefix(c, text) && c != text {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+func (u *UI) promptDone(k tcell.Key) {
+	text := strings.TrimSpace(u.prompt.GetText())
+	u.closePrompt()
+	if k != tcell.KeyEnter || text == "" {
+		return
+	}
+	if u.promptFor == "search" {
+		u.search = text
+		u.searchNext()
+		return
+	}
+	u.runCommand(text)
+}
+
+// runCommand runs a : command.
+func (u *UI) runCommand(text string) {
+	cmd, arg, _ := strings.Cut(text, " ")
+	arg = strings.TrimSpace(arg)
+	switch cmd {
+	case "packets":
+		u.showView(viewPackets)
+	case "convs", "qps":
+		u.showView(viewConvs)
+	case "expert":
+		u.showView(viewExpert)
+	case "follow":
+		u.followSelected()
+	case "iograph":
+		if arg != "" {
+			u.io.setColumns(arg)
+		}
+		u.showView(viewIO)
+	case "psngraph":
+		u.psnSelected()
+	case "latency":
+		u.showView(viewLatency)
+	case "filter":
+		u.applyFilter(arg)
+	case "clear-filter":
+		u.applyFilter("")
+	case "marks":
+		var s []string
+		for r, f := range u.marks {
+			s = append(s, fmt.Sprintf("%c=%d", r, f))
+		}
+		u.note("marks: " + strings.Join(s, " "))
+	case "load":
+		u.load(arg)
+	case "help":
+		u.showView(viewHelp)
+	case "quit", "q":
+		u.app.Stop()
+	default:
+		if n, err := strconv.Atoi(cmd); err == nil {
+			u.jumpFrame(n) // :123 goes to frame 123, as in vim
+			return
+		}
+		u.note(fmt.Sprintf("unknown command %q (:help lists the keys)", cmd))
+	}
+}
+
+// load replaces the capture with another file.
+func (u *UI) load(path string) {
+	if u.open == nil || path == "" {
+		u.note("load: give a file")
+		return
+	}
+	m, err := u.open(path)
+	if err != nil {
+		u.note(fmt.Sprintf("load %s: %v", path, err))
+		return
+	}
+	u.m = m
+	u.rd = newReader(m)
+	u.selected, u.rows, u.lastVersion = 0, 0, 0
+	u.marks = map[rune]int{}
+	u.listData.invalidate()
+	u.filterBar.SetText("")
+	u.showView(viewPackets)
+	u.refresh()
+}
+
+// searchNext finds the next displayed packet after the selected one that
+// matches the search: a display filter if it compiles, else text in the
+// packet's summary line. It runs in the background.
+func (u *UI) searchNext() {
+	if u.search == "" {
+		u.openSearch()
+		return
+	}
+	from, total := u.selected, u.m.Status().Packets
+	f, ferr := dfilter.Compile(u.search)
+	text := strings.ToLower(u.search)
+	u.note("searching " + u.search)
+	go func() {
+		found := 0
+		sum := newRowFormatter()
+		_ = u.m.Scan(u.ctx, total, func(p *decode.Packet) bool {
+			if p.Number <= from {
+				return true
+			}
+			var hit bool
+			if ferr == nil {
+				hit = f.Match(p)
+			} else {
+				hit = strings.Contains(strings.ToLower(sum.info(p)), text)
+			}
+			if hit {
+				if _, shown := u.m.Row(p.Number); shown {
+					found = p.Number
+					return false
+				}
+			}
+			return true
+		})
+		u.queue(func() {
+			if found == 0 {
+				u.note(fmt.Sprintf("search: no packet after %d matches %q", from, u.search))
+				return
+			}
+			u.note(fmt.Sprintf("search: frame %d", found))
+			u.jumpFrame(found)
+		})
+	}()
+}
+
+// Run shows the viewer until the user quits.
+func (u *UI) Run() error {
+	defer u.Close()
+	return u.app.Run()
+}
+
+// listRow is the packet list's selected table row (1-based; 0 is the header).
+func (u *UI) listRow() int {
+	r, _ := u.list.GetSelection()
+	return r
+}

@@ -1,0 +1,372 @@
+package tui
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/rivo/tview"
+
+	"github.com/ibwire/ibwire/decode"
+	"github.com/ibwire/ibwire/internal/output"
+)
+
+// convColumns are -z conv,qp's columns.
+var convColumns = []string{"A", "B", "QPN A>B", "QPN B>A", "Svc", "Paired", "Frames", "Bytes", "Msgs",
+	"Retr", "Gaps", "NAKs", "RNR", "CNP", "CE", "Start", "Duration"}
+
+type convRow struct {
+	id    uint32
+	cells []string
+	keys  []float64 // numeric sort keys; NaN-free, strings sort by cells
+}
+
+// convTable is the QP conversations view: sortable, refreshed while the
+// capture loads.
+type convTable struct {
+	*tview.Table
+	u       *UI
+	rows    []convRow
+	sortCol int
+	desc    bool
+}
+
+func newConvTable(u *UI) *convTable {
+	c := &convTable{Table: tview.NewTable().SetSelectable(true, false).SetFixed(1, 0), u: u, sortCol: -1}
+	c.SetSelectedStyle(u.theme.selected)
+	c.SetSelectedFunc(func(int, int) { u.applyConv() })
+	return c
+}
+
+func naks(d *decode.DirStats) uint64 {
+	var n uint64
+	for _, x := range d.NAKs {
+		n += x
+	}
+	return n
+}
+
+func (c *convTable) update(cs []decode.Conversation) {
+	keep := c.selectedID()
+	c.rows = c.rows[:0]
+	for i := range cs {
+		cv := &cs[i]
+		sum := func(f func(*decode.DirStats) uint64) uint64 { return cv.Sum(f) }
+		ba := "-"
+		if cv.HasBA {
+			ba = fmt.Sprintf("0x%06x", cv.QPNBA)
+		}
+		frames := cv.Dir[0].Packets + cv.Dir[1].Packets
+		bytes := cv.Dir[0].Bytes + cv.Dir[1].Bytes
+		nums := []uint64{frames, bytes, cv.Messages(),
+			sum(func(d *decode.DirStats) uint64 { return d.Retransmissions }),
+			sum(func(d *decode.DirStats) uint64 { return d.PSNGaps }),
+			sum(naks), sum(func(d *decode.DirStats) uint64 { return d.RNRNAKs }),
+			sum(func(d *decode.DirStats) uint64 { return d.CNPs }),
+			sum(func(d *decode.DirStats) uint64 { return d.ECNCE })}
+		r := convRow{id: cv.ID, cells: []string{cv.A.String(), cv.B.String(), fmt.Sprintf("0x%06x", cv.QPNAB), ba,
+			output.ServiceName(cv.Service), cv.PairedBy.String()}}
+		r.keys = make([]float64, len(convColumns))
+		r.keys[2], r.keys[3] = float64(cv.QPNAB), float64(cv.QPNBA)
+		for j, n := range nums {
+			r.cells = append(r.cells, strconv.FormatUint(n, 10))
+			r.keys[6+j] = float64(n)
+		}
+		r.cells = append(r.cells, fmt.Sprintf("%.6f", cv.Start.Seconds()), fmt.Sprintf("%.4f", cv.Duration.Seconds()))
+		r.keys[15], r.keys[16] = cv.Start.Seconds(), cv.Duration.Seconds()
+		c.rows = append(c.rows, r)
+	}
+	c.sort()
+	c.fill(keep)
+}
+
+func (c *convTable) sort() {
+	if c.sortCol < 0 {
+		return
+	}
+	col, desc := c.sortCol, c.desc
+	sort.SliceStable(c.rows, func(i, j int) bool {
+		a, b := &c.rows[i], &c.rows[j]
+		var less bool
+		if col >= 2 && col != 4 && col != 5 {
+			less = a.keys[col] < b.keys[col]
+		} else {
+			less = a.cells[col] < b.cells[col]
+		}
+		if desc {
+			return !less && (a.keys[col] != b.keys[col] || a.cells[col] != b.cells[col])
+		}
+		return less
+	})
+}
+
+func (c *convTable) selectedID() uint32 {
+	r, _ := c.GetSelection()
+	if r < 1 || r > len(c.rows) {
+		return 0
+	}
+	return c.rows[r-1].id
+}
+
+func (c *convTable) fill(keep uint32) {
+	c.Clear()
+	for j, h := range convColumns {
+		if j == c.sortCol {
+			h += map[bool]string{false: "▲", true: "▼"}[c.desc]
+		}
+		c.SetCell(0, j, tview.NewTableCell(h).SetStyle(c.u.theme.header).SetSelectable(false))
+	}
+	sel := 1
+	for i, r := range c.rows {
+		st := c.u.theme.normal
+		if r.keys[9] > 0 || r.keys[10] > 0 || r.keys[11] > 0 {
+			st = c.u.theme.warn
+		}
+		for j, s := range r.cells {
+			cell := tview.NewTableCell(s).SetStyle(st)
+			if j >= 6 {
+				cell.SetAlign(tview.AlignRight)
+			}
+			c.SetCell(i+1, j, cell)
+		}
+		if r.id == keep {
+			sel = i + 1
+		}
+	}
+	if len(c.rows) == 0 {
+		c.SetCell(1, 0, tview.NewTableCell("(no connections yet)").SetSelectable(false))
+	}
+	c.Select(sel, 0)
+}
+
+func (c *convTable) sortNext(d int) {
+	c.sortCol = (c.sortCol + d + len(convColumns) + 1) % (len(convColumns) + 1)
+	if c.sortCol == len(convColumns) {
+		c.sortCol = -1
+	}
+	c.update(c.u.m.Conversations())
+}
+
+func (c *convTable) reverse() {
+	if c.sortCol < 0 {
+		c.sortCol = 6
+	}
+	c.desc = !c.desc
+	c.update(c.u.m.Conversations())
+}
+
+// selectedConv is the connection the views act on: the row of the QP table
+// when it is showing, else the selected packet's.
+func (u *UI) selectedConv() uint32 {
+	if u.view == viewConvs {
+		return u.convs.selectedID()
+	}
+	if u.selected == 0 {
+		return 0
+	}
+	_, mk := u.m.analysisOf(u.selected)
+	return mk.conv()
+}
+
+func convFilter(id uint32) string { return fmt.Sprintf("ibwire.analysis.conv_id == %d", id) }
+
+// applyConv filters the packet list to the selected connection.
+func (u *UI) applyConv() {
+	if id := u.convs.selectedID(); id != 0 {
+		u.applyFilter(convFilter(id))
+	}
+}
+
+func (u *UI) applyPacketConv() {
+	if id := u.selectedConv(); id != 0 {
+		u.applyFilter(convFilter(id))
+	} else {
+		u.note("the packet belongs to no connection")
+	}
+}
+
+// fillExpert shows the expert findings, worst first.
+func (u *UI) fillExpert() {
+	rows := u.m.Expert()
+	t := u.expert
+	keep, _ := t.GetSelection()
+	t.Clear()
+	for j, h := range []string{"Severity", "Group", "Finding", "Count", "Frames"} {
+		t.SetCell(0, j, tview.NewTableCell(h).SetStyle(u.theme.header).SetSelectable(false))
+	}
+	for i, r := range rows {
+		st := u.theme.normal
+		switch r.Severity {
+		case decode.SevError:
+			st = u.theme.bad
+		case decode.SevWarn:
+			st = u.theme.warn
+		}
+		var fr []string
+		for _, f := range r.Frames[:min(len(r.Frames), 8)] {
+			fr = append(fr, strconv.Itoa(int(f)))
+		}
+		if len(r.Frames) > 8 {
+			fr = append(fr, "…")
+		}
+		cells := []string{r.Severity.String(), r.Group, r.Summary, strconv.FormatUint(r.Count, 10), strings.Join(fr, " ")}
+		for j, s := range cells {
+			cell := tview.NewTableCell(s).SetStyle(st).SetReference(i)
+			if j == 3 {
+				cell.SetAlign(tview.AlignRight)
+			}
+			t.SetCell(i+1, j, cell)
+		}
+	}
+	if len(rows) == 0 {
+		t.SetCell(1, 0, tview.NewTableCell("(no findings)").SetSelectable(false))
+	}
+	t.Select(min(max(keep, 1), max(len(rows), 1)), 0)
+}
+
+func (u *UI) expertJump() {
+	r, _ := u.expert.GetSelection()
+	rows := u.m.Expert()
+	if r < 1 || r > len(rows) || len(rows[r-1].Frames) == 0 {
+		return
+	}
+	u.jumpFrame(int(rows[r-1].Frames[0]))
+}
+
+// followView is Follow QP: the messages of one connection, reassembled,
+// with the selected message's payload below.
+type followView struct {
+	*tview.Flex
+	u       *UI
+	title   *tview.TextView
+	list    *tview.Table
+	payload *tview.TextView
+	msgs    []output.FollowMessage
+	hex     bool
+	conv    uint32
+	cancel  context.CancelFunc
+}
+
+func newFollowView(u *UI) *followView {
+	f := &followView{u: u, title: tview.NewTextView().SetWrap(false),
+		list: tview.NewTable().SetSelectable(true, false).SetFixed(1, 0), payload: tview.NewTextView().SetWrap(true)}
+	f.list.SetSelectedStyle(u.theme.selected)
+	f.list.SetSelectionChangedFunc(func(int, int) { f.showPayload() })
+	f.list.SetSelectedFunc(func(int, int) { u.followJump() })
+	f.Flex = tview.NewFlex().SetDirection(tview.FlexRow).AddItem(f.title, 1, 0, false).
+		AddItem(f.list, 0, 2, true).AddItem(f.payload, 0, 1, false)
+	return f
+}
+
+// followSelected follows the selected connection: its messages are
+// reassembled in the background from the spool.
+func (u *UI) followSelected() {
+	id := u.selectedConv()
+	if id == 0 {
+		u.note("follow: select a packet of a connection, or a row of the QP table")
+		return
+	}
+	f := u.follow
+	if f.cancel != nil {
+		f.cancel()
+	}
+	ctx, cancel := context.WithCancel(u.ctx)
+	f.cancel, f.conv = cancel, id
+	f.title.SetText(fmt.Sprintf("Follow QP: connection %d (reassembling...)", id))
+	f.msgs = nil
+	f.fill()
+	u.showView(viewFollow)
+	total := u.m.Status().Packets
+	go func() {
+		fl := output.NewFollow(func(p *decode.Packet) bool { return p.Analysis.Conv == id }, convFilter(id), false)
+		err := u.m.Scan(ctx, total, func(p *decode.Packet) bool { fl.Add(p); return true })
+		if err != nil {
+			return
+		}
+		msgs := fl.Messages()
+		u.queue(func() {
+			if f.conv != id {
+				return
+			}
+			f.msgs = msgs
+			f.title.SetText(fmt.Sprintf("Follow QP: connection %d, %d messages (x: hex/ASCII, enter: go to frame)", id, len(msgs)))
+			f.fill()
+		})
+	}()
+}
+
+func (f *followView) fill() {
+	t := f.list
+	t.Clear()
+	for j, h := range []string{"Dir", "Operation", "Frames", "Size", "Payload"} {
+		t.SetCell(0, j, tview.NewTableCell(h).SetStyle(f.u.theme.header).SetSelectable(false))
+	}
+	for i, m := range f.msgs {
+		dir := "A→B"
+		if m.Dir == 2 {
+			dir = "B→A"
+		}
+		frames := strconv.Itoa(int(m.First))
+		if m.Last != m.First {
+			frames += "-" + strconv.Itoa(int(m.Last))
+		}
+		t.SetCell(i+1, 0, tview.NewTableCell(dir))
+		t.SetCell(i+1, 1, tview.NewTableCell(m.Op))
+		t.SetCell(i+1, 2, tview.NewTableCell(frames))
+		t.SetCell(i+1, 3, tview.NewTableCell(strconv.Itoa(int(m.Size))).SetAlign(tview.AlignRight))
+		t.SetCell(i+1, 4, tview.NewTableCell(f.preview(m.Data)).SetExpansion(1))
+	}
+	t.Select(1, 0)
+	f.showPayload()
+}
+
+func (f *followView) preview(b []byte) string {
+	b = b[:min(len(b), 24)]
+	if f.hex {
+		return fmt.Sprintf("% x", b)
+	}
+	return printable(b)
+}
+
+func printable(b []byte) string {
+	out := make([]rune, 0, len(b))
+	for _, c := range b {
+		if c < 0x20 || c > 0x7E {
+			out = append(out, '.')
+		} else {
+			out = append(out, rune(c))
+		}
+	}
+	return string(out)
+}
+
+func (f *followView) toggleHex() {
+	f.hex = !f.hex
+	r, _ := f.list.GetSelection()
+	f.fill()
+	f.list.Select(max(r, 1), 0)
+}
+
+func (f *followView) showPayload() {
+	r, _ := f.list.GetSelection()
+	if r < 1 || r > len(f.msgs) {
+		f.payload.SetText("")
+		return
+	}
+	data := f.msgs[r-1].Data
+	if f.hex {
+		f.payload.SetText(string(output.AppendTcpdumpHex(nil, data, true)))
+	} else {
+		f.payload.SetText(tview.Escape(printable(data)))
+	}
+	f.payload.ScrollToBeginning()
+}
+
+func (u *UI) followJump() {
+	r, _ := u.follow.list.GetSelection()
+	if r >= 1 && r <= len(u.follow.msgs) {
+		u.jumpFrame(int(u.follow.msgs[r-1].First))
+	}
+}
