@@ -27,8 +27,8 @@ type detail struct {
 // contiguous bytes, and a protocol the range of its fields.
 type byteSpan struct{ lo, hi int } // [lo, hi); empty when lo == hi
 
-func (s byteSpan) empty() bool       { return s.hi <= s.lo }
-func (s byteSpan) has(i int) bool    { return i >= s.lo && i < s.hi }
+func (s byteSpan) empty() bool    { return s.hi <= s.lo }
+func (s byteSpan) has(i int) bool { return i >= s.lo && i < s.hi }
 func (s byteSpan) union(o byteSpan) byteSpan {
 	switch {
 	case s.empty():

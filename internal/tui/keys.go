@@ -14,7 +14,7 @@ type key struct {
 	mod tcell.ModMask // only for tcell.KeyRune with Alt; control keys are their own tcell.Key
 }
 
-func runeKey(r rune) key   { return key{k: tcell.KeyRune, r: r} }
+func runeKey(r rune) key      { return key{k: tcell.KeyRune, r: r} }
 func ctrlKey(k tcell.Key) key { return key{k: k} }
 
 func (k key) matches(ev *tcell.EventKey) bool {
@@ -43,14 +43,14 @@ func (k key) String() string {
 // Scopes say where a binding applies. A binding of scopeGlobal applies
 // wherever no text is being typed; the others when that pane has the focus.
 const (
-	scopeGlobal  = "global"
-	scopeList    = "packet list"
-	scopeTree    = "detail tree"
-	scopeHex     = "hex pane"
-	scopeConvs   = "conversations"
-	scopeExpert  = "expert"
-	scopeFollow  = "follow QP"
-	scopeGraph   = "graphs"
+	scopeGlobal = "global"
+	scopeList   = "packet list"
+	scopeTree   = "detail tree"
+	scopeHex    = "hex pane"
+	scopeConvs  = "conversations"
+	scopeExpert = "expert"
+	scopeFollow = "follow QP"
+	scopeGraph  = "graphs"
 )
 
 // binding is one row of THE key table: the keys, where they apply, what

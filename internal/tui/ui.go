@@ -651,7 +651,7 @@ func (u *UI) selectRow(i int) {
 }
 
 // jumpFrame selects frame n (or the next displayed one) and remembers where
-// the cursor was, for ''.
+// the cursor was, for ”.
 func (u *UI) jumpFrame(n int) {
 	if n <= 0 {
 		return
