@@ -10,6 +10,7 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
 	"time"
 
@@ -82,24 +83,19 @@ func TestPacketWireLoopback(t *testing.T) {
 		got := readWire(t, wb, len(sent))
 		for i, dg := range got {
 			assert.Equal(t, sent[i].Payload, dg.Payload, "batch %d datagram %d", batch, i)
-			assert.Equal(t, netip.MustParseAddrPort("127.0.0.1:"+itoa(0xC000+i)), dg.Src)
+			assert.Equal(t, netip.MustParseAddrPort("127.0.0.1:"+strconv.Itoa(0xC000+i)), dg.Src)
 			assert.Equal(t, wb.LocalAddr(), dg.Dst)
 			assert.Equal(t, sent[i].TrafficClass, dg.TrafficClass)
-			assert.Equal(t, max(sent[i].HopLimit, packetDefaultHopLimit*boolToUint8(sent[i].HopLimit == 0)), dg.HopLimit)
+			wantHop := sent[i].HopLimit
+			if wantHop == 0 {
+				wantHop = packetDefaultHopLimit
+			}
+			assert.Equal(t, wantHop, dg.HopLimit)
 			assert.Equal(t, ICRCGood, dg.ICRC)
 		}
 		wa.Close()
 		wb.Close()
 	}
-}
-
-func itoa(v int) string { return netip.AddrPortFrom(netip.IPv4Unspecified(), uint16(v)).String()[len("0.0.0.0:"):] }
-
-func boolToUint8(b bool) uint8 {
-	if b {
-		return 1
-	}
-	return 0
 }
 
 // TestPacketWireWithUDPWire checks both wires against each other on lo: the
