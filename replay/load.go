@@ -44,15 +44,17 @@ type Frame struct {
 	// answers (0 if unknown).
 	ResponseTo int
 
-	// RoCEv2 says the frame is a RoCEv2 packet over IPv4 or IPv6; then
-	// Data[PayloadStart:PayloadEnd] is its UDP payload, BTH through ICRC,
-	// and TrafficClass and HopLimit are its IP header's.
+	// Data[PayloadStart:PayloadEnd] is the IB transport packet, BTH
+	// through ICRC (empty when the frame has none or is damaged). RoCEv2
+	// says it is a RoCEv2 UDP payload; TrafficClass and HopLimit are then
+	// its IP header's.
 	RoCEv2                   bool
 	PayloadStart, PayloadEnd int
 	TrafficClass, HopLimit   uint8
 }
 
-// Datagram returns the UDP payload of a RoCEv2 frame: BTH through ICRC.
+// Datagram returns the IB transport packet, BTH through ICRC: the UDP
+// payload of a RoCEv2 frame.
 func (f *Frame) Datagram() []byte { return f.Data[f.PayloadStart:f.PayloadEnd] }
 
 // Capture is a whole capture file in memory, analysed once: replay needs
@@ -67,6 +69,8 @@ type Capture struct {
 	// Convs are the analyser's conversations, in order of appearance;
 	// Frame.Conv indexes them from 1.
 	Convs []decode.Conversation
+	// Decode is how the frames were decoded.
+	Decode decode.Options
 }
 
 // LoadOptions say how to decode a capture and which frames to select.
@@ -94,7 +98,7 @@ func Load(path string, opts LoadOptions) (*Capture, error) {
 
 // Read reads every frame of r into memory and analyses it.
 func Read(r *capture.Reader, opts LoadOptions) (*Capture, error) {
-	c := &Capture{Name: r.Name(), Format: r.Format(), LinkType: r.LinkType(), Nanos: r.Nanos()}
+	c := &Capture{Name: r.Name(), Format: r.Format(), LinkType: r.LinkType(), Nanos: r.Nanos(), Decode: opts.Decode}
 	opts.Decode.SkipCRC = true
 	dec := decode.NewDecoder(opts.Decode)
 	an := decode.NewAnalyzer(decode.AnalyzerOptions{})
@@ -217,10 +221,11 @@ func (c *Capture) WriteFile(path string, format capture.Format) error {
 	return s.Close()
 }
 
-// locateDatagram finds the UDP payload of a RoCEv2 frame.
+// locateDatagram finds the IB transport packet (BTH through ICRC) of a
+// frame, and for RoCEv2 the IP facts that go with it.
 func locateDatagram(f *Frame, p *decode.Packet) {
 	h := p.Headers
-	if p.Err != nil || (p.Encapsulation != layers.EncapRoCEv2IPv4 && p.Encapsulation != layers.EncapRoCEv2IPv6) {
+	if p.Err != nil {
 		return
 	}
 	tr := h.BTH.Trailer.Contents
@@ -228,10 +233,11 @@ func locateDatagram(f *Frame, p *decode.Packet) {
 	if start < 0 || end > len(f.Data) || end-start < layers.BTHLength+layers.ICRCLength {
 		return
 	}
-	f.RoCEv2, f.PayloadStart, f.PayloadEnd = true, start, end
-	if p.Encapsulation == layers.EncapRoCEv2IPv4 {
-		f.TrafficClass, f.HopLimit = h.IPv4.TOS, h.IPv4.TTL
-	} else {
-		f.TrafficClass, f.HopLimit = h.IPv6.TrafficClass, h.IPv6.HopLimit
+	f.PayloadStart, f.PayloadEnd = start, end
+	switch p.Encapsulation {
+	case layers.EncapRoCEv2IPv4:
+		f.RoCEv2, f.TrafficClass, f.HopLimit = true, h.IPv4.TOS, h.IPv4.TTL
+	case layers.EncapRoCEv2IPv6:
+		f.RoCEv2, f.TrafficClass, f.HopLimit = true, h.IPv6.TrafficClass, h.IPv6.HopLimit
 	}
 }

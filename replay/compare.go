@@ -1,0 +1,573 @@
+package replay
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"net/netip"
+	"os"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/google/gopacket"
+
+	"github.com/ibwire/ibwire/layers"
+)
+
+// Dest is what one side of an RC connection announces at set-up: the
+// fields of ibv_rc_pingpong's and perftest's exchange message.
+type Dest struct {
+	LID      uint16
+	QPN      uint32
+	PSN      layers.PSN
+	RKey     uint32
+	VA       uint64
+	GID      netip.Addr
+	OutReads int
+}
+
+func (d Dest) String() string {
+	return fmt.Sprintf("QPN 0x%06x PSN %d rkey 0x%08x va 0x%x", d.QPN, d.PSN, d.RKey, d.VA)
+}
+
+// requester describes a requester: what it announces that matters.
+func (d Dest) requester() string { return fmt.Sprintf("QPN 0x%06x PSN %d", d.QPN, d.PSN) }
+
+// responder describes a responder: where requests go.
+func (d Dest) responder() string {
+	return fmt.Sprintf("QPN 0x%06x rkey 0x%08x va 0x%x", d.QPN, d.RKey, d.VA)
+}
+
+// Setup connects to the live peer out of band: it announces local, the
+// requester the capture is played as, and returns what the peer announced.
+type Setup interface {
+	Exchange(ctx context.Context, local Dest) (remote Dest, err error)
+}
+
+// Peer is the live responder, one datagram at a time: Send a request (BTH
+// through ICRC; the transport fills the ICRC), Receive a response into buf
+// within timeout, or fail with an error matching os.ErrDeadlineExceeded.
+type Peer interface {
+	Send(req []byte) error
+	Receive(buf []byte, timeout time.Duration) (int, error)
+}
+
+// Plan is one captured RC connection cut into what compare mode plays: the
+// requester's first transmissions and the responses the capture saw, in
+// capture order.
+type Plan struct {
+	Capture *Capture
+	Conv    uint32 // 1-based index into Capture.Convs
+	Side    uint8  // the requester's direction: 1 (A→B) or 2 (B→A)
+	// Requester is what the captured requester would have announced (its
+	// QPN and first PSN); Responder is the captured responder's QPN, the
+	// first R_Key its requests used and the lowest VA they touched.
+	Requester, Responder Dest
+	// RegionLen is how many bytes from Responder.VA the requests touch.
+	RegionLen uint64
+	Steps     []Step
+	// Left out: retransmitted requests and responses to them.
+	SkippedRequests, SkippedResponses int
+}
+
+// Step is one captured packet of the plan.
+type Step struct {
+	Frame   *Frame
+	Request bool
+	// Before is, for a request, how many of the plan's responses the
+	// capture saw before it: compare mode waits for as many before sending.
+	Before int
+}
+
+// NewPlan cuts conversation conv (1-based; 0 picks the first RC
+// conversation with requests) of c into a plan, the requester being side
+// (1: A→B, 2: B→A, 0: the side that sent the first request).
+func NewPlan(c *Capture, conv uint32, side uint8) (*Plan, error) {
+	if conv == 0 {
+		for _, f := range c.Frames {
+			if f.Selected && f.Conv != 0 && f.IB && f.Opcode.Info().IsRequest() && c.Convs[f.Conv-1].Service == layers.ServiceRC {
+				conv = f.Conv
+				break
+			}
+		}
+		if conv == 0 {
+			return nil, errors.New("no RC conversation with requests in the selected frames")
+		}
+	}
+	if int(conv) > len(c.Convs) {
+		return nil, fmt.Errorf("conversation %d: the capture has %d", conv, len(c.Convs))
+	}
+	cv := &c.Convs[conv-1]
+	if cv.Service != layers.ServiceRC {
+		return nil, fmt.Errorf("conversation %d is %v: compare mode plays RC connections", conv, cv.Service)
+	}
+	p := &Plan{Capture: c, Conv: conv, Side: side}
+	vaLo, vaHi := uint64(1<<64-1), uint64(0)
+	firstReq := true
+	seenPSN := map[layers.PSN]bool{}
+	seenResp := map[[2]uint32]bool{}
+	skippedReq := map[int]bool{}
+	responses := 0
+	for i := range c.Frames {
+		f := &c.Frames[i]
+		if f.Conv != conv || !f.IB || f.PayloadEnd == 0 {
+			continue
+		}
+		info := f.Opcode.Info()
+		var b layers.BTH
+		if b.DecodeFromBytes(f.Datagram(), gopacket.NilDecodeFeedback) != nil {
+			continue
+		}
+		switch {
+		case info.IsRequest():
+			if p.Side == 0 {
+				p.Side = f.Dir
+			}
+			if f.Dir != p.Side {
+				continue
+			}
+			if f.Retransmission || seenPSN[b.PSN] {
+				p.SkippedRequests++
+				skippedReq[f.Number] = true
+				continue
+			}
+			seenPSN[b.PSN] = true
+			if firstReq {
+				p.Requester.PSN, p.Responder.QPN, firstReq = b.PSN, b.DestQP, false
+			}
+			var va uint64
+			var rkey, n uint32
+			switch {
+			case info.Has(layers.HdrRETH):
+				va, rkey, n = b.RETH.VA, b.RETH.RKey, b.RETH.DMALength
+			case info.Has(layers.HdrAtomicETH):
+				va, rkey, n = b.AtomicETH.VA, b.AtomicETH.RKey, 8
+			}
+			if rkey != 0 || va != 0 {
+				if p.Responder.RKey == 0 {
+					p.Responder.RKey = rkey
+				}
+				vaLo, vaHi = min(vaLo, va), max(vaHi, va+uint64(n))
+			}
+			p.Steps = append(p.Steps, Step{Frame: f, Request: true, Before: responses})
+		case info.Response:
+			if p.Side != 0 && f.Dir == p.Side {
+				continue // the other direction's responses: its own requests are not played
+			}
+			if skippedReq[f.ResponseTo] {
+				p.SkippedResponses++
+				continue
+			}
+			k := [2]uint32{uint32(b.Opcode), uint32(b.PSN)}
+			if seenResp[k] {
+				p.SkippedResponses++
+				continue
+			}
+			seenResp[k] = true
+			if p.Requester.QPN == 0 {
+				p.Requester.QPN = b.DestQP
+			}
+			p.Steps = append(p.Steps, Step{Frame: f})
+			responses++
+		}
+	}
+	if len(p.Steps) == 0 || !p.Steps[0].Request {
+		return nil, fmt.Errorf("conversation %d: no requests from side %d", conv, p.Side)
+	}
+	if p.Requester.QPN == 0 {
+		if p.Side == 1 && cv.HasBA {
+			p.Requester.QPN = cv.QPNBA
+		} else if p.Side == 2 {
+			p.Requester.QPN = cv.QPNAB
+		}
+	}
+	if vaLo <= vaHi {
+		p.Responder.VA, p.RegionLen = vaLo, vaHi-vaLo
+	}
+	return p, nil
+}
+
+// Requests counts the plan's requests.
+func (p *Plan) Requests() int {
+	n := 0
+	for _, s := range p.Steps {
+		if s.Request {
+			n++
+		}
+	}
+	return n
+}
+
+// Responses counts the plan's responses.
+func (p *Plan) Responses() int { return len(p.Steps) - p.Requests() }
+
+// Image returns the responder's region as the capture shows it, from
+// Responder.VA for RegionLen bytes: the data each RDMA WRITE put there, the
+// data each READ found there, the value each atomic found, whichever the
+// capture shows first for a byte. Seeding a live peer's region with it
+// makes the payload comparison meaningful. Bytes the capture never shows
+// are zero.
+func (p *Plan) Image() []byte {
+	img := make([]byte, p.RegionLen)
+	known := make([]bool, p.RegionLen)
+	put := func(va uint64, data []byte) {
+		for i, b := range data {
+			off := va + uint64(i) - p.Responder.VA
+			if va+uint64(i) < p.Responder.VA || off >= p.RegionLen || known[off] {
+				continue
+			}
+			img[off], known[off] = b, true
+		}
+	}
+	var writeVA uint64              // where the current WRITE message continues
+	readVA := map[layers.PSN]uint64{} // READ response PSN → VA it carries
+	atomicVA := map[layers.PSN]uint64{}
+	var b layers.BTH
+	for _, s := range p.Steps {
+		if b.DecodeFromBytes(s.Frame.Datagram(), gopacket.NilDecodeFeedback) != nil {
+			continue
+		}
+		info := b.Opcode.Info()
+		data := b.PacketPayload()
+		switch {
+		case info.Operation == layers.OpRDMAWrite && s.Request:
+			if info.Has(layers.HdrRETH) {
+				writeVA = b.RETH.VA
+			}
+			put(writeVA, data)
+			writeVA += uint64(len(data))
+		case info.Operation == layers.OpRDMAReadRequest:
+			mtu := p.Capture.Convs[p.Conv-1].MTU
+			if mtu <= 0 {
+				mtu = 4096
+			}
+			n := max(1, (int(b.RETH.DMALength)+mtu-1)/mtu)
+			for i := range n {
+				readVA[b.PSN.Add(i)] = b.RETH.VA + uint64(i*mtu)
+			}
+		case info.Has(layers.HdrAtomicETH) && s.Request:
+			atomicVA[b.PSN] = b.AtomicETH.VA
+		case info.Operation == layers.OpRDMAReadResponse:
+			if va, ok := readVA[b.PSN]; ok {
+				put(va, data)
+			}
+		case info.Has(layers.HdrAtomicAckETH):
+			if va, ok := atomicVA[b.PSN]; ok {
+				var v [8]byte
+				for i := range 8 {
+					v[i] = byte(b.AtomicAckETH.OrigRemoteData >> (56 - 8*i))
+				}
+				put(va, v[:])
+			}
+		}
+	}
+	return img
+}
+
+// CompareOptions tune Compare.
+type CompareOptions struct {
+	// Local is what the player announces; its zero fields take the
+	// captured requester's values (QPN and first PSN).
+	Local Dest
+	// Payload compares READ response data and atomic original values too.
+	Payload bool
+	// Timeout is how long to wait for a response the capture says is due
+	// (default 1 s). After one wait runs out with nothing at all received,
+	// the peer is taken for silent and the rest is sent without waiting.
+	Timeout time.Duration
+	// Linger is how long to wait after the last expected response for
+	// responses the capture does not have (default Timeout/10).
+	Linger time.Duration
+}
+
+// Result is the outcome of a comparison.
+type Result struct {
+	Plan          *Plan
+	Local, Remote Dest
+	Sent          int
+	Captured      []Response
+	Live          []Response
+	Hunks         []Hunk
+}
+
+// Response is one response, reduced to what is compared.
+type Response struct {
+	Frame int    // captured frame number; 0 for a live response
+	Index int    // 1-based position among the responses of its side
+	Key   string // opcode, relative PSN, syndrome, MSN, length (and data)
+}
+
+// Hunk is one run of differences: captured responses missing from the
+// live side (Del) and live responses the capture does not have (Add).
+type Hunk struct {
+	Del, Add []Response
+	// CapturedAt and LiveAt are where the hunk starts on each side (0-based).
+	CapturedAt, LiveAt int
+}
+
+// Differ reports whether the live responses differ from the captured ones.
+func (r *Result) Differ() bool { return len(r.Hunks) > 0 }
+
+// Compare plays plan's requests against peer after setup and compares the
+// responses. It returns an error only when the comparison could not be
+// made (set-up failed, a send failed); differences are in the Result.
+func Compare(ctx context.Context, plan *Plan, setup Setup, peer Peer, opts CompareOptions) (*Result, error) {
+	local := opts.Local
+	if local.QPN == 0 {
+		local.QPN = plan.Requester.QPN
+	}
+	if local.PSN == 0 && opts.Local.QPN == 0 {
+		local.PSN = plan.Requester.PSN
+	}
+	remote, err := setup.Exchange(ctx, local)
+	if err != nil {
+		return nil, fmt.Errorf("set-up: %w", err)
+	}
+	timeout := opts.Timeout
+	if timeout <= 0 {
+		timeout = time.Second
+	}
+	linger := opts.Linger
+	if linger <= 0 {
+		linger = timeout / 10
+	}
+	res := &Result{Plan: plan, Local: local, Remote: remote}
+	rules := &Rules{}
+	if plan.Responder.QPN != remote.QPN {
+		rules.QPNs = map[uint32]uint32{plan.Responder.QPN: remote.QPN}
+	}
+	if d := local.PSN.Diff(plan.Requester.PSN); d != 0 {
+		rules.PSNShift = map[uint32]int{plan.Responder.QPN: d}
+	}
+	if plan.Responder.RKey != remote.RKey && plan.Responder.RKey != 0 {
+		rules.RKeys = map[uint32]uint32{plan.Responder.RKey: remote.RKey}
+	}
+	if plan.RegionLen > 0 && plan.Responder.VA != remote.VA {
+		rules.VAs = []VARule{{From: plan.Responder.VA, To: remote.VA, Len: plan.RegionLen}}
+	}
+	rw, err := NewRewriter(rules, plan.Capture.Decode)
+	if err != nil {
+		return nil, err
+	}
+	base := plan.Requester.PSN
+	for _, s := range plan.Steps {
+		if !s.Request {
+			res.Captured = append(res.Captured, Response{Frame: s.Frame.Number, Index: len(res.Captured) + 1,
+				Key: describe(s.Frame.Datagram(), base, plan.Requester.QPN, opts.Payload)})
+		}
+	}
+	buf := make([]byte, 1<<16)
+	// missing counts the responses given up on: once a wait runs out, the
+	// later waits expect that many fewer, so one lost response costs one
+	// timeout and not one per request after it.
+	missing := 0
+	silent := false
+	receive := func(want int, wait time.Duration) error {
+		deadline := time.Now().Add(wait)
+		for want < 0 || len(res.Live) < want-missing {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			left := time.Until(deadline)
+			if left <= 0 {
+				break
+			}
+			n, err := peer.Receive(buf, left)
+			if errors.Is(err, os.ErrDeadlineExceeded) {
+				break
+			}
+			if err != nil {
+				return fmt.Errorf("receive: %w", err)
+			}
+			res.Live = append(res.Live, Response{Index: len(res.Live) + 1, Key: describe(buf[:n], local.PSN, local.QPN, opts.Payload)})
+		}
+		if want >= 0 && len(res.Live) < want-missing {
+			silent = len(res.Live) == 0
+			missing = want - len(res.Live)
+		}
+		return nil
+	}
+	for _, s := range plan.Steps {
+		if !s.Request {
+			continue
+		}
+		if !silent {
+			if err := receive(s.Before, timeout); err != nil {
+				return nil, err
+			}
+		}
+		f := *s.Frame
+		f.Data = append([]byte(nil), f.Data...)
+		rw.Rewrite(&f)
+		if err := peer.Send(f.Datagram()); err != nil {
+			return nil, fmt.Errorf("frame %d: send: %w", f.Number, err)
+		}
+		res.Sent++
+	}
+	if err := receive(len(res.Captured), timeout); err != nil {
+		return nil, err
+	}
+	if err := receive(-1, linger); err != nil {
+		return nil, err
+	}
+	res.Hunks = diff(res.Captured, res.Live)
+	return res, nil
+}
+
+// describe reduces a response (BTH through ICRC) to the text compared:
+// opcode, PSN relative to base, AETH syndrome and MSN, payload length, and
+// with payload a digest of the data and the atomic original value.
+func describe(dg []byte, base layers.PSN, ourQPN uint32, payload bool) string {
+	var b layers.BTH
+	if err := b.DecodeFromBytes(dg, gopacket.NilDecodeFeedback); err != nil {
+		return fmt.Sprintf("undecodable (%d bytes): %v", len(dg), err)
+	}
+	var s strings.Builder
+	fmt.Fprintf(&s, "%s psn %+d", b.Opcode, b.PSN.Diff(base))
+	if b.DestQP != ourQPN {
+		fmt.Fprintf(&s, " to QP 0x%06x", b.DestQP)
+	}
+	info := b.Opcode.Info()
+	if info.Has(layers.HdrAETH) {
+		fmt.Fprintf(&s, " %v msn %d", b.AETH.Syndrome, b.AETH.MSN)
+	}
+	data := b.PacketPayload()
+	fmt.Fprintf(&s, " len %d", len(data))
+	if payload {
+		if len(data) > 0 {
+			fmt.Fprintf(&s, " data crc32 0x%08x", crc32.ChecksumIEEE(data))
+		}
+		if info.Has(layers.HdrAtomicAckETH) {
+			fmt.Fprintf(&s, " orig 0x%x", b.AtomicAckETH.OrigRemoteData)
+		}
+	}
+	return s.String()
+}
+
+// maxDiffCells bounds the longest-common-subsequence table.
+const maxDiffCells = 1 << 24
+
+// diff finds the hunks that turn a into b: a longest common subsequence of
+// keys after trimming the common prefix and suffix.
+func diff(a, b []Response) []Hunk {
+	pre := 0
+	for pre < len(a) && pre < len(b) && a[pre].Key == b[pre].Key {
+		pre++
+	}
+	suf := 0
+	for suf < len(a)-pre && suf < len(b)-pre && a[len(a)-1-suf].Key == b[len(b)-1-suf].Key {
+		suf++
+	}
+	ma, mb := a[pre:len(a)-suf], b[pre:len(b)-suf]
+	if len(ma) == 0 && len(mb) == 0 {
+		return nil
+	}
+	if len(ma)*len(mb) > maxDiffCells || len(ma) == 0 || len(mb) == 0 {
+		h := Hunk{CapturedAt: pre, LiveAt: pre}
+		if len(ma) > 0 {
+			h.Del = ma
+		}
+		if len(mb) > 0 {
+			h.Add = mb
+		}
+		return []Hunk{h}
+	}
+	n, m := len(ma), len(mb)
+	// lcs[i][j]: LCS length of ma[i:], mb[j:]
+	lcs := make([]int32, (n+1)*(m+1))
+	at := func(i, j int) *int32 { return &lcs[i*(m+1)+j] }
+	for i := n - 1; i >= 0; i-- {
+		for j := m - 1; j >= 0; j-- {
+			if ma[i].Key == mb[j].Key {
+				*at(i, j) = *at(i+1, j+1) + 1
+			} else {
+				*at(i, j) = max(*at(i+1, j), *at(i, j+1))
+			}
+		}
+	}
+	var hunks []Hunk
+	var cur *Hunk
+	flush := func() {
+		if cur != nil {
+			hunks = append(hunks, *cur)
+			cur = nil
+		}
+	}
+	open := func(i, j int) {
+		if cur == nil {
+			cur = &Hunk{CapturedAt: pre + i, LiveAt: pre + j}
+		}
+	}
+	i, j := 0, 0
+	for i < n || j < m {
+		switch {
+		case i < n && j < m && ma[i].Key == mb[j].Key:
+			flush()
+			i, j = i+1, j+1
+		case j < m && (i == n || *at(i, j+1) >= *at(i+1, j)):
+			open(i, j)
+			cur.Add = append(cur.Add, mb[j])
+			j++
+		default:
+			open(i, j)
+			cur.Del = append(cur.Del, ma[i])
+			i++
+		}
+	}
+	flush()
+	// Within a hunk show deletions before additions, as diff does.
+	for k := range hunks {
+		sort.SliceStable(hunks[k].Del, func(x, y int) bool { return hunks[k].Del[x].Index < hunks[k].Del[y].Index })
+	}
+	return hunks
+}
+
+// WriteDiff prints the differences like diff -u without context: a header
+// naming both sides, then per hunk the captured responses missing from the
+// live side (-, with their frame numbers) and the live responses the
+// capture does not have (+, numbered in arrival order).
+func (r *Result) WriteDiff(w io.Writer, liveName string) {
+	p := r.Plan
+	cv := &p.Capture.Convs[p.Conv-1]
+	fmt.Fprintf(w, "--- captured %s conversation %d (%v <-> %v), responder %s\n", p.Capture.Name, p.Conv, cv.A, cv.B, p.Responder.responder())
+	fmt.Fprintf(w, "+++ live %s, responder %s\n", liveName, r.Remote.responder())
+	for _, h := range r.Hunks {
+		fmt.Fprintf(w, "@@ -%d,%d +%d,%d @@\n", h.CapturedAt+1, len(h.Del), h.LiveAt+1, len(h.Add))
+		for _, d := range h.Del {
+			fmt.Fprintf(w, "-frame %-6d %s\n", d.Frame, d.Key)
+		}
+		for _, a := range h.Add {
+			fmt.Fprintf(w, "+live #%-5d %s\n", a.Index, a.Key)
+		}
+	}
+}
+
+// WriteSummary prints one paragraph on what was compared.
+func (r *Result) WriteSummary(w io.Writer) {
+	p := r.Plan
+	del, add := 0, 0
+	for _, h := range r.Hunks {
+		del += len(h.Del)
+		add += len(h.Add)
+	}
+	fmt.Fprintf(w, "compare: played %d requests of conversation %d as %s against %s\n", r.Sent, p.Conv, r.Local.requester(), r.Remote.responder())
+	fmt.Fprintf(w, "compare: %d responses captured, %d received; ", len(r.Captured), len(r.Live))
+	if len(r.Hunks) == 0 {
+		fmt.Fprintln(w, "no differences")
+	} else {
+		fmt.Fprintf(w, "%d %s (%d captured and %d live responses not matched)\n", len(r.Hunks), plural(len(r.Hunks), "difference"), del, add)
+	}
+	if p.SkippedRequests > 0 || p.SkippedResponses > 0 {
+		fmt.Fprintf(w, "compare: left out %d retransmitted requests and %d responses to them\n", p.SkippedRequests, p.SkippedResponses)
+	}
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return word
+	}
+	return word + "s"
+}

@@ -1,0 +1,303 @@
+package replay
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/google/gopacket"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ibwire/ibwire/layers"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
+
+// fakePeer is an in-process responder that answers by replaying the
+// captured responder half of a plan: after request i it sends the
+// responses the capture shows between request i and request i+1. It
+// announces its own QPN, R_Key and VA, and answers a request that was not
+// remapped to them with a NAK (remote access error), so a remapping fault
+// shows as a difference. mutate, when set, may change or drop (nil) the
+// n-th response (1-based) it sends.
+type fakePeer struct {
+	plan   *Plan
+	dest   Dest
+	local  Dest
+	after  map[layers.PSN][]*Frame // captured request PSN → responses that follow it
+	out    chan []byte
+	sent   int
+	mutate func(n int, dg []byte) []byte
+}
+
+func newFakePeer(plan *Plan, mutate func(int, []byte) []byte) *fakePeer {
+	fp := &fakePeer{plan: plan, dest: Dest{QPN: 0xABCDE, PSN: 777, RKey: 0xFEED01, VA: 0x10_0000_0000},
+		after: map[layers.PSN][]*Frame{}, out: make(chan []byte, 1<<14), mutate: mutate}
+	var last layers.PSN
+	var b layers.BTH
+	for _, s := range plan.Steps {
+		require.NoError(nil, b.DecodeFromBytes(s.Frame.Datagram(), gopacket.NilDecodeFeedback))
+		if s.Request {
+			last = b.PSN
+			fp.after[last] = nil
+			continue
+		}
+		fp.after[last] = append(fp.after[last], s.Frame)
+	}
+	return fp
+}
+
+func (fp *fakePeer) Exchange(_ context.Context, local Dest) (Dest, error) {
+	fp.local = local
+	return fp.dest, nil
+}
+
+func (fp *fakePeer) Send(req []byte) error {
+	var b layers.BTH
+	if err := b.DecodeFromBytes(req, gopacket.NilDecodeFeedback); err != nil {
+		return err
+	}
+	shift := fp.local.PSN.Diff(fp.plan.Requester.PSN)
+	ok := b.DestQP == fp.dest.QPN
+	info := b.Opcode.Info()
+	inRegion := func(va uint64, rkey uint32) bool {
+		return rkey == fp.dest.RKey && va >= fp.dest.VA && va-fp.dest.VA < fp.plan.RegionLen
+	}
+	if info.Has(layers.HdrRETH) {
+		ok = ok && inRegion(b.RETH.VA, b.RETH.RKey)
+	}
+	if info.Has(layers.HdrAtomicETH) {
+		ok = ok && inRegion(b.AtomicETH.VA, b.AtomicETH.RKey)
+	}
+	if !ok {
+		nak := make([]byte, layers.BTHLength+layers.AETHLength+layers.ICRCLength)
+		nak[0] = byte(mustOpcode("RC_ACKNOWLEDGE"))
+		binary.BigEndian.PutUint32(nak[4:], fp.local.QPN)
+		binary.BigEndian.PutUint32(nak[8:], uint32(b.PSN))
+		nak[12] = byte(layers.MakeNakSyndrome(layers.NAKRemoteAccessError))
+		fp.out <- nak
+		return nil
+	}
+	for _, f := range fp.after[b.PSN.Add(-shift)] {
+		dg := append([]byte(nil), f.Datagram()...)
+		var rb layers.BTH
+		if err := rb.DecodeFromBytes(dg, gopacket.NilDecodeFeedback); err != nil {
+			return err
+		}
+		binary.BigEndian.PutUint32(dg[4:], fp.local.QPN) // byte 4 (FECN/BECN) is zero in these captures
+		binary.BigEndian.PutUint32(dg[8:], uint32(rb.PSN.Add(shift))|uint32(dg[8])<<24)
+		fp.sent++
+		if fp.mutate != nil {
+			if dg = fp.mutate(fp.sent, dg); dg == nil {
+				continue
+			}
+		}
+		fp.out <- dg
+	}
+	return nil
+}
+
+func (fp *fakePeer) Receive(buf []byte, timeout time.Duration) (int, error) {
+	select {
+	case dg := <-fp.out:
+		return copy(buf, dg), nil
+	case <-time.After(timeout):
+		return 0, os.ErrDeadlineExceeded
+	}
+}
+
+func loadPlan(t *testing.T, name string) *Plan {
+	c, err := Load(filepath.Join("../pcaps/rxe", name), LoadOptions{Decode: decodeOpts()})
+	require.NoError(t, err)
+	p, err := NewPlan(c, 0, 0)
+	require.NoError(t, err)
+	return p
+}
+
+func TestNewPlan(t *testing.T) {
+	tests := []struct {
+		file                string
+		requests, responses int
+		rkey                uint32
+		va, regionLen       uint64
+	}{
+		{"write_bw.pcap", 800, 200, 0x2c6, 0x56005f76d000, 4096},
+		{"read_bw.pcap", 200, 800, 0x2bd, 0x556ad5cc9000, 4096},
+		{"atomic_fadd.pcap", 200, 200, 0x278, 0, 0},
+		{"rc_pingpong.pcap", 20, 20, 0, 0, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.file, func(t *testing.T) {
+			p := loadPlan(t, tt.file)
+			assert.Equal(t, tt.requests, p.Requests())
+			assert.Equal(t, tt.responses, p.Responses())
+			assert.Equal(t, tt.rkey, p.Responder.RKey)
+			if tt.va != 0 {
+				assert.Equal(t, tt.va, p.Responder.VA)
+				assert.Equal(t, tt.regionLen, p.RegionLen)
+			}
+			assert.Equal(t, uint8(1), p.Side)
+			assert.NotZero(t, p.Requester.QPN)
+			assert.NotZero(t, p.Responder.QPN)
+		})
+	}
+}
+
+// TestImageSeedsReadAndAtomic checks the region image against what the
+// captured READ responses and atomic ACKs say the responder held.
+func TestImageSeedsReadAndAtomic(t *testing.T) {
+	rd := loadPlan(t, "read_bw.pcap")
+	img := rd.Image()
+	require.Len(t, img, 4096)
+	var b layers.BTH
+	for _, s := range rd.Steps {
+		if !s.Request {
+			require.NoError(t, b.DecodeFromBytes(s.Frame.Datagram(), gopacket.NilDecodeFeedback))
+			if b.Opcode == mustOpcode("RC_RDMA_READ_RESPONSE_FIRST") {
+				assert.Equal(t, b.PacketPayload(), img[:len(b.PacketPayload())])
+				break
+			}
+		}
+	}
+	at := loadPlan(t, "atomic_fadd.pcap")
+	require.NotZero(t, at.RegionLen)
+	img = at.Image()
+	for _, s := range at.Steps {
+		if s.Request {
+			continue
+		}
+		require.NoError(t, b.DecodeFromBytes(s.Frame.Datagram(), gopacket.NilDecodeFeedback))
+		// The first atomic ACK found the value at the lowest VA.
+		assert.Equal(t, b.AtomicAckETH.OrigRemoteData, binary.BigEndian.Uint64(img[:8]))
+		break
+	}
+}
+
+func TestCompareAgainstCapturedResponder(t *testing.T) {
+	for _, name := range []string{"write_bw.pcap", "read_bw.pcap", "atomic_fadd.pcap", "rc_pingpong.pcap"} {
+		for _, local := range []Dest{{}, {QPN: 0x321, PSN: 0xFFFFF0}} {
+			t.Run(fmt.Sprintf("%s/%v", name, local.QPN), func(t *testing.T) {
+				p := loadPlan(t, name)
+				fp := newFakePeer(p, nil)
+				res, err := Compare(context.Background(), p, fp, fp,
+					CompareOptions{Local: local, Payload: true, Timeout: time.Second, Linger: 5 * time.Millisecond})
+				require.NoError(t, err)
+				var out bytes.Buffer
+				res.WriteDiff(&out, "fake")
+				assert.False(t, res.Differ(), "%s", out.String())
+				assert.Equal(t, p.Requests(), res.Sent)
+				assert.Equal(t, p.Responses(), len(res.Live))
+			})
+		}
+	}
+}
+
+// TestCompareFindsDifferences plays against a fake that answers wrongly
+// and compares the diff with its golden file.
+func TestCompareFindsDifferences(t *testing.T) {
+	setAETH := func(n int, syn layers.AETHSyndrome) func(int, []byte) []byte {
+		return func(i int, dg []byte) []byte {
+			if i == n {
+				dg[12] = byte(syn)
+			}
+			return dg
+		}
+	}
+	tests := []struct {
+		name, file string
+		payload    bool
+		mutate     func(int, []byte) []byte
+	}{
+		{"write_nak_and_drop", "write_bw.pcap", false, func(i int, dg []byte) []byte {
+			if i == 7 {
+				return nil // a lost ACK
+			}
+			return setAETH(3, layers.MakeNakSyndrome(layers.NAKRemoteAccessError))(i, dg)
+		}},
+		{"write_extra_ack", "write_bw.pcap", false, func(i int, dg []byte) []byte {
+			if i == 5 {
+				binary.BigEndian.PutUint32(dg[12:], binary.BigEndian.Uint32(dg[12:])+1) // MSN one too far
+			}
+			return dg
+		}},
+		{"read_data", "read_bw.pcap", true, func(i int, dg []byte) []byte {
+			if i == 2 {
+				dg[20] ^= 0xFF // a byte of a READ Response Middle
+			}
+			return dg
+		}},
+		{"read_data_ignored_without_payload", "read_bw.pcap", false, func(i int, dg []byte) []byte {
+			if i == 2 {
+				dg[20] ^= 0xFF
+			}
+			return dg
+		}},
+		{"atomic_orig", "atomic_fadd.pcap", true, func(i int, dg []byte) []byte {
+			if i == 5 {
+				binary.BigEndian.PutUint64(dg[16:], binary.BigEndian.Uint64(dg[16:])+1)
+			}
+			return dg
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := loadPlan(t, tt.file)
+			fp := newFakePeer(p, tt.mutate)
+			res, err := Compare(context.Background(), p, fp, fp,
+				CompareOptions{Payload: tt.payload, Timeout: 200 * time.Millisecond, Linger: 5 * time.Millisecond})
+			require.NoError(t, err)
+			var out bytes.Buffer
+			res.WriteDiff(&out, "fake")
+			res.WriteSummary(&out)
+			golden := filepath.Join("testdata", "compare_"+tt.name+".golden")
+			if *update {
+				require.NoError(t, os.MkdirAll("testdata", 0o755))
+				require.NoError(t, os.WriteFile(golden, out.Bytes(), 0o644))
+			}
+			want, err := os.ReadFile(golden)
+			require.NoError(t, err)
+			assert.Equal(t, string(want), out.String())
+		})
+	}
+}
+
+func TestDiff(t *testing.T) {
+	r := func(keys ...string) []Response {
+		var rs []Response
+		for i, k := range keys {
+			rs = append(rs, Response{Frame: 100 + i, Index: i + 1, Key: k})
+		}
+		return rs
+	}
+	tests := []struct {
+		name string
+		a, b []Response
+		want []Hunk
+	}{
+		{"same", r("a", "b"), r("a", "b"), nil},
+		{"changed", r("a", "b", "c"), r("a", "x", "c"), []Hunk{{Del: r("a", "b")[1:2], Add: r("a", "x")[1:2], CapturedAt: 1, LiveAt: 1}}},
+		{"missing", r("a", "b", "c"), r("a", "c"), []Hunk{{Del: r("a", "b")[1:2], CapturedAt: 1, LiveAt: 1}}},
+		{"extra at end", r("a"), r("a", "b"), []Hunk{{Add: r("a", "b")[1:], CapturedAt: 1, LiveAt: 1}}},
+		{"nothing live", r("a", "b"), nil, []Hunk{{Del: r("a", "b"), CapturedAt: 0, LiveAt: 0}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.want, diff(tt.a, tt.b))
+		})
+	}
+}
+
+func mustOpcode(name string) layers.Opcode {
+	op, ok := layers.OpcodeByName(name)
+	if !ok {
+		panic("no opcode " + name)
+	}
+	return op
+}
