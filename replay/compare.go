@@ -222,7 +222,7 @@ func (p *Plan) Image() []byte {
 			img[off], known[off] = b, true
 		}
 	}
-	var writeVA uint64              // where the current WRITE message continues
+	var writeVA uint64                // where the current WRITE message continues
 	readVA := map[layers.PSN]uint64{} // READ response PSN → VA it carries
 	atomicVA := map[layers.PSN]uint64{}
 	var b layers.BTH
