@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -30,6 +31,7 @@ var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 type fakePeer struct {
 	plan   *Plan
 	dest   Dest
+	mu     sync.Mutex // local is set by the player's goroutine, read by the server's
 	local  Dest
 	after  map[layers.PSN][]*Frame // captured request PSN → responses that follow it
 	out    chan []byte
@@ -55,7 +57,9 @@ func newFakePeer(plan *Plan, mutate func(int, []byte) []byte) *fakePeer {
 }
 
 func (fp *fakePeer) Exchange(_ context.Context, local Dest) (Dest, error) {
+	fp.mu.Lock()
 	fp.local = local
+	fp.mu.Unlock()
 	return fp.dest, nil
 }
 
@@ -64,7 +68,10 @@ func (fp *fakePeer) Send(req []byte) error {
 	if err := b.DecodeFromBytes(req, gopacket.NilDecodeFeedback); err != nil {
 		return err
 	}
-	shift := fp.local.PSN.Diff(fp.plan.Requester.PSN)
+	fp.mu.Lock()
+	local := fp.local
+	fp.mu.Unlock()
+	shift := local.PSN.Diff(fp.plan.Requester.PSN)
 	ok := b.DestQP == fp.dest.QPN
 	info := b.Opcode.Info()
 	inRegion := func(va uint64, rkey uint32) bool {
@@ -79,7 +86,7 @@ func (fp *fakePeer) Send(req []byte) error {
 	if !ok {
 		nak := make([]byte, layers.BTHLength+layers.AETHLength+layers.ICRCLength)
 		nak[0] = byte(mustOpcode("RC_ACKNOWLEDGE"))
-		binary.BigEndian.PutUint32(nak[4:], fp.local.QPN)
+		binary.BigEndian.PutUint32(nak[4:], local.QPN)
 		binary.BigEndian.PutUint32(nak[8:], uint32(b.PSN))
 		nak[12] = byte(layers.MakeNakSyndrome(layers.NAKRemoteAccessError))
 		fp.out <- nak
@@ -91,7 +98,7 @@ func (fp *fakePeer) Send(req []byte) error {
 		if err := rb.DecodeFromBytes(dg, gopacket.NilDecodeFeedback); err != nil {
 			return err
 		}
-		binary.BigEndian.PutUint32(dg[4:], fp.local.QPN) // byte 4 (FECN/BECN) is zero in these captures
+		binary.BigEndian.PutUint32(dg[4:], local.QPN) // byte 4 (FECN/BECN) is zero in these captures
 		binary.BigEndian.PutUint32(dg[8:], uint32(rb.PSN.Add(shift))|uint32(dg[8])<<24)
 		fp.sent++
 		if fp.mutate != nil {
