@@ -53,8 +53,8 @@ type UDPWire struct {
 }
 
 // udpOOBSize holds the control messages of one datagram: on receive TOS or
-// traffic class plus PKTINFO (at most 64 bytes), on send TOS, TTL and
-// PKTINFO (at most 88).
+// traffic class, TTL or hop limit and PKTINFO, on send the same three (at
+// most 88 bytes either way).
 const udpOOBSize = 128
 
 // udpBatch is the kernel-facing state of one recvmmsg/sendmmsg call,
@@ -182,6 +182,9 @@ func (w *UDPWire) setSockopts(fd int, cfg udpConfig) error {
 		if err := set(unix.IPPROTO_IP, unix.IP_RECVTOS, 1, "IP_RECVTOS"); err != nil {
 			return err
 		}
+		if err := set(unix.IPPROTO_IP, unix.IP_RECVTTL, 1, "IP_RECVTTL"); err != nil {
+			return err
+		}
 		if w.wildcard {
 			return set(unix.IPPROTO_IP, unix.IP_PKTINFO, 1, "IP_PKTINFO")
 		}
@@ -197,6 +200,9 @@ func (w *UDPWire) setSockopts(fd int, cfg udpConfig) error {
 		return err
 	}
 	if err := set(unix.IPPROTO_IPV6, unix.IPV6_RECVTCLASS, 1, "IPV6_RECVTCLASS"); err != nil {
+		return err
+	}
+	if err := set(unix.IPPROTO_IPV6, unix.IPV6_RECVHOPLIMIT, 1, "IPV6_RECVHOPLIMIT"); err != nil {
 		return err
 	}
 	if w.wildcard {
@@ -228,8 +234,11 @@ func (w *UDPWire) ioError(op string, err error) error {
 }
 
 // ReadBatch blocks until at least one datagram arrives and fills dgs[:n]
-// (at most BatchSize at a time). A datagram longer than MaxDatagram or than
-// its buffer is dropped, as the kernel truncated it.
+// (at most BatchSize at a time): payload, addresses, the traffic class and
+// the received TTL or hop limit in HopLimit (rdma_cm answers with the TTL
+// of the peer's request, ENDPOINT.md §1.5), and the ICRC verdict. A
+// datagram longer than MaxDatagram or than its buffer is dropped, as the
+// kernel truncated it.
 func (w *UDPWire) ReadBatch(dgs []Datagram) (int, error) {
 	if w.closed.Load() {
 		return 0, ErrWireClosed
@@ -296,6 +305,10 @@ func (w *UDPWire) parseReceived(b *udpBatch, i int, dg *Datagram, length int) {
 			dg.TrafficClass = data[0]
 		case h.Level == unix.IPPROTO_IPV6 && h.Type == unix.IPV6_TCLASS && len(data) >= 4:
 			dg.TrafficClass = uint8(binary.NativeEndian.Uint32(data))
+		case h.Level == unix.IPPROTO_IP && h.Type == unix.IP_TTL && len(data) >= 4:
+			dg.HopLimit = uint8(binary.NativeEndian.Uint32(data))
+		case h.Level == unix.IPPROTO_IPV6 && h.Type == unix.IPV6_HOPLIMIT && len(data) >= 4:
+			dg.HopLimit = uint8(binary.NativeEndian.Uint32(data))
 		case h.Level == unix.IPPROTO_IP && h.Type == unix.IP_PKTINFO && len(data) >= unix.SizeofInet4Pktinfo:
 			pi := (*unix.Inet4Pktinfo)(unsafe.Pointer(&data[0]))
 			dg.Dst = netip.AddrPortFrom(netip.AddrFrom4(pi.Addr), w.local.Port())

@@ -117,6 +117,7 @@ func TestUDPWireRoundTrip(t *testing.T) {
 				assert.Equal(t, wa.LocalAddr(), dg.Src, "datagram %d source", i)
 				assert.Equal(t, wb.LocalAddr(), dg.Dst, "datagram %d destination", i)
 				assert.Equal(t, sent[i].TrafficClass, dg.TrafficClass, "datagram %d traffic class", i)
+				assert.Equal(t, sent[i].HopLimit, dg.HopLimit, "datagram %d TTL or hop limit", i)
 				assert.Equal(t, ICRCGood, dg.ICRC, "datagram %d ICRC", i)
 			}
 		})
