@@ -351,6 +351,9 @@ func (w *UDPWire) WriteBatch(dgs []Datagram) (int, error) {
 			if b.errno != 0 {
 				return sent + b.start, w.ioError("write", os.NewSyscallError("sendmmsg", b.errno))
 			}
+			if b.done == 0 { // never seen; guards the loop
+				return sent + b.start, w.ioError("write", errors.New("sendmmsg sent nothing"))
+			}
 		}
 		sent += packed
 		if err != nil {
