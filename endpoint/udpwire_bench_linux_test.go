@@ -178,3 +178,44 @@ func benchPacketWire(b *testing.B, size, batch int) {
 	}
 	reportRate(b, size)
 }
+
+// BenchmarkUDPWireControlMessages measures what per-datagram IP_TOS and
+// IP_TTL control messages cost against none (the socket's own values, which
+// is what a per-socket setsockopt cached by value would cost in a run of
+// equal values): the reason UDPWire sends them per datagram.
+func BenchmarkUDPWireControlMessages(b *testing.B) {
+	for _, tt := range []struct {
+		name        string
+		tclass, hop uint8
+	}{{"none", 0, 0}, {"tos+ttl", 0x02, 64}} {
+		b.Run(tt.name, func(b *testing.B) {
+			wa, err := ListenUDP(netip.MustParseAddrPort("127.0.0.1:0"), WithUDPBatchSize(32))
+			require.NoError(b, err)
+			defer wa.Close()
+			wb, err := ListenUDP(netip.MustParseAddrPort("127.0.0.2:0"), WithUDPBatchSize(32))
+			require.NoError(b, err)
+			defer wb.Close()
+			out := make([]Datagram, 32)
+			for i := range out {
+				out[i] = Datagram{Dst: wb.LocalAddr(), TrafficClass: tt.tclass, HopLimit: tt.hop, Payload: rocePayload(64, 1, uint32(i), 1)}
+			}
+			in := readBuffers(32)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for done := 0; done < b.N; done += 32 {
+				k := min(32, b.N-done)
+				if _, err := wa.WriteBatch(out[:k]); err != nil {
+					b.Fatal(err)
+				}
+				for got := 0; got < k; {
+					n, err := wb.ReadBatch(in[:k-got])
+					if err != nil {
+						b.Fatal(err)
+					}
+					got += n
+				}
+			}
+			reportRate(b, 64)
+		})
+	}
+}
