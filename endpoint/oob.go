@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"net/netip"
 )
 
 // The out-of-band set-up exchanges of the standard tools (ENDPOINT.md §2):
@@ -35,14 +34,6 @@ func (e *OOBSyntaxError) Error() string {
 
 // Unwrap lets errors.Is match every syntax error as one class.
 func (e *OOBSyntaxError) Unwrap() error { return errOOBSyntax }
-
-// GIDFromAddr returns the RoCEv2 GID of an IP address: IPv6 as is, IPv4 as
-// ::ffff:a.b.c.d (rxe's GID table entry 1).
-func GIDFromAddr(a netip.Addr) [16]byte { return a.As16() }
-
-// AddrFromGID returns the IP address a RoCEv2 GID stands for (IPv4 for an
-// IPv4-mapped GID).
-func AddrFromGID(gid [16]byte) netip.Addr { return netip.AddrFrom16(gid).Unmap() }
 
 // scanHex reads one unsigned hexadecimal number as C's sscanf("%x") does:
 // optional white space, an optional sign, an optional 0x/0X prefix and at

@@ -13,13 +13,13 @@ func ExampleParsePingpongDest() {
 	if err != nil {
 		panic(err)
 	}
-	fmt.Printf("QPN %#x PSN %#x GID %v\n", d.QPN, d.PSN, endpoint.AddrFromGID(d.GID))
+	fmt.Printf("QPN %#x PSN %#x GID %v\n", d.QPN, d.PSN, netip.AddrFrom16(d.GID).Unmap())
 	// Output: QPN 0x11 PSN 0x6bbcca GID 192.168.77.11
 }
 
 func ExamplePerftestDest_Marshal() {
 	d := endpoint.PerftestDest{OutReads: 1, QPN: 0x11, PSN: 0x318da6, RKey: 0x2f1, VAddr: 0x556ef83fa000,
-		GID: endpoint.GIDFromAddr(netip.MustParseAddr("192.168.77.11"))}
+		GID: netip.MustParseAddr("192.168.77.11").As16()}
 	fmt.Println(d)
 	// Output: 0000:0001:000011:318da6:000002f1:0000556ef83fa000:00:00:00:00:00:00:00:00:00:00:ff:ff:c0:a8:4d:0b:00000000:
 }

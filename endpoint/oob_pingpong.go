@@ -15,7 +15,9 @@ const pingpongDone = "done\x00"
 // PingpongDest is the set-up message of the rdma-core pingpong examples
 // (ENDPOINT.md §2.1): the sender's LID, QP number, first PSN and GID, sent
 // as "LLLL:QQQQQQ:PPPPPP:GGGG…" — 4, 6 and 6 hex digits and the 16 GID bytes
-// as 32 hex digits in network order — padded with a NUL to 52 bytes.
+// as 32 hex digits in network order — padded with a NUL to 52 bytes. The
+// GID is the RoCEv2 one, the IP address as 16 bytes (IPv4 as ::ffff:a.b.c.d,
+// netip.Addr.As16); a [16]byte is assignable to and from a GID type.
 type PingpongDest struct {
 	LID uint16 // 0 on RoCE
 	QPN uint32 // 24 bits

@@ -73,7 +73,7 @@ func playPeer(conn net.Conn, steps []transcriptStep, peerIsClient bool) error {
 	return nil
 }
 
-func gidOf(s string) [16]byte { return GIDFromAddr(netip.MustParseAddr(s)) }
+func gidOf(s string) [16]byte { return netip.MustParseAddr(s).As16() }
 
 // The two messages of pcaps/rxe/rc_pingpong.pcap (frames 6 and 8).
 var (
@@ -100,7 +100,7 @@ func TestPingpongDestMarshal(t *testing.T) {
 		assert.Equal(t, PingpongDest{LID: tt.d.LID, QPN: tt.d.QPN & 0xFFFFFF, PSN: tt.d.PSN & 0xFFFFFF, GID: tt.d.GID}, back)
 	}
 	assert.Equal(t, "0000:000011:6bbcca:00000000000000000000ffffc0a84d0b", rcPingpongClient.String())
-	assert.Equal(t, netip.MustParseAddr("192.168.77.11"), AddrFromGID(rcPingpongClient.GID))
+	assert.Equal(t, netip.MustParseAddr("192.168.77.11"), netip.AddrFrom16(rcPingpongClient.GID).Unmap())
 }
 
 func TestParsePingpongDest(t *testing.T) {
