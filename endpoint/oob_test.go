@@ -244,8 +244,8 @@ func TestParsePerftestDest(t *testing.T) {
 	}
 }
 
-// bits turns a captured 8-byte report field into the double it encodes.
-func bits(hexBE string) float64 {
+// reportDouble turns a captured 8-byte report field into the double it encodes.
+func reportDouble(hexBE string) float64 {
 	b, err := hex.DecodeString(hexBE)
 	if err != nil {
 		panic(err)
@@ -300,11 +300,11 @@ func TestPerftestExchangeReplaysRxe(t *testing.T) {
 		clientRep, serverGarbo PerftestBWReport
 	}{
 		{"write_bw", writeBWClient, writeBWServer,
-			PerftestBWReport{Size: 4096, Iterations: 200, BWPeak: bits("402258c85f12908f"), BWAverage: bits("40202f45c1d71865"), MsgRate: bits("3f60f8893d6b7f3e")},
-			PerftestBWReport{Size: 0x7fff2a556074, Iterations: 0x7f6b1c4ed11a, BWPeak: bits("0000000000000006"), BWAverage: bits("00007fff2a566300"), MsgRate: bits("00007fff2a556074")}},
+			PerftestBWReport{Size: 4096, Iterations: 200, BWPeak: reportDouble("402258c85f12908f"), BWAverage: reportDouble("40202f45c1d71865"), MsgRate: reportDouble("3f60f8893d6b7f3e")},
+			PerftestBWReport{Size: 0x7fff2a556074, Iterations: 0x7f6b1c4ed11a, BWPeak: reportDouble("0000000000000006"), BWAverage: reportDouble("00007fff2a566300"), MsgRate: reportDouble("00007fff2a556074")}},
 		{"read_bw", readBWClient, readBWServer,
-			PerftestBWReport{Size: 4096, Iterations: 200, BWPeak: bits("4035ae16e3356a7e"), BWAverage: bits("402c960980e89afd"), MsgRate: bits("3f6df984a1d7f841")},
-			PerftestBWReport{Size: 0x7ffd724174d4, Iterations: 0x7f3cd161f11a, BWPeak: bits("0000000000000006"), BWAverage: bits("00007ffd7252e300"), MsgRate: bits("00007ffd724174d4")}},
+			PerftestBWReport{Size: 4096, Iterations: 200, BWPeak: reportDouble("4035ae16e3356a7e"), BWAverage: reportDouble("402c960980e89afd"), MsgRate: reportDouble("3f6df984a1d7f841")},
+			PerftestBWReport{Size: 0x7ffd724174d4, Iterations: 0x7f3cd161f11a, BWPeak: reportDouble("0000000000000006"), BWAverage: reportDouble("00007ffd7252e300"), MsgRate: reportDouble("00007ffd724174d4")}},
 	}
 	for _, tt := range tests {
 		steps := loadTranscript(t, tt.name)
