@@ -35,11 +35,11 @@ func (e *OOBSyntaxError) Error() string {
 // Unwrap lets errors.Is match every syntax error as one class.
 func (e *OOBSyntaxError) Unwrap() error { return errOOBSyntax }
 
-// scanHex reads one unsigned hexadecimal number as C's sscanf("%x") does:
+// oobScanHex reads one unsigned hexadecimal number as C's sscanf("%x") does:
 // optional white space, an optional sign, an optional 0x/0X prefix and at
 // most maxDigits digits (0 = no limit, as %x without a width). It returns
 // the value and the rest of s.
-func scanHex(s []byte, maxDigits int) (v uint64, rest []byte, ok bool) {
+func oobScanHex(s []byte, maxDigits int) (v uint64, rest []byte, ok bool) {
 	for len(s) > 0 && (s[0] == ' ' || s[0] >= '\t' && s[0] <= '\r') {
 		s = s[1:]
 	}
@@ -51,18 +51,18 @@ func scanHex(s []byte, maxDigits int) (v uint64, rest []byte, ok bool) {
 			maxDigits-- // the sign counts against the width
 		}
 	}
-	if len(s) >= 3 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X') && isHexDigit(s[2]) && (maxDigits == 0 || maxDigits > 2) {
+	if len(s) >= 3 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X') && oobIsHexDigit(s[2]) && (maxDigits == 0 || maxDigits > 2) {
 		s = s[2:]
 		if maxDigits > 0 {
 			maxDigits -= 2
 		}
 	}
 	n := 0
-	for n < len(s) && isHexDigit(s[n]) && (maxDigits == 0 || n < maxDigits) {
+	for n < len(s) && oobIsHexDigit(s[n]) && (maxDigits == 0 || n < maxDigits) {
 		if v > (1<<64-1)>>4 {
 			return 0, s, false // more than 64 bits: not a value we accept
 		}
-		v = v<<4 | uint64(hexVal(s[n]))
+		v = v<<4 | uint64(oobHexVal(s[n]))
 		n++
 	}
 	if n == 0 {
@@ -74,11 +74,11 @@ func scanHex(s []byte, maxDigits int) (v uint64, rest []byte, ok bool) {
 	return v, s[n:], true
 }
 
-func isHexDigit(c byte) bool {
+func oobIsHexDigit(c byte) bool {
 	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
 }
 
-func hexVal(c byte) byte {
+func oobHexVal(c byte) byte {
 	switch {
 	case c >= '0' && c <= '9':
 		return c - '0'

@@ -74,16 +74,16 @@ func ParsePerftestDest(msg []byte) (PerftestDest, error) {
 	rest := msg
 	field := func(name string, width int, max uint64) (uint64, error) {
 		off := len(msg) - len(rest)
-		v, r, ok := scanHex(rest, width)
+		v, r, ok := oobScanHex(rest, width)
 		if !ok {
-			return 0, &OOBSyntaxError{Message: "perftest", Field: name, Offset: off, Reason: fmt.Sprintf("want up to %d hexadecimal digits, have %q", width, clip(rest))}
+			return 0, &OOBSyntaxError{Message: "perftest", Field: name, Offset: off, Reason: fmt.Sprintf("want up to %d hexadecimal digits, have %q", width, oobClip(rest))}
 		}
 		if v > max {
 			return 0, &OOBSyntaxError{Message: "perftest", Field: name, Offset: off, Reason: fmt.Sprintf("%#x is larger than %#x", v, max)}
 		}
 		rest = r
 		if len(rest) == 0 || rest[0] != ':' {
-			return 0, &OOBSyntaxError{Message: "perftest", Field: name, Offset: len(msg) - len(rest), Reason: fmt.Sprintf("want ':' after it, have %q", clip(rest))}
+			return 0, &OOBSyntaxError{Message: "perftest", Field: name, Offset: len(msg) - len(rest), Reason: fmt.Sprintf("want ':' after it, have %q", oobClip(rest))}
 		}
 		rest = rest[1:]
 		return v, nil
@@ -189,15 +189,15 @@ func (p *PerftestConn) ExchangeVersions(local string) (string, error) {
 		remote = string(in[:i])
 	}
 	p.remoteVersion = remote
-	if v := atof(remote); v < perftestMinVersion {
+	if v := perftestAtof(remote); v < perftestMinVersion {
 		return remote, fmt.Errorf("perftest set-up: peer version %q is older than %.2f", remote, perftestMinVersion)
 	}
 	return remote, nil
 }
 
-// atof reads the longest decimal prefix of s as C's atof does (0 when there
+// perftestAtof reads the longest decimal prefix of s as C's atof does (0 when there
 // is none).
-func atof(s string) float64 {
+func perftestAtof(s string) float64 {
 	end, dot := 0, false
 	for end < len(s) && (s[end] >= '0' && s[end] <= '9' || s[end] == '.' && !dot) {
 		dot = dot || s[end] == '.'

@@ -70,9 +70,9 @@ func ParsePingpongDest(msg []byte) (PingpongDest, error) {
 		{"PSN", 0xFFFFFF, func(v uint64) { d.PSN = uint32(v) }},
 	}
 	for _, f := range fields {
-		v, r, ok := scanHex(rest, 0)
+		v, r, ok := oobScanHex(rest, 0)
 		if !ok {
-			return fail(f.name, "want a hexadecimal number, have %q", clip(rest))
+			return fail(f.name, "want a hexadecimal number, have %q", oobClip(rest))
 		}
 		if v > f.max {
 			return fail(f.name, "%#x is larger than %#x", v, f.max)
@@ -80,29 +80,29 @@ func ParsePingpongDest(msg []byte) (PingpongDest, error) {
 		rest = r
 		f.set(v)
 		if len(rest) == 0 || rest[0] != ':' {
-			return fail(f.name, "want ':' after it, have %q", clip(rest))
+			return fail(f.name, "want ':' after it, have %q", oobClip(rest))
 		}
 		rest = rest[1:]
 	}
-	for len(rest) > 0 && isSpace(rest[0]) {
+	for len(rest) > 0 && oobIsSpace(rest[0]) {
 		rest = rest[1:]
 	}
 	word := rest
 	for i, c := range word {
-		if isSpace(c) {
+		if oobIsSpace(c) {
 			word = word[:i]
 			break
 		}
 	}
 	if len(word) < 32 {
-		return fail("GID", "want 32 hexadecimal digits, have %d characters %q", len(word), clip(word))
+		return fail("GID", "want 32 hexadecimal digits, have %d characters %q", len(word), oobClip(word))
 	}
 	for i := range 32 {
-		if !isHexDigit(word[i]) {
+		if !oobIsHexDigit(word[i]) {
 			rest = rest[i:]
 			return fail("GID", "%q is not a hexadecimal digit", word[i])
 		}
-		nibble := hexVal(word[i])
+		nibble := oobHexVal(word[i])
 		if i%2 == 0 {
 			d.GID[i/2] = nibble << 4
 		} else {
@@ -112,10 +112,10 @@ func ParsePingpongDest(msg []byte) (PingpongDest, error) {
 	return d, nil
 }
 
-func isSpace(c byte) bool { return c == ' ' || c >= '\t' && c <= '\r' }
+func oobIsSpace(c byte) bool { return c == ' ' || c >= '\t' && c <= '\r' }
 
-// clip shortens what an error message quotes.
-func clip(b []byte) []byte {
+// oobClip shortens what an error message quotes.
+func oobClip(b []byte) []byte {
 	if len(b) > 24 {
 		return b[:24]
 	}

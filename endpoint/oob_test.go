@@ -73,12 +73,12 @@ func playPeer(conn net.Conn, steps []transcriptStep, peerIsClient bool) error {
 	return nil
 }
 
-func gidOf(s string) [16]byte { return netip.MustParseAddr(s).As16() }
+func oobGID(s string) [16]byte { return netip.MustParseAddr(s).As16() }
 
 // The two messages of pcaps/rxe/rc_pingpong.pcap (frames 6 and 8).
 var (
-	rcPingpongClient = PingpongDest{QPN: 0x11, PSN: 0x6bbcca, GID: gidOf("192.168.77.11")}
-	rcPingpongServer = PingpongDest{QPN: 0x11, PSN: 0x9ad16a, GID: gidOf("192.168.77.12")}
+	rcPingpongClient = PingpongDest{QPN: 0x11, PSN: 0x6bbcca, GID: oobGID("192.168.77.11")}
+	rcPingpongServer = PingpongDest{QPN: 0x11, PSN: 0x9ad16a, GID: oobGID("192.168.77.12")}
 )
 
 func TestPingpongDestMarshal(t *testing.T) {
@@ -88,7 +88,7 @@ func TestPingpongDestMarshal(t *testing.T) {
 	}{
 		{rcPingpongClient, "0000:000011:6bbcca:00000000000000000000ffffc0a84d0b\x00"},
 		{rcPingpongServer, "0000:000011:9ad16a:00000000000000000000ffffc0a84d0c\x00"},
-		{PingpongDest{LID: 0xFFFF, QPN: 0xFFFFFF, PSN: 0xFFFFFF, GID: gidOf("fe80::1")}, "ffff:ffffff:ffffff:fe800000000000000000000000000001\x00"},
+		{PingpongDest{LID: 0xFFFF, QPN: 0xFFFFFF, PSN: 0xFFFFFF, GID: oobGID("fe80::1")}, "ffff:ffffff:ffffff:fe800000000000000000000000000001\x00"},
 		{PingpongDest{QPN: 0x1000001, PSN: 0x1000002}, "0000:000001:000002:00000000000000000000000000000000\x00"},
 	}
 	for _, tt := range tests {
@@ -188,10 +188,10 @@ func TestPingpongExchangeReplaysRxe(t *testing.T) {
 
 // The handshake messages of pcaps/rxe/write_bw.pcap and read_bw.pcap.
 var (
-	writeBWClient = PerftestDest{OutReads: 1, QPN: 0x11, PSN: 0x318da6, RKey: 0x2f1, VAddr: 0x556ef83fa000, GID: gidOf("192.168.77.11")}
-	writeBWServer = PerftestDest{OutReads: 1, QPN: 0x11, PSN: 0xd64cfe, RKey: 0x2c6, VAddr: 0x56005f76d000, GID: gidOf("192.168.77.12")}
-	readBWClient  = PerftestDest{OutReads: 0x80, QPN: 0x11, PSN: 0xac5020, RKey: 0x2dd, VAddr: 0x5613cff5f000, GID: gidOf("192.168.77.11")}
-	readBWServer  = PerftestDest{OutReads: 0x80, QPN: 0x11, PSN: 0x9bfba2, RKey: 0x2bd, VAddr: 0x556ad5cc9000, GID: gidOf("192.168.77.12")}
+	writeBWClient = PerftestDest{OutReads: 1, QPN: 0x11, PSN: 0x318da6, RKey: 0x2f1, VAddr: 0x556ef83fa000, GID: oobGID("192.168.77.11")}
+	writeBWServer = PerftestDest{OutReads: 1, QPN: 0x11, PSN: 0xd64cfe, RKey: 0x2c6, VAddr: 0x56005f76d000, GID: oobGID("192.168.77.12")}
+	readBWClient  = PerftestDest{OutReads: 0x80, QPN: 0x11, PSN: 0xac5020, RKey: 0x2dd, VAddr: 0x5613cff5f000, GID: oobGID("192.168.77.11")}
+	readBWServer  = PerftestDest{OutReads: 0x80, QPN: 0x11, PSN: 0x9bfba2, RKey: 0x2bd, VAddr: 0x556ad5cc9000, GID: oobGID("192.168.77.12")}
 )
 
 func TestPerftestDestMarshal(t *testing.T) {
@@ -201,7 +201,7 @@ func TestPerftestDestMarshal(t *testing.T) {
 	}{
 		{writeBWClient, "0000:0001:000011:318da6:000002f1:0000556ef83fa000:00:00:00:00:00:00:00:00:00:00:ff:ff:c0:a8:4d:0b:00000000:\x00"},
 		{readBWServer, "0000:0080:000011:9bfba2:000002bd:0000556ad5cc9000:00:00:00:00:00:00:00:00:00:00:ff:ff:c0:a8:4d:0c:00000000:\x00"},
-		{PerftestDest{LID: 0xFFFF, OutReads: 0xFFFF, QPN: 0xFFFFFF, PSN: 0xFFFFFF, RKey: math.MaxUint32, VAddr: math.MaxUint64, GID: gidOf("fe80::1"), SRQN: math.MaxUint32},
+		{PerftestDest{LID: 0xFFFF, OutReads: 0xFFFF, QPN: 0xFFFFFF, PSN: 0xFFFFFF, RKey: math.MaxUint32, VAddr: math.MaxUint64, GID: oobGID("fe80::1"), SRQN: math.MaxUint32},
 			"ffff:ffff:ffffff:ffffff:ffffffff:ffffffffffffffff:fe:80:00:00:00:00:00:00:00:00:00:00:00:00:00:01:ffffffff:\x00"},
 	}
 	for _, tt := range tests {
@@ -374,9 +374,9 @@ func TestPerftestVersionAndMTUErrors(t *testing.T) {
 	require.ErrorContains(t, err, "MTU enum 6")
 	_, err = NewPerftestConn(nil, false).ExchangeVersions("a version string that is too long")
 	require.ErrorContains(t, err, "longer than 15 bytes")
-	assert.InDelta(t, 6.06, atof("6.06"), 1e-9)
-	assert.InDelta(t, 5.7, atof("5.70rc1"), 1e-9)
-	assert.Zero(t, atof("x6"))
+	assert.InDelta(t, 6.06, perftestAtof("6.06"), 1e-9)
+	assert.InDelta(t, 5.7, perftestAtof("5.70rc1"), 1e-9)
+	assert.Zero(t, perftestAtof("x6"))
 }
 
 func FuzzParsePingpongDest(f *testing.F) {

@@ -107,7 +107,7 @@ func newPacketBatch(n, hdrLen int) *packetBatch {
 	return b
 }
 
-func htons(v uint16) uint16 { return v<<8 | v>>8 }
+func packetHtons(v uint16) uint16 { return v<<8 | v>>8 }
 
 // OpenPacketWire opens a PacketWire on the named interface for the local
 // address (which need not be configured on the interface).
@@ -161,7 +161,7 @@ func OpenPacketWire(iface string, local netip.Addr, opts ...PacketOption) (*Pack
 		if unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_RCVBUFFORCE, defaultUDPSocketBuffer) != nil {
 			_ = unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_RCVBUF, defaultUDPSocketBuffer)
 		}
-		if err := unix.Bind(fd, &unix.SockaddrLinklayer{Protocol: htons(proto), Ifindex: ifi.Index}); err != nil {
+		if err := unix.Bind(fd, &unix.SockaddrLinklayer{Protocol: packetHtons(proto), Ifindex: ifi.Index}); err != nil {
 			return os.NewSyscallError("bind", err)
 		}
 		return nil

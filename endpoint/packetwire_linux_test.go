@@ -36,14 +36,14 @@ func openPacketWire(t *testing.T, iface, addr string, opts ...PacketOption) *Pac
 	return w
 }
 
-// readWire reads n datagrams from any Wire or fails after five seconds.
-func readWire(t *testing.T, w Wire, n int) []Datagram {
+// wireReadN reads n datagrams from any Wire or fails after five seconds.
+func wireReadN(t *testing.T, w Wire, n int) []Datagram {
 	t.Helper()
 	var got []Datagram
 	done := make(chan error, 1)
 	go func() {
 		for len(got) < n {
-			dgs := readBuffers(w.BatchSize())
+			dgs := wireReadBuffers(w.BatchSize())
 			k, err := w.ReadBatch(dgs)
 			if err != nil {
 				done <- err
@@ -74,13 +74,13 @@ func TestPacketWireLoopback(t *testing.T) {
 				Dst:          wb.LocalAddr(),
 				TrafficClass: uint8(i),
 				HopLimit:     uint8(i), // 0 becomes 64
-				Payload:      rocePayload([]int{minRoCEDatagram, 64, 1040, MaxDatagram}[i%4], 0x22, uint32(i), byte(i)),
+				Payload:      testRoCEPayload([]int{minRoCEDatagram, 64, 1040, MaxDatagram}[i%4], 0x22, uint32(i), byte(i)),
 			}
 		}
 		n, err := wa.WriteBatch(sent)
 		require.NoError(t, err)
 		require.Equal(t, len(sent), n)
-		got := readWire(t, wb, len(sent))
+		got := wireReadN(t, wb, len(sent))
 		for i, dg := range got {
 			assert.Equal(t, sent[i].Payload, dg.Payload, "batch %d datagram %d", batch, i)
 			assert.Equal(t, netip.MustParseAddrPort("127.0.0.1:"+strconv.Itoa(0xC000+i)), dg.Src)
@@ -119,17 +119,17 @@ func TestPacketWireWithUDPWire(t *testing.T) {
 			// only IPv6 reaches the kernel's UDP; TestPacketWireVeth covers
 			// IPv4 on a veth pair.
 			if pw.LocalAddr().Addr().Is6() {
-				_, err = pw.WriteBatch([]Datagram{{Dst: uw.LocalAddr(), TrafficClass: 2, Payload: rocePayload(200, 3, 1, 1)}})
+				_, err = pw.WriteBatch([]Datagram{{Dst: uw.LocalAddr(), TrafficClass: 2, Payload: testRoCEPayload(200, 3, 1, 1)}})
 				require.NoError(t, err)
-				in := readWire(t, uw, 1)[0]
+				in := wireReadN(t, uw, 1)[0]
 				assert.Equal(t, ICRCGood, in.ICRC, "the UDP wire checks the packet wire's ICRC")
 				assert.Equal(t, uint8(2), in.TrafficClass)
-				readWire(t, pw, 1) // ::1 to ::1: the packet wire sees its own frame too
+				wireReadN(t, pw, 1) // ::1 to ::1: the packet wire sees its own frame too
 			}
 
-			_, err = uw.WriteBatch([]Datagram{{Dst: pw.LocalAddr(), HopLimit: 9, Payload: rocePayload(300, 4, 2, 2)}})
+			_, err = uw.WriteBatch([]Datagram{{Dst: pw.LocalAddr(), HopLimit: 9, Payload: testRoCEPayload(300, 4, 2, 2)}})
 			require.NoError(t, err)
-			out := readWire(t, pw, 1)[0]
+			out := wireReadN(t, pw, 1)[0]
 			assert.Equal(t, ICRCGood, out.ICRC, "the packet wire checks the kernel-built header")
 			assert.Equal(t, uw.LocalAddr(), out.Src)
 			assert.Equal(t, uint8(9), out.HopLimit)
@@ -143,14 +143,14 @@ func TestPacketWireDropsBadICRCAndLearnsMAC(t *testing.T) {
 	wb := openPacketWire(t, "lo", "127.0.0.2")
 	// Corrupt a frame after the ICRC is filled: send through a raw packet
 	// socket of our own, built from what the wire would send.
-	p := rocePayload(64, 1, 1, 1)
+	p := testRoCEPayload(64, 1, 1, 1)
 	_, err := wa.WriteBatch([]Datagram{{Dst: wb.LocalAddr(), Payload: p}})
 	require.NoError(t, err)
-	good := readWire(t, wb, 1)[0]
+	good := wireReadN(t, wb, 1)[0]
 	assert.Equal(t, ICRCGood, good.ICRC)
 
 	b := newPacketBatch(1, wa.hdrLen)
-	dg := Datagram{Dst: wb.LocalAddr(), Payload: rocePayload(64, 1, 2, 1)}
+	dg := Datagram{Dst: wb.LocalAddr(), Payload: testRoCEPayload(64, 1, 2, 1)}
 	require.NoError(t, wa.buildFrame(b, 0, &dg))
 	dg.Payload[20] ^= 1 // after the ICRC was computed
 	frame := append(append([]byte(nil), b.hdrs[:wa.hdrLen]...), dg.Payload...)
@@ -159,8 +159,8 @@ func TestPacketWireDropsBadICRCAndLearnsMAC(t *testing.T) {
 	defer unix.Close(fd)
 	lo, err := net.InterfaceByName("lo")
 	require.NoError(t, err)
-	require.NoError(t, unix.Sendto(fd, frame, 0, &unix.SockaddrLinklayer{Ifindex: lo.Index, Protocol: htons(unix.ETH_P_IP)}))
-	bad := readWire(t, wb, 1)[0]
+	require.NoError(t, unix.Sendto(fd, frame, 0, &unix.SockaddrLinklayer{Ifindex: lo.Index, Protocol: packetHtons(unix.ETH_P_IP)}))
+	bad := wireReadN(t, wb, 1)[0]
 	assert.Equal(t, ICRCBad, bad.ICRC)
 	assert.Equal(t, uint32(2), binary.BigEndian.Uint32(bad.Payload[8:]))
 
@@ -182,7 +182,7 @@ func TestPacketWireErrors(t *testing.T) {
 		dg   Datagram
 		want string
 	}{
-		{Datagram{Dst: netip.MustParseAddrPort("[::1]:4791"), Payload: rocePayload(64, 1, 1, 1)}, "address family"},
+		{Datagram{Dst: netip.MustParseAddrPort("[::1]:4791"), Payload: testRoCEPayload(64, 1, 1, 1)}, "address family"},
 		{Datagram{Dst: netip.MustParseAddrPort("127.0.0.2:4791"), Payload: make([]byte, 8)}, "shorter than BTH"},
 		{Datagram{Dst: netip.MustParseAddrPort("127.0.0.2:4791"), Payload: make([]byte, MaxDatagram+1)}, "longer than MaxDatagram"},
 	} {
@@ -193,7 +193,7 @@ func TestPacketWireErrors(t *testing.T) {
 
 	errc := make(chan error)
 	go func() {
-		_, err := w.ReadBatch(readBuffers(2))
+		_, err := w.ReadBatch(wireReadBuffers(2))
 		errc <- err
 	}()
 	time.Sleep(20 * time.Millisecond)
@@ -204,7 +204,7 @@ func TestPacketWireErrors(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("ReadBatch did not return after Close")
 	}
-	_, err = w.WriteBatch([]Datagram{{Dst: netip.MustParseAddrPort("127.0.0.2:4791"), Payload: rocePayload(64, 1, 1, 1)}})
+	_, err = w.WriteBatch([]Datagram{{Dst: netip.MustParseAddrPort("127.0.0.2:4791"), Payload: testRoCEPayload(64, 1, 1, 1)}})
 	require.ErrorIs(t, err, ErrWireClosed)
 }
 
@@ -323,7 +323,7 @@ func TestPacketWireFrameICRC(t *testing.T) {
 			w.hdrLen, encap, dst = ethHeaderLen+ipv4UDPHeaderLen, layers.EncapRoCEv2IPv4, "192.168.1.2:4791"
 		}
 		b := newPacketBatch(1, w.hdrLen)
-		dg := Datagram{Dst: netip.MustParseAddrPort(dst), TrafficClass: 0xFF, HopLimit: 1, Payload: rocePayload(100, 7, 7, 7)}
+		dg := Datagram{Dst: netip.MustParseAddrPort(dst), TrafficClass: 0xFF, HopLimit: 1, Payload: testRoCEPayload(100, 7, 7, 7)}
 		require.NoError(t, w.buildFrame(b, 0, &dg))
 		frame := append(append([]byte(nil), b.hdrs[ethHeaderLen:w.hdrLen]...), dg.Payload...)
 		got, want, err := layers.VerifyICRC(encap, frame)
@@ -343,7 +343,7 @@ func FuzzPacketWireParseFrame(f *testing.F) {
 			w.hdrLen = ethHeaderLen + ipv4UDPHeaderLen
 		}
 		b := newPacketBatch(1, w.hdrLen)
-		dg := Datagram{Dst: w.local, Payload: rocePayload(64, 1, 1, 1)}
+		dg := Datagram{Dst: w.local, Payload: testRoCEPayload(64, 1, 1, 1)}
 		if err := w.buildFrame(b, 0, &dg); err != nil {
 			f.Fatal(err)
 		}

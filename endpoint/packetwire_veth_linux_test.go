@@ -115,18 +115,18 @@ func TestPacketWireVeth(t *testing.T) {
 			defer uw.Close()
 
 			// The packet wire knows nobody yet.
-			_, err := pw.WriteBatch([]Datagram{{Dst: uw.LocalAddr(), Payload: rocePayload(64, 1, 1, 1)}})
+			_, err := pw.WriteBatch([]Datagram{{Dst: uw.LocalAddr(), Payload: testRoCEPayload(64, 1, 1, 1)}})
 			require.ErrorContains(t, err, "no MAC address for "+tt.b)
 
 			// The kernel in B resolves A's address (configured on va) and
 			// sends; the packet wire checks the whole header and learns.
 			sent := []Datagram{
-				{Dst: pw.LocalAddr(), TrafficClass: 0x02, HopLimit: 1, Payload: rocePayload(1024+16, 0x11, 1, 1)},
-				{Dst: pw.LocalAddr(), TrafficClass: 0x03, HopLimit: 255, Payload: rocePayload(20, 0x11, 2, 2)},
+				{Dst: pw.LocalAddr(), TrafficClass: 0x02, HopLimit: 1, Payload: testRoCEPayload(1024+16, 0x11, 1, 1)},
+				{Dst: pw.LocalAddr(), TrafficClass: 0x03, HopLimit: 255, Payload: testRoCEPayload(20, 0x11, 2, 2)},
 			}
 			_, err = uw.WriteBatch(sent)
 			require.NoError(t, err)
-			got := readWire(t, pw, len(sent))
+			got := wireReadN(t, pw, len(sent))
 			for i, dg := range got {
 				assert.Equal(t, sent[i].Payload, dg.Payload)
 				assert.Equal(t, ICRCGood, dg.ICRC, "datagram %d: the kernel's header hashes to our ICRC", i)
@@ -142,11 +142,11 @@ func TestPacketWireVeth(t *testing.T) {
 			replies := make([]Datagram, 20)
 			for i := range replies {
 				replies[i] = Datagram{Src: netip.AddrPortFrom(netip.Addr{}, 0xC000+uint16(i)), Dst: uw.LocalAddr(), TrafficClass: 1,
-					Payload: rocePayload(64+i*4, 0x12, uint32(i), byte(i))}
+					Payload: testRoCEPayload(64+i*4, 0x12, uint32(i), byte(i))}
 			}
 			_, err = pw.WriteBatch(replies)
 			require.NoError(t, err)
-			in := readWire(t, uw, len(replies))
+			in := wireReadN(t, uw, len(replies))
 			for i, dg := range in {
 				assert.Equal(t, replies[i].Payload, dg.Payload)
 				assert.Equal(t, ICRCGood, dg.ICRC, "reply %d: IP ID 0 makes the UDP wire's check exact", i)

@@ -35,10 +35,10 @@ func BenchmarkUDPLoopback(b *testing.B) {
 	}
 }
 
-// reportRate stops the clock (closing a packet socket waits for an RCU
+// benchReportRate stops the clock (closing a packet socket waits for an RCU
 // grace period, which is not the wire's speed) and adds datagrams/s and
 // Gb/s of UDP payload.
-func reportRate(b *testing.B, size int) {
+func benchReportRate(b *testing.B, size int) {
 	b.StopTimer()
 	b.SetBytes(int64(size))
 	sec := b.Elapsed().Seconds()
@@ -55,9 +55,9 @@ func benchUDPWire(b *testing.B, size, batch int) {
 	defer wb.Close()
 	out := make([]Datagram, batch)
 	for i := range out {
-		out[i] = Datagram{Dst: wb.LocalAddr(), Payload: rocePayload(size, 1, uint32(i), 1)}
+		out[i] = Datagram{Dst: wb.LocalAddr(), Payload: testRoCEPayload(size, 1, uint32(i), 1)}
 	}
-	in := readBuffers(batch)
+	in := wireReadBuffers(batch)
 	b.ReportAllocs()
 	b.ResetTimer()
 	for done := 0; done < b.N; done += batch {
@@ -73,7 +73,7 @@ func benchUDPWire(b *testing.B, size, batch int) {
 			got += n
 		}
 	}
-	reportRate(b, size)
+	benchReportRate(b, size)
 }
 
 func listenPlainPair(b *testing.B) (*net.UDPConn, *net.UDPConn) {
@@ -93,7 +93,7 @@ func benchNetUDPConn(b *testing.B, size, batch int) {
 	defer ca.Close()
 	defer cb.Close()
 	dst := cb.LocalAddr().(*net.UDPAddr).AddrPort()
-	out := rocePayload(size, 1, 1, 1)
+	out := testRoCEPayload(size, 1, 1, 1)
 	in := make([]byte, MaxDatagram)
 	b.ReportAllocs()
 	b.ResetTimer()
@@ -110,7 +110,7 @@ func benchNetUDPConn(b *testing.B, size, batch int) {
 			}
 		}
 	}
-	reportRate(b, size)
+	benchReportRate(b, size)
 }
 
 func benchXNetBatch(b *testing.B, size, batch int) {
@@ -121,7 +121,7 @@ func benchXNetBatch(b *testing.B, size, batch int) {
 	out := make([]ipv4.Message, batch)
 	in := make([]ipv4.Message, batch)
 	for i := range out {
-		out[i] = ipv4.Message{Buffers: [][]byte{rocePayload(size, 1, uint32(i), 1)}, Addr: cb.LocalAddr()}
+		out[i] = ipv4.Message{Buffers: [][]byte{testRoCEPayload(size, 1, uint32(i), 1)}, Addr: cb.LocalAddr()}
 		in[i] = ipv4.Message{Buffers: [][]byte{make([]byte, MaxDatagram)}}
 	}
 	require.NoError(b, cb.SetReadDeadline(time.Time{}))
@@ -144,7 +144,7 @@ func benchXNetBatch(b *testing.B, size, batch int) {
 			got += n
 		}
 	}
-	reportRate(b, size)
+	benchReportRate(b, size)
 }
 
 func benchPacketWire(b *testing.B, size, batch int) {
@@ -158,9 +158,9 @@ func benchPacketWire(b *testing.B, size, batch int) {
 	defer wb.Close()
 	out := make([]Datagram, batch)
 	for i := range out {
-		out[i] = Datagram{Dst: wb.LocalAddr(), Payload: rocePayload(size, 1, uint32(i), 1)}
+		out[i] = Datagram{Dst: wb.LocalAddr(), Payload: testRoCEPayload(size, 1, uint32(i), 1)}
 	}
-	in := readBuffers(batch)
+	in := wireReadBuffers(batch)
 	b.ReportAllocs()
 	b.ResetTimer()
 	for done := 0; done < b.N; done += batch {
@@ -176,7 +176,7 @@ func benchPacketWire(b *testing.B, size, batch int) {
 			got += n
 		}
 	}
-	reportRate(b, size)
+	benchReportRate(b, size)
 }
 
 // BenchmarkUDPWireControlMessages measures what per-datagram IP_TOS and
@@ -197,9 +197,9 @@ func BenchmarkUDPWireControlMessages(b *testing.B) {
 			defer wb.Close()
 			out := make([]Datagram, 32)
 			for i := range out {
-				out[i] = Datagram{Dst: wb.LocalAddr(), TrafficClass: tt.tclass, HopLimit: tt.hop, Payload: rocePayload(64, 1, uint32(i), 1)}
+				out[i] = Datagram{Dst: wb.LocalAddr(), TrafficClass: tt.tclass, HopLimit: tt.hop, Payload: testRoCEPayload(64, 1, uint32(i), 1)}
 			}
-			in := readBuffers(32)
+			in := wireReadBuffers(32)
 			b.ReportAllocs()
 			b.ResetTimer()
 			for done := 0; done < b.N; done += 32 {
@@ -215,7 +215,7 @@ func BenchmarkUDPWireControlMessages(b *testing.B) {
 					got += n
 				}
 			}
-			reportRate(b, 64)
+			benchReportRate(b, 64)
 		})
 	}
 }

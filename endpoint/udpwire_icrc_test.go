@@ -151,7 +151,7 @@ func TestICRCIPv4EveryID(t *testing.T) {
 		binary.BigEndian.PutUint16(frame[20:], 0xC123)
 		binary.BigEndian.PutUint16(frame[22:], RoCEv2Port)
 		binary.BigEndian.PutUint16(frame[24:], uint16(8+payloadLen))
-		copy(frame[28:], rocePayload(payloadLen, 0x12, 0x345, 7))
+		copy(frame[28:], testRoCEPayload(payloadLen, 0x12, 0x345, 7))
 		src := netip.MustParseAddrPort("10.0.0.1:49443")
 		dst := netip.MustParseAddrPort("10.0.0.2:4791")
 		payload := frame[ipv4UDPHeaderLen:]
@@ -212,7 +212,7 @@ func TestICRCVerifyShortAndIPv6Bad(t *testing.T) {
 	v6 := netip.MustParseAddrPort("[fe80::1]:1")
 	got, _ := s.verify(v4, v4, make([]byte, minRoCEDatagram-1))
 	assert.Equal(t, ICRCBad, got)
-	p := rocePayload(64, 1, 1, 1)
+	p := testRoCEPayload(64, 1, 1, 1)
 	require.NoError(t, s.fill(v6, v6, 0, p))
 	got, _ = s.verify(v6, v6, p)
 	assert.Equal(t, ICRCGood, got)
@@ -225,7 +225,7 @@ func BenchmarkICRCVerifyIPv4(b *testing.B) {
 	var s icrcSynth
 	src := netip.MustParseAddrPort("10.0.0.1:49443")
 	dst := netip.MustParseAddrPort("10.0.0.2:4791")
-	p := rocePayload(1024+16, 1, 1, 1)
+	p := testRoCEPayload(1024+16, 1, 1, 1)
 	require.NoError(b, s.fill(src, dst, 0, p))
 	p[len(p)-1] ^= 1 // ICRCBad: the slowest path
 	b.ReportAllocs()
@@ -239,8 +239,8 @@ func BenchmarkICRCVerifyIPv4(b *testing.B) {
 // it never panics, and a payload whose ICRC it reports good verifies again
 // after fill rewrote it.
 func FuzzICRCVerify(f *testing.F) {
-	f.Add(rocePayload(64, 1, 1, 1), true)
-	f.Add(rocePayload(minRoCEDatagram, 1, 1, 1), false)
+	f.Add(testRoCEPayload(64, 1, 1, 1), true)
+	f.Add(testRoCEPayload(minRoCEDatagram, 1, 1, 1), false)
 	f.Add([]byte{1, 2, 3}, true)
 	f.Fuzz(func(t *testing.T, payload []byte, v4 bool) {
 		src, dst := netip.MustParseAddrPort("10.0.0.1:49152"), netip.MustParseAddrPort("10.0.0.2:4791")

@@ -17,10 +17,10 @@ import (
 	"github.com/ibwire/ibwire/layers"
 )
 
-// rocePayload returns a UDP payload of the given length: an RC SEND Only
+// testRoCEPayload returns a UDP payload of the given length: an RC SEND Only
 // BTH (P_Key 0xFFFF, destination QP dqpn, PSN psn), filler bytes derived from
 // seed, and room for the ICRC.
-func rocePayload(length int, dqpn, psn uint32, seed byte) []byte {
+func testRoCEPayload(length int, dqpn, psn uint32, seed byte) []byte {
 	p := make([]byte, length, MaxDatagram)
 	p[0] = 0x04 // RC SEND Only
 	binary.BigEndian.PutUint16(p[2:], 0xFFFF)
@@ -32,7 +32,7 @@ func rocePayload(length int, dqpn, psn uint32, seed byte) []byte {
 	return p
 }
 
-func readBuffers(n int) []Datagram {
+func wireReadBuffers(n int) []Datagram {
 	dgs := make([]Datagram, n)
 	for i := range dgs {
 		dgs[i].Payload = make([]byte, 0, MaxDatagram)
@@ -40,14 +40,14 @@ func readBuffers(n int) []Datagram {
 	return dgs
 }
 
-// readN reads until n datagrams have arrived or the deadline passes.
-func readN(t *testing.T, w *UDPWire, n int) []Datagram {
+// udpReadN reads until n datagrams have arrived or the deadline passes.
+func udpReadN(t *testing.T, w *UDPWire, n int) []Datagram {
 	t.Helper()
 	var got []Datagram
 	done := make(chan error, 1)
 	go func() {
 		for len(got) < n {
-			dgs := readBuffers(w.BatchSize())
+			dgs := wireReadBuffers(w.BatchSize())
 			k, err := w.ReadBatch(dgs)
 			if err != nil {
 				done <- err
@@ -66,7 +66,7 @@ func readN(t *testing.T, w *UDPWire, n int) []Datagram {
 	return got
 }
 
-func listenPair(t *testing.T, a, b string, opts ...UDPOption) (*UDPWire, *UDPWire) {
+func udpListenPair(t *testing.T, a, b string, opts ...UDPOption) (*UDPWire, *UDPWire) {
 	t.Helper()
 	wa, err := ListenUDP(netip.MustParseAddrPort(a), opts...)
 	require.NoError(t, err)
@@ -95,7 +95,7 @@ func TestUDPWireRoundTrip(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			wa, wb := listenPair(t, tt.a, tt.b, WithUDPBatchSize(tt.batch))
+			wa, wb := udpListenPair(t, tt.a, tt.b, WithUDPBatchSize(tt.batch))
 			assert.Equal(t, tt.batch, wa.BatchSize())
 			sent := make([]Datagram, tt.count)
 			for i := range sent {
@@ -103,14 +103,14 @@ func TestUDPWireRoundTrip(t *testing.T) {
 					Dst:          wb.LocalAddr(),
 					TrafficClass: uint8(i%64)<<2 | uint8(i%4), // every DSCP and ECN codepoint
 					HopLimit:     uint8(1 + i%255),
-					Payload:      rocePayload(tt.length, 0x11, uint32(i), byte(i)),
+					Payload:      testRoCEPayload(tt.length, 0x11, uint32(i), byte(i)),
 				}
 			}
 			n, err := wa.WriteBatch(sent)
 			require.NoError(t, err)
 			require.Equal(t, tt.count, n)
 
-			got := readN(t, wb, tt.count)
+			got := udpReadN(t, wb, tt.count)
 			require.Len(t, got, tt.count)
 			for i, dg := range got { // loopback keeps the order
 				assert.Equal(t, sent[i].Payload, dg.Payload, "datagram %d bytes (ICRC included)", i)
@@ -128,12 +128,12 @@ func TestUDPWireRoundTrip(t *testing.T) {
 // as two peers on one machine do, and checks the wildcard-free addressing.
 func TestUDPWireRoCEPortOnTwoAddresses(t *testing.T) {
 	defer goleak.VerifyNone(t)
-	wa, wb := listenPair(t, "127.0.0.1:4791", "127.0.0.2:4791")
+	wa, wb := udpListenPair(t, "127.0.0.1:4791", "127.0.0.2:4791")
 	assert.Equal(t, netip.MustParseAddrPort("127.0.0.1:4791"), wa.LocalAddr())
 	for _, dir := range []struct{ from, to *UDPWire }{{wa, wb}, {wb, wa}} {
-		_, err := dir.from.WriteBatch([]Datagram{{Dst: dir.to.LocalAddr(), Payload: rocePayload(40, 1, 2, 3)}})
+		_, err := dir.from.WriteBatch([]Datagram{{Dst: dir.to.LocalAddr(), Payload: testRoCEPayload(40, 1, 2, 3)}})
 		require.NoError(t, err)
-		got := readN(t, dir.to, 1)
+		got := udpReadN(t, dir.to, 1)
 		assert.Equal(t, dir.from.LocalAddr(), got[0].Src)
 		assert.Equal(t, ICRCGood, got[0].ICRC)
 	}
@@ -148,22 +148,22 @@ func TestUDPWireWildcard(t *testing.T) {
 		{"[::]:0", "[::1]:0", "::1"},
 	} {
 		t.Run(tt.any, func(t *testing.T) {
-			wany, wpeer := listenPair(t, tt.any, tt.peer)
+			wany, wpeer := udpListenPair(t, tt.any, tt.peer)
 			anyAddr := netip.AddrPortFrom(netip.MustParseAddr(tt.anyAs), wany.LocalAddr().Port())
-			_, err := wpeer.WriteBatch([]Datagram{{Dst: anyAddr, Payload: rocePayload(64, 1, 1, 1)}})
+			_, err := wpeer.WriteBatch([]Datagram{{Dst: anyAddr, Payload: testRoCEPayload(64, 1, 1, 1)}})
 			require.NoError(t, err)
-			in := readN(t, wany, 1)[0]
+			in := udpReadN(t, wany, 1)[0]
 			assert.Equal(t, anyAddr, in.Dst)
 			assert.Equal(t, ICRCGood, in.ICRC)
 
 			// Reply from the address the request came to.
-			_, err = wany.WriteBatch([]Datagram{{Src: in.Dst, Dst: in.Src, Payload: rocePayload(64, 2, 2, 2)}})
+			_, err = wany.WriteBatch([]Datagram{{Src: in.Dst, Dst: in.Src, Payload: testRoCEPayload(64, 2, 2, 2)}})
 			require.NoError(t, err)
-			out := readN(t, wpeer, 1)[0]
+			out := udpReadN(t, wpeer, 1)[0]
 			assert.Equal(t, anyAddr, out.Src)
 			assert.Equal(t, ICRCGood, out.ICRC)
 
-			_, err = wany.WriteBatch([]Datagram{{Dst: in.Src, Payload: rocePayload(64, 2, 2, 2)}})
+			_, err = wany.WriteBatch([]Datagram{{Dst: in.Src, Payload: testRoCEPayload(64, 2, 2, 2)}})
 			require.ErrorContains(t, err, "needs the source address")
 		})
 	}
@@ -171,23 +171,23 @@ func TestUDPWireWildcard(t *testing.T) {
 
 func TestUDPWireWriteErrors(t *testing.T) {
 	defer goleak.VerifyNone(t)
-	wa, wb := listenPair(t, "127.0.0.1:0", "127.0.0.2:0")
-	good := Datagram{Dst: wb.LocalAddr(), Payload: rocePayload(64, 1, 1, 1)}
+	wa, wb := udpListenPair(t, "127.0.0.1:0", "127.0.0.2:0")
+	good := Datagram{Dst: wb.LocalAddr(), Payload: testRoCEPayload(64, 1, 1, 1)}
 	tests := []struct {
 		name string
 		dg   Datagram
 		want string
 	}{
 		{"short", Datagram{Dst: wb.LocalAddr(), Payload: make([]byte, 15)}, "shorter than BTH and ICRC"},
-		{"wrong family", Datagram{Dst: netip.MustParseAddrPort("[::1]:4791"), Payload: rocePayload(64, 1, 1, 1)}, "address family"},
-		{"no destination", Datagram{Payload: rocePayload(64, 1, 1, 1)}, "address family"},
+		{"wrong family", Datagram{Dst: netip.MustParseAddrPort("[::1]:4791"), Payload: testRoCEPayload(64, 1, 1, 1)}, "address family"},
+		{"no destination", Datagram{Payload: testRoCEPayload(64, 1, 1, 1)}, "address family"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			n, err := wa.WriteBatch([]Datagram{good, tt.dg, good})
 			require.ErrorContains(t, err, tt.want)
 			assert.Equal(t, 1, n, "the datagram before the bad one is sent")
-			readN(t, wb, 1)
+			udpReadN(t, wb, 1)
 		})
 	}
 }
@@ -198,7 +198,7 @@ func TestUDPWireCloseUnblocksRead(t *testing.T) {
 	require.NoError(t, err)
 	errc := make(chan error)
 	go func() {
-		_, err := w.ReadBatch(readBuffers(4))
+		_, err := w.ReadBatch(wireReadBuffers(4))
 		errc <- err
 	}()
 	time.Sleep(20 * time.Millisecond) // let the reader block in the poller
@@ -209,9 +209,9 @@ func TestUDPWireCloseUnblocksRead(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("ReadBatch did not return after Close")
 	}
-	_, err = w.ReadBatch(readBuffers(1))
+	_, err = w.ReadBatch(wireReadBuffers(1))
 	require.ErrorIs(t, err, ErrWireClosed)
-	_, err = w.WriteBatch([]Datagram{{Dst: w.LocalAddr(), Payload: rocePayload(64, 1, 1, 1)}})
+	_, err = w.WriteBatch([]Datagram{{Dst: w.LocalAddr(), Payload: testRoCEPayload(64, 1, 1, 1)}})
 	require.ErrorIs(t, err, ErrWireClosed)
 	require.ErrorIs(t, w.Close(), ErrWireClosed)
 }
@@ -231,15 +231,15 @@ func TestUDPWireICRCOnTheWire(t *testing.T) {
 				t.Skipf("no live capture on lo (needs CAP_NET_RAW): %v", err)
 			}
 			defer src.Close()
-			wa, wb := listenPair(t, tt.a, tt.b)
+			wa, wb := udpListenPair(t, tt.a, tt.b)
 			const marker = 0xC0FFEE
 			sent := []Datagram{
-				{Dst: wb.LocalAddr(), TrafficClass: 0x02, HopLimit: 1, Payload: rocePayload(1024+16, marker, 1, 9)},
-				{Dst: wb.LocalAddr(), TrafficClass: 0xB8 | 3, HopLimit: 255, Payload: rocePayload(64, marker, 2, 8)},
+				{Dst: wb.LocalAddr(), TrafficClass: 0x02, HopLimit: 1, Payload: testRoCEPayload(1024+16, marker, 1, 9)},
+				{Dst: wb.LocalAddr(), TrafficClass: 0xB8 | 3, HopLimit: 255, Payload: testRoCEPayload(64, marker, 2, 8)},
 			}
 			_, err = wa.WriteBatch(sent)
 			require.NoError(t, err)
-			readN(t, wb, len(sent))
+			udpReadN(t, wb, len(sent))
 
 			require.NoError(t, src.SetReadDeadline(time.Now().Add(3*time.Second)))
 			seen := map[uint32]bool{}
@@ -276,14 +276,14 @@ func TestUDPWireICRCOnTheWire(t *testing.T) {
 
 func TestUDPWireReadDropsTruncated(t *testing.T) {
 	defer goleak.VerifyNone(t)
-	wa, wb := listenPair(t, "127.0.0.1:0", "127.0.0.2:0")
+	wa, wb := udpListenPair(t, "127.0.0.1:0", "127.0.0.2:0")
 	big := make([]byte, MaxDatagram+100, MaxDatagram+100)
 	_, err := wa.WriteBatch([]Datagram{
 		{Dst: wb.LocalAddr(), Payload: big},
-		{Dst: wb.LocalAddr(), Payload: rocePayload(64, 1, 7, 1)},
+		{Dst: wb.LocalAddr(), Payload: testRoCEPayload(64, 1, 7, 1)},
 	})
 	require.NoError(t, err)
-	got := readN(t, wb, 1)
+	got := udpReadN(t, wb, 1)
 	assert.Equal(t, uint32(7), binary.BigEndian.Uint32(got[0].Payload[8:]), "the oversized datagram is dropped")
 }
 
@@ -291,12 +291,12 @@ func TestUDPWireSteadyStateAllocs(t *testing.T) {
 	if udpRaceEnabled {
 		t.Skip("sync.Pool drops items at random under -race")
 	}
-	wa, wb := listenPair(t, "127.0.0.1:0", "127.0.0.2:0", WithUDPBatchSize(16))
+	wa, wb := udpListenPair(t, "127.0.0.1:0", "127.0.0.2:0", WithUDPBatchSize(16))
 	out := make([]Datagram, 16)
 	for i := range out {
-		out[i] = Datagram{Dst: wb.LocalAddr(), TrafficClass: 1, HopLimit: 64, Payload: rocePayload(1024, 1, uint32(i), 1)}
+		out[i] = Datagram{Dst: wb.LocalAddr(), TrafficClass: 1, HopLimit: 64, Payload: testRoCEPayload(1024, 1, uint32(i), 1)}
 	}
-	in := readBuffers(16)
+	in := wireReadBuffers(16)
 	roundTrip := func() {
 		_, err := wa.WriteBatch(out)
 		if err != nil {
