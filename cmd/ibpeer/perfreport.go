@@ -49,7 +49,7 @@ type perfTestInfo struct {
 	DataExRDMACM  bool // the set-up exchange runs over rdma_cm, not TCP
 }
 
-func onOff(b bool) string {
+func perfOnOff(b bool) string {
 	if b {
 		return "ON"
 	}
@@ -72,11 +72,11 @@ func writePerfTestInfo(w io.Writer, in perfTestInfo) error {
 		b.WriteString("BW ")
 	}
 	b.WriteString("Test\n")
-	fmt.Fprintf(&b, " Dual-port       : %s\t\tDevice         : %s\n", onOff(in.DualPort), in.Device)
+	fmt.Fprintf(&b, " Dual-port       : %s\t\tDevice         : %s\n", perfOnOff(in.DualPort), in.Device)
 	fmt.Fprintf(&b, " Number of qps   : %d\t\tTransport type : %s\n", in.QPs, in.Transport)
-	fmt.Fprintf(&b, " Connection type : %s\t\tUsing SRQ      : %s\n", in.Connection, onOff(in.SRQ))
-	fmt.Fprintf(&b, " PCIe relax order: %s\n", onOff(in.PCIeRelaxed))
-	fmt.Fprintf(&b, " ibv_wr* API     : %s\n", onOff(in.WRAPI))
+	fmt.Fprintf(&b, " Connection type : %s\t\tUsing SRQ      : %s\n", in.Connection, perfOnOff(in.SRQ))
+	fmt.Fprintf(&b, " PCIe relax order: %s\n", perfOnOff(in.PCIeRelaxed))
+	fmt.Fprintf(&b, " ibv_wr* API     : %s\n", perfOnOff(in.WRAPI))
 	if in.TXDepth > 0 {
 		fmt.Fprintf(&b, " TX depth        : %d\n", in.TXDepth)
 	}
@@ -96,7 +96,7 @@ func writePerfTestInfo(w io.Writer, in perfTestInfo) error {
 	} else {
 		fmt.Fprintf(&b, " Max inline data : %d[B]\n", in.MaxInline)
 	}
-	fmt.Fprintf(&b, " rdma_cm QPs\t : %s\n", onOff(in.RDMACM))
+	fmt.Fprintf(&b, " rdma_cm QPs\t : %s\n", perfOnOff(in.RDMACM))
 	exchange := "Ethernet"
 	if in.DataExRDMACM {
 		exchange = "rdma_cm"

@@ -19,7 +19,7 @@ func init() {
 	}
 }
 
-func updateGolden() bool {
+func perfUpdateGolden() bool {
 	f := flag.Lookup("update")
 	return f != nil && f.Value.String() == "true"
 }
@@ -140,7 +140,7 @@ func TestPerfReportGolden(t *testing.T) {
 			var b strings.Builder
 			require.NoError(t, writePerfReport(&b, tt.info, tt.local, tt.remote, tt.bw, tt.lat))
 			path := filepath.Join("testdata", "perfreport", tt.name+".golden")
-			if updateGolden() {
+			if perfUpdateGolden() {
 				require.NoError(t, os.WriteFile(path, []byte(b.String()), 0o644))
 			}
 			want, err := os.ReadFile(path)
