@@ -38,6 +38,15 @@ import (
 // each datagram's destination address from IP_PKTINFO, and a write must
 // name its source address in Datagram.Src (the kernel is told with
 // IP_PKTINFO), because the ICRC hashes it.
+//
+// The socket has SO_REUSEADDR, as the C tools' sockets do; for UDP that also
+// lets a second wire bind the very same address and port, and the kernel
+// then delivers to the newer one only, so give each peer its own address
+// (127.0.0.1 and 127.0.0.2 on one machine).
+//
+// The batches are recvmmsg/sendmmsg calls of the wire's own rather than
+// x/net/ipv4's PacketConn.ReadBatch/WriteBatch, which allocate a net.IP and
+// a net.UDPAddr for every datagram read (BenchmarkUDPLoopback runs both).
 type UDPWire struct {
 	conn     *net.UDPConn
 	raw      syscall.RawConn
