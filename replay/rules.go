@@ -171,7 +171,8 @@ const (
 
 // Add parses one rule of the given kind and adds it to r. The value is
 // "FROM->TO" (or "FROM,TO", which needs no quoting on a shell command
-// line); a va rule may add a length ("FROM->TO len N" or "FROM,TO,N");
+// line, or tcprewrite's "FROM:TO" when neither side has a colon of its
+// own); a va rule may add a length ("FROM->TO len N" or "FROM,TO,N");
 // a psn-base rule is "qpn=Q +N" (or "Q,+N"). Numbers are decimal or 0x hex.
 func (r *Rules) Add(kind, value string) error {
 	if kind == KindPSNBase {
@@ -286,8 +287,13 @@ func splitRule(s string) (from, to, extra string, err error) {
 	} else if f, t, ok := strings.Cut(s, ","); ok {
 		from = strings.TrimSpace(f)
 		to, extra, _ = strings.Cut(strings.TrimSpace(t), ",")
+	} else if strings.Count(s, ":") == 1 {
+		// tcprewrite's FROM:TO (--portmap 80:8080, --pnat 10.0.0.1:127.0.0.1);
+		// MACs and IPv6 addresses have colons of their own and need -> or ,.
+		from, to, _ = strings.Cut(s, ":")
+		from, to = strings.TrimSpace(from), strings.TrimSpace(to)
 	} else {
-		return "", "", "", errors.New("want FROM->TO or FROM,TO")
+		return "", "", "", errors.New("want FROM->TO or FROM,TO (FROM:TO when neither has a colon)")
 	}
 	if from == "" || to == "" {
 		return "", "", "", errors.New("want FROM->TO or FROM,TO")

@@ -64,6 +64,10 @@ func TestAddRuleForms(t *testing.T) {
 		{"va", "0x1000->0x2000", func(t *testing.T, r *Rules) {
 			assert.Equal(t, []VARule{{0x1000, 0x2000, 1<<64 - 0x2000}}, r.VAs, "no length: up to the top of the address space")
 		}},
+		{"port", "80:8080", func(t *testing.T, r *Rules) { assert.Equal(t, uint16(8080), r.Ports[80]) }},
+		{"ip", "10.0.0.1:127.0.0.1", func(t *testing.T, r *Rules) {
+			assert.Equal(t, netip.MustParseAddr("127.0.0.1"), r.Addrs[netip.MustParseAddr("10.0.0.1")])
+		}},
 		{"psn-base", "0x11,-5", func(t *testing.T, r *Rules) { assert.Equal(t, -5, r.PSNShift[0x11]) }},
 		{"mac", "02:00:00:00:00:01,02:00:00:00:00:02", func(t *testing.T, r *Rules) { assert.Len(t, r.MACs, 1) }},
 	}
@@ -79,6 +83,7 @@ func TestAddRuleForms(t *testing.T) {
 func TestParseRulesErrors(t *testing.T) {
 	tests := []struct{ text, err string }{
 		{"qpn 0x11", `map:1: qpn "0x11": want FROM->TO or FROM,TO`},
+		{"gid fe80::1:fe80::2", `want FROM->TO or FROM,TO (FROM:TO when neither has a colon)`},
 		{"\n\nqpn 0x1000000 -> 1", `map:3: qpn "0x1000000 -> 1": "0x1000000" does not fit 24 bits`},
 		{"ip 10.0.0.1 -> fe80::1", `both sides must be IPv4 or both IPv6`},
 		{"mac 1:2:3 -> 02:00:00:00:00:01", `"1:2:3" is not a MAC address`},

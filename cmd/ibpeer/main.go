@@ -1,6 +1,7 @@
 // Command ibpeer takes part in RDMA conversations. Its subcommands:
 //
 //	ibpeer craft ...   write a crafted conversation to a capture file
+//	ibpeer replay ...  send a capture again: selected, rewritten, paced, compared
 //
 // Run `ibpeer craft -h` for the flags of a subcommand.
 package main
@@ -29,7 +30,8 @@ type command struct {
 // commands lists the subcommands; later ones (serve, write, read, replay)
 // join here.
 var commands = map[string]command{
-	"craft": {"write a crafted RDMA conversation (any opcode, encapsulation and fault) to a pcap or pcapng file", runCraft},
+	"craft":  {"write a crafted RDMA conversation (any opcode, encapsulation and fault) to a pcap or pcapng file", runCraft},
+	"replay": {"send a capture again: select (-Y), rewrite addresses/QPNs/PSNs/keys with ICRCs fixed, pace, compare with a live peer", runReplay},
 }
 
 func main() {

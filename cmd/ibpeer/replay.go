@@ -1,0 +1,596 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/netip"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/ibwire/ibwire/capture"
+	"github.com/ibwire/ibwire/decode"
+	"github.com/ibwire/ibwire/dfilter"
+	"github.com/ibwire/ibwire/endpoint"
+	"github.com/ibwire/ibwire/layers"
+	"github.com/ibwire/ibwire/replay"
+)
+
+const replayUsage = `usage: ibpeer replay [flags] FILE
+
+Sends the frames of a capture again — tcpreplay and tcprewrite for RDMA.
+Frames can be chosen with a display filter, rewritten (MACs, IPs and GIDs,
+UDP ports, LIDs, QPNs, PSN bases, R_Keys, VAs) with every ICRC, VCRC and IP
+checksum brought up to date, and paced. Exactly one destination:
+
+  -w FILE           write the rewritten frames to a capture (offline, like tcprewrite)
+  --to HOST[:PORT]  send the RoCEv2 datagrams through the endpoint's UDP wire
+                    (port 4791 by default); the wire writes each ICRC for the
+                    addresses it really sends from and to
+  -i IFACE          send whole Ethernet frames out of IFACE (AF_PACKET, root)
+
+Safety: only loopback targets and interfaces unless --allow-remote; sending
+is capped at 10000 packets/s and 100 Mb/s unless --top (or --cap-pps and
+--cap-mbps) says otherwise.
+
+Compare mode (--compare, with --to) plays the requester half of one captured
+RC connection against a live responder: it learns the peer's QPN, PSN,
+R_Key and VA (--setup perftest or pingpong over TCP, or manual with
+--peer-*), remaps the requests to them, and compares the responses with the
+captured ones: opcodes, PSNs relative to the first, AETH syndromes and MSNs,
+lengths, and with --payload READ data and atomic original values.
+Differences are printed like diff with frame numbers; the exit status is 1
+when there is any.
+
+Mapping file (--map): one rule a line, # comments:
+  mac  52:54:00:00:00:0b -> 02:00:00:00:00:01
+  ip   192.168.77.11 -> 127.0.0.1      # also the GID ::ffff:192.168.77.11
+  gid  fe80::1 -> fe80::2
+  port 49441 -> 50000
+  lid  1 -> 7
+  qpn  0x11 -> 0x22
+  rkey 0x2c6 -> 0x1234
+  va   0x56005f76d000 -> 0x1000 len 0x100000
+  psn-base qpn=0x11 +1000             # requests to QP 0x11 and their responses
+The rule flags take the same values as FROM,TO (no shell quoting needed) or,
+as tcprewrite, FROM:TO when neither side has colons: --port 49441:50000.
+
+Examples:
+  ibpeer replay --ip 192.168.77.11,10.0.0.1 --ip 192.168.77.12,10.0.0.2 -w moved.pcap pcaps/rxe/write_bw.pcap
+  ibpeer replay --map back.map -w orig.pcap moved.pcap
+  ibpeer replay -Y 'bth.opcode == RC_RDMA_WRITE_ONLY' --conn -w writes.pcap capture.pcap
+  ibpeer replay --to 127.0.0.1 --pps 10000 --loop 5 pcaps/rxe/send_bw_small.pcap
+  ibpeer replay --to 127.0.0.1 --top pcaps/rxe/write_bw.pcap
+  ibpeer replay -i lo --speed 2 pcaps/rxe/rc_pingpong.pcap
+  ibpeer replay --compare --to 127.0.0.1 --setup perftest --payload pcaps/rxe/read_bw.pcap
+
+Flags (tcpreplay's short names in brackets):
+`
+
+// replayFlags are the parsed flags of ibpeer replay.
+type replayFlags struct {
+	out, format, to, iface, from, filter, mapFile  string
+	conn, fixCRC, reverse, allowRemote, top, quiet bool
+	speed, pps, mbps, capPPS, capMbps              float64
+	loop, count                                    int
+	rules                                          map[string]*listFlag
+
+	compare, payload           bool
+	setup, oob                 string
+	peerQPN, peerPSN, peerRKey uint64
+	peerVA                     uint64
+	localQPN, localPSN         uint64
+	convNo                     int
+	side                       string
+	timeout                    time.Duration
+}
+
+var ruleKinds = []string{replay.KindMAC, replay.KindIP, replay.KindGID, replay.KindPort, replay.KindLID,
+	replay.KindQPN, replay.KindRKey, replay.KindVA, replay.KindPSNBase}
+
+var ruleHelp = map[string]string{
+	replay.KindMAC:     "OLD,NEW: rewrite an Ethernet (and ARP) address",
+	replay.KindIP:      "OLD,NEW: rewrite an IPv4 or IPv6 address, in IP headers, ARP and GIDs",
+	replay.KindGID:     "OLD,NEW: rewrite a GID (an IPv6 address) in GRHs and IPv6 headers",
+	replay.KindPort:    "OLD,NEW: rewrite a UDP or TCP port",
+	replay.KindLID:     "OLD,NEW: rewrite a native IB LID",
+	replay.KindQPN:     "OLD,NEW: rewrite a QPN (BTH destination QP, DETH source QP)",
+	replay.KindRKey:    "OLD,NEW: rewrite an R_Key (RETH, AtomicETH, IETH)",
+	replay.KindVA:      "OLD,NEW[,LEN]: move the VAs in [OLD, OLD+LEN) to NEW (RETH, AtomicETH)",
+	replay.KindPSNBase: "QPN,±N: shift the PSNs of the requests to QPN and of their responses",
+}
+
+func runReplay(args []string, stdout, stderr io.Writer) int {
+	var f replayFlags
+	fs := flag.NewFlagSet("ibpeer replay", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&f.out, "w", "", "write the frames to capture `FILE` (- for standard output)")
+	fs.StringVar(&f.format, "F", "", "capture format of -w: pcap or pcapng (default: the input's)")
+	fs.StringVar(&f.to, "to", "", "send the RoCEv2 datagrams to `HOST[:PORT]` through a UDP wire")
+	fs.StringVar(&f.iface, "i", "", "send whole Ethernet frames out of interface `IFACE` (AF_PACKET)")
+	fs.StringVar(&f.from, "from", "", "local `ADDR[:PORT]` of the UDP wire (default: a loopback address beside --to; port 4791 with --compare, else any)")
+	fs.StringVar(&f.filter, "Y", "", "replay only the frames matching this display `FILTER`")
+	fs.BoolVar(&f.conn, "conn", false, "with -Y: replay whole connections in which any frame matches")
+	fs.IntVar(&f.count, "c", 0, "read only the first `N` frames of FILE")
+	fs.StringVar(&f.mapFile, "map", "", "read rewrite rules from `FILE` (see above)")
+	f.rules = map[string]*listFlag{}
+	for _, k := range ruleKinds {
+		l := &listFlag{}
+		f.rules[k] = l
+		fs.Var(l, k, ruleHelp[k]+" (repeatable)")
+	}
+	fs.BoolVar(&f.fixCRC, "fix-crc", false, "recompute every ICRC/VCRC, even those the capture had wrong (default: keep them as wrong as they were)")
+	fs.BoolVar(&f.fixCRC, "fixcsum", false, "same as --fix-crc (tcprewrite's name)")
+	fs.BoolVar(&f.reverse, "reverse", false, "apply the inverse of the rules: undo an earlier rewrite with the same --map")
+	fs.Float64Var(&f.speed, "speed", 0, "pace as captured, X times as fast [-x]")
+	fs.Float64Var(&f.speed, "x", 0, "same as --speed")
+	fs.Float64Var(&f.pps, "pps", 0, "send `N` packets per second [-p]")
+	fs.Float64Var(&f.pps, "p", 0, "same as --pps")
+	fs.Float64Var(&f.mbps, "mbps", 0, "send `N` megabits per second (frame bytes) [-M]")
+	fs.Float64Var(&f.mbps, "M", 0, "same as --mbps")
+	fs.BoolVar(&f.top, "top", false, "send as fast as possible, in batches; lifts the rate cap [-t]")
+	fs.BoolVar(&f.top, "t", false, "same as --top")
+	fs.IntVar(&f.loop, "loop", 1, "play the frames `N` times [-l]")
+	fs.IntVar(&f.loop, "l", 1, "same as --loop")
+	fs.Float64Var(&f.capPPS, "cap-pps", replay.DefaultCapPPS, "safety cap in packets per second (0: none); --top ignores it")
+	fs.Float64Var(&f.capMbps, "cap-mbps", replay.DefaultCapMbps, "safety cap in megabits per second (0: none); --top ignores it")
+	fs.BoolVar(&f.allowRemote, "allow-remote", false, "allow a --to target or -i interface that is not loopback")
+	fs.BoolVar(&f.quiet, "q", false, "print no summary")
+	fs.BoolVar(&f.compare, "compare", false, "play the requester half of one RC connection against --to and compare the responses")
+	fs.BoolVar(&f.payload, "payload", false, "with --compare: compare READ data and atomic original values too")
+	fs.StringVar(&f.setup, "setup", "perftest", "with --compare: how to learn the peer's QPN, PSN, R_Key, VA: perftest, pingpong (TCP exchanges) or manual (--peer-*)")
+	fs.StringVar(&f.oob, "oob", "", "with --compare: `HOST:PORT` of the TCP set-up exchange (default: --to's host, port 18515)")
+	fs.Uint64Var(&f.peerQPN, "peer-qpn", 0, "with --setup manual: the peer's QPN")
+	fs.Uint64Var(&f.peerPSN, "peer-psn", 0, "with --setup manual: the peer's first PSN")
+	fs.Uint64Var(&f.peerRKey, "peer-rkey", 0, "with --setup manual: the R_Key of the peer's region")
+	fs.Uint64Var(&f.peerVA, "peer-va", 0, "with --setup manual: the VA of the peer's region")
+	fs.Uint64Var(&f.localQPN, "local-qpn", 0, "with --compare: the QPN to announce (default: the captured requester's)")
+	fs.Uint64Var(&f.localPSN, "local-psn", 0, "with --compare: the first PSN to announce (default: the captured requester's)")
+	fs.IntVar(&f.convNo, "conv", 0, "with --compare: the conversation to play, as ibdump -z conv,qp numbers them (default: the first RC one)")
+	fs.StringVar(&f.side, "side", "", "with --compare: the requester, a (A→B) or b (B→A) (default: whoever sent the first request)")
+	fs.DurationVar(&f.timeout, "timeout", time.Second, "with --compare: how long to wait for a due response")
+	fs.Usage = func() {}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprint(stdout, replayUsage)
+			fs.SetOutput(stdout)
+			fs.PrintDefaults()
+			return exitOK
+		}
+		fmt.Fprintln(stderr, "Run 'ibpeer replay -h' for usage.")
+		return exitUsage
+	}
+	bad := func(format string, a ...any) int {
+		fmt.Fprintf(stderr, "ibpeer replay: %s\n", fmt.Sprintf(format, a...))
+		fmt.Fprintln(stderr, "Run 'ibpeer replay -h' for usage.")
+		return exitUsage
+	}
+	if fs.NArg() != 1 {
+		if fs.NArg() == 0 {
+			return bad("no capture: give FILE")
+		}
+		return bad("unexpected argument %q", fs.Arg(1))
+	}
+	job, err := f.job(fs.Arg(0))
+	if err != nil {
+		return bad("%v", err)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	info := stdout
+	if f.out == "-" {
+		info = stderr
+	}
+	code, err := job.run(ctx, info)
+	if err != nil {
+		fmt.Fprintf(stderr, "ibpeer replay: %v\n", err)
+		return exitError
+	}
+	return code
+}
+
+// replayJob is a checked replay.
+type replayJob struct {
+	f       *replayFlags
+	path    string
+	rules   *replay.Rules
+	filter  *dfilter.Filter
+	format  capture.Format
+	hasFmt  bool
+	target  netip.AddrPort
+	local   netip.AddrPort
+	pace    replay.PaceOptions
+	setupBy string
+}
+
+// job checks the flags, with errors that name the flag.
+func (f *replayFlags) job(path string) (*replayJob, error) {
+	j := &replayJob{f: f, path: path, rules: &replay.Rules{FixCRC: f.fixCRC}}
+	dests := 0
+	for _, d := range []string{f.out, f.to, f.iface} {
+		if d != "" {
+			dests++
+		}
+	}
+	switch {
+	case dests == 0:
+		return nil, errors.New("no destination: give -w FILE, --to HOST or -i IFACE")
+	case dests > 1:
+		return nil, errors.New("-w, --to and -i exclude each other")
+	case f.compare && f.to == "":
+		return nil, errors.New("--compare needs --to HOST, the live peer")
+	}
+	switch strings.ToLower(f.format) {
+	case "":
+	case "pcap":
+		j.format, j.hasFmt = capture.FormatPcap, true
+	case "pcapng":
+		j.format, j.hasFmt = capture.FormatPcapNG, true
+	default:
+		return nil, fmt.Errorf("-F %q: want pcap or pcapng", f.format)
+	}
+	if f.filter != "" {
+		flt, err := dfilter.Compile(f.filter)
+		if err != nil {
+			return nil, fmt.Errorf("-Y: %w", err)
+		}
+		j.filter = flt
+	} else if f.conn {
+		return nil, errors.New("--conn needs -Y FILTER")
+	}
+	if f.mapFile != "" {
+		if err := replay.LoadRules(f.mapFile, j.rules); err != nil {
+			return nil, fmt.Errorf("--map: %w", err)
+		}
+	}
+	for _, k := range ruleKinds {
+		for _, v := range *f.rules[k] {
+			if err := j.rules.Add(k, v); err != nil {
+				return nil, fmt.Errorf("--%w", err)
+			}
+		}
+	}
+	if f.reverse {
+		inv, err := j.rules.Inverse()
+		if err != nil {
+			return nil, fmt.Errorf("--reverse: %w", err)
+		}
+		j.rules = inv
+	}
+	paced := 0
+	for _, on := range []bool{f.speed != 0, f.pps != 0, f.mbps != 0, f.top} {
+		if on {
+			paced++
+		}
+	}
+	switch {
+	case paced > 1:
+		return nil, errors.New("--speed, --pps, --mbps and --top exclude each other")
+	case f.speed < 0 || f.pps < 0 || f.mbps < 0 || f.capPPS < 0 || f.capMbps < 0:
+		return nil, errors.New("rates must not be negative")
+	case f.loop < 1:
+		return nil, fmt.Errorf("--loop %d: want 1 or more", f.loop)
+	case f.count < 0:
+		return nil, fmt.Errorf("-c %d: want 0 (all) or more", f.count)
+	case f.out != "" && paced > 0:
+		return nil, errors.New("-w writes a file at once: --speed, --pps, --mbps and --top pace sending only")
+	}
+	j.pace = replay.PaceOptions{Speed: f.speed, PPS: f.pps, Mbps: f.mbps, Top: f.top, Loop: f.loop,
+		CapPPS: f.capPPS, CapMbps: f.capMbps}
+	if f.to != "" {
+		t, err := parseHostPort(f.to, 0)
+		if err != nil {
+			return nil, fmt.Errorf("--to %q: %w", f.to, err)
+		}
+		if err := replay.CheckTarget(t.Addr(), f.allowRemote); err != nil {
+			return nil, fmt.Errorf("--to: %w", err)
+		}
+		if t.Port() == 0 {
+			t = netip.AddrPortFrom(t.Addr(), endpoint.RoCEv2Port)
+		}
+		j.target = t
+		port := uint16(0)
+		if f.compare {
+			port = endpoint.RoCEv2Port // responses come to port 4791
+		}
+		if f.from != "" {
+			if j.local, err = parseHostPort(f.from, port); err != nil {
+				return nil, fmt.Errorf("--from %q: %w", f.from, err)
+			}
+		} else {
+			j.local = netip.AddrPortFrom(besideLoopback(t.Addr()), port)
+		}
+	}
+	if f.iface != "" {
+		if err := replay.CheckInterface(f.iface, f.allowRemote); err != nil {
+			return nil, fmt.Errorf("-i: %w", err)
+		}
+	}
+	if f.compare {
+		switch f.setup {
+		case "perftest", "pingpong", "manual":
+		default:
+			return nil, fmt.Errorf("--setup %q: want perftest, pingpong or manual", f.setup)
+		}
+		if f.peerQPN > 0xFFFFFF || f.localQPN > 0xFFFFFF || f.peerPSN > 0xFFFFFF || f.localPSN > 0xFFFFFF || f.peerRKey > 0xFFFFFFFF {
+			return nil, errors.New("--peer-qpn, --peer-psn, --local-qpn and --local-psn take 24 bits, --peer-rkey 32")
+		}
+		if f.setup == "manual" && f.peerQPN == 0 {
+			return nil, errors.New("--setup manual needs --peer-qpn (and --peer-rkey, --peer-va for RDMA and atomics)")
+		}
+		if f.side != "" && f.side != "a" && f.side != "b" {
+			return nil, fmt.Errorf("--side %q: want a or b", f.side)
+		}
+		if !j.rules.Empty() {
+			return nil, errors.New("--compare remaps QPNs, PSNs, R_Keys and VAs itself: leave out the rewrite rules")
+		}
+	}
+	return j, nil
+}
+
+// parseHostPort parses HOST or HOST:PORT ([v6] or [v6]:PORT); a host name
+// is looked up.
+func parseHostPort(s string, defPort uint16) (netip.AddrPort, error) {
+	if ap, err := netip.ParseAddrPort(s); err == nil {
+		return netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port()), nil
+	}
+	if a, err := netip.ParseAddr(strings.Trim(s, "[]")); err == nil {
+		return netip.AddrPortFrom(a.Unmap(), defPort), nil
+	}
+	host, port := s, defPort
+	if h, p, err := net.SplitHostPort(s); err == nil {
+		v, err := strconv.ParseUint(p, 10, 16)
+		if err != nil {
+			return netip.AddrPort{}, fmt.Errorf("port %q", p)
+		}
+		host, port = h, uint16(v)
+	}
+	addrs, err := net.LookupHost(host)
+	if err != nil || len(addrs) == 0 {
+		return netip.AddrPort{}, fmt.Errorf("unknown host %q", host)
+	}
+	a, err := netip.ParseAddr(addrs[0])
+	if err != nil {
+		return netip.AddrPort{}, err
+	}
+	return netip.AddrPortFrom(a.Unmap(), port), nil
+}
+
+// besideLoopback picks a local address for a wire that talks to t: another
+// loopback address for a loopback target (so both can own port 4791), else
+// the unspecified address.
+func besideLoopback(t netip.Addr) netip.Addr {
+	switch {
+	case t.Is4() && t.IsLoopback():
+		if t == netip.MustParseAddr("127.0.0.2") {
+			return netip.MustParseAddr("127.0.0.1")
+		}
+		return netip.MustParseAddr("127.0.0.2")
+	case t.IsLoopback():
+		return netip.IPv6Loopback()
+	case t.Is4():
+		return netip.IPv4Unspecified()
+	}
+	return netip.IPv6Unspecified()
+}
+
+// run does the replay and returns the exit status.
+func (j *replayJob) run(ctx context.Context, info io.Writer) (int, error) {
+	f := j.f
+	opts := replay.LoadOptions{Decode: decode.Options{LinkLayers: capture.DecodingLinkLayers()}, MaxFrames: f.count,
+		WholeConnections: f.conn}
+	if j.filter != nil {
+		opts.Select = j.filter.Match
+	}
+	c, err := replay.Load(j.path, opts)
+	if err != nil {
+		return exitError, err
+	}
+	if f.compare {
+		return j.compare(ctx, c, info)
+	}
+	st, err := c.Rewrite(j.rules, c.Decode)
+	if err != nil {
+		return exitError, err
+	}
+	if f.out != "" {
+		format := c.Format
+		if j.hasFmt {
+			format = j.format
+		}
+		if err := c.WriteFile(f.out, format); err != nil {
+			return exitError, err
+		}
+		if !f.quiet {
+			fmt.Fprintf(info, "Wrote %d of %d frames to %s: %d rewritten, %d ICRCs and %d VCRCs recomputed\n",
+				c.Selected(), len(c.Frames), f.out, st.Changed, st.ICRCs, st.VCRCs)
+			j.rewriteNotes(info, st)
+		}
+		return exitOK, nil
+	}
+	var s replay.Sender
+	dest := f.iface
+	if f.iface != "" {
+		ps, err := replay.OpenPacketSender(f.iface)
+		if err != nil {
+			return exitError, err
+		}
+		s = ps
+	} else {
+		w, err := endpoint.ListenUDP(j.local)
+		if err != nil {
+			return exitError, fmt.Errorf("UDP wire on %v: %w", j.local, err)
+		}
+		s = replay.NewWireSender(w, j.target)
+		dest = j.target.String()
+	}
+	sum, err := replay.Play(ctx, c, s, j.pace)
+	if cerr := s.Close(); err == nil {
+		err = cerr
+	}
+	if !f.quiet {
+		fmt.Fprintf(info, "Replayed %s to %s\n", j.path, dest)
+		if st.Changed > 0 {
+			fmt.Fprintf(info, "Rewrote %d frames (%d ICRCs, %d VCRCs recomputed)\n", st.Changed, st.ICRCs, st.VCRCs)
+		}
+		j.rewriteNotes(info, st)
+		sum.Write(info)
+	}
+	if errors.Is(err, context.Canceled) {
+		return exitError, nil
+	}
+	if err != nil {
+		return exitError, err
+	}
+	return exitOK, nil
+}
+
+func (j *replayJob) rewriteNotes(w io.Writer, st replay.RewriteStats) {
+	if st.NoPSNSpace > 0 {
+		fmt.Fprintf(w, "Note: %d responses belong to no paired connection; psn-base left their PSNs alone\n", st.NoPSNSpace)
+	}
+	if st.Undecodable > 0 && !j.rules.Empty() {
+		fmt.Fprintf(w, "Note: %d damaged frames were rewritten only up to the damage\n", st.Undecodable)
+	}
+}
+
+// compare runs compare mode.
+func (j *replayJob) compare(ctx context.Context, c *replay.Capture, info io.Writer) (int, error) {
+	f := j.f
+	side := uint8(0)
+	switch f.side {
+	case "a":
+		side = 1
+	case "b":
+		side = 2
+	}
+	plan, err := replay.NewPlan(c, uint32(f.convNo), side)
+	if err != nil {
+		return exitError, err
+	}
+	w, err := endpoint.ListenUDP(j.local)
+	if err != nil {
+		return exitError, fmt.Errorf("UDP wire on %v: %w", j.local, err)
+	}
+	peer := replay.NewWirePeer(w, j.target)
+	defer peer.Close()
+	var setup replay.Setup
+	switch f.setup {
+	case "manual":
+		setup = manualSetup{replay.Dest{QPN: uint32(f.peerQPN), PSN: layers.PSN(f.peerPSN), RKey: uint32(f.peerRKey), VA: f.peerVA}}
+	default:
+		oob := f.oob
+		if oob == "" {
+			oob = net.JoinHostPort(j.target.Addr().String(), strconv.Itoa(endpoint.DefaultOOBPort))
+		}
+		ts := &tcpSetup{kind: f.setup, addr: oob, gid: w.LocalAddr().Addr().As16(), mtu: c.Convs[plan.Conv-1].MTU}
+		defer ts.Close()
+		setup = ts
+	}
+	local := replay.Dest{QPN: uint32(f.localQPN), PSN: layers.PSN(f.localPSN)}
+	if f.localQPN != 0 && f.localPSN == 0 {
+		local.PSN = plan.Requester.PSN
+	}
+	res, err := replay.Compare(ctx, plan, setup, peer, replay.CompareOptions{Local: local, Payload: f.payload, Timeout: f.timeout})
+	if err != nil {
+		return exitError, err
+	}
+	res.WriteDiff(info, j.target.String())
+	res.WriteSummary(info)
+	if res.Differ() {
+		return exitError, nil
+	}
+	return exitOK, nil
+}
+
+// manualSetup announces nothing and takes the peer's values from flags.
+type manualSetup struct{ remote replay.Dest }
+
+func (m manualSetup) Exchange(context.Context, replay.Dest) (replay.Dest, error) {
+	return m.remote, nil
+}
+
+// tcpSetup runs the client side of ibv_rc_pingpong's or perftest's TCP
+// exchange with endpoint's codecs, and perftest's closing steps on Close.
+type tcpSetup struct {
+	kind, addr string
+	gid        [16]byte
+	mtu        int
+	conn       net.Conn
+	pt         *endpoint.PerftestConn
+	local      endpoint.PerftestDest
+}
+
+func (s *tcpSetup) Exchange(ctx context.Context, local replay.Dest) (replay.Dest, error) {
+	var d net.Dialer
+	conn, err := d.DialContext(ctx, "tcp", s.addr)
+	if err != nil {
+		return replay.Dest{}, err
+	}
+	s.conn = conn
+	if dl, ok := ctx.Deadline(); ok {
+		conn.SetDeadline(dl)
+	}
+	if s.kind == "pingpong" {
+		r, err := endpoint.PingpongClient(conn, endpoint.PingpongDest{QPN: local.QPN, PSN: uint32(local.PSN), GID: s.gid})
+		if err != nil {
+			return replay.Dest{}, err
+		}
+		return replay.Dest{LID: r.LID, QPN: r.QPN, PSN: layers.PSN(r.PSN), GID: netip.AddrFrom16(r.GID).Unmap()}, nil
+	}
+	s.pt = endpoint.NewPerftestConn(conn, false)
+	if _, err := s.pt.ExchangeVersions(endpoint.PerftestVersion); err != nil {
+		return replay.Dest{}, err
+	}
+	if _, _, err := s.pt.ExchangeBufferSizes(4096, 64); err != nil {
+		return replay.Dest{}, err
+	}
+	if _, err := s.pt.ExchangeMTU(mtuEnum(s.mtu)); err != nil {
+		return replay.Dest{}, err
+	}
+	s.local = endpoint.PerftestDest{OutReads: 1, QPN: local.QPN, PSN: uint32(local.PSN), GID: s.gid}
+	var r endpoint.PerftestDest
+	for range 3 { // handshakes #1 (addresses), #2 and #3 (after RTR)
+		if r, err = s.pt.Handshake(s.local); err != nil {
+			return replay.Dest{}, err
+		}
+	}
+	return replay.Dest{LID: r.LID, QPN: r.QPN, PSN: layers.PSN(r.PSN), RKey: r.RKey, VA: r.VAddr,
+		GID: netip.AddrFrom16(r.GID).Unmap(), OutReads: int(r.OutReads)}, nil
+}
+
+// Close ends a perftest session as a client does (end-of-test handshake,
+// reports, closing handshake, done) so the server finishes cleanly; errors
+// there change nothing about the comparison and are ignored.
+func (s *tcpSetup) Close() error {
+	if s.conn == nil {
+		return nil
+	}
+	if s.pt != nil {
+		s.conn.SetDeadline(time.Now().Add(2 * time.Second))
+		if _, err := s.pt.Handshake(s.local); err == nil {
+			if _, err := s.pt.ExchangeBWReports(endpoint.PerftestBWReport{}); err == nil {
+				if _, err := s.pt.Handshake(s.local); err == nil {
+					s.pt.ExchangeDone()
+				}
+			}
+		}
+	}
+	return s.conn.Close()
+}
+
+// mtuEnum turns a path MTU into verbs' enum ibv_mtu (1024 → 3).
+func mtuEnum(mtu int) int {
+	for e, m := 1, 256; e <= 5; e, m = e+1, m*2 {
+		if mtu <= m {
+			return e
+		}
+	}
+	return 5
+}

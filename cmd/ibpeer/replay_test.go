@@ -1,0 +1,264 @@
+package main
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"regexp"
+	"testing"
+
+	"github.com/google/gopacket"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ibwire/ibwire/capture"
+	"github.com/ibwire/ibwire/decode"
+	"github.com/ibwire/ibwire/endpoint"
+	"github.com/ibwire/ibwire/layers"
+	"github.com/ibwire/ibwire/replay"
+)
+
+func init() {
+	if flag.Lookup("update") == nil {
+		flag.Bool("update", false, "rewrite the golden files in testdata/")
+	}
+}
+
+func updating() bool {
+	f := flag.Lookup("update")
+	return f != nil && f.Value.String() == "true"
+}
+
+const rxe = "../../pcaps/rxe/"
+
+func TestReplayCommandLine(t *testing.T) {
+	tests := []struct {
+		name   string
+		args   []string
+		code   int
+		stdout string
+		stderr string
+	}{
+		{"help", []string{"replay", "-h"}, exitOK, "psn-base qpn=0x11 +1000", ""},
+		{"help lists flags", []string{"help", "replay"}, exitOK, "-allow-remote", ""},
+		{"no file", []string{"replay", "-w", "x"}, exitUsage, "", "no capture: give FILE"},
+		{"no destination", []string{"replay", rxe + "write_bw.pcap"}, exitUsage, "", "no destination"},
+		{"two destinations", []string{"replay", "-w", "x", "--to", "127.0.0.1", rxe + "write_bw.pcap"}, exitUsage, "", "exclude each other"},
+		{"remote target", []string{"replay", "--to", "192.168.77.12", rxe + "write_bw.pcap"}, exitUsage, "", "192.168.77.12 is not a loopback address: sending elsewhere needs --allow-remote"},
+		{"compare without target", []string{"replay", "--compare", "-w", "x", rxe + "write_bw.pcap"}, exitUsage, "", "--compare needs --to HOST"},
+		{"bad filter", []string{"replay", "-Y", "bth.opcode ==", "-w", "x", rxe + "write_bw.pcap"}, exitUsage, "", "-Y:"},
+		{"conn without filter", []string{"replay", "--conn", "-w", "x", rxe + "write_bw.pcap"}, exitUsage, "", "--conn needs -Y"},
+		{"bad rule", []string{"replay", "--qpn", "0x11", "-w", "x", rxe + "write_bw.pcap"}, exitUsage, "", `--qpn "0x11": want FROM->TO`},
+		{"bad map", []string{"replay", "--map", "/nonexistent.map", "-w", "x", rxe + "write_bw.pcap"}, exitUsage, "", "--map: open /nonexistent.map"},
+		{"pacing a file", []string{"replay", "--pps", "10", "-w", "x", rxe + "write_bw.pcap"}, exitUsage, "", "-w writes a file at once"},
+		{"two pacings", []string{"replay", "--pps", "10", "--top", "--to", "127.0.0.1", rxe + "write_bw.pcap"}, exitUsage, "", "exclude each other"},
+		{"bad format", []string{"replay", "-F", "erf", "-w", "x", rxe + "write_bw.pcap"}, exitUsage, "", `-F "erf"`},
+		{"not invertible", []string{"replay", "--reverse", "--qpn", "1,3", "--qpn", "2,3", "-w", "x", rxe + "write_bw.pcap"}, exitUsage, "", "cannot invert"},
+		{"bad setup", []string{"replay", "--compare", "--to", "127.0.0.1", "--setup", "cm", rxe + "write_bw.pcap"}, exitUsage, "", `--setup "cm"`},
+		{"manual needs qpn", []string{"replay", "--compare", "--to", "127.0.0.1", "--setup", "manual", rxe + "write_bw.pcap"}, exitUsage, "", "needs --peer-qpn"},
+		{"compare with rules", []string{"replay", "--compare", "--to", "127.0.0.1", "--qpn", "1,2", rxe + "write_bw.pcap"}, exitUsage, "", "leave out the rewrite rules"},
+		{"bad loop", []string{"replay", "--loop", "0", "--to", "127.0.0.1", rxe + "write_bw.pcap"}, exitUsage, "", "--loop 0"},
+		{"missing file", []string{"replay", "-w", "x", "/nonexistent.pcap"}, exitError, "", "/nonexistent.pcap"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			for i, a := range tt.args {
+				if a == "x" {
+					tt.args[i] = filepath.Join(dir, "x.pcap")
+				}
+			}
+			code, stdout, stderr := ibpeer(tt.args...)
+			assert.Equal(t, tt.code, code, "stderr: %s", stderr)
+			assert.Contains(t, stdout, tt.stdout)
+			assert.Contains(t, stderr, tt.stderr)
+		})
+	}
+}
+
+// TestReplayRewriteAndBack rewrites with a mapping file and undoes it with
+// --reverse: the result is the file ibpeer writes without any rule.
+func TestReplayRewriteAndBack(t *testing.T) {
+	dir := t.TempDir()
+	mapFile := filepath.Join(dir, "lab.map")
+	require.NoError(t, os.WriteFile(mapFile, []byte(`# rxe lab to loopback
+mac 52:54:00:00:00:0b -> 02:00:00:00:00:0b
+ip 192.168.77.11 -> 127.0.0.1
+ip 192.168.77.12 -> 127.0.0.2
+port 49441 -> 50000
+qpn 0x11 -> 0x123
+rkey 0x2c6 -> 0xabcd
+va 0x56005f76d000 -> 0x1000 len 0x1000
+psn-base qpn=0x11 +1000
+`), 0o644))
+	plain, moved, back := filepath.Join(dir, "plain.pcap"), filepath.Join(dir, "moved.pcap"), filepath.Join(dir, "back.pcap")
+	code, _, stderr := ibpeer("replay", "-w", plain, rxe+"write_bw.pcap")
+	require.Equal(t, exitOK, code, stderr)
+	code, stdout, stderr := ibpeer("replay", "--map", mapFile, "-w", moved, rxe+"write_bw.pcap")
+	require.Equal(t, exitOK, code, stderr)
+	assert.Equal(t, fmt.Sprintf("Wrote 1043 of 1043 frames to %s: 1043 rewritten, 1000 ICRCs and 0 VCRCs recomputed\n", moved), stdout)
+	code, _, stderr = ibpeer("replay", "--map", mapFile, "--reverse", "-w", back, moved)
+	require.Equal(t, exitOK, code, stderr)
+	a, err := os.ReadFile(plain)
+	require.NoError(t, err)
+	b, err := os.ReadFile(back)
+	require.NoError(t, err)
+	assert.True(t, bytes.Equal(a, b), "rewriting back gives the same file")
+
+	// The moved capture decodes with the new values and every ICRC verifies.
+	r, err := capture.Open(moved)
+	require.NoError(t, err)
+	defer r.Close()
+	dec := decode.NewDecoder(decode.Options{})
+	qpns := map[uint32]int{}
+	for {
+		p, err := r.Next()
+		if err != nil {
+			break
+		}
+		pk := dec.Decode(decode.Input{Number: p.Number, LinkType: uint32(p.LinkType), Data: p.Data})
+		if b := pk.BTH(); b != nil {
+			qpns[b.DestQP]++
+			assert.Equal(t, layers.CRCGood, pk.ICRC, "frame %d", p.Number)
+			if b.Opcode.Info().Has(layers.HdrRETH) {
+				assert.Equal(t, uint32(0xabcd), b.RETH.RKey)
+				assert.Equal(t, uint64(0x1000), b.RETH.VA)
+			}
+		}
+	}
+	assert.Equal(t, map[uint32]int{0x123: 1000}, qpns)
+}
+
+func TestReplaySelect(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "sel.pcapng")
+	code, stdout, stderr := ibpeer("replay", "-Y", "bth.opcode == 17", "-F", "pcapng", "-w", out, rxe+"write_bw.pcap")
+	require.Equal(t, exitOK, code, stderr)
+	assert.Contains(t, stdout, "Wrote 200 of 1043 frames")
+	ps := readFrames(t, out)
+	assert.Len(t, ps, 200)
+	code, stdout, stderr = ibpeer("replay", "-Y", "bth.opcode == 17", "--conn", "-w", out, rxe+"write_bw.pcap")
+	require.Equal(t, exitOK, code, stderr)
+	assert.Contains(t, stdout, "Wrote 1000 of 1043 frames", "the whole connection, not its TCP set-up")
+}
+
+// TestReplayToUDP sends a capture to a UDP wire on loopback and reads it.
+func TestReplayToUDP(t *testing.T) {
+	rx, err := endpoint.ListenUDP(netip.MustParseAddrPort("127.0.0.5:0"))
+	require.NoError(t, err)
+	defer rx.Close()
+	code, stdout, stderr := ibpeer("replay", "--to", rx.LocalAddr().String(), "--from", "127.0.0.6", "--pps", "20000", "--loop", "2", rxe+"rc_pingpong.pcap")
+	require.Equal(t, exitOK, code, stderr)
+	assert.Contains(t, stdout, "Actual: 160 packets (")
+	assert.Contains(t, stdout, "20000.0 pps asked")
+	assert.Contains(t, stdout, "Skipped: 26 frames the sender cannot carry")
+	assert.Regexp(t, regexp.MustCompile(`Pacing error: p50 \S+ p90 \S+ p99 \S+ max \S+`), stdout)
+	dgs := make([]endpoint.Datagram, 32)
+	got := 0
+	for got < 160 {
+		for i := range dgs {
+			dgs[i].Payload = make([]byte, 0, endpoint.MaxDatagram)
+		}
+		n, err := rx.ReadBatch(dgs)
+		require.NoError(t, err)
+		for _, d := range dgs[:n] {
+			assert.Equal(t, endpoint.ICRCGood, d.ICRC)
+			assert.Equal(t, netip.MustParseAddr("127.0.0.6"), d.Src.Addr())
+		}
+		got += n
+	}
+}
+
+// captureResponder answers requests by replaying the captured responses
+// that follow each request in plan, through a UDP wire.
+func captureResponder(t *testing.T, w endpoint.Wire, plan *replay.Plan, peerQPN uint32, mutate func(n int, dg []byte)) chan struct{} {
+	after := map[layers.PSN][]*replay.Frame{}
+	var last layers.PSN
+	var b layers.BTH
+	for _, s := range plan.Steps {
+		require.NoError(t, b.DecodeFromBytes(s.Frame.Datagram(), gopacket.NilDecodeFeedback))
+		if s.Request {
+			last = b.PSN
+			continue
+		}
+		after[last] = append(after[last], s.Frame)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		dgs := []endpoint.Datagram{{Payload: make([]byte, 0, endpoint.MaxDatagram)}}
+		n := 0
+		for {
+			dgs[0].Payload = dgs[0].Payload[:0]
+			if _, err := w.ReadBatch(dgs); err != nil {
+				return
+			}
+			var rb layers.BTH
+			if rb.DecodeFromBytes(dgs[0].Payload, gopacket.NilDecodeFeedback) != nil || rb.DestQP != peerQPN {
+				continue
+			}
+			for _, f := range after[rb.PSN] {
+				n++
+				dg := append([]byte(nil), f.Datagram()...)
+				if mutate != nil {
+					mutate(n, dg)
+				}
+				if _, err := w.WriteBatch([]endpoint.Datagram{{Src: w.LocalAddr(), Dst: dgs[0].Src, Payload: dg}}); err != nil {
+					return
+				}
+			}
+		}
+	}()
+	return done
+}
+
+// TestReplayCompare runs compare mode against a responder that plays the
+// captured responses back over UDP, once faithfully and once with one
+// wrong syndrome (golden diff, exit status 1).
+func TestReplayCompare(t *testing.T) {
+	c, err := replay.Load(rxe+"write_bw.pcap", replay.LoadOptions{})
+	require.NoError(t, err)
+	plan, err := replay.NewPlan(c, 0, 0)
+	require.NoError(t, err)
+	for _, tt := range []struct {
+		name   string
+		code   int
+		mutate func(int, []byte)
+	}{
+		{"same", exitOK, nil},
+		{"nak", exitError, func(n int, dg []byte) {
+			if n == 10 {
+				dg[12] = byte(layers.MakeNakSyndrome(layers.NAKInvalidRequest))
+			}
+		}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			w, err := endpoint.ListenUDP(netip.MustParseAddrPort("127.0.0.7:0"))
+			require.NoError(t, err)
+			done := captureResponder(t, w, plan, 0x4242, tt.mutate)
+			code, stdout, stderr := ibpeer("replay", "--compare", "--to", w.LocalAddr().String(), "--from", "127.0.0.8:0",
+				"--setup", "manual", "--peer-qpn", "0x4242", "--peer-rkey", "0x99", "--peer-va", "0x2000",
+				"--timeout", "500ms", rxe+"write_bw.pcap")
+			require.NoError(t, w.Close())
+			<-done
+			assert.Equal(t, tt.code, code, "stderr: %s", stderr)
+			got := regexp.MustCompile(`127\.0\.0\.7:\d+`).ReplaceAllString(stdout, "127.0.0.7:PORT")
+			golden := filepath.Join("testdata", "replay_compare_"+tt.name+".golden")
+			if updating() {
+				require.NoError(t, os.WriteFile(golden, []byte(got), 0o644))
+			}
+			want, err := os.ReadFile(golden)
+			require.NoError(t, err)
+			assert.Equal(t, string(want), got)
+		})
+	}
+}
+
+// TestMTUEnum checks the ibv_mtu numbering perftest's MTU exchange uses.
+func TestMTUEnum(t *testing.T) {
+	for mtu, e := range map[int]int{256: 1, 512: 2, 1024: 3, 2048: 4, 4096: 5, 0: 1} {
+		assert.Equal(t, e, mtuEnum(mtu), "mtu %d", mtu)
+	}
+}
