@@ -41,7 +41,7 @@ import (
 //
 // The socket has SO_REUSEADDR, as the C tools' sockets do; for UDP that also
 // lets a second wire bind the very same address and port, and the kernel
-// then delivers to the newer one only, so give each peer its own address
+// then delivers each datagram to one of them only, so give each peer its own address
 // (127.0.0.1 and 127.0.0.2 on one machine).
 //
 // The batches are recvmmsg/sendmmsg calls of the wire's own rather than
