@@ -464,3 +464,5 @@ func (w *PacketWire) buildFrame(b *packetBatch, i int, dg *Datagram) error {
 	binary.LittleEndian.PutUint32(dg.Payload[len(dg.Payload)-layers.ICRCLength:], crc)
 	return nil
 }
+
+var _ Wire = (*PacketWire)(nil)

@@ -482,3 +482,5 @@ func putCmsgInt(b []byte, level, typ int32, v int32) int {
 	binary.NativeEndian.PutUint32(putCmsgHeader(b, level, typ, 4), uint32(v))
 	return unix.CmsgSpace(4)
 }
+
+var _ Wire = (*UDPWire)(nil)
