@@ -269,7 +269,17 @@ const (
 	markCNP      = 'C'
 )
 
-func markerRank(r rune) int { return strings.IndexRune("·+CRZN", r) }
+var markerOrder = []rune{markRequest, markResponse, markCNP, markRetrans, markRNR, markNAK}
+
+// markerRank orders markers by importance; -1 for an empty cell.
+func markerRank(r rune) int {
+	for i, m := range markerOrder {
+		if m == r {
+			return i
+		}
+	}
+	return -1
+}
 
 // psnGraph plots time against unwrapped PSN for one connection, with
 // retransmissions, NAKs, RNR NAKs and CNPs marked (tcptrace style).
@@ -370,6 +380,9 @@ func (g *psnGraph) reset() {
 }
 
 func (g *psnGraph) zoom(in bool) {
+	if g.busy || len(g.points) == 0 {
+		return
+	}
 	mid, half := (g.t0+g.t1)/2, (g.t1-g.t0)/2
 	if in {
 		half = max(half/2, time.Microsecond)
@@ -380,6 +393,9 @@ func (g *psnGraph) zoom(in bool) {
 }
 
 func (g *psnGraph) pan(d int) {
+	if g.busy || len(g.points) == 0 {
+		return
+	}
 	step := (g.t1 - g.t0) / 4
 	g.t0 += time.Duration(d) * step
 	g.t1 += time.Duration(d) * step

@@ -138,6 +138,13 @@ func NewModel(ctx context.Context, src Source, opts Options) (*Model, error) {
 	return m, nil
 }
 
+// SetNotify replaces Options.Notify (the UI is built after the model).
+func (m *Model) SetNotify(fn func()) {
+	m.mu.Lock()
+	m.notify = fn
+	m.mu.Unlock()
+}
+
 // Close releases the spool. The loader must have stopped (its context
 // cancelled) or finished.
 func (m *Model) Close() error { return m.file.Close() }
@@ -347,10 +354,11 @@ func (st *loadState) publish(final bool, lastPublish *time.Time, lastCount *int)
 		m.rate = 0
 	}
 	m.version++
+	notify := m.notify
 	m.mu.Unlock()
 	*lastPublish, *lastCount = now, st.count
 	st.cps, st.marks, st.anom, st.shown = st.cps[:0], st.marks[:0], st.anom[:0], st.shown[:0]
-	m.notify()
+	notify()
 }
 
 func (st *loadState) finish() {
@@ -414,8 +422,9 @@ func (st *loadState) refilter(ctx context.Context, expr string) {
 	m.mu.Lock()
 	m.filter, m.filterExpr, m.shown, m.filtering = f, expr, shown, false
 	m.version++
+	notify := m.notify
 	m.mu.Unlock()
-	m.notify()
+	notify()
 }
 
 // SetFilter asks the loader to apply expr (which must compile; "" clears

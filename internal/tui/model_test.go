@@ -124,12 +124,12 @@ func TestModelFilter(t *testing.T) {
 		// Refiltering the loaded model gives the same rows as filtering while loading.
 		m2 := loadModel(t, writeLoss, "")
 		changed := make(chan struct{}, 1)
-		m2.notify = func() {
+		m2.SetNotify(func() {
 			select {
 			case changed <- struct{}{}:
 			default:
 			}
-		}
+		})
 		require.NoError(t, m2.SetFilter(tests[i].filter))
 		waitFor(t, changed, func() bool { return !m2.Status().Filtering })
 		require.Equal(t, s.Displayed, m2.Displayed())
