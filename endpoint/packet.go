@@ -1,0 +1,202 @@
+package endpoint
+
+import (
+	"errors"
+	"net/netip"
+
+	"github.com/google/gopacket"
+
+	"github.com/ibwire/ibwire/layers"
+)
+
+// opcodeKey indexes the opcode lookup: which opcode carries this service,
+// operation and position, with or without immediate data and invalidate.
+type opcodeKey struct {
+	svc layers.ServiceType
+	op  layers.Operation
+	pos layers.Position
+	imm bool
+	inv bool
+}
+
+// opcodeIndex is derived from layers' opcode table (the one list of
+// opcodes), never written out here.
+var opcodeIndex = func() map[opcodeKey]layers.Opcode {
+	m := make(map[opcodeKey]layers.Opcode)
+	for _, op := range layers.KnownOpcodes() {
+		in := op.Info()
+		m[opcodeKey{in.Service, in.Operation, in.Position, in.Immediate, in.Invalidate}] = op
+	}
+	return m
+}()
+
+// opcodeFor returns the opcode of a packet, from layers' table.
+func opcodeFor(svc layers.ServiceType, op layers.Operation, pos layers.Position, imm, inv bool) layers.Opcode {
+	return opcodeIndex[opcodeKey{svc, op, pos, imm, inv}]
+}
+
+// serviceOf maps a QP type to its transport service.
+func serviceOf(t QPType) layers.ServiceType {
+	switch t {
+	case RC:
+		return layers.ServiceRC
+	case UC:
+		return layers.ServiceUC
+	case UD:
+		return layers.ServiceUD
+	}
+	return layers.ServiceUnknown
+}
+
+// frameWriter is a gopacket.SerializeBuffer over one fixed transmit buffer:
+// the payload is copied in first, at the headers' offset, and the layers'
+// SerializeTo methods prepend their headers in front of it. It never
+// allocates, which keeps the transmit path allocation-free.
+type frameWriter struct {
+	buf        []byte
+	start, end int
+}
+
+var errFrameFull = errors.New("frame buffer exhausted")
+
+func (f *frameWriter) Bytes() []byte { return f.buf[f.start:f.end] }
+
+func (f *frameWriter) PrependBytes(n int) ([]byte, error) {
+	if n > f.start {
+		return nil, errFrameFull
+	}
+	f.start -= n
+	return f.buf[f.start : f.start+n], nil
+}
+
+func (f *frameWriter) AppendBytes(n int) ([]byte, error) {
+	if f.end+n > len(f.buf) {
+		return nil, errFrameFull
+	}
+	f.end += n
+	return f.buf[f.end-n : f.end], nil
+}
+
+func (f *frameWriter) Clear() error {
+	f.start, f.end = 0, 0
+	return nil
+}
+
+func (f *frameWriter) Layers() []gopacket.LayerType { return nil }
+
+func (f *frameWriter) PushLayer(gopacket.LayerType) {}
+
+// txBatch is the number of packets a QP queues before writing them to the
+// wire in one WriteBatch.
+const txBatch = 64
+
+// txState is a QP's transmit queue: fixed buffers reused for every packet.
+type txState struct {
+	bufs [][MaxDatagram]byte
+	dgs  []Datagram
+	n    int
+	hdr  layers.BTH // the packet being built
+	fw   frameWriter
+	// the packet being built
+	cur     []byte
+	hdrLen  int
+	plen    int
+	pad     int
+	opts    gopacket.SerializeOptions
+	pending bool
+}
+
+func newTxState() txState {
+	return txState{bufs: make([][MaxDatagram]byte, txBatch), dgs: make([]Datagram, txBatch)}
+}
+
+// start begins a packet of opcode op with plen payload bytes and returns its
+// header (to fill: PSN, AckReq, extended headers) and the payload to fill.
+func (qp *QP) start(op layers.Opcode, plen int) (*layers.BTH, []byte) {
+	t := &qp.tx
+	if t.n == len(t.dgs) {
+		qp.flush()
+	}
+	info := op.Info()
+	t.cur = t.bufs[t.n][:]
+	t.hdrLen = info.HeaderLength()
+	t.plen = plen
+	t.pad = -plen & 3
+	h := &t.hdr
+	h.Opcode = op
+	h.SE, h.MigReq, h.FECN, h.BECN, h.AckReq = false, false, false, false, false
+	h.TVer, h.Resv6, h.Resv7 = 0, 0, 0
+	h.PadCount = uint8(t.pad)
+	h.PKey = qp.attr.PKey
+	h.DestQP = qp.attr.DestQPN
+	t.pending = true
+	return h, t.cur[t.hdrLen : t.hdrLen+plen]
+}
+
+// finish serializes the headers of the packet begun by start in front of
+// its payload, zeroes the pad and ICRC (the wire fills it) and queues it
+// for dst.
+func (qp *QP) finish(dst netip.Addr, sport uint16, hop uint8) {
+	t := &qp.tx
+	if !t.pending {
+		return
+	}
+	t.pending = false
+	end := t.hdrLen + t.plen
+	total := end + t.pad + layers.ICRCLength
+	clear(t.cur[end:total])
+	t.fw = frameWriter{buf: t.cur[:total], start: t.hdrLen, end: total}
+	h := &t.hdr
+	hs := h.Info().HeaderList()
+	for i := len(hs) - 1; i >= 0; i-- {
+		if err := h.ETH(hs[i]).SerializeTo(&t.fw, t.opts); err != nil {
+			return
+		}
+	}
+	if err := h.SerializeTo(&t.fw, t.opts); err != nil || t.fw.start != 0 {
+		return
+	}
+	t.dgs[t.n] = Datagram{
+		Src:          netip.AddrPortFrom(qp.dev.addr.Addr(), sport),
+		Dst:          netip.AddrPortFrom(dst, RoCEv2Port),
+		TrafficClass: qp.attr.TrafficClass,
+		HopLimit:     hop,
+		Payload:      t.cur[:total],
+	}
+	t.n++
+}
+
+// flush writes the queued packets.
+func (qp *QP) flush() {
+	t := &qp.tx
+	if t.n == 0 {
+		return
+	}
+	n, _ := qp.dev.wire.WriteBatch(t.dgs[:t.n])
+	qp.dev.c.sentPkts.Add(uint64(n))
+	for i := range t.n {
+		t.dgs[i].Payload = nil
+	}
+	t.n = 0
+}
+
+// udpSourcePort is the UDP source port rxe uses for a connected QP
+// (ENDPOINT.md §1.5): 0xC000 | (low 14 bits XOR high 6 bits) of the flow
+// label, which when zero is folded from the product of the two QPNs, so
+// both ends compute the same port.
+func udpSourcePort(flowLabel, lqpn, rqpn uint32) uint16 {
+	fl := flowLabel & 0xFFFFF
+	if fl == 0 {
+		v := uint64(lqpn) * uint64(rqpn)
+		v ^= v >> 20
+		v ^= v >> 40
+		fl = uint32(v & 0xFFFFF)
+	}
+	return uint16(0xC000 | (fl&0x3FFF ^ fl>>14))
+}
+
+// udSourcePort is the port of a UD QP: 0xC000 plus a 14-bit multiplicative
+// hash of its QPN (the kernel's hash_32).
+func udSourcePort(qpn uint32) uint16 {
+	return uint16(0xC000 + (qpn*0x61C88647)>>(32-14))
+}
