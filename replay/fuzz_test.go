@@ -78,7 +78,6 @@ func FuzzRewrite(f *testing.F) {
 	})
 }
 
-
 // FuzzDescribe feeds arbitrary datagrams to what compare mode makes of a
 // live response: any bytes give a line, never a panic.
 func FuzzDescribe(f *testing.F) {
