@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/netip"
 	"time"
 
 	"github.com/ibwire/ibwire/capture"
@@ -107,6 +108,12 @@ func Read(r *capture.Reader, opts LoadOptions) (*Capture, error) {
 		dir  uint8
 	}
 	var info []raw
+	type oobFrame struct {
+		i   int
+		src netip.Addr
+		qpn uint32
+	}
+	var oob []oobFrame
 	for opts.MaxFrames == 0 || len(c.Frames) < opts.MaxFrames {
 		pk, err := r.Next()
 		if errors.Is(err, io.EOF) {
@@ -132,6 +139,11 @@ func Read(r *capture.Reader, opts LoadOptions) (*Capture, error) {
 			}
 			f.ResponseTo = int(p.Analysis.RequestFrame)
 			locateDatagram(&f, p)
+		}
+		if p.HasTCP() {
+			if q, ok := oobQPN(p.Headers.TCP.Payload); ok {
+				oob = append(oob, oobFrame{i: len(c.Frames), src: srcAddr(p), qpn: q})
+			}
 		}
 		info = append(info, raw{conv: p.Analysis.Conv, dir: p.Analysis.Dir})
 		c.Frames = append(c.Frames, f)
@@ -159,6 +171,21 @@ func Read(r *capture.Reader, opts LoadOptions) (*Capture, error) {
 			f.PSNSpace, f.HasPSNSpace = cv.QPNAB, true
 		case 1:
 			f.PSNSpace, f.HasPSNSpace = cv.QPNBA, cv.HasBA
+		}
+	}
+	// A set-up message announces the sender's QPN and the first PSN of the
+	// requests it will send: they go to its peer's QP, which the pairing of
+	// the connection names.
+	peer := make(map[oobKey]uint32)
+	for _, cv := range c.Convs {
+		if cv.HasBA {
+			peer[oobKey{cv.A.Addr, cv.QPNBA}] = cv.QPNAB
+			peer[oobKey{cv.B.Addr, cv.QPNAB}] = cv.QPNBA
+		}
+	}
+	for _, o := range oob {
+		if q, ok := peer[oobKey{o.src, o.qpn}]; ok {
+			c.Frames[o.i].PSNSpace, c.Frames[o.i].HasPSNSpace = q, true
 		}
 	}
 	if opts.Select != nil && opts.WholeConnections {
@@ -240,4 +267,22 @@ func locateDatagram(f *Frame, p *decode.Packet) {
 	case layers.EncapRoCEv2IPv6:
 		f.RoCEv2, f.TrafficClass, f.HopLimit = true, h.IPv6.TrafficClass, h.IPv6.HopLimit
 	}
+}
+
+// oobKey names a QP by its host's address.
+type oobKey struct {
+	addr netip.Addr
+	qpn  uint32
+}
+
+// srcAddr returns the source IP address of a frame.
+func srcAddr(p *decode.Packet) netip.Addr {
+	var a netip.Addr
+	switch {
+	case p.HasIPv4():
+		a, _ = netip.AddrFromSlice(p.Headers.IPv4.SrcIP.To4())
+	case p.HasIPv6():
+		a, _ = netip.AddrFromSlice(p.Headers.IPv6.SrcIP)
+	}
+	return a.Unmap()
 }

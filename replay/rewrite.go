@@ -160,6 +160,15 @@ func (rw *Rewriter) Rewrite(f *Frame) {
 					put(c[at:at+2], buf[:2], &rw.l4Diff)
 				}
 			}
+			if t == gplayers.LayerTypeTCP {
+				// Set-up messages start at an even offset of the segment, as
+				// an incremental checksum update needs.
+				if p := h.TCP.Payload; len(p) > 0 && (len(c)%2 == 0) {
+					if m := rw.rewriteOOB(f, p); m != nil && len(m) == len(p) {
+						put(p, m, &rw.l4Diff)
+					}
+				}
+			}
 			sum := binary.BigEndian.Uint16(c[sumAt:])
 			if !rw.l4Diff.empty() && (sum != 0 || t == gplayers.LayerTypeTCP) {
 				binary.BigEndian.PutUint16(c[sumAt:], rw.l4Diff.apply(sum))
