@@ -114,13 +114,21 @@ func (p *peer) close(t testing.TB) {
 // waitWCs collects n completions from cq, failing after a (virtual) hour.
 func waitWCs(t testing.TB, cq *endpoint.CQ, n int) []endpoint.WC {
 	t.Helper()
+	return waitWCsOr(t, cq, n, func() string { return "" })
+}
+
+// waitWCsOr is waitWCs with a description of the state on failure.
+func waitWCsOr(t testing.TB, cq *endpoint.CQ, n int, state func() string) []endpoint.WC {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Hour)
 	defer cancel()
 	out := make([]endpoint.WC, 0, n)
 	buf := make([]endpoint.WC, 64)
 	for len(out) < n {
 		k, err := cq.Wait(ctx, buf[:min(len(buf), n-len(out))])
-		require.NoError(t, err, "waiting for completion %d of %d", len(out)+1, n)
+		if err != nil {
+			require.NoError(t, err, "waiting for completion %d of %d: %s", len(out)+1, n, state())
+		}
 		out = append(out, buf[:k]...)
 	}
 	return out

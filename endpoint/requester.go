@@ -66,6 +66,9 @@ type requester struct {
 	retryArmed       bool
 	rnrTimer         *time.Timer
 	rnrWait          bool
+	// startedRetry: a retry ran and nothing was acknowledged since; only
+	// a timeout starts another (rxe's comp.started_retry).
+	startedRetry bool
 }
 
 func (r *requester) init(qp *QP, n int) {
@@ -94,6 +97,7 @@ func (r *requester) reset() {
 		r.clear(r.at(i))
 	}
 	r.head, r.next, r.tail = 0, 0, 0
+	r.startedRetry = false
 	r.psn, r.comp, r.noack, r.rdOut = 0, 0, 0, 0
 }
 
@@ -344,6 +348,12 @@ func (r *requester) progress(psn layers.PSN) {
 	}
 	r.comp = psn
 	r.retryLeft, r.rnrLeft = r.qp.attr.RetryCnt, r.qp.attr.RNRRetry
+	r.startedRetry = false
+	if r.psn.Less(r.comp) {
+		// A late ACK covers packets this side went back to resend:
+		// resume at the first unacknowledged one.
+		r.rewind()
+	}
 	r.retryTimer.Stop()
 	r.retryArmed = false
 	if r.psn.Diff(r.comp) > 0 {
@@ -412,8 +422,11 @@ func (r *requester) flushAll() {
 // WR resumes at that PSN, a partly answered READ asks for the rest only.
 func (r *requester) rewind() {
 	qp := r.qp
-	for i := r.head; i < r.next; i++ {
+	for i := r.head; i < r.tail; i++ {
 		w := r.at(i)
+		if !w.assigned {
+			break
+		}
 		w.sentAll = false
 		if i == r.head && !w.rdAtomic() {
 			w.off = max(0, r.comp.Diff(w.first)) * qp.mtu
@@ -428,9 +441,13 @@ func (r *requester) rewind() {
 }
 
 // retry is a transport retry (timeout or sequence NAK): it uses up one of
-// retry_cnt, or fails the head WR with RETRY_EXC_ERR.
-func (r *requester) retry() {
+// retry_cnt, or fails the head WR with RETRY_EXC_ERR. While a retry runs
+// and nothing new was acknowledged, only a timeout starts another one.
+func (r *requester) retry(timeout bool) {
 	c := &r.qp.dev.c
+	if r.startedRetry && !timeout {
+		return
+	}
 	if r.retryLeft == 0 {
 		c.retryExceeded.Add(1)
 		r.complete(StatusRetryExcErr, "transport retries exhausted")
@@ -441,6 +458,7 @@ func (r *requester) retry() {
 		r.retryLeft--
 	}
 	c.completerRetry.Add(1)
+	r.startedRetry = true
 	r.retryTimer.Stop()
 	r.retryArmed = false
 	r.rewind()
@@ -451,10 +469,10 @@ func (r *requester) onTimeout() {
 	if r.qp.state != StateRTS && r.qp.state != StateSQD {
 		return
 	}
-	if r.rnrWait || r.psn == r.comp || r.head == r.next {
+	if r.rnrWait || r.psn == r.comp || r.head == r.tail {
 		return
 	}
-	r.retry()
+	r.retry(true)
 }
 
 func (r *requester) onRNRTimer() {
@@ -476,19 +494,19 @@ func (r *requester) onResponse(p *rxPacket) {
 	info := b.Info()
 	// A response beyond the head WR acknowledges it (SEND/WRITE), or
 	// shows that its READ responses or atomic ACK were lost.
-	for r.head < r.next {
+	for r.head < r.tail {
 		w := r.at(r.head)
 		if !w.assigned || psn.Diff(w.last) <= 0 {
 			break
 		}
 		if w.rdAtomic() {
-			r.retry()
+			r.retry(false)
 			return
 		}
 		r.progress(w.last.Add(1))
 		r.complete(StatusSuccess, "")
 	}
-	if r.head == r.next || psn.Less(r.comp) {
+	if r.head == r.tail || psn.Less(r.comp) {
 		return
 	}
 	w := r.at(r.head)
@@ -531,7 +549,7 @@ func (r *requester) onResponse(p *rxPacket) {
 				return
 			}
 			r.progress(psn)
-			r.retry()
+			r.retry(false)
 		default:
 			st := StatusBadRespErr
 			if syn.IsNak() {

@@ -1,0 +1,16 @@
+package endpoint
+
+import "fmt"
+
+// DebugString describes a QP's requester and responder state, for test
+// failure messages.
+func (qp *QP) DebugString() string {
+	var s string
+	_ = qp.call(func() {
+		r := &qp.req
+		s = fmt.Sprintf("state %v req head %d next %d tail %d psn %v comp %v rdOut %d retry %d rnr %d armed %v rnrWait %v; resp psn %v nak %v inOp %v",
+			qp.state, r.head, r.next, r.tail, r.psn, r.comp, r.rdOut, r.retryLeft, r.rnrLeft, r.retryArmed, r.rnrWait,
+			qp.resp.psn, qp.resp.nakSent, qp.resp.inOp)
+	})
+	return s
+}
