@@ -40,7 +40,8 @@ func (s byteSpan) union(o byteSpan) byteSpan {
 }
 
 // probeLimit bounds the bytes probed for field positions: headers end
-// well before it; payloads are located by their slices.
+// well before it, trailers are probed at the frame's end, and payloads are
+// located by their slices.
 const probeLimit = 256
 
 // fieldSpans finds which bytes of p's frame each tree line's field is
@@ -76,7 +77,15 @@ func fieldSpans(in decode.Input, opts decode.Options, nodes []output.TreeNode) [
 		probe[i] = true
 	}
 	mut := make([]byte, len(frame))
+	// The headers, and the trailers (ICRC, VCRC) at the end.
+	var positions []int
 	for b := 0; b < min(len(frame), probeLimit); b++ {
+		positions = append(positions, b)
+	}
+	for b := max(probeLimit, len(frame)-8); b < len(frame); b++ {
+		positions = append(positions, b)
+	}
+	for _, b := range positions {
 		copy(mut, frame)
 		mut[b] ^= 0xFF
 		in.Data = mut
@@ -199,14 +208,15 @@ func (u *UI) treeSelected(n *tview.TreeNode) {
 }
 
 // selectByte selects the most specific field made of byte b: the reverse
-// of the highlight.
+// of the highlight. On a tie the first line wins: the header field
+// before the values derived from it.
 func (u *UI) selectByte(b int) {
 	if u.detail == nil {
 		return
 	}
 	best := -1
 	for i, s := range u.detail.spans {
-		if s.has(b) && (best < 0 || s.hi-s.lo <= u.detail.spans[best].hi-u.detail.spans[best].lo) {
+		if s.has(b) && (best < 0 || s.hi-s.lo < u.detail.spans[best].hi-u.detail.spans[best].lo) {
 			best = i
 		}
 	}

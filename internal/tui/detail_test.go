@@ -1,0 +1,196 @@
+package tui
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/gdamore/tcell/v2"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ibwire/ibwire/decode"
+	"github.com/ibwire/ibwire/internal/output"
+)
+
+// TestFieldSpans checks the bytes found for fields of a RoCEv2 RDMA WRITE
+// (Ethernet 14 bytes, IPv4 20, UDP 8, then the BTH at 42).
+func TestFieldSpans(t *testing.T) {
+	m := loadModel(t, writeLoss, "")
+	p, err := newReader(m).packet(100)
+	require.NoError(t, err)
+	nodes := output.TreeNodes(p)
+	spans := fieldSpans(p.Input, decode.Options{}, nodes)
+	find := func(name string) byteSpan {
+		for i, n := range nodes {
+			if n.Field.Name == name {
+				return spans[i]
+			}
+		}
+		t.Fatalf("no field %s in the tree", name)
+		return byteSpan{}
+	}
+	tests := []struct {
+		field  string
+		lo, hi int
+	}{
+		{"eth.dst", 0, 6},
+		{"eth.src", 6, 12},
+		{"eth.type", 12, 14},
+		{"ip.ttl", 22, 23},
+		{"ip.src", 26, 30},
+		{"ip.dst", 30, 34},
+		{"udp.dstport", 36, 38},
+		{"infiniband.bth.opcode", 42, 43},
+		{"infiniband.bth.p_key", 44, 46},
+		{"infiniband.bth.destqp", 47, 50},
+		{"infiniband.bth.psn", 51, 54},
+		{"infiniband.invariant.crc", len(p.Data) - 4, len(p.Data)},
+		{"infiniband", 42, len(p.Data)},
+	}
+	for _, tc := range tests {
+		assert.Equal(t, byteSpan{tc.lo, tc.hi}, find(tc.field), tc.field)
+	}
+	// Fields the frame's bytes do not hold have none.
+	assert.True(t, find("frame.number").empty())
+}
+
+// TestBytesAndFieldsSelectEachOther drives the tree to a field and checks
+// the hex highlight, then puts the hex cursor on a byte and checks the
+// field selected.
+func TestBytesAndFieldsSelectEachOther(t *testing.T) {
+	h := start(t, writeLoss, "", 120, 40)
+	h.keys("100G")
+	h.waitFor("Frame 100:")
+	h.keys("<tab>", strings.Repeat("j", 42))
+	h.waitFor("Destination Queue Pair")
+	h.waitUntil(func(u *UI) bool {
+		i := u.currentNode()
+		return i >= 0 && u.detail.nodes[i].Field.Name == "infiniband.bth.destqp" && u.hex.span == byteSpan{47, 50}
+	}, "the destination QP's bytes are highlighted")
+	// The hex pane: the cursor is on the field's first byte; four bytes on
+	// is the PSN's first byte.
+	h.keys("<tab>", "llll")
+	h.waitUntil(func(u *UI) bool {
+		i := u.currentNode()
+		return u.hex.cursor == 51 && i >= 0 && u.detail.nodes[i].Field.Name == "infiniband.bth.psn"
+	}, "byte 51 selects the PSN")
+	// A click on a byte does the same: byte 0x24 (the UDP destination port) at line 2.
+	var x, y int
+	h.waitUntil(func(u *UI) bool { x, y, _, _ = u.hex.GetInnerRect(); return true }, "the hex pane's place")
+	h.sim.InjectMouse(x+6+4*3, y+2, tcell.Button1, tcell.ModNone)
+	h.sim.InjectMouse(x+6+4*3, y+2, tcell.ButtonNone, tcell.ModNone)
+	h.waitUntil(func(u *UI) bool {
+		i := u.currentNode()
+		return u.hex.cursor == 0x24 && i >= 0 && u.detail.nodes[i].Field.Name == "udp.dstport"
+	}, "a click on byte 0x24 selects udp.dstport")
+}
+
+// TestApplyAsFilter makes filters from a tree field and a QP row.
+func TestApplyAsFilter(t *testing.T) {
+	h := start(t, writeLoss, "", 120, 40)
+	h.keys("100G", "<tab>", strings.Repeat("j", 42))
+	h.waitFor("Destination Queue Pair")
+	h.keys("a")
+	h.waitFor("filter: infiniband.bth.destqp == 0x000011", "displayed")
+	h.keys("C")
+	h.waitFor("[ QPs ]")
+	h.keys("<enter>")
+	s := h.waitFor("filter: ibwire.analysis.conv_id == 1", "2202 displayed")
+	assert.Contains(t, s, "[ Packets ]")
+}
+
+// TestFilterBar checks the live validation and the completion.
+func TestFilterBar(t *testing.T) {
+	h := start(t, writeLoss, "", 120, 40)
+	h.keys("/", "bth.psn ==")
+	h.waitFor("Filter✗ bth.psn ==", "column 11")
+	h.keys(" 5")
+	h.waitFor("Filter✓ bth.psn == 5")
+	h.waitUntil(func(u *UI) bool { u.filterBar.SetText(""); return true }, "clear")
+	h.keys("infiniband.aeth.syndrome.opc")
+	s := h.waitFor("Filter✗ infiniband.aeth.syndrome.opc", "infiniband.aeth.syndrome.opcode")
+	golden(t, "filter-completion", s)
+	h.keys("<esc>", "<esc>") // the first closes the completion list
+	h.waitUntil(func(u *UI) bool { return u.app.GetFocus() == u.list }, "esc leaves the filter bar")
+	// A filter that does not compile is not applied.
+	h.keys("/", "bth.psn ==", "<enter>")
+	h.waitFor("Filter✗")
+	h.waitUntil(func(u *UI) bool { return u.m.Status().Filter == "" }, "the bad filter was not applied")
+}
+
+// TestSearch finds the next NAK with ctrl-f and n.
+func TestSearch(t *testing.T) {
+	h := start(t, writeLoss, "", 120, 40)
+	h.keys("<ctrl-f>", "infiniband.aeth.syndrome.opcode == 3", "<enter>")
+	h.waitFor("Frame 159:")
+	h.keys("n")
+	h.waitFor("Frame 237:")
+	h.keys("<ctrl-f>", "RDMA Write Last", "<enter>")
+	h.waitFor("Frame 239:")
+}
+
+func TestResize(t *testing.T) {
+	h := start(t, writeLoss, "", 120, 40)
+	h.waitUntil(func(u *UI) bool { h.sim.SetSize(80, 24); return true }, "resize")
+	s := h.waitFor("2243 packets")
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	assert.Len(t, lines, 24)
+	for _, l := range lines {
+		assert.LessOrEqual(t, len([]rune(l)), 80)
+	}
+	h.waitUntil(func(u *UI) bool { h.sim.SetSize(200, 60); return true }, "resize")
+	s = h.waitFor("2243 packets")
+	assert.Len(t, strings.Split(strings.TrimRight(s, "\n"), "\n"), 60)
+}
+
+// TestMonochrome checks that the monochrome theme draws no colour at all.
+func TestMonochrome(t *testing.T) {
+	h := start(t, writeLoss, "ibwire.analysis.nak", 120, 40)
+	h.waitFor("13 displayed")
+	ch := make(chan []tcell.SimCell, 1)
+	h.app.QueueUpdateDraw(func() {})
+	h.app.QueueUpdate(func() { c, _, _ := h.sim.GetContents(); ch <- c })
+	for _, c := range <-ch {
+		fg, bg, _ := c.Style.Decompose()
+		require.Equal(t, tcell.ColorDefault, fg)
+		require.Equal(t, tcell.ColorDefault, bg)
+	}
+}
+
+func TestQuit(t *testing.T) {
+	h := start(t, writeLoss, "", 80, 24)
+	h.keys("?")
+	h.waitFor("ibtui keys")
+	h.keys("q") // from the help: back
+	h.waitFor("Frame 1:")
+	h.keys("q")
+	require.NoError(t, <-h.done)
+	h.done <- nil // for the cleanup
+}
+
+// TestHelpListsEveryBinding: the help is generated from the key table.
+func TestHelpListsEveryBinding(t *testing.T) {
+	text := KeyHelp()
+	for _, b := range keyTable() {
+		assert.Contains(t, text, b.help)
+		assert.Contains(t, text, keyNames(&b))
+		require.NotNil(t, b.action, b.help)
+	}
+}
+
+func TestCommands(t *testing.T) {
+	h := start(t, writeLoss, "", 120, 40)
+	for _, tc := range []struct{ cmd, want string }{
+		{"expert", "[ Expert ]"},
+		{"filter ibwire.analysis.psn_gap", "12 displayed"},
+		{"clear-filter", "[ Packets ]"},
+		{"150", "Frame 150:"},
+		{"latency", "[ Latency ]"},
+		{"iograph COUNT(infiniband.bth.psn)infiniband.bth.psn", "COUNT(infiniband.bth.psn)"},
+		{"nonsense", "unknown command"},
+		{"help", "ibtui keys"},
+	} {
+		h.keys(":", tc.cmd, "<enter>")
+		h.waitFor(tc.want)
+	}
+}
