@@ -434,9 +434,11 @@ func (w *UDPWire) putSockaddr(sa *unix.RawSockaddrInet6, dst netip.AddrPort) uin
 // own values are never changed, so a datagram without them gets TOS 0 and
 // the system's default TTL, never a previous datagram's), and the source
 // address on a wildcard-bound wire. Per-datagram control messages rather
-// than setsockopt calls cached by value: in BenchmarkUDPLoopback the
-// control messages cost less than the run-to-run noise, while a setsockopt
-// would split a batch at every change of ECN bits.
+// than setsockopt calls cached by value: BenchmarkUDPWireControlMessages
+// measures them at about 0.15 µs (4%) per 64-byte datagram on loopback,
+// while socket options cached by value would have to split a batch at
+// every change of ECN bits and serialise concurrent writers around each
+// setsockopt+sendmmsg pair.
 func (w *UDPWire) putSendCmsgs(oob []byte, dg *Datagram, src netip.Addr) int {
 	n := 0
 	if w.v4 {
