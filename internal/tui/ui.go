@@ -397,9 +397,10 @@ func (u *UI) refresh() {
 		u.selectRow(u.rows - 1) // tail a capture that grows
 	case u.selected != 0:
 		// Keep the selected frame under the cursor when a filter changes
-		// the rows.
-		if r, _ := u.m.Row(u.selected); r+1 != u.listRow() {
+		// the rows; when it is filtered out, the next one shown.
+		if r, shown := u.m.Row(u.selected); r+1 != u.listRow() || !shown {
 			u.list.Select(r+1, 0)
+			u.listSelected(r + 1)
 		}
 	}
 	if u.view == viewConvs {

@@ -1,0 +1,160 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ibwire/ibwire/internal/ibdumpcli"
+)
+
+const writeLoss = "../../pcaps/rxe/write_bw_loss.pcap"
+
+func TestMain(m *testing.M) {
+	time.Local = time.UTC
+	os.Setenv("NO_COLOR", "1")
+	os.Exit(m.Run())
+}
+
+// TestNotATerminalIsIbdump: with stdout not a terminal, ibtui prints what
+// ibdump prints for the same arguments, and exits the same way.
+func TestNotATerminalIsIbdump(t *testing.T) {
+	tests := [][]string{
+		{writeLoss},
+		{"-Y", "infiniband.aeth.syndrome.opcode == 3", writeLoss},
+		{"-q", "-z", "conv,qp", writeLoss},
+		{"-V", "-c", "3", writeLoss},
+		{"-T", "fields", "-e", "frame.number", "-e", "bth.psn", "-c", "20", writeLoss},
+		{"-Y", "bth.psn ==", writeLoss},
+		{"no-such-file.pcap"},
+	}
+	for _, args := range tests {
+		t.Run(strings.Join(args, " "), func(t *testing.T) {
+			var out, errOut, wantOut, wantErr bytes.Buffer
+			code := run(context.Background(), args, nil, &out, &errOut, false)
+			wantCode := ibdumpcli.Run(context.Background(), "ibtui", args, nil, &wantOut, &wantErr)
+			assert.Equal(t, wantCode, code)
+			assert.Equal(t, wantOut.String(), out.String())
+			assert.Equal(t, wantErr.String(), errOut.String())
+			// And it is ibdump's output, but for the program's name.
+			var dumpOut bytes.Buffer
+			ibdumpcli.Run(context.Background(), "ibdump", args, nil, &dumpOut, &bytes.Buffer{})
+			assert.Equal(t, dumpOut.String(), out.String())
+		})
+	}
+}
+
+func TestHelpIsComplete(t *testing.T) {
+	var errOut bytes.Buffer
+	code := run(context.Background(), []string{"--help"}, nil, &bytes.Buffer{}, &errOut, true)
+	require.Zero(t, code)
+	var o options
+	fs := newFlagSet(&o, &bytes.Buffer{})
+	help := errOut.String()
+	for _, name := range []string{"-r", "-Y", "-c", "-i", "-s", "-p", "-d", "-dc", "-color", "-version"} {
+		assert.Contains(t, help, "  "+name, "help lists %s", name)
+		require.NotNil(t, fs.Lookup(strings.TrimPrefix(name, "-")), name)
+	}
+	for _, s := range []string{"ibtui keys", "DETAIL TREE", "not a terminal", "Exit status", "NO_COLOR"} {
+		assert.Contains(t, help, s)
+	}
+	// Help goes to stderr even when stdout is not a terminal: it is ibtui's.
+	errOut.Reset()
+	require.Zero(t, run(context.Background(), []string{"-h"}, nil, &bytes.Buffer{}, &errOut, false))
+	assert.Contains(t, errOut.String(), "Usage: ibtui")
+}
+
+// tmux drives the real program in a terminal of fixed size on a private
+// tmux server.
+type tmux struct {
+	t      *testing.T
+	socket string
+}
+
+func (x *tmux) run(args ...string) string {
+	x.t.Helper()
+	out, err := exec.Command("tmux", append([]string{"-L", x.socket, "-f", "/dev/null"}, args...)...).CombinedOutput()
+	require.NoError(x.t, err, "tmux %v: %s", args, out)
+	return string(out)
+}
+
+func (x *tmux) screen() string { return x.run("capture-pane", "-p", "-t", "T") }
+
+// waitFor polls the pane until it shows every string of want.
+func (x *tmux) waitFor(want ...string) string {
+	x.t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		s := x.screen()
+		ok := true
+		for _, w := range want {
+			ok = ok && strings.Contains(s, w)
+		}
+		if ok {
+			return s
+		}
+		if time.Now().After(deadline) {
+			x.t.Fatalf("the pane never showed %q; it shows:\n%s", want, s)
+		}
+		<-tick.C
+	}
+}
+
+// TestTmuxEndToEnd opens a real capture in a real terminal: the QP table
+// shows the connection with its retransmissions, a typed filter shows the
+// NAKs, the PSN graph opens, and q leaves the terminal as it was.
+func TestTmuxEndToEnd(t *testing.T) {
+	if _, err := exec.LookPath("tmux"); err != nil {
+		t.Skip("tmux is not installed (apt-get install -y tmux): the end-to-end test needs it")
+	}
+	bin := filepath.Join(t.TempDir(), "ibtui")
+	build := exec.Command("go", "build", "-o", bin, ".")
+	out, err := build.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	capture, err := filepath.Abs(writeLoss)
+	require.NoError(t, err)
+
+	x := &tmux{t: t, socket: fmt.Sprintf("ibtui-e2e-%d", os.Getpid())}
+	t.Cleanup(func() { exec.Command("tmux", "-L", x.socket, "kill-server").Run() })
+	// The pane's shell reports the exit status once ibtui is gone, and
+	// then waits, so the pane stays for inspection.
+	x.run("new-session", "-d", "-s", "T", "-x", "100", "-y", "30",
+		fmt.Sprintf("%s %s; echo IBTUI-EXITED $?; exec cat", bin, capture))
+	x.waitFor("2243 packets", "Frame 1:")
+	assert.Equal(t, "1\n", x.run("display-message", "-p", "-t", "T", "#{alternate_on}"))
+
+	// The QP conversations: one RC connection, 1204 retransmissions.
+	x.run("send-keys", "-t", "T", "C")
+	s := x.waitFor("[ QPs ]", "0x000011")
+	assert.Regexp(t, `192\.168\.77\.11 +192\.168\.77\.12 +0x000011 +0x000011 +RC +oob +2202 +2176412 +200 +1204 +12 +13`, s)
+
+	// The NAKs, typed in the filter bar.
+	x.run("send-keys", "-t", "T", "Escape")
+	x.waitFor("[ Packets ]")
+	x.run("send-keys", "-t", "T", "/")
+	x.run("send-keys", "-t", "T", "-l", "infiniband.aeth.syndrome.opcode == 3")
+	x.waitFor("Filter✓ infiniband.aeth.syndrome.opcode == 3")
+	x.run("send-keys", "-t", "T", "Enter")
+	s = x.waitFor("13 displayed", "Frame 159:")
+	assert.Contains(t, s, "RC Acknowledge QP=0x000011 [PSN Sequence")
+
+	// The PSN graph of the selected NAK's connection.
+	x.run("send-keys", "-t", "T", "P")
+	x.waitFor("PSN graph, connection 1", "retrans 1204", "NAK 13")
+
+	x.run("send-keys", "-t", "T", "q")
+	s = x.waitFor("IBTUI-EXITED 0")
+	assert.NotContains(t, s, "PSN graph", "the alternate screen is gone")
+	assert.Equal(t, "0\n", x.run("display-message", "-p", "-t", "T", "#{alternate_on}"))
+}
