@@ -2,6 +2,7 @@ package endpoint_test
 
 import (
 	"context"
+	"net/netip"
 	"testing"
 	"time"
 
@@ -140,3 +141,5 @@ func requireSuccess(t testing.TB, wcs []endpoint.WC) {
 		require.Equal(t, endpoint.StatusSuccess, wc.Status, "completion %d: %v", i, wc)
 	}
 }
+
+func mustAddr(s string) netip.Addr { return netip.MustParseAddr(s) }
