@@ -132,6 +132,7 @@ func TestRunnerRejects(t *testing.T) {
 		{"duplicate", good + "\n" + good, []string{"list"}, "scenario x defined twice"},
 		{"unknown key", `def x rxe-rxe "c" "s" expect=y desc=d`, []string{"list"}, "scenario x: unknown key expect"},
 		{"bad regexp", `def x rxe-rxe "c" "s" expect_client='a(' desc=d`, []string{"check"}, "scenario x: expect_client is not an extended regexp"},
+		{"bad tolerate", `def x rxe-rxe "c" "s" tolerate="[" desc=d`, []string{"check"}, "scenario x: tolerate is not an extended regexp"},
 		{"bad listen", `def x rxe-rxe "c" "s" listen=udp desc=d`, []string{"check"}, "scenario x: listen must be tcp or sleep"},
 		{"bad loss", `def x rxe-rxe "c" "s" loss=2 desc=d`, []string{"check"}, "scenario x: loss must look like 2%"},
 		{"host in peer role", `def x guest-client "c" "s" host=h desc=d`, []string{"check"}, "scenario x: host= is for rxe-rxe"},

@@ -19,6 +19,8 @@
 #                  out-of-band port) or 2 s (RDMA CM tools have no TCP listener)
 #   min_roce=N     the capture must hold at least N RoCE packets (default 1)
 #   timeout=S      seconds each side may run (default 120)
+#   tolerate=RE    a guest side's non-zero exit (not a timeout) is only a note when its output
+#                  matches RE and its expectation: for a tool bug we did not write and cannot fix
 #   desc=TEXT      one line for the listing
 #
 # Guests: rxe0 on eth0, GID index 1 = ::ffff:<IPv4> (RoCEv2), active MTU 1024. The ibpeer command
@@ -39,6 +41,10 @@ OK_BW='^[[:space:]]*[0-9]+[[:space:]]+[0-9]+[[:space:]]+[0-9.]+[[:space:]]+[0-9.
 OK_RPING_C='^ping data: rdma-ping-9:'                         # rping -c -v: the 10th ping's data
 OK_RPING_S='^server ping data: rdma-ping-9:'                  # rping -s -v
 OK_UCM='test complete'                                        # ucmatose, both sides
+# rping in rdma-core 44 (bookworm) may exit 255 after a complete run: its CM thread calls
+# rdma_get_cm_event on the channel main() is destroying (fixed upstream by rdma-core PR #1622,
+# "rping: Fix spurious failure return codes", 2025). Seen here once in 5 rxe<->rxe runs.
+RPING_RACE='rdma_get_cm_event: Bad file descriptor'
 
 # ---- (a) rxe <-> rxe baselines: prove the harness, and the numbers ibpeer is compared with -------
 def rxe_rc_pingpong rxe-rxe "ibv_rc_pingpong $PP -n 100 $GB" "ibv_rc_pingpong $PP -n 100" \
@@ -49,7 +55,7 @@ def rxe_read_bw rxe-rxe "ib_read_bw $PT -n 200 $GB" "ib_read_bw $PT -n 200" \
 	expect_client="$OK_BW" expect_server="$OK_BW" desc="rxe<->rxe ib_read_bw, default size 65536 x 200"
 def rxe_write_bw_loss rxe-rxe "ib_write_bw $PT -s 4096 -n 200 $GB" "ib_write_bw $PT -s 4096 -n 200" loss=2% \
 	expect_client="$OK_BW" expect_server="$OK_BW" desc="rxe<->rxe ib_write_bw 4096 x 200, netem loss 2% in both guests"
-def rxe_rping rxe-rxe "rping -c -a $GB -v -V -C 10" "rping -s -a $GB -v -V -C 10" listen=sleep \
+def rxe_rping rxe-rxe "rping -c -a $GB -v -V -C 10" "rping -s -a $GB -v -V -C 10" listen=sleep tolerate="$RPING_RACE" \
 	expect_client="$OK_RPING_C" expect_server="$OK_RPING_S" desc="rxe<->rxe rping -v -V -C 10 (RDMA CM on QP1)"
 
 # ---- host-side diagnostics: prove both host roles with plain tools -----------------------------
@@ -105,9 +111,9 @@ def peer_atomic_cas_gs guest-server "ibpeer perftest atomic -A CMP_AND_SWAP --bi
 	expect_client="$OK_BW" expect_server="$OK_BW" desc="ibpeer perftest atomic -A CMP_AND_SWAP (client) -> ib_atomic_bw (guest, server)"
 
 # RDMA CM over QP1 (ENDPOINT.md §2.3): rping, ucmatose, perftest -R
-def peer_rping_gc guest-client "rping -c -a $HOST -v -V -C 10" "ibpeer rping -s --bind $HOST -v -V -C 10" \
+def peer_rping_gc guest-client "rping -c -a $HOST -v -V -C 10" "ibpeer rping -s --bind $HOST -v -V -C 10" tolerate="$RPING_RACE" \
 	expect_client="$OK_RPING_C" expect_server="$OK_RPING_S" desc="rping -c (guest) -> ibpeer rping -s (server), 10 pings, data validated"
-def peer_rping_gs guest-server "ibpeer rping -c --bind $HOST -a $GA -v -V -C 10" "rping -s -a $GA -v -V -C 10" listen=sleep \
+def peer_rping_gs guest-server "ibpeer rping -c --bind $HOST -a $GA -v -V -C 10" "rping -s -a $GA -v -V -C 10" listen=sleep tolerate="$RPING_RACE" \
 	expect_client="$OK_RPING_C" expect_server="$OK_RPING_S" desc="ibpeer rping -c (client) -> rping -s (guest, server)"
 def peer_ucmatose_gc guest-client "ucmatose -s $HOST" "ibpeer serve --bind $HOST --cm 7471" \
 	expect_client="$OK_UCM" desc="ucmatose client (guest) -> ibpeer serve --cm 7471 (ucmatose's port)"
@@ -127,7 +133,7 @@ def peer_read_bw_loss_gc guest-client "ib_read_bw $PT -s 4096 -n 200 $HOST" "ibp
 	expect_client="$OK_BW" expect_server="$OK_BW" desc="ib_read_bw (guest, client, 2% loss) -> ibpeer (server)"
 def peer_read_bw_loss_gs guest-server "ibpeer perftest read --bind $HOST -s 4096 -n 200 $GA" "ib_read_bw $PT -s 4096 -n 200" loss=2% \
 	expect_client="$OK_BW" expect_server="$OK_BW" desc="ibpeer perftest read (client) -> ib_read_bw (guest, server, 2% loss)"
-def peer_rping_loss_gc guest-client "rping -c -a $HOST -v -V -C 10" "ibpeer rping -s --bind $HOST -v -V -C 10" loss=2% \
+def peer_rping_loss_gc guest-client "rping -c -a $HOST -v -V -C 10" "ibpeer rping -s --bind $HOST -v -V -C 10" loss=2% tolerate="$RPING_RACE" \
 	expect_client="$OK_RPING_C" expect_server="$OK_RPING_S" desc="rping -c (guest, 2% loss) -> ibpeer rping -s, data validated"
-def peer_rping_loss_gs guest-server "ibpeer rping -c --bind $HOST -a $GA -v -V -C 10" "rping -s -a $GA -v -V -C 10" loss=2% listen=sleep \
+def peer_rping_loss_gs guest-server "ibpeer rping -c --bind $HOST -a $GA -v -V -C 10" "rping -s -a $GA -v -V -C 10" loss=2% listen=sleep tolerate="$RPING_RACE" \
 	expect_client="$OK_RPING_C" expect_server="$OK_RPING_S" desc="ibpeer rping -c -> rping -s (guest, 2% loss), data validated"
