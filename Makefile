@@ -28,8 +28,8 @@ fuzz:
 bench:
 	bench/ibdump-vs-tshark.sh
 
-# make interop [S=name|glob] [XFAIL='glob ...']: Linux rdma_rxe in QEMU guests, against each other
+# make interop [S='name|glob ...'] [XFAIL='glob ...']: Linux rdma_rxe in QEMU guests, against each other
 # and against ibpeer, captured with ibdump -i and checked with ibdump --check (root; interop/README.md).
 .PHONY: interop
 interop:
-	XFAIL='$(XFAIL)' interop/run.sh $(or $(S),all)
+	set -f; XFAIL='$(XFAIL)' interop/run.sh $(or $(S),all)

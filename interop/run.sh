@@ -31,7 +31,7 @@ BIN=${IBWIRE_INTEROP_BIN:-$C/bin}   # ibdump, ibpeer (built here unless NO_BUILD
 NS=ibwire-interop
 XFAIL=${XFAIL:-}
 GUEST_TIMEOUT=${GUEST_TIMEOUT:-120}
-GRACE=15   # seconds the other side may still run once one side has finished
+GRACE=${GRACE:-15}   # seconds the others may still run once a side has failed (4x once one succeeded)
 IPA=192.168.77.11; IPB=192.168.77.12; IPH=192.168.77.1
 
 log() { echo "[interop $(date -u +%T)] $*"; }
@@ -239,25 +239,37 @@ run_one() {
 	[ -n "$gb_cmd" ] && PB=$(boot_guest b $IPB 52:54:00:77:00:12 tapb "$S" "$mtu" "$tmo")
 	[ "$host_side" = client ] || [ "$host_side" = host ] && host_start "$name" "$hostcmd" "$W/host.log" "$host_wait" "$tmo"
 
-	# Wait for every side. Boot (~10 s) + tmo bounds the guests; once one side is done the others
-	# get GRACE seconds, so a side that failed at once does not leave its peer waiting for tmo.
-	local deadline=$(($(date +%s) + tmo + 60)) first_done="" killed=""
+	# Wait for every side. Boot (~10 s) + tmo bounds the guests. Once a side is done the others get
+	# GRACE seconds when it failed (so a side that fails at once, like today's `ibpeer: unknown
+	# command`, does not leave its peer waiting for tmo), 4 x GRACE when it succeeded (its peer is
+	# finishing too, maybe slowly on a loaded machine). A diagnostic host command starts no clock.
+	local deadline=$(($(date +%s) + tmo + 60)) first_done="" grace=$GRACE killed=""
 	while :; do
-		local running=0 done_any=0
-		if kill -0 "$PA" 2>/dev/null; then running=1; else done_any=1; fi
-		if [ -n "$PB" ]; then if kill -0 "$PB" 2>/dev/null; then running=1; else done_any=1; fi; fi
+		local running=0 finished=()
+		if kill -0 "$PA" 2>/dev/null; then running=1; else finished+=("$S/a/rc"); fi
+		if [ -n "$PB" ]; then if kill -0 "$PB" 2>/dev/null; then running=1; else finished+=("$S/b/rc"); fi; fi
 		if [ -n "$host_side" ]; then
-			if [ -e "$W/host.log.rc" ]; then done_any=1; else running=1; fi
+			if [ -e "$W/host.log.rc" ]; then
+				[ "$host_side" = host ] || finished+=("$W/host.log.rc")
+			else
+				running=1
+			fi
 		fi
 		[ $running = 0 ] && break
 		now=$(date +%s)
-		[ $done_any = 1 ] && [ -z "$first_done" ] && first_done=$now
-		if [ "$now" -gt "$deadline" ] || { [ -n "$first_done" ] && [ $((now - first_done)) -gt $GRACE ]; }; then
-			killed="stopped after $([ "$now" -gt "$deadline" ] && echo "the ${tmo}+60 s deadline" || echo "${GRACE} s grace"):"
-			kill "$PA" $PB 2>/dev/null && killed+=" guests"
+		if [ -z "$first_done" ] && [ ${#finished[@]} -gt 0 ]; then
+			first_done=$now grace=$((GRACE * 4))
+			local f
+			for f in "${finished[@]}"; do [ "$(cat "$f" 2>/dev/null)" = 0 ] || grace=$GRACE; done
+		fi
+		if [ "$now" -gt "$deadline" ] || { [ -n "$first_done" ] && [ $((now - first_done)) -gt "$grace" ]; }; then
+			local sig=TERM
+			[ -n "$killed" ] && sig=KILL  # the second time round, they did not stop on TERM
+			killed="stopped after $([ "$now" -gt "$deadline" ] && echo "the ${tmo}+60 s deadline" || echo "${grace} s grace"):"
+			kill -$sig "$PA" $PB 2>/dev/null && killed+=" guests"
 			touch "$W/host.log.stop"
 			if [ -n "$host_side" ] && [ ! -e "$W/host.log.rc" ] && [ -e "$W/host.log.pid" ]; then
-				kill -TERM "$(cat "$W/host.log.pid")" 2>/dev/null && killed+=" host"
+				kill -$sig "$(cat "$W/host.log.pid")" 2>/dev/null && killed+=" host"
 			fi
 			sleep 2
 			deadline=$((now + 30)); first_done=$((now + 100000))
