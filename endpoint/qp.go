@@ -505,6 +505,9 @@ func (qp *QP) modify(a QPAttr, mask AttrMask) error {
 	case prev == StateRTR && next == StateRTS:
 		qp.req.start(at.SQPSN)
 	}
+	if mask&AttrMaxDestRdAtomic != 0 && prev != StateInit && next >= StateRTR && next != StateErr {
+		qp.resp.resize()
+	}
 	if mask&(AttrRetryCnt|AttrRNRRetry) != 0 {
 		qp.req.retryLeft, qp.req.rnrLeft = at.RetryCnt, at.RNRRetry
 	}

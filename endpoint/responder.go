@@ -59,11 +59,19 @@ func (r *responder) init(qp *QP) { r.qp = qp }
 func (r *responder) start(psn layers.PSN) {
 	r.reset()
 	r.psn = psn
+	r.resize()
+}
+
+// resize sizes the resource ring to max_dest_rd_atomic, forgetting what it
+// held.
+func (r *responder) resize() {
 	n := roundPow2(r.qp.attr.MaxDestRdAtomic)
 	if cap(r.res) < n {
 		r.res = make([]resource, n)
 	}
 	r.res = r.res[:n]
+	clear(r.res)
+	r.resNext = 0
 }
 
 // reset clears MSN, the opcode state, the NAK flag and the resources (→
