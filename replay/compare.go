@@ -2,6 +2,7 @@ package replay
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"hash/crc32"
@@ -68,7 +69,11 @@ type Plan struct {
 	Requester, Responder Dest
 	// RegionLen is how many bytes from Responder.VA the requests touch.
 	RegionLen uint64
-	Steps     []Step
+	// MTU is the connection's path MTU in bytes: the analyser's, else the
+	// payload of a FIRST or MIDDLE packet (always a full MTU), else the
+	// largest payload rounded up to a valid MTU, else 1024.
+	MTU   int
+	Steps []Step
 	// Left out: retransmitted requests and responses to them.
 	SkippedRequests, SkippedResponses int
 }
@@ -78,8 +83,11 @@ type Step struct {
 	Frame   *Frame
 	Request bool
 	// Before is, for a request, how many of the plan's responses the
-	// capture saw before it: compare mode waits for as many before sending.
-	Before int
+	// capture saw before it; BeforeOther how many of those were not plain
+	// ACKs; Covered the highest PSN they answered, relative to the first
+	// request (-1 for none). Compare mode waits until the live side has
+	// caught up as far before it sends the request.
+	Before, BeforeOther, Covered int
 }
 
 // NewPlan cuts conversation conv (1-based; 0 picks the first RC
@@ -107,6 +115,7 @@ func NewPlan(c *Capture, conv uint32, side uint8) (*Plan, error) {
 	p := &Plan{Capture: c, Conv: conv, Side: side}
 	vaLo, vaHi := uint64(1<<64-1), uint64(0)
 	firstReq := true
+	others, covered := 0, -1
 	seenPSN := map[layers.PSN]bool{}
 	seenResp := map[[2]uint32]bool{}
 	skippedReq := map[int]bool{}
@@ -152,7 +161,7 @@ func NewPlan(c *Capture, conv uint32, side uint8) (*Plan, error) {
 				}
 				vaLo, vaHi = min(vaLo, va), max(vaHi, va+uint64(n))
 			}
-			p.Steps = append(p.Steps, Step{Frame: f, Request: true, Before: responses})
+			p.Steps = append(p.Steps, Step{Frame: f, Request: true, Before: responses, BeforeOther: others, Covered: covered})
 		case info.Response:
 			if p.Side != 0 && f.Dir == p.Side {
 				continue // the other direction's responses: its own requests are not played
@@ -172,6 +181,12 @@ func NewPlan(c *Capture, conv uint32, side uint8) (*Plan, error) {
 			}
 			p.Steps = append(p.Steps, Step{Frame: f})
 			responses++
+			if !isPlainACK(&b) {
+				others++
+			}
+			if !firstReq {
+				covered = max(covered, b.PSN.Diff(p.Requester.PSN))
+			}
 		}
 	}
 	if len(p.Steps) == 0 || !p.Steps[0].Request {
@@ -187,7 +202,36 @@ func NewPlan(c *Capture, conv uint32, side uint8) (*Plan, error) {
 	if vaLo <= vaHi {
 		p.Responder.VA, p.RegionLen = vaLo, vaHi-vaLo
 	}
+	p.MTU = cv.MTU
+	if p.MTU <= 0 {
+		p.MTU = p.inferMTU()
+	}
 	return p, nil
+}
+
+// inferMTU works the path MTU out of the packets' payloads.
+func (p *Plan) inferMTU() int {
+	largest := 0
+	var b layers.BTH
+	for _, s := range p.Steps {
+		if b.DecodeFromBytes(s.Frame.Datagram(), gopacket.NilDecodeFeedback) != nil {
+			continue
+		}
+		n := len(b.PacketPayload())
+		switch b.Opcode.Info().Position {
+		case layers.PosFirst, layers.PosMiddle:
+			return n
+		}
+		largest = max(largest, n)
+	}
+	if largest == 0 {
+		return 1024
+	}
+	mtu := 256
+	for mtu < largest && mtu < 4096 {
+		mtu *= 2
+	}
+	return mtu
 }
 
 // Requests counts the plan's requests.
@@ -206,8 +250,9 @@ func (p *Plan) Responses() int { return len(p.Steps) - p.Requests() }
 
 // Image returns the responder's region as the capture shows it, from
 // Responder.VA for RegionLen bytes: the data each RDMA WRITE put there, the
-// data each READ found there, the value each atomic found, whichever the
-// capture shows first for a byte. Seeding a live peer's region with it
+// data each READ found there, the value each atomic found (as a
+// little-endian host stores it), whichever the capture shows first for a
+// byte. Seeding a live peer's region with it
 // makes the payload comparison meaningful. Bytes the capture never shows
 // are zero.
 func (p *Plan) Image() []byte {
@@ -240,10 +285,7 @@ func (p *Plan) Image() []byte {
 			put(writeVA, data)
 			writeVA += uint64(len(data))
 		case info.Operation == layers.OpRDMAReadRequest:
-			mtu := p.Capture.Convs[p.Conv-1].MTU
-			if mtu <= 0 {
-				mtu = 4096
-			}
+			mtu := p.MTU
 			n := max(1, (int(b.RETH.DMALength)+mtu-1)/mtu)
 			for i := range n {
 				readVA[b.PSN.Add(i)] = b.RETH.VA + uint64(i*mtu)
@@ -256,10 +298,11 @@ func (p *Plan) Image() []byte {
 			}
 		case info.Has(layers.HdrAtomicAckETH):
 			if va, ok := atomicVA[b.PSN]; ok {
+				// The wire carries the value big-endian; the responder's
+				// memory holds it in host order, and rxe's hosts (and this
+				// endpoint's) are little-endian.
 				var v [8]byte
-				for i := range 8 {
-					v[i] = byte(b.AtomicAckETH.OrigRemoteData >> (56 - 8*i))
-				}
+				binary.LittleEndian.PutUint64(v[:], b.AtomicAckETH.OrigRemoteData)
 				put(va, v[:])
 			}
 		}
@@ -275,12 +318,17 @@ type CompareOptions struct {
 	// Payload compares READ response data and atomic original values too.
 	Payload bool
 	// Timeout is how long to wait for a response the capture says is due
-	// (default 1 s). After one wait runs out with nothing at all received,
+	// (default 1 s). After a wait runs out with nothing received during it,
 	// the peer is taken for silent and the rest is sent without waiting.
 	Timeout time.Duration
 	// Linger is how long to wait after the last expected response for
 	// responses the capture does not have (default Timeout/10).
 	Linger time.Duration
+	// StrictACKs counts a captured ACK the peer left out as a difference
+	// even when a later ACK of the peer covers it. By default coalesced
+	// ACKs are not differences: the IBTA lets a responder acknowledge
+	// several requests with one ACK (rxe does not, the endpoint does).
+	StrictACKs bool
 }
 
 // Result is the outcome of a comparison.
@@ -298,6 +346,10 @@ type Response struct {
 	Frame int    // captured frame number; 0 for a live response
 	Index int    // 1-based position among the responses of its side
 	Key   string // opcode, relative PSN, syndrome, MSN, length (and data)
+	// PSN is relative to the first request; PlainACK says the response is
+	// an RC ACKNOWLEDGE with an ACK syndrome, which a later one may cover.
+	PSN      int
+	PlainACK bool
 }
 
 // Hunk is one run of differences: captured responses missing from the
@@ -355,19 +407,30 @@ func Compare(ctx context.Context, plan *Plan, setup Setup, peer Peer, opts Compa
 	base := plan.Requester.PSN
 	for _, s := range plan.Steps {
 		if !s.Request {
-			res.Captured = append(res.Captured, Response{Frame: s.Frame.Number, Index: len(res.Captured) + 1,
-				Key: describe(s.Frame.Datagram(), base, plan.Requester.QPN, opts.Payload)})
+			r := describe(s.Frame.Datagram(), base, plan.Requester.QPN, opts.Payload)
+			r.Frame, r.Index = s.Frame.Number, len(res.Captured)+1
+			res.Captured = append(res.Captured, r)
 		}
 	}
 	buf := make([]byte, 1<<16)
+	// The live side has caught up with the capture when it has sent as
+	// many responses that are not plain ACKs and answered as far in the
+	// PSN space (and, with StrictACKs, sent as many responses in all).
 	// missing counts the responses given up on: once a wait runs out, the
 	// later waits expect that many fewer, so one lost response costs one
 	// timeout and not one per request after it.
-	missing := 0
+	missing, others, covered := 0, 0, -1
 	silent := false
-	receive := func(want int, wait time.Duration) error {
+	caughtUp := func(total, other, psn int) bool {
+		if opts.StrictACKs {
+			return len(res.Live) >= total-missing && covered >= psn
+		}
+		return others >= other-missing && covered >= psn
+	}
+	receive := func(total, other, psn int, wait time.Duration) error {
 		deadline := time.Now().Add(wait)
-		for want < 0 || len(res.Live) < want-missing {
+		had := len(res.Live)
+		for total < 0 || !caughtUp(total, other, psn) {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
@@ -382,11 +445,25 @@ func Compare(ctx context.Context, plan *Plan, setup Setup, peer Peer, opts Compa
 			if err != nil {
 				return fmt.Errorf("receive: %w", err)
 			}
-			res.Live = append(res.Live, Response{Index: len(res.Live) + 1, Key: describe(buf[:n], local.PSN, local.QPN, opts.Payload)})
+			r := describe(buf[:n], local.PSN, local.QPN, opts.Payload)
+			r.Index = len(res.Live) + 1
+			res.Live = append(res.Live, r)
+			if !r.PlainACK {
+				others++
+			}
+			covered = max(covered, r.PSN)
 		}
-		if want >= 0 && len(res.Live) < want-missing {
-			silent = len(res.Live) == 0
-			missing = want - len(res.Live)
+		if total >= 0 && !caughtUp(total, other, psn) {
+			// Nothing at all during a whole wait: the peer has stopped
+			// answering, and waiting before every later request would only
+			// multiply the timeout.
+			silent = len(res.Live) == had
+			if opts.StrictACKs {
+				missing = total - len(res.Live)
+			} else {
+				missing = other - others
+			}
+			covered = max(covered, psn)
 		}
 		return nil
 	}
@@ -395,7 +472,7 @@ func Compare(ctx context.Context, plan *Plan, setup Setup, peer Peer, opts Compa
 			continue
 		}
 		if !silent {
-			if err := receive(s.Before, timeout); err != nil {
+			if err := receive(s.Before, s.BeforeOther, s.Covered, timeout); err != nil {
 				return nil, err
 			}
 		}
@@ -407,26 +484,42 @@ func Compare(ctx context.Context, plan *Plan, setup Setup, peer Peer, opts Compa
 		}
 		res.Sent++
 	}
-	if err := receive(len(res.Captured), timeout); err != nil {
+	lastOther, lastPSN := 0, -1
+	for _, r := range res.Captured {
+		if !r.PlainACK {
+			lastOther++
+		}
+		lastPSN = max(lastPSN, r.PSN)
+	}
+	if err := receive(len(res.Captured), lastOther, lastPSN, timeout); err != nil {
 		return nil, err
 	}
-	if err := receive(-1, linger); err != nil {
+	if err := receive(-1, 0, 0, linger); err != nil {
 		return nil, err
 	}
 	res.Hunks = diff(res.Captured, res.Live)
+	if !opts.StrictACKs {
+		res.Hunks = dropCoveredACKs(res.Captured, res.Hunks)
+	}
 	return res, nil
 }
 
-// describe reduces a response (BTH through ICRC) to the text compared:
+// isPlainACK reports an RC ACKNOWLEDGE whose syndrome is an ACK.
+func isPlainACK(b *layers.BTH) bool {
+	return b.Opcode.Info().Operation == layers.OpAcknowledge && b.AETH.Syndrome.Type() == layers.AETHAck
+}
+
+// describe reduces a response (BTH through ICRC) to what is compared:
 // opcode, PSN relative to base, AETH syndrome and MSN, payload length, and
 // with payload a digest of the data and the atomic original value.
-func describe(dg []byte, base layers.PSN, ourQPN uint32, payload bool) string {
+func describe(dg []byte, base layers.PSN, ourQPN uint32, payload bool) Response {
 	var b layers.BTH
 	if err := b.DecodeFromBytes(dg, gopacket.NilDecodeFeedback); err != nil {
-		return fmt.Sprintf("undecodable (%d bytes): %v", len(dg), err)
+		return Response{Key: fmt.Sprintf("undecodable (%d bytes): %v", len(dg), err), PSN: -1}
 	}
 	var s strings.Builder
-	fmt.Fprintf(&s, "%s psn %+d", b.Opcode, b.PSN.Diff(base))
+	rel := b.PSN.Diff(base)
+	fmt.Fprintf(&s, "%s psn %+d", b.Opcode, rel)
 	if b.DestQP != ourQPN {
 		fmt.Fprintf(&s, " to QP 0x%06x", b.DestQP)
 	}
@@ -444,7 +537,49 @@ func describe(dg []byte, base layers.PSN, ourQPN uint32, payload bool) string {
 			fmt.Fprintf(&s, " orig 0x%x", b.AtomicAckETH.OrigRemoteData)
 		}
 	}
-	return s.String()
+	return Response{Key: s.String(), PSN: rel, PlainACK: isPlainACK(&b)}
+}
+
+// dropCoveredACKs takes out of the hunks the captured plain ACKs that the
+// live side left out and covered with a later ACK: those in a hunk with
+// nothing live in their place, followed, before any other response, by a
+// plain ACK the live side matched.
+func dropCoveredACKs(captured []Response, hunks []Hunk) []Hunk {
+	deleted := make(map[int]bool)
+	omitted := make(map[int]bool)
+	for _, h := range hunks {
+		for _, d := range h.Del {
+			deleted[d.Index] = true
+			omitted[d.Index] = len(h.Add) == 0
+		}
+	}
+	covered := make(map[int]bool)
+	cover := false
+	for i := len(captured) - 1; i >= 0; i-- {
+		r := captured[i]
+		switch {
+		case !r.PlainACK:
+			cover = false
+		case !deleted[r.Index]:
+			cover = true
+		default:
+			covered[r.Index] = cover && omitted[r.Index]
+		}
+	}
+	var out []Hunk
+	for _, h := range hunks {
+		var del []Response
+		for _, d := range h.Del {
+			if !covered[d.Index] {
+				del = append(del, d)
+			}
+		}
+		h.Del = del
+		if len(h.Del) > 0 || len(h.Add) > 0 {
+			out = append(out, h)
+		}
+	}
+	return out
 }
 
 // maxDiffCells bounds the longest-common-subsequence table.

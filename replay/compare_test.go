@@ -182,7 +182,7 @@ func TestImageSeedsReadAndAtomic(t *testing.T) {
 		}
 		require.NoError(t, b.DecodeFromBytes(s.Frame.Datagram(), gopacket.NilDecodeFeedback))
 		// The first atomic ACK found the value at the lowest VA.
-		assert.Equal(t, b.AtomicAckETH.OrigRemoteData, binary.BigEndian.Uint64(img[:8]))
+		assert.Equal(t, b.AtomicAckETH.OrigRemoteData, binary.LittleEndian.Uint64(img[:8]))
 		break
 	}
 }
@@ -220,33 +220,52 @@ func TestCompareFindsDifferences(t *testing.T) {
 	tests := []struct {
 		name, file string
 		payload    bool
+		strict     bool
 		mutate     func(int, []byte) []byte
 	}{
-		{"write_nak_and_drop", "write_bw.pcap", false, func(i int, dg []byte) []byte {
+		{"write_nak_and_drop", "write_bw.pcap", false, true, func(i int, dg []byte) []byte {
 			if i == 7 {
 				return nil // a lost ACK
 			}
 			return setAETH(3, layers.MakeNakSyndrome(layers.NAKRemoteAccessError))(i, dg)
 		}},
-		{"write_extra_ack", "write_bw.pcap", false, func(i int, dg []byte) []byte {
+		{"write_nak_and_drop_coalescing", "write_bw.pcap", false, false, func(i int, dg []byte) []byte {
+			if i == 7 {
+				return nil // covered by the next ACK: not a difference unless strict
+			}
+			return setAETH(3, layers.MakeNakSyndrome(layers.NAKRemoteAccessError))(i, dg)
+		}},
+		{"write_coalesced_acks", "write_bw.pcap", false, false, func(i int, dg []byte) []byte {
+			if i%4 != 0 && i < 200 {
+				return nil // one ACK for every four messages, and the last
+			}
+			return dg
+		}},
+		{"write_last_ack_lost", "write_bw.pcap", false, false, func(i int, dg []byte) []byte {
+			if i == 200 {
+				return nil // nothing covers the last one
+			}
+			return dg
+		}},
+		{"write_extra_ack", "write_bw.pcap", false, false, func(i int, dg []byte) []byte {
 			if i == 5 {
 				binary.BigEndian.PutUint32(dg[12:], binary.BigEndian.Uint32(dg[12:])+1) // MSN one too far
 			}
 			return dg
 		}},
-		{"read_data", "read_bw.pcap", true, func(i int, dg []byte) []byte {
+		{"read_data", "read_bw.pcap", true, false, func(i int, dg []byte) []byte {
 			if i == 2 {
 				dg[20] ^= 0xFF // a byte of a READ Response Middle
 			}
 			return dg
 		}},
-		{"read_data_ignored_without_payload", "read_bw.pcap", false, func(i int, dg []byte) []byte {
+		{"read_data_ignored_without_payload", "read_bw.pcap", false, false, func(i int, dg []byte) []byte {
 			if i == 2 {
 				dg[20] ^= 0xFF
 			}
 			return dg
 		}},
-		{"atomic_orig", "atomic_fadd.pcap", true, func(i int, dg []byte) []byte {
+		{"atomic_orig", "atomic_fadd.pcap", true, false, func(i int, dg []byte) []byte {
 			if i == 5 {
 				binary.BigEndian.PutUint64(dg[16:], binary.BigEndian.Uint64(dg[16:])+1)
 			}
@@ -258,7 +277,7 @@ func TestCompareFindsDifferences(t *testing.T) {
 			p := loadPlan(t, tt.file)
 			fp := newFakePeer(p, tt.mutate)
 			res, err := Compare(context.Background(), p, fp, fp,
-				CompareOptions{Payload: tt.payload, Timeout: 200 * time.Millisecond, Linger: 5 * time.Millisecond})
+				CompareOptions{Payload: tt.payload, StrictACKs: tt.strict, Timeout: 200 * time.Millisecond, Linger: 5 * time.Millisecond})
 			require.NoError(t, err)
 			var out bytes.Buffer
 			res.WriteDiff(&out, "fake")

@@ -91,7 +91,7 @@ func FuzzDescribe(f *testing.F) {
 		}
 	}
 	f.Fuzz(func(t *testing.T, dg []byte, payload bool) {
-		if describe(dg, 100, 0x11, payload) == "" {
+		if describe(dg, 100, 0x11, payload).Key == "" {
 			t.Fatal("empty description")
 		}
 	})

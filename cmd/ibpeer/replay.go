@@ -489,7 +489,7 @@ func (j *replayJob) compare(ctx context.Context, c *replay.Capture, info io.Writ
 		if oob == "" {
 			oob = net.JoinHostPort(j.target.Addr().String(), strconv.Itoa(endpoint.DefaultOOBPort))
 		}
-		ts := &tcpSetup{kind: f.setup, addr: oob, gid: w.LocalAddr().Addr().As16(), mtu: c.Convs[plan.Conv-1].MTU}
+		ts := &tcpSetup{kind: f.setup, addr: oob, gid: w.LocalAddr().Addr().As16(), mtu: plan.MTU}
 		defer ts.Close()
 		setup = ts
 	}
