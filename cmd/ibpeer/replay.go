@@ -44,9 +44,12 @@ RC connection against a live responder: it learns the peer's QPN, PSN,
 R_Key and VA (--setup perftest or pingpong over TCP, or manual with
 --peer-*), remaps the requests to them, and compares the responses with the
 captured ones: opcodes, PSNs relative to the first, AETH syndromes and MSNs,
-lengths, and with --payload READ data and atomic original values.
+lengths, and with --payload READ data and atomic original values. A
+captured ACK the peer covered with a later ACK (coalescing, which the IBTA
+allows and rxe does not do) is no difference unless --strict-acks.
 Differences are printed like diff with frame numbers; the exit status is 1
-when there is any.
+when there is any. --image writes the responder's region as the capture
+shows it, for seeding the peer so that --payload can pass.
 
 Mapping file (--map): one rule a line, # comments:
   mac  52:54:00:00:00:0b -> 02:00:00:00:00:01
@@ -81,14 +84,15 @@ type replayFlags struct {
 	loop, count                                    int
 	rules                                          map[string]*listFlag
 
-	compare, payload           bool
-	setup, oob                 string
-	peerQPN, peerPSN, peerRKey uint64
-	peerVA                     uint64
-	localQPN, localPSN         uint64
-	convNo                     int
-	side                       string
-	timeout                    time.Duration
+	compare, payload, strictACK bool
+	imageOut                    string
+	setup, oob                  string
+	peerQPN, peerPSN, peerRKey  uint64
+	peerVA                      uint64
+	localQPN, localPSN          uint64
+	convNo                      int
+	side                        string
+	timeout                     time.Duration
 }
 
 var ruleKinds = []string{replay.KindMAC, replay.KindIP, replay.KindGID, replay.KindPort, replay.KindLID,
@@ -144,6 +148,8 @@ func runReplay(args []string, stdout, stderr io.Writer) int {
 	fs.BoolVar(&f.quiet, "q", false, "print no summary")
 	fs.BoolVar(&f.compare, "compare", false, "play the requester half of one RC connection against --to and compare the responses")
 	fs.BoolVar(&f.payload, "payload", false, "with --compare: compare READ data and atomic original values too")
+	fs.BoolVar(&f.strictACK, "strict-acks", false, "with --compare: a captured ACK the peer coalesced into a later one is a difference too")
+	fs.StringVar(&f.imageOut, "image", "", "with --compare: also write the responder's region as the capture shows it (WRITE data, what READs and atomics found) to `FILE`, to seed a peer with")
 	fs.StringVar(&f.setup, "setup", "perftest", "with --compare: how to learn the peer's QPN, PSN, R_Key, VA: perftest, pingpong (TCP exchanges) or manual (--peer-*)")
 	fs.StringVar(&f.oob, "oob", "", "with --compare: `HOST:PORT` of the TCP set-up exchange (default: --to's host, port 18515)")
 	fs.Uint64Var(&f.peerQPN, "peer-qpn", 0, "with --setup manual: the peer's QPN")
@@ -474,6 +480,11 @@ func (j *replayJob) compare(ctx context.Context, c *replay.Capture, info io.Writ
 	if err != nil {
 		return exitError, err
 	}
+	if f.imageOut != "" {
+		if err := os.WriteFile(f.imageOut, plan.Image(), 0o644); err != nil {
+			return exitError, err
+		}
+	}
 	w, err := endpoint.ListenUDP(j.local)
 	if err != nil {
 		return exitError, fmt.Errorf("UDP wire on %v: %w", j.local, err)
@@ -497,7 +508,7 @@ func (j *replayJob) compare(ctx context.Context, c *replay.Capture, info io.Writ
 	if f.localQPN != 0 && f.localPSN == 0 {
 		local.PSN = plan.Requester.PSN
 	}
-	res, err := replay.Compare(ctx, plan, setup, peer, replay.CompareOptions{Local: local, Payload: f.payload, Timeout: f.timeout})
+	res, err := replay.Compare(ctx, plan, setup, peer, replay.CompareOptions{Local: local, Payload: f.payload, StrictACKs: f.strictACK, Timeout: f.timeout})
 	if err != nil {
 		return exitError, err
 	}
