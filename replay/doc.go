@@ -23,7 +23,10 @@
 // and VCRC with layers' code. A CRC keeps its fault: a good ICRC is
 // recomputed, a deliberately bad one stays bad by the same XOR, so a
 // rewrite followed by Rules.Inverse gives back the original bytes (Rules.
-// FixCRC recomputes them all instead). ParseRules reads the mapping file:
+// FixCRC recomputes them all instead). The TCP set-up messages of
+// ibv_*_pingpong and perftest (QPN, PSN, R_Key, VA, GID in text) follow the
+// same rules, so a rewritten capture still pairs its connections by them.
+// ParseRules reads the mapping file:
 //
 //	mac  52:54:00:00:00:0b -> 02:00:00:00:00:01
 //	ip   192.168.77.11 -> 127.0.0.1      # also GID ::ffff:192.168.77.11
@@ -39,19 +42,27 @@
 //
 // A Sender takes frames: FileSender writes a capture (offline rewrite),
 // WireSender hands RoCEv2 datagrams to an endpoint.Wire (the endpoint's UDP
-// socket fills the ICRC for the headers the kernel writes), UDPSender does
-// the same over a plain UDP socket, and PacketSender writes whole Ethernet
-// frames out of an interface through AF_PACKET. A Pacer spaces the frames
-// as captured (optionally sped up), at a fixed packet or bit rate, or not at
-// all, under a safety cap, and reports the achieved rate and the pacing
-// error's percentiles.
+// socket fills the ICRC for the headers the kernel writes), and
+// PacketSender writes whole Ethernet frames out of an interface through
+// AF_PACKET. Play spaces the frames as captured (optionally sped up), at a
+// fixed packet or bit rate, or not at all, under a safety cap (sleeping
+// until 1.2 ms before each send, then yielding in a loop), and reports the
+// achieved rate and the pacing error's percentiles. CheckTarget and
+// CheckInterface keep sending on loopback unless told otherwise.
 //
 // # Comparing
 //
-// Compare plays the requester half of one captured RC connection against a
-// live Peer, after a Setup step that learns the peer's QPN, PSN, R_Key and
-// VA, rewriting the requests to them; it then compares the peer's
-// responses with the captured ones (opcodes, PSNs relative to the base, AETH
-// syndromes and MSNs, lengths, and optionally READ data and atomic original
-// values) and reports the differences as a diff with frame numbers.
+// NewPlan cuts one captured RC connection into its requester's first
+// transmissions and the responses the capture saw. Compare plays the plan
+// against a live Peer (WirePeer: through an endpoint.Wire), after a Setup
+// step that learns the peer's QPN, PSN, R_Key and VA, rewriting the
+// requests to them. It sends a request only once the peer has answered as
+// far as the capture had (in PSNs and in responses other than plain ACKs),
+// then compares the peer's responses with the captured ones — opcodes, PSNs
+// relative to the first request, AETH syndromes and MSNs, lengths, and
+// optionally READ data and atomic original values — and reports the
+// differences as a diff with frame numbers. A captured ACK the peer covered
+// with a later one (coalescing) is no difference unless StrictACKs.
+// Plan.Image is the responder's region as the capture shows it, to seed a
+// live peer with so that the payload comparison can pass.
 package replay
