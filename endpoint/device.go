@@ -7,8 +7,6 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/google/gopacket"
-
 	"github.com/ibwire/ibwire/layers"
 )
 
@@ -237,7 +235,7 @@ func (d *Device) accept(p *rxPacket) bool {
 		d.c.dropShort.Add(1)
 		return false
 	}
-	if err := p.bth.DecodeFromBytes(data, gopacket.NilDecodeFeedback); err != nil {
+	if err := p.bth.DecodeFromBytes(data, decodeFeedback{}); err != nil {
 		d.c.dropShort.Add(1)
 		return false
 	}

@@ -4,8 +4,7 @@ import (
 	"errors"
 	"net/netip"
 
-	"github.com/google/gopacket"
-
+	"github.com/ibwire/ibwire/craft"
 	"github.com/ibwire/ibwire/layers"
 )
 
@@ -48,20 +47,41 @@ func serviceOf(t QPType) layers.ServiceType {
 	return layers.ServiceUnknown
 }
 
-// frameWriter is a gopacket.SerializeBuffer over one fixed transmit buffer:
-// the payload is copied in first, at the headers' offset, and the layers'
-// SerializeTo methods prepend their headers in front of it. It never
-// allocates, which keeps the transmit path allocation-free.
-type frameWriter struct {
+// endpoint does not import gopacket (ARCHITECTURE.md keeps it to layers,
+// craft and the socket packages), yet every header is serialized by layers,
+// whose SerializeTo methods take gopacket's SerializeBuffer and
+// SerializeOptions. Those two types reach this file only by inference from
+// layers' own method signatures: frameWriter is generic in the layer-type
+// type L, which newFrameWriter infers from (*layers.BTH).LayerType, so
+// *frameWriter[L] has exactly the method set of a gopacket.SerializeBuffer;
+// bufferFor recovers it as that interface, and a zero SerializeOptions,
+// from (*layers.BTH).SerializeTo.
+
+// frameWriter serializes into one fixed transmit buffer: the payload is
+// copied in first, at the headers' offset, and the layers' SerializeTo
+// methods prepend their headers in front of it. It never allocates.
+type frameWriter[L any] struct {
 	buf        []byte
 	start, end int
 }
 
+// frameSpan is the part of frameWriter that does not depend on L.
+type frameSpan interface {
+	reset(buf []byte, start, end int)
+	offset() int
+}
+
+func newFrameWriter[L any](func(*layers.BTH) L) frameSpan { return &frameWriter[L]{} }
+
+func (f *frameWriter[L]) reset(buf []byte, start, end int) { f.buf, f.start, f.end = buf, start, end }
+
+func (f *frameWriter[L]) offset() int { return f.start }
+
+func (f *frameWriter[L]) Bytes() []byte { return f.buf[f.start:f.end] }
+
 var errFrameFull = errors.New("frame buffer exhausted")
 
-func (f *frameWriter) Bytes() []byte { return f.buf[f.start:f.end] }
-
-func (f *frameWriter) PrependBytes(n int) ([]byte, error) {
+func (f *frameWriter[L]) PrependBytes(n int) ([]byte, error) {
 	if n > f.start {
 		return nil, errFrameFull
 	}
@@ -69,7 +89,7 @@ func (f *frameWriter) PrependBytes(n int) ([]byte, error) {
 	return f.buf[f.start : f.start+n], nil
 }
 
-func (f *frameWriter) AppendBytes(n int) ([]byte, error) {
+func (f *frameWriter[L]) AppendBytes(n int) ([]byte, error) {
 	if f.end+n > len(f.buf) {
 		return nil, errFrameFull
 	}
@@ -77,14 +97,28 @@ func (f *frameWriter) AppendBytes(n int) ([]byte, error) {
 	return f.buf[f.end-n : f.end], nil
 }
 
-func (f *frameWriter) Clear() error {
+func (f *frameWriter[L]) Clear() error {
 	f.start, f.end = 0, 0
 	return nil
 }
 
-func (f *frameWriter) Layers() []gopacket.LayerType { return nil }
+func (f *frameWriter[L]) Layers() []L { return nil }
 
-func (f *frameWriter) PushLayer(gopacket.LayerType) {}
+func (f *frameWriter[L]) PushLayer(L) {}
+
+// bufferFor returns w as the buffer type B and the zero options O that
+// serialize's signature names.
+func bufferFor[B, O any](serialize func(*layers.BTH, B, O) error, w frameSpan) (B, O, bool) {
+	var opts O
+	b, ok := w.(B)
+	return b, opts, ok
+}
+
+// decodeFeedback is the DecodeFeedback layers' decoders ask for; the
+// endpoint reads truncation from their errors instead.
+type decodeFeedback struct{}
+
+func (decodeFeedback) SetTruncated() {}
 
 // txBatch is the number of packets a QP queues before writing them to the
 // wire in one WriteBatch.
@@ -96,18 +130,18 @@ type txState struct {
 	dgs  []Datagram
 	n    int
 	hdr  layers.BTH // the packet being built
-	fw   frameWriter
+	fw   frameSpan
 	// the packet being built
 	cur     []byte
 	hdrLen  int
 	plen    int
 	pad     int
-	opts    gopacket.SerializeOptions
 	pending bool
 }
 
 func newTxState() txState {
-	return txState{bufs: make([][MaxDatagram]byte, txBatch), dgs: make([]Datagram, txBatch)}
+	return txState{bufs: make([][MaxDatagram]byte, txBatch), dgs: make([]Datagram, txBatch),
+		fw: newFrameWriter((*layers.BTH).LayerType)}
 }
 
 // start begins a packet of opcode op with plen payload bytes and returns its
@@ -145,15 +179,19 @@ func (qp *QP) finish(dst netip.Addr, sport uint16, hop uint8) {
 	end := t.hdrLen + t.plen
 	total := end + t.pad + layers.ICRCLength
 	clear(t.cur[end:total])
-	t.fw = frameWriter{buf: t.cur[:total], start: t.hdrLen, end: total}
+	t.fw.reset(t.cur[:total], t.hdrLen, total)
+	sb, opts, ok := bufferFor((*layers.BTH).SerializeTo, t.fw)
+	if !ok {
+		return
+	}
 	h := &t.hdr
 	hs := h.Info().HeaderList()
 	for i := len(hs) - 1; i >= 0; i-- {
-		if err := h.ETH(hs[i]).SerializeTo(&t.fw, t.opts); err != nil {
+		if err := h.ETH(hs[i]).SerializeTo(sb, opts); err != nil {
 			return
 		}
 	}
-	if err := h.SerializeTo(&t.fw, t.opts); err != nil || t.fw.start != 0 {
+	if err := h.SerializeTo(sb, opts); err != nil || t.fw.offset() != 0 {
 		return
 	}
 	t.dgs[t.n] = Datagram{
@@ -181,22 +219,16 @@ func (qp *QP) flush() {
 }
 
 // udpSourcePort is the UDP source port rxe uses for a connected QP
-// (ENDPOINT.md §1.5): 0xC000 | (low 14 bits XOR high 6 bits) of the flow
-// label, which when zero is folded from the product of the two QPNs, so
-// both ends compute the same port.
+// (ENDPOINT.md §1.5): with flow label 0 (the norm) craft.RXESourcePort's
+// fold of the two QPNs' product, which both ends compute alike; otherwise
+// 0xC000 | (low 14 bits XOR high 6 bits) of the flow label.
 func udpSourcePort(flowLabel, lqpn, rqpn uint32) uint16 {
 	fl := flowLabel & 0xFFFFF
 	if fl == 0 {
-		v := uint64(lqpn) * uint64(rqpn)
-		v ^= v >> 20
-		v ^= v >> 40
-		fl = uint32(v & 0xFFFFF)
+		return craft.RXESourcePort(lqpn, rqpn)
 	}
 	return uint16(0xC000 | (fl&0x3FFF ^ fl>>14))
 }
 
-// udSourcePort is the port of a UD QP: 0xC000 plus a 14-bit multiplicative
-// hash of its QPN (the kernel's hash_32).
-func udSourcePort(qpn uint32) uint16 {
-	return uint16(0xC000 + (qpn*0x61C88647)>>(32-14))
-}
+// udSourcePort is the port of a UD QP (craft.RXEUDSourcePort).
+func udSourcePort(qpn uint32) uint16 { return craft.RXEUDSourcePort(qpn) }
