@@ -58,7 +58,9 @@ type Summary struct {
 	AskedPPS, AchievedPPS float64
 	AchievedMbps          float64
 	Capped                bool // the safety cap slowed the run down
-	// Pacing error: how late each send was against its schedule.
+	// Pacing error: how late each send was against its schedule (Paced
+	// is false under Top, which has no schedule).
+	Paced                          bool
 	ErrP50, ErrP90, ErrP99, ErrMax time.Duration
 }
 
@@ -77,7 +79,7 @@ func (s *Summary) Write(w io.Writer) {
 	if s.Capped {
 		fmt.Fprintf(w, "Capped: the safety cap slowed sending; --cap-pps/--cap-mbps raise it, --top lifts it\n")
 	}
-	if s.Packets > 0 {
+	if s.Paced {
 		fmt.Fprintf(w, "Pacing error: p50 %v p90 %v p99 %v max %v\n", s.ErrP50, s.ErrP90, s.ErrP99, s.ErrMax)
 	}
 	if s.Skipped > 0 {
@@ -179,6 +181,7 @@ func (s *Summary) finish(start, first, last time.Time, lastBytes int, lates []ti
 	if len(lates) == 0 {
 		return
 	}
+	s.Paced = true
 	slices.Sort(lates)
 	pct := func(p float64) time.Duration {
 		return lates[min(len(lates)-1, int(math.Ceil(p*float64(len(lates))))-1)]

@@ -95,6 +95,7 @@ func TestPlayTopBatchesAndSkips(t *testing.T) {
 	assert.Equal(t, int64(1000), sum.Bytes)
 	assert.Equal(t, int64(2), sum.Skipped, "frame 5, once per loop")
 	assert.Zero(t, sum.AskedPPS)
+	assert.False(t, sum.Paced)
 }
 
 func TestPlayPacedMeasuresError(t *testing.T) {
@@ -103,6 +104,7 @@ func TestPlayPacedMeasuresError(t *testing.T) {
 	sum, err := Play(context.Background(), c, rec, PaceOptions{PPS: 2000})
 	require.NoError(t, err)
 	assert.Len(t, rec.calls, 5, "one frame per Send when paced")
+	assert.True(t, sum.Paced)
 	assert.Equal(t, int64(5), sum.Packets)
 	assert.Equal(t, 2000.0, sum.AskedPPS)
 	assert.NotZero(t, sum.AchievedPPS)
