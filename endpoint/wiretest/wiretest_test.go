@@ -1,0 +1,200 @@
+package wiretest_test
+
+import (
+	"encoding/binary"
+	"net"
+	"net/netip"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+
+	"github.com/ibwire/ibwire/craft"
+	"github.com/ibwire/ibwire/endpoint"
+	"github.com/ibwire/ibwire/endpoint/wiretest"
+	"github.com/ibwire/ibwire/layers"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// packet returns a UDP payload (BTH … ICRC) as craft frames it between
+// the pair's default addresses, with the ICRC craft computed over the
+// whole Ethernet/IPv4 frame (IP ID 0, DF, as rxe with PMTU discovery).
+func craftPacket(t *testing.T, psn layers.PSN, n int) (payload []byte, sport uint16) {
+	t.Helper()
+	cfg := craft.Config{Encap: craft.RoCEv2}
+	cfg.Requester, cfg.Responder = craft.DefaultRequester, craft.DefaultResponder
+	cfg.Requester.IPv4, cfg.Responder.IPv4 = net.IPv4(127, 0, 0, 1), net.IPv4(127, 0, 0, 2)
+	b, err := craft.NewBuilder(cfg)
+	require.NoError(t, err)
+	f, err := b.Build(craft.Sample(0x04, psn, n), time.Time{})
+	require.NoError(t, err)
+	require.Equal(t, []byte{0x40, 0x00}, f.Data[14+6:14+8], "craft sets DF")
+	udpLen := int(binary.BigEndian.Uint16(f.Data[14+20+4:]))
+	// The UDP length, not the frame, delimits the payload: short frames
+	// carry Ethernet padding.
+	return f.Data[14+20+8 : 14+20+udpLen], binary.BigEndian.Uint16(f.Data[14+20:])
+}
+
+func read(t *testing.T, w *wiretest.Wire) []endpoint.Datagram {
+	t.Helper()
+	dgs := make([]endpoint.Datagram, 16)
+	for i := range dgs {
+		dgs[i].Payload = make([]byte, endpoint.MaxDatagram)
+	}
+	n, err := w.ReadBatch(dgs)
+	require.NoError(t, err)
+	return dgs[:n]
+}
+
+// TestICRCMatchesCraft: the ICRC the wire fills equals the one craft
+// computes over a real frame, and the reader marks it good.
+func TestICRCMatchesCraft(t *testing.T) {
+	a, b := wiretest.NewPair(wiretest.Config{})
+	defer a.Close()
+	for _, n := range []int{0, 1, 3, 100, 1024} {
+		want, sport := craftPacket(t, 7, n)
+		out := append([]byte(nil), want...)
+		clear(out[len(out)-4:])
+		src := netip.AddrPortFrom(a.LocalAddr().Addr(), sport)
+		_, err := a.WriteBatch([]endpoint.Datagram{{Src: src, Dst: b.LocalAddr(), Payload: out}})
+		require.NoError(t, err)
+		require.Equal(t, want, out, "size %d: WriteBatch fills the ICRC in place", n)
+		got := read(t, b)
+		require.Len(t, got, 1)
+		require.Equal(t, want, got[0].Payload)
+		require.Equal(t, endpoint.ICRCGood, got[0].ICRC)
+		require.Equal(t, src, got[0].Src)
+	}
+}
+
+func TestFaults(t *testing.T) {
+	payload := func() []byte { return make([]byte, 12+8+4) }
+	for _, tc := range []struct {
+		name   string
+		faults wiretest.Faults
+		check  func(t *testing.T, got []endpoint.Datagram, st wiretest.Stats)
+	}{
+		{"loss", wiretest.Faults{Loss: 1}, func(t *testing.T, got []endpoint.Datagram, st wiretest.Stats) {
+			require.Empty(t, got)
+			require.Equal(t, uint64(10), st.Lost)
+		}},
+		{"duplicate", wiretest.Faults{Duplicate: 1}, func(t *testing.T, got []endpoint.Datagram, st wiretest.Stats) {
+			require.Len(t, got, 20)
+			require.Equal(t, uint64(10), st.Duplicated)
+		}},
+		{"corrupt", wiretest.Faults{Corrupt: 1}, func(t *testing.T, got []endpoint.Datagram, st wiretest.Stats) {
+			require.Len(t, got, 10)
+			for _, dg := range got {
+				require.Equal(t, endpoint.ICRCBad, dg.ICRC)
+			}
+		}},
+		{"reorder", wiretest.Faults{Reorder: 0.5, ReorderWindow: time.Millisecond}, func(t *testing.T, got []endpoint.Datagram, st wiretest.Stats) {
+			require.Len(t, got, 10)
+			inOrder := true
+			for i, dg := range got {
+				if dg.Payload[11] != byte(i) {
+					inOrder = false
+				}
+			}
+			require.False(t, inOrder)
+			require.NotZero(t, st.Reordered)
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				a, b := wiretest.NewPair(wiretest.Config{AtoB: tc.faults, Seed: 3})
+				defer a.Close()
+				var got []endpoint.Datagram
+				done := make(chan struct{})
+				go func() {
+					defer close(done)
+					for {
+						dgs := make([]endpoint.Datagram, 4)
+						for i := range dgs {
+							dgs[i].Payload = make([]byte, endpoint.MaxDatagram)
+						}
+						n, err := b.ReadBatch(dgs)
+						if err != nil {
+							return
+						}
+						got = append(got, dgs[:n]...)
+					}
+				}()
+				for i := range 10 {
+					p := payload()
+					p[11] = byte(i) // PSN
+					_, err := a.WriteBatch([]endpoint.Datagram{{Dst: b.LocalAddr(), Payload: p}})
+					require.NoError(t, err)
+				}
+				time.Sleep(time.Second)
+				synctest.Wait()
+				require.NoError(t, a.Close())
+				<-done
+				tc.check(t, got, a.Stats())
+			})
+		})
+	}
+}
+
+// TestDelayAndSetFaults: datagrams arrive exactly one delay later on the
+// virtual clock, and faults change at run time.
+func TestDelayAndSetFaults(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		a, b := wiretest.NewPair(wiretest.Config{AtoB: wiretest.Faults{Delay: 3 * time.Millisecond}})
+		defer a.Close()
+		start := time.Now()
+		_, err := a.WriteBatch([]endpoint.Datagram{{Dst: b.LocalAddr(), Payload: make([]byte, 16)}})
+		require.NoError(t, err)
+		require.Len(t, read(t, b), 1)
+		require.Equal(t, 3*time.Millisecond, time.Since(start))
+
+		a.SetFaults(wiretest.Faults{Loss: 1})
+		_, err = a.WriteBatch([]endpoint.Datagram{{Dst: b.LocalAddr(), Payload: make([]byte, 16)}})
+		require.NoError(t, err)
+		a.SetFaults(wiretest.Faults{})
+		_, err = a.WriteBatch([]endpoint.Datagram{{Dst: b.LocalAddr(), Payload: make([]byte, 16)}})
+		require.NoError(t, err)
+		require.Len(t, read(t, b), 1)
+		require.Equal(t, wiretest.Stats{Written: 3, Delivered: 2, Lost: 1}, a.Stats())
+	})
+}
+
+// TestSeedDeterminism: the same seed loses the same datagrams.
+func TestSeedDeterminism(t *testing.T) {
+	pattern := func(seed uint64) []byte {
+		a, b := wiretest.NewPair(wiretest.Config{AtoB: wiretest.Faults{Loss: 0.5}, Seed: seed})
+		defer a.Close()
+		var delivered []byte
+		for i := range 40 {
+			p := make([]byte, 16)
+			p[11] = byte(i)
+			_, err := a.WriteBatch([]endpoint.Datagram{{Dst: b.LocalAddr(), Payload: p}})
+			require.NoError(t, err)
+		}
+		for a.Stats().Delivered > uint64(len(delivered)) {
+			for _, dg := range read(t, b) {
+				delivered = append(delivered, dg.Payload[11])
+			}
+		}
+		return delivered
+	}
+	require.Equal(t, pattern(1), pattern(1))
+	require.NotEqual(t, pattern(1), pattern(2))
+}
+
+func TestClose(t *testing.T) {
+	a, b := wiretest.NewPair(wiretest.Config{})
+	errc := make(chan error)
+	go func() {
+		_, err := b.ReadBatch(make([]endpoint.Datagram, 1))
+		errc <- err
+	}()
+	require.NoError(t, a.Close())
+	require.ErrorIs(t, <-errc, endpoint.ErrWireClosed)
+	_, err := a.WriteBatch([]endpoint.Datagram{{Payload: make([]byte, 16)}})
+	require.ErrorIs(t, err, endpoint.ErrWireClosed)
+	require.NoError(t, b.Close())
+}
