@@ -49,7 +49,8 @@ captured ACK the peer covered with a later ACK (coalescing, which the IBTA
 allows and rxe does not do) is no difference unless --strict-acks.
 Differences are printed like diff with frame numbers; the exit status is 1
 when there is any. --image writes the responder's region as the capture
-shows it, for seeding the peer so that --payload can pass.
+shows it, for seeding the peer so that --payload can pass (given alone, it
+needs no destination).
 
 Mapping file (--map): one rule a line, # comments:
   mac  52:54:00:00:00:0b -> 02:00:00:00:00:01
@@ -71,6 +72,7 @@ Examples:
   ibpeer replay --to 127.0.0.1 --pps 10000 --loop 5 pcaps/rxe/send_bw_small.pcap
   ibpeer replay --to 127.0.0.1 --top pcaps/rxe/write_bw.pcap
   ibpeer replay -i lo --speed 2 pcaps/rxe/rc_pingpong.pcap
+  ibpeer replay --image region.bin pcaps/rxe/read_bw.pcap
   ibpeer replay --compare --to 127.0.0.1 --setup perftest --payload pcaps/rxe/read_bw.pcap
 
 Flags (tcpreplay's short names in brackets):
@@ -149,7 +151,7 @@ func runReplay(args []string, stdout, stderr io.Writer) int {
 	fs.BoolVar(&f.compare, "compare", false, "play the requester half of one RC connection against --to and compare the responses")
 	fs.BoolVar(&f.payload, "payload", false, "with --compare: compare READ data and atomic original values too")
 	fs.BoolVar(&f.strictACK, "strict-acks", false, "with --compare: a captured ACK the peer coalesced into a later one is a difference too")
-	fs.StringVar(&f.imageOut, "image", "", "with --compare: also write the responder's region as the capture shows it (WRITE data, what READs and atomics found) to `FILE`, to seed a peer with")
+	fs.StringVar(&f.imageOut, "image", "", "write the responder's region of the --conv connection as the capture shows it (WRITE data, what READs and atomics found) to `FILE`, to seed a peer for --compare --payload; alone, it is all that is done")
 	fs.StringVar(&f.setup, "setup", "perftest", "with --compare: how to learn the peer's QPN, PSN, R_Key, VA: perftest, pingpong (TCP exchanges) or manual (--peer-*)")
 	fs.StringVar(&f.oob, "oob", "", "with --compare: `HOST:PORT` of the TCP set-up exchange (default: --to's host, port 18515)")
 	fs.Uint64Var(&f.peerQPN, "peer-qpn", 0, "with --setup manual: the peer's QPN")
@@ -225,8 +227,8 @@ func (f *replayFlags) job(path string) (*replayJob, error) {
 		}
 	}
 	switch {
-	case dests == 0:
-		return nil, errors.New("no destination: give -w FILE, --to HOST or -i IFACE")
+	case dests == 0 && f.imageOut == "":
+		return nil, errors.New("no destination: give -w FILE, --to HOST or -i IFACE (or only --image FILE)")
 	case dests > 1:
 		return nil, errors.New("-w, --to and -i exclude each other")
 	case f.compare && f.to == "":
@@ -401,6 +403,22 @@ func (j *replayJob) run(ctx context.Context, info io.Writer) (int, error) {
 	if f.compare {
 		return j.compare(ctx, c, info)
 	}
+	if f.imageOut != "" {
+		plan, err := j.plan(c)
+		if err != nil {
+			return exitError, err
+		}
+		if err := os.WriteFile(f.imageOut, plan.Image(), 0o644); err != nil {
+			return exitError, err
+		}
+		if !f.quiet {
+			fmt.Fprintf(info, "Wrote the %d-byte region of conversation %d's responder (va 0x%x) to %s\n",
+				plan.RegionLen, plan.Conv, plan.Responder.VA, f.imageOut)
+		}
+		if f.out == "" && f.to == "" && f.iface == "" {
+			return exitOK, nil
+		}
+	}
 	st, err := c.Rewrite(j.rules, c.Decode)
 	if err != nil {
 		return exitError, err
@@ -466,17 +484,22 @@ func (j *replayJob) rewriteNotes(w io.Writer, st replay.RewriteStats) {
 	}
 }
 
-// compare runs compare mode.
-func (j *replayJob) compare(ctx context.Context, c *replay.Capture, info io.Writer) (int, error) {
-	f := j.f
+// plan cuts the conversation --conv/--side name into a compare plan.
+func (j *replayJob) plan(c *replay.Capture) (*replay.Plan, error) {
 	side := uint8(0)
-	switch f.side {
+	switch j.f.side {
 	case "a":
 		side = 1
 	case "b":
 		side = 2
 	}
-	plan, err := replay.NewPlan(c, uint32(f.convNo), side)
+	return replay.NewPlan(c, uint32(j.f.convNo), side)
+}
+
+// compare runs compare mode.
+func (j *replayJob) compare(ctx context.Context, c *replay.Capture, info io.Writer) (int, error) {
+	f := j.f
+	plan, err := j.plan(c)
 	if err != nil {
 		return exitError, err
 	}

@@ -46,6 +46,7 @@ func TestReplayCommandLine(t *testing.T) {
 		{"help lists flags", []string{"help", "replay"}, exitOK, "-allow-remote", ""},
 		{"no file", []string{"replay", "-w", "x"}, exitUsage, "", "no capture: give FILE"},
 		{"no destination", []string{"replay", rxe + "write_bw.pcap"}, exitUsage, "", "no destination"},
+		{"image only", []string{"replay", "--image", "x", rxe + "atomic_fadd.pcap"}, exitOK, "Wrote the 4040-byte region of conversation 1's responder (va 0x55d423207000) to", ""},
 		{"two destinations", []string{"replay", "-w", "x", "--to", "127.0.0.1", rxe + "write_bw.pcap"}, exitUsage, "", "exclude each other"},
 		{"remote target", []string{"replay", "--to", "192.168.77.12", rxe + "write_bw.pcap"}, exitUsage, "", "192.168.77.12 is not a loopback address: sending elsewhere needs --allow-remote"},
 		{"compare without target", []string{"replay", "--compare", "-w", "x", rxe + "write_bw.pcap"}, exitUsage, "", "--compare needs --to HOST"},
