@@ -134,6 +134,7 @@ type QP struct {
 	recvCQ *CQ
 	rq     *recvQueue
 	srq    *SRQ
+	gsi    bool
 
 	stateA   atomic.Uint32 // mirror of state for PostSend/PostRecv
 	sqCount  atomic.Int32  // send WRs posted and not yet completed
@@ -176,13 +177,13 @@ func (pd *PD) CreateQP(cfg QPConfig) (*QP, error) {
 	}
 	qp := &QP{
 		dev: pd.dev, pd: pd, typ: cfg.Type, sendCQ: cfg.SendCQ, recvCQ: cfg.RecvCQ, srq: cfg.SRQ,
-		maxSend: cfg.MaxSendWR,
-		inbox:   make(chan *rxPacket, cfg.InboxLen),
-		sqIn:    make(chan postedWR, cfg.MaxSendWR),
-		ctrl:    make(chan func()),
-		done:    make(chan struct{}),
-		exited:  make(chan struct{}),
-		tx:      newTxState(),
+		maxSend: cfg.MaxSendWR, gsi: cfg.GSI,
+		inbox:  make(chan *rxPacket, cfg.InboxLen),
+		sqIn:   make(chan postedWR, cfg.MaxSendWR),
+		ctrl:   make(chan func()),
+		done:   make(chan struct{}),
+		exited: make(chan struct{}),
+		tx:     newTxState(),
 	}
 	if cfg.SRQ != nil {
 		qp.rq = cfg.SRQ.rq
@@ -478,7 +479,11 @@ func (qp *QP) modify(a QPAttr, mask AttrMask) error {
 	set(AttrMinRNRTimer, func() { at.MinRNRTimer = a.MinRNRTimer })
 	set(AttrMaxRdAtomic, func() { at.MaxRdAtomic = a.MaxRdAtomic })
 	set(AttrMaxDestRdAtomic, func() { at.MaxDestRdAtomic = a.MaxDestRdAtomic })
-	set(AttrQKey, func() { at.QKey = a.QKey })
+	set(AttrQKey, func() {
+		if !qp.gsi { // QP1's Q_Key is fixed (ENDPOINT.md §1.3 step 7)
+			at.QKey = a.QKey
+		}
+	})
 	set(AttrPKey, func() { at.PKey = a.PKey })
 	set(AttrAV, func() {
 		at.Remote, at.HopLimit, at.TrafficClass, at.FlowLabel = a.Remote.Unmap(), a.HopLimit, a.TrafficClass, a.FlowLabel
