@@ -42,7 +42,7 @@ type peerOpts struct {
 	noRegion bool
 }
 
-func newPeer(t testing.TB, w *wiretest.Wire, o peerOpts) *peer {
+func newPeer(t testing.TB, w endpoint.Wire, o peerOpts) *peer {
 	t.Helper()
 	if o.memSize == 0 {
 		o.memSize = 1 << 16
@@ -53,7 +53,8 @@ func newPeer(t testing.TB, w *wiretest.Wire, o peerOpts) *peer {
 	if o.cqSize == 0 {
 		o.cqSize = 4096
 	}
-	p := &peer{wire: w, dev: endpoint.NewDevice(w)}
+	p := &peer{dev: endpoint.NewDevice(w)}
+	p.wire, _ = w.(*wiretest.Wire)
 	p.pd = p.dev.AllocPD()
 	p.scq, p.rcq = p.dev.CreateCQ(o.cqSize), p.dev.CreateCQ(o.cqSize)
 	cfg := endpoint.QPConfig{Type: o.typ, SendCQ: p.scq, RecvCQ: p.rcq, MaxSendWR: o.maxSend, MaxRecvWR: o.maxRecv}
