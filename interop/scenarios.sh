@@ -58,6 +58,29 @@ def rxe_write_bw_loss rxe-rxe "ib_write_bw $PT -s 4096 -n 200 $GB" "ib_write_bw 
 def rxe_rping rxe-rxe "rping -c -a $GB -v -V -C 10" "rping -s -a $GB -v -V -C 10" listen=sleep tolerate="$RPING_RACE" \
 	expect_client="$OK_RPING_C" expect_server="$OK_RPING_S" desc="rxe<->rxe rping -v -V -C 10 (RDMA CM on QP1)"
 
+# Every other guest command line the peer_* scenarios use, first between two rxe devices: a peer_*
+# failure then means ibpeer, not a tool flag the bookworm tools do not take.
+def rxe_rc_pingpong_8k rxe-rxe "ibv_rc_pingpong $PP -s 8192 -n 100 $GB" "ibv_rc_pingpong $PP -s 8192 -n 100" \
+	expect_client="$OK_PP" expect_server="$OK_PP" desc="rxe<->rxe ibv_rc_pingpong -s 8192 x 100"
+def rxe_uc_pingpong rxe-rxe "ibv_uc_pingpong $PP -n 100 $GB" "ibv_uc_pingpong $PP -n 100" \
+	expect_client="$OK_PP" expect_server="$OK_PP" desc="rxe<->rxe ibv_uc_pingpong, 4096 x 100"
+def rxe_ud_pingpong rxe-rxe "ibv_ud_pingpong $PP -n 100 $GB" "ibv_ud_pingpong $PP -n 100" \
+	expect_client="$OK_PP" expect_server="$OK_PP" desc="rxe<->rxe ibv_ud_pingpong, default size 1024 x 100"
+def rxe_send_bw rxe-rxe "ib_send_bw $PT -n 200 $GB" "ib_send_bw $PT -n 200" \
+	expect_client="$OK_BW" expect_server="$OK_BW" desc="rxe<->rxe ib_send_bw, 65536 x 200"
+def rxe_atomic_fadd rxe-rxe "ib_atomic_bw $PT -n 200 $GB" "ib_atomic_bw $PT -n 200" \
+	expect_client="$OK_BW" expect_server="$OK_BW" desc="rxe<->rxe ib_atomic_bw FETCH_AND_ADD x 200"
+def rxe_atomic_cas rxe-rxe "ib_atomic_bw $PT -A CMP_AND_SWAP -n 200 $GB" "ib_atomic_bw $PT -A CMP_AND_SWAP -n 200" \
+	expect_client="$OK_BW" expect_server="$OK_BW" desc="rxe<->rxe ib_atomic_bw -A CMP_AND_SWAP x 200"
+def rxe_ucmatose rxe-rxe "ucmatose -s $GB" "ucmatose" listen=sleep \
+	expect_client="$OK_UCM" expect_server="$OK_UCM" desc="rxe<->rxe ucmatose (RDMA CM, 10 SENDs each way)"
+def rxe_write_bw_cm rxe-rxe "ib_write_bw -d rxe0 -R -F -n 200 $GB" "ib_write_bw -d rxe0 -R -F -n 200" listen=sleep \
+	expect_client="$OK_BW" expect_server="$OK_BW" desc="rxe<->rxe ib_write_bw -R (RDMA CM), 65536 x 200"
+def rxe_read_bw_loss rxe-rxe "ib_read_bw $PT -s 4096 -n 200 $GB" "ib_read_bw $PT -s 4096 -n 200" loss=2% \
+	expect_client="$OK_BW" expect_server="$OK_BW" desc="rxe<->rxe ib_read_bw 4096 x 200, netem loss 2% in both guests"
+def rxe_rping_loss rxe-rxe "rping -c -a $GB -v -V -C 10" "rping -s -a $GB -v -V -C 10" listen=sleep loss=2% tolerate="$RPING_RACE" \
+	expect_client="$OK_RPING_C" expect_server="$OK_RPING_S" desc="rxe<->rxe rping -v -V -C 10, netem loss 2% in both guests"
+
 # ---- host-side diagnostics: prove both host roles with plain tools -----------------------------
 def diag_host_sniff rxe-rxe "ibv_rc_pingpong $PP -n 20 $GB" "ibv_rc_pingpong $PP -n 20" \
 	host="ibdump -i br0 -c 20" expect_host='RoCEv2 192\.168\.77\.1[12]\.[0-9]+ > 192\.168\.77\.1[12]\.4791: RC Send' \
