@@ -77,6 +77,13 @@
 // transmit buffers and work-request slots are recycled, and headers are
 // serialized straight into the transmit buffer.
 //
+// A remote peer's RDMA WRITE lands in an MR from the responder QP's
+// goroutine; the application learns of it through the protocol (a SEND,
+// an immediate, a flag it polls). Between two devices in one process over
+// kernel sockets the race detector cannot see that ordering; QP.Query on
+// the responder's QP, a round trip through its goroutine, makes the edge
+// explicit.
+//
 // Remote atomics run with sync/atomic on the aligned native-endian word,
 // so they are atomic against each other and against local code that uses
 // MR.AddUint64, MR.CompareAndSwapUint64 and MR.LoadUint64 on the same word.
