@@ -269,7 +269,7 @@ func (qp *QP) stop() {
 // verbs.
 func (qp *QP) PostSend(wr *SendWR) error {
 	st := qp.State()
-	if st != StateRTS && st != StateSQD && st != StateErr {
+	if st != StateRTS && st != StateSQD && st != StateSQE && st != StateErr {
 		return fmt.Errorf("post send on QP %#x in %v: %w", qp.qpn, st, ErrInvalidState)
 	}
 	if len(wr.SGL) > MaxSGE {

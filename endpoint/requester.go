@@ -115,7 +115,7 @@ func (r *requester) start(psn layers.PSN) {
 // post takes a WR from PostSend into the send queue.
 func (r *requester) post(p postedWR) {
 	qp := r.qp
-	if qp.state == StateErr {
+	if qp.state == StateErr || qp.state == StateSQE {
 		qp.sqCount.Add(-1)
 		qp.sendCQ.push(WC{ID: p.wr.ID, Status: StatusWRFlushErr, Op: wcOpcode(p.wr.Op), QPN: qp.qpn})
 		return
@@ -168,9 +168,16 @@ func (r *requester) send() {
 		w := r.at(r.next)
 		if w.status != StatusSuccess {
 			// A WR that failed locally completes in error once
-			// everything before it has, and the QP goes to ERR.
+			// everything before it has. An RC QP goes to ERR; UC and
+			// UD go to SQE, where sends are flushed and receives go
+			// on (IBTA Vol 1 §10.3.1).
 			r.complete(w.status, w.vendor)
-			r.qp.enterError()
+			if r.qp.typ == RC {
+				r.qp.enterError()
+			} else {
+				r.qp.setState(StateSQE)
+				r.flushAll()
+			}
 			return
 		}
 		r.sendPacket(w)

@@ -205,6 +205,55 @@ func TestLocalErrors(t *testing.T) {
 	})
 }
 
+// TestSQE: a local error on a UD QP moves it to SQE: sends are flushed,
+// receives still arrive, and SQE → RTS resumes sending.
+func TestSQE(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		wa, wb := wiretest.NewPair(wiretest.Config{})
+		a, b := newPeer(t, wa, peerOpts{typ: endpoint.UD}), newPeer(t, wb, peerOpts{typ: endpoint.UD})
+		defer a.close(t)
+		defer b.close(t)
+		connect(t, a, b, 0, nil)
+		bad := a.mr.SGE(0, 8)
+		bad.LKey ^= 1
+		dest := endpoint.UDDest{Addr: b.dev.Addr().Addr(), QPN: b.qp.QPN(), QKey: endpoint.PingpongQKey}
+		require.NoError(t, a.qp.PostSend(&endpoint.SendWR{ID: 1, Op: endpoint.WRSend, SGL: []endpoint.SGE{bad}, Dest: dest}))
+		require.Equal(t, endpoint.StatusLocProtErr, waitWCs(t, a.scq, 1)[0].Status)
+		require.Equal(t, endpoint.StateSQE, a.qp.State())
+		require.NoError(t, a.qp.PostSend(&endpoint.SendWR{ID: 2, Op: endpoint.WRSend, Dest: dest}))
+		require.Equal(t, endpoint.StatusWRFlushErr, waitWCs(t, a.scq, 1)[0].Status)
+		// Receives go on in SQE.
+		require.NoError(t, a.qp.PostRecv(endpoint.RecvWR{ID: 3, SGL: []endpoint.SGE{a.mr.SGE(0, 100)}}))
+		back := endpoint.UDDest{Addr: a.dev.Addr().Addr(), QPN: a.qp.QPN(), QKey: endpoint.PingpongQKey}
+		require.NoError(t, b.qp.PostSend(&endpoint.SendWR{ID: 4, Op: endpoint.WRSend, SGL: []endpoint.SGE{b.mr.SGE(0, 10)}, Dest: back}))
+		requireSuccess(t, waitWCs(t, a.rcq, 1))
+		require.NoError(t, a.qp.Modify(endpoint.QPAttr{State: endpoint.StateRTS}, endpoint.AttrState))
+		require.NoError(t, b.qp.PostRecv(endpoint.RecvWR{ID: 5, SGL: []endpoint.SGE{b.mr.SGE(0, 100)}}))
+		require.NoError(t, a.qp.PostSend(&endpoint.SendWR{ID: 6, Op: endpoint.WRSend, SGL: []endpoint.SGE{a.mr.SGE(0, 10)}, Dest: dest}))
+		requireSuccess(t, waitWCs(t, a.scq, 1))
+		requireSuccess(t, waitWCs(t, b.rcq, 1))
+	})
+}
+
+// TestZeroLength: zero-byte SEND, WRITE and READ need no memory key and
+// complete.
+func TestZeroLength(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		a, b := pair(t, wiretest.Config{}, peerOpts{typ: endpoint.RC}, layers.MTU1024)
+		defer a.close(t)
+		defer b.close(t)
+		require.NoError(t, b.qp.PostRecv(endpoint.RecvWR{ID: 9}))
+		for i, op := range []endpoint.WROpcode{endpoint.WRSend, endpoint.WRWrite, endpoint.WRRead} {
+			require.NoError(t, a.qp.PostSend(&endpoint.SendWR{ID: uint64(i), Op: op, RemoteAddr: 0xdead, RKey: 0xbeef}))
+		}
+		wcs := waitWCs(t, a.scq, 3)
+		requireSuccess(t, wcs)
+		rwc := waitWCs(t, b.rcq, 1)
+		require.Equal(t, endpoint.WC{ID: 9, Op: endpoint.WCRecv, QPN: b.qp.QPN()}, rwc[0])
+		b.guardsIntact(t)
+	})
+}
+
 // TestStateMachine walks the verbs transition table for each QP type.
 func TestStateMachine(t *testing.T) {
 	init := map[endpoint.QPType]endpoint.AttrMask{endpoint.RC: endpoint.AttrAccess, endpoint.UC: endpoint.AttrAccess, endpoint.UD: endpoint.AttrQKey}
