@@ -76,9 +76,6 @@ type Device struct {
 	c       counters
 }
 
-// DeviceOption configures a Device.
-type DeviceOption func(*Device)
-
 // rxPacket is one received datagram with its decoded headers. The receive
 // loop fills it and hands it to a QP's goroutine, which recycles it.
 type rxPacket struct {
@@ -97,7 +94,7 @@ const firstQPN = 0x11
 
 // NewDevice opens a device over w and starts its receive loop. Close stops
 // it and closes w.
-func NewDevice(w Wire, opts ...DeviceOption) *Device {
+func NewDevice(w Wire) *Device {
 	local := w.LocalAddr()
 	d := &Device{
 		wire:     w,
@@ -111,9 +108,6 @@ func NewDevice(w Wire, opts ...DeviceOption) *Device {
 		free:     make(chan *rxPacket, 4096),
 		closing:  make(chan struct{}),
 		rxDone:   make(chan struct{}),
-	}
-	for _, o := range opts {
-		o(d)
 	}
 	go d.receive()
 	return d
