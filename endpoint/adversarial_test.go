@@ -311,6 +311,22 @@ func TestAdversarial(t *testing.T) {
 			},
 		},
 		{
+			name: "duplicate READ re-executed inside its span, dropped outside", typ: endpoint.RC, access: all, state: endpoint.StateRTS,
+			attack: func(v *victim) {
+				read := func(psn layers.PSN, off, n uint32) hostile {
+					return hostile{op: 0x0C, psn: psn, ackReq: true, reth: layers.RETH{VA: v.mr.Addr() + uint64(off), RKey: v.mr.RKey(), DMALength: n}}
+				}
+				v.send(read(v.p0, 0, 2048))           // two responses: p0, p0+1
+				v.send(read(v.p0.Add(1), 1024, 1024)) // the second half again
+				v.send(read(v.p0.Add(1), 1024, 2048)) // beyond the original: dropped
+				v.send(read(v.p0.Add(-5), 0, 8))      // no such resource: dropped
+			},
+			want: func(v *victim) []response {
+				syn := layers.MakeAckSyndrome(0x1F)
+				return []response{{op: 0x0D, psn: v.p0, syn: syn}, {op: 0x0F, psn: v.p0.Add(1), syn: syn}, {op: 0x10, psn: v.p0.Add(1), syn: syn}}
+			},
+		},
+		{
 			name: "wrong P_Key", typ: endpoint.RC, access: all, untouched: true, state: endpoint.StateRTS,
 			attack: func(v *victim) {
 				v.send(hostile{op: 0x0A, psn: v.p0, ackReq: true, pkey: 0x1234, reth: layers.RETH{VA: v.mr.Addr(), RKey: v.mr.RKey(), DMALength: 4}, payload: []byte("evil")})
