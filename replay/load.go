@@ -108,9 +108,10 @@ func Read(r *capture.Reader, opts LoadOptions) (*Capture, error) {
 		dir  uint8
 	}
 	var info []raw
+	// Set-up messages (TCP exchanges, CM REQ/REP) and who sent them.
 	type oobFrame struct {
 		i   int
-		src netip.Addr
+		src decode.Endpoint
 		qpn uint32
 	}
 	var oob []oobFrame
@@ -142,8 +143,12 @@ func Read(r *capture.Reader, opts LoadOptions) (*Capture, error) {
 		}
 		if p.HasTCP() {
 			if q, ok := oobQPN(p.Headers.TCP.Payload); ok {
-				oob = append(oob, oobFrame{i: len(c.Frames), src: srcAddr(p), qpn: q})
+				oob = append(oob, oobFrame{i: len(c.Frames), src: decode.Endpoint{Addr: srcAddr(p)}, qpn: q})
 			}
+		}
+		if q, ok := cmAnnouncement(p); ok {
+			src, _ := p.Endpoints()
+			oob = append(oob, oobFrame{i: len(c.Frames), src: src, qpn: q})
 		}
 		info = append(info, raw{conv: p.Analysis.Conv, dir: p.Analysis.Dir})
 		c.Frames = append(c.Frames, f)
@@ -179,8 +184,8 @@ func Read(r *capture.Reader, opts LoadOptions) (*Capture, error) {
 	peer := make(map[oobKey]uint32)
 	for _, cv := range c.Convs {
 		if cv.HasBA {
-			peer[oobKey{cv.A.Addr, cv.QPNBA}] = cv.QPNAB
-			peer[oobKey{cv.B.Addr, cv.QPNAB}] = cv.QPNBA
+			peer[oobKey{cv.A, cv.QPNBA}] = cv.QPNAB
+			peer[oobKey{cv.B, cv.QPNAB}] = cv.QPNBA
 		}
 	}
 	for _, o := range oob {
@@ -271,8 +276,8 @@ func locateDatagram(f *Frame, p *decode.Packet) {
 
 // oobKey names a QP by its host's address.
 type oobKey struct {
-	addr netip.Addr
-	qpn  uint32
+	ep  decode.Endpoint
+	qpn uint32
 }
 
 // srcAddr returns the source IP address of a frame.

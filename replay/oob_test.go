@@ -9,6 +9,7 @@ import (
 
 	"github.com/ibwire/ibwire/decode"
 	"github.com/ibwire/ibwire/endpoint"
+	"github.com/ibwire/ibwire/layers"
 )
 
 // tcpChecksumOK recomputes a TCP/IPv4 checksum from scratch.
@@ -92,5 +93,56 @@ func TestRewriteSetupMessages(t *testing.T) {
 			}
 			assert.Equal(t, tt.want, qpns)
 		})
+	}
+}
+
+// TestRewriteCMMessages checks that the CM REQ and REP of rping follow a
+// rewrite: QPNs, starting PSNs, path GIDs and the RDMA CM IP addresses.
+func TestRewriteCMMessages(t *testing.T) {
+	orig, err := Load("../pcaps/rxe/rping.pcap", LoadOptions{Decode: decodeOpts()})
+	require.NoError(t, err)
+	c, err := Load("../pcaps/rxe/rping.pcap", LoadOptions{Decode: decodeOpts()})
+	require.NoError(t, err)
+	var r Rules
+	for _, kv := range [][2]string{{KindQPN, "0x11,0x111"}, {KindIP, "192.168.77.11,10.1.1.1"}, {KindIP, "192.168.77.12,10.1.1.2"}, {KindPSNBase, "0x11,+5"}} {
+		require.NoError(t, r.Add(kv[0], kv[1]))
+	}
+	_, err = c.Rewrite(&r, c.Decode)
+	require.NoError(t, err)
+	type cmFacts struct {
+		attr     layers.CMAttribute
+		qpn, psn uint32
+		gids     []string
+	}
+	facts := func(c *Capture) []cmFacts {
+		dec := decode.NewDecoder(decodeOpts())
+		var out []cmFacts
+		for _, f := range c.Frames {
+			p := dec.Decode(decode.Input{Number: f.Number, LinkType: uint32(f.LinkType), Data: f.Data})
+			if !p.HasMAD() || p.Headers.MAD.MgmtClass != layers.MgmtClassCM {
+				continue
+			}
+			assert.Equal(t, layers.CRCGood, p.ICRC, "frame %d", f.Number)
+			cm := &p.Headers.MAD.CM
+			switch cm.AttributeID {
+			case layers.CMAttrREQ:
+				out = append(out, cmFacts{cm.AttributeID, cm.REQ.LocalQPN, uint32(cm.REQ.StartingPSN), []string{
+					cm.REQ.Primary.LocalGID.String(), cm.REQ.Primary.RemoteGID.String(),
+					cm.REQ.IPCM.SrcIP.String(), cm.REQ.IPCM.DstIP.String()}})
+			case layers.CMAttrREP:
+				out = append(out, cmFacts{attr: cm.AttributeID, qpn: cm.REP.LocalQPN, psn: uint32(cm.REP.StartingPSN)})
+			}
+		}
+		return out
+	}
+	before, after := facts(orig), facts(c)
+	require.Len(t, before, 2)
+	require.Len(t, after, 2)
+	assert.Equal(t, []string{"192.168.77.11", "192.168.77.12", "192.168.77.11", "192.168.77.12"}, before[0].gids)
+	assert.Equal(t, []string{"10.1.1.1", "10.1.1.2", "10.1.1.1", "10.1.1.2"}, after[0].gids)
+	for i := range before {
+		assert.Equal(t, uint32(0x11), before[i].qpn)
+		assert.Equal(t, uint32(0x111), after[i].qpn, "%v", after[i].attr)
+		assert.Equal(t, (before[i].psn+5)&0xFFFFFF, after[i].psn, "%v: both directions' streams go to a QP 0x11", after[i].attr)
 	}
 }

@@ -171,7 +171,11 @@ func (rw *Rewriter) Rewrite(f *Frame) {
 			}
 			sum := binary.BigEndian.Uint16(c[sumAt:])
 			if !rw.l4Diff.empty() && (sum != 0 || t == gplayers.LayerTypeTCP) {
-				binary.BigEndian.PutUint16(c[sumAt:], rw.l4Diff.apply(sum))
+				sum = rw.l4Diff.apply(sum)
+				if sum == 0 && t == gplayers.LayerTypeUDP {
+					sum = 0xFFFF // a zero UDP checksum means none (RFC 768)
+				}
+				binary.BigEndian.PutUint16(c[sumAt:], sum)
 			}
 		case layers.LayerTypeLRH:
 			c := h.LRH.Contents
@@ -191,6 +195,8 @@ func (rw *Rewriter) Rewrite(f *Frame) {
 			}
 		case layers.LayerTypeBTH:
 			rw.bth(f, h, put)
+		case layers.LayerTypeMAD:
+			rw.rewriteCM(f, h, put)
 		}
 	}
 	if !changed && !r.FixCRC {

@@ -79,9 +79,13 @@ func scrambleRules(t *testing.T, c *Capture) *Rules {
 				}
 			case layers.LayerTypeBTH:
 				b := &h.BTH
-				require.NoError(t, addRule(&r.QPNs, b.DestQP, b.DestQP^0x5A5A5A, "qpn", ""))
-				if b.Opcode.Info().Has(layers.HdrDETH) {
-					require.NoError(t, addRule(&r.QPNs, b.DETH.SrcQP, b.DETH.SrcQP^0x5A5A5A, "qpn", ""))
+				// QP0 and QP1 keep their numbers; XOR with a mask whose low
+				// bits are 0 keeps every other QPN above 1.
+				if b.DestQP > 1 {
+					require.NoError(t, addRule(&r.QPNs, b.DestQP, b.DestQP^0x5A5A58, "qpn", ""))
+				}
+				if b.Opcode.Info().Has(layers.HdrDETH) && b.DETH.SrcQP > 1 {
+					require.NoError(t, addRule(&r.QPNs, b.DETH.SrcQP, b.DETH.SrcQP^0x5A5A58, "qpn", ""))
 				}
 				if b.Opcode.Info().IsRequest() {
 					if r.PSNShift == nil {

@@ -143,6 +143,11 @@ func (r *Rules) check() error {
 		if q > 0xFFFFFF || n > 0xFFFFFF {
 			return fmt.Errorf("qpn rule 0x%x->0x%x: QPN does not fit 24 bits", q, n)
 		}
+		if q <= 1 || n <= 1 {
+			// QP0 and QP1 are every port's management QPs (SMI, GSI): a
+			// packet to them is a MAD, to any other QP it is not.
+			return fmt.Errorf("qpn rule 0x%x->0x%x: QP0 and QP1 are the management QPs and keep their numbers", q, n)
+		}
 	}
 	for a, b := range r.Addrs {
 		if a.Is4() != b.Is4() {
@@ -238,6 +243,9 @@ func (r *Rules) Add(kind, value string) error {
 			return wrap(err)
 		}
 		if kind == KindQPN {
+			if a <= 1 || b <= 1 {
+				return wrap(errors.New("QP0 and QP1 are the management QPs and keep their numbers"))
+			}
 			return addRule(&r.QPNs, uint32(a), uint32(b), kind, value)
 		}
 		return addRule(&r.RKeys, uint32(a), uint32(b), kind, value)

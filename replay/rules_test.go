@@ -90,10 +90,11 @@ func TestParseRulesErrors(t *testing.T) {
 		{"jump 1 -> 2", `map:1: unknown rule kind "jump"`},
 		{"psn-base qpn=0x11 1000", `want a signed shift such as +1000`},
 		{"psn-base qpn=0x11 +1\npsn-base qpn=0x11 +2", `map:2: psn-base "qpn=0x11 +2": qpn 0x11 already has a shift`},
-		{"qpn 1 -> 2\nqpn 1 -> 3", `map:2: qpn "1 -> 3": the source already has a rule`},
+		{"qpn 4 -> 2\nqpn 4 -> 3", `map:2: qpn "4 -> 3": the source already has a rule`},
 		{"va 0x1000 -> 0x2000 len 0x1000\nva 0x1800 -> 0x9000 len 0x10", `source ranges overlap`},
 		{"va 0x1000 -> 0x2000 len 0", `length "0": want a number from 1`},
 		{"rkey 1 -> 2 len 3", `unexpected "len 3" after the target`},
+		{"qpn 1 -> 0x22", `QP0 and QP1 are the management QPs`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.text, func(t *testing.T) {
@@ -107,7 +108,7 @@ func TestParseRulesErrors(t *testing.T) {
 
 func TestInverseNotOneToOne(t *testing.T) {
 	var r Rules
-	require.NoError(t, r.Add("qpn", "1->3"))
+	require.NoError(t, r.Add("qpn", "4->3"))
 	require.NoError(t, r.Add("qpn", "2->3"))
 	_, err := r.Inverse()
 	require.Error(t, err)

@@ -57,10 +57,10 @@ func TestReplayCommandLine(t *testing.T) {
 		{"pacing a file", []string{"replay", "--pps", "10", "-w", "x", rxe + "write_bw.pcap"}, exitUsage, "", "-w writes a file at once"},
 		{"two pacings", []string{"replay", "--pps", "10", "--top", "--to", "127.0.0.1", rxe + "write_bw.pcap"}, exitUsage, "", "exclude each other"},
 		{"bad format", []string{"replay", "-F", "erf", "-w", "x", rxe + "write_bw.pcap"}, exitUsage, "", `-F "erf"`},
-		{"not invertible", []string{"replay", "--reverse", "--qpn", "1,3", "--qpn", "2,3", "-w", "x", rxe + "write_bw.pcap"}, exitUsage, "", "cannot invert"},
+		{"not invertible", []string{"replay", "--reverse", "--qpn", "4,3", "--qpn", "2,3", "-w", "x", rxe + "write_bw.pcap"}, exitUsage, "", "cannot invert"},
 		{"bad setup", []string{"replay", "--compare", "--to", "127.0.0.1", "--setup", "cm", rxe + "write_bw.pcap"}, exitUsage, "", `--setup "cm"`},
 		{"manual needs qpn", []string{"replay", "--compare", "--to", "127.0.0.1", "--setup", "manual", rxe + "write_bw.pcap"}, exitUsage, "", "needs --peer-qpn"},
-		{"compare with rules", []string{"replay", "--compare", "--to", "127.0.0.1", "--qpn", "1,2", rxe + "write_bw.pcap"}, exitUsage, "", "leave out the rewrite rules"},
+		{"compare with rules", []string{"replay", "--compare", "--to", "127.0.0.1", "--qpn", "4,2", rxe + "write_bw.pcap"}, exitUsage, "", "leave out the rewrite rules"},
 		{"bad loop", []string{"replay", "--loop", "0", "--to", "127.0.0.1", rxe + "write_bw.pcap"}, exitUsage, "", "--loop 0"},
 		{"missing file", []string{"replay", "-w", "x", "/nonexistent.pcap"}, exitError, "", "/nonexistent.pcap"},
 	}
