@@ -58,7 +58,9 @@ type QPAttr struct {
 	MinRNRTimer layers.RNRTimerCode
 	// MaxRdAtomic is how many READ/atomic requests the requester keeps
 	// outstanding; MaxDestRdAtomic how many the responder remembers. Both
-	// are rounded up to a power of two (rxe), at most 128.
+	// are rounded up to a power of two (rxe), at most 128. With
+	// MaxRdAtomic 0 READs and atomics wait forever; with MaxDestRdAtomic 0
+	// the responder NAKs them (invalid request), as rxe does.
 	MaxRdAtomic     uint8
 	MaxDestRdAtomic uint8
 	QKey            uint32
@@ -190,7 +192,7 @@ func (pd *PD) CreateQP(cfg QPConfig) (*QP, error) {
 	} else {
 		qp.rq = newRecvQueue(pd, cfg.MaxRecvWR)
 	}
-	qp.attr = defaultAttr(cfg.Type)
+	qp.attr = defaultAttr()
 	if cfg.GSI {
 		qp.attr.QKey = layers.GSIQKey
 	}
@@ -203,7 +205,7 @@ func (pd *PD) CreateQP(cfg QPConfig) (*QP, error) {
 	return qp, nil
 }
 
-func defaultAttr(t QPType) QPAttr {
+func defaultAttr() QPAttr {
 	return QPAttr{PathMTU: layers.MTU1024, PKey: DefaultPKey, HopLimit: 64}
 }
 
