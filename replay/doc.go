@@ -23,9 +23,11 @@
 // and VCRC with layers' code. A CRC keeps its fault: a good ICRC is
 // recomputed, a deliberately bad one stays bad by the same XOR, so a
 // rewrite followed by Rules.Inverse gives back the original bytes (Rules.
-// FixCRC recomputes them all instead). The TCP set-up messages of
-// ibv_*_pingpong and perftest (QPN, PSN, R_Key, VA, GID in text) follow the
-// same rules, so a rewritten capture still pairs its connections by them.
+// FixCRC recomputes them all instead). The set-up messages follow the same
+// rules — CM REQ/REP/SIDR on QP1 (QPNs, starting PSNs, path LIDs and GIDs,
+// RDMA CM's IP addresses) and the TCP exchanges of ibv_*_pingpong and
+// perftest (QPN, PSN, R_Key, VA, GID in text) — so a rewritten capture still
+// pairs its connections by them. QP0 and QP1 keep their numbers.
 // ParseRules reads the mapping file:
 //
 //	mac  52:54:00:00:00:0b -> 02:00:00:00:00:01
