@@ -68,7 +68,7 @@ type Model struct {
 	count       int     // packets indexed and readable
 	end         int64   // spool bytes flushed
 	checkpoints []int64 // spool offset of packet k*checkpointEvery+1
-	marks       []mark
+	marks       chunked[mark]
 	anomalies   []anomaly
 	first       time.Time
 	last        time.Time
@@ -82,7 +82,7 @@ type Model struct {
 	dropped     uint64
 	filterExpr  string
 	filter      *dfilter.Filter
-	shown       []uint32 // frames -Y shows, nil without a filter
+	shown       *chunked[uint32] // frames -Y shows, nil without a filter
 	filtering   bool     // a new filter is being applied to the loaded packets
 	version     uint64   // bumped by every change
 
@@ -125,7 +125,7 @@ func NewModel(ctx context.Context, src Source, opts Options) (*Model, error) {
 	m := &Model{name: opts.Name, options: opts.Decode, file: sp.f, filterExpr: opts.Filter, filter: f,
 		filterReq: make(chan string, 1), notify: opts.Notify}
 	if f != nil {
-		m.shown = []uint32{}
+		m.shown = &chunked[uint32]{}
 	}
 	if m.notify == nil {
 		m.notify = func() {}
@@ -149,51 +149,77 @@ func (m *Model) SetNotify(fn func()) {
 // cancelled) or finished.
 func (m *Model) Close() error { return m.file.Close() }
 
-// loaded is one frame the reader goroutine hands to the loader.
-type loaded struct {
-	in  decode.Input
-	err error
+// frameBatch is frames the reader goroutine hands to the loader, their
+// bytes copied into one arena. Batches go back to the reader for reuse, so
+// loading a file allocates nothing per packet.
+type frameBatch struct {
+	frames []decode.Input
+	ends   []int // where each frame's bytes end in arena
+	arena  []byte
+	err    error
 }
+
+const batchFrames = 256
 
 // load reads src on one goroutine and indexes on this one, so that a
 // source that blocks (stdin, a quiet interface) does not stop publication.
 func (m *Model) load(ctx context.Context, src Source, sp *spoolWriter, limit int, every time.Duration, streaming bool) {
-	frames := make(chan []loaded, 4)
+	frames := make(chan *frameBatch, 4)
+	free := make(chan *frameBatch, 6)
+	for range cap(free) {
+		free <- &frameBatch{}
+	}
 	go func() {
 		defer close(frames)
 		var cp capture.Packet
-		batch := make([]loaded, 0, 256)
 		n := 0
+		var batch *frameBatch
 		send := func() bool {
+			// The arena has stopped growing: point the frames into it.
+			start := 0
+			for i := range batch.frames {
+				batch.frames[i].Data = batch.arena[start:batch.ends[i]:batch.ends[i]]
+				start = batch.ends[i]
+			}
 			select {
 			case frames <- batch:
-				batch = make([]loaded, 0, 256)
+				batch = nil
 				return true
 			case <-ctx.Done():
 				return false
 			}
 		}
 		for limit == 0 || n < limit {
+			if batch == nil {
+				select {
+				case batch = <-free:
+				case <-ctx.Done():
+					return
+				}
+				batch.frames, batch.ends, batch.arena, batch.err = batch.frames[:0], batch.ends[:0], batch.arena[:0], nil
+			}
 			err := src.NextInto(&cp)
 			if err != nil {
 				if !errors.Is(err, io.EOF) {
-					batch = append(batch, loaded{err: err})
+					batch.err = err
 				}
 				break
 			}
 			n++
-			batch = append(batch, loaded{in: decode.Input{Number: n, Time: cp.Info.Timestamp, Length: cp.Info.Length,
-				LinkType: uint32(cp.LinkType), Interface: cp.Interface, Data: append([]byte(nil), cp.Data...)}})
-			// A full batch goes at once; a partial one when the source
-			// has nothing more buffered (see below), so live packets show
-			// without waiting for 256 of them.
-			if len(batch) == cap(batch) || streaming {
+			batch.arena = append(batch.arena, cp.Data...)
+			batch.ends = append(batch.ends, len(batch.arena))
+			batch.frames = append(batch.frames, decode.Input{Number: n, Time: cp.Info.Timestamp, Length: cp.Info.Length,
+				LinkType: uint32(cp.LinkType), Interface: cp.Interface})
+			// A full batch goes at once; a streaming source's frames go
+			// as they come, so live packets show without waiting for
+			// more.
+			if len(batch.frames) == batchFrames || streaming {
 				if !send() {
 					return
 				}
 			}
 		}
-		if len(batch) > 0 {
+		if batch != nil && (len(batch.frames) > 0 || batch.err != nil) {
 			send()
 		}
 	}()
@@ -218,13 +244,13 @@ func (m *Model) load(ctx context.Context, src Source, sp *spoolWriter, limit int
 				frames = nil
 				continue
 			}
-			for i := range batch {
-				if batch[i].err != nil {
-					st.fail(batch[i].err)
-					continue
-				}
-				st.add(&batch[i].in)
+			for i := range batch.frames {
+				st.add(&batch.frames[i])
 			}
+			if batch.err != nil {
+				st.fail(batch.err)
+			}
+			free <- batch
 			if st.pendingCount() >= 1<<16 {
 				st.publish(false, &lastPublish, &lastCount)
 			}
@@ -254,6 +280,7 @@ type loadState struct {
 	live     bool
 	src      statsSource
 	lastSnap time.Time
+	lastLat  time.Time
 }
 
 func newLoadState(m *Model, sp *spoolWriter) *loadState {
@@ -263,6 +290,16 @@ func newLoadState(m *Model, sp *spoolWriter) *loadState {
 }
 
 func (st *loadState) pendingCount() int { return len(st.marks) }
+
+// latRows returns the latency rows when their snapshot is due: at the end,
+// and every two seconds while loading.
+func (st *loadState) latRows(final bool, now time.Time) []decode.LatencyRow {
+	if !final && now.Sub(st.lastLat) < 2*time.Second {
+		return nil
+	}
+	st.lastLat = now
+	return st.lat.Rows()
+}
 
 func (st *loadState) add(in *decode.Input) {
 	off, err := st.sp.add(in)
@@ -316,7 +353,8 @@ func (st *loadState) publish(final bool, lastPublish *time.Time, lastCount *int)
 		for i := range expert {
 			expert[i].Frames = append([]uint32(nil), expert[i].Frames...)
 		}
-		for _, r := range st.lat.Rows() {
+		// Quantiles sort the exact samples: every few seconds is enough.
+		for _, r := range st.latRows(final, now) {
 			if r.Count() == 0 {
 				continue
 			}
@@ -336,14 +374,17 @@ func (st *loadState) publish(final bool, lastPublish *time.Time, lastCount *int)
 	m.count = st.count
 	m.end = st.sp.off
 	m.checkpoints = append(m.checkpoints, st.cps...)
-	m.marks = append(m.marks, st.marks...)
+	m.marks.append(st.marks...)
 	m.anomalies = append(m.anomalies, st.anom...)
 	if m.filter == st.filter && m.filter != nil && !m.filtering {
-		m.shown = append(m.shown, st.shown...)
+		m.shown.append(st.shown...)
 	}
 	m.first, m.last = st.first, st.last
 	if snap {
-		m.convs, m.expert, m.latency = convs, expert, lat
+		m.convs, m.expert = convs, expert
+		if lat != nil {
+			m.latency = lat
+		}
 	}
 	if dt := now.Sub(*lastPublish).Seconds(); dt > 0 {
 		m.rate = float64(st.count-*lastCount) / dt
@@ -385,12 +426,12 @@ func (st *loadState) refilter(ctx context.Context, expr string) {
 	n := st.count
 	st.publish(false, &t, &n)
 	st.filter = f
-	var shown []uint32
+	var shown *chunked[uint32]
 	if f != nil {
-		shown = []uint32{}
+		shown = &chunked[uint32]{}
 		err := st.m.Scan(ctx, st.count, func(p *decode.Packet) bool {
 			if f.Match(p) {
-				shown = append(shown, uint32(p.Number))
+				shown.append(uint32(p.Number))
 			}
 			select {
 			case expr := <-st.m.filterReq:
@@ -484,7 +525,7 @@ func (m *Model) Status() Status {
 		Done: m.done, Err: m.err, Rate: m.rate, Received: m.received, Dropped: m.dropped, First: m.first, Last: m.last,
 		Version: m.version, HasFilter: m.filter != nil, Anomalies: len(m.anomalies), Convs: len(m.convs), ExpertRows: len(m.expert)}
 	if m.filter != nil {
-		s.Displayed = len(m.shown)
+		s.Displayed = m.shown.len()
 	}
 	return s
 }
@@ -494,7 +535,7 @@ func (m *Model) Displayed() int {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
 	if m.filter != nil {
-		return len(m.shown)
+		return m.shown.len()
 	}
 	return m.count
 }
@@ -504,10 +545,10 @@ func (m *Model) Frame(i int) int {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
 	if m.filter != nil {
-		if i < 0 || i >= len(m.shown) {
+		if i < 0 || i >= m.shown.len() {
 			return 0
 		}
-		return int(m.shown[i])
+		return int(m.shown.at(i))
 	}
 	if i < 0 || i >= m.count {
 		return 0
@@ -523,9 +564,10 @@ func (m *Model) Row(frame int) (int, bool) {
 	if m.filter == nil {
 		return min(max(frame-1, 0), max(m.count-1, 0)), frame >= 1 && frame <= m.count
 	}
-	i := sort.Search(len(m.shown), func(i int) bool { return int(m.shown[i]) >= frame })
-	ok := i < len(m.shown) && int(m.shown[i]) == frame
-	return min(i, max(len(m.shown)-1, 0)), ok
+	n := m.shown.len()
+	i := sort.Search(n, func(i int) bool { return int(m.shown.at(i)) >= frame })
+	ok := i < n && int(m.shown.at(i)) == frame
+	return min(i, max(n-1, 0)), ok
 }
 
 // Conversations returns the latest snapshot of the conversation table.
@@ -552,10 +594,10 @@ func (m *Model) latencySnaps() []latencySnap {
 func (m *Model) analysisOf(frame int) (decode.PacketAnalysis, mark) {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
-	if frame < 1 || frame > len(m.marks) {
+	if frame < 1 || frame > m.marks.len() {
 		return decode.PacketAnalysis{}, 0
 	}
-	mk := m.marks[frame-1]
+	mk := m.marks.at(frame - 1)
 	i := sort.Search(len(m.anomalies), func(i int) bool { return int(m.anomalies[i].frame) >= frame })
 	if i < len(m.anomalies) && int(m.anomalies[i].frame) == frame {
 		return m.anomalies[i].a, mk
@@ -605,7 +647,7 @@ func (m *Model) scan(ctx context.Context, upto int, opts *decode.AnalyzerOptions
 		ao = *opts
 	}
 	an := decode.NewAnalyzer(ao)
-	const chunk = 1 << 20
+	const chunk = 256 << 10
 	var buf []byte
 	for from := 1; from <= upto; {
 		to := min(upto, from+chunk/128)

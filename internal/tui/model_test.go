@@ -2,6 +2,8 @@ package tui
 
 import (
 	"context"
+	"io"
+	"os"
 	"testing"
 	"time"
 
@@ -137,4 +139,39 @@ func TestModelFilter(t *testing.T) {
 			assert.Equal(t, m.Frame(r), m2.Frame(r))
 		}
 	}
+}
+
+// TestModelStreamsStdin feeds a capture through a pipe in two halves: the
+// packets of the first half are shown before the second is written, as
+// with tcpdump -w - | ibtui -r -.
+func TestModelStreamsStdin(t *testing.T) {
+	data, err := os.ReadFile(rping)
+	require.NoError(t, err)
+	pr, pw := io.Pipe()
+	half := len(data) / 2
+	go func() {
+		pw.Write(data[:half])
+	}()
+	r, err := capture.NewReader(pr, "stdin")
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	changed := make(chan struct{}, 1)
+	m, err := NewModel(ctx, r, Options{Name: "stdin", Streaming: true, Publish: time.Millisecond, Notify: func() {
+		select {
+		case changed <- struct{}{}:
+		default:
+		}
+	}})
+	require.NoError(t, err)
+	defer m.Close()
+	waitFor(t, changed, func() bool { return m.Status().Packets > 10 })
+	assert.False(t, m.Status().Done)
+	go func() {
+		pw.Write(data[half:])
+		pw.Close()
+	}()
+	waitFor(t, changed, func() bool { return m.Status().Done })
+	full := loadModel(t, rping, "")
+	assert.Equal(t, full.Status().Packets, m.Status().Packets)
 }

@@ -41,7 +41,7 @@ func newSpool(dir string) (*spoolWriter, error) {
 	// The file needs no name once open: it goes away with the process,
 	// however the process ends.
 	os.Remove(f.Name())
-	return &spoolWriter{f: f, w: bufio.NewWriterSize(f, 1<<20)}, nil
+	return &spoolWriter{f: f, w: bufio.NewWriterSize(f, 256<<10)}, nil
 }
 
 // add writes one frame and returns the offset it starts at.

@@ -1,0 +1,107 @@
+package tui
+
+import (
+	"context"
+	"os"
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/gdamore/tcell/v2"
+	"github.com/rivo/tview"
+
+	"github.com/ibwire/ibwire/capture"
+)
+
+// The model benchmarks run on the 1M-packet benchmark capture:
+//
+//	go run ./bench/gencap -n 1000000 -o /tmp/bench.pcap
+//	IBWIRE_BENCH_PCAP=/tmp/bench.pcap go test -run '^$' -bench . -benchtime 5x ./internal/tui/
+func benchCapture(b *testing.B) string {
+	path := os.Getenv("IBWIRE_BENCH_PCAP")
+	if path == "" {
+		b.Skip("set IBWIRE_BENCH_PCAP to a capture made by go run ./bench/gencap -n 1000000 (see bench_test.go)")
+	}
+	return path
+}
+
+// BenchmarkFirstScreen is the time from opening the capture to the first
+// screen drawn with rows and a detail tree, while loading goes on.
+func BenchmarkFirstScreen(b *testing.B) {
+	path := benchCapture(b)
+	for b.Loop() {
+		r, err := capture.Open(path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		published := make(chan struct{}, 1)
+		m, err := NewModel(ctx, r, Options{Name: path, Notify: func() {
+			select {
+			case published <- struct{}{}:
+			default:
+			}
+		}})
+		if err != nil {
+			b.Fatal(err)
+		}
+		<-published
+		sim := tcell.NewSimulationScreen("UTF-8")
+		app := tview.NewApplication()
+		app.SetScreen(sim)
+		sim.SetSize(120, 40)
+		u := New(app, Config{Model: m, Mono: true})
+		u.root.SetRect(0, 0, 120, 40)
+		u.root.Draw(sim)
+		if u.selected != 1 || u.detail == nil {
+			b.Fatal("no first packet on the first screen")
+		}
+		cancel()
+		u.Close()
+		m.Close()
+		r.Close()
+	}
+}
+
+// BenchmarkJumpToLast is G on a loaded million-packet capture: the last
+// rows decoded from the spool, the last packet's tree and field bytes, and
+// the screen drawn.
+func BenchmarkJumpToLast(b *testing.B) {
+	path := benchCapture(b)
+	m := loadModel(b, path, "")
+	sim := tcell.NewSimulationScreen("UTF-8")
+	app := tview.NewApplication()
+	app.SetScreen(sim)
+	sim.SetSize(120, 40)
+	u := New(app, Config{Model: m, Mono: true})
+	defer u.Close()
+	u.root.SetRect(0, 0, 120, 40)
+	u.root.Draw(sim)
+	last := m.Status().Packets
+	for b.Loop() {
+		u.selectRow(0)
+		u.listData.invalidate()
+		u.root.Draw(sim)
+		u.gotoEnd()
+		u.root.Draw(sim)
+		if u.selected != last {
+			b.Fatalf("selected %d, want %d", u.selected, last)
+		}
+	}
+}
+
+// BenchmarkLoad loads the whole capture and reports the heap the index
+// keeps (after a collection) per packet.
+func BenchmarkLoad(b *testing.B) {
+	path := benchCapture(b)
+	for b.Loop() {
+		start := time.Now()
+		m := loadModel(b, path, "")
+		b.ReportMetric(time.Since(start).Seconds(), "s/load")
+		runtime.GC()
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		b.ReportMetric(float64(ms.HeapInuse)/float64(m.Status().Packets), "heap-B/pkt")
+		b.ReportMetric(float64(ms.HeapInuse)/(1<<20), "heap-MiB")
+	}
+}
