@@ -83,8 +83,8 @@ type Model struct {
 	filterExpr  string
 	filter      *dfilter.Filter
 	shown       *chunked[uint32] // frames -Y shows, nil without a filter
-	filtering   bool     // a new filter is being applied to the loaded packets
-	version     uint64   // bumped by every change
+	filtering   bool             // a new filter is being applied to the loaded packets
+	version     uint64           // bumped by every change
 
 	filterReq chan string
 	notify    func()
