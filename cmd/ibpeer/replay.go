@@ -26,8 +26,12 @@ const replayUsage = `usage: ibpeer replay [flags] FILE
 
 Sends the frames of a capture again — tcpreplay and tcprewrite for RDMA.
 Frames can be chosen with a display filter, rewritten (MACs, IPs and GIDs,
-UDP ports, LIDs, QPNs, PSN bases, R_Keys, VAs) with every ICRC, VCRC and IP
-checksum brought up to date, and paced. Exactly one destination:
+UDP ports, LIDs, QPNs, PSN bases, R_Keys, VAs) with every ICRC, VCRC and IP,
+UDP and TCP checksum brought up to date, and paced. The set-up messages
+follow the rewrite too: CM REQ/REP on QP1 and the TCP exchanges of perftest
+and ibv_rc_pingpong. An ICRC the capture had wrong stays wrong by the same
+amount (--fix-crc repairs it), so rewriting back gives the original bytes.
+Exactly one destination:
 
   -w FILE           write the rewritten frames to a capture (offline, like tcprewrite)
   --to HOST[:PORT]  send the RoCEv2 datagrams through the endpoint's UDP wire

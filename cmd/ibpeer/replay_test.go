@@ -306,3 +306,16 @@ func TestReplayCompareCoalescedACKs(t *testing.T) {
 		})
 	}
 }
+
+// TestReplayToInterface sends whole frames out of lo (AF_PACKET, root).
+func TestReplayToInterface(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("AF_PACKET needs root")
+	}
+	code, stdout, stderr := ibpeer("replay", "-i", "lo", "--pps", "20000", rxe+"rc_pingpong.pcap")
+	require.Equal(t, exitOK, code, stderr)
+	assert.Contains(t, stdout, "Replayed "+rxe+"rc_pingpong.pcap to lo\nActual: 93 packets (46695 bytes)")
+	code, _, stderr = ibpeer("replay", "-i", "nonexistent0", rxe+"rc_pingpong.pcap")
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, stderr, "interface nonexistent0")
+}
