@@ -90,18 +90,36 @@ func BenchmarkJumpToLast(b *testing.B) {
 	}
 }
 
-// BenchmarkLoad loads the whole capture and reports the heap the index
-// keeps (after a collection) per packet.
+// BenchmarkLoad loads the whole capture and reports the heap the loaded
+// model keeps (after a collection) per packet.
 func BenchmarkLoad(b *testing.B) {
 	path := benchCapture(b)
 	for b.Loop() {
 		start := time.Now()
-		m := loadModel(b, path, "")
+		r, err := capture.Open(path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		changed := make(chan struct{}, 1)
+		m, err := NewModel(ctx, r, Options{Name: path, Notify: func() {
+			select {
+			case changed <- struct{}{}:
+			default:
+			}
+		}})
+		if err != nil {
+			b.Fatal(err)
+		}
+		waitFor(b, changed, func() bool { return m.Status().Done })
 		b.ReportMetric(time.Since(start).Seconds(), "s/load")
 		runtime.GC()
 		var ms runtime.MemStats
 		runtime.ReadMemStats(&ms)
 		b.ReportMetric(float64(ms.HeapInuse)/float64(m.Status().Packets), "heap-B/pkt")
 		b.ReportMetric(float64(ms.HeapInuse)/(1<<20), "heap-MiB")
+		cancel()
+		m.Close()
+		r.Close()
 	}
 }
