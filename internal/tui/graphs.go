@@ -51,6 +51,7 @@ type ioGraph struct {
 	busy     bool
 	cancel   context.CancelFunc
 	scanned  int
+	drawn    bool // tview boxes have a placeholder size until drawn
 }
 
 func defaultIOColumns() []string {
@@ -146,7 +147,13 @@ func (g *ioGraph) start() {
 	}
 	g.err = ""
 	if g.interval == 0 {
+		// The interval fits the capture to the graph's width, known at
+		// its first draw, which calls start again.
 		_, _, w, _ := g.GetInnerRect()
+		if !g.drawn {
+			g.busy = true
+			return
+		}
 		span := st.Last.Sub(st.First)
 		g.interval = niceInterval(span / time.Duration(max(w-2, 20)))
 	}
@@ -223,6 +230,10 @@ func (g *ioGraph) zoom(in bool) {
 func (g *ioGraph) Draw(screen tcell.Screen) {
 	g.Box.DrawForSubclass(screen, g)
 	x, y, w, h := g.GetInnerRect()
+	if !g.drawn {
+		g.drawn = true
+		g.start()
+	}
 	t := &g.u.theme
 	head := fmt.Sprintf("I/O graph, interval %v (+/- zoom, e: edit columns)", g.interval)
 	if g.busy {

@@ -82,6 +82,8 @@ func keyTable() []binding {
 		{scopeGlobal, []key{c(tcell.KeyBacktab)}, "previous pane", func(u *UI) { u.cyclePane(-1) }},
 		{scopeGlobal, []key{r('\\')}, "zoom the focused pane (again: unzoom)", (*UI).toggleZoom},
 		{scopeGlobal, []key{r('|')}, "layout: hex below the tree, or beside it", (*UI).toggleLayout},
+		{scopeGlobal, []key{r('+')}, "packets view: a taller packet list", func(u *UI) { u.resizeList(1) }},
+		{scopeGlobal, []key{r('-')}, "packets view: a shorter packet list", func(u *UI) { u.resizeList(-1) }},
 		{scopeGlobal, []key{c(tcell.KeyCtrlF)}, "search forward: a display filter, or text of the summary line", (*UI).openSearch},
 		{scopeGlobal, []key{r('n')}, "search again", (*UI).searchNext},
 		{scopeGlobal, []key{c(tcell.KeyCtrlL)}, "redraw the screen", func(u *UI) { u.app.Sync() }},

@@ -85,6 +85,7 @@ type UI struct {
 	pane     int
 	zoomed   bool
 	side     bool // hex beside the tree
+	listSize int  // the packet list's weight in the height (tree and hex have 2 each)
 	selected int  // the selected frame, 0 when none
 	rows     int  // displayed rows, as of the last refresh
 
@@ -250,7 +251,10 @@ func (u *UI) layoutPackets() {
 		u.packets.AddItem([]tview.Primitive{u.list, u.tree, u.hex}[u.pane], 0, 1, true)
 		return
 	}
-	u.packets.AddItem(u.list, 0, 3, u.pane == paneList)
+	if u.listSize == 0 {
+		u.listSize = 3
+	}
+	u.packets.AddItem(u.list, 0, u.listSize, u.pane == paneList)
 	if u.side {
 		u.lower.SetDirection(tview.FlexColumn).AddItem(u.tree, 0, 1, u.pane == paneTree).AddItem(u.hex, 0, 1, u.pane == paneHex)
 		u.packets.AddItem(u.lower, 0, 3, u.pane != paneList)
@@ -264,6 +268,16 @@ func (u *UI) toggleZoom() {
 		return
 	}
 	u.zoomed = !u.zoomed
+	u.layoutPackets()
+	u.focusPane(u.pane)
+}
+
+// resizeList gives the packet list more (d > 0) or less of the height.
+func (u *UI) resizeList(d int) {
+	if u.view != viewPackets {
+		return
+	}
+	u.listSize = min(max(u.listSize+d, 1), 12)
 	u.layoutPackets()
 	u.focusPane(u.pane)
 }
