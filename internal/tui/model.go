@@ -85,6 +85,7 @@ type Model struct {
 	shown       *chunked[uint32] // frames -Y shows, nil without a filter
 	filtering   bool             // a new filter is being applied to the loaded packets
 	version     uint64           // bumped by every change
+	live        bool             // the source is a live capture
 
 	filterReq chan string
 	notify    func()
@@ -227,6 +228,9 @@ func (m *Model) load(ctx context.Context, src Source, sp *spoolWriter, limit int
 	st := newLoadState(m, sp)
 	if s, ok := src.(statsSource); ok {
 		st.src, st.live = s, true
+		m.mu.Lock()
+		m.live = true
+		m.mu.Unlock()
 	}
 	tick := time.NewTicker(every)
 	defer tick.Stop()
@@ -515,6 +519,7 @@ type Status struct {
 	Anomalies  int
 	Convs      int
 	ExpertRows int
+	Live       bool // a live capture: it never ends by itself
 }
 
 // Status returns a consistent snapshot of the counters.
@@ -523,7 +528,7 @@ func (m *Model) Status() Status {
 	defer m.mu.RUnlock()
 	s := Status{Name: m.name, Packets: m.count, Displayed: m.count, Filter: m.filterExpr, Filtering: m.filtering,
 		Done: m.done, Err: m.err, Rate: m.rate, Received: m.received, Dropped: m.dropped, First: m.first, Last: m.last,
-		Version: m.version, HasFilter: m.filter != nil, Anomalies: len(m.anomalies), Convs: len(m.convs), ExpertRows: len(m.expert)}
+		Version: m.version, HasFilter: m.filter != nil, Live: m.live, Anomalies: len(m.anomalies), Convs: len(m.convs), ExpertRows: len(m.expert)}
 	if m.filter != nil {
 		s.Displayed = m.shown.len()
 	}

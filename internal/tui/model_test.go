@@ -3,6 +3,7 @@ package tui
 import (
 	"context"
 	"io"
+	"net"
 	"os"
 	"testing"
 	"time"
@@ -14,6 +15,7 @@ import (
 	"github.com/ibwire/ibwire/decode"
 	"github.com/ibwire/ibwire/dfilter"
 	"github.com/ibwire/ibwire/internal/output"
+	"github.com/ibwire/ibwire/layers"
 )
 
 const (
@@ -174,4 +176,52 @@ func TestModelStreamsStdin(t *testing.T) {
 	waitFor(t, changed, func() bool { return m.Status().Done })
 	full := loadModel(t, rping, "")
 	assert.Equal(t, full.Status().Packets, m.Status().Packets)
+}
+
+// TestModelLiveLoopback captures live on lo while RoCEv2 datagrams go to
+// 127.0.0.1:4791, and sees them appear as they are sent (AF_PACKET needs
+// root; the test skips without it).
+func TestModelLiveLoopback(t *testing.T) {
+	src, err := capture.OpenLive("lo", 262144, capture.RoCEFilter())
+	if err != nil {
+		t.Skipf("no live capture on lo here (needs root and AF_PACKET): %v", err)
+	}
+	defer src.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	changed := make(chan struct{}, 1)
+	m, err := NewModel(ctx, src, Options{Name: "live lo", Streaming: true, Publish: time.Millisecond, Notify: func() {
+		select {
+		case changed <- struct{}{}:
+		default:
+		}
+	}})
+	require.NoError(t, err)
+	defer m.Close()
+
+	// Unconnected, so that the port being closed (ICMP unreachable) does
+	// not fail the next write.
+	conn, err := net.ListenPacket("udp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer conn.Close()
+	to := &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 4791}
+	op, ok := layers.OpcodeByName("RC_SEND_ONLY")
+	require.True(t, ok)
+	// A BTH (opcode, flags, P_Key 0xFFFF, QP 0x4242, AckReq and the PSN),
+	// eight payload bytes and an ICRC.
+	send := func(psn byte) {
+		bth := []byte{byte(op), 0, 0xff, 0xff, 0, 0, 0x42, 0x42, 0x80, 0, 0, psn}
+		_, err := conn.WriteTo(append(bth, []byte("ibtui-lo\x00\x00\x00\x00")...), to)
+		require.NoError(t, err)
+	}
+	for i := range 3 {
+		send(byte(i))
+	}
+	waitFor(t, changed, func() bool { return m.Status().Packets >= 3 })
+	send(3)
+	waitFor(t, changed, func() bool { return m.Status().Packets >= 4 })
+	p, err := newReader(m).packet(4)
+	require.NoError(t, err)
+	assert.Contains(t, string(output.AppendInfo(nil, p)), "RC Send Only QP=0x004242")
+	assert.False(t, m.Status().Done, "a live capture goes on")
 }

@@ -442,11 +442,10 @@ func (u *UI) drawStatus(st Status) {
 	switch {
 	case st.Err != nil:
 		fmt.Fprintf(&b, " | error: %v", st.Err)
+	case st.Live:
+		fmt.Fprintf(&b, " | capturing %.0f pkt/s | %d dropped", st.Rate, st.Dropped)
 	case !st.Done:
 		fmt.Fprintf(&b, " | loading %.0f pkt/s", st.Rate)
-	}
-	if st.Received > 0 || st.Dropped > 0 {
-		fmt.Fprintf(&b, " | %d dropped", st.Dropped)
 	}
 	if u.filterMsg != "" {
 		fmt.Fprintf(&b, " | %s", u.filterMsg)
