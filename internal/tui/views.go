@@ -138,6 +138,9 @@ func (c *convTable) fill(keep uint32) {
 	if len(c.rows) == 0 {
 		c.SetCell(1, 0, tview.NewTableCell("(no connections yet)").SetSelectable(false))
 	}
+	// A table drawn empty follows its end (tview): keep the user's place.
+	ro, co := c.GetOffset()
+	c.SetOffset(ro, co)
 	c.Select(sel, 0)
 }
 
@@ -223,6 +226,8 @@ func (u *UI) fillExpert() {
 	if len(rows) == 0 {
 		t.SetCell(1, 0, tview.NewTableCell("(no findings)").SetSelectable(false))
 	}
+	ro, co := t.GetOffset()
+	t.SetOffset(ro, co) // tview follows the end of a table first drawn empty
 	t.Select(min(max(keep, 1), max(len(rows), 1)), 0)
 }
 
@@ -318,6 +323,8 @@ func (f *followView) fill() {
 		t.SetCell(i+1, 3, tview.NewTableCell(strconv.Itoa(int(m.Size))).SetAlign(tview.AlignRight))
 		t.SetCell(i+1, 4, tview.NewTableCell(f.preview(m.Data)).SetExpansion(1))
 	}
+	// A table drawn empty follows its end (tview); start at the top.
+	t.SetOffset(0, 0)
 	t.Select(1, 0)
 	f.showPayload()
 }
