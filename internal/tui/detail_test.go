@@ -194,3 +194,17 @@ func TestCommands(t *testing.T) {
 		h.waitFor(tc.want)
 	}
 }
+
+// TestMouseSelectsPackets clicks the third packet of the list.
+func TestMouseSelectsPackets(t *testing.T) {
+	h := start(t, writeLoss, "", 120, 40)
+	h.waitFor("Frame 1:")
+	var x, y int
+	h.waitUntil(func(u *UI) bool { x, y, _, _ = u.list.GetInnerRect(); return true }, "the list's place")
+	// Row 0 is the header: the third packet is on the fourth line.
+	h.sim.InjectMouse(x+2, y+3, tcell.Button1, tcell.ModNone)
+	h.sim.InjectMouse(x+2, y+3, tcell.ButtonNone, tcell.ModNone)
+	h.waitFor("Frame 3:")
+	h.sim.InjectMouse(x+2, y+3, tcell.WheelDown, tcell.ModNone)
+	h.waitUntil(func(u *UI) bool { ro, _ := u.list.GetOffset(); return ro > 0 }, "the wheel scrolls the list")
+}
