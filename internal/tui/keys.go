@@ -31,6 +31,9 @@ func (k key) String() string {
 		}
 		return string(k.r)
 	}
+	if k.k == tcell.KeyBacktab {
+		return "shift-tab"
+	}
 	name := tcell.KeyNames[k.k]
 	if name == "" {
 		name = fmt.Sprintf("key%d", k.k)
@@ -96,6 +99,9 @@ func keyTable() []binding {
 		{scopeList, []key{c(tcell.KeyHome)}, "first packet", func(u *UI) { u.selectRow(0) }},
 		{scopeList, []key{c(tcell.KeyEnter)}, "open the detail tree", func(u *UI) { u.focusPane(paneTree) }},
 		{scopeList, []key{r('a')}, "apply the selected packet's connection as the filter", (*UI).applyPacketConv},
+		{scopeList, []key{r('m')}, "m + letter: mark the selected packet", func(u *UI) { u.pending = 'm' }},
+		{scopeList, []key{r('\'')}, "' + letter: jump to the mark; '' jumps back", func(u *UI) { u.pending = '\'' }},
+		{scopeList, []key{r('g')}, "gg: first packet; 5gg or 5G: packet 5 (digits are a count)", func(u *UI) { u.pending = 'g' }},
 
 		{scopeTree, []key{r('j'), c(tcell.KeyDown)}, "next field", func(u *UI) { u.moveTree(1) }},
 		{scopeTree, []key{r('k'), c(tcell.KeyUp)}, "previous field", func(u *UI) { u.moveTree(-1) }},
@@ -130,14 +136,11 @@ func keyTable() []binding {
 
 		{scopeGraph, []key{r('+'), r('=')}, "zoom in (I/O graph: shorter interval)", func(u *UI) { u.zoomGraph(true) }},
 		{scopeGraph, []key{r('-')}, "zoom out (I/O graph: longer interval)", func(u *UI) { u.zoomGraph(false) }},
-		{scopeGraph, []key{r('h'), c(tcell.KeyLeft)}, "pan left", func(u *UI) { u.psn.pan(-1) }},
-		{scopeGraph, []key{r('l'), c(tcell.KeyRight)}, "pan right", func(u *UI) { u.psn.pan(1) }},
-		{scopeGraph, []key{r('0')}, "whole connection", func(u *UI) { u.psn.reset() }},
+		{scopeGraph, []key{r('h'), c(tcell.KeyLeft)}, "PSN graph: pan left", func(u *UI) { u.psn.pan(-1) }},
+		{scopeGraph, []key{r('l'), c(tcell.KeyRight)}, "PSN graph: pan right", func(u *UI) { u.psn.pan(1) }},
+		{scopeGraph, []key{r('0')}, "PSN graph: the whole connection", func(u *UI) { u.psn.reset() }},
 		{scopeGraph, []key{r('e')}, "I/O graph: edit the columns (as -z io,stat: FILTER or FUNC(field)FILTER, comma separated)", (*UI).editIOColumns},
 
-		{scopeList, []key{r('m')}, "m + letter: mark the selected packet", func(u *UI) { u.pending = 'm' }},
-		{scopeList, []key{r('\'')}, "' + letter: jump to the mark; '' jumps back", func(u *UI) { u.pending = '\'' }},
-		{scopeList, []key{r('g')}, "gg: first packet; 5gg or 5G: packet 5 (digits are a count)", func(u *UI) { u.pending = 'g' }},
 	}
 }
 
