@@ -140,7 +140,6 @@ func keyTable() []binding {
 		{scopeGraph, []key{r('l'), c(tcell.KeyRight)}, "PSN graph: pan right", func(u *UI) { u.psn.pan(1) }},
 		{scopeGraph, []key{r('0')}, "PSN graph: the whole connection", func(u *UI) { u.psn.reset() }},
 		{scopeGraph, []key{r('e')}, "I/O graph: edit the columns (as -z io,stat: FILTER or FUNC(field)FILTER, comma separated)", (*UI).editIOColumns},
-
 	}
 }
 
