@@ -129,7 +129,7 @@ func TestTmuxEndToEnd(t *testing.T) {
 	t.Cleanup(func() { exec.Command("tmux", "-L", x.socket, "kill-server").Run() })
 	// The pane's shell reports the exit status once ibtui is gone, and
 	// then waits, so the pane stays for inspection.
-	x.run("new-session", "-d", "-s", "T", "-x", "100", "-y", "30",
+	x.run("new-session", "-d", "-s", "T", "-x", "120", "-y", "30",
 		fmt.Sprintf("%s %s; echo IBTUI-EXITED $?; exec cat", bin, capture))
 	x.waitFor("2243 packets", "Frame 1:")
 	assert.Equal(t, "1\n", x.run("display-message", "-p", "-t", "T", "#{alternate_on}"))
@@ -137,7 +137,7 @@ func TestTmuxEndToEnd(t *testing.T) {
 	// The QP conversations: one RC connection, 1204 retransmissions.
 	x.run("send-keys", "-t", "T", "C")
 	s := x.waitFor("[ QPs ]", "0x000011")
-	assert.Regexp(t, `192\.168\.77\.11 +192\.168\.77\.12 +0x000011 +0x000011 +RC +oob +2202 +2176412 +200 +1204 +12 +13`, s)
+	assert.Regexp(t, `192\.168\.77\.11 +192\.168\.77\.12 +0x000011 +0x000011 +RC +oob +210 +13020 +1992 +2163392 +2202 +2176412 +200 +1204 +12`, s)
 
 	// The NAKs, typed in the filter bar.
 	x.run("send-keys", "-t", "T", "Escape")

@@ -177,7 +177,7 @@ func TestViews(t *testing.T) {
 		{"marks", writeLoss, 120, 40, []string{"jjjj", "ma", "G", "'a"}, []string{"Frame 5:"}, nil, nil},
 		{"marks-back", writeLoss, 120, 40, []string{"jjjj", "ma", "200G", "'a", "''"}, []string{"Frame 200:"}, nil, nil},
 		{"convs", writeLoss, 120, 40, []string{"C"}, []string{"[ QPs ]", "1204"}, nil, nil},
-		{"convs-sort", rping, 120, 40, []string{"C", "sssssssS"}, []string{"Frames▼"}, nil, nil},
+		{"convs-sort", rping, 120, 40, []string{"C", "sssssssssssS"}, []string{"Frames▼"}, nil, nil},
 		{"expert", writeLoss, 120, 40, []string{"E"}, []string{"[ Expert ]", "Retransmission"}, nil, nil},
 		{"follow", writeLoss, 120, 40, []string{"100G", "F"}, []string{"messages (x: hex"}, nil, nil},
 		{"follow-hex", writeLoss, 120, 40, []string{"100G", "F"}, []string{"messages (x: hex"}, []string{"x"}, []string{"0x0000:"}},

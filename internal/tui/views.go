@@ -14,8 +14,20 @@ import (
 )
 
 // convColumns are -z conv,qp's columns.
-var convColumns = []string{"A", "B", "QPN A>B", "QPN B>A", "Svc", "Paired", "Frames", "Bytes", "Msgs",
-	"Retr", "Gaps", "NAKs", "RNR", "CNP", "CE", "Start", "Duration"}
+// "<-" is B to A and "->" A to B, as ibdump prints them.
+var convColumns = []string{"A", "B", "QPN A>B", "QPN B>A", "Svc", "Paired", "<- Frms", "<- Bytes", "-> Frms", "-> Bytes",
+	"Frames", "Bytes", "Msgs", "Retr", "Gaps", "NAKs", "RNR", "CNP", "CE", "Start", "Duration"}
+
+// Where the numeric columns start, and the columns that make a row a
+// troubled one.
+const (
+	convFirstNumber = 6
+	convRetr        = 13
+	convGaps        = 14
+	convNAKs        = 15
+	convStart       = 19
+	convDuration    = 20
+)
 
 type convRow struct {
 	id    uint32
@@ -60,7 +72,7 @@ func (c *convTable) update(cs []decode.Conversation) {
 		}
 		frames := cv.Dir[0].Packets + cv.Dir[1].Packets
 		bytes := cv.Dir[0].Bytes + cv.Dir[1].Bytes
-		nums := []uint64{frames, bytes, cv.Messages(),
+		nums := []uint64{cv.Dir[1].Packets, cv.Dir[1].Bytes, cv.Dir[0].Packets, cv.Dir[0].Bytes, frames, bytes, cv.Messages(),
 			sum(func(d *decode.DirStats) uint64 { return d.Retransmissions }),
 			sum(func(d *decode.DirStats) uint64 { return d.PSNGaps }),
 			sum(naks), sum(func(d *decode.DirStats) uint64 { return d.RNRNAKs }),
@@ -72,10 +84,10 @@ func (c *convTable) update(cs []decode.Conversation) {
 		r.keys[2], r.keys[3] = float64(cv.QPNAB), float64(cv.QPNBA)
 		for j, n := range nums {
 			r.cells = append(r.cells, strconv.FormatUint(n, 10))
-			r.keys[6+j] = float64(n)
+			r.keys[convFirstNumber+j] = float64(n)
 		}
 		r.cells = append(r.cells, fmt.Sprintf("%.6f", cv.Start.Seconds()), fmt.Sprintf("%.4f", cv.Duration.Seconds()))
-		r.keys[15], r.keys[16] = cv.Start.Seconds(), cv.Duration.Seconds()
+		r.keys[convStart], r.keys[convDuration] = cv.Start.Seconds(), cv.Duration.Seconds()
 		c.rows = append(c.rows, r)
 	}
 	c.sort()
@@ -121,12 +133,12 @@ func (c *convTable) fill(keep uint32) {
 	sel := 1
 	for i, r := range c.rows {
 		st := c.u.theme.normal
-		if r.keys[9] > 0 || r.keys[10] > 0 || r.keys[11] > 0 {
+		if r.keys[convRetr] > 0 || r.keys[convGaps] > 0 || r.keys[convNAKs] > 0 {
 			st = c.u.theme.warn
 		}
 		for j, s := range r.cells {
 			cell := tview.NewTableCell(s).SetStyle(st)
-			if j >= 6 {
+			if j >= convFirstNumber {
 				cell.SetAlign(tview.AlignRight)
 			}
 			c.SetCell(i+1, j, cell)
@@ -154,7 +166,7 @@ func (c *convTable) sortNext(d int) {
 
 func (c *convTable) reverse() {
 	if c.sortCol < 0 {
-		c.sortCol = 6
+		c.sortCol = convFirstNumber + 4 // Frames
 	}
 	c.desc = !c.desc
 	c.update(c.u.m.Conversations())
