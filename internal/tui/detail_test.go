@@ -208,3 +208,22 @@ func TestMouseSelectsPackets(t *testing.T) {
 	h.sim.InjectMouse(x+2, y+3, tcell.WheelDown, tcell.ModNone)
 	h.waitUntil(func(u *UI) bool { ro, _ := u.list.GetOffset(); return ro > 0 }, "the wheel scrolls the list")
 }
+
+// TestColours checks the colour theme: NAK rows in the warning colour,
+// and the selected row in the selection colour.
+func TestColours(t *testing.T) {
+	h := startTheme(t, writeLoss, "infiniband.aeth.syndrome.opcode == 3", 120, 40, false)
+	h.waitFor("13 displayed")
+	ch := make(chan []tcell.SimCell, 1)
+	width := 0
+	h.app.QueueUpdateDraw(func() {})
+	h.app.QueueUpdate(func() { c, w, _ := h.sim.GetContents(); width = w; ch <- c })
+	cells := <-ch
+	warn, _, _ := newTheme(false).warn.Decompose()
+	_, selBG, _ := newTheme(false).selected.Decompose()
+	// Line 3 is the first packet, selected; line 4 the second NAK.
+	_, bg, _ := cells[3*width+1].Style.Decompose()
+	assert.Equal(t, selBG, bg)
+	fg, _, _ := cells[4*width+1].Style.Decompose()
+	assert.Equal(t, warn, fg)
+}

@@ -36,12 +36,17 @@ type harness struct {
 
 func start(t *testing.T, path, filter string, w, h int) *harness {
 	t.Helper()
+	return startTheme(t, path, filter, w, h, true)
+}
+
+func startTheme(t *testing.T, path, filter string, w, h int, mono bool) *harness {
+	t.Helper()
 	m := loadModel(t, path, filter)
 	sim := tcell.NewSimulationScreen("UTF-8")
 	app := tview.NewApplication()
 	app.SetScreen(sim)
 	sim.SetSize(w, h)
-	u := New(app, Config{Model: m, Mono: true})
+	u := New(app, Config{Model: m, Mono: mono})
 	m.SetNotify(u.Changed)
 	hs := &harness{t: t, app: app, sim: sim, ui: u, m: m, done: make(chan error, 1)}
 	go func() { hs.done <- app.Run() }()
