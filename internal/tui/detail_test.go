@@ -192,6 +192,10 @@ func TestCommands(t *testing.T) {
 	} {
 		h.keys(":", tc.cmd, "<enter>")
 		h.waitFor(tc.want)
+		if strings.Contains(tc.cmd, "filter") {
+			// Filters apply in the background: wait for the list.
+			h.waitUntil(func(u *UI) bool { return !u.m.Status().Filtering }, "the filter applied")
+		}
 	}
 }
 

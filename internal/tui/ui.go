@@ -656,6 +656,7 @@ func (u *UI) gotoEnd() {
 
 // selectRow selects the displayed row i (clamped).
 func (u *UI) selectRow(i int) {
+	u.rows = u.m.Displayed() // the model may be ahead of the last refresh
 	if u.rows == 0 {
 		return
 	}
