@@ -10,7 +10,16 @@ FUZZ_TARGETS = \
 	./capture:FuzzReader \
 	./dfilter:FuzzCompile \
 	./decode:FuzzAnalyze \
-	./fuzz:FuzzPipeline
+	./fuzz:FuzzPipeline \
+	./endpoint:FuzzEndpoint \
+	./endpoint:FuzzParsePingpongDest \
+	./endpoint:FuzzParsePerftestDest \
+	./endpoint:FuzzPacketWireParseFrame \
+	./endpoint:FuzzICRCVerify \
+	./replay:FuzzRewrite \
+	./replay:FuzzDescribe \
+	./replay:FuzzParseRules \
+	./internal/tui:FuzzFieldSpans
 
 .PHONY: test fuzz bench
 

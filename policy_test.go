@@ -165,3 +165,27 @@ func TestGeneratedFilesSaySo(t *testing.T) {
 		assert.True(t, header.Match(src), "%s looks generated but lacks the // Code generated … DO NOT EDIT. header", path)
 	}
 }
+
+// TestEveryFuzzTargetRunsInCI: .ci/run fuzzes what the Makefile's
+// FUZZ_TARGETS lists, so a new fuzz target that is not listed would never
+// run outside its seed corpus.
+func TestEveryFuzzTargetRunsInCI(t *testing.T) {
+	makefile, err := os.ReadFile("Makefile")
+	require.NoError(t, err)
+	listed := map[string]bool{}
+	for _, m := range regexp.MustCompile(`\./([\w/]+):(Fuzz\w+)`).FindAllStringSubmatch(string(makefile), -1) {
+		listed[m[1]+":"+m[2]] = true
+	}
+	fuzzFunc := regexp.MustCompile(`(?m)^func (Fuzz\w+)\(`)
+	for _, path := range goFiles(t) {
+		if !strings.HasSuffix(path, "_test.go") {
+			continue
+		}
+		src, err := os.ReadFile(path)
+		require.NoError(t, err)
+		for _, m := range fuzzFunc.FindAllStringSubmatch(string(src), -1) {
+			target := filepath.ToSlash(filepath.Dir(path)) + ":" + m[1]
+			assert.True(t, listed[target], "%s (in %s) is missing from FUZZ_TARGETS in the Makefile", target, path)
+		}
+	}
+}
