@@ -65,15 +65,16 @@ var allowedImports = map[string][]string{
 	"internal/ibdumpcli": {"capture", "decode", "dfilter", "internal/output", "layers", "pcaps", "github.com/google/gopacket", "golang.org/x/term"},
 	"internal/tui":       {"decode", "dfilter", "capture", "internal/output", "layers", "github.com/rivo/tview", "github.com/gdamore/tcell/v2"},
 	"craft":              {"layers", "github.com/google/gopacket"},
-	"endpoint":           {"layers", "craft", "golang.org/x/net/ipv4", "golang.org/x/net/ipv6", "golang.org/x/sys/unix"},
-	"endpoint/wiretest":  {"endpoint", "layers"},
-	"replay":             {"capture", "craft", "layers", "decode", "endpoint", "github.com/google/gopacket"},
-	"fuzz":               {"capture", "decode", "internal/output", "endpoint", "layers", "dfilter", "craft", "github.com/google/gopacket"},
-	"pcaps":              {"craft", "layers", "capture", "github.com/google/gopacket"},
-	"internal/fuzzseed":  {"capture"},
-	"cmd/":               {"*"},
-	"interop":            {"*"},
-	"bench":              {"*"},
+	// endpoint: gopacket only for the SerializeBuffer type layers' SerializeTo takes.
+	"endpoint":          {"layers", "craft", "golang.org/x/net/ipv4", "golang.org/x/net/ipv6", "golang.org/x/sys/unix", "github.com/google/gopacket"},
+	"endpoint/wiretest": {"endpoint", "layers"},
+	"replay":            {"capture", "craft", "layers", "decode", "endpoint", "github.com/google/gopacket"},
+	"fuzz":              {"capture", "decode", "internal/output", "endpoint", "layers", "dfilter", "craft", "github.com/google/gopacket"},
+	"pcaps":             {"craft", "layers", "capture", "github.com/google/gopacket"},
+	"internal/fuzzseed": {"capture"},
+	"cmd/":              {"*"},
+	"interop":           {"*"},
+	"bench":             {"*"},
 }
 
 type listedPackage struct {

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"net/netip"
 
+	"github.com/google/gopacket"
+
 	"github.com/ibwire/ibwire/craft"
 	"github.com/ibwire/ibwire/layers"
 )
@@ -47,41 +49,24 @@ func serviceOf(t QPType) layers.ServiceType {
 	return layers.ServiceUnknown
 }
 
-// endpoint does not import gopacket (ARCHITECTURE.md keeps it to layers,
-// craft and the socket packages), yet every header is serialized by layers,
-// whose SerializeTo methods take gopacket's SerializeBuffer and
-// SerializeOptions. Those two types reach this file only by inference from
-// layers' own method signatures: frameWriter is generic in the layer-type
-// type L, which newFrameWriter infers from (*layers.BTH).LayerType, so
-// *frameWriter[L] has exactly the method set of a gopacket.SerializeBuffer;
-// bufferFor recovers it as that interface, and a zero SerializeOptions,
-// from (*layers.BTH).SerializeTo.
-
-// frameWriter serializes into one fixed transmit buffer: the payload is
-// copied in first, at the headers' offset, and the layers' SerializeTo
-// methods prepend their headers in front of it. It never allocates.
-type frameWriter[L any] struct {
+// frameWriter is the gopacket.SerializeBuffer the layers' SerializeTo
+// methods write into: one fixed transmit buffer, the payload copied in
+// first at the headers' offset and the headers prepended in front of it. It
+// never allocates, where gopacket's own buffer would grow a slice per packet.
+type frameWriter struct {
 	buf        []byte
 	start, end int
 }
 
-// frameSpan is the part of frameWriter that does not depend on L.
-type frameSpan interface {
-	reset(buf []byte, start, end int)
-	offset() int
-}
+var _ gopacket.SerializeBuffer = (*frameWriter)(nil)
 
-func newFrameWriter[L any](func(*layers.BTH) L) frameSpan { return &frameWriter[L]{} }
+func (f *frameWriter) reset(buf []byte, start, end int) { f.buf, f.start, f.end = buf, start, end }
 
-func (f *frameWriter[L]) reset(buf []byte, start, end int) { f.buf, f.start, f.end = buf, start, end }
-
-func (f *frameWriter[L]) offset() int { return f.start }
-
-func (f *frameWriter[L]) Bytes() []byte { return f.buf[f.start:f.end] }
+func (f *frameWriter) Bytes() []byte { return f.buf[f.start:f.end] }
 
 var errFrameFull = errors.New("frame buffer exhausted")
 
-func (f *frameWriter[L]) PrependBytes(n int) ([]byte, error) {
+func (f *frameWriter) PrependBytes(n int) ([]byte, error) {
 	if n > f.start {
 		return nil, errFrameFull
 	}
@@ -89,7 +74,7 @@ func (f *frameWriter[L]) PrependBytes(n int) ([]byte, error) {
 	return f.buf[f.start : f.start+n], nil
 }
 
-func (f *frameWriter[L]) AppendBytes(n int) ([]byte, error) {
+func (f *frameWriter) AppendBytes(n int) ([]byte, error) {
 	if f.end+n > len(f.buf) {
 		return nil, errFrameFull
 	}
@@ -97,22 +82,16 @@ func (f *frameWriter[L]) AppendBytes(n int) ([]byte, error) {
 	return f.buf[f.end-n : f.end], nil
 }
 
-func (f *frameWriter[L]) Clear() error {
+func (f *frameWriter) Clear() error {
 	f.start, f.end = 0, 0
 	return nil
 }
 
-func (f *frameWriter[L]) Layers() []L { return nil }
+// Layers and PushLayer serve gopacket.SerializeLayers' bookkeeping, which
+// the endpoint does not use: it calls each header's SerializeTo itself.
+func (f *frameWriter) Layers() []gopacket.LayerType { return nil }
 
-func (f *frameWriter[L]) PushLayer(L) {}
-
-// bufferFor returns w as the buffer type B and the zero options O that
-// serialize's signature names.
-func bufferFor[B, O any](serialize func(*layers.BTH, B, O) error, w frameSpan) (B, O, bool) {
-	var opts O
-	b, ok := w.(B)
-	return b, opts, ok
-}
+func (f *frameWriter) PushLayer(gopacket.LayerType) {}
 
 // decodeFeedback is the DecodeFeedback layers' decoders ask for; the
 // endpoint reads truncation from their errors instead.
@@ -130,7 +109,7 @@ type txState struct {
 	dgs  []Datagram
 	n    int
 	hdr  layers.BTH // the packet being built
-	fw   frameSpan
+	fw   frameWriter
 	// the packet being built
 	cur     []byte
 	hdrLen  int
@@ -140,8 +119,7 @@ type txState struct {
 }
 
 func newTxState() txState {
-	return txState{bufs: make([][MaxDatagram]byte, txBatch), dgs: make([]Datagram, txBatch),
-		fw: newFrameWriter((*layers.BTH).LayerType)}
+	return txState{bufs: make([][MaxDatagram]byte, txBatch), dgs: make([]Datagram, txBatch)}
 }
 
 // start begins a packet of opcode op with plen payload bytes and returns its
@@ -180,10 +158,7 @@ func (qp *QP) finish(dst netip.Addr, sport uint16, hop uint8) {
 	total := end + t.pad + layers.ICRCLength
 	clear(t.cur[end:total])
 	t.fw.reset(t.cur[:total], t.hdrLen, total)
-	sb, opts, ok := bufferFor((*layers.BTH).SerializeTo, t.fw)
-	if !ok {
-		return
-	}
+	sb, opts := &t.fw, gopacket.SerializeOptions{} // the lengths and checksums are set by hand
 	h := &t.hdr
 	hs := h.Info().HeaderList()
 	for i := len(hs) - 1; i >= 0; i-- {
@@ -191,7 +166,7 @@ func (qp *QP) finish(dst netip.Addr, sport uint16, hop uint8) {
 			return
 		}
 	}
-	if err := h.SerializeTo(sb, opts); err != nil || t.fw.offset() != 0 {
+	if err := h.SerializeTo(sb, opts); err != nil || t.fw.start != 0 {
 		return
 	}
 	t.dgs[t.n] = Datagram{
