@@ -57,8 +57,10 @@ type Datagram struct {
 	// the wire can see it (UDP wires read it from control messages).
 	TrafficClass uint8
 
-	// HopLimit is the IPv4 TTL or IPv6 hop limit to send (0 = the wire's
-	// default). rxe's tools send 1, 64 or 255 (ENDPOINT.md §1.5).
+	// HopLimit is the IPv4 TTL or IPv6 hop limit: on write the one to send
+	// (0 = the wire's default), on read the one received where the wire can
+	// see it (0 = unknown). rxe's tools send 1, 64 or 255 (ENDPOINT.md §1.5);
+	// rdma_cm answers with the TTL it received.
 	HopLimit uint8
 
 	// Payload is BTH … ICRC. On write the last four bytes are the ICRC's
