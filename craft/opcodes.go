@@ -6,32 +6,10 @@ import (
 	"github.com/ibwire/ibwire/layers"
 )
 
-// opKey identifies an opcode by what it means; craft finds opcodes through
-// the layers table instead of listing them.
-type opKey struct {
-	service    layers.ServiceType
-	operation  layers.Operation
-	position   layers.Position
-	immediate  bool
-	invalidate bool
-}
-
-var opcodeIndex = func() map[opKey]layers.Opcode {
-	m := make(map[opKey]layers.Opcode)
-	for _, op := range layers.KnownOpcodes() {
-		in := op.Info()
-		k := opKey{in.Service, in.Operation, in.Position, in.Immediate, in.Invalidate}
-		if _, dup := m[k]; !dup {
-			m[k] = op
-		}
-	}
-	return m
-}()
-
 // lookupOpcode returns the opcode of service s for an operation at a
 // position, with immediate data or invalidate as asked.
 func lookupOpcode(s layers.ServiceType, o layers.Operation, p layers.Position, imm, inv bool) (layers.Opcode, error) {
-	if op, ok := opcodeIndex[opKey{s, o, p, imm, inv}]; ok {
+	if op, ok := layers.OpcodeFor(s, o, p, imm, inv); ok {
 		return op, nil
 	}
 	return 0, fmt.Errorf("craft: no %v %v %v opcode (immediate %v, invalidate %v)", s, o, p, imm, inv)

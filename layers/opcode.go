@@ -388,6 +388,40 @@ func KnownOpcodes() []Opcode {
 	return ops
 }
 
+// opcodeMeaning is what an opcode says: service, operation, position in
+// the message, immediate data, invalidate.
+type opcodeMeaning struct {
+	service    ServiceType
+	operation  Operation
+	position   Position
+	immediate  bool
+	invalidate bool
+}
+
+// opcodesByMeaning is derived from the table, so builders (craft, endpoint)
+// find opcodes by meaning and never list them. Where two opcodes mean the
+// same (only the CNP: 0x80 as Wireshark has it and RoCEv2's 0x81) the lower
+// one is kept.
+var opcodesByMeaning = func() map[opcodeMeaning]Opcode {
+	m := make(map[opcodeMeaning]Opcode)
+	for _, op := range KnownOpcodes() {
+		in := op.Info()
+		k := opcodeMeaning{in.Service, in.Operation, in.Position, in.Immediate, in.Invalidate}
+		if _, dup := m[k]; !dup {
+			m[k] = op
+		}
+	}
+	return m
+}()
+
+// OpcodeFor returns the opcode of service s that carries operation o at
+// position p, with immediate data and invalidate as asked; ok is false
+// when the table has no such opcode (a READ with immediate, say).
+func OpcodeFor(s ServiceType, o Operation, p Position, immediate, invalidate bool) (op Opcode, ok bool) {
+	op, ok = opcodesByMeaning[opcodeMeaning{s, o, p, immediate, invalidate}]
+	return op, ok
+}
+
 // OpcodeByName looks an opcode up by its IBTA name ("RC_SEND_ONLY"), its
 // Wireshark name, or its Info-column name, so filters can say
 // `bth.opcode == RC_RDMA_WRITE_ONLY`.

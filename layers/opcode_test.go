@@ -149,3 +149,43 @@ func atoi(s string) int {
 	}
 	return n
 }
+
+func TestOpcodeFor(t *testing.T) {
+	tests := []struct {
+		name     string
+		s        layers.ServiceType
+		o        layers.Operation
+		p        layers.Position
+		imm, inv bool
+		want     layers.Opcode
+		ok       bool
+	}{
+		{"RC write only", layers.ServiceRC, layers.OpRDMAWrite, layers.PosOnly, false, false, 0x0a, true},
+		{"RC write last with immediate", layers.ServiceRC, layers.OpRDMAWrite, layers.PosLast, true, false, 0x09, true},
+		{"RC send only invalidate", layers.ServiceRC, layers.OpSend, layers.PosOnly, false, true, 0x17, true},
+		{"RC read response middle", layers.ServiceRC, layers.OpRDMAReadResponse, layers.PosMiddle, false, false, 0x0e, true},
+		{"RC atomic acknowledge", layers.ServiceRC, layers.OpAtomicAcknowledge, layers.PosNone, false, false, 0x12, true},
+		{"UC send last with immediate", layers.ServiceUC, layers.OpSend, layers.PosLast, true, false, 0x23, true},
+		{"UD send only with immediate", layers.ServiceUD, layers.OpSend, layers.PosOnly, true, false, 0x65, true},
+		{"CNP keeps the lower opcode", layers.ServiceCNP, layers.OpCNP, layers.PosNone, false, false, 0x80, true},
+		{"no READ request with immediate", layers.ServiceRC, layers.OpRDMAReadRequest, layers.PosNone, true, false, 0, false},
+		{"no UC READ", layers.ServiceUC, layers.OpRDMAReadRequest, layers.PosNone, false, false, 0, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			op, ok := layers.OpcodeFor(tt.s, tt.o, tt.p, tt.imm, tt.inv)
+			require.Equal(t, tt.ok, ok)
+			assert.Equal(t, tt.want, op)
+		})
+	}
+	// Every opcode of the table is found by its own meaning (0x81, the
+	// second CNP, excepted: the lower one answers).
+	for _, op := range layers.KnownOpcodes() {
+		in := op.Info()
+		got, ok := layers.OpcodeFor(in.Service, in.Operation, in.Position, in.Immediate, in.Invalidate)
+		require.True(t, ok, "%v", op)
+		if op != 0x81 {
+			assert.Equal(t, op, got, "%v", op)
+		}
+	}
+}
