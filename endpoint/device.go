@@ -74,6 +74,7 @@ type Device struct {
 	rxDone  chan struct{}
 	once    sync.Once
 	c       counters
+	onDrop  DropHandler
 }
 
 // rxPacket is one received datagram with its decoded headers. The receive
@@ -94,7 +95,7 @@ const firstQPN = 0x11
 
 // NewDevice opens a device over w and starts its receive loop. Close stops
 // it and closes w.
-func NewDevice(w Wire) *Device {
+func NewDevice(w Wire, opts ...DeviceOption) *Device {
 	local := w.LocalAddr()
 	d := &Device{
 		wire:     w,
@@ -108,6 +109,9 @@ func NewDevice(w Wire) *Device {
 		free:     make(chan *rxPacket, 4096),
 		closing:  make(chan struct{}),
 		rxDone:   make(chan struct{}),
+	}
+	for _, o := range opts {
+		o(d)
 	}
 	go d.receive()
 	return d
@@ -218,23 +222,28 @@ func (d *Device) accept(p *rxPacket) bool {
 	data := p.buf[:p.n]
 	if len(data) < layers.BTHLength+layers.ICRCLength {
 		d.c.dropShort.Add(1)
+		d.dropped(p, Drop{Reason: DropTooShort})
 		return false
 	}
 	if p.dst.Addr().Unmap() != d.addr.Addr().Unmap() {
 		d.c.dropAddr.Add(1)
+		d.dropped(p, Drop{Reason: DropDestAddr, Peer: d.addr.Addr()})
 		return false
 	}
 	info := layers.Opcode(data[0]).Info()
 	if !info.Known || len(data) < info.HeaderLength()+layers.ICRCLength {
 		d.c.dropShort.Add(1)
+		d.dropped(p, Drop{Reason: DropTooShort})
 		return false
 	}
 	if err := p.bth.DecodeFromBytes(data, decodeFeedback{}); err != nil {
 		d.c.dropShort.Add(1)
+		d.dropped(p, Drop{Reason: DropTooShort})
 		return false
 	}
 	if p.bth.TVer != 0 || p.bth.DestQP == 0 {
 		d.c.dropQP.Add(1)
+		d.dropped(p, Drop{Reason: DropHeader})
 		return false
 	}
 	d.qpMu.RLock()
@@ -242,10 +251,12 @@ func (d *Device) accept(p *rxPacket) bool {
 	d.qpMu.RUnlock()
 	if qp == nil {
 		d.c.dropQP.Add(1)
+		d.dropped(p, Drop{Reason: DropUnknownQPN})
 		return false
 	}
 	if p.icrc == ICRCBad {
 		d.c.dropICRC.Add(1)
+		d.dropped(p, Drop{Reason: DropBadICRC})
 		return false
 	}
 	select {
@@ -253,6 +264,7 @@ func (d *Device) accept(p *rxPacket) bool {
 		return true
 	default:
 		d.c.dropQueue.Add(1)
+		d.dropped(p, Drop{Reason: DropInboxFull})
 		return false
 	}
 }

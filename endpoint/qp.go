@@ -609,27 +609,33 @@ func (qp *QP) handle(p *rxPacket) {
 	c := &qp.dev.c
 	if info.Service != serviceOf(qp.typ) {
 		c.dropQP.Add(1)
+		qp.dev.dropped(p, Drop{Reason: DropQPType, Want: uint32(qp.typ)})
 		return
 	}
 	if info.Response {
 		if qp.typ != RC || (qp.state != StateRTS && qp.state != StateSQD) {
 			c.dropQP.Add(1)
+			qp.dev.dropped(p, Drop{Reason: DropQPState, Want: uint32(qp.state)})
 			return
 		}
 	} else if qp.state < StateRTR || qp.state == StateErr {
 		c.dropQP.Add(1)
+		qp.dev.dropped(p, Drop{Reason: DropQPState, Want: uint32(qp.state)})
 		return
 	}
 	if qp.typ != UD && p.src.Addr().Unmap() != qp.attr.Remote {
 		c.dropAddr.Add(1)
+		qp.dev.dropped(p, Drop{Reason: DropSourceAddr, Peer: qp.attr.Remote})
 		return
 	}
 	if !pkeyMatch(p.bth.PKey, qp.attr.PKey) {
 		c.dropPKey.Add(1)
+		qp.dev.dropped(p, Drop{Reason: DropPKey, Got: uint32(p.bth.PKey), Want: uint32(qp.attr.PKey)})
 		return
 	}
 	if qp.typ == UD && p.bth.DETH.QKey != qp.attr.QKey {
 		c.dropQKey.Add(1)
+		qp.dev.dropped(p, Drop{Reason: DropQKey, Got: p.bth.DETH.QKey, Want: qp.attr.QKey})
 		return
 	}
 	c.rcvdPkts.Add(1)

@@ -95,7 +95,12 @@ func (r *responder) abort() {
 	r.inOp = layers.OpUnknown
 }
 
-func (r *responder) drop() { r.qp.dev.c.responderDrops.Add(1) }
+// drop counts a request the responder discards silently and tells the
+// device's drop handler why (why is a constant).
+func (r *responder) drop(p *rxPacket, why string) {
+	r.qp.dev.c.responderDrops.Add(1)
+	r.qp.dev.dropped(p, Drop{Reason: DropResponder, Detail: why})
+}
 
 // onRequest handles a request packet that passed the acceptance checks.
 func (r *responder) onRequest(p *rxPacket) {
@@ -119,7 +124,7 @@ func (r *responder) onRequest(p *rxPacket) {
 				qp.dev.c.outOfSeqRequest.Add(1)
 				r.sendAck(r.psn, layers.MakeNakSyndrome(layers.NAKPSNSequenceError))
 			} else {
-				r.drop()
+				r.drop(p, "out of sequence after a sequence NAK, waiting for the expected PSN")
 			}
 			return
 		case d < 0:
@@ -131,7 +136,7 @@ func (r *responder) onRequest(p *rxPacket) {
 		if !startsMsg {
 			r.ucDrop = true
 			r.psn = psn.Add(1)
-			r.drop()
+			r.drop(p, "UC: PSN gap inside a message, the rest of it is discarded")
 			return
 		}
 		// A gap before a new message: the old one is lost, this one
@@ -188,7 +193,7 @@ func (r *responder) onRequest(p *rxPacket) {
 				r.flushAck()
 				r.sendAck(psn, layers.MakeRNRNakSyndrome(qp.attr.MinRNRTimer))
 			} else {
-				r.drop()
+				r.drop(p, "no receive WR posted")
 			}
 			return
 		}
@@ -249,7 +254,7 @@ func (r *responder) fail(p *rxPacket, code layers.NAKCode, st Status) {
 		r.ucDrop = true
 		r.inOp = layers.OpUnknown
 		r.recvOff = 0
-		r.drop()
+		r.drop(p, "UC: invalid request (opcode sequence, access, length), the message is discarded")
 		return
 	}
 	r.flushAck()
@@ -484,7 +489,7 @@ func (r *responder) duplicate(p *rxPacket) {
 			}
 			va, length := b.RETH.VA, uint64(b.RETH.DMALength)
 			if va < res.va || va+length > res.va+uint64(res.length) || va+length < va {
-				r.drop()
+				r.drop(p, "duplicate READ outside the original request")
 				return
 			}
 			var mr *MR
@@ -498,7 +503,7 @@ func (r *responder) duplicate(p *rxPacket) {
 			r.readReply(mr, b.PSN, va, uint32(length))
 			return
 		}
-		r.drop()
+		r.drop(p, "duplicate READ no longer remembered")
 	case layers.OpCompareSwap, layers.OpFetchAdd:
 		for i := range r.res {
 			res := &r.res[i]
@@ -508,9 +513,9 @@ func (r *responder) duplicate(p *rxPacket) {
 				return
 			}
 		}
-		r.drop()
+		r.drop(p, "duplicate atomic no longer remembered")
 	default:
-		r.drop()
+		r.drop(p, "duplicate request")
 	}
 }
 
@@ -553,22 +558,22 @@ func (r *responder) onUD(p *rxPacket) {
 	b := &p.bth
 	payload := b.PacketPayload()
 	if len(payload) > qp.mtu {
-		r.drop()
+		r.drop(p, "UD: payload longer than the path MTU")
 		return
 	}
 	wr, ok := qp.rq.peek()
 	if !ok {
-		r.drop()
+		r.drop(p, "no receive WR posted")
 		return
 	}
 	sgl, total, err := qp.dev.resolveSGL(qp.pd, wr.sges[:wr.n], true, r.sgl[:0])
 	r.sgl = sgl
 	if err != nil || total < uint64(layers.GRHLength+len(payload)) {
-		r.drop()
+		r.drop(p, "UD: receive buffer too small for the GRH and the payload")
 		return
 	}
 	if _, ok := qp.rq.take(); !ok {
-		r.drop()
+		r.drop(p, "no receive WR posted")
 		return
 	}
 	r.fillGRH(p, len(payload))
