@@ -1,7 +1,13 @@
 // Command ibpeer takes part in RDMA conversations. Its subcommands:
 //
-//	ibpeer craft ...   write a crafted conversation to a capture file
-//	ibpeer replay ...  send a capture again: selected, rewritten, paced, compared
+//	ibpeer craft ...     write a crafted conversation to a capture file
+//	ibpeer replay ...    send a capture again: selected, rewritten, paced, compared
+//	ibpeer serve ...     serve RDMA: memory, RC QPs, a set-up exchange on TCP 18515
+//	ibpeer write ...     RDMA WRITEs against ibpeer serve, perftest's report
+//	ibpeer read ...      RDMA READs against ibpeer serve
+//	ibpeer send ...      SENDs against ibpeer serve
+//	ibpeer atomic ...    FETCH_ADD or CMP_SWAP against ibpeer serve
+//	ibpeer perftest ...  ib_write_bw, ib_read_bw, ib_send_bw, ib_atomic_bw, either role
 //
 // Run `ibpeer craft -h` for the flags of a subcommand.
 package main
@@ -27,11 +33,16 @@ type command struct {
 	run     func(args []string, stdout, stderr io.Writer) int
 }
 
-// commands lists the subcommands; later ones (serve, write, read, replay)
-// join here.
+// commands lists the subcommands.
 var commands = map[string]command{
-	"craft":  {"write a crafted RDMA conversation (any opcode, encapsulation and fault) to a pcap or pcapng file", runCraft},
-	"replay": {"send a capture again: select (-Y), rewrite addresses/QPNs/PSNs/keys with ICRCs fixed, pace, compare with a live peer", runReplay},
+	"craft":    {"write a crafted RDMA conversation (any opcode, encapsulation and fault) to a pcap or pcapng file", runCraft},
+	"replay":   {"send a capture again: select (-Y), rewrite addresses/QPNs/PSNs/keys with ICRCs fixed, pace, compare with a live peer", runReplay},
+	"serve":    {"serve RDMA on an address: a region and an RC QP per set-up connection (TCP 18515, ibv_rc_pingpong's format)", runServe},
+	"write":    {"RDMA WRITE against ibpeer serve, perftest's report; --verify, --loss/--reorder/--dup, --lat", runWrite},
+	"read":     {"RDMA READ against ibpeer serve, perftest's report", runRead},
+	"send":     {"SEND against ibpeer serve, perftest's report", runSend},
+	"atomic":   {"FETCH_ADD or CMP_SWAP against ibpeer serve, perftest's report", runAtomic},
+	"perftest": {"ib_write_bw, ib_read_bw, ib_send_bw, ib_atomic_bw in either role: perftest 6.06's TCP exchange, defaults and report", runPerftest},
 }
 
 func main() {

@@ -1,0 +1,185 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net"
+	"net/netip"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+
+	"github.com/ibwire/ibwire/endpoint"
+)
+
+// startPerftestServer runs ibpeer perftest as the server on 127.0.0.2
+// with the TCP port chosen by the kernel; wait returns its output and
+// error.
+func startPerftestServer(t *testing.T, args ...string) (port int, wait func() (string, error)) {
+	t.Helper()
+	var errb bytes.Buffer
+	j, code := parsePerftest(append(args, "--addr", "127.0.0.2", "-p", "0"), io.Discard, &errb)
+	require.NotNil(t, j, "exit %d: %s", code, errb.String())
+	ready := make(chan netip.AddrPort, 1)
+	j.ready = func(a netip.AddrPort) { ready <- a }
+	var out syncBuffer
+	done := make(chan error, 1)
+	go func() { done <- j.run(context.Background(), &out) }()
+	select {
+	case a := <-ready:
+		port = int(a.Port())
+	case err := <-done:
+		t.Fatalf("server did not start: %v", err)
+	}
+	return port, func() (string, error) {
+		select {
+		case err := <-done:
+			return out.String(), err
+		case <-time.After(30 * time.Second):
+			t.Fatal("the perftest server did not end")
+			return "", nil
+		}
+	}
+}
+
+// perfRow returns the table row of a perftest report.
+func perfRow(t *testing.T, out string) string {
+	t.Helper()
+	m := regexp.MustCompile(`(?m)^ [0-9]+ +[0-9]+ +[0-9.]+ +[0-9.]+\s+[0-9.]+$`).FindString(out)
+	require.NotEmpty(t, m, "no result row in:\n%s", out)
+	return m
+}
+
+func TestPerftestBothRoles(t *testing.T) {
+	needLoopbackPorts(t)
+	defer goleak.VerifyNone(t)
+	tests := []struct {
+		name       string
+		args       []string
+		test, unit string
+		sameRow    bool // the server prints the client's figures
+		want       []string
+	}{
+		{"write", []string{"write", "-n", "200"}, "RDMA_Write BW Test", "MB/sec", true,
+			[]string{" 65536      200   ", "Mtu             : 4096[B]"}},
+		{"read", []string{"read", "-n", "100", "-s", "100000"}, "RDMA_Read BW Test", "MB/sec", true,
+			[]string{" 100000     100   ", "Outstand reads  : 128", " OUT 0x80 RKey "}},
+		{"send", []string{"send", "-n", "100"}, "Send BW Test", "MB/sec", false, []string{" 65536      100   "}},
+		{"fetch-add", []string{"atomic", "-n", "300"}, "Atomic BW Test", "MB/sec", true, []string{" 8          300   "}},
+		{"cmp-swap", []string{"atomic", "-A", "CMP_AND_SWAP", "-n", "300"}, "Atomic BW Test", "MB/sec", true, nil},
+		{"gbits", []string{"write", "-n", "50", "--report_gbits"}, "RDMA_Write BW Test", "Gb/sec", true, nil},
+		{"mtu 1024", []string{"write", "-n", "50", "-m", "1024"}, "RDMA_Write BW Test", "MB/sec", true,
+			[]string{"Mtu             : 1024[B]"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			port, wait := startPerftestServer(t, tt.args...)
+			args := append([]string{"perftest"}, tt.args...)
+			args = append(args, "--bind", "127.0.0.1", "-p", strconv.Itoa(port), "127.0.0.2")
+			code, cout, cerr := ibpeer(args...)
+			sout, serr := wait()
+			require.Equal(t, exitOK, code, "client: %s\n%s", cerr, cout)
+			require.NoError(t, serr, "server:\n%s", sout)
+			assert.Contains(t, sout, "* Waiting for client to connect... *")
+			for _, out := range []string{cout, sout} {
+				assert.Contains(t, out, "                    "+tt.test+"\n")
+				assert.Contains(t, out, "BW peak["+tt.unit+"]")
+				for _, w := range tt.want {
+					assert.Contains(t, out, w)
+				}
+			}
+			assert.Contains(t, cout, "TX depth        : 128")
+			assert.NotContains(t, sout, "TX depth")
+			if tt.sameRow {
+				assert.Equal(t, perfRow(t, cout), perfRow(t, sout), "the server prints the client's report")
+			} else {
+				perfRow(t, sout)
+				assert.Contains(t, sout, "RX depth        : 100")
+			}
+			assert.Contains(t, cout, "GID: 00:00:00:00:00:00:00:00:00:00:255:255:127:00:00:01\n remote address")
+		})
+	}
+}
+
+// TestPerftestPeerFailures: a client with nothing to talk to, and a server
+// whose client is too old or goes away, end with exit 1 and the reason.
+func TestPerftestPeerFailures(t *testing.T) {
+	needLoopbackPorts(t)
+	defer goleak.VerifyNone(t)
+	t.Run("no server", func(t *testing.T) {
+		code, _, stderr := ibpeer("perftest", "write", "--addr", "127.0.0.1", "-p", "1", "127.0.0.2")
+		assert.Equal(t, exitError, code)
+		assert.Contains(t, stderr, "ibpeer perftest write: set-up with 127.0.0.2:1:")
+		assert.Contains(t, stderr, "connection refused")
+	})
+	t.Run("old client", func(t *testing.T) {
+		port, wait := startPerftestServer(t, "write")
+		c, err := net.Dial("tcp", "127.0.0.2:"+strconv.Itoa(port))
+		require.NoError(t, err)
+		var v [endpoint.PerftestVersionSize]byte
+		copy(v[:], "5.60")
+		_, err = c.Write(v[:])
+		require.NoError(t, err)
+		_, err = io.ReadFull(c, v[:])
+		require.NoError(t, err)
+		assert.Equal(t, "6.06", strings.TrimRight(string(v[:]), "\x00"))
+		_, err = wait()
+		c.Close()
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), `peer version "5.60" is older than 5.70`)
+	})
+	t.Run("client goes away", func(t *testing.T) {
+		port, wait := startPerftestServer(t, "read")
+		c, err := net.Dial("tcp", "127.0.0.2:"+strconv.Itoa(port))
+		require.NoError(t, err)
+		c.Close()
+		_, err = wait()
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), "perftest set-up: receiving version: peer closed after 0 of 16 bytes")
+	})
+}
+
+func TestPerftestUsage(t *testing.T) {
+	tests := []struct {
+		name   string
+		args   []string
+		code   int
+		stdout []string
+		stderr string
+	}{
+		{"help", []string{"perftest", "-h"}, exitOK, []string{"usage: ibpeer perftest write|read|send|atomic --addr IP", "version 6.06",
+			"-report_gbits", "  -s size", "  -n iterations", "  -m MTU", "  -p port", "  -A string", "  -t int", "  -o int", "--bind is another name of --addr"}, ""},
+		{"verb help", []string{"perftest", "read", "-h"}, exitOK, []string{"number of iterations (5000 for write, 1000 for the others)"}, ""},
+		{"top-level help", []string{"help", "perftest"}, exitOK, []string{"ib_write_bw"}, ""},
+		{"no verb", []string{"perftest"}, exitUsage, nil, "give the test"},
+		{"bad verb", []string{"perftest", "pingpong"}, exitUsage, nil, `unknown test "pingpong"`},
+		{"no addr", []string{"perftest", "write"}, exitUsage, nil, "give --addr IP"},
+		{"bad addr", []string{"perftest", "write", "--bind", "x"}, exitUsage, nil, `--addr "x": not an IP address`},
+		{"bad server", []string{"perftest", "write", "--addr", "127.0.0.1", "host"}, exitUsage, nil, `server "host": not an IP address`},
+		{"two servers", []string{"perftest", "write", "--addr", "127.0.0.1", "127.0.0.2", "127.0.0.3"}, exitUsage, nil, `unexpected argument "127.0.0.3"`},
+		{"atomic size", []string{"perftest", "atomic", "--addr", "127.0.0.1", "-s", "64"}, exitUsage, nil, "-s 64: atomics move 8 bytes"},
+		{"atomic op", []string{"perftest", "atomic", "--addr", "127.0.0.1", "-A", "ADD"}, exitUsage, nil, `-A "ADD"`},
+		{"iters", []string{"perftest", "send", "--addr", "127.0.0.1", "-n", "4"}, exitUsage, nil, "-n 4: want at least 5"},
+		{"mtu", []string{"perftest", "send", "--addr", "127.0.0.1", "-m", "9000"}, exitUsage, nil, "-m: MTU 9000"},
+		{"outs", []string{"perftest", "read", "--addr", "127.0.0.1", "-o", "0"}, exitUsage, nil, "-o 0"},
+		{"port", []string{"perftest", "read", "--addr", "127.0.0.1", "-p", "0", "127.0.0.2"}, exitUsage, nil, "-p 0: want a TCP port"},
+		{"unknown flag", []string{"perftest", "write", "-R"}, exitUsage, nil, "flag provided but not defined: -R"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, stdout, stderr := ibpeer(tt.args...)
+			assert.Equal(t, tt.code, code, stderr)
+			for _, s := range tt.stdout {
+				assert.Contains(t, stdout, s)
+			}
+			assert.Contains(t, stderr, tt.stderr)
+		})
+	}
+}

@@ -1,0 +1,379 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/netip"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/ibwire/ibwire/endpoint"
+	"github.com/ibwire/ibwire/layers"
+)
+
+const serveUsage = `usage: ibpeer serve --addr IP [flags]
+
+Serves RDMA on IP: RoCEv2 on UDP 4791 and a set-up exchange on TCP 18515
+(--port). Each TCP connection gets its own RC QP and its own memory region
+of --mr-size bytes (remote write, read and atomic allowed), so several
+clients, or one client with --qps N, can run at once without touching each
+other's data. The QP and the region live as long as the TCP connection.
+Runs until SIGINT or SIGTERM, then prints the packet counters.
+
+Set-up exchange, ibv_rc_pingpong's with one message more:
+  client -> server  52 bytes  "LLLL:QQQQQQ:PPPPPP:GID" and a NUL: the client QP's
+                              LID, QPN, first PSN and GID (ibv_rc_pingpong's text)
+  server -> client  52 bytes  the same for the server's QP, sent once that QP is
+                              ready to receive
+  client -> server   5 bytes  "done" and a NUL
+  server -> client  62 bytes  "RRRRRRRR:VVVVVVVVVVVVVVVV:SSSSSSSSSSSSSSSS:MMMM:LLLLLLLL:CCCC"
+                              and a NUL, in hex: the region's rkey, VA and size,
+                              the path MTU in bytes, and the length and number of
+                              the receive buffers SENDs land in
+The region comes last, after ibv_rc_pingpong's own sequence, so the first
+three messages are exactly that tool's and anything that reads its format
+(ibdump pairing QPs by their set-up, a plain pingpong client) still parses
+them; a client that wants the region reads one message more.
+
+SENDs land in the region: receive buffer k covers [k·L, (k+1)·L), posted
+in order and posted again, in the same order, as soon as it completed, so
+the n-th SEND of a connection lands in buffer n mod C. The QP's path MTU is
+--mtu; the client must use the same.
+
+Example:
+  ibpeer serve --addr 127.0.0.2
+  ibpeer write --addr 127.0.0.1 --to 127.0.0.2 --size 1048576 --iters 64 --verify --loss 0.05
+
+Flags:
+`
+
+// serveConfig is ibpeer serve's checked configuration.
+type serveConfig struct {
+	addr   netip.Addr
+	port   int
+	mrSize int
+	mtu    int
+	recv   int
+
+	// ready, when set, learns the TCP listener's address once the server
+	// accepts connections (tests use port 0).
+	ready func(tcp netip.AddrPort)
+	// region, when set, may change what a connection is told about its
+	// region (tests use it to hand out a wrong rkey).
+	region func(*serveRegion)
+}
+
+func runServe(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("ibpeer serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	addr := fs.String("addr", "", "local `IP` address: the GID, UDP 4791 and the TCP set-up port bind here (required)")
+	port := fs.Int("port", endpoint.DefaultOOBPort, "TCP `port` of the set-up exchange")
+	mrSize := fs.Int("mr-size", 4<<20, "bytes of the memory region each connection gets")
+	mtu := fs.Int("mtu", 1024, "path MTU of the QPs: 256, 512, 1024, 2048 or 4096 (ibv_rc_pingpong's default is 1024)")
+	recv := fs.Int("recv", 16, "receive buffers per QP; each is mr-size/recv bytes")
+	fs.Usage = func() {}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprint(stdout, serveUsage)
+			fs.SetOutput(stdout)
+			fs.PrintDefaults()
+			return exitOK
+		}
+		fmt.Fprintln(stderr, "Run 'ibpeer serve -h' for usage.")
+		return exitUsage
+	}
+	bad := func(format string, a ...any) int {
+		fmt.Fprintf(stderr, "ibpeer serve: %s\nRun 'ibpeer serve -h' for usage.\n", fmt.Sprintf(format, a...))
+		return exitUsage
+	}
+	if fs.NArg() > 0 {
+		return bad("unexpected argument %q", fs.Arg(0))
+	}
+	cfg := serveConfig{port: *port, mrSize: *mrSize, mtu: *mtu, recv: *recv}
+	if *addr == "" {
+		return bad("give --addr IP, the address to serve on")
+	}
+	a, err := netip.ParseAddr(*addr)
+	if err != nil {
+		return bad("--addr %q: not an IP address", *addr)
+	}
+	cfg.addr = a.Unmap()
+	switch {
+	case *port < 0 || *port > 65535:
+		return bad("--port %d: want 0-65535", *port)
+	case *mrSize < 8:
+		return bad("--mr-size %d: want at least 8 bytes", *mrSize)
+	case *recv < 1 || *recv > 4096:
+		return bad("--recv %d: want 1-4096", *recv)
+	case *mrSize / *recv < 1:
+		return bad("--mr-size %d is too small for %d receive buffers", *mrSize, *recv)
+	}
+	if _, err := pathMTU(*mtu); err != nil {
+		return bad("--mtu: %v", err)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := serve(ctx, cfg, stdout); err != nil {
+		fmt.Fprintf(stderr, "ibpeer serve: %v\n", err)
+		return exitError
+	}
+	return exitOK
+}
+
+// serveRegionSize is the size of the region message: 61 characters and a
+// NUL.
+const serveRegionSize = 62
+
+// serveRegion is the message that follows ibv_rc_pingpong's exchange: what
+// a client needs to reach the connection's memory.
+type serveRegion struct {
+	RKey      uint32
+	VA        uint64
+	Size      uint64
+	MTU       int    // path MTU in bytes
+	RecvLen   uint32 // bytes per receive buffer
+	RecvCount int    // receive buffers, posted in order at offsets k·RecvLen
+}
+
+func (r serveRegion) marshal() []byte {
+	b := fmt.Appendf(make([]byte, 0, serveRegionSize), "%08x:%016x:%016x:%04x:%08x:%04x", r.RKey, r.VA, r.Size, r.MTU, r.RecvLen, r.RecvCount)
+	return append(b, 0)
+}
+
+// parseServeRegion parses a region message strictly: six hexadecimal
+// fields of the widths above, values that make sense together.
+func parseServeRegion(b []byte) (serveRegion, error) {
+	if i := bytes.IndexByte(b, 0); i >= 0 {
+		b = b[:i]
+	}
+	f := strings.Split(string(b), ":")
+	widths := []int{8, 16, 16, 4, 8, 4}
+	names := []string{"rkey", "VA", "size", "MTU", "receive length", "receive count"}
+	if len(f) != len(widths) {
+		return serveRegion{}, fmt.Errorf("region message %q: want 6 fields separated by ':', have %d", clip(b), len(f))
+	}
+	v := make([]uint64, len(f))
+	for i, s := range f {
+		if len(s) != widths[i] {
+			return serveRegion{}, fmt.Errorf("region message: %s %q: want %d hexadecimal digits", names[i], s, widths[i])
+		}
+		n, err := strconv.ParseUint(s, 16, 64)
+		if err != nil {
+			return serveRegion{}, fmt.Errorf("region message: %s %q: not hexadecimal", names[i], s)
+		}
+		v[i] = n
+	}
+	r := serveRegion{RKey: uint32(v[0]), VA: v[1], Size: v[2], MTU: int(v[3]), RecvLen: uint32(v[4]), RecvCount: int(v[5])}
+	if _, err := pathMTU(r.MTU); err != nil {
+		return serveRegion{}, fmt.Errorf("region message: %v", err)
+	}
+	if r.Size == 0 || r.RecvCount == 0 || uint64(r.RecvLen)*uint64(r.RecvCount) > r.Size {
+		return serveRegion{}, fmt.Errorf("region message: %d receive buffers of %d bytes do not fit a region of %d bytes", r.RecvCount, r.RecvLen, r.Size)
+	}
+	return r, nil
+}
+
+func clip(b []byte) []byte {
+	if len(b) > 70 {
+		return b[:70]
+	}
+	return b
+}
+
+// server is a running ibpeer serve.
+type server struct {
+	cfg  serveConfig
+	dev  *endpoint.Device
+	pd   *endpoint.PD
+	outM sync.Mutex
+	out  io.Writer
+
+	mu    sync.Mutex
+	conns map[net.Conn]struct{}
+	n     int // connections accepted
+}
+
+func (s *server) printf(format string, a ...any) {
+	s.outM.Lock()
+	defer s.outM.Unlock()
+	fmt.Fprintf(s.out, format, a...)
+}
+
+// serve runs the server until ctx ends.
+func serve(ctx context.Context, cfg serveConfig, out io.Writer) error {
+	wire, err := endpoint.ListenUDP(netip.AddrPortFrom(cfg.addr, endpoint.RoCEv2Port))
+	if err != nil {
+		return err
+	}
+	dev := endpoint.NewDevice(wire)
+	defer dev.Close()
+	ln, err := net.Listen("tcp", netip.AddrPortFrom(cfg.addr, uint16(cfg.port)).String())
+	if err != nil {
+		return fmt.Errorf("set-up listener: %w", err)
+	}
+	s := &server{cfg: cfg, dev: dev, pd: dev.AllocPD(), out: out, conns: map[net.Conn]struct{}{}}
+	tcp := ln.Addr().(*net.TCPAddr).AddrPort()
+	s.printf("ibpeer serve: GID %v, RoCEv2 on %v, set-up on TCP %v\n", dev.GID(), dev.Addr(), tcp)
+	s.printf("ibpeer serve: each connection gets an RC QP (MTU %d) and a %d-byte region with %d receive buffers of %d bytes\n",
+		cfg.mtu, cfg.mrSize, cfg.recv, cfg.mrSize/cfg.recv)
+	if cfg.ready != nil {
+		cfg.ready(netip.AddrPortFrom(tcp.Addr().Unmap(), tcp.Port()))
+	}
+	var wg sync.WaitGroup
+	stopped := make(chan struct{})
+	go func() {
+		select {
+		case <-ctx.Done():
+		case <-stopped:
+		}
+		ln.Close()
+		s.mu.Lock()
+		for c := range s.conns {
+			c.Close()
+		}
+		s.mu.Unlock()
+	}()
+	var acceptErr error
+	for {
+		c, err := ln.Accept()
+		if err != nil {
+			if ctx.Err() == nil {
+				acceptErr = fmt.Errorf("set-up listener: %w", err)
+			}
+			break
+		}
+		s.mu.Lock()
+		if ctx.Err() != nil {
+			s.mu.Unlock()
+			c.Close()
+			break
+		}
+		s.n++
+		id := s.n
+		s.conns[c] = struct{}{}
+		s.mu.Unlock()
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s.handle(ctx, id, c)
+			s.mu.Lock()
+			delete(s.conns, c)
+			s.mu.Unlock()
+			c.Close()
+		}()
+	}
+	close(stopped)
+	wg.Wait()
+	k := dev.Counters()
+	s.printf("ibpeer serve: stopped after %d connections; packets sent %d, received %d; dropped: %d short, %d address, %d QP, %d ICRC, %d queue; duplicate requests %d, sequence NAKs sent %d, RNR NAKs sent %d\n",
+		s.n, k.SentPkts, k.RcvdPkts, k.DropShort, k.DropAddr, k.DropQP, k.DropICRC, k.DropQueue, k.DuplicateRequest, k.OutOfSeqRequest, k.SendRNRErr)
+	return acceptErr
+}
+
+// setupTimeout bounds each set-up exchange.
+const setupTimeout = 10 * time.Second
+
+// handle runs one connection: QP, region, exchange, then the receive
+// buffers until the client closes the connection.
+func (s *server) handle(ctx context.Context, id int, c net.Conn) {
+	cfg := s.cfg
+	fail := func(err error) { s.printf("conn %d from %v: %v\n", id, c.RemoteAddr(), err) }
+	mem := make([]byte, cfg.mrSize)
+	mr, err := s.pd.RegMR(mem, endpoint.AccessLocalWrite|endpoint.AccessRemoteWrite|endpoint.AccessRemoteRead|endpoint.AccessRemoteAtomic)
+	if err != nil {
+		fail(err)
+		return
+	}
+	defer mr.Dereg()
+	cq := s.dev.CreateCQ(cfg.recv + 16)
+	qp, err := s.pd.CreateQP(endpoint.QPConfig{Type: endpoint.RC, SendCQ: cq, RecvCQ: cq, MaxRecvWR: cfg.recv, MaxSendWR: 16})
+	if err != nil {
+		fail(err)
+		return
+	}
+	defer qp.Destroy()
+	mtu, _ := pathMTU(cfg.mtu)
+	slot := cfg.mrSize / cfg.recv
+	psn := endpoint.RandomPSN()
+	local := endpoint.PingpongDest{QPN: qp.QPN(), PSN: uint32(psn), GID: s.dev.GID()}
+	c.SetDeadline(time.Now().Add(setupTimeout))
+	remote, err := endpoint.PingpongServer(c, local, func(r endpoint.PingpongDest) error {
+		peer := netip.AddrFrom16(r.GID).Unmap()
+		if err := qp.Connect(endpoint.ConnectAttr{Remote: peer, RemoteQPN: r.QPN, RemotePSN: layers.PSN(r.PSN), LocalPSN: psn, MTU: mtu}); err != nil {
+			return err
+		}
+		for k := range cfg.recv {
+			if err := qp.PostRecv(endpoint.RecvWR{ID: uint64(k), SGL: []endpoint.SGE{mr.SGE(k*slot, slot)}}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		fail(err)
+		return
+	}
+	reg := serveRegion{RKey: mr.RKey(), VA: mr.Addr(), Size: uint64(cfg.mrSize), MTU: cfg.mtu, RecvLen: uint32(slot), RecvCount: cfg.recv}
+	if cfg.region != nil {
+		cfg.region(&reg)
+	}
+	s.printf("conn %d from %v: client QPN %#06x PSN %#06x GID %v; served by QPN %#06x PSN %#06x rkey %#08x VA %#x size %d\n",
+		id, c.RemoteAddr(), remote.QPN, remote.PSN, netip.AddrFrom16(remote.GID).Unmap(), qp.QPN(), uint32(psn), reg.RKey, reg.VA, reg.Size)
+	if _, err := c.Write(reg.marshal()); err != nil {
+		fail(fmt.Errorf("sending the region: %w", err))
+		return
+	}
+	c.SetDeadline(time.Time{})
+
+	// Receive buffers go back to the queue, in completion order, until
+	// the client closes the connection (or the server stops).
+	closed := make(chan struct{})
+	go func() {
+		io.Copy(io.Discard, c)
+		close(closed)
+	}()
+	var sends, bytesIn uint64
+	var status string
+	wcs := make([]endpoint.WC, 32)
+loop:
+	for {
+		n := cq.Poll(wcs)
+		for _, wc := range wcs[:n] {
+			if wc.Status != endpoint.StatusSuccess {
+				status = fmt.Sprintf("; QP failed: %v", wc)
+				break loop
+			}
+			sends++
+			bytesIn += uint64(wc.ByteLen)
+			k := int(wc.ID)
+			if err := qp.PostRecv(endpoint.RecvWR{ID: wc.ID, SGL: []endpoint.SGE{mr.SGE(k*slot, slot)}}); err != nil {
+				status = fmt.Sprintf("; reposting a receive: %v", err)
+				break loop
+			}
+		}
+		if n > 0 {
+			continue
+		}
+		select {
+		case <-cq.Notify():
+		case <-closed:
+			break loop
+		case <-ctx.Done():
+			break loop
+		}
+	}
+	c.Close()
+	<-closed
+	st, _ := qp.Query()
+	s.printf("conn %d closed: %d SENDs received (%d bytes), QP %v%s\n", id, sends, bytesIn, st.State, status)
+}

@@ -1,0 +1,323 @@
+package main
+
+import (
+	"context"
+	"net/netip"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+
+	"github.com/ibwire/ibwire/endpoint"
+)
+
+// needLoopbackPorts skips the test when UDP 4791 on 127.0.0.1 or 127.0.0.2
+// is taken (another package's tests may hold it), as the endpoint tests do.
+func needLoopbackPorts(t *testing.T) {
+	t.Helper()
+	for _, a := range []string{"127.0.0.1:4791", "127.0.0.2:4791"} {
+		w, err := endpoint.ListenUDP(netip.MustParseAddrPort(a))
+		if err != nil {
+			t.Skipf("loopback UDP %s unavailable: %v", a, err)
+		}
+		w.Close()
+	}
+}
+
+// syncBuffer is an io.Writer safe for the server's goroutines.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// testServer is an ibpeer serve on 127.0.0.2 with its TCP port chosen by
+// the kernel.
+type testServer struct {
+	tcp    netip.AddrPort
+	out    *syncBuffer
+	cancel context.CancelFunc
+	done   chan error
+}
+
+func startServe(t *testing.T, change func(*serveConfig)) *testServer {
+	t.Helper()
+	cfg := serveConfig{addr: netip.MustParseAddr("127.0.0.2"), port: 0, mrSize: 1 << 20, mtu: 1024, recv: 16}
+	if change != nil {
+		change(&cfg)
+	}
+	ready := make(chan netip.AddrPort, 1)
+	cfg.ready = func(a netip.AddrPort) { ready <- a }
+	ctx, cancel := context.WithCancel(context.Background())
+	s := &testServer{out: &syncBuffer{}, cancel: cancel, done: make(chan error, 1)}
+	go func() { s.done <- serve(ctx, cfg, s.out) }()
+	select {
+	case s.tcp = <-ready:
+	case err := <-s.done:
+		cancel()
+		t.Fatalf("serve did not start: %v", err)
+	}
+	return s
+}
+
+// stop ends the server as SIGINT does and returns its output.
+func (s *testServer) stop(t *testing.T) string {
+	t.Helper()
+	s.cancel()
+	require.NoError(t, <-s.done)
+	return s.out.String()
+}
+
+func TestServeRegionMessage(t *testing.T) {
+	r := serveRegion{RKey: 0xdeadbeef, VA: 0x7f0012345000, Size: 4 << 20, MTU: 1024, RecvLen: 1 << 18, RecvCount: 16}
+	b := r.marshal()
+	require.Len(t, b, serveRegionSize)
+	assert.Equal(t, "deadbeef:00007f0012345000:0000000000400000:0400:00040000:0010\x00", string(b))
+	got, err := parseServeRegion(b)
+	require.NoError(t, err)
+	assert.Equal(t, r, got)
+
+	bad := []struct {
+		name, msg, err string
+	}{
+		{"empty", "", "want 6 fields"},
+		{"fields", "deadbeef:00007f0012345000:0000000000400000:0400:00040000", "want 6 fields"},
+		{"width", "deadbee:00007f0012345000:0000000000400000:0400:00040000:0010", "rkey \"deadbee\": want 8"},
+		{"not hex", "deadbeeg:00007f0012345000:0000000000400000:0400:00040000:0010", "not hexadecimal"},
+		{"mtu", "deadbeef:00007f0012345000:0000000000400000:0300:00040000:0010", "MTU 768"},
+		{"no room", "deadbeef:00007f0012345000:0000000000400000:0400:00080000:0010", "do not fit"},
+		{"no buffers", "deadbeef:00007f0012345000:0000000000400000:0400:00040000:0000", "do not fit"},
+		{"zero size", "deadbeef:00007f0012345000:0000000000000000:0400:00000000:0001", "do not fit"},
+		{"garbage", "\xff\xfe:::::", "want 8 hexadecimal"},
+	}
+	for _, tt := range bad {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := parseServeRegion(append([]byte(tt.msg), 0))
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tt.err)
+		})
+	}
+}
+
+func TestServeUsage(t *testing.T) {
+	tests := []struct {
+		name   string
+		args   []string
+		code   int
+		stdout string
+		stderr string
+	}{
+		{"help", []string{"serve", "-h"}, exitOK, "server -> client  62 bytes", ""},
+		{"help mentions why", []string{"serve", "-h"}, exitOK, "still parses", ""},
+		{"help flags", []string{"serve", "-h"}, exitOK, "-mr-size", ""},
+		{"no addr", []string{"serve"}, exitUsage, "", "give --addr IP"},
+		{"bad addr", []string{"serve", "--addr", "nowhere"}, exitUsage, "", `--addr "nowhere": not an IP address`},
+		{"bad mtu", []string{"serve", "--addr", "127.0.0.2", "--mtu", "1500"}, exitUsage, "", "--mtu: MTU 1500"},
+		{"small region", []string{"serve", "--addr", "127.0.0.2", "--mr-size", "4"}, exitUsage, "", "--mr-size 4"},
+		{"recv", []string{"serve", "--addr", "127.0.0.2", "--recv", "0"}, exitUsage, "", "--recv 0"},
+		{"argument", []string{"serve", "--addr", "127.0.0.2", "x"}, exitUsage, "", `unexpected argument "x"`},
+		{"port", []string{"serve", "--addr", "127.0.0.2", "--port", "70000"}, exitUsage, "", "--port 70000"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, stdout, stderr := ibpeer(tt.args...)
+			assert.Equal(t, tt.code, code, stderr)
+			assert.Contains(t, stdout, tt.stdout)
+			assert.Contains(t, stderr, tt.stderr)
+		})
+	}
+}
+
+// bwRowRE matches a perftest bandwidth row (what the interop scenarios
+// look for).
+var bwRowRE = regexp.MustCompile(`(?m)^ [0-9]+ +[0-9]+ +[0-9.]+ +[0-9.]+\s+[0-9.]+$`)
+
+// latRowRE matches a perftest latency row.
+var latRowRE = regexp.MustCompile(`(?m)^ 8 +200 +[0-9.]+ +[0-9.]+ +[0-9.]+\s+[0-9.]+\s+[0-9.]+\s+[0-9.]+\s+[0-9.]+[ \t]*$`)
+
+func TestServeAndClients(t *testing.T) {
+	needLoopbackPorts(t)
+	defer goleak.VerifyNone(t)
+	srv := startServe(t, nil)
+	to := srv.tcp.String()
+	tests := []struct {
+		name  string
+		args  []string
+		want  []string
+		match *regexp.Regexp
+	}{
+		{"write", []string{"write", "--size", "65536", "--iters", "100"}, []string{"RDMA_Write BW Test", "TX depth        : 128"}, bwRowRE},
+		{"read", []string{"read", "--size", "65536", "--iters", "100"}, []string{"RDMA_Read BW Test", "Outstand reads  : 16"}, bwRowRE},
+		{"send", []string{"send", "--size", "65536", "--iters", "100"}, []string{"Send BW Test"}, bwRowRE},
+		{"atomic", []string{"atomic", "--iters", "100"}, []string{"Atomic BW Test"}, bwRowRE},
+		{"write verify", []string{"write", "--size", "65536", "--iters", "100", "--verify"},
+			[]string{"verified: 100 WRITEs of 65536 bytes on 1 QPs, read back from the server, byte-exact"}, bwRowRE},
+		{"read verify", []string{"read", "--size", "100000", "--iters", "30", "--verify"},
+			[]string{"verified: 30 READs of 100000 bytes on 1 QPs, compared with what was written there, byte-exact"}, bwRowRE},
+		{"send verify", []string{"send", "--size", "5000", "--iters", "100", "--verify"},
+			[]string{"verified: 100 SENDs of 5000 bytes on 1 QPs, read back from the server's receive buffers, byte-exact"}, bwRowRE},
+		{"fetch-add verify", []string{"atomic", "--iters", "300", "--verify"},
+			[]string{"verified: 300 FETCH_ADDs on 1 QPs returned 0, 1, 2, … in order and left each server word at 300"}, bwRowRE},
+		{"cmp-swap verify", []string{"atomic", "-A", "CMP_AND_SWAP", "--iters", "300", "--verify"},
+			[]string{"verified: 300 CMP_SWAPs on 1 QPs returned 0, 1, 2, … in order and left each server word at 300"}, bwRowRE},
+		{"write qps 2", []string{"write", "--size", "4096", "--iters", "200", "--qps", "2", "--verify"},
+			[]string{"Number of qps   : 2", "verified: 400 WRITEs of 4096 bytes on 2 QPs"}, bwRowRE},
+		{"send qps 2", []string{"send", "--size", "4096", "--iters", "200", "--qps", "2", "--verify"},
+			[]string{"verified: 400 SENDs of 4096 bytes on 2 QPs"}, bwRowRE},
+		{"atomic qps 2", []string{"atomic", "--iters", "100", "--qps", "2", "--verify"},
+			[]string{"verified: 200 FETCH_ADDs on 2 QPs"}, bwRowRE},
+		{"write loss", []string{"write", "--size", "8192", "--iters", "100", "--verify", "--loss", "0.05", "--seed", "7"},
+			[]string{"verified: 100 WRITEs", "(seed 7):"}, bwRowRE},
+		{"read loss reorder dup", []string{"read", "--size", "8192", "--iters", "100", "--verify", "--loss", "0.05", "--reorder", "0.05", "--dup", "0.05"},
+			[]string{"verified: 100 READs", "(seed 1):"}, bwRowRE},
+		{"send loss", []string{"send", "--size", "8192", "--iters", "100", "--verify", "--loss", "0.05"},
+			[]string{"verified: 100 SENDs"}, bwRowRE},
+		{"atomic loss", []string{"atomic", "--iters", "200", "--verify", "--loss", "0.05", "--dup", "0.05"},
+			[]string{"verified: 200 FETCH_ADDs"}, bwRowRE},
+		{"latency", []string{"read", "--size", "8", "--iters", "200", "--lat"},
+			[]string{"RDMA_Read Latency Test", "TX depth        : 1", "99% percentile[usec]"}, latRowRE},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			args := append(tt.args, "--addr", "127.0.0.1", "--to", to)
+			code, stdout, stderr := ibpeer(args...)
+			require.Equal(t, exitOK, code, "stderr: %s\nstdout: %s", stderr, stdout)
+			for _, w := range tt.want {
+				assert.Contains(t, stdout, w)
+			}
+			assert.Regexp(t, tt.match, stdout)
+			assert.Contains(t, stdout, "GID: 00:00:00:00:00:00:00:00:00:00:255:255:127:00:00:02")
+		})
+	}
+	out := srv.stop(t)
+	assert.Contains(t, out, "ibpeer serve: GID ::ffff:127.0.0.2, RoCEv2 on 127.0.0.2:4791")
+	assert.Contains(t, out, "conn 1 from 127.0.0.1:")
+	assert.Contains(t, out, "conn 3 closed: 100 SENDs received (6553600 bytes), QP RTS")
+	assert.Regexp(t, `ibpeer serve: stopped after 2[0-9] connections; packets sent [0-9]+, received [0-9]+; dropped: 0 short, 0 address, 0 QP, 0 ICRC`, out)
+}
+
+func TestClientFailures(t *testing.T) {
+	needLoopbackPorts(t)
+	defer goleak.VerifyNone(t)
+	client := func(to netip.AddrPort, args ...string) (int, string, string) {
+		return ibpeer(append([]string{args[0], "--addr", "127.0.0.1", "--to", to.String(), "--timeout", "5s"}, args[1:]...)...)
+	}
+
+	t.Run("no server", func(t *testing.T) {
+		code, _, stderr := client(netip.MustParseAddrPort("127.0.0.2:1"), "write", "--iters", "10")
+		assert.Equal(t, exitError, code)
+		assert.Contains(t, stderr, "ibpeer write: QP 0: set-up with 127.0.0.2:1:")
+		assert.Contains(t, stderr, "connection refused (is ibpeer serve running there?)")
+	})
+	t.Run("wrong rkey", func(t *testing.T) {
+		srv := startServe(t, func(c *serveConfig) { c.region = func(r *serveRegion) { r.RKey ^= 0x100 } })
+		code, _, stderr := client(srv.tcp, "write", "--iters", "10")
+		out := srv.stop(t)
+		assert.Equal(t, exitError, code)
+		assert.Contains(t, stderr, "ibpeer write: QP 0 (QPN 0x000011), work request 0: completed REM_ACCESS_ERR")
+		assert.Contains(t, out, "QP failed")
+	})
+	t.Run("server gone", func(t *testing.T) {
+		// The server stops 300 ms after it handed out its region.
+		served := make(chan struct{}, 1)
+		srv := startServe(t, func(c *serveConfig) {
+			c.region = func(*serveRegion) { served <- struct{}{} }
+		})
+		go func() {
+			<-served
+			time.Sleep(300 * time.Millisecond)
+			srv.cancel()
+		}()
+		// retry_cnt 7 retries for ever (rxe's rule): the stall timeout ends it.
+		code, _, stderr := client(srv.tcp, "write", "--iters", "1000000", "--timeout", "1s")
+		srv.stop(t)
+		assert.Equal(t, exitError, code)
+		assert.Regexp(t, `^ibpeer write: no completion for 1s \(is the peer still there\?\): [0-9]+ of 1000000 work requests completed\n$`, stderr)
+	})
+	t.Run("verify catches a misplaced SEND", func(t *testing.T) {
+		// The server says its receive buffers are half as long as they
+		// are: the second SEND is read back from the wrong place.
+		srv := startServe(t, func(c *serveConfig) { c.region = func(r *serveRegion) { r.RecvLen /= 2 } })
+		code, _, stderr := client(srv.tcp, "send", "--size", "4096", "--iters", "4", "--verify")
+		srv.stop(t)
+		assert.Equal(t, exitError, code)
+		assert.Regexp(t, `ibpeer send: verify: QP 0 message 1 \(4096 bytes, server VA 0x[0-9a-f]+\): byte 0 is 0x[0-9a-f]+, want 0x[0-9a-f]+`, stderr)
+	})
+	t.Run("mtu mismatch", func(t *testing.T) {
+		srv := startServe(t, nil)
+		code, _, stderr := client(srv.tcp, "read", "--mtu", "4096", "--iters", "10")
+		srv.stop(t)
+		assert.Equal(t, exitError, code)
+		assert.Contains(t, stderr, "--mtu 4096: the server's QPs use MTU 1024 (its --mtu); both sides must use the same")
+	})
+	t.Run("too big for the region", func(t *testing.T) {
+		srv := startServe(t, nil)
+		code, _, stderr := client(srv.tcp, "write", "--size", "2000000", "--iters", "10")
+		srv.stop(t)
+		assert.Equal(t, exitError, code)
+		assert.Contains(t, stderr, "--size 2000000: the server's region has 1048576 bytes (ibpeer serve --mr-size)")
+	})
+	t.Run("send too big for a receive buffer", func(t *testing.T) {
+		srv := startServe(t, nil)
+		code, _, stderr := client(srv.tcp, "send", "--size", "70000", "--iters", "10")
+		srv.stop(t)
+		assert.Equal(t, exitError, code)
+		assert.Contains(t, stderr, "--size 70000: the server's receive buffers hold 65536 bytes")
+	})
+}
+
+func TestClientUsage(t *testing.T) {
+	tests := []struct {
+		name   string
+		args   []string
+		code   int
+		stdout []string
+		stderr string
+	}{
+		{"write help", []string{"write", "-h"}, exitOK, []string{"usage: ibpeer write --addr IP --to HOST[:PORT]", "RDMA WRITEs", "-verify", "-loss", "-reorder", "-dup", "-seed", "-lat", "-tx-depth", "-qps", "-mtu", "Exit status: 0 when every completion succeeded"}, ""},
+		{"read help", []string{"help", "read"}, exitOK, []string{"usage: ibpeer read", "RDMA READs", "99% and 99.9% percentiles"}, ""},
+		{"send help", []string{"send", "-h"}, exitOK, []string{"message n lands in buffer n mod C"}, ""},
+		{"atomic help", []string{"atomic", "-h"}, exitOK, []string{"CMP_AND_SWAP", "  -A string"}, ""},
+		{"top-level help", []string{"-h"}, exitOK, []string{"serve", "write", "read", "send", "atomic", "perftest"}, ""},
+		{"no addr", []string{"write", "--to", "127.0.0.2"}, exitUsage, nil, "give --addr IP"},
+		{"no to", []string{"write", "--addr", "127.0.0.1"}, exitUsage, nil, "give --to HOST"},
+		{"bad to", []string{"write", "--addr", "127.0.0.1", "--to", "127.0.0.2:x"}, exitUsage, nil, `--to "127.0.0.2:x"`},
+		{"loss", []string{"write", "--addr", "127.0.0.1", "--to", "127.0.0.2", "--loss", "1.5"}, exitUsage, nil, "--loss 1.5: want a probability"},
+		{"dup NaN", []string{"write", "--addr", "127.0.0.1", "--to", "127.0.0.2", "--dup", "NaN"}, exitUsage, nil, "--dup NaN"},
+		{"iters", []string{"read", "--addr", "127.0.0.1", "--to", "127.0.0.2", "--iters", "0"}, exitUsage, nil, "--iters 0"},
+		{"size", []string{"send", "--addr", "127.0.0.1", "--to", "127.0.0.2", "--size", "0"}, exitUsage, nil, "--size 0"},
+		{"atomic size", []string{"atomic", "--addr", "127.0.0.1", "--to", "127.0.0.2", "--size", "16"}, exitUsage, nil, "atomics move 8 bytes"},
+		{"atomic op", []string{"atomic", "--addr", "127.0.0.1", "--to", "127.0.0.2", "-A", "SWAP"}, exitUsage, nil, `-A "SWAP"`},
+		{"mtu", []string{"write", "--addr", "127.0.0.1", "--to", "127.0.0.2", "--mtu", "1000"}, exitUsage, nil, "--mtu: MTU 1000"},
+		{"qps", []string{"write", "--addr", "127.0.0.1", "--to", "127.0.0.2", "--qps", "0"}, exitUsage, nil, "--qps 0"},
+		{"depth", []string{"write", "--addr", "127.0.0.1", "--to", "127.0.0.2", "--tx-depth", "0"}, exitUsage, nil, "--tx-depth 0"},
+		{"argument", []string{"write", "--addr", "127.0.0.1", "--to", "127.0.0.2", "extra"}, exitUsage, nil, `unexpected argument "extra"`},
+		{"unknown flag", []string{"read", "--bogus"}, exitUsage, nil, "flag provided but not defined: -bogus"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, stdout, stderr := ibpeer(tt.args...)
+			assert.Equal(t, tt.code, code, stderr)
+			for _, s := range tt.stdout {
+				assert.Contains(t, stdout, s)
+			}
+			assert.Contains(t, stderr, tt.stderr)
+		})
+	}
+}

@@ -1,0 +1,148 @@
+package main
+
+import (
+	"encoding/binary"
+	"net/netip"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ibwire/ibwire/endpoint"
+)
+
+// recordWire remembers the number (two payload bytes) of every datagram
+// written.
+type recordWire struct {
+	endpoint.Wire // nil: only WriteBatch is called
+	got           []int
+}
+
+func (w *recordWire) WriteBatch(dgs []endpoint.Datagram) (int, error) {
+	for _, d := range dgs {
+		w.got = append(w.got, int(binary.BigEndian.Uint16(d.Payload)))
+	}
+	return len(dgs), nil
+}
+
+// sendThrough writes n datagrams numbered 0, 1, … in batches of batch and
+// returns what reached the inner wire.
+func sendThrough(t *testing.T, cfg faultConfig, n, batch int) ([]int, *faultWire) {
+	t.Helper()
+	rec := &recordWire{}
+	fw := newFaultWire(rec, cfg)
+	for i := 0; i < n; i += batch {
+		var dgs []endpoint.Datagram
+		for k := i; k < min(i+batch, n); k++ {
+			dgs = append(dgs, endpoint.Datagram{Payload: binary.BigEndian.AppendUint16(nil, uint16(k))})
+		}
+		sent, err := fw.WriteBatch(dgs)
+		require.NoError(t, err)
+		require.Equal(t, len(dgs), sent, "every datagram counts as sent")
+	}
+	return rec.got, fw
+}
+
+func TestFaultWire(t *testing.T) {
+	t.Run("clean", func(t *testing.T) {
+		got, fw := sendThrough(t, faultConfig{seed: 1}, 200, 7)
+		require.Len(t, got, 200)
+		for i, b := range got {
+			require.Equal(t, i, b)
+		}
+		assert.Equal(t, "faults on 200 datagrams sent (seed 1): 0 dropped, 0 reordered, 0 duplicated", fw.summary())
+	})
+	t.Run("loss", func(t *testing.T) {
+		got, fw := sendThrough(t, faultConfig{loss: 0.1, seed: 3}, 10000, 16)
+		assert.Equal(t, uint64(10000)-uint64(len(got)), fw.dropped)
+		assert.InDelta(t, 1000, fw.dropped, 150, "about 10%% lost")
+		for i := 1; i < len(got); i++ {
+			require.NotEqual(t, got[i-1], got[i], "nothing duplicated")
+		}
+		again, _ := sendThrough(t, faultConfig{loss: 0.1, seed: 3}, 10000, 16)
+		assert.Equal(t, got, again, "the same seed drops the same datagrams")
+		other, _ := sendThrough(t, faultConfig{loss: 0.1, seed: 4}, 10000, 16)
+		assert.NotEqual(t, got, other)
+	})
+	t.Run("reorder", func(t *testing.T) {
+		got, fw := sendThrough(t, faultConfig{reorder: 0.2, seed: 5}, 1000, 8)
+		assert.InDelta(t, 150, fw.reordered, 60)
+		swaps := 0
+		for i := 1; i < len(got); i++ {
+			if got[i] < got[i-1] {
+				swaps++
+			}
+		}
+		assert.Equal(t, int(fw.reordered), swaps+boolInt(fw.holding), "each held datagram comes right after the next one")
+		assert.Len(t, got, 1000-boolInt(fw.holding))
+	})
+	t.Run("dup", func(t *testing.T) {
+		got, fw := sendThrough(t, faultConfig{dup: 0.3, seed: 9}, 1000, 32)
+		assert.Len(t, got, 1000+int(fw.dups))
+		assert.InDelta(t, 300, fw.dups, 60)
+	})
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func TestTrafficTimes(t *testing.T) {
+	ms := time.Millisecond
+	// Four messages posted at 0, 1, 2, 3 ms: the first three complete 10 ms
+	// after their post, the last one 2 ms after the third.
+	tt := trafficTimes{posted: []time.Duration{0, ms, 2 * ms, 3 * ms}, completed: []time.Duration{10 * ms, 11 * ms, 12 * ms, 14 * ms}}
+	total, best := tt.seconds()
+	assert.InDelta(t, 0.014, total, 1e-12)
+	// best (completed[j] - posted[i])/(j-i+1): i=0, j=3 gives 14/4 = 3.5 ms.
+	assert.InDelta(t, 0.0035, best, 1e-12)
+	row := tt.bwRow(125000, 4, 4, false)
+	assert.InDelta(t, 125000*4*8/0.014/1e9, row.AvgGbps, 1e-9)
+	assert.InDelta(t, 125000*8/0.0035/1e9, row.PeakGbps, 1e-9)
+	assert.InDelta(t, 4/0.014/1e6, row.MsgRate, 1e-12)
+	mb := tt.bwRow(1<<20, 4, 4, true)
+	assert.InDelta(t, 4/0.014, mb.AvgGbps, 1e-9, "MB/s")
+
+	// A second run appended starts where the first ended.
+	tt.add(trafficTimes{posted: []time.Duration{100 * ms, 101 * ms}, completed: []time.Duration{105 * ms, 106 * ms}})
+	assert.Equal(t, []time.Duration{0, ms, 2 * ms, 3 * ms, 14 * ms, 15 * ms}, tt.posted)
+	assert.Equal(t, []time.Duration{10 * ms, 11 * ms, 12 * ms, 14 * ms, 19 * ms, 20 * ms}, tt.completed)
+
+	var empty trafficTimes
+	total, best = empty.seconds()
+	assert.Zero(t, total)
+	assert.Zero(t, best)
+	assert.Equal(t, perfBWRow{Bytes: 8, Iterations: 0}, empty.bwRow(8, 0, 0, false))
+}
+
+func TestPatternAndDiff(t *testing.T) {
+	a, b := make([]byte, 1001), make([]byte, 1001)
+	fillPattern(a, patternSeed(0, 1))
+	fillPattern(b, patternSeed(0, 1))
+	assert.Equal(t, a, b)
+	assert.Equal(t, -1, firstDiff(a, b))
+	fillPattern(b, patternSeed(1, 1))
+	assert.NotEqual(t, a, b)
+	b = append([]byte(nil), a...)
+	b[777] ^= 1
+	assert.Equal(t, 777, firstDiff(b, a))
+	assert.Equal(t, 10, firstDiff(a[:10], a))
+}
+
+func TestMTUHelpers(t *testing.T) {
+	for _, tt := range []struct{ netdev, ib int }{{1500, 1024}, {9000, 4096}, {65536, 4096}, {576, 512}, {300, 256}, {2048, 2048}} {
+		assert.Equal(t, tt.ib, ibMTUBelow(tt.netdev), "netdev MTU %d", tt.netdev)
+	}
+	assert.Equal(t, 4096, activeMTU(netip.MustParseAddr("127.0.0.1")), "loopback")
+	assert.Equal(t, 4096, activeMTU(netip.MustParseAddr("127.0.0.2")), "inside lo's 127.0.0.0/8")
+	assert.Equal(t, 1024, activeMTU(netip.MustParseAddr("192.0.2.1")), "no interface: 1024")
+	m, err := pathMTU(2048)
+	require.NoError(t, err)
+	assert.Equal(t, 2048, m.Bytes())
+	_, err = pathMTU(1500)
+	assert.EqualError(t, err, "MTU 1500: want 256, 512, 1024, 2048 or 4096")
+}
