@@ -50,6 +50,11 @@ each is dropped with probability --loss, else held back and sent after the
 next one with probability --reorder, and sent twice with probability --dup.
 The transport's retransmission must make up for it.
 
+--pcap FILE records the packets this side sends (after the faults: what
+really went out) and receives, as raw IP packets whose IP and UDP headers
+are rebuilt as the UDP wire sends them (IPv4 identification 0, DF), so
+that ibdump --check can verify every ICRC.
+
 Exit status: 0 when every completion succeeded and verification passed, 1
 otherwise (the reason on standard error), 2 for bad flags.
 
@@ -91,6 +96,7 @@ type bwJob struct {
 	cas         bool
 	faults      faultConfig
 	stall       time.Duration
+	pcap        string
 }
 
 func runBW(op string, args []string, stdout, stderr io.Writer) int {
@@ -120,6 +126,7 @@ func runBW(op string, args []string, stdout, stderr io.Writer) int {
 	fs.Float64Var(&fc.dup, "dup", 0, "send a datagram twice with probability `P` (0-1)")
 	fs.Uint64Var(&fc.seed, "seed", 1, "seed of the fault decisions")
 	stall := fs.Duration("timeout", 10*time.Second, "fail when no completion arrives for this long")
+	pcap := fs.String("pcap", "", "write the RoCEv2 packets this side sends and receives to pcap `FILE` (raw IP)")
 	fs.Usage = func() {}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -138,7 +145,7 @@ func runBW(op string, args []string, stdout, stderr io.Writer) int {
 	if fs.NArg() > 0 {
 		return bad("unexpected argument %q", fs.Arg(0))
 	}
-	j := &bwJob{op: op, size: *size, iters: *iters, qps: *qps, depth: *depth, mtu: *mtu, verify: *verify, lat: *lat, faults: fc, stall: *stall}
+	j := &bwJob{op: op, size: *size, iters: *iters, qps: *qps, depth: *depth, mtu: *mtu, verify: *verify, lat: *lat, faults: fc, stall: *stall, pcap: *pcap}
 	if *addr == "" {
 		return bad("give --addr IP, the local address")
 	}
@@ -273,9 +280,17 @@ func (j *bwJob) run(ctx context.Context, stdout io.Writer) error {
 		return err
 	}
 	var w endpoint.Wire = wire
+	var pw *pcapWire
+	if j.pcap != "" {
+		if pw, err = newPcapWire(wire, j.pcap); err != nil {
+			wire.Close()
+			return fmt.Errorf("--pcap: %w", err)
+		}
+		w = pw
+	}
 	var fw *faultWire
 	if j.faults.any() {
-		fw = newFaultWire(wire, j.faults)
+		fw = newFaultWire(w, j.faults) // faults before the capture: it holds what went out
 		w = fw
 	}
 	dev := endpoint.NewDevice(w)
@@ -356,6 +371,15 @@ func (j *bwJob) run(ctx context.Context, stdout io.Writer) error {
 	}
 	if fw != nil {
 		fmt.Fprintln(stdout, fw.summary())
+	}
+	for _, c := range conns {
+		c.tcp.Close()
+	}
+	if err := dev.Close(); err != nil && pw != nil {
+		return fmt.Errorf("--pcap: %w", err)
+	}
+	if pw != nil {
+		fmt.Fprintf(stdout, "%s: %d packets sent and received\n", j.pcap, pw.n)
 	}
 	return nil
 }

@@ -64,6 +64,7 @@ type serveConfig struct {
 	mrSize int
 	mtu    int
 	recv   int
+	pcap   string
 
 	// ready, when set, learns the TCP listener's address once the server
 	// accepts connections (tests use port 0).
@@ -81,6 +82,7 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	mrSize := fs.Int("mr-size", 4<<20, "bytes of the memory region each connection gets")
 	mtu := fs.Int("mtu", 1024, "path MTU of the QPs: 256, 512, 1024, 2048 or 4096 (ibv_rc_pingpong's default is 1024)")
 	recv := fs.Int("recv", 16, "receive buffers per QP; each is mr-size/recv bytes")
+	pcap := fs.String("pcap", "", "write the RoCEv2 packets the server sends and receives to pcap `FILE` (raw IP; see ibpeer write -h)")
 	fs.Usage = func() {}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -99,7 +101,7 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	if fs.NArg() > 0 {
 		return bad("unexpected argument %q", fs.Arg(0))
 	}
-	cfg := serveConfig{port: *port, mrSize: *mrSize, mtu: *mtu, recv: *recv}
+	cfg := serveConfig{port: *port, mrSize: *mrSize, mtu: *mtu, recv: *recv, pcap: *pcap}
 	if *addr == "" {
 		return bad("give --addr IP, the address to serve on")
 	}
@@ -215,7 +217,16 @@ func serve(ctx context.Context, cfg serveConfig, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	dev := endpoint.NewDevice(wire)
+	var w endpoint.Wire = wire
+	var pw *pcapWire
+	if cfg.pcap != "" {
+		if pw, err = newPcapWire(wire, cfg.pcap); err != nil {
+			wire.Close()
+			return fmt.Errorf("--pcap: %w", err)
+		}
+		w = pw
+	}
+	dev := endpoint.NewDevice(w)
 	defer dev.Close()
 	ln, err := net.Listen("tcp", netip.AddrPortFrom(cfg.addr, uint16(cfg.port)).String())
 	if err != nil {
@@ -277,6 +288,12 @@ func serve(ctx context.Context, cfg serveConfig, out io.Writer) error {
 	k := dev.Counters()
 	s.printf("ibpeer serve: stopped after %d connections; packets sent %d, received %d; dropped: %d short, %d address, %d QP, %d ICRC, %d queue; duplicate requests %d, sequence NAKs sent %d, RNR NAKs sent %d\n",
 		s.n, k.SentPkts, k.RcvdPkts, k.DropShort, k.DropAddr, k.DropQP, k.DropICRC, k.DropQueue, k.DuplicateRequest, k.OutOfSeqRequest, k.SendRNRErr)
+	if err := dev.Close(); err != nil && pw != nil {
+		return errors.Join(acceptErr, fmt.Errorf("--pcap: %w", err))
+	}
+	if pw != nil {
+		s.printf("%s: %d packets sent and received\n", cfg.pcap, pw.n)
+	}
 	return acceptErr
 }
 

@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"net/netip"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
@@ -13,7 +15,9 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
+	"github.com/ibwire/ibwire/capture"
 	"github.com/ibwire/ibwire/endpoint"
+	"github.com/ibwire/ibwire/layers"
 )
 
 // needLoopbackPorts skips the test when UDP 4791 on 127.0.0.1 or 127.0.0.2
@@ -319,5 +323,32 @@ func TestClientUsage(t *testing.T) {
 			}
 			assert.Contains(t, stderr, tt.stderr)
 		})
+	}
+}
+
+// TestPcap: --pcap on both sides records every packet with IP and UDP
+// headers under which each ICRC verifies, as ibdump --check requires.
+func TestPcap(t *testing.T) {
+	needLoopbackPorts(t)
+	defer goleak.VerifyNone(t)
+	dir := t.TempDir()
+	spath, cpath := filepath.Join(dir, "server.pcap"), filepath.Join(dir, "client.pcap")
+	srv := startServe(t, func(c *serveConfig) { c.pcap = spath })
+	code, stdout, stderr := ibpeer("write", "--addr", "127.0.0.1", "--to", srv.tcp.String(), "--size", "8192", "--iters", "50",
+		"--verify", "--loss", "0.05", "--pcap", cpath)
+	out := srv.stop(t)
+	require.Equal(t, exitOK, code, stderr)
+	for _, f := range []struct {
+		path, log string
+	}{{cpath, stdout}, {spath, out}} {
+		frames := readFrames(t, f.path)
+		assert.Contains(t, f.log, fmt.Sprintf("%s: %d packets sent and received\n", f.path, len(frames)))
+		require.Greater(t, len(frames), 400, "50 WRITEs of 8 packets, their READs back and the ACKs")
+		for i, p := range frames {
+			require.Equal(t, capture.LinkTypeRaw, p.LinkType)
+			got, want, err := layers.VerifyICRC(layers.EncapRoCEv2IPv4, p.Data)
+			require.NoError(t, err, "frame %d", i+1)
+			require.Equal(t, want, got, "frame %d of %s: ICRC", i+1, f.path)
+		}
 	}
 }

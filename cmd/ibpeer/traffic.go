@@ -4,8 +4,8 @@ package main
 // perftest: work requests posted up to a TX depth per QP, completions
 // polled from one CQ, a timestamp per post and per completion (perftest's
 // tposted and tcompleted), and the figures perftest derives from them.
-// Also the fault-injecting wire of --loss/--reorder/--dup and the
-// verification patterns.
+// Also the fault-injecting wire of --loss/--reorder/--dup, the recording
+// wire of --pcap and the verification patterns.
 
 import (
 	"context"
@@ -18,6 +18,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/google/gopacket"
+
+	"github.com/ibwire/ibwire/capture"
 	"github.com/ibwire/ibwire/endpoint"
 	"github.com/ibwire/ibwire/layers"
 )
@@ -357,4 +360,146 @@ func pathMTU(mtu int) (layers.PathMTU, error) {
 		}
 	}
 	return 0, fmt.Errorf("MTU %d: want 256, 512, 1024, 2048 or 4096", mtu)
+}
+
+// pcapWire records every datagram its Wire sends and receives into a pcap
+// file of raw IP packets (link type 101), rebuilding the IP and UDP headers
+// a UDP socket does not show: IPv4 with DF set and identification 0 — what
+// the UDP wire sends, so the ICRCs of ibpeer's own packets verify — the
+// datagram's traffic class, its hop limit or 64, and UDP checksum 0 (IPv6:
+// computed). A received packet's identification and TTL are not visible to
+// a socket; the file holds 0 and 64, which is right for ibpeer's peers and
+// makes a Linux rxe peer's IPv4 ICRCs fail to verify (rxe numbers its IPv4
+// packets).
+type pcapWire struct {
+	endpoint.Wire
+	mu     sync.Mutex
+	w      *capture.Writer
+	frame  []byte
+	err    error // the first write error
+	closed bool
+	n      int
+}
+
+func newPcapWire(inner endpoint.Wire, path string) (*pcapWire, error) {
+	w, err := capture.Create(path, capture.FormatPcap, capture.LinkTypeRaw, true)
+	if err != nil {
+		return nil, err
+	}
+	return &pcapWire{Wire: inner, w: w}, nil
+}
+
+func (p *pcapWire) ReadBatch(dgs []endpoint.Datagram) (int, error) {
+	n, err := p.Wire.ReadBatch(dgs)
+	p.record(dgs[:n], false)
+	return n, err
+}
+
+func (p *pcapWire) WriteBatch(dgs []endpoint.Datagram) (int, error) {
+	n, err := p.Wire.WriteBatch(dgs) // fills the ICRCs first
+	p.record(dgs[:max(n, 0)], true)
+	return n, err
+}
+
+// record writes dgs; sent ones leave from the wire's own address and port
+// (a UDP socket bound to 4791 sends from 4791, whatever Datagram.Src says).
+func (p *pcapWire) record(dgs []endpoint.Datagram, sent bool) {
+	if len(dgs) == 0 {
+		return
+	}
+	now := time.Now()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, dg := range dgs {
+		if p.closed || p.err != nil {
+			return
+		}
+		if local := p.Wire.LocalAddr(); sent {
+			if local.Addr().IsUnspecified() {
+				local = netip.AddrPortFrom(dg.Src.Addr(), local.Port())
+			}
+			dg.Src = local
+		}
+		p.frame = ipFrame(p.frame[:0], dg)
+		p.err = p.w.WritePacket(capture.Packet{Data: p.frame, LinkType: capture.LinkTypeRaw,
+			Info: gopacket.CaptureInfo{Timestamp: now, CaptureLength: len(p.frame), Length: len(p.frame)}})
+		p.n++
+	}
+}
+
+// Close closes the wire, then the file.
+func (p *pcapWire) Close() error {
+	err := p.Wire.Close()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return err
+	}
+	p.closed = true
+	return errors.Join(err, p.err, p.w.Close())
+}
+
+// ipFrame appends dg as an IPv4 or IPv6 packet with its UDP header.
+func ipFrame(b []byte, dg endpoint.Datagram) []byte {
+	src, dst := dg.Src.Addr().Unmap(), dg.Dst.Addr().Unmap()
+	hop := dg.HopLimit
+	if hop == 0 {
+		hop = 64
+	}
+	udpLen := 8 + len(dg.Payload)
+	start := len(b)
+	if src.Is4() && dst.Is4() {
+		b = append(b, 0x45, dg.TrafficClass)
+		b = binary.BigEndian.AppendUint16(b, uint16(20+udpLen))
+		b = append(b, 0, 0, 0x40, 0, hop, 17, 0, 0) // identification 0, DF, TTL, UDP, checksum
+		s4, d4 := src.As4(), dst.As4()
+		b = append(append(b, s4[:]...), d4[:]...)
+		binary.BigEndian.PutUint16(b[start+10:], inetChecksum(0, b[start:start+20]))
+	} else {
+		tc := uint32(dg.TrafficClass)
+		b = binary.BigEndian.AppendUint32(b, 6<<28|tc<<20)
+		b = binary.BigEndian.AppendUint16(b, uint16(udpLen))
+		b = append(b, 17, hop)
+		s16, d16 := src.As16(), dst.As16()
+		b = append(append(b, s16[:]...), d16[:]...)
+	}
+	u := len(b)
+	b = binary.BigEndian.AppendUint16(b, dg.Src.Port())
+	b = binary.BigEndian.AppendUint16(b, dg.Dst.Port())
+	b = binary.BigEndian.AppendUint16(b, uint16(udpLen))
+	b = append(b, 0, 0)
+	b = append(b, dg.Payload...)
+	if !(src.Is4() && dst.Is4()) {
+		// The IPv6 pseudo-header: addresses, length, next header.
+		var sum uint32
+		sum = inetSum(sum, b[start+8:start+40])
+		sum += uint32(udpLen) + 17
+		c := inetChecksum(sum, b[u:])
+		if c == 0 {
+			c = 0xFFFF
+		}
+		binary.BigEndian.PutUint16(b[u+6:], c)
+	}
+	return b
+}
+
+// inetSum adds b to a ones'-complement sum as 16-bit words.
+func inetSum(sum uint32, b []byte) uint32 {
+	for len(b) >= 2 {
+		sum += uint32(b[0])<<8 | uint32(b[1])
+		b = b[2:]
+	}
+	if len(b) == 1 {
+		sum += uint32(b[0]) << 8
+	}
+	return sum
+}
+
+// inetChecksum finishes the Internet checksum of b on top of sum.
+func inetChecksum(sum uint32, b []byte) uint16 {
+	sum = inetSum(sum, b)
+	for sum>>16 != 0 {
+		sum = sum&0xFFFF + sum>>16
+	}
+	return ^uint16(sum)
 }
