@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"net"
 	"net/netip"
 	"path/filepath"
 	"regexp"
@@ -351,4 +352,31 @@ func TestPcap(t *testing.T) {
 			require.Equal(t, want, got, "frame %d of %s: ICRC", i+1, f.path)
 		}
 	}
+}
+
+// TestServePlainPingpongClient: a client that knows only ibv_rc_pingpong's
+// exchange gets a valid 52-byte answer, may hang up without reading the
+// region, and the server goes on serving.
+func TestServePlainPingpongClient(t *testing.T) {
+	needLoopbackPorts(t)
+	defer goleak.VerifyNone(t)
+	srv := startServe(t, nil)
+	c, err := net.Dial("tcp", srv.tcp.String())
+	require.NoError(t, err)
+	gid := netip.MustParseAddr("127.0.0.1").As16()
+	remote, err := endpoint.PingpongClient(c, endpoint.PingpongDest{QPN: 0x77, PSN: 0x123456, GID: gid})
+	require.NoError(t, err)
+	c.Close()
+	assert.Equal(t, netip.MustParseAddr("::ffff:127.0.0.2").As16(), remote.GID)
+	assert.Equal(t, uint32(0x11), remote.QPN)
+	assert.LessOrEqual(t, remote.PSN, uint32(0xFFFFFF))
+
+	code, stdout, stderr := ibpeer("read", "--addr", "127.0.0.1", "--to", srv.tcp.String(), "--size", "4096", "--iters", "20", "--verify")
+	require.Equal(t, exitOK, code, stderr)
+	assert.Contains(t, stdout, "verified: 20 READs")
+	out := srv.stop(t)
+	assert.Contains(t, out, "conn 1 from 127.0.0.1:")
+	assert.Contains(t, out, "client QPN 0x000077 PSN 0x123456 GID 127.0.0.1; served by QPN 0x000011")
+	assert.Contains(t, out, "conn 1 closed: 0 SENDs received (0 bytes), QP RTS")
+	assert.Contains(t, out, "conn 2 closed")
 }
