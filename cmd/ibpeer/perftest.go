@@ -219,6 +219,10 @@ const (
 	perftestCacheLine   = 64
 )
 
+// perftestMaxCycleBuffer bounds the peer's cycle buffer, which sizes the
+// region (perftest sends its page size).
+const perftestMaxCycleBuffer = 1 << 24
+
 // perftestRxDepth is the receives a SEND server posts (perftest's
 // DEF_RX_SEND), at most one per iteration.
 const perftestRxDepth = 512
@@ -240,6 +244,9 @@ func (j *perftestJob) run(ctx context.Context, stdout io.Writer) error {
 	cycle, _, err := p.ExchangeBufferSizes(perftestCycleBuffer, perftestCacheLine)
 	if err != nil {
 		return err
+	}
+	if cycle > perftestMaxCycleBuffer {
+		return fmt.Errorf("the peer's cycle buffer of %d bytes is more than the %d this side allocates", cycle, perftestMaxCycleBuffer)
 	}
 	mtuCode, err := p.ExchangeMTU(mtuEnum(j.mtu))
 	if err != nil {

@@ -183,3 +183,22 @@ func TestPerftestUsage(t *testing.T) {
 		})
 	}
 }
+
+// TestPerftestHugeCycleBuffer: a peer's cycle buffer sizes the region, so
+// an absurd one is refused instead of allocated.
+func TestPerftestHugeCycleBuffer(t *testing.T) {
+	needLoopbackPorts(t)
+	defer goleak.VerifyNone(t)
+	port, wait := startPerftestServer(t, "write")
+	c, err := net.Dial("tcp", "127.0.0.2:"+strconv.Itoa(port))
+	require.NoError(t, err)
+	defer c.Close()
+	p := endpoint.NewPerftestConn(c, false)
+	_, err = p.ExchangeVersions(endpoint.PerftestVersion)
+	require.NoError(t, err)
+	_, _, err = p.ExchangeBufferSizes(1<<30, 64)
+	require.NoError(t, err)
+	_, err = wait()
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "the peer's cycle buffer of 1073741824 bytes is more than the 16777216 this side allocates")
+}
