@@ -8,6 +8,7 @@
 //	ibpeer send ...      SENDs against ibpeer serve
 //	ibpeer atomic ...    FETCH_ADD or CMP_SWAP against ibpeer serve
 //	ibpeer perftest ...  ib_write_bw, ib_read_bw, ib_send_bw, ib_atomic_bw, either role
+//	ibpeer pingpong ...  ibv_rc_pingpong, ibv_uc_pingpong, ibv_ud_pingpong, either role
 //
 // Run `ibpeer craft -h` for the flags of a subcommand.
 package main
@@ -43,6 +44,7 @@ var commands = map[string]command{
 	"send":     {"SEND against ibpeer serve, perftest's report", runSend},
 	"atomic":   {"FETCH_ADD or CMP_SWAP against ibpeer serve, perftest's report", runAtomic},
 	"perftest": {"ib_write_bw, ib_read_bw, ib_send_bw, ib_atomic_bw in either role: perftest 6.06's TCP exchange, defaults and report", runPerftest},
+	"pingpong": {"ibv_rc_pingpong, ibv_uc_pingpong, ibv_ud_pingpong in either role (--rc, --uc, --ud): the tools' exchange, flags and report", runPingpong},
 }
 
 func main() {

@@ -1,0 +1,286 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/netip"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ibwire/ibwire/endpoint"
+)
+
+// Loopback addresses of their own (127.77.0.0/16), so that these tests do
+// not meet other tests' UDP 4791 sockets on 127.0.0.1/127.0.0.2.
+func ppAddrs(n int) (server, client string) {
+	return fmt.Sprintf("127.77.%d.1", n), fmt.Sprintf("127.77.%d.2", n)
+}
+
+// ppFreePort returns a TCP port nobody listens on right now.
+func ppFreePort(t *testing.T) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	port := ln.Addr().(*net.TCPAddr).Port
+	require.NoError(t, ln.Close())
+	return port
+}
+
+type ppResult struct {
+	code           int
+	stdout, stderr string
+}
+
+// ppRunPair runs `ibpeer pingpong` as server and as client, as two
+// processes would: the client is started again while the server is not
+// listening yet ("Couldn't connect", before anything else happens).
+func ppRunPair(t *testing.T, serverArgs, clientArgs []string) (server, client ppResult) {
+	t.Helper()
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		server.code, server.stdout, server.stderr = ibpeer(append([]string{"pingpong"}, serverArgs...)...)
+	}()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		client.code, client.stdout, client.stderr = ibpeer(append([]string{"pingpong"}, clientArgs...)...)
+		if client.code == 0 || !strings.HasPrefix(client.stderr, "Couldn't connect to ") || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	wg.Wait()
+	return server, client
+}
+
+var (
+	ppLocalRE  = regexp.MustCompile(`^  local address:  LID 0x0000, QPN 0x([0-9a-f]{6}), PSN 0x([0-9a-f]{6})([,:]) GID (\S+)$`)
+	ppRemoteRE = regexp.MustCompile(`^  remote address: LID 0x0000, QPN 0x([0-9a-f]{6}), PSN 0x([0-9a-f]{6}), GID (\S+)$`)
+	ppBytesRE  = regexp.MustCompile(`^(\d+) bytes in (\d+\.\d\d) seconds = (\d+\.\d\d|inf) Mbit/sec$`)
+	ppItersRE  = regexp.MustCompile(`^(\d+) iters in (\d+\.\d\d) seconds = (\d+\.\d\d) usec/iter$`)
+)
+
+// ppOutput is what the four lines of a successful run say.
+type ppOutput struct {
+	localQPN, localPSN, localGID    string
+	localSep                        string
+	remoteQPN, remotePSN, remoteGID string
+	bytes, iters                    int
+}
+
+func ppParseOutput(t *testing.T, out string) ppOutput {
+	t.Helper()
+	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	require.Len(t, lines, 4, "output:\n%s", out)
+	var o ppOutput
+	m := ppLocalRE.FindStringSubmatch(lines[0])
+	require.NotNil(t, m, "local line %q", lines[0])
+	o.localQPN, o.localPSN, o.localSep, o.localGID = m[1], m[2], m[3], m[4]
+	m = ppRemoteRE.FindStringSubmatch(lines[1])
+	require.NotNil(t, m, "remote line %q", lines[1])
+	o.remoteQPN, o.remotePSN, o.remoteGID = m[1], m[2], m[3]
+	m = ppBytesRE.FindStringSubmatch(lines[2])
+	require.NotNil(t, m, "bytes line %q", lines[2])
+	o.bytes, _ = strconv.Atoi(m[1])
+	m = ppItersRE.FindStringSubmatch(lines[3])
+	require.NotNil(t, m, "iters line %q", lines[3])
+	o.iters, _ = strconv.Atoi(m[1])
+	return o
+}
+
+// An ibpeer server and an ibpeer client run the tools' test against each
+// other over UDP on loopback, with the tools' output on both sides.
+func TestPingpongLoopback(t *testing.T) {
+	tests := []struct {
+		name  string
+		flags []string
+		size  int // bytes per message the report counts
+		sep   string
+	}{
+		{"rc", []string{"--rc", "-n", "20"}, 4096, ","},
+		{"rc 8k events", []string{"--rc", "-s", "8192", "-n", "20", "-e"}, 8192, ","},
+		{"rc chk mtu 4096", []string{"--rc", "-s8192", "--mtu=4096", "-n", "10", "-c"}, 8192, ","},
+		{"uc", []string{"--uc", "-n", "20"}, 4096, ","},
+		{"uc 8k", []string{"--uc", "--size", "8192", "-n", "20"}, 8192, ","},
+		{"ud", []string{"--ud", "-n", "20"}, 1024, ":"},
+		{"ud 4096 small rx depth", []string{"--ud", "-s", "4096", "-n", "20", "-r", "2"}, 4096, ":"},
+		{"defaults spelled as the tools do", []string{"-d", "rxe0", "-g", "1", "-i", "1", "-l", "0", "--iters", "5"}, 4096, ","},
+	}
+	for i, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			srvIP, cliIP := ppAddrs(i + 1)
+			port := strconv.Itoa(ppFreePort(t))
+			// Flags after the host, as getopt allows.
+			srv, cli := ppRunPair(t,
+				append([]string{"--addr", srvIP, "-p", port}, tc.flags...),
+				append([]string{"--bind", cliIP, "-p", port, "127.0.0.1"}, tc.flags...))
+			require.Equal(t, 0, srv.code, "server stderr: %s", srv.stderr)
+			require.Equal(t, 0, cli.code, "client stderr: %s", cli.stderr)
+			assert.Empty(t, srv.stderr)
+			assert.Empty(t, cli.stderr)
+			so, co := ppParseOutput(t, srv.stdout), ppParseOutput(t, cli.stdout)
+			assert.Equal(t, "::ffff:"+srvIP, so.localGID)
+			assert.Equal(t, "::ffff:"+cliIP, co.localGID)
+			assert.Equal(t, tc.sep, so.localSep)
+			// Each side's remote line is the other's local line.
+			assert.Equal(t, [3]string{so.localQPN, so.localPSN, so.localGID}, [3]string{co.remoteQPN, co.remotePSN, co.remoteGID})
+			assert.Equal(t, [3]string{co.localQPN, co.localPSN, co.localGID}, [3]string{so.remoteQPN, so.remotePSN, so.remoteGID})
+			iters := so.iters
+			assert.Equal(t, iters, co.iters)
+			assert.Equal(t, tc.size*iters*2, so.bytes)
+			assert.Equal(t, tc.size*iters*2, co.bytes)
+		})
+	}
+}
+
+// A server of another transport drops the client's packets and says why
+// on stderr, once per second however many arrive. (The RC client retries
+// for ever: retry_cnt 7 is unlimited on rxe, so the tool hangs too.)
+func TestPingpongMismatchDiagnosed(t *testing.T) {
+	srvIP, cliIP := ppAddrs(100)
+	port := ppFreePort(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var srvOut, srvErr, cliOut, cliErr bytes.Buffer
+	listening := make(chan struct{})
+	srvDone, cliDone := make(chan error, 1), make(chan error, 1)
+	go func() {
+		cfg := pingpongConfig{typ: endpoint.UD, addr: ppMustAddr(t, srvIP), port: port, size: 1024, rxDepth: 16, iters: 5,
+			listening: func(net.Addr) { close(listening) }}
+		srvDone <- pingpong(ctx, cfg, &srvOut, &srvErr)
+	}()
+	<-listening
+	go func() {
+		cfg := pingpongConfig{typ: endpoint.RC, addr: ppMustAddr(t, cliIP), host: "127.0.0.1", port: port, size: 1024,
+			mtu: 3, rxDepth: 16, iters: 5}
+		cliDone <- pingpong(ctx, cfg, &cliOut, &cliErr)
+	}()
+	time.Sleep(1500 * time.Millisecond)
+	cancel()
+	require.ErrorIs(t, <-srvDone, context.Canceled)
+	require.ErrorIs(t, <-cliDone, context.Canceled)
+	assert.Contains(t, cliOut.String(), "  remote address: LID 0x0000, QPN 0x000011")
+	assert.Empty(t, cliErr.String())
+	lines := strings.Split(strings.TrimSuffix(srvErr.String(), "\n"), "\n")
+	// The first report within a tick, then one a second, the rest at exit.
+	assert.GreaterOrEqual(t, len(lines), 2, "%s", srvErr.String())
+	assert.LessOrEqual(t, len(lines), 3, "%s", srvErr.String())
+	re := regexp.MustCompile(`^ibpeer: dropped \d+ packets? from ` + regexp.QuoteMeta(cliIP) +
+		`: RC_SEND_ONLY to QPN 0x000011, a UD QP \(do both sides run the same transport: --rc, --uc, --ud\?\)$`)
+	for _, l := range lines {
+		assert.Regexp(t, re, l)
+	}
+}
+
+func ppMustAddr(t *testing.T, s string) netip.Addr {
+	t.Helper()
+	a, err := netip.ParseAddr(s)
+	require.NoError(t, err)
+	return a.Unmap()
+}
+
+func TestPingpongExitStatus(t *testing.T) {
+	port := strconv.Itoa(ppFreePort(t))
+	_, ip := ppAddrs(200)
+	tests := []struct {
+		name   string
+		args   []string
+		code   int
+		stdout string
+		stderr string
+	}{
+		{"help", []string{"-h"}, exitOK, "usage: ibpeer pingpong", ""},
+		{"long help", []string{"--help"}, exitOK, "--rx-depth", ""},
+		{"via ibpeer help", nil, exitOK, "", ""},
+		{"no addr", []string{"--rc"}, exitError, "", "give --addr IP"},
+		{"bad addr", []string{"--addr", "nowhere"}, exitError, "", `--addr "nowhere": not an IP address`},
+		{"two modes", []string{"--rc", "--ud", "--addr", ip}, exitError, "", "give one of --rc, --uc, --ud"},
+		{"unknown flag", []string{"--addr", ip, "-x"}, exitError, "", "flag provided but not defined: -x"},
+		{"bad number", []string{"--addr", ip, "-n", "many"}, exitError, "", `invalid value "many" for flag -n`},
+		{"bad mtu", []string{"--addr", ip, "-m", "1500"}, exitError, "", "-m 1500: want 256, 512, 1024, 2048 or 4096"},
+		{"ud has no mtu", []string{"--ud", "--addr", ip, "-m", "1024"}, exitError, "", "ibv_ud_pingpong has no path MTU"},
+		{"ud has no chk", []string{"--ud", "--addr", ip, "-c"}, exitError, "", "ibv_ud_pingpong has no buffer validation"},
+		{"two hosts", []string{"--addr", ip, "a", "b"}, exitError, "", `one host, please: have ["a" "b"]`},
+		{"port", []string{"--addr", ip, "-p", "70000"}, exitError, "", "-p 70000: want a TCP port"},
+		{"ib port", []string{"--addr", ip, "-i", "2"}, exitError, "", "-i 2: the device has one port, 1"},
+		{"zero iters", []string{"--addr", ip, "-n", "0"}, exitError, "", "-n 0: want at least 1"},
+		{"rx depth", []string{"--addr", ip, "-r", "0"}, exitError, "", "-r 0: want 1-16384"},
+		{"size", []string{"--addr", ip, "-s", "0"}, exitError, "", "-s 0: want 1 to"},
+		{"sl", []string{"--addr", ip, "-l", "16"}, exitError, "", "-l 16: want a service level"},
+		{"prefetch without odp", []string{"--addr", ip, "-P"}, exitError, "", "-P: prefetch needs -o"},
+		{"device memory", []string{"--addr", ip, "-j"}, exitError, "", "does not support device memory"},
+		{"timestamps", []string{"--addr", ip, "-t"}, exitError, "", "The device isn't completion timestamp capable\n"},
+		{"ud larger than the port MTU", []string{"--ud", "--addr", ip, "-s", "5000", "127.0.0.1"}, exitError, "", "Requested size larger than port MTU (4096)\n"},
+		{"nobody listening", []string{"--addr", ip, "-p", port, "127.0.0.1"}, exitError, "  local address:  LID 0x0000, QPN 0x000011", "Couldn't connect to 127.0.0.1:" + port + "\n"},
+		{"address not ours", []string{"--addr", "192.0.2.77", "127.0.0.1"}, exitError, "", "RoCEv2 socket on 192.0.2.77"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			args := append([]string{"pingpong"}, tc.args...)
+			if tc.args == nil {
+				args = []string{"help", "pingpong"}
+			}
+			code, stdout, stderr := ibpeer(args...)
+			assert.Equal(t, tc.code, code, "stderr: %s", stderr)
+			assert.Contains(t, stdout, tc.stdout)
+			if tc.stderr == "" {
+				assert.Empty(t, stderr)
+			} else {
+				assert.Contains(t, stderr, tc.stderr)
+			}
+		})
+	}
+}
+
+// The help names every flag, in each of its spellings.
+func TestPingpongHelpComplete(t *testing.T) {
+	fs := pingpongFlags(io.Discard)
+	n := 0
+	fs.VisitAll(func(f *flag.Flag) {
+		n++
+		spelled := "-" + f.Name + ","
+		if len(f.Name) > 1 {
+			spelled = "--" + f.Name
+		}
+		assert.Contains(t, pingpongUsage, spelled, "flag %s", f.Name)
+	})
+	assert.Equal(t, 35, n, "flags defined")
+	_, out, _ := ibpeer("-h")
+	assert.Contains(t, out, "pingpong")
+}
+
+// getopt's attached values and permuted operands parse as the tools'.
+func TestPingpongParse(t *testing.T) {
+	cfg, err := ppParse(pingpongFlags(io.Discard), []string{"host1", "-s8192", "--ud", "-e", "--bind=10.0.0.1", "-n7"})
+	require.NoError(t, err)
+	assert.Equal(t, pingpongConfig{typ: endpoint.UD, addr: ppMustAddr(t, "10.0.0.1"), host: "host1", port: 18515,
+		size: 8192, mtu: 3, rxDepth: 500, iters: 7, events: true}, cfg)
+	cfg, err = ppParse(pingpongFlags(io.Discard), []string{"--addr", "::ffff:10.0.0.2", "--uc"})
+	require.NoError(t, err)
+	assert.Equal(t, 4096, cfg.size, "the rc/uc default")
+	assert.Equal(t, "10.0.0.2", cfg.addr.String())
+	cfg, err = ppParse(pingpongFlags(io.Discard), []string{"--addr", "10.0.0.2", "--ud"})
+	require.NoError(t, err)
+	assert.Equal(t, 1024, cfg.size, "ibv_ud_pingpong's default in rdma-core 44")
+	// -e takes no value: "-eX" is not split.
+	_, err = ppParse(pingpongFlags(io.Discard), []string{"--addr", "10.0.0.2", "-ex"})
+	assert.ErrorContains(t, err, "flag provided but not defined: -ex")
+}
+
+func TestPingpongStatusStrings(t *testing.T) {
+	assert.Equal(t, "transport retry counter exceeded", ppStatusStr(endpoint.StatusRetryExcErr))
+	assert.Equal(t, "Work Request Flushed Error", ppStatusStr(endpoint.StatusWRFlushErr))
+	assert.Equal(t, "unknown", ppStatusStr(endpoint.Status(99)))
+}
