@@ -151,7 +151,12 @@ func dropWhy(d endpoint.Drop) string {
 	case endpoint.DropInboxFull:
 		return fmt.Sprintf("QPN %#06x's input queue is full (this side cannot keep up)", d.QPN)
 	case endpoint.DropQPType:
-		return fmt.Sprintf("%v to QPN %#06x, a %v QP (do both sides run the same transport: --rc, --uc, --ud?)", d.Opcode, d.QPN, endpoint.QPType(d.Want))
+		typ := endpoint.QPType(d.Want)
+		article := "a"
+		if typ == endpoint.RC {
+			article = "an"
+		}
+		return fmt.Sprintf("%v to QPN %#06x, %s %v QP (do both sides run the same transport: --rc, --uc, --ud?)", d.Opcode, d.QPN, article, typ)
 	case endpoint.DropQPState:
 		return fmt.Sprintf("%v to QPN %#06x in state %v (not connected yet, or in error after a failure)", d.Opcode, d.QPN, endpoint.QPState(d.Want))
 	case endpoint.DropSourceAddr:

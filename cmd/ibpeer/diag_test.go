@@ -115,6 +115,8 @@ func TestDropWhy(t *testing.T) {
 		{endpoint.DropInboxFull, nil, "QPN 0x000011's input queue is full (this side cannot keep up)"},
 		{endpoint.DropQPType, func(d *endpoint.Drop) { d.Want = uint32(endpoint.UD) },
 			"RC_SEND_ONLY to QPN 0x000011, a UD QP (do both sides run the same transport: --rc, --uc, --ud?)"},
+		{endpoint.DropQPType, func(d *endpoint.Drop) { d.Opcode, d.Want = 0x22, uint32(endpoint.RC) },
+			"UC_SEND_LAST to QPN 0x000011, an RC QP (do both sides run the same transport: --rc, --uc, --ud?)"},
 		{endpoint.DropQPState, func(d *endpoint.Drop) { d.Want = uint32(endpoint.StateInit) },
 			"RC_SEND_ONLY to QPN 0x000011 in state INIT (not connected yet, or in error after a failure)"},
 		{endpoint.DropSourceAddr, func(d *endpoint.Drop) { d.Peer = netip.MustParseAddr("::ffff:192.168.77.12") },

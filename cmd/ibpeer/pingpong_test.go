@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/netip"
+	"os"
 	"regexp"
 	"strconv"
 	"strings"
@@ -153,7 +154,8 @@ func TestPingpongMismatchDiagnosed(t *testing.T) {
 	port := ppFreePort(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	var srvOut, srvErr, cliOut, cliErr bytes.Buffer
+	var srvOut, cliOut, cliErr bytes.Buffer
+	var srvErr diagBuffer
 	listening := make(chan struct{})
 	srvDone, cliDone := make(chan error, 1), make(chan error, 1)
 	go func() {
@@ -167,14 +169,18 @@ func TestPingpongMismatchDiagnosed(t *testing.T) {
 			mtu: 3, rxDepth: 16, iters: 5}
 		cliDone <- pingpong(ctx, cfg, &cliOut, &cliErr)
 	}()
-	time.Sleep(1500 * time.Millisecond)
+	deadline := time.Now().Add(10 * time.Second)
+	for srvErr.String() == "" && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	time.Sleep(1200 * time.Millisecond)
 	cancel()
 	require.ErrorIs(t, <-srvDone, context.Canceled)
 	require.ErrorIs(t, <-cliDone, context.Canceled)
 	assert.Contains(t, cliOut.String(), "  remote address: LID 0x0000, QPN 0x000011")
 	assert.Empty(t, cliErr.String())
 	lines := strings.Split(strings.TrimSuffix(srvErr.String(), "\n"), "\n")
-	// The first report within a tick, then one a second, the rest at exit.
+	// The first report within a tick, one a second later, the rest at exit.
 	assert.GreaterOrEqual(t, len(lines), 2, "%s", srvErr.String())
 	assert.LessOrEqual(t, len(lines), 3, "%s", srvErr.String())
 	re := regexp.MustCompile(`^ibpeer: dropped \d+ packets? from ` + regexp.QuoteMeta(cliIP) +
@@ -283,4 +289,51 @@ func TestPingpongStatusStrings(t *testing.T) {
 	assert.Equal(t, "transport retry counter exceeded", ppStatusStr(endpoint.StatusRetryExcErr))
 	assert.Equal(t, "Work Request Flushed Error", ppStatusStr(endpoint.StatusWRFlushErr))
 	assert.Equal(t, "unknown", ppStatusStr(endpoint.Status(99)))
+}
+
+// A tool run without -g sends GID ::; the server says so and falls back to
+// the set-up connection's address.
+func TestPingpongZeroGID(t *testing.T) {
+	srvIP, _ := ppAddrs(101)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var srvOut, srvErr diagBuffer
+	addr := make(chan net.Addr, 1)
+	done := make(chan error, 1)
+	go func() {
+		cfg := pingpongConfig{typ: endpoint.RC, addr: ppMustAddr(t, srvIP), port: 0, size: 64, mtu: 3, rxDepth: 4, iters: 1,
+			listening: func(a net.Addr) { addr <- a }}
+		done <- pingpong(ctx, cfg, &srvOut, &srvErr)
+	}()
+	port := (<-addr).(*net.TCPAddr).Port
+	conn, err := net.Dial("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
+	require.NoError(t, err)
+	remote, err := endpoint.PingpongClient(conn, endpoint.PingpongDest{QPN: 0x99, PSN: 0x1234})
+	require.NoError(t, err)
+	conn.Close()
+	assert.Equal(t, uint32(0x11), remote.QPN)
+	// The server has read "done" once it prints the remote address.
+	deadline := time.Now().Add(5 * time.Second)
+	for !strings.Contains(srvOut.String(), "remote address") && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	cancel()
+	require.ErrorIs(t, <-done, context.Canceled)
+	assert.Contains(t, srvOut.String(), "  remote address: LID 0x0000, QPN 0x000099, PSN 0x001234, GID ::\n")
+	assert.Equal(t, "ibpeer pingpong: the peer sent GID :: (run the tool with -g <RoCEv2 GID index>); using 127.0.0.1\n", srvErr.String())
+}
+
+// -c on the server finds data that the client did not mark: the report
+// still comes, then each bad page and exit status 1.
+func TestPingpongCheckFails(t *testing.T) {
+	srvIP, cliIP := ppAddrs(102)
+	port := strconv.Itoa(ppFreePort(t))
+	size := 2 * os.Getpagesize()
+	srv, cli := ppRunPair(t,
+		[]string{"--addr", srvIP, "-p", port, "-c", "-n", "3", "-s", strconv.Itoa(size)},
+		[]string{"--addr", cliIP, "-p", port, "-n", "3", "-s", strconv.Itoa(size), "127.0.0.1"})
+	assert.Equal(t, 0, cli.code, "client stderr: %s", cli.stderr)
+	assert.Equal(t, exitError, srv.code)
+	assert.Equal(t, "invalid data in page 0\ninvalid data in page 1\n", srv.stderr)
+	assert.Equal(t, 3*size*2, ppParseOutput(t, srv.stdout).bytes)
 }
