@@ -46,7 +46,8 @@ is capped at 10000 packets/s and 100 Mb/s unless --top (or --cap-pps and
 Compare mode (--compare, with --to) plays the requester half of one captured
 RC connection against a live responder: it learns the peer's QPN, PSN,
 R_Key and VA (--setup perftest or pingpong over TCP, or manual with
---peer-*), remaps the requests to them, and compares the responses with the
+--peer-*; with pingpong, ibpeer serve's region message after the exchange
+gives the R_Key and VA), remaps the requests to them, and compares the responses with the
 captured ones: opcodes, PSNs relative to the first, AETH syndromes and MSNs,
 lengths, and with --payload READ data and atomic original values. A
 captured ACK the peer covered with a later ACK (coalescing, which the IBTA
@@ -78,6 +79,8 @@ Examples:
   ibpeer replay -i lo --speed 2 pcaps/rxe/rc_pingpong.pcap
   ibpeer replay --image region.bin pcaps/rxe/read_bw.pcap
   ibpeer replay --compare --to 127.0.0.1 --setup perftest --payload pcaps/rxe/read_bw.pcap
+  ibpeer serve --addr 127.0.0.2 --image region.bin &   # then:
+  ibpeer replay --compare --to 127.0.0.2 --setup pingpong --payload pcaps/rxe/read_bw.pcap
 
 Flags (tcpreplay's short names in brackets):
 `
@@ -527,7 +530,7 @@ func (j *replayJob) compare(ctx context.Context, c *replay.Capture, info io.Writ
 		if oob == "" {
 			oob = net.JoinHostPort(j.target.Addr().String(), strconv.Itoa(endpoint.DefaultOOBPort))
 		}
-		ts := &tcpSetup{kind: f.setup, addr: oob, gid: w.LocalAddr().Addr().As16(), mtu: plan.MTU}
+		ts := &tcpSetup{kind: f.setup, addr: oob, gid: w.LocalAddr().Addr().As16(), mtu: plan.MTU, regionLen: plan.RegionLen}
 		defer ts.Close()
 		setup = ts
 	}
@@ -560,6 +563,7 @@ type tcpSetup struct {
 	kind, addr string
 	gid        [16]byte
 	mtu        int
+	regionLen  uint64 // bytes of the peer's region the requests touch
 	conn       net.Conn
 	pt         *endpoint.PerftestConn
 	local      endpoint.PerftestDest
@@ -580,7 +584,19 @@ func (s *tcpSetup) Exchange(ctx context.Context, local replay.Dest) (replay.Dest
 		if err != nil {
 			return replay.Dest{}, err
 		}
-		return replay.Dest{LID: r.LID, QPN: r.QPN, PSN: layers.PSN(r.PSN), GID: netip.AddrFrom16(r.GID).Unmap()}, nil
+		d := replay.Dest{LID: r.LID, QPN: r.QPN, PSN: layers.PSN(r.PSN), GID: netip.AddrFrom16(r.GID).Unmap()}
+		reg, ok, err := readServeRegion(conn)
+		if err != nil || !ok {
+			return d, err
+		}
+		if reg.MTU != s.mtu {
+			return d, fmt.Errorf("the peer's QPs use path MTU %d, the capture %d: start ibpeer serve with --mtu %d", reg.MTU, s.mtu, s.mtu)
+		}
+		if reg.Size < s.regionLen {
+			return d, fmt.Errorf("the peer's region has %d bytes, the captured requests touch %d: start ibpeer serve with --mr-size %d or more", reg.Size, s.regionLen, s.regionLen)
+		}
+		d.RKey, d.VA = reg.RKey, reg.VA
+		return d, nil
 	}
 	s.pt = endpoint.NewPerftestConn(conn, false)
 	if _, err := s.pt.ExchangeVersions(endpoint.PerftestVersion); err != nil {
@@ -601,6 +617,23 @@ func (s *tcpSetup) Exchange(ctx context.Context, local replay.Dest) (replay.Dest
 	}
 	return replay.Dest{LID: r.LID, QPN: r.QPN, PSN: layers.PSN(r.PSN), RKey: r.RKey, VA: r.VAddr,
 		GID: netip.AddrFrom16(r.GID).Unmap(), OutReads: int(r.OutReads)}, nil
+}
+
+// readServeRegion reads the region message ibpeer serve sends after
+// ibv_rc_pingpong's exchange. A plain ibv_rc_pingpong server hangs up
+// instead: ok is false then, and the peer has no region to offer.
+func readServeRegion(conn net.Conn) (reg serveRegion, ok bool, err error) {
+	var msg [serveRegionSize]byte
+	switch _, err := io.ReadFull(conn, msg[:]); {
+	case errors.Is(err, io.EOF):
+		return serveRegion{}, false, nil
+	case err != nil:
+		return serveRegion{}, false, fmt.Errorf("pingpong set-up: reading ibpeer serve's region message: %w", err)
+	}
+	if reg, err = parseServeRegion(msg[:]); err != nil {
+		return serveRegion{}, false, fmt.Errorf("pingpong set-up: %w", err)
+	}
+	return reg, true, nil
 }
 
 // Close ends a perftest session as a client does (end-of-test handshake,

@@ -50,9 +50,18 @@ in order and posted again, in the same order, as soon as it completed, so
 the n-th SEND of a connection lands in buffer n mod C. The QP's path MTU is
 --mtu; the client must use the same.
 
+--image FILE seeds every connection's region: it starts with FILE's bytes
+(the rest is zero). ibpeer replay --image writes such a file from a
+capture, with offset 0 at the captured responder's VA, so that replay's
+compare mode with --payload finds the data the capture's READs and atomics
+found.
+
 Example:
   ibpeer serve --addr 127.0.0.2
   ibpeer write --addr 127.0.0.1 --to 127.0.0.2 --size 1048576 --iters 64 --verify --loss 0.05
+  ibpeer replay --image region.bin pcaps/rxe/read_bw.pcap
+  ibpeer serve --addr 127.0.0.2 --image region.bin
+  ibpeer replay --compare --to 127.0.0.2 --setup pingpong --payload pcaps/rxe/read_bw.pcap
 
 Flags:
 `
@@ -65,6 +74,7 @@ type serveConfig struct {
 	mtu    int
 	recv   int
 	pcap   string
+	image  []byte // the first bytes of every region (--image)
 
 	// ready, when set, learns the TCP listener's address once the server
 	// accepts connections (tests use port 0).
@@ -82,6 +92,7 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	mrSize := fs.Int("mr-size", 4<<20, "bytes of the memory region each connection gets")
 	mtu := fs.Int("mtu", 1024, "path MTU of the QPs: 256, 512, 1024, 2048 or 4096 (ibv_rc_pingpong's default is 1024)")
 	recv := fs.Int("recv", 16, "receive buffers per QP; each is mr-size/recv bytes")
+	image := fs.String("image", "", "start every connection's region with the bytes of `FILE` (ibpeer replay --image writes one from a capture)")
 	pcap := fs.String("pcap", "", "write the RoCEv2 packets the server sends and receives to pcap `FILE` (raw IP; see ibpeer write -h)")
 	fs.Usage = func() {}
 	if err := fs.Parse(args); err != nil {
@@ -122,6 +133,14 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	}
 	if _, err := pathMTU(*mtu); err != nil {
 		return bad("--mtu: %v", err)
+	}
+	if *image != "" {
+		if cfg.image, err = os.ReadFile(*image); err != nil {
+			return bad("--image: %v", err)
+		}
+		if len(cfg.image) > *mrSize {
+			return bad("--image %s: %d bytes do not fit a region of --mr-size %d", *image, len(cfg.image), *mrSize)
+		}
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -237,6 +256,9 @@ func serve(ctx context.Context, cfg serveConfig, out io.Writer) error {
 	s.printf("ibpeer serve: GID %v, RoCEv2 on %v, set-up on TCP %v\n", dev.GID(), dev.Addr(), tcp)
 	s.printf("ibpeer serve: each connection gets an RC QP (MTU %d) and a %d-byte region with %d receive buffers of %d bytes\n",
 		cfg.mtu, cfg.mrSize, cfg.recv, cfg.mrSize/cfg.recv)
+	if len(cfg.image) > 0 {
+		s.printf("ibpeer serve: every region starts with the %d bytes of --image\n", len(cfg.image))
+	}
 	if cfg.ready != nil {
 		cfg.ready(netip.AddrPortFrom(tcp.Addr().Unmap(), tcp.Port()))
 	}
@@ -306,6 +328,7 @@ func (s *server) handle(ctx context.Context, id int, c net.Conn) {
 	cfg := s.cfg
 	fail := func(err error) { s.printf("conn %d from %v: %v\n", id, c.RemoteAddr(), err) }
 	mem := make([]byte, cfg.mrSize)
+	copy(mem, cfg.image)
 	mr, err := s.pd.RegMR(mem, endpoint.AccessLocalWrite|endpoint.AccessRemoteWrite|endpoint.AccessRemoteRead|endpoint.AccessRemoteAtomic)
 	if err != nil {
 		fail(err)
