@@ -204,7 +204,7 @@ func runBW(op string, args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := j.run(ctx, stdout); err != nil {
+	if err := j.run(ctx, stdout, stderr); err != nil {
 		fmt.Fprintf(stderr, "%s: %v\n", name, err)
 		return exitError
 	}
@@ -274,7 +274,7 @@ func (j *bwJob) slots(r serveRegion) (count int, stride uint64, err error) {
 	return int(min(r.Size/uint64(j.size), 1<<20)), uint64(j.size), nil
 }
 
-func (j *bwJob) run(ctx context.Context, stdout io.Writer) error {
+func (j *bwJob) run(ctx context.Context, stdout, stderr io.Writer) error {
 	wire, err := endpoint.ListenUDP(netip.AddrPortFrom(j.addr, endpoint.RoCEv2Port))
 	if err != nil {
 		return err
@@ -293,8 +293,9 @@ func (j *bwJob) run(ctx context.Context, stdout io.Writer) error {
 		fw = newFaultWire(w, j.faults) // faults before the capture: it holds what went out
 		w = fw
 	}
-	dev := endpoint.NewDevice(w)
-	defer dev.Close()
+	diag := newDiagDevice(w, stderr)
+	defer diag.Close()
+	dev := diag.Device
 	pd := dev.AllocPD()
 	cq := dev.CreateCQ(j.qps*(j.depth+8) + 64)
 	conns := make([]*bwConn, j.qps)
@@ -375,7 +376,7 @@ func (j *bwJob) run(ctx context.Context, stdout io.Writer) error {
 	for _, c := range conns {
 		c.tcp.Close()
 	}
-	if err := dev.Close(); err != nil && pw != nil {
+	if err := diag.Close(); err != nil && pw != nil {
 		return fmt.Errorf("--pcap: %w", err)
 	}
 	if pw != nil {

@@ -71,6 +71,8 @@ type perftestJob struct {
 	mbps   bool // perftest's default report unit; --report_gbits: Gb/s
 	stall  time.Duration
 
+	// diag receives the drop reports (stderr; tests may leave it nil).
+	diag io.Writer
 	// ready, when set, learns the listener's address (tests).
 	ready func(netip.AddrPort)
 }
@@ -83,6 +85,7 @@ func runPerftest(args []string, stdout, stderr io.Writer) int {
 	if j == nil {
 		return code
 	}
+	j.diag = stderr
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := j.run(ctx, stdout); err != nil {
@@ -258,8 +261,13 @@ func (j *perftestJob) run(ctx context.Context, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	dev := endpoint.NewDevice(wire)
-	defer dev.Close()
+	diagOut := j.diag
+	if diagOut == nil {
+		diagOut = io.Discard
+	}
+	diag := newDiagDevice(wire, diagOut)
+	defer diag.Close()
+	dev := diag.Device
 	pd := dev.AllocPD()
 	mem := make([]byte, 2*max(j.size, int(cycle)))
 	mr, err := pd.RegMR(mem, endpoint.AccessLocalWrite|endpoint.AccessRemoteWrite|endpoint.AccessRemoteRead|endpoint.AccessRemoteAtomic)

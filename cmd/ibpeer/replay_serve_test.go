@@ -104,3 +104,15 @@ func TestServeImageFlag(t *testing.T) {
 	assert.Contains(t, stderr, "--image:")
 	assert.Contains(t, stderr, "missing.bin")
 }
+
+// TestServeSaysWhyItDrops: packets for a QP the server never set up are
+// dropped, and the server says so with the cause, as every mode does.
+func TestServeSaysWhyItDrops(t *testing.T) {
+	needLoopbackPorts(t)
+	srv := startServe(t, nil)
+	code, _, stderr := ibpeer("replay", "--to", "127.0.0.2", "--pps", "5000", "-c", "50", rxe+"write_bw.pcap")
+	require.Equal(t, exitOK, code, stderr)
+	out := srv.stop(t)
+	assert.Contains(t, out, "ibpeer: dropped ")
+	assert.Contains(t, out, " packets from 127.0.0.1: unknown destination QPN 0x000011 (no such QP; was the set-up exchange answered?)")
+}

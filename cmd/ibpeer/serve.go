@@ -76,6 +76,9 @@ type serveConfig struct {
 	pcap   string
 	image  []byte // the first bytes of every region (--image)
 
+	// diag receives the drop reports (stderr; tests leave it nil and get
+	// them with the rest of the output).
+	diag io.Writer
 	// ready, when set, learns the TCP listener's address once the server
 	// accepts connections (tests use port 0).
 	ready func(tcp netip.AddrPort)
@@ -112,7 +115,7 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	if fs.NArg() > 0 {
 		return bad("unexpected argument %q", fs.Arg(0))
 	}
-	cfg := serveConfig{port: *port, mrSize: *mrSize, mtu: *mtu, recv: *recv, pcap: *pcap}
+	cfg := serveConfig{port: *port, mrSize: *mrSize, mtu: *mtu, recv: *recv, pcap: *pcap, diag: stderr}
 	if *addr == "" {
 		return bad("give --addr IP, the address to serve on")
 	}
@@ -245,8 +248,13 @@ func serve(ctx context.Context, cfg serveConfig, out io.Writer) error {
 		}
 		w = pw
 	}
-	dev := endpoint.NewDevice(w)
-	defer dev.Close()
+	diagOut := cfg.diag
+	if diagOut == nil {
+		diagOut = out
+	}
+	diag := newDiagDevice(w, diagOut)
+	defer diag.Close()
+	dev := diag.Device
 	ln, err := net.Listen("tcp", netip.AddrPortFrom(cfg.addr, uint16(cfg.port)).String())
 	if err != nil {
 		return fmt.Errorf("set-up listener: %w", err)
@@ -310,7 +318,7 @@ func serve(ctx context.Context, cfg serveConfig, out io.Writer) error {
 	k := dev.Counters()
 	s.printf("ibpeer serve: stopped after %d connections; packets sent %d, received %d; dropped: %d short, %d address, %d QP, %d ICRC, %d queue; duplicate requests %d, sequence NAKs sent %d, RNR NAKs sent %d\n",
 		s.n, k.SentPkts, k.RcvdPkts, k.DropShort, k.DropAddr, k.DropQP, k.DropICRC, k.DropQueue, k.DuplicateRequest, k.OutOfSeqRequest, k.SendRNRErr)
-	if err := dev.Close(); err != nil && pw != nil {
+	if err := diag.Close(); err != nil && pw != nil {
 		return errors.Join(acceptErr, fmt.Errorf("--pcap: %w", err))
 	}
 	if pw != nil {
