@@ -12,6 +12,7 @@ FUZZ_TARGETS = \
 	./decode:FuzzAnalyze \
 	./fuzz:FuzzPipeline \
 	./endpoint:FuzzEndpoint \
+	./endpoint:FuzzCMPassive \
 	./endpoint:FuzzParsePingpongDest \
 	./endpoint:FuzzParsePerftestDest \
 	./endpoint:FuzzPacketWireParseFrame \

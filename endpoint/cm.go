@@ -1,0 +1,1031 @@
+package endpoint
+
+import (
+	"context"
+	crand "crypto/rand"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"net/netip"
+	"sync"
+	"time"
+
+	"github.com/google/gopacket"
+
+	"github.com/ibwire/ibwire/layers"
+)
+
+// RDMA CM over QP1 (ENDPOINT.md §2.3): the IB CM messages REQ, REP, RTU,
+// REJ, MRA, DREQ and DREP that Linux's ib_cm sends for librdmacm (rping,
+// ucmatose, perftest -R), as UD SENDs from QP1 to QP1 with Q_Key
+// 0x80010000. The message layouts are package layers'; this file is the
+// state machine of both sides.
+//
+// PSNs follow what Linux does on the wire (pcaps/rxe/rping.pcap): the
+// Starting PSN of a REQ or REP is the PSN its sender expects to receive,
+// so each side sends from the PSN of the other side's message.
+
+// CM errors.
+var (
+	// ErrCMTimeout: the peer did not answer a REQ, REP or DREQ within
+	// the retries.
+	ErrCMTimeout = errors.New("endpoint: CM: no answer from the peer (timeout)")
+	// ErrCMClosed: the connection manager was closed.
+	ErrCMClosed = errors.New("endpoint: CM closed")
+	// ErrCMState: the operation does not fit the connection's state.
+	ErrCMState = errors.New("endpoint: CM: operation not allowed in this connection state")
+	// ErrCMServiceInUse: another listener has the service ID.
+	ErrCMServiceInUse = errors.New("endpoint: CM: service ID already listened on")
+)
+
+// CMRejectError is a REJ from the peer.
+type CMRejectError struct {
+	Reason      layers.CMRejectReason
+	PrivateData []byte
+}
+
+func (e *CMRejectError) Error() string {
+	return fmt.Sprintf("endpoint: CM: rejected by the peer: %v (%d)", e.Reason, uint16(e.Reason))
+}
+
+// CMConfig tunes a connection manager; zero fields take Linux's values.
+type CMConfig struct {
+	// ResponseTimeout is the CM response timeout code put in REQs (4.096
+	// µs × 2^n; default 20, 4.3 s, as ib_cm): how long the peer waits for
+	// this side, and how long this side waits before it sends a REQ
+	// again.
+	ResponseTimeout uint8
+	// MaxRetries is how often a REQ, REP or DREQ is sent again (default
+	// 15, ib_cm's max CM retries).
+	MaxRetries int
+	// Backlog is how many REQs may wait for a listener's Accept (default
+	// 16).
+	Backlog int
+}
+
+// CMParam is what one side of a connection offers (rdma_conn_param).
+type CMParam struct {
+	// ResponderResources is how many RDMA READ/atomic requests this side
+	// serves at once; InitiatorDepth how many it issues.
+	ResponderResources uint8
+	InitiatorDepth     uint8
+	// RetryCount and RNRRetryCount are the retries the peer's QP should
+	// use (7: unlimited in rxe).
+	RetryCount    uint8
+	RNRRetryCount uint8
+	// MTU is the largest path MTU this side accepts (default 1024).
+	MTU layers.PathMTU
+	// PrivateData goes after the IP-CM header of a REQ (at most 56
+	// bytes) or at the start of a REP (at most 196).
+	PrivateData []byte
+}
+
+// DefaultCMParam is what rping asks for: 1 responder resource, initiator
+// depth 1, retry and RNR retry 7, MTU 1024.
+func DefaultCMParam() CMParam {
+	return CMParam{ResponderResources: 1, InitiatorDepth: 1, RetryCount: 7, RNRRetryCount: 7, MTU: layers.MTU1024}
+}
+
+// CMRequest is what a REQ said, as a passive side sees it.
+type CMRequest struct {
+	Remote             netip.Addr // the IP source of the REQ
+	ServiceID          layers.ServiceID
+	RemoteQPN          uint32
+	StartingPSN        layers.PSN // the PSN the requester expects: this side sends from it
+	ResponderResources uint8
+	InitiatorDepth     uint8
+	RetryCount         uint8
+	RNRRetryCount      uint8
+	PathMTU            layers.PathMTU
+	HopLimit           uint8
+	LocalCMTimeout     uint8
+	// IP-CM header (valid when ServiceID is an IP-CM one).
+	SrcPort uint16
+	SrcIP   netip.Addr
+	DstIP   netip.Addr
+	// PrivateData is the consumer's private data (after the IP-CM header).
+	PrivateData []byte
+}
+
+// cmState is a connection's CM state (ib_cm's, reduced).
+type cmState uint8
+
+const (
+	cmReqSent cmState = iota + 1
+	cmReqRcvd
+	cmRepSent
+	cmEstablished
+	cmDreqSent
+	cmTimewait
+	cmClosed
+)
+
+// cmTimewait is how long a finished connection is remembered, so that a
+// DREQ sent again gets its DREP again.
+const cmTimewaitDur = 2 * time.Second
+
+// CMConn is one connection of a connection manager, active or passive.
+type CMConn struct {
+	cm      *CM
+	passive bool
+	req     CMRequest // passive: the REQ; active: what was asked
+	est     chan struct{}
+	disc    chan struct{}
+
+	// Owned by the CM goroutine.
+	state      cmState
+	localID    uint32
+	remoteID   uint32
+	tid        uint64
+	qp         *QP
+	remote     netip.Addr
+	remoteQPN  uint32
+	localPSN   layers.PSN // what this side expects to receive
+	peerPD     []byte
+	err        error
+	pend       [layers.MADLength]byte
+	pending    bool
+	deadline   time.Time
+	interval   time.Duration
+	retries    int
+	mraSent    bool
+	estClosed  bool
+	discClosed bool
+}
+
+// Remote is the peer's IP address.
+func (c *CMConn) Remote() netip.Addr { return c.req.Remote }
+
+// Request is the REQ of a passive connection (for an active one: what it
+// asked for).
+func (c *CMConn) Request() CMRequest { return c.req }
+
+// QP is the connection's QP (nil before Accept).
+func (c *CMConn) QP() *QP {
+	var qp *QP
+	_ = c.cm.do(func() { qp = c.qp })
+	return qp
+}
+
+// PeerPrivateData is the private data of the peer's REP (active side).
+func (c *CMConn) PeerPrivateData() []byte {
+	var pd []byte
+	_ = c.cm.do(func() { pd = c.peerPD })
+	return pd
+}
+
+// Disconnected is closed once the connection ended: the peer's DREQ, the
+// answer to this side's, or a failure.
+func (c *CMConn) Disconnected() <-chan struct{} { return c.disc }
+
+// CMListener receives the REQs for one service ID.
+type CMListener struct {
+	cm  *CM
+	sid layers.ServiceID
+	ch  chan *CMConn
+}
+
+// CM is a connection manager: the device's GSI QP (QP1) and one goroutine
+// that sends, receives and retransmits the CM MADs of every connection.
+type CM struct {
+	dev      *Device
+	cfg      CMConfig
+	pd       *PD
+	qp       *QP
+	scq, rcq *CQ
+	rbuf     []byte
+	rmr      *MR
+	sbuf     []byte
+	smr      *MR
+
+	cmds     chan func()
+	done     chan struct{}
+	exited   chan struct{}
+	stopOnce sync.Once
+
+	// Owned by the CM goroutine.
+	sfree     []int
+	conns     map[uint32]*CMConn
+	byRemote  map[cmRemoteKey]*CMConn
+	listeners map[layers.ServiceID]*CMListener
+	in        layers.MAD
+	out       layers.MAD
+	sb        gopacket.SerializeBuffer
+	wcs       [16]WC
+	timer     *time.Timer
+	hiTID     uint32
+}
+
+type cmRemoteKey struct {
+	addr netip.Addr
+	id   uint32
+}
+
+const (
+	cmRecvSlots = 64
+	cmSendSlots = 64
+	cmRecvSlot  = layers.GRHLength + layers.MADLength
+)
+
+// NewCM opens the connection manager of dev: it creates the GSI QP (QP1),
+// which a device has at most one of.
+func NewCM(dev *Device, cfg CMConfig) (*CM, error) {
+	if cfg.ResponseTimeout == 0 {
+		cfg.ResponseTimeout = 20
+	}
+	if cfg.MaxRetries <= 0 {
+		cfg.MaxRetries = 15
+	}
+	if cfg.Backlog <= 0 {
+		cfg.Backlog = 16
+	}
+	cm := &CM{
+		dev: dev, cfg: cfg, pd: dev.AllocPD(),
+		scq: dev.CreateCQ(cmSendSlots), rcq: dev.CreateCQ(cmRecvSlots),
+		rbuf: make([]byte, cmRecvSlots*cmRecvSlot), sbuf: make([]byte, cmSendSlots*layers.MADLength),
+		cmds: make(chan func()), done: make(chan struct{}), exited: make(chan struct{}),
+		conns: map[uint32]*CMConn{}, byRemote: map[cmRemoteKey]*CMConn{}, listeners: map[layers.ServiceID]*CMListener{},
+		sb: gopacket.NewSerializeBuffer(),
+	}
+	var b [4]byte
+	_, _ = crand.Read(b[:])
+	cm.hiTID = binary.BigEndian.Uint32(b[:])
+	var err error
+	if cm.rmr, err = cm.pd.RegMR(cm.rbuf, AccessLocalWrite); err != nil {
+		return nil, err
+	}
+	if cm.smr, err = cm.pd.RegMR(cm.sbuf, 0); err != nil {
+		return nil, err
+	}
+	cm.qp, err = cm.pd.CreateQP(QPConfig{Type: UD, GSI: true, SendCQ: cm.scq, RecvCQ: cm.rcq,
+		MaxSendWR: cmSendSlots, MaxRecvWR: cmRecvSlots})
+	if err != nil {
+		return nil, fmt.Errorf("CM: %w", err)
+	}
+	if err := cm.qp.Connect(ConnectAttr{QKey: layers.GSIQKey}); err != nil {
+		cm.qp.Destroy()
+		return nil, fmt.Errorf("CM: %w", err)
+	}
+	for i := range cmRecvSlots {
+		if err := cm.postRecv(i); err != nil {
+			cm.qp.Destroy()
+			return nil, fmt.Errorf("CM: %w", err)
+		}
+	}
+	for i := range cmSendSlots {
+		cm.sfree = append(cm.sfree, i)
+	}
+	cm.timer = time.NewTimer(time.Hour)
+	cm.timer.Stop()
+	go cm.run()
+	return cm, nil
+}
+
+// Close ends every connection's CM state (without messages), stops the
+// goroutine and destroys the GSI QP. The connections' QPs are the
+// application's.
+func (cm *CM) Close() error {
+	cm.stopOnce.Do(func() { close(cm.done) })
+	<-cm.exited
+	return cm.qp.Destroy()
+}
+
+// do runs f on the CM goroutine and waits for it.
+func (cm *CM) do(f func()) error {
+	done := make(chan struct{})
+	select {
+	case cm.cmds <- func() { f(); close(done) }:
+	case <-cm.exited:
+		return ErrCMClosed
+	}
+	<-done
+	return nil
+}
+
+func (cm *CM) postRecv(slot int) error {
+	return cm.qp.PostRecv(RecvWR{ID: uint64(slot), SGL: []SGE{cm.rmr.SGE(slot*cmRecvSlot, cmRecvSlot)}})
+}
+
+func (cm *CM) run() {
+	defer close(cm.exited)
+	defer cm.timer.Stop()
+	for {
+		select {
+		case <-cm.done:
+			cm.shutdown()
+			return
+		case f := <-cm.cmds:
+			f()
+		case <-cm.rcq.Notify():
+			cm.pollRecv()
+		case <-cm.scq.Notify():
+			cm.pollSend()
+		case <-cm.timer.C:
+			cm.expire(time.Now())
+		}
+		cm.arm()
+	}
+}
+
+func (cm *CM) shutdown() {
+	for _, c := range cm.conns {
+		cm.finish(c, ErrCMClosed)
+	}
+	for _, l := range cm.listeners {
+		close(l.ch)
+	}
+	cm.listeners = nil
+}
+
+func (cm *CM) pollSend() {
+	for {
+		n := cm.scq.Poll(cm.wcs[:])
+		if n == 0 {
+			return
+		}
+		for _, wc := range cm.wcs[:n] {
+			cm.sfree = append(cm.sfree, int(wc.ID))
+		}
+	}
+}
+
+func (cm *CM) pollRecv() {
+	for {
+		n := cm.rcq.Poll(cm.wcs[:])
+		if n == 0 {
+			return
+		}
+		for _, wc := range cm.wcs[:n] {
+			slot := int(wc.ID)
+			if wc.Status == StatusSuccess && int(wc.ByteLen) >= cmRecvSlot {
+				b := cm.rbuf[slot*cmRecvSlot : (slot+1)*cmRecvSlot]
+				cm.handle(grhSource(b[:layers.GRHLength]), b[layers.GRHLength:])
+			}
+			if wc.Status != StatusWRFlushErr {
+				_ = cm.postRecv(slot)
+			}
+		}
+	}
+}
+
+// grhSource reads the sender's address from the GRH a UD receive starts
+// with: an IPv4 header in the last 20 bytes, or the IPv6 header.
+func grhSource(g []byte) netip.Addr {
+	if g[0]>>4 == 6 {
+		return netip.AddrFrom16([16]byte(g[8:24])).Unmap()
+	}
+	return netip.AddrFrom4([4]byte(g[32:36]))
+}
+
+// HandleMAD processes one received MAD from src as if QP1 had delivered
+// it (for tests and fuzzing).
+func (cm *CM) HandleMAD(src netip.Addr, mad []byte) error {
+	b := make([]byte, layers.MADLength)
+	copy(b, mad)
+	return cm.do(func() { cm.handle(src, b) })
+}
+
+// handle decodes one MAD and runs the state machine. Nothing in it may
+// panic on what the network sends.
+func (cm *CM) handle(src netip.Addr, b []byte) {
+	m := &cm.in
+	if err := m.DecodeFromBytes(b, gopacket.NilDecodeFeedback); err != nil {
+		return
+	}
+	if m.BaseVersion != 1 || m.MgmtClass != layers.MgmtClassCM || m.ClassVersion != 2 || m.Method != layers.MethodSend {
+		return
+	}
+	switch layers.CMAttribute(m.AttributeID) {
+	case layers.CMAttrREQ:
+		cm.onREQ(src, m.TransactionID, &m.CM.REQ)
+	case layers.CMAttrREP:
+		cm.onREP(src, &m.CM.REP)
+	case layers.CMAttrRTU:
+		cm.onRTU(&m.CM.RTU)
+	case layers.CMAttrREJ:
+		cm.onREJ(&m.CM.REJ)
+	case layers.CMAttrMRA:
+		cm.onMRA(&m.CM.MRA)
+	case layers.CMAttrDREQ:
+		cm.onDREQ(src, m.TransactionID, &m.CM.DREQ)
+	case layers.CMAttrDREP:
+		cm.onDREP(&m.CM.DREP)
+	}
+}
+
+// newCommID returns an unused local communication ID.
+func (cm *CM) newCommID() uint32 {
+	var b [4]byte
+	for {
+		_, _ = crand.Read(b[:])
+		id := binary.BigEndian.Uint32(b[:])
+		if _, used := cm.conns[id]; id != 0 && !used {
+			return id
+		}
+	}
+}
+
+// timeoutOf converts a CM timeout code to a duration (4.096 µs × 2^n),
+// clamped to 2^24 (about a minute).
+func cmTimeoutOf(code uint8) time.Duration {
+	return time.Duration(4096<<min(code, 24)) * time.Nanosecond
+}
+
+func (cm *CM) onREQ(src netip.Addr, tid uint64, r *layers.CMReq) {
+	key := cmRemoteKey{src, r.LocalCommID}
+	if c := cm.byRemote[key]; c != nil {
+		switch c.state {
+		case cmReqRcvd:
+			cm.sendMRA(c)
+		case cmRepSent:
+			cm.resend(c)
+		case cmTimewait:
+			cm.sendREJ(src, tid, c.localID, r.LocalCommID, layers.RejStaleConnection)
+		}
+		return
+	}
+	if r.TransportServiceType != layers.CMTransportRC && r.TransportServiceType != layers.CMTransportUC {
+		cm.sendREJ(src, tid, 0, r.LocalCommID, layers.RejInvalidTransportType)
+		return
+	}
+	l := cm.listeners[r.ServiceID]
+	if l == nil {
+		// What ib_cm answers when no one listens on the service ID.
+		cm.sendREJ(src, tid, 0, r.LocalCommID, layers.RejInvalidServiceID)
+		return
+	}
+	c := &CMConn{cm: cm, passive: true, est: make(chan struct{}), disc: make(chan struct{}),
+		state: cmReqRcvd, localID: cm.newCommID(), remoteID: r.LocalCommID, tid: tid, remote: src,
+		remoteQPN: r.LocalQPN, interval: cmTimeoutOf(r.LocalCMResponseTimeout)}
+	c.req = CMRequest{Remote: src, ServiceID: r.ServiceID, RemoteQPN: r.LocalQPN, StartingPSN: r.StartingPSN,
+		ResponderResources: r.ResponderResources, InitiatorDepth: r.InitiatorDepth, RetryCount: r.RetryCount,
+		RNRRetryCount: r.RNRRetryCount, PathMTU: r.PathMTU, HopLimit: r.Primary.HopLimit,
+		LocalCMTimeout: r.LocalCMResponseTimeout}
+	pd := r.PrivateData
+	if r.ServiceID.IsIPCM() {
+		h := r.IPCM
+		c.req.SrcPort = h.SrcPort
+		c.req.SrcIP, _ = netip.AddrFromSlice(h.SrcIP)
+		c.req.DstIP, _ = netip.AddrFromSlice(h.DstIP)
+		c.req.SrcIP, c.req.DstIP = c.req.SrcIP.Unmap(), c.req.DstIP.Unmap()
+		pd = h.ConsumerPrivateData
+	}
+	c.req.PrivateData = append([]byte(nil), pd...)
+	select {
+	case l.ch <- c:
+	default:
+		cm.sendREJ(src, tid, c.localID, r.LocalCommID, layers.RejNoResources)
+		return
+	}
+	cm.conns[c.localID] = c
+	cm.byRemote[key] = c
+}
+
+func (cm *CM) onREP(src netip.Addr, r *layers.CMRep) {
+	c := cm.conns[r.RemoteCommID]
+	if c == nil || c.passive {
+		return
+	}
+	if c.state == cmEstablished && c.remoteID == r.LocalCommID {
+		cm.sendRTU(c) // our RTU was lost
+		return
+	}
+	if c.state != cmReqSent {
+		return
+	}
+	c.remoteID, c.remoteQPN = r.LocalCommID, r.LocalQPN
+	cm.byRemote[cmRemoteKey{c.remote, c.remoteID}] = c
+	c.peerPD = append([]byte(nil), r.PrivateData...)
+	mtu := c.req.PathMTU
+	err := cmReadyQP(c.qp, ConnectAttr{Remote: c.remote, RemoteQPN: r.LocalQPN, RemotePSN: c.localPSN,
+		LocalPSN: r.StartingPSN, MTU: mtu, RetryCnt: c.req.RetryCount, RNRRetry: r.RNRRetryCount,
+		MaxRdAtomic: r.ResponderResources, MaxDestRdAtomic: min(r.InitiatorDepth, c.req.ResponderResources),
+		HopLimit: 64}, c.req.ResponderResources)
+	if err != nil {
+		cm.sendREJ(c.remote, c.tid, c.localID, c.remoteID, layers.RejNoQP)
+		cm.finish(c, err)
+		return
+	}
+	c.pending = false
+	c.state = cmEstablished
+	cm.sendRTU(c)
+	cm.established(c)
+}
+
+func (cm *CM) onRTU(r *layers.CMRtu) {
+	c := cm.conns[r.RemoteCommID]
+	if c == nil || c.state != cmRepSent || c.remoteID != r.LocalCommID {
+		return
+	}
+	c.pending = false
+	c.state = cmEstablished
+	cm.established(c)
+}
+
+func (cm *CM) onREJ(r *layers.CMRej) {
+	c := cm.conns[r.RemoteCommID]
+	if c == nil {
+		return
+	}
+	switch c.state {
+	case cmReqSent, cmRepSent, cmReqRcvd:
+		if c.state != cmReqSent && c.remoteID != r.LocalCommID {
+			return
+		}
+		if c.qp != nil {
+			_ = c.qp.Modify(QPAttr{State: StateErr}, AttrState)
+		}
+		cm.finish(c, &CMRejectError{Reason: r.Reason, PrivateData: append([]byte(nil), r.PrivateData...)})
+	}
+}
+
+func (cm *CM) onMRA(r *layers.CMMra) {
+	c := cm.conns[r.RemoteCommID]
+	if c == nil || !c.pending {
+		return
+	}
+	if (c.state == cmReqSent && r.MessageMRAed == 0) || (c.state == cmRepSent && r.MessageMRAed == 1) {
+		// The peer got it and needs time: wait for its service timeout
+		// before sending again.
+		c.deadline = time.Now().Add(cmTimeoutOf(r.ServiceTimeout) + c.interval)
+	}
+}
+
+func (cm *CM) onDREQ(src netip.Addr, tid uint64, r *layers.CMDreq) {
+	c := cm.conns[r.RemoteCommID]
+	if c == nil || c.remoteID != r.LocalCommID {
+		// ib_cm answers a DREQ for a connection it does not know.
+		cm.sendDREP(src, tid, r.RemoteCommID, r.LocalCommID)
+		return
+	}
+	switch c.state {
+	case cmEstablished, cmRepSent, cmDreqSent, cmTimewait:
+		cm.sendDREP(c.remote, tid, c.localID, c.remoteID)
+		if c.state != cmTimewait {
+			if c.qp != nil {
+				_ = c.qp.Modify(QPAttr{State: StateErr}, AttrState)
+			}
+			cm.established(c) // an RTU lost before the DREQ
+			cm.timewait(c)
+		}
+	}
+}
+
+func (cm *CM) onDREP(r *layers.CMDrep) {
+	c := cm.conns[r.RemoteCommID]
+	if c == nil || c.state != cmDreqSent || c.remoteID != r.LocalCommID {
+		return
+	}
+	cm.timewait(c)
+}
+
+// established wakes whoever waits for the connection.
+func (cm *CM) established(c *CMConn) {
+	if !c.estClosed {
+		c.estClosed = true
+		close(c.est)
+	}
+}
+
+// timewait ends a connection: it is remembered a while for repeated DREQs.
+func (cm *CM) timewait(c *CMConn) {
+	c.state = cmTimewait
+	c.pending = false
+	c.deadline = time.Now().Add(cmTimewaitDur)
+	if !c.discClosed {
+		c.discClosed = true
+		close(c.disc)
+	}
+}
+
+// finish fails or ends a connection and forgets it.
+func (cm *CM) finish(c *CMConn, err error) {
+	if c.err == nil {
+		c.err = err
+	}
+	c.state = cmClosed
+	c.pending = false
+	delete(cm.conns, c.localID)
+	if k := (cmRemoteKey{c.remote, c.remoteID}); cm.byRemote[k] == c {
+		delete(cm.byRemote, k)
+	}
+	if !c.estClosed {
+		c.estClosed = true
+		close(c.est)
+	}
+	if !c.discClosed {
+		c.discClosed = true
+		close(c.disc)
+	}
+}
+
+// arm sets the timer to the earliest deadline.
+func (cm *CM) arm() {
+	var first time.Time
+	for _, c := range cm.conns {
+		if (c.pending || c.state == cmTimewait) && (first.IsZero() || c.deadline.Before(first)) {
+			first = c.deadline
+		}
+	}
+	cm.timer.Stop()
+	if !first.IsZero() {
+		cm.timer.Reset(max(time.Until(first), 0))
+	}
+}
+
+// expire retransmits what is due and gives up after MaxRetries.
+func (cm *CM) expire(now time.Time) {
+	for _, c := range cm.conns {
+		if c.deadline.After(now) {
+			continue
+		}
+		switch {
+		case c.state == cmTimewait:
+			cm.finish(c, nil)
+		case !c.pending:
+		case c.retries >= cm.cfg.MaxRetries:
+			switch c.state {
+			case cmDreqSent:
+				cm.timewait(c)
+			case cmRepSent:
+				cm.sendREJ(c.remote, c.tid, c.localID, c.remoteID, layers.RejTimeout)
+				fallthrough
+			default:
+				if c.qp != nil {
+					_ = c.qp.Modify(QPAttr{State: StateErr}, AttrState)
+				}
+				cm.finish(c, ErrCMTimeout)
+			}
+		default:
+			c.retries++
+			cm.resend(c)
+		}
+	}
+}
+
+// resend posts the connection's pending message again.
+func (cm *CM) resend(c *CMConn) {
+	cm.post(c.remote, c.pend[:])
+	c.deadline = time.Now().Add(c.interval)
+}
+
+// setPending keeps b as the message to retransmit until answered.
+func (cm *CM) setPending(c *CMConn, b []byte) {
+	copy(c.pend[:], b)
+	c.pending, c.retries = true, 0
+	c.deadline = time.Now().Add(c.interval)
+}
+
+// newMAD starts a CM MAD for the send path.
+func (cm *CM) newMAD(attr layers.CMAttribute, tid uint64) *layers.MAD {
+	cm.out = layers.MAD{BaseVersion: 1, MgmtClass: layers.MgmtClassCM, ClassVersion: 2, Method: layers.MethodSend,
+		AttributeID: uint16(attr), TransactionID: tid}
+	return &cm.out
+}
+
+// build serializes m; the bytes are valid until the next build.
+func (cm *CM) build(m *layers.MAD) ([]byte, error) {
+	if err := cm.sb.Clear(); err != nil {
+		return nil, err
+	}
+	if err := gopacket.SerializeLayers(cm.sb, gopacket.SerializeOptions{}, m.SerializableLayers()...); err != nil {
+		return nil, err
+	}
+	return cm.sb.Bytes(), nil
+}
+
+// post sends a 256-byte MAD to QP1 at dst; without a free send slot the
+// MAD is lost, as on a busy wire (retransmission covers it).
+func (cm *CM) post(dst netip.Addr, mad []byte) {
+	cm.pollSend()
+	if len(cm.sfree) == 0 {
+		return
+	}
+	slot := cm.sfree[len(cm.sfree)-1]
+	copy(cm.sbuf[slot*layers.MADLength:(slot+1)*layers.MADLength], mad)
+	wr := SendWR{ID: uint64(slot), Op: WRSend, SGL: []SGE{cm.smr.SGE(slot*layers.MADLength, layers.MADLength)},
+		Dest: UDDest{Addr: dst, QPN: 1, QKey: layers.GSIQKey}}
+	if cm.qp.PostSend(&wr) == nil {
+		cm.sfree = cm.sfree[:len(cm.sfree)-1]
+	}
+}
+
+// send builds m and posts it; with c set, it is also the message c
+// retransmits until answered.
+func (cm *CM) send(dst netip.Addr, m *layers.MAD, c *CMConn) error {
+	b, err := cm.build(m)
+	if err != nil {
+		return err
+	}
+	if c != nil {
+		cm.setPending(c, b)
+	}
+	cm.post(dst, b)
+	return nil
+}
+
+func (cm *CM) sendREJ(dst netip.Addr, tid uint64, local, remote uint32, reason layers.CMRejectReason) {
+	m := cm.newMAD(layers.CMAttrREJ, tid)
+	m.CM.REJ = layers.CMRej{LocalCommID: local, RemoteCommID: remote, MessageRejected: 0, Reason: reason}
+	_ = cm.send(dst, m, nil)
+}
+
+func (cm *CM) sendMRA(c *CMConn) {
+	m := cm.newMAD(layers.CMAttrMRA, c.tid)
+	m.CM.MRA = layers.CMMra{LocalCommID: c.localID, RemoteCommID: c.remoteID, MessageMRAed: 0,
+		ServiceTimeout: cm.cfg.ResponseTimeout}
+	c.mraSent = true
+	_ = cm.send(c.remote, m, nil)
+}
+
+func (cm *CM) sendRTU(c *CMConn) {
+	m := cm.newMAD(layers.CMAttrRTU, c.tid)
+	m.CM.RTU = layers.CMRtu{LocalCommID: c.localID, RemoteCommID: c.remoteID}
+	_ = cm.send(c.remote, m, nil)
+}
+
+func (cm *CM) sendDREP(dst netip.Addr, tid uint64, local, remote uint32) {
+	m := cm.newMAD(layers.CMAttrDREP, tid)
+	m.CM.DREP = layers.CMDrep{LocalCommID: local, RemoteCommID: remote}
+	_ = cm.send(dst, m, nil)
+}
+
+// caGUID is the CA GUID this side puts in REQ and REP: its address in an
+// EUI-64 shape (locally administered).
+func (cm *CM) caGUID() uint64 {
+	a := cm.dev.GID()
+	return 0x0200_0000_0000_0000 | uint64(binary.BigEndian.Uint32(a[12:16]))<<8 | 1
+}
+
+// Listen receives the REQs for service ID sid (layers.IPCMServiceID makes
+// RDMA CM's: port space and port).
+func (cm *CM) Listen(sid layers.ServiceID) (*CMListener, error) {
+	l := &CMListener{cm: cm, sid: sid, ch: make(chan *CMConn, cm.cfg.Backlog)}
+	var err error
+	if cerr := cm.do(func() {
+		if _, used := cm.listeners[sid]; used {
+			err = fmt.Errorf("listen on %v: %w", sid, ErrCMServiceInUse)
+			return
+		}
+		cm.listeners[sid] = l
+	}); cerr != nil {
+		return nil, cerr
+	}
+	return l, err
+}
+
+// Accept waits for the next connection request (rdma_get_cm_event's
+// CONNECT_REQUEST); answer it with CMConn.Accept or Reject.
+func (l *CMListener) Accept(ctx context.Context) (*CMConn, error) {
+	select {
+	case c, ok := <-l.ch:
+		if !ok {
+			return nil, ErrCMClosed
+		}
+		return c, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// Close stops listening; REQs waiting for Accept are rejected.
+func (l *CMListener) Close() error {
+	return l.cm.do(func() {
+		if l.cm.listeners[l.sid] != l {
+			return
+		}
+		delete(l.cm.listeners, l.sid)
+		close(l.ch)
+		for c := range l.ch {
+			l.cm.sendREJ(c.remote, c.tid, c.localID, c.remoteID, layers.RejConsumerDefined)
+			l.cm.finish(c, ErrCMClosed)
+		}
+	})
+}
+
+// InitQP moves a QP in RESET to INIT, as rdma_create_qp does, so that
+// receives may be posted before the connection exists.
+func InitQP(qp *QP) error {
+	if qp.State() != StateReset {
+		return nil
+	}
+	return qp.Modify(QPAttr{State: StateInit, Access: AccessRemoteWrite | AccessRemoteRead | AccessRemoteAtomic},
+		AttrState|AttrAccess)
+}
+
+// cmReadyQP brings qp (RESET or INIT) to RTS with what the CM exchange
+// gave. The remote access follows the responder resources, as ib_cm does:
+// with none, only WRITE.
+func cmReadyQP(qp *QP, a ConnectAttr, responderResources uint8) error {
+	if err := InitQP(qp); err != nil {
+		return err
+	}
+	access := AccessRemoteWrite
+	if responderResources > 0 {
+		access |= AccessRemoteRead | AccessRemoteAtomic
+	}
+	attr := QPAttr{State: StateRTR, Access: access, PathMTU: orDefault(a.MTU, false, layers.MTU1024),
+		DestQPN: a.RemoteQPN, RQPSN: a.RemotePSN, MinRNRTimer: 12, MaxDestRdAtomic: a.MaxDestRdAtomic,
+		Remote: a.Remote, HopLimit: orDefault(a.HopLimit, false, 64)}
+	mask := AttrState | AttrAccess | AttrMinRNRTimer | AttrMaxDestRdAtomic | rcPath
+	if qp.Type() == UC {
+		mask = AttrState | AttrAccess | rcPath
+	}
+	if err := qp.Modify(attr, mask); err != nil {
+		return err
+	}
+	attr = QPAttr{State: StateRTS, SQPSN: a.LocalPSN, Timeout: 14, RetryCnt: a.RetryCnt, RNRRetry: a.RNRRetry,
+		MaxRdAtomic: a.MaxRdAtomic}
+	mask = AttrState | AttrSQPSN | AttrTimeout | AttrRetryCnt | AttrRNRRetry | AttrMaxRdAtomic
+	if qp.Type() == UC {
+		mask = AttrState | AttrSQPSN
+	}
+	return qp.Modify(attr, mask)
+}
+
+// Accept answers the REQ with a REP for qp (in RESET or INIT), moves qp to
+// RTS and waits for the RTU (rdma_accept, then ESTABLISHED).
+func (c *CMConn) Accept(ctx context.Context, qp *QP, p CMParam) error {
+	cm := c.cm
+	var err error
+	if cerr := cm.do(func() { err = cm.accept(c, qp, p) }); cerr != nil {
+		return cerr
+	}
+	if err != nil {
+		return err
+	}
+	return c.wait(ctx)
+}
+
+func (cm *CM) accept(c *CMConn, qp *QP, p CMParam) error {
+	if c.state != cmReqRcvd {
+		if c.err != nil {
+			return c.err
+		}
+		return ErrCMState
+	}
+	if len(p.PrivateData) > 196 {
+		return fmt.Errorf("accept: %d bytes of private data, a REP holds 196: %w", len(p.PrivateData), ErrInvalidAttr)
+	}
+	r := &c.req
+	rr, id := min(p.ResponderResources, r.InitiatorDepth), min(p.InitiatorDepth, r.ResponderResources)
+	mtu := min(orDefault(p.MTU, false, layers.MTU1024), r.PathMTU)
+	c.qp, c.localPSN = qp, RandomPSN()
+	err := cmReadyQP(qp, ConnectAttr{Remote: c.remote, RemoteQPN: r.RemoteQPN, RemotePSN: c.localPSN,
+		LocalPSN: r.StartingPSN, MTU: mtu, RetryCnt: r.RetryCount, RNRRetry: r.RNRRetryCount,
+		MaxRdAtomic: id, MaxDestRdAtomic: rr, HopLimit: r.HopLimit}, rr)
+	if err != nil {
+		cm.sendREJ(c.remote, c.tid, c.localID, c.remoteID, layers.RejNoQP)
+		cm.finish(c, err)
+		return err
+	}
+	m := cm.newMAD(layers.CMAttrREP, c.tid)
+	m.CM.REP = layers.CMRep{LocalCommID: c.localID, RemoteCommID: c.remoteID, LocalQPN: qp.QPN(),
+		StartingPSN: c.localPSN, ResponderResources: rr, InitiatorDepth: id, TargetACKDelay: 15,
+		RNRRetryCount: p.RNRRetryCount & 7, LocalCAGUID: cm.caGUID(), PrivateData: p.PrivateData}
+	c.state = cmRepSent
+	return cm.send(c.remote, m, c)
+}
+
+// Reject answers the REQ with a REJ (consumer reject, rdma_reject).
+func (c *CMConn) Reject(privateData []byte) error {
+	cm := c.cm
+	var err error
+	if cerr := cm.do(func() {
+		if c.state != cmReqRcvd {
+			err = ErrCMState
+			return
+		}
+		m := cm.newMAD(layers.CMAttrREJ, c.tid)
+		m.CM.REJ = layers.CMRej{LocalCommID: c.localID, RemoteCommID: c.remoteID, Reason: layers.RejConsumerDefined,
+			PrivateData: privateData}
+		err = cm.send(c.remote, m, nil)
+		cm.finish(c, &CMRejectError{Reason: layers.RejConsumerDefined})
+	}); cerr != nil {
+		return cerr
+	}
+	return err
+}
+
+// wait blocks until the connection is established or failed.
+func (c *CMConn) wait(ctx context.Context) error {
+	select {
+	case <-c.est:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	var err error
+	if cerr := c.cm.do(func() { err = c.err }); cerr != nil {
+		return cerr
+	}
+	return err
+}
+
+// Connect is the active side (rdma_connect): it sends a REQ for qp (in
+// RESET or INIT) to service sid at dst, waits for the REP (a REJ fails
+// with *CMRejectError, an MRA extends the wait), moves qp to RTS and
+// sends the RTU. srcPort is the IP-CM header's source port (0 picks one).
+func (cm *CM) Connect(ctx context.Context, qp *QP, dst netip.Addr, sid layers.ServiceID, srcPort uint16, p CMParam) (*CMConn, error) {
+	if sid.IsIPCM() && len(p.PrivateData) > layers.MADDataLength-140-layers.IPCMHeaderLength {
+		return nil, fmt.Errorf("connect: %d bytes of private data, 56 fit after the IP-CM header: %w", len(p.PrivateData), ErrInvalidAttr)
+	}
+	if srcPort == 0 {
+		var b [2]byte
+		_, _ = crand.Read(b[:])
+		srcPort = 32768 + binary.BigEndian.Uint16(b[:])%28232
+	}
+	c := &CMConn{cm: cm, est: make(chan struct{}), disc: make(chan struct{}), remote: dst.Unmap(), qp: qp,
+		interval: cmTimeoutOf(cm.cfg.ResponseTimeout)}
+	c.req = CMRequest{Remote: c.remote, ServiceID: sid, RemoteQPN: qp.QPN(), ResponderResources: p.ResponderResources,
+		InitiatorDepth: p.InitiatorDepth, RetryCount: p.RetryCount & 7, RNRRetryCount: p.RNRRetryCount & 7,
+		PathMTU: orDefault(p.MTU, false, layers.MTU1024), HopLimit: 64, LocalCMTimeout: cm.cfg.ResponseTimeout,
+		SrcPort: srcPort, SrcIP: cm.dev.Addr().Addr().Unmap(), DstIP: c.remote}
+	if err := InitQP(qp); err != nil {
+		return nil, err
+	}
+	var err error
+	if cerr := cm.do(func() { err = cm.connect(c, p) }); cerr != nil {
+		return nil, cerr
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := c.wait(ctx); err != nil {
+		if ctx.Err() != nil {
+			_ = cm.do(func() { cm.finish(c, ctx.Err()) })
+		}
+		return nil, err
+	}
+	return c, nil
+}
+
+func (cm *CM) connect(c *CMConn, p CMParam) error {
+	c.localID, c.localPSN, c.state = cm.newCommID(), RandomPSN(), cmReqSent
+	c.tid = uint64(cm.hiTID)<<32 | uint64(c.localID)
+	r := &c.req
+	local := cm.dev.GID()
+	remote := GIDOf(c.remote)
+	m := cm.newMAD(layers.CMAttrREQ, c.tid)
+	req := layers.CMReq{LocalCommID: c.localID, ServiceID: r.ServiceID, LocalCAGUID: cm.caGUID(),
+		LocalQPN: c.qp.QPN(), ResponderResources: r.ResponderResources, InitiatorDepth: r.InitiatorDepth,
+		RemoteCMResponseTimeout: cm.cfg.ResponseTimeout, TransportServiceType: layers.CMTransportRC,
+		StartingPSN: c.localPSN, LocalCMResponseTimeout: cm.cfg.ResponseTimeout, RetryCount: r.RetryCount,
+		PKey: DefaultPKey, PathMTU: r.PathMTU, RNRRetryCount: r.RNRRetryCount, MaxCMRetries: 15,
+		Primary: layers.CMPath{LocalLID: 0xFFFF, RemoteLID: 0xFFFF, LocalGID: local[:], RemoteGID: remote[:],
+			HopLimit: 64, LocalACKTimeout: 19}}
+	if c.qp.Type() == UC {
+		req.TransportServiceType = layers.CMTransportUC
+	}
+	if r.ServiceID.IsIPCM() {
+		h := layers.IPCMHeader{Valid: true, IPVersion: 4, SrcPort: r.SrcPort, ConsumerPrivateData: p.PrivateData}
+		if r.SrcIP.Is4() && r.DstIP.Is4() {
+			s, d := r.SrcIP.As4(), r.DstIP.As4()
+			h.SrcIP, h.DstIP = s[:], d[:]
+		} else {
+			s, d := r.SrcIP.As16(), r.DstIP.As16()
+			h.IPVersion, h.SrcIP, h.DstIP = 6, s[:], d[:]
+		}
+		req.IPCM = h
+	} else {
+		req.PrivateData = p.PrivateData
+	}
+	m.CM.REQ = req
+	cm.conns[c.localID] = c
+	return cm.send(c.remote, m, c)
+}
+
+// Disconnect ends an established connection (rdma_disconnect): the QP
+// goes to the error state, a DREQ goes out and Disconnect waits for the
+// DREP (or the retries). After the peer's DREQ it returns at once.
+func (c *CMConn) Disconnect(ctx context.Context) error {
+	cm := c.cm
+	var err error
+	if cerr := cm.do(func() {
+		switch c.state {
+		case cmTimewait, cmClosed, cmDreqSent:
+			return
+		case cmEstablished, cmRepSent:
+		default:
+			err = ErrCMState
+			return
+		}
+		if c.qp != nil {
+			_ = c.qp.Modify(QPAttr{State: StateErr}, AttrState)
+		}
+		m := cm.newMAD(layers.CMAttrDREQ, c.tid)
+		m.CM.DREQ = layers.CMDreq{LocalCommID: c.localID, RemoteCommID: c.remoteID, RemoteQPN: c.remoteQPN}
+		c.state = cmDreqSent
+		err = cm.send(c.remote, m, c)
+	}); cerr != nil {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	select {
+	case <-c.disc:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
