@@ -43,3 +43,8 @@ bench:
 .PHONY: interop
 interop:
 	set -f; XFAIL='$(XFAIL)' interop/run.sh $(or $(S),all)
+
+# make interop-samples: run interop/samples.sh and keep the captures in pcaps/rxe/interop/.
+.PHONY: interop-samples
+interop-samples:
+	interop/keep-samples.sh

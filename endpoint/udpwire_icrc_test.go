@@ -105,6 +105,10 @@ func TestICRCVerifyKnownAnswers(t *testing.T) {
 func TestICRCVerifyRxeCaptures(t *testing.T) {
 	files, err := filepath.Glob(filepath.Join("..", "pcaps", "rxe", "*.pcap"))
 	require.NoError(t, err)
+	// The interop samples: rxe's packets to and from ibpeer.
+	interop, err := filepath.Glob(filepath.Join("..", "pcaps", "rxe", "interop", "*.pcap"))
+	require.NoError(t, err)
+	files = append(files, interop...)
 	if len(files) == 0 {
 		t.Skip("no rxe captures in pcaps/rxe")
 	}

@@ -63,6 +63,27 @@ func TestTableIsConsistent(t *testing.T) {
 	assert.Regexp(t, `^\d+ scenarios ok\n$`, out)
 }
 
+// The samples table (keep-samples.sh) parses, and every sample it adds is an
+// ibpeer scenario whose capture will be kept.
+func TestSamplesTableIsConsistent(t *testing.T) {
+	abs, err := filepath.Abs("samples.sh")
+	require.NoError(t, err)
+	out, code := runHarness(t, abs, "check")
+	require.Equal(t, 0, code, out)
+	out, code = runHarness(t, abs, "list")
+	require.Equal(t, 0, code, out)
+	samples := 0
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 2 || !strings.HasPrefix(f[0], "sample_") {
+			continue
+		}
+		samples++
+		assert.Contains(t, []string{"guest-client", "guest-server"}, f[1], "%s runs ibpeer against rxe", f[0])
+	}
+	assert.GreaterOrEqual(t, samples, 3, out)
+}
+
 // Issue 8's "done when" list: each tool against ibpeer, with the guest as client (_gc) and as
 // server (_gs). The table must carry every one, so none can be dropped quietly.
 func TestIssue8ScenariosInBothRoles(t *testing.T) {

@@ -67,8 +67,8 @@ func diverges(r row, field string) bool {
 
 // captureFor finds the capture a checked-in tshark decoding was made from.
 func captureFor(t *testing.T, name string) string {
-	for _, p := range []string{"../../pcaps/rxe/" + name + ".pcap", "../../testdata/vectors/" + name + ".pcap",
-		"../../testdata/" + name + ".pcap", "../../pcaps/" + name + ".pcap"} {
+	for _, p := range []string{"../../pcaps/rxe/" + name + ".pcap", "../../pcaps/rxe/interop/" + name + ".pcap",
+		"../../testdata/vectors/" + name + ".pcap", "../../testdata/" + name + ".pcap", "../../pcaps/" + name + ".pcap"} {
 		if _, err := os.Stat(p); err == nil {
 			if strings.HasSuffix(name, "linktype147-userdlt") {
 				// ibdump reads the LINKTYPE_INFINIBAND twin tshark cannot open.
@@ -79,6 +79,33 @@ func captureFor(t *testing.T, name string) string {
 	}
 	t.Fatalf("no capture for %s", name)
 	return ""
+}
+
+// corpusDirs hold the captures the differential test must cover, each with
+// its tshark decoding checked in under its base name.
+var corpusDirs = []string{"../../pcaps", "../../pcaps/rxe", "../../pcaps/rxe/interop", "../../testdata", "../../testdata/vectors"}
+
+// TestEveryCaptureHasTsharkDecoding keeps the differential test complete:
+// a capture added to the corpus without tshark's decoding (regen.sh, or the
+// tshark build tag's test) would otherwise go uncompared.
+func TestEveryCaptureHasTsharkDecoding(t *testing.T) {
+	seen := map[string]string{}
+	for _, dir := range corpusDirs {
+		caps, err := filepath.Glob(filepath.Join(dir, "*.pcap"))
+		require.NoError(t, err)
+		for _, c := range caps {
+			name := strings.TrimSuffix(filepath.Base(c), ".pcap")
+			if other, dup := seen[name]; dup {
+				t.Errorf("%s and %s share a base name: their tshark decodings would collide", c, other)
+			}
+			seen[name] = c
+			if strings.HasSuffix(name, "linktype247") {
+				continue // tshark 4.0 cannot read it; its linktype147 twin is compared
+			}
+			assert.FileExists(t, filepath.Join("testdata", "tshark", name+".tsv"),
+				"%s has no tshark decoding: run testdata/tshark/regen.sh testdata/tshark/fields.txt testdata/tshark %s", c, c)
+		}
+	}
 }
 
 // TestDifferentialTshark compares ibdump -T fields with tshark 4.0.17's

@@ -5,7 +5,8 @@
 set -euo pipefail
 fields_file=$1 out=$2
 shift 2
-version=$(tshark --version 2>/dev/null | head -1)
+command -v tshark >/dev/null || { echo "regen.sh: tshark not found (apt-get install -y tshark)" >&2; exit 1; }
+version=$(tshark --version 2>/dev/null | sed -n 1p)
 mapfile -t fields < "$fields_file"
 args=()
 for f in "${fields[@]}"; do args+=(-e "$f"); done
