@@ -60,7 +60,7 @@ func (a *Analyzer) message(d *direction, r *reqState, p *Packet, b *layers.BTH, 
 				a.pushOut(d, r, p, b, psn, span, cls, false, false)
 			} else if o.done && cls == OpClassRead {
 				o.done, o.gap = false, true
-				o.nextResp = psn
+				o.nextResp, o.startAt = psn, true
 			}
 		}
 		return
@@ -142,6 +142,7 @@ func (a *Analyzer) pushOut(d *direction, r *reqState, p *Packet, b *layers.BTH, 
 	}
 	if cls == OpClassRead {
 		o.length = b.RETH.DMALength
+		o.startAt = true
 	}
 	if start {
 		p.Analysis.Info |= InfoMessageStart

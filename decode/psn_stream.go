@@ -85,6 +85,9 @@ type outReq struct {
 	length      uint32 // RETH length of a READ
 	respBytes   uint32
 	nextResp    layers.PSN
+	// A response message must begin (FIRST or ONLY) at nextResp: no
+	// response to the READ, or to its latest retry, has come yet.
+	startAt bool
 }
 
 // respState is the READ-response stream of a direction, whose PSNs must
@@ -93,6 +96,10 @@ type respState struct {
 	win     layers.PSNWindow
 	ring    psnRing
 	started bool
+	// The response packet before, in capture order: its PSN, and whether
+	// it left a message open (FIRST or MIDDLE).
+	prev     layers.PSN
+	prevOpen bool
 }
 
 func (a *Analyzer) reqOf(d *direction) *reqState {
@@ -592,7 +599,10 @@ func (a *Analyzer) readResponse(d *direction, r *reqState, p *Packet, b *layers.
 	had := slot.holds(psn)
 	retrans := st == layers.PSNDuplicate || st == layers.PSNTooOld
 	lost := false
-	if st == layers.PSNLate && o != nil {
+	if st == layers.PSNLate {
+		// Behind the highest and never captured: sent again after a
+		// duplicate READ, its first transmission lost before the capture
+		// point (the READ may be answered already).
 		retrans, lost = true, true
 	}
 	if o != nil && !retrans {
@@ -603,10 +613,14 @@ func (a *Analyzer) readResponse(d *direction, r *reqState, p *Packet, b *layers.
 			a.finding(Finding{Kind: FindPSNGap, Frame: a.frame, Conv: c.id, PSN: psn, Count: uint32(d)})
 		}
 	}
-	if o == nil && !retrans && (pos == layers.PosMiddle || pos == layers.PosLast) && (!rs.started || st != layers.PSNInOrder) {
-		a.finding(Finding{Kind: FindBadOpcodeSequence, Frame: a.frame, Conv: c.id, PSN: psn})
+	if pos == layers.PosMiddle || pos == layers.PosLast {
+		a.readSequence(d, rs, o, psn)
 	}
 	rs.started = true
+	rs.prev, rs.prevOpen = psn, pos == layers.PosFirst || pos == layers.PosMiddle
+	if o != nil {
+		o.startAt = false
+	}
 	if retrans {
 		d.st.Retransmissions++
 		an.Cause = CauseDupRequest
@@ -659,6 +673,36 @@ func (a *Analyzer) readResponse(d *direction, r *reqState, p *Packet, b *layers.
 		}
 		r.pop()
 	}
+}
+
+// readSequence judges a READ response MIDDLE or LAST at psn that does not
+// continue the response message of the packet before it. A responder
+// starts every response message, and every new one after a READ retry, with
+// FIRST or ONLY; so the packet is out of sequence only when no PSN of its
+// message can be missing: it is the PSN the READ (or its retry) asked to
+// start at, or it comes straight after a complete message. Otherwise the
+// message began among PSNs the capture lacks (lost before the capture
+// point: a gap, or the start of a resent sequence), which is no protocol
+// error. On the first response of the capture without its READ, the
+// capture may have begun inside the message: a warning.
+func (a *Analyzer) readSequence(d *direction, rs *respState, o *outReq, psn layers.PSN) {
+	if rs.started && rs.prevOpen && psn == rs.prev.Add(1) {
+		return
+	}
+	sev := SevNone
+	switch {
+	case o != nil && o.startAt && psn == o.nextResp:
+		sev = SevError
+	case rs.started && !rs.prevOpen && psn == rs.prev.Add(1):
+		sev = SevError
+	case !rs.started && o == nil:
+		sev = SevWarn
+	}
+	if sev == SevNone {
+		return
+	}
+	d.st.SeqErrors++
+	a.finding(Finding{Kind: FindBadOpcodeSequence, Severity: sev, Frame: a.frame, Conv: d.conv.id, PSN: psn})
 }
 
 // udTrack follows the PSNs of one UD sender (address and QP): a UD QP uses
