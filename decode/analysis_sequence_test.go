@@ -124,6 +124,8 @@ func TestAnalyzeSequenceAfterLoss(t *testing.T) {
 			"wf256/4096 wm257 wm258 wl259 -wf260/4096 wm261~ wm262 wl263 nak260 -wf260/4096 wm261 wm262 wl263 nak260 wf260/4096 wm261 wm262 wl263"},
 		{"write LAST and the next FIRST lost, the MIDDLE after them taken for the first write's",
 			"wf256/3072 wm257 -wl258 -wf259/2048 wm260~ nak258 wl258 wf259/2048 wm260 wl261 wo262/8"},
+		{"READ of a span not known yet, then a SEND FIRST lost (the gap is not seen)",
+			"rd256/2048 -sf258 sm259 sl260 so261"},
 		{"UC send FIRST lost", "uf256 um257 ul258 -uf259 um260~ ul261 uf262 ul263"},
 		{"capture begins inside a WRITE", "wm257? wl258 wo259/8"},
 
@@ -136,6 +138,10 @@ func TestAnalyzeSequenceAfterLoss(t *testing.T) {
 			"rd256/4096 rf256 -rm257 rm258~ rl259 rd257/3072 rm257! rm258 rl259"},
 		{"write MIDDLE with no FIRST", "wo256/8 wm257! wl258"},
 		{"send FIRST while a message is open", "sf256 sm257 sf258! sl259"},
+		{"send MIDDLE after a message with a hole ended", "sf256 -sm257 sm258~ sl259 sm260! sl261"},
+		{"send MIDDLE right after a WRITE MIDDLE that followed a gap", "wf256/4096 -wm257 wm258~ sm259! sl260"},
+		{"send ONLY while a SEND is open", "sf256 sm257 so258! sl259!"},
+		{"send MIDDLE right after a READ", "rd256/1024 sm257! sl258"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -23,13 +23,20 @@ type msgState struct {
 // message follows the message a request packet belongs to: FIRST, MIDDLE,
 // LAST in order, and the outstanding request it makes.
 func (a *Analyzer) message(d *direction, r *reqState, p *Packet, b *layers.BTH, info *layers.OpcodeInfo,
-	psn layers.PSN, span int, retrans, newData, ahead bool) {
+	psn layers.PSN, span int, retrans, newData, ahead, judge, streamStart bool) {
 	op := info.Operation
 	cls := opClassOf(op)
 	pos := info.Position
 	payload := uint32(len(b.PacketPayload()))
 	cur := &r.cur
-	first := d.st.Packets == 1
+	first := d.st.Packets == 1 || streamStart
+	// The packet just before this one (judge: it was captured) left a
+	// message open, or none: the opcode must fit. Which message each packet
+	// belongs to is cur's business; whether the opcodes follow each other
+	// is judged on the packet before only, so a gap (the FIRST or LAST of a
+	// message lost before the capture point) is never taken for an error.
+	open := r.tailKnown && r.tailOpen && !streamStart
+	openOp := r.tailOp
 
 	if retrans {
 		// A resent packet may fill a hole of the message in progress; its
@@ -68,7 +75,9 @@ func (a *Analyzer) message(d *direction, r *reqState, p *Packet, b *layers.BTH, 
 
 	switch pos {
 	case layers.PosFirst:
-		if cur.active && !cur.gapped && !ahead {
+		// A message is open and no PSN is missing before this one: its
+		// LAST was never sent.
+		if judge && open {
 			a.badSequence(d, p, psn, first)
 		}
 		*cur = msgState{active: true, op: op, first: psn, frame: a.frame, pkts: 1, bytes: payload, gapped: ahead}
@@ -78,13 +87,15 @@ func (a *Analyzer) message(d *direction, r *reqState, p *Packet, b *layers.BTH, 
 		cur.out = a.pushOut(d, r, p, b, psn, 0, cls, true, false)
 		p.Analysis.Info |= InfoMessageStart
 	case layers.PosMiddle, layers.PosLast:
-		if !cur.active || cur.op != op {
-			if !ahead && !cur.gapped {
-				a.badSequence(d, p, psn, first)
-			}
-			// Follow the rest of the message whose start was lost (or
-			// never sent), without judging it again: a resent FIRST may
-			// still complete it.
+		if judge && (!open || openOp != op) {
+			// Nothing was lost just before, and it did not leave a
+			// message of this operation open.
+			a.badSequence(d, p, psn, first)
+		}
+		if !cur.active || cur.op != op || cur.lastSeen && psn.Diff(cur.last) > 0 {
+			// No message of this operation is open here: its FIRST was
+			// lost before the capture point (or never sent). Follow the
+			// rest of the message: a resent FIRST may still complete it.
 			*cur = msgState{active: true, gapped: true, orphan: true, op: op, first: psn, frame: a.frame, pkts: 1, bytes: payload}
 			cur.out = a.pushOut(d, r, p, b, psn, 0, cls, true, false)
 			if pos == layers.PosLast {
@@ -104,7 +115,7 @@ func (a *Analyzer) message(d *direction, r *reqState, p *Packet, b *layers.BTH, 
 			a.tryFinish(d, r, p)
 		}
 	default: // ONLY, and requests that are not segmented (READ, atomics)
-		if cur.active && !cur.gapped && !ahead {
+		if judge && open {
 			a.badSequence(d, p, psn, first)
 		}
 		cur.active = false

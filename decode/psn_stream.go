@@ -66,10 +66,16 @@ type reqState struct {
 	ansPSN   layers.PSN
 	ansValid bool
 	cur      msgState
-	fatal    bool
-	win      layers.PSNWindow
-	ring     psnRing
-	out      [outRingSize]outReq
+	// The packet with the highest PSN so far (the one a packet in order
+	// follows): whether it left a message of operation tailOp open (FIRST
+	// or MIDDLE); tailKnown is false when it was damaged or unknown.
+	tailKnown bool
+	tailOpen  bool
+	tailOp    layers.Operation
+	fatal     bool
+	win       layers.PSNWindow
+	ring      psnRing
+	out       [outRingSize]outReq
 }
 
 // outReq is an outstanding request message.
@@ -149,6 +155,7 @@ func (a *Analyzer) request(d *direction, p *Packet, b *layers.BTH, info *layers.
 	// disagree on which side's a CM REQ carries (Linux puts the passive
 	// side's there), so they are kept, not used to judge the first packet.
 	hi, started := r.win.Highest()
+	guessed := false // the READ before took the PSNs up to this one, as far as we know
 	if started {
 		if r.spanPending && r.spanPSN == hi {
 			// The READ before this request used as many PSNs as its
@@ -161,6 +168,7 @@ func (a *Analyzer) request(d *direction, p *Packet, b *layers.BTH, info *layers.
 			} else if dd := psn.Diff(hi); dd > 1 && dd <= readSpan(r.spanLen, 256) {
 				r.fill(hi.Add(1), psn, a)
 				c.mtu = mtuFor(r.spanLen, dd)
+				guessed = true
 			}
 			hi, _ = r.win.Highest()
 		}
@@ -281,7 +289,11 @@ func (a *Analyzer) request(d *direction, p *Packet, b *layers.BTH, info *layers.
 	}
 	r.prevPSN, r.hasPrev = psn, true
 
+	newHigh := st == layers.PSNFirst || st == layers.PSNInOrder || st == layers.PSNAhead
 	if p.Err != nil || !info.Known {
+		if newHigh {
+			r.tailKnown = false
+		}
 		return
 	}
 	newData := !retrans || lost
@@ -289,7 +301,18 @@ func (a *Analyzer) request(d *direction, p *Packet, b *layers.BTH, info *layers.
 		an.Info |= InfoNewData
 		d.st.Goodput += uint64(len(b.PacketPayload()))
 	}
-	a.message(d, r, p, b, info, psn, span, retrans, newData, st == layers.PSNAhead)
+	// A packet right after the highest PSN, sent for the first time, must
+	// fit the packet before it; after missing PSNs (a gap), a resent one
+	// or one out of order, what came just before is unknown; so it is when
+	// the span of the READ before was guessed from this packet's PSN (some
+	// of those PSNs may have been lost).
+	judge := !retrans && !guessed && (st == layers.PSNFirst || st == layers.PSNInOrder && r.tailKnown)
+	a.message(d, r, p, b, info, psn, span, retrans, newData, st == layers.PSNAhead, judge, st == layers.PSNFirst)
+	if newHigh {
+		r.tailKnown = !bad
+		r.tailOpen = info.Position == layers.PosFirst || info.Position == layers.PosMiddle
+		r.tailOp = info.Operation
+	}
 }
 
 // fill marks PSNs [from, to) as used by the READ before them: each gets the
