@@ -22,6 +22,7 @@
 #      INTEROP_SCENARIOS     the table to read (default interop/scenarios.sh)
 #      IBWIRE_INTEROP_BIN    where ibdump and ibpeer are (default CACHE/bin)
 #      NO_BUILD=1            do not run build.sh / go build (use what the cache holds)
+#      IBWIRE_INTEROP_LOCK   the machine-wide lock one run holds (default /tmp/ibwire-interop-netns.lock)
 set -uo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 REPO=$(cd "$HERE/.." && pwd)
@@ -385,8 +386,14 @@ fi
 [ -f "$C/rootfs.img" ] || die "no guest image in $C (interop/build.sh)"
 
 mkdir -p "$OUTROOT"
-exec 9>"$OUTROOT/.lock"
-flock -n 9 || die "another interop run holds $OUTROOT/.lock"
+# The netns, bridge and taps have fixed names: one run at a time per machine, whatever its
+# cache or results directory. A second run waits for the first instead of tearing its net down.
+LOCK=${IBWIRE_INTEROP_LOCK:-/tmp/ibwire-interop-netns.lock}
+exec 9>"$LOCK"
+if ! flock -n 9; then
+	log "another interop run holds $LOCK (netns $NS); waiting up to an hour"
+	flock -w 3600 9 || die "another interop run still holds $LOCK after an hour"
+fi
 RUNDIR=$OUTROOT/$(date -u +%Y%m%dT%H%M%SZ)
 mkdir -p "$RUNDIR" && ln -sfn "$RUNDIR" "$OUTROOT/latest"
 log "${#RUN[@]} scenario(s); results in $RUNDIR${XFAIL:+; expected to fail: $XFAIL}"
