@@ -309,7 +309,7 @@ func (a *Analyzer) request(d *direction, p *Packet, b *layers.BTH, info *layers.
 	judge := !retrans && !guessed && (st == layers.PSNFirst || st == layers.PSNInOrder && r.tailKnown)
 	a.message(d, r, p, b, info, psn, span, retrans, newData, st == layers.PSNAhead, judge, st == layers.PSNFirst)
 	if newHigh {
-		r.tailKnown = !bad
+		r.tailKnown = !bad && info.Operation != layers.OpUnknown
 		r.tailOpen = info.Position == layers.PosFirst || info.Position == layers.PosMiddle
 		r.tailOp = info.Operation
 	}
