@@ -56,6 +56,9 @@ capture, with offset 0 at the captured responder's VA, so that replay's
 compare mode with --payload finds the data the capture's READs and atomics
 found.
 
+--cm PORT serves RDMA CM connections (QP1) instead, answering like
+librdmacm's ucmatose server: 'ibpeer serve --cm 7471 -h' for its flags.
+
 Example:
   ibpeer serve --addr 127.0.0.2
   ibpeer write --addr 127.0.0.1 --to 127.0.0.2 --size 1048576 --iters 64 --verify --loss 0.05
@@ -88,6 +91,9 @@ type serveConfig struct {
 }
 
 func runServe(args []string, stdout, stderr io.Writer) int {
+	if hasCMFlag(args) {
+		return runServeCM(args, stdout, stderr) // cmserve.go
+	}
 	fs := flag.NewFlagSet("ibpeer serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	addr := fs.String("addr", "", "local `IP` address: the GID, UDP 4791 and the TCP set-up port bind here (required)")
