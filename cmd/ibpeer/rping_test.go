@@ -138,9 +138,22 @@ func TestRpingLoopback(t *testing.T) {
 			}
 			assert.Equal(t, wantC.String(), cout)
 			assert.Equal(t, wantS.String(), sout)
-			assert.Equal(t, "server DISCONNECT EVENT...\nwait for RDMA_READ_ADV state 10\n", serr)
+			// A last ACK may meet the QP the DREQ moved to ERR: a drop
+			// report, not a failure.
+			assert.Equal(t, "server DISCONNECT EVENT...\nwait for RDMA_READ_ADV state 10\n", withoutDrops(serr))
 		})
 	}
+}
+
+// withoutDrops leaves out ibpeer's drop reports.
+func withoutDrops(s string) string {
+	var b strings.Builder
+	for _, l := range strings.SplitAfter(s, "\n") {
+		if !strings.HasPrefix(l, "ibpeer: dropped ") {
+			b.WriteString(l)
+		}
+	}
+	return b.String()
 }
 
 // The first pings exactly as rping printed them against rxe
