@@ -120,6 +120,9 @@ const (
 	cmClosed
 )
 
+// cmFlushWait bounds how long Close waits for posted MADs to leave.
+const cmFlushWait = 200 * time.Millisecond
+
 // cmTimewait is how long a finished connection is remembered, so that a
 // DREQ sent again gets its DREP again.
 const cmTimewaitDur = 2 * time.Second
@@ -328,6 +331,19 @@ func (cm *CM) run() {
 }
 
 func (cm *CM) shutdown() {
+	// Let the last messages (a DREP, an RTU) leave before the GSI QP goes.
+	flush := time.NewTimer(cmFlushWait)
+	defer flush.Stop()
+	cm.pollSend()
+wait:
+	for len(cm.sfree) < cmSendSlots {
+		select {
+		case <-cm.scq.Notify():
+			cm.pollSend()
+		case <-flush.C:
+			break wait
+		}
+	}
 	for _, c := range cm.conns {
 		cm.finish(c, ErrCMClosed)
 	}

@@ -427,6 +427,7 @@ func TestCMAgainstRxeCapture(t *testing.T) {
 			require.NoError(t, a.cm.HandleMAD(server, rep))
 			r := <-done
 			require.NoError(t, r.err)
+			synctest.Wait()
 			rtu := sent.last(t, layers.CMAttrRTU)
 			assert.Equal(t, req.TransactionID, rtu.TransactionID)
 			assert.Equal(t, got.LocalCommID, rtu.CM.RTU.LocalCommID)
