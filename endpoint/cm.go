@@ -118,6 +118,7 @@ const (
 	cmDreqSent
 	cmTimewait
 	cmClosed
+	cmSIDRSent // an active SIDR_REQ waiting for its SIDR_REP
 )
 
 // cmFlushWait bounds how long Close waits for posted MADs to leave.
@@ -143,6 +144,7 @@ type CMConn struct {
 	qp         *QP
 	remote     netip.Addr
 	remoteQPN  uint32
+	qkey       uint32     // SIDR: the Q_Key resolved
 	localPSN   layers.PSN // what this side expects to receive
 	peerPD     []byte
 	err        error
@@ -211,6 +213,7 @@ type CM struct {
 	conns     map[uint32]*CMConn
 	byRemote  map[cmRemoteKey]*CMConn
 	listeners map[layers.ServiceID]*CMListener
+	sidr      map[layers.ServiceID]SIDRService
 	in        layers.MAD
 	out       layers.MAD
 	sb        gopacket.SerializeBuffer
@@ -248,7 +251,8 @@ func NewCM(dev *Device, cfg CMConfig) (*CM, error) {
 		rbuf: make([]byte, cmRecvSlots*cmRecvSlot), sbuf: make([]byte, cmSendSlots*layers.MADLength),
 		cmds: make(chan func()), done: make(chan struct{}), exited: make(chan struct{}),
 		conns: map[uint32]*CMConn{}, byRemote: map[cmRemoteKey]*CMConn{}, listeners: map[layers.ServiceID]*CMListener{},
-		sb: gopacket.NewSerializeBuffer(),
+		sidr: map[layers.ServiceID]SIDRService{},
+		sb:   gopacket.NewSerializeBuffer(),
 	}
 	var b [4]byte
 	_, _ = crand.Read(b[:])
@@ -426,6 +430,10 @@ func (cm *CM) handle(src netip.Addr, b []byte) {
 		cm.onDREQ(src, m.TransactionID, &m.CM.DREQ)
 	case layers.CMAttrDREP:
 		cm.onDREP(&m.CM.DREP)
+	case layers.CMAttrSIDRReq:
+		cm.onSIDRReq(src, m.TransactionID, &m.CM.SIDRReq)
+	case layers.CMAttrSIDRRep:
+		cm.onSIDRRep(&m.CM.SIDRRep)
 	}
 }
 
@@ -1044,4 +1052,111 @@ func (c *CMConn) Disconnect(ctx context.Context) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+}
+
+// SIDRService is what a SIDR_REQ for a service resolves to: a UD QP and
+// its Q_Key.
+type SIDRService struct {
+	QPN  uint32
+	QKey uint32
+}
+
+// RDMAUDPQKey is the Q_Key RDMA CM gives UD QPs of the UDP port space
+// (RDMA_UDP_QKEY).
+const RDMAUDPQKey = 0x01234567
+
+// ServeSIDR answers the SIDR_REQs for service sid (for RDMA CM's UDP port
+// space: layers.IPCMServiceID(layers.PortSpaceUDP, port)) with svc; a
+// zero svc stops answering (SIDR_REPs then say the service is not
+// supported).
+func (cm *CM) ServeSIDR(sid layers.ServiceID, svc SIDRService) error {
+	return cm.do(func() {
+		if svc == (SIDRService{}) {
+			delete(cm.sidr, sid)
+			return
+		}
+		cm.sidr[sid] = svc
+	})
+}
+
+func (cm *CM) onSIDRReq(src netip.Addr, tid uint64, r *layers.CMSidrReq) {
+	m := cm.newMAD(layers.CMAttrSIDRRep, tid)
+	rep := layers.CMSidrRep{RequestID: r.RequestID, ServiceID: r.ServiceID, Status: layers.SIDRServiceNotSupported}
+	if svc, ok := cm.sidr[r.ServiceID]; ok {
+		rep.Status, rep.QPN, rep.QKey = layers.SIDRValid, svc.QPN, svc.QKey
+	}
+	m.CM.SIDRRep = rep
+	_ = cm.send(src, m, nil)
+}
+
+func (cm *CM) onSIDRRep(r *layers.CMSidrRep) {
+	c := cm.conns[r.RequestID]
+	if c == nil || c.state != cmSIDRSent {
+		return
+	}
+	if r.Status != layers.SIDRValid {
+		cm.finish(c, &SIDRError{Status: r.Status})
+		return
+	}
+	c.remoteQPN, c.qkey = r.QPN, r.QKey
+	cm.finish(c, nil)
+}
+
+// SIDRError is a SIDR_REP whose status is not "QPN valid".
+type SIDRError struct{ Status layers.CMSIDRStatus }
+
+func (e *SIDRError) Error() string {
+	return fmt.Sprintf("endpoint: CM: SIDR: %v (%d)", e.Status, uint8(e.Status))
+}
+
+// ResolveSIDR asks dst which UD QPN and Q_Key serve sid (SIDR_REQ, then
+// the SIDR_REP; rdma_resolve_route and rdma_connect of the UDP port
+// space). The request is sent again on the CM's response timeout.
+func (cm *CM) ResolveSIDR(ctx context.Context, dst netip.Addr, sid layers.ServiceID, privateData []byte) (SIDRService, error) {
+	if sid.IsIPCM() && len(privateData) > layers.MADDataLength-16-layers.IPCMHeaderLength {
+		return SIDRService{}, fmt.Errorf("resolve: %d bytes of private data: %w", len(privateData), ErrInvalidAttr)
+	}
+	c := &CMConn{cm: cm, est: make(chan struct{}), disc: make(chan struct{}), remote: dst.Unmap(),
+		interval: cmTimeoutOf(cm.cfg.ResponseTimeout)}
+	var err error
+	if cerr := cm.do(func() {
+		c.localID, c.state = cm.newCommID(), cmSIDRSent
+		c.tid = uint64(cm.hiTID)<<32 | uint64(c.localID)
+		m := cm.newMAD(layers.CMAttrSIDRReq, c.tid)
+		req := layers.CMSidrReq{RequestID: c.localID, PKey: DefaultPKey, ServiceID: sid}
+		if sid.IsIPCM() {
+			var b [2]byte
+			_, _ = crand.Read(b[:])
+			h := layers.IPCMHeader{Valid: true, IPVersion: 4, SrcPort: 32768 + binary.BigEndian.Uint16(b[:])%28232,
+				ConsumerPrivateData: privateData}
+			src := cm.dev.Addr().Addr().Unmap()
+			if src.Is4() && c.remote.Is4() {
+				s, d := src.As4(), c.remote.As4()
+				h.SrcIP, h.DstIP = s[:], d[:]
+			} else {
+				s, d := src.As16(), c.remote.As16()
+				h.IPVersion, h.SrcIP, h.DstIP = 6, s[:], d[:]
+			}
+			req.IPCM = h
+		} else {
+			req.PrivateData = privateData
+		}
+		m.CM.SIDRReq = req
+		cm.conns[c.localID] = c
+		err = cm.send(c.remote, m, c)
+	}); cerr != nil {
+		return SIDRService{}, cerr
+	}
+	if err != nil {
+		return SIDRService{}, err
+	}
+	if err := c.wait(ctx); err != nil {
+		if ctx.Err() != nil {
+			_ = cm.do(func() { cm.finish(c, ctx.Err()) })
+		}
+		return SIDRService{}, err
+	}
+	var svc SIDRService
+	_ = cm.do(func() { svc = SIDRService{QPN: c.remoteQPN, QKey: c.qkey} })
+	return svc, nil
 }

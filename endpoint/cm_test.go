@@ -505,3 +505,40 @@ func FuzzCMPassive(f *testing.F) {
 		})
 	})
 }
+
+func TestCMSIDR(t *testing.T) {
+	udp := layers.IPCMServiceID(layers.PortSpaceUDP, 7174)
+	tests := []struct {
+		name    string
+		sid     layers.ServiceID
+		faults  wiretest.Faults
+		want    endpoint.SIDRService
+		wantErr layers.CMSIDRStatus
+	}{
+		{name: "resolved", sid: udp, want: endpoint.SIDRService{QPN: 0x42, QKey: endpoint.RDMAUDPQKey}},
+		{name: "resolved through 40% loss", sid: udp, faults: wiretest.Faults{Loss: 0.4}, want: endpoint.SIDRService{QPN: 0x42, QKey: endpoint.RDMAUDPQKey}},
+		{name: "no such service", sid: layers.IPCMServiceID(layers.PortSpaceUDP, 9), wantErr: layers.SIDRServiceNotSupported},
+	}
+	for i, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				wa, wb := wiretest.NewPair(wiretest.Config{AtoB: tc.faults, BtoA: tc.faults, Seed: uint64(i)})
+				cfg := endpoint.CMConfig{ResponseTimeout: 14, MaxRetries: 30}
+				a, b := newCMPeer(t, wa, cfg), newCMPeer(t, wb, cfg)
+				defer a.close(t)
+				defer b.close(t)
+				require.NoError(t, b.cm.ServeSIDR(udp, endpoint.SIDRService{QPN: 0x42, QKey: endpoint.RDMAUDPQKey}))
+				got, err := a.cm.ResolveSIDR(context.Background(), b.dev.Addr().Addr(), tc.sid, []byte("hello"))
+				if tc.wantErr != 0 {
+					var se *endpoint.SIDRError
+					require.ErrorAs(t, err, &se)
+					assert.Equal(t, tc.wantErr, se.Status)
+					return
+				}
+				require.NoError(t, err)
+				assert.Equal(t, tc.want, got)
+				synctest.Wait()
+			})
+		})
+	}
+}
