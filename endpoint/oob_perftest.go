@@ -162,6 +162,7 @@ type PerftestConn struct {
 	c             oobConn
 	server        bool
 	remoteVersion string
+	binary        bool // perftest -R: struct pingpong_dest in binary
 }
 
 // NewPerftestConn wraps an established connection; server says which side
@@ -253,6 +254,13 @@ func (p *PerftestConn) ExchangeMTU(mtu int) (int, error) {
 
 // Handshake swaps 108-byte PerftestDest messages.
 func (p *PerftestConn) Handshake(local PerftestDest) (PerftestDest, error) {
+	if p.binary {
+		var in [PerftestDestBinarySize]byte
+		if err := p.c.exchange(p.server, "handshake", local.MarshalBinary(), in[:]); err != nil {
+			return PerftestDest{}, err
+		}
+		return ParsePerftestDestBinary(in[:])
+	}
 	var in [PerftestDestSize]byte
 	if err := p.c.exchange(p.server, "handshake", local.Marshal(), in[:]); err != nil {
 		return PerftestDest{}, err
@@ -289,4 +297,59 @@ func (p *PerftestConn) ExchangeBWReports(local PerftestBWReport) (PerftestBWRepo
 func (p *PerftestConn) ExchangeDone() error {
 	var in [len(perftestDone)]byte
 	return p.c.exchange(p.server, "done", []byte(perftestDone), in[:])
+}
+
+// PerftestDestBinarySize is the size of perftest's struct pingpong_dest as
+// perftest -R sends it over its rdma_cm set-up connection.
+const PerftestDestBinarySize = 56
+
+// NewPerftestConnRDMACM is NewPerftestConn for perftest -R (--rdma_cm):
+// the exchange runs over conn (a MsgConn on an rdma_cm connection) and
+// the QP messages are struct pingpong_dest in binary.
+func NewPerftestConnRDMACM(conn net.Conn, server bool) *PerftestConn {
+	p := NewPerftestConn(conn, server)
+	p.binary = true
+	return p
+}
+
+// MarshalBinary writes d as perftest -R does: struct pingpong_dest with
+// every integer big endian (x86-64 layout, 56 bytes):
+//
+//	 0 lid (4)  4 out_reads (4)  8 qpn (4)  12 psn (4)  16 rkey (4)
+//	20 padding (4)  24 vaddr (8)  32 gid (16)  48 srqn (4)  52 gid_index (4)
+//
+// gid_index is written as 1, the IPv4 RoCEv2 GID of rxe.
+func (d PerftestDest) MarshalBinary() []byte {
+	b := make([]byte, PerftestDestBinarySize)
+	be := binary.BigEndian
+	be.PutUint32(b[0:], uint32(d.LID))
+	be.PutUint32(b[4:], uint32(d.OutReads))
+	be.PutUint32(b[8:], d.QPN&0xFFFFFF)
+	be.PutUint32(b[12:], d.PSN&0xFFFFFF)
+	be.PutUint32(b[16:], d.RKey)
+	be.PutUint64(b[24:], d.VAddr)
+	copy(b[32:48], d.GID[:])
+	be.PutUint32(b[48:], d.SRQN)
+	be.PutUint32(b[52:], 1)
+	return b
+}
+
+// ParsePerftestDestBinary reads a struct pingpong_dest of perftest -R.
+func ParsePerftestDestBinary(b []byte) (PerftestDest, error) {
+	if len(b) < PerftestDestBinarySize {
+		return PerftestDest{}, &OOBSyntaxError{Message: "perftest", Field: "pingpong_dest", Offset: len(b),
+			Reason: fmt.Sprintf("%d bytes, want %d", len(b), PerftestDestBinarySize)}
+	}
+	be := binary.BigEndian
+	d := PerftestDest{LID: uint16(be.Uint32(b[0:])), OutReads: uint16(be.Uint32(b[4:])), QPN: be.Uint32(b[8:]) & 0xFFFFFF,
+		PSN: be.Uint32(b[12:]) & 0xFFFFFF, RKey: be.Uint32(b[16:]), VAddr: be.Uint64(b[24:]), SRQN: be.Uint32(b[48:])}
+	copy(d.GID[:], b[32:48])
+	return d, nil
+}
+
+// ExchangeEmptyDest is the exchange of an all-zero struct pingpong_dest
+// that perftest -R does before and after it connects the data QP.
+func (p *PerftestConn) ExchangeEmptyDest() error {
+	var out, in [PerftestDestBinarySize]byte
+	return p.c.exchange(p.server, "rdma_cm handshake", out[:], in[:])
 }

@@ -45,6 +45,12 @@ from the first post to the last completion, peak the best
 
 --bind is another name of --addr, the one the interop scenarios use.
 
+-R (--rdma_cm) is perftest's RDMA CM mode: the set-up exchange runs as
+SENDs over an RC QP that RDMA CM (QP1) connects to port -p, the QP
+messages are perftest's binary struct pingpong_dest, and the data QP is
+connected by RDMA CM too (a second connection to the same port); at the
+end the client disconnects the data QP and the server the set-up one.
+
 Examples:
   ibpeer perftest write --addr 127.0.0.2                     # server
   ibpeer perftest write --addr 127.0.0.1 127.0.0.2          # client
@@ -70,6 +76,7 @@ type perftestJob struct {
 	cas    bool
 	mbps   bool // perftest's default report unit; --report_gbits: Gb/s
 	stall  time.Duration
+	rdmacm bool // -R: set-up exchange and QP connected over RDMA CM
 
 	// diag receives the drop reports (stderr; tests may leave it nil).
 	diag io.Writer
@@ -130,7 +137,7 @@ func parsePerftest(args []string, stdout, stderr io.Writer) (*perftestJob, int) 
 		fmt.Fprintln(stderr, "Run 'ibpeer perftest -h' for usage.")
 		return nil, exitUsage
 	}
-	j := &perftestJob{verb: verb, port: *v.port, size: *v.size, iters: *v.iters, mtu: *v.mtu, depth: *v.depth, outs: *v.outs, mbps: !*v.gbits, stall: *v.stall}
+	j := &perftestJob{verb: verb, port: *v.port, size: *v.size, iters: *v.iters, mtu: *v.mtu, depth: *v.depth, outs: *v.outs, mbps: !*v.gbits, stall: *v.stall, rdmacm: *v.rdmacm}
 	if *v.addr == "" {
 		return bad("give --addr IP, the local address (its GID is what the peer learns)")
 	}
@@ -184,7 +191,7 @@ func parsePerftest(args []string, stdout, stderr io.Writer) (*perftestJob, int) 
 
 type perftestFlagValues struct {
 	addr, atomic                        *string
-	gbits                               *bool
+	gbits, rdmacm                       *bool
 	port, size, iters, mtu, depth, outs *int
 	stall                               *time.Duration
 }
@@ -212,6 +219,8 @@ func perftestFlags(verb string, out io.Writer) (*flag.FlagSet, perftestFlagValue
 	v.atomic = fs.String("A", "FETCH_AND_ADD", "atomic operation: FETCH_AND_ADD or CMP_AND_SWAP")
 	v.gbits = fs.Bool("report_gbits", false, "report Gb/s instead of MB/s (perftest's flag; both sides should agree, the server prints the client's figures)")
 	v.stall = fs.Duration("timeout", 10*time.Second, "fail when no completion arrives for this long")
+	v.rdmacm = fs.Bool("R", false, "perftest's -R (--rdma_cm): the set-up exchange and the QP connected over RDMA CM (QP1) on port -p instead of TCP")
+	fs.BoolVar(v.rdmacm, "rdma_cm", false, "same as -R")
 	return fs, v
 }
 
@@ -233,14 +242,35 @@ const perftestRxDepth = 512
 func (j *perftestJob) isServer() bool { return !j.server.IsValid() }
 
 func (j *perftestJob) run(ctx context.Context, stdout io.Writer) error {
-	conn, err := j.dial(ctx, stdout)
+	wire, err := endpoint.ListenUDP(netip.AddrPortFrom(j.addr, endpoint.RoCEv2Port))
 	if err != nil {
+		return err
+	}
+	diagOut := j.diag
+	if diagOut == nil {
+		diagOut = io.Discard
+	}
+	diag := newDiagDevice(wire, diagOut)
+	defer diag.Close()
+	dev := diag.Device
+	var cmx *perftestCM
+	var conn net.Conn
+	if j.rdmacm {
+		if cmx, err = j.dialCM(ctx, dev, stdout); err != nil {
+			return err
+		}
+		defer cmx.close()
+		conn = cmx.msg
+	} else if conn, err = j.dial(ctx, stdout); err != nil {
 		return err
 	}
 	defer conn.Close()
 	stopWatch := context.AfterFunc(ctx, func() { conn.Close() })
 	defer stopWatch()
 	p := endpoint.NewPerftestConn(conn, j.isServer())
+	if j.rdmacm {
+		p = endpoint.NewPerftestConnRDMACM(conn, j.isServer())
+	}
 	if _, err := p.ExchangeVersions(endpoint.PerftestVersion); err != nil {
 		return err
 	}
@@ -257,17 +287,6 @@ func (j *perftestJob) run(ctx context.Context, stdout io.Writer) error {
 	}
 	mtu := layers.PathMTU(mtuCode)
 
-	wire, err := endpoint.ListenUDP(netip.AddrPortFrom(j.addr, endpoint.RoCEv2Port))
-	if err != nil {
-		return err
-	}
-	diagOut := j.diag
-	if diagOut == nil {
-		diagOut = io.Discard
-	}
-	diag := newDiagDevice(wire, diagOut)
-	defer diag.Close()
-	dev := diag.Device
 	pd := dev.AllocPD()
 	mem := make([]byte, 2*max(j.size, int(cycle)))
 	mr, err := pd.RegMR(mem, endpoint.AccessLocalWrite|endpoint.AccessRemoteWrite|endpoint.AccessRemoteRead|endpoint.AccessRemoteAtomic)
@@ -285,6 +304,27 @@ func (j *perftestJob) run(ctx context.Context, stdout io.Writer) error {
 		outReads = j.outs
 	}
 	psn := endpoint.RandomPSN()
+	if j.rdmacm {
+		// perftest -R: an all-zero pingpong_dest each way, the data QP's
+		// own RDMA CM connection, another zero exchange; the QP messages
+		// that follow only inform.
+		if err := p.ExchangeEmptyDest(); err != nil {
+			return err
+		}
+		resources := uint8(0)
+		if j.verb == "read" || j.verb == "atomic" {
+			resources = uint8(outReads)
+		}
+		if err := cmx.connectData(ctx, j, qp, mtu, resources); err != nil {
+			return err
+		}
+		if err := p.ExchangeEmptyDest(); err != nil {
+			return err
+		}
+		if a, err := qp.Query(); err == nil {
+			psn = a.SQPSN
+		}
+	}
 	local := endpoint.PerftestDest{OutReads: uint16(outReads), QPN: qp.QPN(), PSN: uint32(psn), RKey: mr.RKey(), VAddr: mr.Addr(), GID: dev.GID()}
 	remote, err := p.Handshake(local) // #1
 	if err != nil {
@@ -295,16 +335,18 @@ func (j *perftestJob) run(ctx context.Context, stdout io.Writer) error {
 		return fmt.Errorf("the peer's GID %v and ours %v are not of the same IP version (perftest's GID compatibility check)", peer, dev.GID())
 	}
 	maxRd := min(max(int(remote.OutReads), 1), 128)
-	err = qp.Connect(endpoint.ConnectAttr{Remote: peer.Unmap(), RemoteQPN: remote.QPN, RemotePSN: layers.PSN(remote.PSN), LocalPSN: psn,
-		MTU: mtu, HopLimit: 255, MaxRdAtomic: uint8(maxRd), MaxDestRdAtomic: uint8(outReads)})
-	if err != nil {
-		return err
+	if !j.rdmacm {
+		err = qp.Connect(endpoint.ConnectAttr{Remote: peer.Unmap(), RemoteQPN: remote.QPN, RemotePSN: layers.PSN(remote.PSN), LocalPSN: psn,
+			MTU: mtu, HopLimit: 255, MaxRdAtomic: uint8(maxRd), MaxDestRdAtomic: uint8(outReads)})
+		if err != nil {
+			return err
+		}
 	}
 	if _, err := p.Handshake(local); err != nil { // #2
 		return err
 	}
 	info := perfTestInfo{Verb: perftestVerbs[j.verb], Device: "ibpeer", QPs: 1, Transport: "IB", Connection: "RC",
-		CQModeration: 1, MTU: mtu.Bytes(), LinkType: "Ethernet", GIDIndex: -1}
+		CQModeration: 1, MTU: mtu.Bytes(), LinkType: "Ethernet", GIDIndex: -1, RDMACM: j.rdmacm, DataExRDMACM: j.rdmacm}
 	if !j.isServer() {
 		info.TXDepth = j.depth
 	} else if j.verb == "send" {
@@ -366,7 +408,7 @@ func (j *perftestJob) run(ctx context.Context, stdout io.Writer) error {
 		if _, err := p.Handshake(local); err != nil { // closing
 			return err
 		}
-		return p.ExchangeDone()
+		return j.done(ctx, p, cmx)
 	}
 
 	var row perfBWRow
@@ -399,7 +441,17 @@ func (j *perftestJob) run(ctx context.Context, stdout io.Writer) error {
 	if _, err := p.Handshake(local); err != nil { // closing
 		return err
 	}
-	return p.ExchangeDone()
+	return j.done(ctx, p, cmx)
+}
+
+// done ends the set-up exchange: TCP's "done" message, or perftest -R's
+// disconnects (the client's DREQ for the data QP, then the server's for
+// the set-up connection).
+func (j *perftestJob) done(ctx context.Context, p *endpoint.PerftestConn, cmx *perftestCM) error {
+	if cmx == nil {
+		return p.ExchangeDone()
+	}
+	return cmx.disconnect(ctx, j.isServer())
 }
 
 // wr is the client's i-th work request: to the start of the server's

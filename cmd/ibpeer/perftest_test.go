@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"net"
 	"net/netip"
@@ -170,7 +171,7 @@ func TestPerftestUsage(t *testing.T) {
 		{"mtu", []string{"perftest", "send", "--addr", "127.0.0.1", "-m", "9000"}, exitUsage, nil, "-m: MTU 9000"},
 		{"outs", []string{"perftest", "read", "--addr", "127.0.0.1", "-o", "0"}, exitUsage, nil, "-o 0"},
 		{"port", []string{"perftest", "read", "--addr", "127.0.0.1", "-p", "0", "127.0.0.2"}, exitUsage, nil, "-p 0: want a TCP port"},
-		{"unknown flag", []string{"perftest", "write", "-R"}, exitUsage, nil, "flag provided but not defined: -R"},
+		{"unknown flag", []string{"perftest", "write", "-X"}, exitUsage, nil, "flag provided but not defined: -X"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -201,4 +202,46 @@ func TestPerftestHugeCycleBuffer(t *testing.T) {
 	_, err = wait()
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "the peer's cycle buffer of 1073741824 bytes is more than the 16777216 this side allocates")
+}
+
+// TestPerftestRDMACM runs both roles of perftest -R in-process: the set-up
+// exchange over an RDMA CM connection, the data QP connected by RDMA CM.
+func TestPerftestRDMACM(t *testing.T) {
+	needLoopbackPorts(t)
+	defer goleak.VerifyNone(t)
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"write", []string{"write", "-R", "-n", "100"}, " 65536      100   "},
+		{"read", []string{"read", "--rdma_cm", "-n", "50", "-s", "5000"}, " 5000       50    "},
+		{"send", []string{"send", "-R", "-n", "100", "-s", "100"}, " 100        100   "},
+	}
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv, cli := fmt.Sprintf("127.80.%d.2", i), fmt.Sprintf("127.80.%d.1", i)
+			var errb bytes.Buffer
+			j, code := parsePerftest(append(tt.args, "--addr", srv), io.Discard, &errb)
+			require.NotNil(t, j, "exit %d: %s", code, errb.String())
+			ready := make(chan netip.AddrPort, 1)
+			j.ready = func(a netip.AddrPort) { ready <- a }
+			var sout syncBuffer
+			done := make(chan error, 1)
+			go func() { done <- j.run(context.Background(), &sout) }()
+			select {
+			case <-ready:
+			case err := <-done:
+				t.Fatalf("server did not start: %v", err)
+			}
+			code, cout, cerr := ibpeer(append(append([]string{"perftest"}, tt.args...), "--bind", cli, srv)...)
+			require.Equal(t, exitOK, code, "client: %s\n%s", cerr, cout)
+			require.NoError(t, <-done, "server:\n%s", sout.String())
+			for _, out := range []string{cout, sout.String()} {
+				assert.Contains(t, out, " rdma_cm QPs\t : ON\n")
+				assert.Contains(t, out, " Data ex. method : rdma_cm\n")
+				assert.Contains(t, out, tt.want)
+			}
+		})
+	}
 }

@@ -1,0 +1,184 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/netip"
+	"time"
+
+	"github.com/ibwire/ibwire/endpoint"
+	"github.com/ibwire/ibwire/layers"
+)
+
+// perftest -R (--rdma_cm), as perftest 6.06 runs it (an rxe<->rxe capture
+// of ib_write_bw -R shows it): the client connects a set-up QP with RDMA
+// CM to the server's port -p (TCP port space, no responder resources);
+// the version, buffer-size and MTU messages of the TCP mode travel as
+// SENDs on it; then an all-zero struct pingpong_dest each way, the data
+// QP's own RDMA CM connection to the same port, another zero exchange,
+// and the QP messages in binary. At the end the client disconnects the
+// data QP and the server the set-up QP.
+
+// perftestCM is a perftest -R side's RDMA CM state.
+type perftestCM struct {
+	cm       *endpoint.CM
+	listener *endpoint.CMListener // server
+	ctrl     *endpoint.CMConn
+	ctrlQP   *endpoint.QP
+	data     *endpoint.CMConn
+	msg      *endpoint.MsgConn
+	peer     netip.Addr
+	sid      layers.ServiceID
+}
+
+// perftestMsgSize is the largest set-up message: struct pingpong_dest.
+const perftestMsgSize = 64
+
+// perftestConnectTries is how often perftest's client sends a REQ that is
+// rejected (retry_rdma_connect).
+const perftestConnectTries = 10
+
+// perftestDisconnectWait bounds the wait for the peer's disconnect.
+const perftestDisconnectWait = 3 * time.Second
+
+// dialCM connects the set-up QP: as the server, it accepts one client.
+func (j *perftestJob) dialCM(ctx context.Context, dev *endpoint.Device, stdout io.Writer) (*perftestCM, error) {
+	cm, err := endpoint.NewCM(dev, endpoint.CMConfig{})
+	if err != nil {
+		return nil, err
+	}
+	x := &perftestCM{cm: cm, sid: layers.IPCMServiceID(layers.PortSpaceTCP, uint16(j.port))}
+	ok := false
+	defer func() {
+		if !ok {
+			x.close()
+		}
+	}()
+	pd := dev.AllocPD()
+	cq := dev.CreateCQ(16)
+	if x.ctrlQP, err = pd.CreateQP(endpoint.QPConfig{Type: endpoint.RC, SendCQ: cq, RecvCQ: cq, MaxSendWR: 4, MaxRecvWR: 4}); err != nil {
+		return nil, err
+	}
+	if err := endpoint.InitQP(x.ctrlQP); err != nil {
+		return nil, err
+	}
+	if x.msg, err = endpoint.NewMsgConn(pd, x.ctrlQP, cq, perftestMsgSize, 4); err != nil {
+		return nil, err
+	}
+	// perftest's set-up connection asks for no READ/atomic resources.
+	mtu, err := pathMTU(j.mtu)
+	if err != nil {
+		return nil, err
+	}
+	p := endpoint.CMParam{RetryCount: 7, RNRRetryCount: 7, MTU: mtu}
+	if !j.isServer() {
+		x.peer = j.server.Addr()
+		if x.ctrl, err = cm.Connect(ctx, x.ctrlQP, x.peer, x.sid, 0, p); err != nil {
+			return nil, fmt.Errorf("rdma_cm set-up connection to %v port %d: %w", x.peer, j.port, err)
+		}
+		x.msg.SetRemote(x.peer)
+		ok = true
+		return x, nil
+	}
+	if x.listener, err = cm.Listen(x.sid); err != nil {
+		return nil, err
+	}
+	fmt.Fprint(stdout, "\n************************************\n* Waiting for client to connect... *\n************************************\n")
+	if j.ready != nil {
+		j.ready(netip.AddrPortFrom(j.addr, uint16(j.port)))
+	}
+	c, err := x.listener.Accept(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.Accept(ctx, x.ctrlQP, p); err != nil {
+		return nil, fmt.Errorf("rdma_cm set-up connection: %w", err)
+	}
+	x.ctrl, x.peer = c, c.Remote()
+	x.msg.SetRemote(x.peer)
+	ok = true
+	return x, nil
+}
+
+// connectData connects the data QP over RDMA CM: the client's second
+// connection to the same port, the server's second accepted one.
+func (x *perftestCM) connectData(ctx context.Context, j *perftestJob, qp *endpoint.QP, mtu layers.PathMTU, resources uint8) error {
+	p := endpoint.CMParam{ResponderResources: resources, InitiatorDepth: resources, RetryCount: 7, RNRRetryCount: 7, MTU: mtu}
+	if !j.isServer() {
+		// The server may not listen for it yet: perftest's client tries
+		// 10 times, 100 ms apart, while it is rejected.
+		for try := 1; ; try++ {
+			c, err := x.cm.Connect(ctx, qp, x.peer, x.sid, 0, p)
+			if err == nil {
+				x.data = c
+				return nil
+			}
+			var rej *endpoint.CMRejectError
+			if !errors.As(err, &rej) || try == perftestConnectTries {
+				return fmt.Errorf("rdma_cm data connection: %w", err)
+			}
+			if err := qp.Modify(endpoint.QPAttr{State: endpoint.StateReset}, endpoint.AttrState); err != nil {
+				return err
+			}
+			select {
+			case <-time.After(100 * time.Millisecond):
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}
+	}
+	c, err := x.listener.Accept(ctx)
+	if err != nil {
+		return err
+	}
+	if err := c.Accept(ctx, qp, p); err != nil {
+		return fmt.Errorf("rdma_cm data connection: %w", err)
+	}
+	x.data = c
+	return nil
+}
+
+// disconnect ends both connections as perftest does: the client sends the
+// data QP's DREQ and waits for the server's DREQ of the set-up QP; the
+// server waits for the first and sends the second.
+func (x *perftestCM) disconnect(ctx context.Context, server bool) error {
+	wait := func(c *endpoint.CMConn) {
+		if c == nil {
+			return
+		}
+		select {
+		case <-c.Disconnected():
+		case <-time.After(perftestDisconnectWait):
+		case <-ctx.Done():
+		}
+	}
+	if !server {
+		if x.data != nil {
+			if err := x.data.Disconnect(ctx); err != nil {
+				return err
+			}
+		}
+		wait(x.ctrl)
+		return nil
+	}
+	wait(x.data)
+	if x.ctrl != nil {
+		return x.ctrl.Disconnect(ctx)
+	}
+	return nil
+}
+
+func (x *perftestCM) close() {
+	if x.msg != nil {
+		x.msg.Close()
+	}
+	if x.listener != nil {
+		x.listener.Close()
+	}
+	x.cm.Close()
+	if x.ctrlQP != nil {
+		x.ctrlQP.Destroy()
+	}
+}
