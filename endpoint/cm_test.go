@@ -542,3 +542,59 @@ func TestCMSIDR(t *testing.T) {
 		})
 	}
 }
+
+// A REQ sent again (its REP or our answer lost) gets an MRA while the
+// application has not accepted yet, and the REP again once it has.
+func TestCMDuplicateREQ(t *testing.T) {
+	cap := rpingCM(t)
+	client := netip.MustParseAddr("192.168.77.11")
+	server := netip.MustParseAddr("192.168.77.12")
+	synctest.Test(t, func(t *testing.T) {
+		var sent observed
+		wa, wb := wiretest.NewPair(wiretest.Config{A: netip.AddrPortFrom(client, 4791), B: netip.AddrPortFrom(server, 4791),
+			Observe: func(from, to netip.AddrPort, p []byte) {
+				if from.Addr() == server {
+					sent.observe(from, to, p)
+				}
+			}})
+		defer wa.Close()
+		b := newCMPeer(t, wb, endpoint.CMConfig{})
+		defer b.close(t)
+		l, err := b.cm.Listen(rpingService)
+		require.NoError(t, err)
+		defer l.Close()
+		count := func(attr layers.CMAttribute) int {
+			sent.mu.Lock()
+			defer sent.mu.Unlock()
+			n := 0
+			for _, m := range sent.mads {
+				if layers.CMAttribute(binary.BigEndian.Uint16(m[16:18])) == attr {
+					n++
+				}
+			}
+			return n
+		}
+		req := cap[layers.CMAttrREQ]
+		require.NoError(t, b.cm.HandleMAD(client, req))
+		require.NoError(t, b.cm.HandleMAD(client, req))
+		synctest.Wait()
+		assert.Equal(t, 1, count(layers.CMAttrMRA), "MRA for the repeated REQ")
+		mra := sent.last(t, layers.CMAttrMRA)
+		assert.Equal(t, binary.BigEndian.Uint32(req[24:]), mra.CM.MRA.RemoteCommID)
+		assert.Equal(t, layers.CMMRAedMessage(0), mra.CM.MRA.MessageMRAed)
+
+		c, err := l.Accept(context.Background())
+		require.NoError(t, err)
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- c.Accept(ctx, b.qp, endpoint.DefaultCMParam()) }()
+		synctest.Wait()
+		require.Equal(t, 1, count(layers.CMAttrREP))
+		require.NoError(t, b.cm.HandleMAD(client, req))
+		synctest.Wait()
+		require.Equal(t, 2, count(layers.CMAttrREP), "the REP again for the repeated REQ")
+		assert.Equal(t, 0, count(layers.CMAttrREJ))
+		cancel()
+		require.ErrorIs(t, <-done, context.Canceled)
+	})
+}

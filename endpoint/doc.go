@@ -68,6 +68,21 @@
 //     on the GSI QP) and writes a 40-byte GRH in front of the payload.
 //     P_Keys must be in the default partition.
 //
+// # Connection management
+//
+// CM (cm.go) is RDMA CM's wire protocol over the device's GSI QP (QP1), as
+// Linux's ib_cm speaks it for librdmacm: Connect sends a REQ (with the
+// IP-CM header of RDMA CM's port spaces in its private data) and answers
+// the REP with an RTU; Listen and CMConn.Accept answer a REQ with a REP
+// and wait for the RTU; REJ (reason 8 when nobody listens on the service
+// ID), MRA, DREQ and DREP; SIDR_REQ and SIDR_REP for UD services. REQ,
+// REP and DREQ are sent again every CM response timeout (4.3 s, 15 times,
+// as ib_cm); a repeated REQ gets an MRA or the REP again, a repeated REP
+// the RTU, a repeated DREQ the DREP. As on the wire between two rxe
+// hosts, the Starting PSN of a REQ or REP is the PSN its sender expects:
+// each side sends from the PSN of the other's message. MsgConn carries a
+// set-up exchange as SENDs over a connected QP (perftest -R).
+//
 // # Concurrency and time
 //
 // One goroutine owns each QP's protocol state. PostSend, PostRecv, Modify
