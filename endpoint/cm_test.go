@@ -598,3 +598,55 @@ func TestCMDuplicateREQ(t *testing.T) {
 		require.ErrorIs(t, <-done, context.Canceled)
 	})
 }
+
+// An MRA for the REQ holds its retransmission back for the service
+// timeout it names; the REP that follows completes the connection.
+func TestCMMRAHoldsREQ(t *testing.T) {
+	client := netip.MustParseAddr("192.168.77.11")
+	server := netip.MustParseAddr("192.168.77.12")
+	synctest.Test(t, func(t *testing.T) {
+		var sent observed
+		wa, wb := wiretest.NewPair(wiretest.Config{A: netip.AddrPortFrom(client, 4791), B: netip.AddrPortFrom(server, 4791),
+			Observe: func(from, to netip.AddrPort, p []byte) {
+				if from.Addr() == client {
+					sent.observe(from, to, p)
+				}
+			}})
+		defer wb.Close()
+		a := newCMPeer(t, wa, endpoint.CMConfig{ResponseTimeout: 14}) // 67 ms
+		defer a.close(t)
+		reqs := func() int {
+			sent.mu.Lock()
+			defer sent.mu.Unlock()
+			return len(sent.mads)
+		}
+		done := make(chan error, 1)
+		go func() {
+			_, err := a.cm.Connect(context.Background(), a.qp, server, rpingService, 0, endpoint.DefaultCMParam())
+			done <- err
+		}()
+		synctest.Wait()
+		req := sent.last(t, layers.CMAttrREQ)
+		mra := layers.NewCMMAD(layers.CMAttrMRA, req.TransactionID)
+		mra.CM.MRA = layers.CMMra{LocalCommID: 77, RemoteCommID: req.CM.REQ.LocalCommID, ServiceTimeout: 20} // 4.3 s
+		b, err := mra.Bytes()
+		require.NoError(t, err)
+		require.NoError(t, a.cm.HandleMAD(server, b))
+		// 4.295 s of service timeout and 67 ms of our own response time.
+		time.Sleep(4300 * time.Millisecond)
+		assert.Equal(t, 1, reqs(), "no REQ again while the peer asked for time")
+		time.Sleep(100 * time.Millisecond)
+		assert.Equal(t, 2, reqs(), "the REQ again after the service timeout")
+
+		rep := layers.NewCMMAD(layers.CMAttrREP, req.TransactionID)
+		rep.CM.REP = layers.CMRep{LocalCommID: 77, RemoteCommID: req.CM.REQ.LocalCommID, LocalQPN: 0x99, StartingPSN: 5,
+			ResponderResources: 1, InitiatorDepth: 1, RNRRetryCount: 7}
+		b, err = rep.Bytes()
+		require.NoError(t, err)
+		require.NoError(t, a.cm.HandleMAD(server, b))
+		require.NoError(t, <-done)
+		synctest.Wait()
+		rtu := sent.last(t, layers.CMAttrRTU)
+		assert.Equal(t, uint32(77), rtu.CM.RTU.RemoteCommID)
+	})
+}
