@@ -233,3 +233,27 @@ func TestRpingHelpComplete(t *testing.T) {
 	_, out, _ = ibpeer("-h")
 	assert.Contains(t, out, "rping")
 }
+
+// rping -P serves one client after another until stopped.
+func TestRpingPersistentServer(t *testing.T) {
+	noLeak(t)
+	srv, cli := rpingAddrs(30)
+	scfg, err := rpingParse([]string{"-s", "-P", "--bind", srv, "-v"})
+	require.NoError(t, err)
+	listening := make(chan struct{})
+	scfg.listening = func() { close(listening) }
+	ctx, cancel := context.WithCancel(context.Background())
+	var so, se syncBuf
+	done := make(chan error, 1)
+	go func() { done <- rping(ctx, scfg, &so, &se) }()
+	<-listening
+	for range 2 {
+		code, out, stderr := ibpeer("rping", "-c", "--bind", cli, "-a", srv, "-v", "-V", "-C", "2")
+		require.Equal(t, exitOK, code, stderr)
+		assert.Equal(t, rpingWant("ping data: ", 0, 64)+rpingWant("ping data: ", 1, 64), out)
+	}
+	cancel()
+	require.NoError(t, <-done)
+	one := rpingWant("server ping data: ", 0, 64) + rpingWant("server ping data: ", 1, 64)
+	assert.Equal(t, one+one, so.String())
+}
