@@ -114,8 +114,14 @@ func TestFilterBar(t *testing.T) {
 	h.waitUntil(func(u *UI) bool { return u.app.GetFocus() == u.list }, "esc leaves the filter bar")
 	// A filter that does not compile is not applied.
 	h.keys("/", "bth.psn ==", "<enter>")
-	h.waitFor("Filter✗")
-	h.waitUntil(func(u *UI) bool { return u.m.Status().Filter == "" }, "the bad filter was not applied")
+	h.waitFor("Filter✗ bth.psn ==")
+	// keys returned after enter was handled: the filter stays in the bar,
+	// focused, and the model never got it.
+	h.waitUntil(func(u *UI) bool {
+		st := u.m.Status()
+		return st.Filter == "" && !st.Filtering && !st.HasFilter && u.app.GetFocus() == u.filterBar &&
+			u.filterBar.GetText() == "bth.psn =="
+	}, "the bad filter was not applied")
 }
 
 // TestSearch finds the next NAK with ctrl-f and n.
@@ -180,22 +186,26 @@ func TestHelpListsEveryBinding(t *testing.T) {
 
 func TestCommands(t *testing.T) {
 	h := start(t, writeLoss, "", 120, 40)
-	for _, tc := range []struct{ cmd, want string }{
-		{"expert", "[ Expert ]"},
-		{"filter ibwire.analysis.psn_gap", "12 displayed"},
-		{"clear-filter", "[ Packets ]"},
-		{"150", "Frame 150:"},
-		{"latency", "[ Latency ]"},
-		{"iograph COUNT(infiniband.bth.psn)infiniband.bth.psn", "COUNT(infiniband.bth.psn)"},
-		{"nonsense", "unknown command"},
-		{"help", "ibtui keys"},
+	noFilter := func(u *UI) bool { st := u.m.Status(); return !st.Filtering && !st.HasFilter }
+	for _, tc := range []struct {
+		cmd, want string
+		until     func(u *UI) bool
+	}{
+		{"expert", "[ Expert ]", nil},
+		{"filter ibwire.analysis.psn_gap", "12 displayed", nil},
+		// "[ Packets ]" was on screen before: wait for the filter to go.
+		{"clear-filter", "[ Packets ]", noFilter},
+		{"150", "Frame 150:", nil},
+		{"latency", "[ Latency ]", nil},
+		{"iograph COUNT(infiniband.bth.psn)infiniband.bth.psn", "COUNT(infiniband.bth.psn)", nil},
+		{"nonsense", "unknown command", nil},
+		{"help", "ibtui keys", nil},
 	} {
 		h.keys(":", tc.cmd, "<enter>")
-		h.waitFor(tc.want)
-		if strings.Contains(tc.cmd, "filter") {
-			// Filters apply in the background: wait for the list.
-			h.waitUntil(func(u *UI) bool { return !u.m.Status().Filtering }, "the filter applied")
+		if tc.until != nil {
+			h.waitUntil(tc.until, tc.cmd)
 		}
+		h.waitFor(tc.want)
 	}
 }
 

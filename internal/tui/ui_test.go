@@ -32,6 +32,11 @@ type harness struct {
 	ui   *UI
 	m    *Model
 	done chan error
+	// Keys injected, and keys the event loop has handled: keys waits
+	// until they are equal, so that what a test reads next is the state
+	// after its keys, not before them.
+	injected int64
+	handled  atomic.Int64
 }
 
 func start(t *testing.T, path, filter string, w, h int) *harness {
@@ -49,6 +54,14 @@ func startTheme(t *testing.T, path, filter string, w, h int, mono bool) *harness
 	u := New(app, Config{Model: m, Mono: mono})
 	m.SetNotify(u.Changed)
 	hs := &harness{t: t, app: app, sim: sim, ui: u, m: m, done: make(chan error, 1)}
+	// Count the keys the event loop has handled. The application's input
+	// capture sees every key event first, on the event loop; anything the
+	// test queues after the count is reached runs after the key's handling.
+	handle := app.GetInputCapture()
+	app.SetInputCapture(func(ev *tcell.EventKey) *tcell.EventKey {
+		defer hs.handled.Add(1)
+		return handle(ev)
+	})
 	go func() { hs.done <- app.Run() }()
 	t.Cleanup(func() {
 		// Stopped from the event loop: Stop finalises the screen, which
@@ -129,23 +142,35 @@ func (h *harness) waitUntil(cond func(u *UI) bool, what string) {
 }
 
 // keys injects key presses: single characters as runes, and names in
-// angle brackets (<enter>, <tab>, <esc>, <ctrl-d>, <down>...).
+// angle brackets (<enter>, <tab>, <esc>, <ctrl-d>, <down>...). It returns
+// once the event loop has handled every key injected so far. Injected keys
+// and QueueUpdate travel on different channels that tview's loop selects
+// between in no fixed order: without this wait a screen read right after
+// the keys may show the state before them.
 func (h *harness) keys(ks ...string) {
+	h.t.Helper()
 	for _, k := range ks {
 		if strings.HasPrefix(k, "<") && len(k) > 2 {
-			named := map[string]tcell.Key{"<enter>": tcell.KeyEnter, "<tab>": tcell.KeyTab, "<esc>": tcell.KeyEscape,
-				"<ctrl-d>": tcell.KeyCtrlD, "<ctrl-u>": tcell.KeyCtrlU, "<down>": tcell.KeyDown, "<up>": tcell.KeyUp,
-				"<ctrl-f>": tcell.KeyCtrlF, "<end>": tcell.KeyEnd, "<home>": tcell.KeyHome, "<backtab>": tcell.KeyBacktab}
-			key, ok := named[k]
+			key, ok := namedKeys[k]
 			require.True(h.t, ok, k)
 			h.sim.InjectKey(key, 0, tcell.ModNone)
+			h.injected++
 			continue
 		}
 		for _, r := range k {
 			h.sim.InjectKey(tcell.KeyRune, r, tcell.ModNone)
+			h.injected++
 		}
 	}
+	require.Eventually(h.t, func() bool { return h.handled.Load() >= h.injected }, 10*time.Second, time.Millisecond,
+		"the event loop did not handle the keys %q", ks)
 }
+
+var namedKeys = map[string]tcell.Key{"<enter>": tcell.KeyEnter, "<tab>": tcell.KeyTab, "<esc>": tcell.KeyEscape,
+	"<ctrl-d>": tcell.KeyCtrlD, "<ctrl-u>": tcell.KeyCtrlU, "<down>": tcell.KeyDown, "<up>": tcell.KeyUp,
+	"<ctrl-f>": tcell.KeyCtrlF, "<end>": tcell.KeyEnd, "<home>": tcell.KeyHome, "<backtab>": tcell.KeyBacktab,
+	"<f1>": tcell.KeyF1, "<ctrl-l>": tcell.KeyCtrlL, "<pgup>": tcell.KeyPgUp, "<pgdn>": tcell.KeyPgDn,
+	"<left>": tcell.KeyLeft, "<right>": tcell.KeyRight}
 
 // golden compares the screen with testdata/screens/name.txt.
 func golden(t *testing.T, name, screen string) {
@@ -172,41 +197,45 @@ func TestViews(t *testing.T) {
 		// then: more keys once expect shows, and what they must show.
 		then       []string
 		thenExpect []string
+		// until, when set, is the state the keys must have brought, for
+		// keys whose screen shows no text that was not there before.
+		until func(u *UI) bool
 	}{
-		{"packets", writeLoss, 120, 40, nil, []string{"Frame 1:", "2243 packets"}, nil, nil},
-		{"packets-80x24", writeLoss, 80, 24, nil, []string{"Frame 1:"}, nil, nil},
-		{"nav-j", writeLoss, 120, 40, []string{"jjj"}, []string{"Frame 4:"}, nil, nil},
-		{"nav-G", writeLoss, 120, 40, []string{"G"}, []string{"Frame 2243:"}, nil, nil},
-		{"nav-count-gg", writeLoss, 120, 40, []string{"G", "150gg"}, []string{"Frame 150:"}, nil, nil},
-		{"nav-ctrl-d", writeLoss, 120, 40, []string{"<ctrl-d>", "<ctrl-d>", "<ctrl-u>"}, []string{"Frame 8:"}, nil, nil},
-		{"marks", writeLoss, 120, 40, []string{"jjjj", "ma", "G", "'a"}, []string{"Frame 5:"}, nil, nil},
-		{"marks-back", writeLoss, 120, 40, []string{"jjjj", "ma", "200G", "'a", "''"}, []string{"Frame 200:"}, nil, nil},
-		{"convs", writeLoss, 120, 40, []string{"C"}, []string{"[ QPs ]", "1204"}, nil, nil},
-		{"convs-sort", rping, 120, 40, []string{"C", "sssssssssssS"}, []string{"Frames▼"}, nil, nil},
-		{"expert", writeLoss, 120, 40, []string{"E"}, []string{"[ Expert ]", "Retransmission"}, nil, nil},
-		{"follow", writeLoss, 120, 40, []string{"100G", "F"}, []string{"messages (x: hex"}, nil, nil},
-		{"follow-hex", writeLoss, 120, 40, []string{"100G", "F"}, []string{"messages (x: hex"}, []string{"x"}, []string{"0x0000:"}},
-		{"iograph", writeLoss, 120, 40, []string{"I"}, []string{"interval 20ms", "all frames  (max"}, nil, nil},
-		{"psngraph", writeLoss, 120, 40, []string{"100G", "P"}, []string{"retrans 1204"}, nil, nil},
-		{"psngraph-zoom", writeLoss, 120, 40, []string{"100G", "P"}, []string{"retrans 1204"}, []string{"+", "h"}, []string{"1.111"}},
-		{"latency", readBW, 120, 40, []string{"T"}, []string{"RDMA_READ", "p99"}, nil, nil},
-		{"help", writeLoss, 120, 60, []string{"?"}, []string{"ibtui keys"}, nil, nil},
-		{"zoom", writeLoss, 120, 40, []string{`\`}, []string{"2243 packets"}, nil, nil},
-		{"layout", writeLoss, 120, 40, []string{"|"}, []string{"2243 packets"}, nil, nil},
-		{"list-taller", writeLoss, 120, 40, []string{"+++"}, []string{"2243 packets"}, nil, nil},
-		{"tree", writeLoss, 120, 40, []string{"100G", "<tab>", strings.Repeat("j", 42)}, []string{"Destination Queue Pair"}, nil, nil},
-		{"command-convs", writeLoss, 120, 40, []string{":", "qps", "<enter>"}, []string{"[ QPs ]"}, nil, nil},
-		{"rnr", sendRNR, 120, 40, []string{"/", "ibwire.analysis.rnr_nak", "<enter>"}, []string{"49 displayed"}, nil, nil},
+		{"packets", writeLoss, 120, 40, nil, []string{"Frame 1:", "2243 packets"}, nil, nil, nil},
+		{"packets-80x24", writeLoss, 80, 24, nil, []string{"Frame 1:"}, nil, nil, nil},
+		{"nav-j", writeLoss, 120, 40, []string{"jjj"}, []string{"Frame 4:"}, nil, nil, nil},
+		{"nav-G", writeLoss, 120, 40, []string{"G"}, []string{"Frame 2243:"}, nil, nil, nil},
+		{"nav-count-gg", writeLoss, 120, 40, []string{"G", "150gg"}, []string{"Frame 150:"}, nil, nil, nil},
+		{"nav-ctrl-d", writeLoss, 120, 40, []string{"<ctrl-d>", "<ctrl-d>", "<ctrl-u>"}, []string{"Frame 8:"}, nil, nil, nil},
+		{"marks", writeLoss, 120, 40, []string{"jjjj", "ma", "G", "'a"}, []string{"Frame 5:"}, nil, nil, nil},
+		{"marks-back", writeLoss, 120, 40, []string{"jjjj", "ma", "200G", "'a", "''"}, []string{"Frame 200:"}, nil, nil, nil},
+		{"convs", writeLoss, 120, 40, []string{"C"}, []string{"[ QPs ]", "1204"}, nil, nil, nil},
+		{"convs-sort", rping, 120, 40, []string{"C", "sssssssssssS"}, []string{"Frames▼"}, nil, nil, nil},
+		{"expert", writeLoss, 120, 40, []string{"E"}, []string{"[ Expert ]", "Retransmission"}, nil, nil, nil},
+		{"follow", writeLoss, 120, 40, []string{"100G", "F"}, []string{"messages (x: hex"}, nil, nil, nil},
+		{"follow-hex", writeLoss, 120, 40, []string{"100G", "F"}, []string{"messages (x: hex"}, []string{"x"}, []string{"0x0000:"}, nil},
+		{"iograph", writeLoss, 120, 40, []string{"I"}, []string{"interval 20ms", "all frames  (max"}, nil, nil, nil},
+		{"psngraph", writeLoss, 120, 40, []string{"100G", "P"}, []string{"retrans 1204"}, nil, nil, nil},
+		{"psngraph-zoom", writeLoss, 120, 40, []string{"100G", "P"}, []string{"retrans 1204"}, []string{"+", "h"}, []string{"1.111"}, nil},
+		{"latency", readBW, 120, 40, []string{"T"}, []string{"RDMA_READ", "p99"}, nil, nil, nil},
+		{"help", writeLoss, 120, 60, []string{"?"}, []string{"ibtui keys"}, nil, nil, nil},
+		{"zoom", writeLoss, 120, 40, []string{`\`}, []string{"2243 packets"}, nil, nil,
+			func(u *UI) bool { return u.zoomed && u.packets.GetItemCount() == 1 }},
+		{"layout", writeLoss, 120, 40, []string{"|"}, []string{"2243 packets"}, nil, nil,
+			func(u *UI) bool { return u.side && u.lower.GetItemCount() == 2 }},
+		{"list-taller", writeLoss, 120, 40, []string{"+++"}, []string{"2243 packets"}, nil, nil,
+			func(u *UI) bool { return u.listSize == 6 }},
+		{"tree", writeLoss, 120, 40, []string{"100G", "<tab>", strings.Repeat("j", 42)}, []string{"Destination Queue Pair"}, nil, nil, nil},
+		{"command-convs", writeLoss, 120, 40, []string{":", "qps", "<enter>"}, []string{"[ QPs ]"}, nil, nil, nil},
+		{"rnr", sendRNR, 120, 40, []string{"/", "ibwire.analysis.rnr_nak", "<enter>"}, []string{"49 displayed"}, nil, nil, nil},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			h := start(t, tc.path, "", tc.w, tc.h)
 			h.waitFor("Frame 1:")
-			for _, k := range tc.keys {
-				h.keys(k)
-				// Let each key group land before the next, so that
-				// prefixes (m, ', g) see their letter.
-				h.screen()
+			h.keys(tc.keys...)
+			if tc.until != nil {
+				h.waitUntil(tc.until, "the state after "+strings.Join(tc.keys, " "))
 			}
 			screen := h.waitFor(tc.expect...)
 			if tc.then != nil {
