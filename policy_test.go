@@ -77,10 +77,16 @@ var allowedImports = map[string][]string{
 	"bench":             {"*"},
 }
 
+// uiToolkits may be imported by internal/tui alone, tests included, whatever
+// allowedImports says of a package (cmd/ may import anything else).
+var uiToolkits = []string{"github.com/rivo/tview", "github.com/gdamore/tcell"}
+
 type listedPackage struct {
-	ImportPath string
-	Imports    []string
-	Standard   bool
+	ImportPath   string
+	Imports      []string
+	TestImports  []string
+	XTestImports []string
+	Standard     bool
 }
 
 func TestImportDirection(t *testing.T) {
@@ -106,6 +112,11 @@ func TestImportDirection(t *testing.T) {
 				continue // standard library
 			}
 			assert.True(t, importAllowed(imp, allowed), "%s must not import %s (ARCHITECTURE.md)", rel, imp)
+		}
+		if rel != "internal/tui" {
+			for _, imp := range append(append(p.Imports, p.TestImports...), p.XTestImports...) {
+				assert.False(t, importAllowed(imp, uiToolkits), "%s must not import %s: only internal/tui imports tview and tcell (ARCHITECTURE.md)", rel, imp)
+			}
 		}
 		checked++
 	}

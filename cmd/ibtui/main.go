@@ -19,7 +19,6 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/rivo/tview"
 	"golang.org/x/term"
 
 	"github.com/ibwire/ibwire/capture"
@@ -155,24 +154,14 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	app := tview.NewApplication()
-	var ui *tui.UI
-	notify := func() {
-		if ui != nil {
-			ui.Changed()
-		}
-	}
-	ready := make(chan struct{})
+	// The viewer sets each model's Notify: models are made before it.
 	openModel := func(files []string) (*tui.Model, func(), error) {
 		src, name, streaming, closeSrc, err := openSource(&o, files, stdin)
 		if err != nil {
 			return nil, nil, err
 		}
 		m, err := tui.NewModel(ctx, src, tui.Options{Name: name, Decode: dopts, Filter: o.filter, Count: o.count,
-			Streaming: streaming, Notify: func() {
-				<-ready
-				notify()
-			}})
+			Streaming: streaming})
 		if err != nil {
 			closeSrc()
 			return nil, nil, err
@@ -185,7 +174,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return ibdumpcli.ExitError
 	}
 	closers := []func(){closeModel}
-	ui = tui.New(app, tui.Config{Model: m, Mono: mono, Open: func(path string) (*tui.Model, error) {
+	err = tui.Run(ctx, tui.Config{Model: m, Mono: mono, Open: func(path string) (*tui.Model, error) {
 		o.filter = ""
 		m, c, err := openModel([]string{path})
 		if err == nil {
@@ -193,12 +182,6 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		}
 		return m, err
 	}})
-	close(ready)
-	go func() {
-		<-ctx.Done()
-		app.Stop()
-	}()
-	err = ui.Run()
 	cancel()
 	for _, c := range closers {
 		c()

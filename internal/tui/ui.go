@@ -814,6 +814,7 @@ func (u *UI) load(path string) {
 		u.note(fmt.Sprintf("load %s: %v", path, err))
 		return
 	}
+	m.SetNotify(u.Changed)
 	u.m = m
 	u.rd = newReader(m)
 	u.selected, u.rows, u.lastVersion = 0, 0, 0
@@ -866,6 +867,19 @@ func (u *UI) searchNext() {
 			u.jumpFrame(found)
 		})
 	}()
+}
+
+// Run shows the viewer over cfg.Model on the terminal until the user quits
+// or ctx is done. It sets the Notify of cfg.Model, and of each model
+// cfg.Open returns, to the viewer's redraw.
+func Run(ctx context.Context, cfg Config) error {
+	app := tview.NewApplication()
+	u := New(app, cfg)
+	u.m.SetNotify(u.Changed)
+	u.Changed() // for what the loader published before the viewer existed
+	stop := context.AfterFunc(ctx, app.Stop)
+	defer stop()
+	return u.Run()
 }
 
 // Run shows the viewer until the user quits.
