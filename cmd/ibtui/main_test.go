@@ -89,6 +89,14 @@ func (x *tmux) run(args ...string) string {
 
 func (x *tmux) screen() string { return x.run("capture-pane", "-p", "-t", "T") }
 
+// modes is the pane's terminal modes, as tmux tracks them: the alternate
+// screen, mouse reporting, the cursor's visibility and the keypad's
+// application mode.
+func (x *tmux) modes() string {
+	return x.run("display-message", "-p", "-t", "T",
+		"alternate=#{alternate_on} mouse=#{mouse_any_flag} cursor=#{cursor_flag} keypad=#{keypad_flag}")
+}
+
 // waitFor polls the pane until it shows every string of want.
 func (x *tmux) waitFor(want ...string) string {
 	x.t.Helper()
@@ -137,7 +145,9 @@ func TestTmuxEndToEnd(t *testing.T) {
 	x.run("new-session", "-d", "-s", "T", "-x", "120", "-y", "30",
 		fmt.Sprintf("%s %s; echo IBTUI-EXITED $?; exec cat", bin, capture))
 	x.waitFor("2243 packets", "Frame 1:")
-	assert.Equal(t, "1\n", x.run("display-message", "-p", "-t", "T", "#{alternate_on}"))
+	// While ibtui runs: the alternate screen, mouse reporting on, the
+	// cursor hidden, the keypad in application mode.
+	assert.Equal(t, "alternate=1 mouse=1 cursor=0 keypad=1\n", x.modes())
 
 	// The QP conversations: one RC connection, 1204 retransmissions.
 	x.run("send-keys", "-t", "T", "C")
@@ -161,5 +171,50 @@ func TestTmuxEndToEnd(t *testing.T) {
 	x.run("send-keys", "-t", "T", "q")
 	s = x.waitFor("IBTUI-EXITED 0")
 	assert.NotContains(t, s, "PSN graph", "the alternate screen is gone")
-	assert.Equal(t, "0\n", x.run("display-message", "-p", "-t", "T", "#{alternate_on}"))
+	// And every mode is back as the shell had it.
+	assert.Equal(t, "alternate=0 mouse=0 cursor=1 keypad=0\n", x.modes())
+}
+
+// TestMonochrome: --color decides, and auto honours NO_COLOR (set and not
+// empty, as no-color.org says) and TERM=dumb.
+func TestMonochrome(t *testing.T) {
+	const unset = "<unset>"
+	tests := []struct {
+		color, noColor, term string
+		mono                 bool
+		err                  bool
+	}{
+		{"auto", unset, "xterm-256color", false, false},
+		{"auto", "1", "xterm-256color", true, false},
+		{"auto", "0", "xterm-256color", true, false}, // any value but empty
+		{"auto", "", "xterm-256color", false, false},
+		{"auto", unset, "dumb", true, false},
+		{"auto", "", "dumb", true, false},
+		{"auto", unset, unset, false, false},
+		{"always", "1", "dumb", false, false},
+		{"always", unset, "xterm", false, false},
+		{"never", unset, "xterm-256color", true, false},
+		{"never", "", "xterm", true, false},
+		{"", unset, "xterm", false, true},
+		{"yes", unset, "xterm", false, true},
+		{"Never", unset, "xterm", false, true},
+	}
+	for _, tc := range tests {
+		t.Run(fmt.Sprintf("color=%s NO_COLOR=%s TERM=%s", tc.color, tc.noColor, tc.term), func(t *testing.T) {
+			for name, v := range map[string]string{"NO_COLOR": tc.noColor, "TERM": tc.term} {
+				t.Setenv(name, v) // restored after the test
+				if v == unset {
+					require.NoError(t, os.Unsetenv(name))
+				}
+			}
+			mono, err := monochrome(tc.color)
+			if tc.err {
+				require.Error(t, err)
+				assert.Contains(t, err.Error(), "want auto, always or never")
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tc.mono, mono)
+		})
+	}
 }
