@@ -45,6 +45,12 @@ from the first post to the last completion, peak the best
 
 --bind is another name of --addr, the one the interop scenarios use.
 
+The buffer holds random bytes for write, read and send, as perftest's
+does (atomics start from zero). --dump-region FILE writes it to FILE when
+the test has ended: the bytes a WRITE or SEND server received, a READ
+client read, or a client sent, so that a capture of the run can be
+checked against them (ibpeer replay --image; interop's check_data).
+
 -R (--rdma_cm) is perftest's RDMA CM mode: the set-up exchange runs as
 SENDs over an RC QP that RDMA CM (QP1) connects to port -p, the QP
 messages are perftest's binary struct pingpong_dest, and the data QP is
@@ -76,7 +82,8 @@ type perftestJob struct {
 	cas    bool
 	mbps   bool // perftest's default report unit; --report_gbits: Gb/s
 	stall  time.Duration
-	rdmacm bool // -R: set-up exchange and QP connected over RDMA CM
+	rdmacm bool   // -R: set-up exchange and QP connected over RDMA CM
+	dump   string // --dump-region: where the buffer goes when the test has ended
 
 	// diag receives the drop reports (stderr; tests may leave it nil).
 	diag io.Writer
@@ -137,7 +144,7 @@ func parsePerftest(args []string, stdout, stderr io.Writer) (*perftestJob, int) 
 		fmt.Fprintln(stderr, "Run 'ibpeer perftest -h' for usage.")
 		return nil, exitUsage
 	}
-	j := &perftestJob{verb: verb, port: *v.port, size: *v.size, iters: *v.iters, mtu: *v.mtu, depth: *v.depth, outs: *v.outs, mbps: !*v.gbits, stall: *v.stall, rdmacm: *v.rdmacm}
+	j := &perftestJob{verb: verb, port: *v.port, size: *v.size, iters: *v.iters, mtu: *v.mtu, depth: *v.depth, outs: *v.outs, mbps: !*v.gbits, stall: *v.stall, rdmacm: *v.rdmacm, dump: *v.dump}
 	if *v.addr == "" {
 		return bad("give --addr IP, the local address (its GID is what the peer learns)")
 	}
@@ -190,7 +197,7 @@ func parsePerftest(args []string, stdout, stderr io.Writer) (*perftestJob, int) 
 }
 
 type perftestFlagValues struct {
-	addr, atomic                        *string
+	addr, atomic, dump                  *string
 	gbits, rdmacm                       *bool
 	port, size, iters, mtu, depth, outs *int
 	stall                               *time.Duration
@@ -221,6 +228,7 @@ func perftestFlags(verb string, out io.Writer) (*flag.FlagSet, perftestFlagValue
 	v.stall = fs.Duration("timeout", 10*time.Second, "fail when no completion arrives for this long")
 	v.rdmacm = fs.Bool("R", false, "perftest's -R (--rdma_cm): the set-up exchange and the QP connected over RDMA CM (QP1) on port -p instead of TCP")
 	fs.BoolVar(v.rdmacm, "rdma_cm", false, "same as -R")
+	v.dump = fs.String("dump-region", "", "write the test's buffer to `FILE` when the test has ended (what a WRITE or SEND server received, a READ client read, a client sent)")
 	return fs, v
 }
 
@@ -241,7 +249,7 @@ const perftestRxDepth = 512
 
 func (j *perftestJob) isServer() bool { return !j.server.IsValid() }
 
-func (j *perftestJob) run(ctx context.Context, stdout io.Writer) error {
+func (j *perftestJob) run(ctx context.Context, stdout io.Writer) (err error) {
 	wire, err := endpoint.ListenUDP(netip.AddrPortFrom(j.addr, endpoint.RoCEv2Port))
 	if err != nil {
 		return err
@@ -289,6 +297,18 @@ func (j *perftestJob) run(ctx context.Context, stdout io.Writer) error {
 
 	pd := dev.AllocPD()
 	mem := make([]byte, 2*max(j.size, int(cycle)))
+	if j.verb != "atomic" {
+		// perftest fills its buffers with rand(); data that differs from
+		// byte to byte is what lets a capture show a misplaced segment.
+		fillPattern(mem, uint64(time.Now().UnixNano()))
+	}
+	if j.dump != "" {
+		defer func() {
+			if err == nil {
+				err = os.WriteFile(j.dump, mem, 0o644)
+			}
+		}()
+	}
 	mr, err := pd.RegMR(mem, endpoint.AccessLocalWrite|endpoint.AccessRemoteWrite|endpoint.AccessRemoteRead|endpoint.AccessRemoteAtomic)
 	if err != nil {
 		return err

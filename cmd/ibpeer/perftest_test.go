@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/netip"
+	"os"
 	"regexp"
 	"strconv"
 	"strings"
@@ -242,6 +243,38 @@ func TestPerftestRDMACM(t *testing.T) {
 				assert.Contains(t, out, " Data ex. method : rdma_cm\n")
 				assert.Contains(t, out, tt.want)
 			}
+		})
+	}
+}
+
+// TestPerftestDumpRegion: --dump-region writes each side's buffer when the
+// test has ended, so the bytes that moved can be compared: the WRITE or
+// SEND server's buffer starts with the client's first message, and a READ
+// client's with the server's. The buffers are random, so a match says the
+// data crossed, not that both sides were zero.
+func TestPerftestDumpRegion(t *testing.T) {
+	needLoopbackPorts(t)
+	defer goleak.VerifyNone(t)
+	const size = 10000 // three 4096-byte segments, the last one short
+	for _, verb := range []string{"write", "read", "send"} {
+		t.Run(verb, func(t *testing.T) {
+			dir := t.TempDir()
+			srvDump, cliDump := dir+"/server.bin", dir+"/client.bin"
+			args := []string{verb, "-n", "20", "-s", strconv.Itoa(size)}
+			port, wait := startPerftestServer(t, append(args, "--dump-region", srvDump)...)
+			code, cout, cerr := ibpeer(append(append([]string{"perftest"}, args...),
+				"--dump-region", cliDump, "--bind", "127.0.0.1", "-p", strconv.Itoa(port), "127.0.0.2")...)
+			sout, serr := wait()
+			require.Equal(t, exitOK, code, "client: %s\n%s", cerr, cout)
+			require.NoError(t, serr, "server:\n%s", sout)
+			srv, err := os.ReadFile(srvDump)
+			require.NoError(t, err)
+			cli, err := os.ReadFile(cliDump)
+			require.NoError(t, err)
+			require.Len(t, srv, 2*size, "the buffer is twice the message, as perftest's")
+			require.Len(t, cli, 2*size)
+			assert.Equal(t, cli[:size], srv[:size], "the message's bytes on both sides")
+			assert.NotEqual(t, cli[size:], srv[size:], "past the message each side keeps its own random bytes")
 		})
 	}
 }
