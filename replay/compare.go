@@ -48,6 +48,15 @@ type Setup interface {
 	Exchange(ctx context.Context, local Dest) (remote Dest, err error)
 }
 
+// AssigningSetup is a Setup that cannot announce the QPN and first PSN it
+// is asked to, because the set-up picks them: RDMA CM connects a QP of the
+// player's own and the REQ/REP carry its QPN and PSNs. After Exchange,
+// Assigned returns what was announced, and Compare plays as that.
+type AssigningSetup interface {
+	Setup
+	Assigned() Dest
+}
+
 // Peer is the live responder, one datagram at a time: Send a request (BTH
 // through ICRC; the transport fills the ICRC), Receive a response into buf
 // within timeout, or fail with an error matching os.ErrDeadlineExceeded.
@@ -377,6 +386,9 @@ func Compare(ctx context.Context, plan *Plan, setup Setup, peer Peer, opts Compa
 	remote, err := setup.Exchange(ctx, local)
 	if err != nil {
 		return nil, fmt.Errorf("set-up: %w", err)
+	}
+	if a, ok := setup.(AssigningSetup); ok {
+		local = a.Assigned()
 	}
 	timeout := opts.Timeout
 	if timeout <= 0 {

@@ -65,6 +65,10 @@
 // optionally READ data and atomic original values — and reports the
 // differences as a diff with frame numbers. A captured ACK the peer covered
 // with a later one (coalescing) is no difference unless StrictACKs.
+// A Setup that picks the player's QPN and first PSN itself (RDMA CM
+// connects a QP of the player's own) is an AssigningSetup; SplitWire lets
+// such a set-up's endpoint.Device share the player's wire, taking every
+// datagram not for the data QP.
 // Plan.Image is the responder's region as the capture shows it, to seed a
 // live peer with so that the payload comparison can pass.
 package replay

@@ -44,11 +44,25 @@ is capped at 10000 packets/s and 100 Mb/s unless --top (or --cap-pps and
 --cap-mbps) says otherwise.
 
 Compare mode (--compare, with --to) plays the requester half of one captured
-RC connection against a live responder: it learns the peer's QPN, PSN,
-R_Key and VA (--setup perftest or pingpong over TCP, or manual with
---peer-*; with pingpong, ibpeer serve's region message after the exchange
-gives the R_Key and VA), remaps the requests to them, and compares the responses with the
-captured ones: opcodes, PSNs relative to the first, AETH syndromes and MSNs,
+RC connection against a live responder: it learns the peer's QPN, R_Key
+and VA in a set-up exchange, remaps the requests to them (and their PSNs to
+the first PSN announced), and compares the responses with the captured
+ones. --setup says how:
+
+  perftest  perftest's TCP exchange on --oob (ib_write_bw, ib_read_bw,
+            ib_atomic_bw as server, or ibpeer perftest write|read|atomic)
+  pingpong  ibv_rc_pingpong's TCP exchange on --oob; ibpeer serve's region
+            message after it gives the R_Key and VA
+  cm        perftest's RDMA CM mode (ib_write_bw -R, ibpeer perftest ... -R):
+            a set-up QP connected by RDMA CM (REQ/REP/RTU on QP1, over the
+            same UDP port as the requests) to the port of --oob :PORT
+            (default 18515), the binary QP messages as SENDs on it, the data
+            QP connected by RDMA CM, which picks its QPN and first PSN; at the
+            end the data QP's DREQ, as perftest's client. perftest-cm is
+            another name for it
+  manual    the peer's values from --peer-qpn, --peer-rkey, --peer-va
+
+It compares opcodes, PSNs relative to the first, AETH syndromes and MSNs,
 lengths, and with --payload READ data and atomic original values. A
 captured ACK the peer covered with a later ACK (coalescing, which the IBTA
 allows and rxe does not do) is no difference unless --strict-acks.
@@ -79,6 +93,8 @@ Examples:
   ibpeer replay -i lo --speed 2 pcaps/rxe/rc_pingpong.pcap
   ibpeer replay --image region.bin pcaps/rxe/read_bw.pcap
   ibpeer replay --compare --to 127.0.0.1 --setup perftest --payload pcaps/rxe/read_bw.pcap
+  ibpeer perftest read -R --addr 127.0.0.2 &   # then:
+  ibpeer replay --compare --to 127.0.0.2 --setup cm pcaps/rxe/read_bw.pcap
   ibpeer serve --addr 127.0.0.2 --image region.bin &   # then:
   ibpeer replay --compare --to 127.0.0.2 --setup pingpong --payload pcaps/rxe/read_bw.pcap
 
@@ -159,8 +175,8 @@ func runReplay(args []string, stdout, stderr io.Writer) int {
 	fs.BoolVar(&f.payload, "payload", false, "with --compare: compare READ data and atomic original values too")
 	fs.BoolVar(&f.strictACK, "strict-acks", false, "with --compare: a captured ACK the peer coalesced into a later one is a difference too")
 	fs.StringVar(&f.imageOut, "image", "", "write the responder's region of the --conv connection as the capture shows it (WRITE data, what READs and atomics found) to `FILE`, to seed a peer for --compare --payload; alone, it is all that is done")
-	fs.StringVar(&f.setup, "setup", "perftest", "with --compare: how to learn the peer's QPN, PSN, R_Key, VA: perftest, pingpong (TCP exchanges) or manual (--peer-*)")
-	fs.StringVar(&f.oob, "oob", "", "with --compare: `HOST:PORT` of the TCP set-up exchange (default: --to's host, port 18515)")
+	fs.StringVar(&f.setup, "setup", "perftest", "with --compare: how to learn the peer's QPN, R_Key, VA: perftest, pingpong (TCP exchanges), cm (perftest -R's RDMA CM) or manual (--peer-*)")
+	fs.StringVar(&f.oob, "oob", "", "with --compare: `HOST:PORT` of the TCP set-up exchange (default: --to's host, port 18515); with --setup cm, :PORT of the RDMA CM service")
 	fs.Uint64Var(&f.peerQPN, "peer-qpn", 0, "with --setup manual: the peer's QPN")
 	fs.Uint64Var(&f.peerPSN, "peer-psn", 0, "with --setup manual: the peer's first PSN")
 	fs.Uint64Var(&f.peerRKey, "peer-rkey", 0, "with --setup manual: the R_Key of the peer's region")
@@ -222,6 +238,7 @@ type replayJob struct {
 	local   netip.AddrPort
 	pace    replay.PaceOptions
 	setupBy string
+	cmPort  int // --setup cm: the RDMA CM service's port
 }
 
 // job checks the flags, with errors that name the flag.
@@ -329,9 +346,21 @@ func (f *replayFlags) job(path string) (*replayJob, error) {
 	}
 	if f.compare {
 		switch f.setup {
-		case "perftest", "pingpong", "manual":
+		case "perftest", "pingpong", "manual", "cm":
+		case "perftest-cm":
+			f.setup = "cm"
 		default:
-			return nil, fmt.Errorf("--setup %q: want perftest, pingpong or manual", f.setup)
+			return nil, fmt.Errorf("--setup %q: want perftest, pingpong, cm or manual", f.setup)
+		}
+		if f.setup == "cm" {
+			if f.localQPN != 0 || f.localPSN != 0 {
+				return nil, errors.New("--setup cm: RDMA CM picks the QPN and first PSN of the QP it connects; leave out --local-qpn and --local-psn")
+			}
+			port, err := cmPort(f.oob, j.target.Addr())
+			if err != nil {
+				return nil, err
+			}
+			j.cmPort = port
 		}
 		if f.peerQPN > 0xFFFFFF || f.localQPN > 0xFFFFFF || f.peerPSN > 0xFFFFFF || f.localPSN > 0xFFFFFF || f.peerRKey > 0xFFFFFFFF {
 			return nil, errors.New("--peer-qpn, --peer-psn, --local-qpn and --local-psn take 24 bits, --peer-rkey 32")
@@ -519,10 +548,25 @@ func (j *replayJob) compare(ctx context.Context, c *replay.Capture, info io.Writ
 	if err != nil {
 		return exitError, fmt.Errorf("UDP wire on %v: %w", j.local, err)
 	}
-	peer := replay.NewWirePeer(w, j.target)
-	defer peer.Close()
 	var setup replay.Setup
+	var peer *replay.WirePeer
 	switch f.setup {
+	case "cm":
+		// The CM, the set-up QP and the player share the wire: the
+		// datagrams for the data QP go to the player, the rest to a device.
+		split := replay.NewSplitWire(w)
+		peer = replay.NewWirePeer(split.Diverted(), j.target)
+		dev := endpoint.NewDevice(split.Rest())
+		defer dev.Close()
+		cs := &cmSetup{server: j.target.Addr(), port: j.cmPort, mtu: plan.MTU, rdAtom: hasReadsOrAtomics(plan), split: split, dev: dev}
+		defer cs.Close()
+		setup = cs
+	default:
+		peer = replay.NewWirePeer(w, j.target)
+	}
+	defer peer.Close()
+	switch f.setup {
+	case "cm":
 	case "manual":
 		setup = manualSetup{replay.Dest{QPN: uint32(f.peerQPN), PSN: layers.PSN(f.peerPSN), RKey: uint32(f.peerRKey), VA: f.peerVA}}
 	default:
@@ -548,6 +592,30 @@ func (j *replayJob) compare(ctx context.Context, c *replay.Capture, info io.Writ
 		return exitError, nil
 	}
 	return exitOK, nil
+}
+
+// cmPort is the port of --setup cm's RDMA CM service (perftest's -p):
+// --oob's, as :PORT or with --to's host (the CM runs over the same UDP
+// wire), else 18515.
+func cmPort(oob string, target netip.Addr) (int, error) {
+	if oob == "" {
+		return endpoint.DefaultOOBPort, nil
+	}
+	if p, ok := strings.CutPrefix(oob, ":"); ok {
+		v, err := strconv.ParseUint(p, 10, 16)
+		if err != nil || v == 0 {
+			return 0, fmt.Errorf("--oob %q: want :PORT or HOST:PORT", oob)
+		}
+		return int(v), nil
+	}
+	ap, err := parseHostPort(oob, endpoint.DefaultOOBPort)
+	if err != nil {
+		return 0, fmt.Errorf("--oob %q: %w", oob, err)
+	}
+	if ap.Addr() != target {
+		return 0, fmt.Errorf("--oob %v: with --setup cm the RDMA CM runs on --to's address %v; give :PORT", ap.Addr(), target)
+	}
+	return int(ap.Port()), nil
 }
 
 // manualSetup announces nothing and takes the peer's values from flags.

@@ -1,0 +1,161 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/netip"
+	"time"
+
+	"github.com/ibwire/ibwire/endpoint"
+	"github.com/ibwire/ibwire/layers"
+	"github.com/ibwire/ibwire/replay"
+)
+
+// cmSetup is compare mode's --setup cm: the client side of perftest -R
+// (ib_write_bw -R, ibpeer perftest … -R), run with perftest_cm.go's code.
+// A device on the wire the requests go out on (SplitWire gives it every
+// datagram that is not for the data QP) connects the set-up QP by RDMA CM,
+// runs the version, buffer-size and MTU messages and the binary
+// pingpong_dest exchange as SENDs on it, and connects a data QP of its own
+// by RDMA CM. That QP never sends: its QPN and first PSN are what the
+// played requests carry (Assigned), and the responses to it go to the
+// player. Close ends the session as perftest's client does: the end-of-test
+// handshake, the reports, the closing handshake, the data QP's DREQ, and
+// the wait for the server's DREQ of the set-up QP.
+type cmSetup struct {
+	server netip.Addr
+	port   int
+	mtu    int  // the capture's path MTU, in bytes
+	rdAtom bool // the plan has READs or atomics: ask for responder resources
+	split  *replay.SplitWire
+	dev    *endpoint.Device
+
+	cmx      *perftestCM
+	p        *endpoint.PerftestConn
+	qp       *endpoint.QP
+	local    endpoint.PerftestDest
+	assigned replay.Dest
+}
+
+// perftestOutReads is what perftest's read and atomic clients advertise
+// and ask of RDMA CM (-o 128, rxe's max_qp_rd_atom).
+const perftestOutReads = 128
+
+// cmSetupTimeout bounds Close's steps.
+const cmSetupTimeout = 5 * time.Second
+
+func (s *cmSetup) job() *perftestJob {
+	return &perftestJob{server: netip.AddrPortFrom(s.server, uint16(s.port)), port: s.port, mtu: s.mtu}
+}
+
+func (s *cmSetup) Exchange(ctx context.Context, _ replay.Dest) (replay.Dest, error) {
+	j := s.job()
+	cmx, err := j.dialCM(ctx, s.dev, io.Discard)
+	if err != nil {
+		return replay.Dest{}, err
+	}
+	s.cmx = cmx
+	stop := context.AfterFunc(ctx, func() { cmx.msg.Close() })
+	defer stop()
+	s.p = endpoint.NewPerftestConnRDMACM(cmx.msg, false)
+	if _, err := s.p.ExchangeVersions(endpoint.PerftestVersion); err != nil {
+		return replay.Dest{}, err
+	}
+	if _, _, err := s.p.ExchangeBufferSizes(perftestCycleBuffer, perftestCacheLine); err != nil {
+		return replay.Dest{}, err
+	}
+	want := mtuEnum(s.mtu)
+	got, err := s.p.ExchangeMTU(want)
+	if err != nil {
+		return replay.Dest{}, err
+	}
+	if got != want {
+		return replay.Dest{}, fmt.Errorf("the peer's active MTU is %d, the capture's path MTU %d: give the peer -m %d",
+			layers.PathMTU(got).Bytes(), s.mtu, s.mtu)
+	}
+	if err := s.p.ExchangeEmptyDest(); err != nil {
+		return replay.Dest{}, err
+	}
+	pd := s.dev.AllocPD()
+	cq := s.dev.CreateCQ(16)
+	if s.qp, err = pd.CreateQP(endpoint.QPConfig{Type: endpoint.RC, SendCQ: cq, RecvCQ: cq, MaxSendWR: 1, MaxRecvWR: 1}); err != nil {
+		return replay.Dest{}, err
+	}
+	// From here on the peer's responses to the data QP are the player's.
+	s.split.Divert(s.qp.QPN())
+	outReads, resources := 1, uint8(0)
+	if s.rdAtom {
+		outReads, resources = perftestOutReads, perftestOutReads
+	}
+	if err := cmx.connectData(ctx, j, s.qp, layers.PathMTU(got), resources); err != nil {
+		return replay.Dest{}, err
+	}
+	if err := s.p.ExchangeEmptyDest(); err != nil {
+		return replay.Dest{}, err
+	}
+	a, err := s.qp.Query()
+	if err != nil {
+		return replay.Dest{}, err
+	}
+	s.local = endpoint.PerftestDest{OutReads: uint16(outReads), QPN: s.qp.QPN(), PSN: uint32(a.SQPSN), GID: s.dev.GID()}
+	s.assigned = replay.Dest{QPN: s.qp.QPN(), PSN: a.SQPSN}
+	var r endpoint.PerftestDest
+	for range 3 { // handshakes #1 (the QP messages), #2 and #3
+		if r, err = s.p.Handshake(s.local); err != nil {
+			return replay.Dest{}, err
+		}
+	}
+	if r.QPN != a.DestQPN {
+		return replay.Dest{}, fmt.Errorf("the peer's QP message names QPN 0x%06x, its RDMA CM connection 0x%06x", r.QPN, a.DestQPN)
+	}
+	return replay.Dest{LID: r.LID, QPN: r.QPN, PSN: layers.PSN(r.PSN), RKey: r.RKey, VA: r.VAddr,
+		GID: netip.AddrFrom16(r.GID).Unmap(), OutReads: int(r.OutReads)}, nil
+}
+
+// Assigned is the data QP's QPN and first PSN, which RDMA CM chose.
+func (s *cmSetup) Assigned() replay.Dest { return s.assigned }
+
+// Close ends the perftest -R session and frees the device's QPs; errors
+// in the closing steps change nothing about the comparison and are
+// ignored, but the server gets its DREQ whatever happened before.
+func (s *cmSetup) Close() error {
+	if s.cmx == nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), cmSetupTimeout)
+	defer cancel()
+	if s.qp != nil && s.assigned.QPN != 0 {
+		s.cmx.msg.SetDeadline(time.Now().Add(cmSetupTimeout))
+		if _, err := s.p.Handshake(s.local); err == nil {
+			if _, err := s.p.ExchangeBWReports(endpoint.PerftestBWReport{}); err == nil {
+				s.p.Handshake(s.local)
+			}
+		}
+	}
+	err := s.cmx.disconnect(ctx, false)
+	if errors.Is(err, context.DeadlineExceeded) {
+		err = nil
+	}
+	s.cmx.close()
+	if s.qp != nil {
+		s.qp.Destroy()
+	}
+	return err
+}
+
+// hasReadsOrAtomics reports whether a plan sends RDMA READs or atomics,
+// for which the peer must grant responder resources.
+func hasReadsOrAtomics(p *replay.Plan) bool {
+	for _, st := range p.Steps {
+		if !st.Request {
+			continue
+		}
+		info := st.Frame.Opcode.Info()
+		if info.Operation == layers.OpRDMAReadRequest || info.Has(layers.HdrAtomicETH) {
+			return true
+		}
+	}
+	return false
+}

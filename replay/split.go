@@ -1,0 +1,159 @@
+package replay
+
+import (
+	"errors"
+	"net/netip"
+	"sync"
+	"sync/atomic"
+
+	"github.com/ibwire/ibwire/endpoint"
+)
+
+// SplitWire shares one endpoint.Wire between compare mode's player and an
+// endpoint.Device: the datagrams whose BTH destination QP is the one given
+// to Divert go to Diverted (a WirePeer reads them), every other datagram
+// to Rest (the device's CM, its set-up QP and its drop accounting). Both
+// views write to the wire itself. RDMA CM set-up needs this: the peer
+// answers the CM, the set-up SENDs and the played requests from one UDP
+// port, to one UDP port, and only the destination QP tells them apart.
+//
+// One goroutine reads the wire. Closing a view makes its ReadBatch return
+// endpoint.ErrWireClosed and drops what later arrives for it; closing both
+// closes the wire and waits for the reader.
+type SplitWire struct {
+	wire  endpoint.Wire
+	qpn   atomic.Uint32 // 0: divert nothing (QPN 0 is never an RC QP)
+	views [2]*splitView
+	done  chan struct{} // the reader has stopped
+	err   error         // the reader's error, set before done closes
+
+	mu     sync.Mutex
+	closed int
+}
+
+// splitView is one reader's side of a SplitWire.
+type splitView struct {
+	s      *SplitWire
+	in     chan endpoint.Datagram
+	closed chan struct{}
+	once   sync.Once
+}
+
+// NewSplitWire starts reading w; nothing is diverted until Divert.
+func NewSplitWire(w endpoint.Wire) *SplitWire {
+	s := &SplitWire{wire: w, done: make(chan struct{})}
+	for i := range s.views {
+		s.views[i] = &splitView{s: s, in: make(chan endpoint.Datagram, 4096), closed: make(chan struct{})}
+	}
+	go s.read()
+	return s
+}
+
+// Divert sends the datagrams for QP qpn to Diverted from now on.
+func (s *SplitWire) Divert(qpn uint32) { s.qpn.Store(qpn & 0xFFFFFF) }
+
+// Diverted is the view that receives the datagrams for the diverted QP.
+func (s *SplitWire) Diverted() endpoint.Wire { return s.views[0] }
+
+// Rest is the view that receives every other datagram.
+func (s *SplitWire) Rest() endpoint.Wire { return s.views[1] }
+
+func (s *SplitWire) read() {
+	defer close(s.done)
+	dgs := make([]endpoint.Datagram, max(1, s.wire.BatchSize()))
+	for i := range dgs {
+		dgs[i].Payload = make([]byte, 0, endpoint.MaxDatagram)
+	}
+	for {
+		for i := range dgs {
+			dgs[i].Payload = dgs[i].Payload[:0]
+		}
+		n, err := s.wire.ReadBatch(dgs)
+		for _, d := range dgs[:n] {
+			v := s.views[1]
+			// BTH destination QP: bytes 5-7.
+			if q := s.qpn.Load(); q != 0 && len(d.Payload) >= 8 && get24(d.Payload[5:8]) == q {
+				v = s.views[0]
+			}
+			d.Payload = append([]byte(nil), d.Payload...)
+			select {
+			case v.in <- d:
+			case <-v.closed:
+			}
+		}
+		if err != nil {
+			if !errors.Is(err, endpoint.ErrWireClosed) {
+				s.err = err
+			}
+			return
+		}
+	}
+}
+
+// ReadBatch blocks for one datagram and adds those already waiting.
+func (v *splitView) ReadBatch(dgs []endpoint.Datagram) (int, error) {
+	if len(dgs) == 0 {
+		return 0, nil
+	}
+	var d endpoint.Datagram
+	select {
+	case d = <-v.in:
+	case <-v.closed:
+		return 0, endpoint.ErrWireClosed
+	case <-v.s.done:
+		select {
+		case d = <-v.in:
+		default:
+			if v.s.err != nil {
+				return 0, v.s.err
+			}
+			return 0, endpoint.ErrWireClosed
+		}
+	}
+	n := 0
+	for {
+		p := dgs[n].Payload
+		dgs[n] = d
+		dgs[n].Payload = append(p[:0], d.Payload...)
+		n++
+		if n == len(dgs) {
+			return n, nil
+		}
+		select {
+		case d = <-v.in:
+		default:
+			return n, nil
+		}
+	}
+}
+
+func (v *splitView) WriteBatch(dgs []endpoint.Datagram) (int, error) {
+	select {
+	case <-v.closed:
+		return 0, endpoint.ErrWireClosed
+	default:
+	}
+	return v.s.wire.WriteBatch(dgs)
+}
+
+func (v *splitView) LocalAddr() netip.AddrPort { return v.s.wire.LocalAddr() }
+
+func (v *splitView) BatchSize() int { return v.s.wire.BatchSize() }
+
+// Close closes the view; the second view closed closes the wire.
+func (v *splitView) Close() error {
+	var err error
+	v.once.Do(func() {
+		close(v.closed)
+		s := v.s
+		s.mu.Lock()
+		s.closed++
+		last := s.closed == len(s.views)
+		s.mu.Unlock()
+		if last {
+			err = s.wire.Close()
+			<-s.done
+		}
+	})
+	return err
+}
