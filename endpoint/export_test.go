@@ -14,3 +14,10 @@ func (qp *QP) DebugString() string {
 	})
 	return s
 }
+
+// Footprint returns the packets waiting in the QP's inbox and the capacity
+// of its responder-resource ring, for memory-bound tests.
+func (qp *QP) Footprint() (inbox, resources int) {
+	_ = qp.call(func() { resources = cap(qp.resp.res) })
+	return len(qp.inbox), resources
+}
