@@ -134,15 +134,25 @@ func parsePerftest(args []string, stdout, stderr io.Writer) (*perftestJob, int) 
 		return bad("unknown test %q: want write, read, send or atomic", verb)
 	}
 	fs, v := perftestFlags(verb, stderr)
-	if err := fs.Parse(args[1:]); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprint(stdout, perftestUsage)
-			fs.SetOutput(stdout)
-			fs.PrintDefaults()
-			return nil, exitOK
+	// perftest's getopt takes flags after the server's address too
+	// (ib_write_bw 192.168.77.11 -s 4096): parse again after each operand.
+	var operands []string
+	for rest := args[1:]; ; {
+		if err := fs.Parse(rest); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				fmt.Fprint(stdout, perftestUsage)
+				fs.SetOutput(stdout)
+				fs.PrintDefaults()
+				return nil, exitOK
+			}
+			fmt.Fprintln(stderr, "Run 'ibpeer perftest -h' for usage.")
+			return nil, exitUsage
 		}
-		fmt.Fprintln(stderr, "Run 'ibpeer perftest -h' for usage.")
-		return nil, exitUsage
+		if fs.NArg() == 0 {
+			break
+		}
+		operands = append(operands, fs.Arg(0))
+		rest = fs.Args()[1:]
 	}
 	j := &perftestJob{verb: verb, port: *v.port, size: *v.size, iters: *v.iters, mtu: *v.mtu, depth: *v.depth, outs: *v.outs, mbps: !*v.gbits, stall: *v.stall, rdmacm: *v.rdmacm, dump: *v.dump}
 	if *v.addr == "" {
@@ -153,16 +163,16 @@ func parsePerftest(args []string, stdout, stderr io.Writer) (*perftestJob, int) 
 		return bad("--addr %q: not an IP address", *v.addr)
 	}
 	j.addr = a.Unmap()
-	switch fs.NArg() {
+	switch len(operands) {
 	case 0:
 	case 1:
-		s, err := netip.ParseAddr(fs.Arg(0))
+		s, err := netip.ParseAddr(operands[0])
 		if err != nil {
-			return bad("server %q: not an IP address", fs.Arg(0))
+			return bad("server %q: not an IP address", operands[0])
 		}
 		j.server = netip.AddrPortFrom(s.Unmap(), uint16(j.port))
 	default:
-		return bad("unexpected argument %q", fs.Arg(1))
+		return bad("unexpected argument %q", operands[1])
 	}
 	switch *v.atomic {
 	case "FETCH_AND_ADD":

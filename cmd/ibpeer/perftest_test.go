@@ -166,6 +166,8 @@ func TestPerftestUsage(t *testing.T) {
 		{"bad addr", []string{"perftest", "write", "--bind", "x"}, exitUsage, nil, `--addr "x": not an IP address`},
 		{"bad server", []string{"perftest", "write", "--addr", "127.0.0.1", "host"}, exitUsage, nil, `server "host": not an IP address`},
 		{"two servers", []string{"perftest", "write", "--addr", "127.0.0.1", "127.0.0.2", "127.0.0.3"}, exitUsage, nil, `unexpected argument "127.0.0.3"`},
+		{"flag after server", []string{"perftest", "write", "--addr", "127.0.0.1", "127.0.0.2", "-s", "0"}, exitUsage, nil, "-s 0: want 1 to"},
+		{"two servers among flags", []string{"perftest", "write", "127.0.0.2", "--addr", "127.0.0.1", "127.0.0.3"}, exitUsage, nil, `unexpected argument "127.0.0.3"`},
 		{"atomic size", []string{"perftest", "atomic", "--addr", "127.0.0.1", "-s", "64"}, exitUsage, nil, "-s 64: atomics move 8 bytes"},
 		{"atomic op", []string{"perftest", "atomic", "--addr", "127.0.0.1", "-A", "ADD"}, exitUsage, nil, `-A "ADD"`},
 		{"iters", []string{"perftest", "send", "--addr", "127.0.0.1", "-n", "4"}, exitUsage, nil, "-n 4: want at least 5"},
@@ -262,8 +264,9 @@ func TestPerftestDumpRegion(t *testing.T) {
 			srvDump, cliDump := dir+"/server.bin", dir+"/client.bin"
 			args := []string{verb, "-n", "20", "-s", strconv.Itoa(size)}
 			port, wait := startPerftestServer(t, append(args, "--dump-region", srvDump)...)
+			// a flag after the server's address, as perftest's getopt allows
 			code, cout, cerr := ibpeer(append(append([]string{"perftest"}, args...),
-				"--dump-region", cliDump, "--bind", "127.0.0.1", "-p", strconv.Itoa(port), "127.0.0.2")...)
+				"--bind", "127.0.0.1", "-p", strconv.Itoa(port), "127.0.0.2", "--dump-region", cliDump)...)
 			sout, serr := wait()
 			require.Equal(t, exitOK, code, "client: %s\n%s", cerr, cout)
 			require.NoError(t, serr, "server:\n%s", sout)
