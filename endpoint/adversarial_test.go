@@ -26,6 +26,8 @@ type hostile struct {
 	reth    layers.RETH
 	atomic  layers.AtomicETH
 	deth    layers.DETH
+	aeth    layers.AETH
+	ack     layers.AtomicAckETH
 	payload []byte
 }
 
@@ -37,7 +39,7 @@ func (h hostile) bytes(victimQPN uint32) []byte {
 	if b.DestQP == 0 {
 		b.DestQP = victimQPN
 	}
-	b.RETH, b.AtomicETH, b.DETH = h.reth, h.atomic, h.deth
+	b.RETH, b.AtomicETH, b.DETH, b.AETH, b.AtomicAckETH = h.reth, h.atomic, h.deth, h.aeth, h.ack
 	b.Trailer.Pad = make([]byte, -len(h.payload)&3)
 	buf := gopacket.NewSerializeBuffer()
 	if err := gopacket.SerializeLayers(buf, gopacket.SerializeOptions{FixLengths: true}, b.SerializableLayers(h.payload)...); err != nil {

@@ -574,6 +574,10 @@ func (r *requester) onResponse(p *rxPacket) {
 			qp.enterError()
 		}
 	case layers.OpRDMAReadResponse:
+		if w.op() != WRRead && psn == r.comp {
+			r.badResponse("READ response to a WR that is not a READ")
+			return
+		}
 		if w.op() != WRRead || psn != r.comp {
 			return
 		}
@@ -597,6 +601,10 @@ func (r *requester) onResponse(p *rxPacket) {
 			r.complete(StatusSuccess, "")
 		}
 	case layers.OpAtomicAcknowledge:
+		if !w.atomic() && psn == r.comp {
+			r.badResponse("atomic ACK to a WR that is not an atomic")
+			return
+		}
 		if !w.atomic() || psn != w.first || !b.AETH.Syndrome.IsAck() {
 			return
 		}
@@ -606,4 +614,13 @@ func (r *requester) onResponse(p *rxPacket) {
 		r.progress(psn.Add(1))
 		r.complete(StatusSuccess, "")
 	}
+}
+
+// badResponse fails the head WR with BAD_RESP_ERR and moves the QP to ERR:
+// the responder answered it, at its PSN, with a response opcode of another
+// kind of request (verbs: "an unexpected transport layer opcode was
+// returned by the responder"; rxe's check_ack errors the WQE too).
+func (r *requester) badResponse(why string) {
+	r.complete(StatusBadRespErr, why)
+	r.qp.enterError()
 }
