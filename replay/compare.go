@@ -324,7 +324,10 @@ type CompareOptions struct {
 	// Local is what the player announces; its zero fields take the
 	// captured requester's values (QPN and first PSN).
 	Local Dest
-	// Payload compares READ response data and atomic original values too.
+	// Payload compares READ response data and atomic original values too,
+	// and, when the plan has RDMA WRITEs, reads their span back from the
+	// peer after the play (Result.Readback): the peer must allow remote
+	// READs of its region.
 	Payload bool
 	// Timeout is how long to wait for a response the capture says is due
 	// (default 1 s). After a wait runs out with nothing received during it,
@@ -348,6 +351,9 @@ type Result struct {
 	Captured      []Response
 	Live          []Response
 	Hunks         []Hunk
+	// Readback is, with Payload and RDMA WRITEs in the plan, what reading
+	// the written span back found; nil otherwise.
+	Readback *Readback
 }
 
 // Response is one response, reduced to what is compared.
@@ -370,7 +376,7 @@ type Hunk struct {
 }
 
 // Differ reports whether the live responses differ from the captured ones.
-func (r *Result) Differ() bool { return len(r.Hunks) > 0 }
+func (r *Result) Differ() bool { return len(r.Hunks) > 0 || r.Readback.Failed() }
 
 // Compare plays plan's requests against peer after setup and compares the
 // responses. It returns an error only when the comparison could not be
@@ -512,6 +518,9 @@ func Compare(ctx context.Context, plan *Plan, setup Setup, peer Peer, opts Compa
 	res.Hunks = diff(res.Captured, res.Live)
 	if !opts.StrictACKs {
 		res.Hunks = dropCoveredACKs(res.Captured, res.Hunks)
+	}
+	if opts.Payload {
+		res.Readback = checkWrites(plan, peer, local, remote, timeout)
 	}
 	return res, nil
 }
@@ -706,6 +715,17 @@ func (r *Result) WriteSummary(w io.Writer) {
 		fmt.Fprintln(w, "no differences")
 	} else {
 		fmt.Fprintf(w, "%d %s (%d captured and %d live responses not matched)\n", len(r.Hunks), plural(len(r.Hunks), "difference"), del, add)
+	}
+	if rb := r.Readback; rb != nil {
+		fmt.Fprintf(w, "compare: read back the %d bytes the WRITEs span at va 0x%x: ", rb.Len, rb.VA)
+		switch {
+		case rb.Err != nil:
+			fmt.Fprintf(w, "failed: %v\n", rb.Err)
+		case rb.Wrong > 0:
+			fmt.Fprintf(w, "%d of the %d bytes the capture's WRITEs left differ, the first at va 0x%x\n", rb.Wrong, rb.Checked, rb.VA+uint64(rb.FirstWrong))
+		default:
+			fmt.Fprintf(w, "the %d bytes the capture's WRITEs left are there\n", rb.Checked)
+		}
 	}
 	if p.SkippedRequests > 0 || p.SkippedResponses > 0 {
 		fmt.Fprintf(w, "compare: left out %d retransmitted requests and %d responses to them\n", p.SkippedRequests, p.SkippedResponses)

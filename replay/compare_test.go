@@ -92,6 +92,18 @@ func (fp *fakePeer) Send(req []byte) error {
 		fp.out <- nak
 		return nil
 	}
+	if _, played := fp.after[b.PSN.Add(-shift)]; !played && info.Operation == layers.OpRDMAReadRequest {
+		// The read-back after the play: memory as the capture leaves it.
+		mp := &memoryPeer{mem: fp.plan.Image(), va: fp.dest.VA, mtu: fp.plan.MTU}
+		if err := mp.Send(req); err != nil {
+			return err
+		}
+		for _, dg := range mp.out {
+			binary.BigEndian.PutUint32(dg[4:], local.QPN|uint32(dg[4])<<24)
+			fp.out <- dg
+		}
+		return nil
+	}
 	for _, f := range fp.after[b.PSN.Add(-shift)] {
 		dg := append([]byte(nil), f.Datagram()...)
 		var rb layers.BTH

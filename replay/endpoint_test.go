@@ -49,9 +49,11 @@ func mtuCode(n int) layers.PathMTU {
 
 // TestCompareAgainstEndpoint plays the requester halves of the rxe
 // captures against the project's own endpoint responder over UDP on
-// loopback, its region seeded from the capture (WRITE data, the data READs
-// found, the values atomics found): the responses must match the captured
-// ones in structure and, with Payload, in data.
+// loopback, its region seeded from the capture for READs and atomics (the
+// data READs found, the values atomics found) and filled with another
+// pattern for WRITEs: the responses must match the captured ones in
+// structure and, with Payload, in data, and the WRITEs must leave the
+// region as the capture shows it.
 func TestCompareAgainstEndpoint(t *testing.T) {
 	for _, name := range []string{"write_bw.pcap", "read_bw.pcap", "atomic_fadd.pcap"} {
 		t.Run(name, func(t *testing.T) {
@@ -66,7 +68,17 @@ func TestCompareAgainstEndpoint(t *testing.T) {
 			defer dev.Close()
 			pd := dev.AllocPD()
 			region := make([]byte, max(p.RegionLen, 8))
-			copy(region, p.Image())
+			write := name == "write_bw.pcap"
+			if write {
+				// The WRITEs must put the capture's data there: start with
+				// a pattern the capture does not have.
+				for i := range region {
+					region[i] = 0x5a
+				}
+				require.NotEqual(t, p.Image(), region[:p.RegionLen])
+			} else {
+				copy(region, p.Image()) // what the READs and atomics must find
+			}
 			mr, err := pd.RegMR(region, endpoint.AccessLocalWrite|endpoint.AccessRemoteWrite|endpoint.AccessRemoteRead|endpoint.AccessRemoteAtomic)
 			require.NoError(t, err)
 			cq := dev.CreateCQ(4096)
@@ -86,7 +98,9 @@ func TestCompareAgainstEndpoint(t *testing.T) {
 			// The region ends as the capture says the responder's did: the
 			// WRITE data landed where it was sent (READs change nothing;
 			// atomics leave each word at its last value plus one add).
-			if name == "write_bw.pcap" {
+			if write {
+				require.NotNil(t, res.Readback)
+				assert.Equal(t, Readback{VA: mr.Addr(), Len: int(p.RegionLen), Checked: int(p.RegionLen), FirstWrong: -1}, *res.Readback)
 				require.NoError(t, qp.Destroy()) // its goroutine wrote the region: join it first
 				require.NoError(t, dev.Close())
 				assert.Equal(t, p.Image(), mr.Bytes()[:p.RegionLen])

@@ -63,7 +63,12 @@ ones. --setup says how:
   manual    the peer's values from --peer-qpn, --peer-rkey, --peer-va
 
 It compares opcodes, PSNs relative to the first, AETH syndromes and MSNs,
-lengths, and with --payload READ data and atomic original values. A
+lengths, and with --payload READ data and atomic original values; with
+--payload it also reads the span the captured WRITEs cover back from the
+peer after the play (RDMA READs after the last request) and checks it holds
+what they wrote. The peer must allow remote READ of its region: ibpeer
+serve and ibpeer perftest do; perftest's ib_write_bw registers its buffer
+for remote write only, so leave --payload out against it. A
 captured ACK the peer covered with a later ACK (coalescing, which the IBTA
 allows and rxe does not do) is no difference unless --strict-acks.
 Differences are printed like diff with frame numbers; the exit status is 1
@@ -172,7 +177,7 @@ func runReplay(args []string, stdout, stderr io.Writer) int {
 	fs.BoolVar(&f.allowRemote, "allow-remote", false, "allow a --to target or -i interface that is not loopback")
 	fs.BoolVar(&f.quiet, "q", false, "print no summary")
 	fs.BoolVar(&f.compare, "compare", false, "play the requester half of one RC connection against --to and compare the responses")
-	fs.BoolVar(&f.payload, "payload", false, "with --compare: compare READ data and atomic original values too")
+	fs.BoolVar(&f.payload, "payload", false, "with --compare: compare READ data and atomic original values too, and read the WRITEs' span back afterwards")
 	fs.BoolVar(&f.strictACK, "strict-acks", false, "with --compare: a captured ACK the peer coalesced into a later one is a difference too")
 	fs.StringVar(&f.imageOut, "image", "", "write the responder's region of the --conv connection as the capture shows it (WRITE data, what READs and atomics found) to `FILE`, to seed a peer for --compare --payload; alone, it is all that is done")
 	fs.StringVar(&f.setup, "setup", "perftest", "with --compare: how to learn the peer's QPN, R_Key, VA: perftest, pingpong (TCP exchanges), cm (perftest -R's RDMA CM) or manual (--peer-*)")
@@ -558,7 +563,7 @@ func (j *replayJob) compare(ctx context.Context, c *replay.Capture, info io.Writ
 		peer = replay.NewWirePeer(split.Diverted(), j.target)
 		dev := endpoint.NewDevice(split.Rest())
 		defer dev.Close()
-		cs := &cmSetup{server: j.target.Addr(), port: j.cmPort, mtu: plan.MTU, rdAtom: hasReadsOrAtomics(plan), split: split, dev: dev}
+		cs := &cmSetup{server: j.target.Addr(), port: j.cmPort, mtu: plan.MTU, rdAtom: hasReadsOrAtomics(plan) || f.payload, split: split, dev: dev}
 		defer cs.Close()
 		setup = cs
 	default:

@@ -28,7 +28,7 @@ type cmSetup struct {
 	server netip.Addr
 	port   int
 	mtu    int  // the capture's path MTU, in bytes
-	rdAtom bool // the plan has READs or atomics: ask for responder resources
+	rdAtom bool // READs or atomics to come (the plan's, --payload's read-back): ask for responder resources
 	split  *replay.SplitWire
 	dev    *endpoint.Device
 

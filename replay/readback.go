@@ -1,0 +1,184 @@
+package replay
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/google/gopacket"
+
+	"github.com/ibwire/ibwire/layers"
+)
+
+// Readback is what reading the WRITEs' span back from the live responder
+// found (CompareOptions.Payload, when the plan has RDMA WRITEs): a
+// responder answers WRITEs with bare ACKs, so only reading its memory shows
+// whether the data landed where the capture says it did.
+type Readback struct {
+	// VA is where the span starts in the peer's region; Len its length.
+	VA  uint64
+	Len int
+	// Checked is how many of those bytes the capture's WRITEs determine
+	// (the last WRITE to each byte, unless an atomic touched it later);
+	// Wrong how many of them the peer holds otherwise, the first at
+	// offset FirstWrong (-1: none).
+	Checked, Wrong, FirstWrong int
+	// Err says why the span could not be read (a NAK, no answer).
+	Err error
+}
+
+// Failed reports a read-back that could not be made or found wrong bytes.
+func (r *Readback) Failed() bool { return r != nil && (r.Err != nil || r.Wrong > 0) }
+
+// readbackChunk is the most one RDMA READ asks for.
+const readbackChunk = 1 << 20
+
+// Written returns what the plan's RDMA WRITEs leave in the responder's
+// region: from offset lo to hi (relative to Responder.VA) the bytes the last
+// WRITE to each put there, and which of them are known (written and not
+// touched by a later atomic). ok is false when the plan has no WRITE.
+func (p *Plan) Written() (data []byte, known []bool, lo, hi uint64, ok bool) {
+	data = make([]byte, p.RegionLen)
+	known = make([]bool, p.RegionLen)
+	lo, hi = p.RegionLen, 0
+	var writeVA uint64
+	var b layers.BTH
+	for _, s := range p.Steps {
+		if !s.Request || b.DecodeFromBytes(s.Frame.Datagram(), gopacket.NilDecodeFeedback) != nil {
+			continue
+		}
+		info := b.Opcode.Info()
+		switch {
+		case info.Operation == layers.OpRDMAWrite:
+			if info.Has(layers.HdrRETH) {
+				writeVA = b.RETH.VA
+			}
+			for i, c := range b.PacketPayload() {
+				va := writeVA + uint64(i)
+				if va < p.Responder.VA || va-p.Responder.VA >= p.RegionLen {
+					continue
+				}
+				off := va - p.Responder.VA
+				data[off], known[off], ok = c, true, true
+				lo, hi = min(lo, off), max(hi, off+1)
+			}
+			writeVA += uint64(len(b.PacketPayload()))
+		case info.Has(layers.HdrAtomicETH):
+			for i := range uint64(8) {
+				if va := b.AtomicETH.VA + i; va >= p.Responder.VA && va-p.Responder.VA < p.RegionLen {
+					known[va-p.Responder.VA] = false
+				}
+			}
+		}
+	}
+	return data, known, lo, hi, ok
+}
+
+// nextPSN is the PSN after the plan's last request, relative to the first:
+// a READ takes one PSN per response packet.
+func (p *Plan) nextPSN() int {
+	next := 0
+	var b layers.BTH
+	for _, s := range p.Steps {
+		if !s.Request || b.DecodeFromBytes(s.Frame.Datagram(), gopacket.NilDecodeFeedback) != nil {
+			continue
+		}
+		n := 1
+		if b.Opcode.Info().Operation == layers.OpRDMAReadRequest {
+			n = max(1, (int(b.RETH.DMALength)+p.MTU-1)/p.MTU)
+		}
+		next = max(next, b.PSN.Diff(p.Requester.PSN)+n)
+	}
+	return next
+}
+
+// readBack reads [va, va+n) of the peer's region with RDMA READs starting
+// at PSN psn, one at a time, and returns the data.
+func readBack(peer Peer, remote Dest, psn layers.PSN, va uint64, n int, timeout time.Duration) ([]byte, error) {
+	op, _ := layers.OpcodeFor(layers.ServiceRC, layers.OpRDMAReadRequest, layers.PosOnly, false, false)
+	out := make([]byte, 0, n)
+	buf := make([]byte, 1<<16)
+	for len(out) < n {
+		size := min(n-len(out), readbackChunk)
+		// BTH, RETH, room for the ICRC the transport fills.
+		req := make([]byte, layers.BTHLength+16+4)
+		req[0] = byte(op)
+		binary.BigEndian.PutUint16(req[2:4], 0xFFFF)
+		put24(req[5:8], remote.QPN)
+		req[8] = 0x80 // AckReq
+		put24(req[9:12], uint32(psn))
+		binary.BigEndian.PutUint64(req[12:20], va+uint64(len(out)))
+		binary.BigEndian.PutUint32(req[20:24], remote.RKey)
+		binary.BigEndian.PutUint32(req[24:28], uint32(size))
+		if err := peer.Send(req); err != nil {
+			return out, fmt.Errorf("send: %w", err)
+		}
+		parts := map[int][]byte{}
+		got := 0
+		last := -1
+		deadline := time.Now().Add(timeout)
+		for got < size {
+			left := time.Until(deadline)
+			if left <= 0 {
+				return out, fmt.Errorf("%d of the %d bytes at va 0x%x came back within %v", got, size, va+uint64(len(out)), timeout)
+			}
+			k, err := peer.Receive(buf, left)
+			if errors.Is(err, os.ErrDeadlineExceeded) {
+				continue
+			}
+			if err != nil {
+				return out, fmt.Errorf("receive: %w", err)
+			}
+			var b layers.BTH
+			if b.DecodeFromBytes(buf[:k], gopacket.NilDecodeFeedback) != nil {
+				continue
+			}
+			rel := b.PSN.Diff(psn)
+			info := b.Opcode.Info()
+			if info.Has(layers.HdrAETH) && b.AETH.Syndrome.IsNak() && rel == 0 {
+				return out, fmt.Errorf("the peer answered the READ of va 0x%x with %v", va+uint64(len(out)), b.AETH.Syndrome)
+			}
+			if info.Operation != layers.OpRDMAReadResponse || rel < 0 || parts[rel] != nil {
+				continue // a late answer to a played request, or a duplicate
+			}
+			parts[rel] = append([]byte{}, b.PacketPayload()...)
+			got += len(parts[rel])
+			last = max(last, rel)
+		}
+		for i := 0; i <= last; i++ {
+			out = append(out, parts[i]...)
+		}
+		psn = psn.Add(last + 1)
+	}
+	return out[:n], nil
+}
+
+// checkWrites reads the WRITEs' span back and compares it with what the
+// capture's WRITEs left there.
+func checkWrites(plan *Plan, peer Peer, local, remote Dest, timeout time.Duration) *Readback {
+	data, known, lo, hi, ok := plan.Written()
+	if !ok {
+		return nil
+	}
+	rb := &Readback{VA: remote.VA + lo, Len: int(hi - lo), FirstWrong: -1}
+	got, err := readBack(peer, remote, local.PSN.Add(plan.nextPSN()), rb.VA, rb.Len, timeout)
+	if err != nil {
+		rb.Err = err
+		return rb
+	}
+	for i, c := range got {
+		if !known[lo+uint64(i)] {
+			continue
+		}
+		rb.Checked++
+		if c != data[lo+uint64(i)] {
+			rb.Wrong++
+			if rb.FirstWrong < 0 {
+				rb.FirstWrong = i
+			}
+		}
+	}
+	return rb
+}

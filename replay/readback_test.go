@@ -1,0 +1,154 @@
+package replay
+
+import (
+	"encoding/binary"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ibwire/ibwire/layers"
+)
+
+// memoryPeer answers RDMA READ requests from mem (at va) with READ
+// responses of mtu bytes, or with nak when it is set.
+type memoryPeer struct {
+	mem []byte
+	va  uint64
+	mtu int
+	nak layers.AETHSyndrome
+	out [][]byte
+}
+
+func (m *memoryPeer) Send(req []byte) error {
+	var b layers.BTH
+	if err := b.DecodeFromBytes(req, nil); err != nil {
+		return err
+	}
+	resp := func(op layers.Opcode, psn layers.PSN, syn layers.AETHSyndrome, data []byte) {
+		p := make([]byte, layers.BTHLength, layers.BTHLength+4+len(data)+4)
+		p[0] = byte(op)
+		put24(p[9:12], uint32(psn))
+		if op.Info().Has(layers.HdrAETH) {
+			p = append(p, byte(syn), 0, 0, 1)
+		}
+		p = append(p, data...)
+		m.out = append(m.out, append(p, 0, 0, 0, 0))
+	}
+	if m.nak != 0 {
+		resp(layers.Opcode(0x11), b.PSN, m.nak, nil) // RC ACKNOWLEDGE
+		return nil
+	}
+	data := m.mem[b.RETH.VA-m.va:][:b.RETH.DMALength]
+	n := max(1, (len(data)+m.mtu-1)/m.mtu)
+	for i := range n {
+		pos := layers.PosMiddle
+		switch {
+		case n == 1:
+			pos = layers.PosOnly
+		case i == 0:
+			pos = layers.PosFirst
+		case i == n-1:
+			pos = layers.PosLast
+		}
+		op, ok := layers.OpcodeFor(layers.ServiceRC, layers.OpRDMAReadResponse, pos, false, false)
+		if !ok {
+			panic(pos)
+		}
+		resp(op, b.PSN.Add(i), layers.MakeAckSyndrome(31), data[i*m.mtu:min(len(data), (i+1)*m.mtu)])
+	}
+	return nil
+}
+
+func (m *memoryPeer) Receive(buf []byte, _ time.Duration) (int, error) {
+	if len(m.out) == 0 {
+		return 0, os.ErrDeadlineExceeded
+	}
+	n := copy(buf, m.out[0])
+	m.out = m.out[1:]
+	return n, nil
+}
+
+// TestCheckWrites reads write_bw's span back from a peer whose memory
+// holds the WRITEs' data, one wrong byte, nothing it will let be read,
+// or nothing at all (no answer).
+func TestCheckWrites(t *testing.T) {
+	p := loadPlan(t, "write_bw.pcap")
+	data, known, lo, hi, ok := p.Written()
+	require.True(t, ok)
+	require.Equal(t, [2]uint64{0, 4096}, [2]uint64{lo, hi})
+	for _, k := range known {
+		require.True(t, k)
+	}
+	assert.Equal(t, p.Image(), data, "every WRITE of ib_write_bw carries the same buffer")
+	assert.Equal(t, 800, p.nextPSN())
+	remote := Dest{QPN: 0x99, RKey: 0x1234, VA: 0x10000}
+	local := Dest{QPN: 0x11, PSN: 0xFFFF00} // the read-back's PSNs wrap
+	wrong := append([]byte(nil), data...)
+	wrong[1000] ^= 0xFF
+	tests := []struct {
+		name   string
+		peer   Peer
+		failed bool
+		want   Readback
+		err    string
+	}{
+		{"as written", &memoryPeer{mem: data, va: remote.VA, mtu: 1024}, false,
+			Readback{VA: 0x10000, Len: 4096, Checked: 4096, FirstWrong: -1}, ""},
+		{"one byte wrong", &memoryPeer{mem: wrong, va: remote.VA, mtu: 4096}, true,
+			Readback{VA: 0x10000, Len: 4096, Checked: 4096, Wrong: 1, FirstWrong: 1000}, ""},
+		{"NAK", &memoryPeer{nak: layers.MakeNakSyndrome(layers.NAKRemoteAccessError)}, true,
+			Readback{VA: 0x10000, Len: 4096, FirstWrong: -1}, "the peer answered the READ of va 0x10000 with NAK"},
+		{"silent", silentPeer{}, true, Readback{VA: 0x10000, Len: 4096, FirstWrong: -1}, "0 of the 4096 bytes at va 0x10000 came back"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rb := checkWrites(p, tt.peer, local, remote, 10*time.Millisecond)
+			require.NotNil(t, rb)
+			assert.Equal(t, tt.failed, rb.Failed())
+			if tt.err != "" {
+				require.Error(t, rb.Err)
+				assert.Contains(t, rb.Err.Error(), tt.err)
+				rb.Err = nil
+			}
+			assert.Equal(t, tt.want, *rb)
+		})
+	}
+	// The first READ goes to the PSN after the played requests, to the
+	// peer's QPN, R_Key and VA.
+	rec := &recordingPeer{}
+	checkWrites(p, rec, local, remote, time.Millisecond)
+	require.NotEmpty(t, rec.sent)
+	var b layers.BTH
+	require.NoError(t, b.DecodeFromBytes(rec.sent[0], nil))
+	assert.Equal(t, "RC_RDMA_READ_REQUEST", b.Opcode.String())
+	assert.Equal(t, local.PSN.Add(800), b.PSN)
+	assert.Equal(t, uint32(0x99), b.DestQP)
+	assert.Equal(t, layers.RETH{VA: 0x10000, RKey: 0x1234, DMALength: 4096}, layers.RETH{VA: b.RETH.VA, RKey: b.RETH.RKey, DMALength: b.RETH.DMALength})
+	assert.Equal(t, uint16(0xFFFF), binary.BigEndian.Uint16(rec.sent[0][2:4]))
+
+	// A plan without WRITEs has nothing to read back.
+	assert.Nil(t, checkWrites(loadPlan(t, "read_bw.pcap"), rec, local, remote, time.Millisecond))
+}
+
+// silentPeer never answers.
+type silentPeer struct{}
+
+func (silentPeer) Send([]byte) error { return nil }
+func (silentPeer) Receive([]byte, time.Duration) (int, error) {
+	return 0, os.ErrDeadlineExceeded
+}
+
+// recordingPeer keeps what is sent and never answers.
+type recordingPeer struct{ sent [][]byte }
+
+func (r *recordingPeer) Send(req []byte) error {
+	r.sent = append(r.sent, append([]byte(nil), req...))
+	return nil
+}
+
+func (r *recordingPeer) Receive([]byte, time.Duration) (int, error) {
+	return 0, os.ErrDeadlineExceeded
+}
