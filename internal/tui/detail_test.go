@@ -3,6 +3,7 @@ package tui
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gdamore/tcell/v2"
 	"github.com/stretchr/testify/assert"
@@ -163,15 +164,35 @@ func TestMonochrome(t *testing.T) {
 	}
 }
 
+// TestQuit: q leaves the help for the view before it, and quits from
+// elsewhere, as :quit does.
 func TestQuit(t *testing.T) {
-	h := start(t, writeLoss, "", 80, 24)
-	h.keys("?")
-	h.waitFor("ibtui keys")
-	h.keys("q") // from the help: back
-	h.waitFor("Frame 1:")
-	h.keys("q")
-	require.NoError(t, <-h.done)
-	h.done <- nil // for the cleanup
+	tests := []struct {
+		name string
+		keys []string
+	}{
+		{"q", []string{"q"}},
+		{":quit", []string{":", "quit", "<enter>"}},
+		{":q", []string{":", "q", "<enter>"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			h := start(t, writeLoss, "", 80, 24)
+			h.keys("?")
+			h.waitFor("ibtui keys")
+			h.keys("q") // from the help: back
+			h.waitUntil(func(u *UI) bool { return u.view == viewPackets }, "q leaves the help")
+			h.waitFor("Frame 1:")
+			h.keys(tc.keys...)
+			select {
+			case err := <-h.done:
+				require.NoError(t, err)
+			case <-time.After(10 * time.Second):
+				t.Fatalf("%q did not quit", tc.keys)
+			}
+			h.done <- nil // for the cleanup
+		})
+	}
 }
 
 // TestHelpListsEveryBinding: the help is generated from the key table.
@@ -187,10 +208,12 @@ func TestHelpListsEveryBinding(t *testing.T) {
 func TestCommands(t *testing.T) {
 	h := start(t, writeLoss, "", 120, 40)
 	noFilter := func(u *UI) bool { st := u.m.Status(); return !st.Filtering && !st.HasFilter }
+	h.keys("jjjj", "mb", "G", "ma")
 	for _, tc := range []struct {
 		cmd, want string
 		until     func(u *UI) bool
 	}{
+		{"marks", "marks: a=2243 b=5", nil}, // sorted by letter
 		{"expert", "[ Expert ]", nil},
 		{"filter ibwire.analysis.psn_gap", "12 displayed", nil},
 		// "[ Packets ]" was on screen before: wait for the filter to go.

@@ -6,6 +6,7 @@ package tui
 import (
 	"context"
 	"fmt"
+	"sort"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -104,6 +105,7 @@ type UI struct {
 	back    int // the frame before the last jump, for ''
 
 	search      string
+	trace       func(b *binding) // tests: called with each binding a key runs
 	refreshing  atomic.Bool
 	lastVersion uint64
 	convVersion uint64
@@ -548,7 +550,7 @@ func (u *UI) handleKey(ev *tcell.EventKey) *tcell.EventKey {
 		}
 		for _, k := range b.keys {
 			if k.matches(ev) {
-				b.action(u)
+				u.run(b)
 				if u.pending == 0 {
 					u.count = 0
 				}
@@ -563,7 +565,7 @@ func (u *UI) handleKey(ev *tcell.EventKey) *tcell.EventKey {
 		}
 		for _, k := range b.keys {
 			if k.matches(ev) {
-				b.action(u)
+				u.run(b)
 				u.count = 0
 				return nil
 			}
@@ -571,6 +573,13 @@ func (u *UI) handleKey(ev *tcell.EventKey) *tcell.EventKey {
 	}
 	u.count = 0
 	return ev
+}
+
+func (u *UI) run(b *binding) {
+	if u.trace != nil {
+		u.trace(b)
+	}
+	b.action(u)
 }
 
 // scope is the key-table scope of what has the focus.
@@ -733,6 +742,11 @@ func (u *UI) completeCommand(text string) []string {
 		}
 		return nil
 	}
+	if text == "q" {
+		// A whole command: no list, or enter would pick "quit" from it
+		// instead of running :q.
+		return nil
+	}
 	var out []string
 	for _, c := range commands {
 		if strings.HasPrefix(c, text) && c != text {
@@ -787,6 +801,7 @@ func (u *UI) runCommand(text string) {
 		for r, f := range u.marks {
 			s = append(s, fmt.Sprintf("%c=%d", r, f))
 		}
+		sort.Strings(s) // by letter, not in the map's random order
 		u.note("marks: " + strings.Join(s, " "))
 	case "load":
 		u.load(arg)

@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"context"
 	"flag"
 	"os"
 	"path/filepath"
@@ -13,6 +14,8 @@ import (
 	"github.com/rivo/tview"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/ibwire/ibwire/capture"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden screens in testdata/screens")
@@ -37,6 +40,41 @@ type harness struct {
 	// after its keys, not before them.
 	injected int64
 	handled  atomic.Int64
+	pressed  map[string]bool // the bindings keys ran, by bindingID; event loop only
+}
+
+// openModel is :load's Open: it starts loading path, as ibtui does.
+func openModel(t *testing.T) func(path string) (*Model, error) {
+	return func(path string) (*Model, error) {
+		r, err := capture.Open(path)
+		if err != nil {
+			return nil, err
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		m, err := NewModel(ctx, r, Options{Name: path, Publish: time.Millisecond})
+		if err != nil {
+			cancel()
+			r.Close()
+			return nil, err
+		}
+		t.Cleanup(func() { cancel(); m.Close(); r.Close() })
+		return m, nil
+	}
+}
+
+func bindingID(b *binding) string { return b.scope + ": " + b.help }
+
+// pressedBindings returns the bindings the keys have run so far.
+func (h *harness) pressedBindings() []string {
+	ch := make(chan []string, 1)
+	h.app.QueueUpdate(func() {
+		var ids []string
+		for id := range h.pressed {
+			ids = append(ids, id)
+		}
+		ch <- ids
+	})
+	return <-ch
 }
 
 func start(t *testing.T, path, filter string, w, h int) *harness {
@@ -51,9 +89,12 @@ func startTheme(t *testing.T, path, filter string, w, h int, mono bool) *harness
 	app := tview.NewApplication()
 	app.SetScreen(sim)
 	sim.SetSize(w, h)
-	u := New(app, Config{Model: m, Mono: mono})
+	u := New(app, Config{Model: m, Mono: mono, Open: openModel(t)})
 	m.SetNotify(u.Changed)
-	hs := &harness{t: t, app: app, sim: sim, ui: u, m: m, done: make(chan error, 1)}
+	hs := &harness{t: t, app: app, sim: sim, ui: u, m: m, done: make(chan error, 1), pressed: map[string]bool{}}
+	// Record the bindings the keys ran (on the event loop; read through
+	// pressedBindings).
+	u.trace = func(b *binding) { hs.pressed[bindingID(b)] = true }
 	// Count the keys the event loop has handled. The application's input
 	// capture sees every key event first, on the event loop; anything the
 	// test queues after the count is reached runs after the key's handling.
@@ -185,64 +226,243 @@ func golden(t *testing.T, name, screen string) {
 	assert.Equal(t, string(want), screen, "screen %s differs (go test -update rewrites it)", name)
 }
 
-// TestViews drives each view from its key and compares the screen with its
-// golden copy.
-func TestViews(t *testing.T) {
-	tests := []struct {
-		name   string
-		path   string
-		w, h   int
-		keys   []string
-		expect []string
-		// then: more keys once expect shows, and what they must show.
-		then       []string
-		thenExpect []string
-		// until, when set, is the state the keys must have brought, for
-		// keys whose screen shows no text that was not there before.
-		until func(u *UI) bool
-	}{
-		{"packets", writeLoss, 120, 40, nil, []string{"Frame 1:", "2243 packets"}, nil, nil, nil},
-		{"packets-80x24", writeLoss, 80, 24, nil, []string{"Frame 1:"}, nil, nil, nil},
-		{"nav-j", writeLoss, 120, 40, []string{"jjj"}, []string{"Frame 4:"}, nil, nil, nil},
-		{"nav-G", writeLoss, 120, 40, []string{"G"}, []string{"Frame 2243:"}, nil, nil, nil},
-		{"nav-count-gg", writeLoss, 120, 40, []string{"G", "150gg"}, []string{"Frame 150:"}, nil, nil, nil},
-		{"nav-ctrl-d", writeLoss, 120, 40, []string{"<ctrl-d>", "<ctrl-d>", "<ctrl-u>"}, []string{"Frame 8:"}, nil, nil, nil},
-		{"marks", writeLoss, 120, 40, []string{"jjjj", "ma", "G", "'a"}, []string{"Frame 5:"}, nil, nil, nil},
-		{"marks-back", writeLoss, 120, 40, []string{"jjjj", "ma", "200G", "'a", "''"}, []string{"Frame 200:"}, nil, nil, nil},
-		{"convs", writeLoss, 120, 40, []string{"C"}, []string{"[ QPs ]", "1204"}, nil, nil, nil},
-		{"convs-sort", rping, 120, 40, []string{"C", "sssssssssssS"}, []string{"Frames▼"}, nil, nil, nil},
-		{"expert", writeLoss, 120, 40, []string{"E"}, []string{"[ Expert ]", "Retransmission"}, nil, nil, nil},
-		{"follow", writeLoss, 120, 40, []string{"100G", "F"}, []string{"messages (x: hex"}, nil, nil, nil},
-		{"follow-hex", writeLoss, 120, 40, []string{"100G", "F"}, []string{"messages (x: hex"}, []string{"x"}, []string{"0x0000:"}, nil},
-		{"iograph", writeLoss, 120, 40, []string{"I"}, []string{"interval 20ms", "all frames  (max"}, nil, nil, nil},
-		{"psngraph", writeLoss, 120, 40, []string{"100G", "P"}, []string{"retrans 1204"}, nil, nil, nil},
-		{"psngraph-zoom", writeLoss, 120, 40, []string{"100G", "P"}, []string{"retrans 1204"}, []string{"+", "h"}, []string{"1.111"}, nil},
-		{"latency", readBW, 120, 40, []string{"T"}, []string{"RDMA_READ", "p99"}, nil, nil, nil},
-		{"help", writeLoss, 120, 60, []string{"?"}, []string{"ibtui keys"}, nil, nil, nil},
-		{"zoom", writeLoss, 120, 40, []string{`\`}, []string{"2243 packets"}, nil, nil,
-			func(u *UI) bool { return u.zoomed && u.packets.GetItemCount() == 1 }},
-		{"layout", writeLoss, 120, 40, []string{"|"}, []string{"2243 packets"}, nil, nil,
-			func(u *UI) bool { return u.side && u.lower.GetItemCount() == 2 }},
-		{"list-taller", writeLoss, 120, 40, []string{"+++"}, []string{"2243 packets"}, nil, nil,
-			func(u *UI) bool { return u.listSize == 6 }},
-		{"tree", writeLoss, 120, 40, []string{"100G", "<tab>", strings.Repeat("j", 42)}, []string{"Destination Queue Pair"}, nil, nil, nil},
-		{"command-convs", writeLoss, 120, 40, []string{":", "qps", "<enter>"}, []string{"[ QPs ]"}, nil, nil, nil},
-		{"rnr", sendRNR, 120, 40, []string{"/", "ibwire.analysis.rnr_nak", "<enter>"}, []string{"49 displayed"}, nil, nil, nil},
+// viewCase is one row of TestViews: keys pressed on a capture, and the
+// screen they must bring.
+type viewCase struct {
+	name string
+	path string // writeLoss when empty
+	w, h int    // 120x40 when zero
+	keys []string
+	// expect: text the screen must show once the keys were handled.
+	expect []string
+	// then: more keys once expect shows, and what they must show.
+	then       []string
+	thenExpect []string
+	// until, when set, is the state all the keys must have brought: for
+	// keys whose screen shows no text that was not there before them, and
+	// for asynchronous work that text alone does not reveal.
+	until func(u *UI) bool
+	// golden names the golden screen when it is another case's (the same
+	// screen reached by other keys); by default the case's name.
+	golden string
+}
+
+// psnWindow says whether the PSN graph's window is [t0, t1] in units of
+// the whole connection: 0 is its first packet's time, 1 its last's.
+func psnWindow(g *psnGraph, t0, t1 float64) bool {
+	if g.busy || len(g.points) == 0 {
+		return false
 	}
-	for _, tc := range tests {
+	first, last := g.points[0].t, g.points[len(g.points)-1].t
+	at := func(f float64) time.Duration { return first + time.Duration(f*float64(last-first)) }
+	near := func(a, b time.Duration) bool { return (a - b).Abs() <= 2*time.Microsecond }
+	return near(g.t0, at(t0)) && near(g.t1, at(t1))
+}
+
+func focused(u *UI, p tview.Primitive) bool { return u.app.GetFocus() == p }
+
+func treeExpanded(open bool) func(u *UI) bool {
+	return func(u *UI) bool {
+		n := u.tree.GetCurrentNode()
+		return u.pane == paneTree && n != nil && len(n.GetChildren()) > 0 && n.IsExpanded() == open
+	}
+}
+
+// viewCases press every binding of the key table at least once
+// (TestViews checks it).
+var viewCases = []viewCase{
+	{name: "packets", expect: []string{"Frame 1:", "2243 packets"}},
+	{name: "packets-80x24", w: 80, h: 24, expect: []string{"Frame 1:"}},
+	// Global keys.
+	{name: "ctrl-l", keys: []string{"<ctrl-l>"}, expect: []string{"Frame 1:", "2243 packets"}, golden: "packets"},
+	{name: "help", h: 60, keys: []string{"?"}, expect: []string{"ibtui keys"}},
+	{name: "help-f1", h: 60, keys: []string{"<f1>"}, expect: []string{"ibtui keys"}, golden: "help"},
+	{name: "help-q-back", keys: []string{"C", "?", "q"}, expect: []string{"[ QPs ]", "1204"}, golden: "convs",
+		until: func(u *UI) bool { return u.view == viewConvs }},
+	{name: "esc", keys: []string{"C", "<esc>"}, expect: []string{"[ Packets ]", "Frame 1:"}, golden: "packets",
+		until: func(u *UI) bool { return u.view == viewPackets && focused(u, u.list) }},
+	{name: "backtab", keys: []string{"<backtab>"}, expect: []string{"Frame 1:"},
+		until: func(u *UI) bool { return u.pane == paneHex && focused(u, u.hex) }},
+	{name: "tab-backtab", keys: []string{"<tab>", "<tab>", "<backtab>"}, expect: []string{"Frame 1:"},
+		until: func(u *UI) bool { return u.pane == paneTree && focused(u, u.tree) }},
+	{name: "zoom", keys: []string{`\`}, expect: []string{"2243 packets"},
+		until: func(u *UI) bool { return u.zoomed && u.packets.GetItemCount() == 1 }},
+	{name: "layout", keys: []string{"|"}, expect: []string{"2243 packets"},
+		until: func(u *UI) bool { return u.side && u.lower.GetItemCount() == 2 }},
+	{name: "list-taller", keys: []string{"+++"}, expect: []string{"2243 packets"},
+		until: func(u *UI) bool { return u.listSize == 6 }},
+	{name: "list-shorter", keys: []string{"--"}, expect: []string{"2243 packets"},
+		until: func(u *UI) bool { return u.listSize == 1 }},
+	{name: "search", keys: []string{"<ctrl-f>", "infiniband.aeth.syndrome.opcode == 3", "<enter>"},
+		expect: []string{"Frame 159:", "search: frame 159"}, then: []string{"n"}, thenExpect: []string{"Frame 237:", "search: frame 237"}},
+	{name: "command-convs", keys: []string{":", "qps", "<enter>"}, expect: []string{"[ QPs ]"}},
+	{name: "rnr", path: sendRNR, keys: []string{"/", "ibwire.analysis.rnr_nak", "<enter>"}, expect: []string{"49 displayed"}},
+	// The packet list.
+	{name: "nav-j", keys: []string{"jjj"}, expect: []string{"Frame 4:"}},
+	{name: "nav-k", keys: []string{"jjjj", "k"}, expect: []string{"Frame 4:"}, golden: "nav-j",
+		until: func(u *UI) bool { return u.selected == 4 }},
+	{name: "nav-down-up", keys: []string{"<down>", "<down>", "<down>", "<down>", "<up>"}, expect: []string{"Frame 4:"}, golden: "nav-j",
+		until: func(u *UI) bool { return u.selected == 4 }},
+	{name: "nav-G", keys: []string{"G"}, expect: []string{"Frame 2243:"}},
+	{name: "nav-end", keys: []string{"<end>"}, expect: []string{"Frame 2243:"}, golden: "nav-G"},
+	{name: "nav-home", keys: []string{"G", "<home>"}, expect: []string{"Frame 1:"},
+		until: func(u *UI) bool { return u.selected == 1 }},
+	{name: "nav-count-gg", keys: []string{"G", "150gg"}, expect: []string{"Frame 150:"}},
+	{name: "nav-gg", keys: []string{"G", "gg"}, expect: []string{"Frame 1:"}, golden: "nav-home",
+		until: func(u *UI) bool { return u.selected == 1 }},
+	{name: "nav-ctrl-d", keys: []string{"<ctrl-d>", "<ctrl-d>", "<ctrl-u>"}, expect: []string{"Frame 8:"}},
+	{name: "nav-pgdn-pgup", keys: []string{"<pgdn>", "<pgdn>", "<pgup>"}, expect: []string{"Frame 8:"}, golden: "nav-ctrl-d",
+		until: func(u *UI) bool { return u.selected == 8 }},
+	{name: "marks", keys: []string{"jjjj", "ma", "G", "'a"}, expect: []string{"Frame 5:"}},
+	{name: "marks-back", keys: []string{"jjjj", "ma", "200G", "'a", "''"}, expect: []string{"Frame 200:"}},
+	{name: "list-enter", keys: []string{"jjj", "<enter>"}, expect: []string{"Frame 4:"},
+		until: func(u *UI) bool { return u.pane == paneTree && focused(u, u.tree) }},
+	{name: "list-apply", keys: []string{"100G", "a"}, expect: []string{"filter: ibwire.analysis.conv_id == 1", "2202 displayed", "Frame 100:"}},
+	// The detail tree.
+	{name: "tree-tab", keys: []string{"100G", "<tab>"}, expect: []string{"Frame 100:"}, until: treeExpanded(true)},
+	{name: "tree-collapse", keys: []string{"100G", "<tab>", "h"}, expect: []string{"Frame 100:"}, until: treeExpanded(false)},
+	{name: "tree-left", keys: []string{"100G", "<tab>", "<left>"}, expect: []string{"Frame 100:"}, until: treeExpanded(false), golden: "tree-collapse"},
+	{name: "tree-expand", keys: []string{"100G", "<tab>", "h", "l"}, expect: []string{"Frame 100:"}, until: treeExpanded(true), golden: "tree-tab"},
+	{name: "tree-right", keys: []string{"100G", "<tab>", "h", "<right>"}, expect: []string{"Frame 100:"}, until: treeExpanded(true), golden: "tree-tab"},
+	{name: "tree-space", keys: []string{"100G", "<tab>", " "}, expect: []string{"Frame 100:"}, until: treeExpanded(false), golden: "tree-collapse"},
+	{name: "tree-enter", keys: []string{"100G", "<tab>", " ", "<enter>"}, expect: []string{"Frame 100:"}, until: treeExpanded(true), golden: "tree-tab"},
+	{name: "tree", keys: []string{"100G", "<tab>", strings.Repeat("j", 42)}, expect: []string{"Destination Queue Pair"}},
+	{name: "tree-k", keys: []string{"100G", "<tab>", strings.Repeat("j", 43), "k"}, expect: []string{"Destination Queue Pair"},
+		until: func(u *UI) bool {
+			i := u.currentNode()
+			return i >= 0 && u.detail.nodes[i].Field.Name == "infiniband.bth.destqp"
+		}},
+	{name: "tree-apply", keys: []string{"100G", "<tab>", strings.Repeat("j", 42), "a"},
+		expect: []string{"filter: infiniband.bth.destqp == 0x000011", "2202 displayed"}},
+	{name: "tree-and", keys: []string{"100G", "a"}, expect: []string{"2202 displayed"},
+		then:       []string{"<tab>", strings.Repeat("j", 42), "&"},
+		thenExpect: []string{"filter: (ibwire.analysis.conv_id == 1) && infiniba", "2202 displayed"},
+		until: func(u *UI) bool {
+			st := u.m.Status()
+			return st.Filter == "(ibwire.analysis.conv_id == 1) && infiniband.bth.destqp == 0x000011" && !st.Filtering
+		}},
+	{name: "tree-not", keys: []string{"100G", "<tab>", strings.Repeat("j", 42), "!"},
+		expect: []string{"filter: !(infiniband.bth.destqp == 0x000011)", "41 displayed"}},
+	// The hex pane.
+	{name: "hex", keys: []string{"100G", "<tab>", strings.Repeat("j", 42), "<tab>"}, expect: []string{"Destination Queue Pair"},
+		until: func(u *UI) bool { return u.pane == paneHex && u.hex.cursor == 47 }},
+	{name: "hex-moves", keys: []string{"100G", "<tab>", strings.Repeat("j", 42), "<tab>", "lll", "jj", "k", "h"}, expect: []string{"[ Packets ]"},
+		until: func(u *UI) bool { return u.pane == paneHex && u.hex.cursor == 47+3+16+16-16-1 }},
+	{name: "hex-arrows", keys: []string{"100G", "<tab>", strings.Repeat("j", 42), "<tab>", "<right>", "<right>", "<right>", "<down>", "<down>", "<up>", "<left>"},
+		expect: []string{"[ Packets ]"}, golden: "hex-moves",
+		until: func(u *UI) bool { return u.pane == paneHex && u.hex.cursor == 47+3+16+16-16-1 }},
+	// The QP conversations.
+	{name: "convs", keys: []string{"C"}, expect: []string{"[ QPs ]", "1204"}},
+	{name: "convs-sort", path: rping, keys: []string{"C", "sssssssssssS"}, expect: []string{"Frames▼"}},
+	{name: "convs-jk", path: rping, keys: []string{"C", "jj", "k", "j"}, expect: []string{"[ QPs ]"},
+		until: func(u *UI) bool { r, _ := u.convs.GetSelection(); return r == 2 && u.convs.selectedID() != 0 }},
+	{name: "convs-down-up", path: rping, keys: []string{"C", "<down>", "<down>", "<up>", "<down>"}, expect: []string{"[ QPs ]"},
+		golden: "convs-jk", until: func(u *UI) bool { r, _ := u.convs.GetSelection(); return r == 2 && u.convs.selectedID() != 0 }},
+	{name: "convs-apply", keys: []string{"C", "a"}, expect: []string{"filter: ibwire.analysis.conv_id == 1", "2202 displayed"}},
+	{name: "convs-enter", keys: []string{"C", "<enter>"}, expect: []string{"filter: ibwire.analysis.conv_id == 1", "2202 displayed"}, golden: "convs-apply"},
+	{name: "convs-follow", keys: []string{"C", "f"}, expect: []string{"messages (x: hex"}, golden: "follow"},
+	{name: "convs-psngraph", keys: []string{"C", "p"}, expect: []string{"retrans 1204"}, golden: "psngraph"},
+	// Expert findings.
+	{name: "expert", keys: []string{"E"}, expect: []string{"[ Expert ]", "Retransmission"}},
+	{name: "expert-jump", keys: []string{"E", "jj", "k", "<enter>"}, expect: []string{"[ Packets ]"},
+		until: func(u *UI) bool {
+			rows := u.m.Expert()
+			return u.view == viewPackets && len(rows) > 1 && u.selected == int(rows[1].Frames[0])
+		}},
+	{name: "expert-arrows", keys: []string{"E", "<down>", "<down>", "<up>", "<enter>"}, expect: []string{"[ Packets ]"}, golden: "expert-jump",
+		until: func(u *UI) bool {
+			rows := u.m.Expert()
+			return u.view == viewPackets && len(rows) > 1 && u.selected == int(rows[1].Frames[0])
+		}},
+	// Follow QP.
+	{name: "follow", keys: []string{"100G", "F"}, expect: []string{"messages (x: hex"}},
+	{name: "follow-hex", keys: []string{"100G", "F"}, expect: []string{"messages (x: hex"}, then: []string{"x"}, thenExpect: []string{"0x0000:"}},
+	{name: "follow-jump", keys: []string{"100G", "F"}, expect: []string{"messages (x: hex"}, then: []string{"jjj", "k", "<enter>"},
+		thenExpect: []string{"[ Packets ]"},
+		until: func(u *UI) bool {
+			return u.view == viewPackets && len(u.follow.msgs) > 2 && u.selected == int(u.follow.msgs[2].First)
+		}},
+	{name: "command-follow", keys: []string{"100G", ":", "follow", "<enter>"}, expect: []string{"messages (x: hex"}, golden: "follow"},
+	// The graphs.
+	{name: "iograph", keys: []string{"I"}, expect: []string{"interval 20ms", "all frames  (max"}},
+	{name: "iograph-zoom-out", keys: []string{"I"}, expect: []string{"interval 20ms", "all frames  (max"},
+		then: []string{"-"}, thenExpect: []string{"interval 40ms", "all frames  (max"},
+		until: func(u *UI) bool { return !u.io.busy }},
+	{name: "iograph-zoom-in", keys: []string{"I"}, expect: []string{"interval 20ms", "all frames  (max"},
+		then: []string{"=", "+"}, thenExpect: []string{"interval 5ms", "all frames  (max"},
+		until: func(u *UI) bool { return !u.io.busy }},
+	{name: "iograph-edit", keys: []string{"I"}, expect: []string{"interval 20ms", "all frames  (max"},
+		then: []string{"e"}, thenExpect: []string{":iograph ,SUM(ibwire.payload.len),ibwire.analysis."},
+		until: func(u *UI) bool { return focused(u, u.prompt) }},
+	{name: "psngraph", keys: []string{"100G", "P"}, expect: []string{"retrans 1204"}},
+	{name: "command-psngraph", keys: []string{"100G", ":", "psngraph", "<enter>"}, expect: []string{"retrans 1204"}, golden: "psngraph"},
+	{name: "psngraph-zoom", keys: []string{"100G", "P"}, expect: []string{"retrans 1204"}, then: []string{"+", "h"}, thenExpect: []string{"1.111"},
+		until: func(u *UI) bool { return psnWindow(u.psn, 0.125, 0.625) }},
+	{name: "psngraph-zoom-eq-left", keys: []string{"100G", "P"}, expect: []string{"retrans 1204"}, then: []string{"=", "<left>"},
+		thenExpect: []string{"1.111"}, golden: "psngraph-zoom", until: func(u *UI) bool { return psnWindow(u.psn, 0.125, 0.625) }},
+	{name: "psngraph-pan-right", keys: []string{"100G", "P"}, expect: []string{"retrans 1204"}, then: []string{"+", "l"},
+		thenExpect: []string{"PSN graph, connection 1"}, until: func(u *UI) bool { return psnWindow(u.psn, 0.375, 0.875) }},
+	{name: "psngraph-arrow-right", keys: []string{"100G", "P"}, expect: []string{"retrans 1204"}, then: []string{"+", "<right>"},
+		thenExpect: []string{"PSN graph, connection 1"}, golden: "psngraph-pan-right", until: func(u *UI) bool { return psnWindow(u.psn, 0.375, 0.875) }},
+	{name: "psngraph-reset", keys: []string{"100G", "P"}, expect: []string{"retrans 1204"}, then: []string{"+", "l", "l", "0"},
+		thenExpect: []string{"retrans 1204"}, golden: "psngraph", until: func(u *UI) bool { return psnWindow(u.psn, 0, 1) }},
+	{name: "psngraph-zoom-out", keys: []string{"100G", "P"}, expect: []string{"retrans 1204"}, then: []string{"-"},
+		thenExpect: []string{"retrans 1204"}, until: func(u *UI) bool { return psnWindow(u.psn, -0.5, 1.5) }},
+	{name: "latency", path: readBW, keys: []string{"T"}, expect: []string{"RDMA_READ", "p99"}},
+	// :load replaces the capture.
+	{name: "command-load", keys: []string{":", "load " + rping, "<enter>"}, expect: []string{"rping.pcap |", "Frame 1:"},
+		until: func(u *UI) bool { st := u.m.Status(); return st.Name == rping && st.Done && u.selected == 1 }},
+}
+
+// TestViews drives each view from its keys and compares the screen with its
+// golden copy; then it checks that the cases pressed every binding.
+func TestViews(t *testing.T) {
+	pressed := map[string]bool{}
+	ran := 0
+	for _, tc := range viewCases {
 		t.Run(tc.name, func(t *testing.T) {
-			h := start(t, tc.path, "", tc.w, tc.h)
+			ran++
+			path, w, hh := tc.path, tc.w, tc.h
+			if path == "" {
+				path = writeLoss
+			}
+			if w == 0 {
+				w = 120
+			}
+			if hh == 0 {
+				hh = 40
+			}
+			h := start(t, path, "", w, hh)
 			h.waitFor("Frame 1:")
 			h.keys(tc.keys...)
-			if tc.until != nil {
-				h.waitUntil(tc.until, "the state after "+strings.Join(tc.keys, " "))
-			}
 			screen := h.waitFor(tc.expect...)
 			if tc.then != nil {
 				h.keys(tc.then...)
 				screen = h.waitFor(tc.thenExpect...)
 			}
-			golden(t, tc.name, screen)
+			if tc.until != nil {
+				h.waitUntil(tc.until, "the state after "+strings.Join(append(tc.keys, tc.then...), " "))
+				want := tc.expect
+				if tc.then != nil {
+					want = tc.thenExpect
+				}
+				screen = h.waitFor(want...)
+			}
+			for _, id := range h.pressedBindings() {
+				pressed[id] = true
+			}
+			name := tc.golden
+			if name == "" {
+				name = tc.name
+			}
+			golden(t, name, screen)
 		})
+	}
+	if ran < len(viewCases) {
+		t.Logf("%d of %d cases ran: not checking that every binding was pressed", ran, len(viewCases))
+		return
+	}
+	for _, b := range keyTable() {
+		assert.True(t, pressed[bindingID(&b)], "no case of TestViews presses %s (%s): add one", keyNames(&b), bindingID(&b))
 	}
 }
