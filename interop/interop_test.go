@@ -124,6 +124,11 @@ func TestPeerScenariosRunIbpeer(t *testing.T) {
 		if strings.Contains(name, "_loss_") {
 			assert.Contains(t, rest, "loss=2%", "%s: no loss injected", name)
 		}
+		// issue 8: WRITE and READ, with loss too, complete byte-exact: the verdict compares
+		// ibpeer's buffer with the bytes the capture shows
+		if regexp.MustCompile(`^peer_(write|read)_bw(_loss)?_g[cs]$`).MatchString(name) {
+			assert.Contains(t, rest, "check_data=1", "%s: the data that moved is not checked", name)
+		}
 	}
 }
 
@@ -157,6 +162,8 @@ func TestRunnerRejects(t *testing.T) {
 		{"bad listen", `def x rxe-rxe "c" "s" listen=udp desc=d`, []string{"check"}, "scenario x: listen must be tcp or sleep"},
 		{"bad loss", `def x rxe-rxe "c" "s" loss=2 desc=d`, []string{"check"}, "scenario x: loss must look like 2%"},
 		{"host in peer role", `def x guest-client "c" "s" host=h desc=d`, []string{"check"}, "scenario x: host= is for rxe-rxe"},
+		{"check_data on rxe-rxe", `def x rxe-rxe "c" "s" check_data=1 desc=d`, []string{"check"}, "scenario x: check_data=1 is for a scenario whose host side is ibpeer perftest"},
+		{"check_data not 1", `def x guest-client "c" "s" check_data=yes desc=d`, []string{"check"}, "scenario x: check_data=1 is for"},
 		{"bad table before running", `def x rxe-rxe "c" "s" mtu=big desc=d`, []string{"x"}, "scenario x: mtu must be a number"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -50,7 +50,7 @@ def() {  # NAME ROLE CLIENT SERVER [key=value ...]
 	local kv
 	for kv in "$@"; do
 		case ${kv%%=*} in
-		expect_client | expect_server | expect_host | loss | mtu | listen | min_roce | timeout | desc | host | tolerate) ;;
+		expect_client | expect_server | expect_host | loss | mtu | listen | min_roce | timeout | desc | host | tolerate | check_data) ;;
 		*) die "scenario $name: unknown key ${kv%%=*}" ;;
 		esac
 		OPT[$name.${kv%%=*}]=${kv#*=}
@@ -79,6 +79,8 @@ check_table() {
 		[ -n "${CLIENT[$n]}" ] && [ -n "${SERVER[$n]}" ] || { echo "scenario $n: needs a client and a server command"; bad=1; }
 		[ "${ROLE[$n]}" = rxe-rxe ] || [ -z "$(opt "$n" host)" ] || { echo "scenario $n: host= is for rxe-rxe (the host side is the peer in ${ROLE[$n]})"; bad=1; }
 		[ -n "$(opt "$n" desc)" ] || { echo "scenario $n: no desc"; bad=1; }
+		[[ -z $(opt "$n" check_data) || ($(opt "$n" check_data) == 1 && ${ROLE[$n]} != rxe-rxe) ]] ||
+			{ echo "scenario $n: check_data=1 is for a scenario whose host side is ibpeer perftest"; bad=1; }
 	done
 	[ $bad = 0 ] && echo "${#ORDER[@]} scenarios ok"
 	return $bad
@@ -179,6 +181,34 @@ expect_note() {
 	if grep -Eq -- "$1" "$2"; then echo ", expected /$1/ found"; else echo ", expected /$1/ MISSING"; fi
 }
 
+# check_data PCAP REGION DIR: the bytes the capture shows in the responder's region (the data of each
+# RDMA WRITE, what each READ response carried; ibpeer replay --image, first copy of each byte) must
+# equal ibpeer's buffer as it dumped it when its test ended: as responder what it received or served,
+# as requester what it sent or read. With loss, a segment the transport placed twice, at the wrong
+# offset or not at all shows here; both buffers are random, so equal means the data crossed. Adds to
+# the caller's why/notes.
+check_data() {
+	local pcap=$1 region=$2 dir=$3 image=$3/capture-region.bin out n at
+	if [ ! -s "$region" ]; then
+		why+=("data: ibpeer left no buffer dump ($region)")
+		return
+	fi
+	if ! out=$("$BIN/ibpeer" replay --image "$image" "$pcap" 2>&1); then
+		why+=("data: ibpeer replay --image failed: ${out//$'\n'/ }")
+		return
+	fi
+	echo "$out" >"$dir/data.log"
+	n=$(stat -c %s "$image")
+	if [ "$n" -eq 0 ]; then
+		why+=("data: the capture shows no RDMA WRITE or READ data")
+	elif at=$(cmp -n "$n" "$image" "$region" 2>&1); then
+		notes+=("data: the $n bytes the capture moved equal ibpeer's buffer")
+	else
+		why+=("data: the capture's bytes and ibpeer's buffer differ from byte $(sed -n 's/.*differ: byte \([0-9]*\).*/\1/p' <<<"$at") of $n on")
+	fi
+	echo "${why[*]:-} ${notes[*]:-}" >>"$dir/data.log"
+}
+
 run_one() {
 	local name=$1 role=${ROLE[$1]}
 	local mtu loss listen tmo min_roce hostcmd
@@ -211,6 +241,9 @@ run_one() {
 		;;
 	esac
 	chmod +x "$S"/*.sh
+	# check_data=1: ibpeer perftest leaves its buffer behind for the data check of the verdict
+	local REGION=$W/host-region.bin
+	[ "$(opt "$name" check_data)" = 1 ] && hostcmd+=" --dump-region $REGION"
 
 	# live capture of br0 with our own ibdump; tcpdump only if ibdump -i cannot capture
 	local PCAP=$W/capture.pcap CAPTOOL=ibdump CPID
@@ -322,6 +355,7 @@ run_one() {
 	indent <<<"$out"
 	[ "$rc" = 0 ] || why+=("ibdump --check exit=$rc")
 	[ "${roce:-0}" -ge "$min_roce" ] || why+=("capture holds ${roce:-0} RoCE packets, want >= $min_roce")
+	[ "$(opt "$name" check_data)" = 1 ] && check_data "$PCAP" "$REGION" "$W"
 	# a note, not a failure: the peers' verdict does not depend on which tool recorded them
 	[ "$CAPTOOL" = ibdump ] || notes+=("note: captured with tcpdump because ibdump -i failed")
 

@@ -19,6 +19,9 @@
 #                  out-of-band port) or 2 s (RDMA CM tools have no TCP listener)
 #   min_roce=N     the capture must hold at least N RoCE packets (default 1)
 #   timeout=S      seconds each side may run (default 120)
+#   check_data=1  (ibpeer perftest write/read on the host) ibpeer dumps its buffer (--dump-region) and
+#                  the verdict requires the bytes the capture shows in the responder's region (WRITE
+#                  data, READ responses: ibpeer replay --image) to equal it: byte-exact delivery
 #   tolerate=RE    a guest side's non-zero exit (not a timeout) is only a note when its output
 #                  matches RE and its expectation: for a tool bug we did not write and cannot fix
 #   desc=TEXT      one line for the listing
@@ -112,13 +115,13 @@ def peer_ud_pingpong_gs guest-server "ibpeer pingpong --ud --bind $HOST -n 100 $
 	expect_client="$OK_PP" expect_server="$OK_PP" desc="ibpeer pingpong --ud (client) -> ibv_ud_pingpong (guest, server)"
 
 # perftest TCP mode: version "6.06", 108-byte pingpong_dest records (ENDPOINT.md §2.2)
-def peer_write_bw_gc guest-client "ib_write_bw $PT -n 200 $HOST" "ibpeer perftest write --bind $HOST -n 200" \
+def peer_write_bw_gc guest-client "ib_write_bw $PT -n 200 $HOST" "ibpeer perftest write --bind $HOST -n 200" check_data=1 \
 	expect_client="$OK_BW" expect_server="$OK_BW" desc="ib_write_bw (guest, client) -> ibpeer perftest write (server), 65536 x 200"
-def peer_write_bw_gs guest-server "ibpeer perftest write --bind $HOST -n 200 $GA" "ib_write_bw $PT -n 200" \
+def peer_write_bw_gs guest-server "ibpeer perftest write --bind $HOST -n 200 $GA" "ib_write_bw $PT -n 200" check_data=1 \
 	expect_client="$OK_BW" expect_server="$OK_BW" desc="ibpeer perftest write (client) -> ib_write_bw (guest, server)"
-def peer_read_bw_gc guest-client "ib_read_bw $PT -n 200 $HOST" "ibpeer perftest read --bind $HOST -n 200" \
+def peer_read_bw_gc guest-client "ib_read_bw $PT -n 200 $HOST" "ibpeer perftest read --bind $HOST -n 200" check_data=1 \
 	expect_client="$OK_BW" expect_server="$OK_BW" desc="ib_read_bw (guest, client) -> ibpeer perftest read (server)"
-def peer_read_bw_gs guest-server "ibpeer perftest read --bind $HOST -n 200 $GA" "ib_read_bw $PT -n 200" \
+def peer_read_bw_gs guest-server "ibpeer perftest read --bind $HOST -n 200 $GA" "ib_read_bw $PT -n 200" check_data=1 \
 	expect_client="$OK_BW" expect_server="$OK_BW" desc="ibpeer perftest read (client) -> ib_read_bw (guest, server)"
 def peer_send_bw_gc guest-client "ib_send_bw $PT -n 200 $HOST" "ibpeer perftest send --bind $HOST -n 200" \
 	expect_client="$OK_BW" expect_server="$OK_BW" desc="ib_send_bw (guest, client) -> ibpeer perftest send (server)"
@@ -148,13 +151,13 @@ def peer_write_bw_cm_gs guest-server "ibpeer perftest write -R --bind $HOST -n 2
 	expect_client="$OK_BW" expect_server="$OK_BW" desc="ibpeer perftest write -R (client) -> ib_write_bw -R (guest, server)"
 
 # ---- (c) 2% loss injected inside the guest (netem on eth0 egress) -------------------------------
-def peer_write_bw_loss_gc guest-client "ib_write_bw $PT -s 4096 -n 200 $HOST" "ibpeer perftest write --bind $HOST -s 4096 -n 200" loss=2% \
+def peer_write_bw_loss_gc guest-client "ib_write_bw $PT -s 4096 -n 200 $HOST" "ibpeer perftest write --bind $HOST -s 4096 -n 200" loss=2% check_data=1 \
 	expect_client="$OK_BW" expect_server="$OK_BW" desc="ib_write_bw (guest, client, 2% loss) -> ibpeer (server)"
-def peer_write_bw_loss_gs guest-server "ibpeer perftest write --bind $HOST -s 4096 -n 200 $GA" "ib_write_bw $PT -s 4096 -n 200" loss=2% \
+def peer_write_bw_loss_gs guest-server "ibpeer perftest write --bind $HOST -s 4096 -n 200 $GA" "ib_write_bw $PT -s 4096 -n 200" loss=2% check_data=1 \
 	expect_client="$OK_BW" expect_server="$OK_BW" desc="ibpeer perftest write (client) -> ib_write_bw (guest, server, 2% loss)"
-def peer_read_bw_loss_gc guest-client "ib_read_bw $PT -s 4096 -n 200 $HOST" "ibpeer perftest read --bind $HOST -s 4096 -n 200" loss=2% \
+def peer_read_bw_loss_gc guest-client "ib_read_bw $PT -s 4096 -n 200 $HOST" "ibpeer perftest read --bind $HOST -s 4096 -n 200" loss=2% check_data=1 \
 	expect_client="$OK_BW" expect_server="$OK_BW" desc="ib_read_bw (guest, client, 2% loss) -> ibpeer (server)"
-def peer_read_bw_loss_gs guest-server "ibpeer perftest read --bind $HOST -s 4096 -n 200 $GA" "ib_read_bw $PT -s 4096 -n 200" loss=2% \
+def peer_read_bw_loss_gs guest-server "ibpeer perftest read --bind $HOST -s 4096 -n 200 $GA" "ib_read_bw $PT -s 4096 -n 200" loss=2% check_data=1 \
 	expect_client="$OK_BW" expect_server="$OK_BW" desc="ibpeer perftest read (client) -> ib_read_bw (guest, server, 2% loss)"
 def peer_rping_loss_gc guest-client "rping -c -a $HOST -v -V -C 10" "ibpeer rping -s --bind $HOST -v -V -C 10" loss=2% tolerate="$RPING_RACE" \
 	expect_client="$OK_RPING_C" expect_server="$OK_RPING_S" desc="rping -c (guest, 2% loss) -> ibpeer rping -s, data validated"
