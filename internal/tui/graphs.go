@@ -308,7 +308,7 @@ func newPSNGraph(u *UI) *psnGraph { return &psnGraph{Box: tview.NewBox(), u: u} 
 
 // psnSelected opens the PSN graph of the selected connection.
 func (u *UI) psnSelected() {
-	id := u.selectedConv()
+	id, in := u.convOf(u.selectedConv())
 	if id == 0 {
 		u.note("PSN graph: select a packet of a connection, or a row of the QP table")
 		return
@@ -331,7 +331,7 @@ func (u *UI) psnSelected() {
 		var lastY int64
 		err := u.m.Scan(ctx, total, func(p *decode.Packet) bool {
 			a := &p.Analysis
-			if a.Conv != id {
+			if !in(a.Conv) {
 				return true
 			}
 			b := p.BTH()

@@ -24,6 +24,7 @@ const (
 	rping     = "../../pcaps/rxe/rping.pcap"
 	sendRNR   = "../../pcaps/rxe/send_bw_rnr.pcap"
 	readBW    = "../../pcaps/rxe/read_bw.pcap"
+	cnpECN    = "../../pcaps/rc_cnp_ecn.pcap"
 )
 
 // loadModel loads a capture completely and returns the model.

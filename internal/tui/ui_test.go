@@ -408,6 +408,15 @@ var viewCases = []viewCase{
 		thenExpect: []string{"retrans 1204"}, golden: "psngraph", until: func(u *UI) bool { return psnWindow(u.psn, 0, 1) }},
 	{name: "psngraph-zoom-out", keys: []string{"100G", "P"}, expect: []string{"retrans 1204"}, then: []string{"-"},
 		thenExpect: []string{"retrans 1204"}, until: func(u *UI) bool { return psnWindow(u.psn, -0.5, 1.5) }},
+	// PSN graph markers: RNR NAKs (Z) from rxe, CNPs (C) from a generated capture.
+	{name: "psngraph-rnr", path: sendRNR, keys: []string{"C", "p"}, expect: []string{"PSN graph, connection", "RNR 49"}},
+	{name: "psngraph-rnr-pan-right", path: sendRNR, keys: []string{"C", "p"}, expect: []string{"RNR 49"}, then: []string{"+", "l"},
+		thenExpect: []string{"PSN graph, connection"}, until: func(u *UI) bool { return psnWindow(u.psn, 0.375, 0.875) }},
+	{name: "psngraph-rnr-reset", path: sendRNR, keys: []string{"C", "p"}, expect: []string{"RNR 49"}, then: []string{"+", "l", "0"},
+		thenExpect: []string{"RNR 49"}, golden: "psngraph-rnr", until: func(u *UI) bool { return psnWindow(u.psn, 0, 1) }},
+	{name: "psngraph-rnr-zoom-out", path: sendRNR, keys: []string{"C", "p"}, expect: []string{"RNR 49"}, then: []string{"-"},
+		thenExpect: []string{"RNR 49"}, until: func(u *UI) bool { return psnWindow(u.psn, -0.5, 1.5) }},
+	{name: "psngraph-cnp", path: cnpECN, keys: []string{"C", "p"}, expect: []string{"PSN graph, connection", "CNP 2"}}, // as the QP table counts them
 	{name: "latency", path: readBW, keys: []string{"T"}, expect: []string{"RDMA_READ", "p99"}},
 	// :load replaces the capture.
 	{name: "command-load", keys: []string{":", "load " + rping, "<enter>"}, expect: []string{"rping.pcap |", "Frame 1:"},

@@ -185,6 +185,20 @@ func (u *UI) selectedConv() uint32 {
 	return mk.conv()
 }
 
+// convOf returns the conversation that id is, or that absorbed id (a
+// connection's first packets may get an id of their own until the analysis
+// pairs the two directions), and a test for the ids of its packets.
+func (u *UI) convOf(id uint32) (uint32, func(conv uint32) bool) {
+	cs := u.m.Conversations()
+	for i := range cs {
+		if cs[i].HasID(id) {
+			cv := &cs[i]
+			return cv.ID, cv.HasID
+		}
+	}
+	return id, func(conv uint32) bool { return conv == id }
+}
+
 func convFilter(id uint32) string { return fmt.Sprintf("ibwire.analysis.conv_id == %d", id) }
 
 // applyConv filters the packet list to the selected connection.
@@ -280,7 +294,7 @@ func newFollowView(u *UI) *followView {
 // followSelected follows the selected connection: its messages are
 // reassembled in the background from the spool.
 func (u *UI) followSelected() {
-	id := u.selectedConv()
+	id, in := u.convOf(u.selectedConv())
 	if id == 0 {
 		u.note("follow: select a packet of a connection, or a row of the QP table")
 		return
@@ -297,7 +311,7 @@ func (u *UI) followSelected() {
 	u.showView(viewFollow)
 	total := u.m.Status().Packets
 	go func() {
-		fl := output.NewFollow(func(p *decode.Packet) bool { return p.Analysis.Conv == id }, convFilter(id), false)
+		fl := output.NewFollow(func(p *decode.Packet) bool { return in(p.Analysis.Conv) }, convFilter(id), false)
 		err := u.m.Scan(ctx, total, func(p *decode.Packet) bool { fl.Add(p); return true })
 		if err != nil {
 			return
