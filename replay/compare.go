@@ -354,6 +354,15 @@ type Result struct {
 	// Readback is, with Payload and RDMA WRITEs in the plan, what reading
 	// the written span back found; nil otherwise.
 	Readback *Readback
+	// Coalesced counts the captured plain ACKs the peer left out and
+	// covered with a later ACK (no differences unless StrictACKs).
+	Coalesced int
+	// Stalls are the frame numbers of the requests before which the peer
+	// had not answered within Timeout as far as the capture had (0: the
+	// wait for the last responses). A peer that coalesces ACKs still
+	// catches up; one that holds its ACKs back, or answers only at the
+	// end, does not, and that is a difference.
+	Stalls []int
 }
 
 // Response is one response, reduced to what is compared.
@@ -376,7 +385,7 @@ type Hunk struct {
 }
 
 // Differ reports whether the live responses differ from the captured ones.
-func (r *Result) Differ() bool { return len(r.Hunks) > 0 || r.Readback.Failed() }
+func (r *Result) Differ() bool { return len(r.Hunks) > 0 || len(r.Stalls) > 0 || r.Readback.Failed() }
 
 // Compare plays plan's requests against peer after setup and compares the
 // responses. It returns an error only when the comparison could not be
@@ -445,7 +454,7 @@ func Compare(ctx context.Context, plan *Plan, setup Setup, peer Peer, opts Compa
 		}
 		return others >= other-missing && covered >= psn
 	}
-	receive := func(total, other, psn int, wait time.Duration) error {
+	receive := func(total, other, psn int, wait time.Duration, at int) error {
 		deadline := time.Now().Add(wait)
 		had := len(res.Live)
 		for total < 0 || !caughtUp(total, other, psn) {
@@ -472,6 +481,7 @@ func Compare(ctx context.Context, plan *Plan, setup Setup, peer Peer, opts Compa
 			covered = max(covered, r.PSN)
 		}
 		if total >= 0 && !caughtUp(total, other, psn) {
+			res.Stalls = append(res.Stalls, at)
 			// Nothing at all during a whole wait: the peer has stopped
 			// answering, and waiting before every later request would only
 			// multiply the timeout.
@@ -490,7 +500,7 @@ func Compare(ctx context.Context, plan *Plan, setup Setup, peer Peer, opts Compa
 			continue
 		}
 		if !silent {
-			if err := receive(s.Before, s.BeforeOther, s.Covered, timeout); err != nil {
+			if err := receive(s.Before, s.BeforeOther, s.Covered, timeout, s.Frame.Number); err != nil {
 				return nil, err
 			}
 		}
@@ -509,15 +519,23 @@ func Compare(ctx context.Context, plan *Plan, setup Setup, peer Peer, opts Compa
 		}
 		lastPSN = max(lastPSN, r.PSN)
 	}
-	if err := receive(len(res.Captured), lastOther, lastPSN, timeout); err != nil {
+	if err := receive(len(res.Captured), lastOther, lastPSN, timeout, 0); err != nil {
 		return nil, err
 	}
-	if err := receive(-1, 0, 0, linger); err != nil {
+	if err := receive(-1, 0, 0, linger, 0); err != nil {
 		return nil, err
 	}
 	res.Hunks = diff(res.Captured, res.Live)
 	if !opts.StrictACKs {
+		before := 0
+		for _, h := range res.Hunks {
+			before += len(h.Del)
+		}
 		res.Hunks = dropCoveredACKs(res.Captured, res.Hunks)
+		res.Coalesced = before
+		for _, h := range res.Hunks {
+			res.Coalesced -= len(h.Del)
+		}
 	}
 	if opts.Payload {
 		res.Readback = checkWrites(plan, peer, local, remote, timeout)
@@ -711,10 +729,24 @@ func (r *Result) WriteSummary(w io.Writer) {
 	}
 	fmt.Fprintf(w, "compare: played %d requests of conversation %d as %s against %s\n", r.Sent, p.Conv, r.Local.requester(), r.Remote.responder())
 	fmt.Fprintf(w, "compare: %d responses captured, %d received; ", len(r.Captured), len(r.Live))
-	if len(r.Hunks) == 0 {
+	if len(r.Hunks) == 0 && r.Differ() {
+		fmt.Fprintln(w, "the responses agree")
+	} else if len(r.Hunks) == 0 {
 		fmt.Fprintln(w, "no differences")
 	} else {
 		fmt.Fprintf(w, "%d %s (%d captured and %d live responses not matched)\n", len(r.Hunks), plural(len(r.Hunks), "difference"), del, add)
+	}
+	if r.Coalesced > 0 {
+		fmt.Fprintf(w, "compare: %d received %s matched captured ones; the peer coalesced %d captured %s into later ones (a difference only with --strict-acks)\n",
+			len(r.Live)-add, plural(len(r.Live)-add, "response"), r.Coalesced, plural(r.Coalesced, "ACK"))
+	}
+	if len(r.Stalls) > 0 {
+		at := "the end"
+		if r.Stalls[0] != 0 {
+			at = fmt.Sprintf("frame %d", r.Stalls[0])
+		}
+		fmt.Fprintf(w, "compare: the peer had not answered as far as the capture within the timeout %d %s (first before %s)\n",
+			len(r.Stalls), plural(len(r.Stalls), "time"), at)
 	}
 	if rb := r.Readback; rb != nil {
 		fmt.Fprintf(w, "compare: read back the %d bytes the WRITEs span at va 0x%x: ", rb.Len, rb.VA)

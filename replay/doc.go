@@ -64,7 +64,11 @@
 // relative to the first request, AETH syndromes and MSNs, lengths, and
 // optionally READ data and atomic original values — and reports the
 // differences as a diff with frame numbers. A captured ACK the peer covered
-// with a later one (coalescing) is no difference unless StrictACKs.
+// with a later one (coalescing) is no difference unless StrictACKs; the
+// ACKs the peer did send must each match a captured one, and a peer that
+// had not answered as far as the capture when a wait ran out (Result.
+// Stalls) differs. With Payload, the span the plan's WRITEs cover is read
+// back after the play (Result.Readback).
 // A Setup that picks the player's QPN and first PSN itself (RDMA CM
 // connects a QP of the player's own) is an AssigningSetup; SplitWire lets
 // such a set-up's endpoint.Device share the player's wire, taking every

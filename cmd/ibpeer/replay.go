@@ -68,9 +68,14 @@ lengths, and with --payload READ data and atomic original values; with
 peer after the play (RDMA READs after the last request) and checks it holds
 what they wrote. The peer must allow remote READ of its region: ibpeer
 serve and ibpeer perftest do; perftest's ib_write_bw registers its buffer
-for remote write only, so leave --payload out against it. A
-captured ACK the peer covered with a later ACK (coalescing, which the IBTA
-allows and rxe does not do) is no difference unless --strict-acks.
+for remote write only, so leave --payload out against it. Each
+request is sent once the peer has answered as far as the capture had
+before it. A responder may acknowledge several messages with one ACK
+(coalescing, which the IBTA allows and rxe does not do): unless
+--strict-acks, the ACKs are judged by those the peer sent, each of which
+must match a captured one, and a captured ACK the peer covered with a later
+one is no difference; the report counts both. A peer that holds its ACKs
+back until the wait for them (--timeout) runs out differs even so.
 Differences are printed like diff with frame numbers; the exit status is 1
 when there is any. --image writes the responder's region as the capture
 shows it, for seeding the peer so that --payload can pass (given alone, it
@@ -178,7 +183,7 @@ func runReplay(args []string, stdout, stderr io.Writer) int {
 	fs.BoolVar(&f.quiet, "q", false, "print no summary")
 	fs.BoolVar(&f.compare, "compare", false, "play the requester half of one RC connection against --to and compare the responses")
 	fs.BoolVar(&f.payload, "payload", false, "with --compare: compare READ data and atomic original values too, and read the WRITEs' span back afterwards")
-	fs.BoolVar(&f.strictACK, "strict-acks", false, "with --compare: a captured ACK the peer coalesced into a later one is a difference too")
+	fs.BoolVar(&f.strictACK, "strict-acks", false, "with --compare: a captured ACK the peer coalesced into a later one is a difference too (and the player waits for every captured response)")
 	fs.StringVar(&f.imageOut, "image", "", "write the responder's region of the --conv connection as the capture shows it (WRITE data, what READs and atomics found) to `FILE`, to seed a peer for --compare --payload; alone, it is all that is done")
 	fs.StringVar(&f.setup, "setup", "perftest", "with --compare: how to learn the peer's QPN, R_Key, VA: perftest, pingpong (TCP exchanges), cm (perftest -R's RDMA CM) or manual (--peer-*)")
 	fs.StringVar(&f.oob, "oob", "", "with --compare: `HOST:PORT` of the TCP set-up exchange (default: --to's host, port 18515); with --setup cm, :PORT of the RDMA CM service")

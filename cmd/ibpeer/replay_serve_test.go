@@ -28,16 +28,17 @@ func TestReplayCompareAgainstServe(t *testing.T) {
 		code    int
 		stdout  []string // what the report must say
 		stderr  string
+		clean   int // a clean report of this many captured responses (ackSummary)
 	}{
 		// Not seeded: the region starts zeroed, and --payload reads the
 		// span the WRITEs cover back after the play.
 		{name: "write_bw", capture: "write_bw.pcap", mtu: 1024, code: exitOK,
 			stdout: []string{"played 800 requests", "200 responses captured", "no differences",
-				"compare: read back the 4096 bytes the WRITEs span at va 0x", ": the 4096 bytes the capture's WRITEs left are there\n"}},
+				"compare: read back the 4096 bytes the WRITEs span at va 0x", ": the 4096 bytes the capture's WRITEs left are there\n"}, clean: 200},
 		{name: "read_bw", capture: "read_bw.pcap", seed: true, mtu: 1024, code: exitOK,
-			stdout: []string{"played 200 requests", "800 responses captured, 800 received; no differences"}},
+			stdout: []string{"played 200 requests", "800 responses captured, 800 received; no differences"}, clean: 800},
 		{name: "atomic_fadd", capture: "atomic_fadd.pcap", seed: true, mtu: 1024, code: exitOK,
-			stdout: []string{"played 200 requests", "200 responses captured, 200 received; no differences"}},
+			stdout: []string{"played 200 requests", "200 responses captured, 200 received; no differences"}, clean: 200},
 		// Without the image the READ data cannot match: the payload
 		// comparison must notice, while the structure still agrees.
 		{name: "read_bw unseeded", capture: "read_bw.pcap", mtu: 1024, code: exitError,
@@ -76,6 +77,9 @@ func TestReplayCompareAgainstServe(t *testing.T) {
 			}
 			if tt.stderr != "" {
 				assert.Contains(t, stderr, tt.stderr)
+			}
+			if tt.clean > 0 {
+				t.Logf("%d of %d responses received", ackSummary(t, stdout, tt.clean), tt.clean)
 			}
 			if tt.seed {
 				assert.Contains(t, out, "every region starts with the")
