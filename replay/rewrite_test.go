@@ -136,6 +136,23 @@ func icrcOK(t *testing.T, c *Capture) map[int]bool {
 	return ok
 }
 
+// vcrcs returns each native IB frame's VCRC status.
+func vcrcs(c *Capture) map[int]layers.CRCStatus {
+	st := map[int]layers.CRCStatus{}
+	dec := decode.NewDecoder(decodeOpts())
+	for _, f := range c.Frames {
+		p := dec.Decode(decode.Input{Number: f.Number, LinkType: uint32(f.LinkType), Data: f.Data})
+		if p.VCRC == layers.CRCGood || p.VCRC == layers.CRCBad {
+			st[f.Number] = p.VCRC
+		}
+	}
+	return st
+}
+
+// nativeIB are the corpus captures of native InfiniBand frames (LRH …
+// ICRC, VCRC): their rewrite must bring every good VCRC up to date.
+var nativeIB = map[string]bool{"conv_ib.pcap": true, "opcodes_ib_grh.pcap": true, "conv_erf.pcap": true}
+
 func writeTemp(t *testing.T, c *Capture, name string) string {
 	path := filepath.Join(t.TempDir(), name)
 	require.NoError(t, c.WriteFile(path, c.Format))
@@ -156,6 +173,10 @@ func TestRewriteRoundTrip(t *testing.T) {
 			want, err := os.ReadFile(path)
 			require.NoError(t, err)
 			before := icrcOK(t, orig)
+			vBefore := vcrcs(orig)
+			if nativeIB[filepath.Base(path)] {
+				require.NotEmpty(t, vBefore, "a native IB capture has VCRCs")
+			}
 
 			rules := scrambleRules(t, orig)
 			if rules.Empty() {
@@ -182,6 +203,23 @@ func TestRewriteRoundTrip(t *testing.T) {
 				}
 			}
 			assert.Equal(t, st.Changed, changed)
+			// Every good VCRC is good after the rewrite (the LRH's LIDs and
+			// everything after it changed under it), every bad one bad.
+			vAfter := vcrcs(mid)
+			assert.Len(t, vAfter, len(vBefore))
+			for n, v := range vBefore {
+				assert.Equal(t, v, vAfter[n], "frame %d: VCRC %v before the rewrite, %v after", n, v, vAfter[n])
+			}
+			if nativeIB[filepath.Base(path)] {
+				assert.NotZero(t, st.VCRCs, "VCRCs recomputed")
+				good := 0
+				for _, v := range vAfter {
+					if v == layers.CRCGood {
+						good++
+					}
+				}
+				assert.NotZero(t, good, "good VCRCs after the rewrite")
+			}
 
 			inv, err := rules.Inverse()
 			require.NoError(t, err)

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/google/gopacket"
@@ -135,6 +136,59 @@ psn-base qpn=0x11 +1000
 		}
 	}
 	assert.Equal(t, map[uint32]int{0x123: 1000}, qpns)
+}
+
+// TestReplayRewriteVCRC moves a LID in native IB captures: every VCRC is
+// recomputed, the good ones verify afterwards, and the one a capture had
+// wrong on purpose stays wrong.
+func TestReplayRewriteVCRC(t *testing.T) {
+	vcrcs := func(path string) (good, bad int, lids map[uint16]int) {
+		r, err := capture.Open(path)
+		require.NoError(t, err)
+		defer r.Close()
+		dec := decode.NewDecoder(decode.Options{LinkLayers: capture.DecodingLinkLayers()})
+		lids = map[uint16]int{}
+		for {
+			p, err := r.Next()
+			if err != nil {
+				break
+			}
+			pk := dec.Decode(decode.Input{Number: p.Number, LinkType: uint32(p.LinkType), Data: p.Data})
+			switch pk.VCRC {
+			case layers.CRCGood:
+				good++
+			case layers.CRCBad:
+				bad++
+			}
+			if pk.Headers.Has(layers.LayerTypeLRH) {
+				lids[pk.Headers.LRH.SLID]++
+				lids[pk.Headers.LRH.DLID]++
+			}
+		}
+		return good, bad, lids
+	}
+	tests := []struct {
+		file, summary string
+		good, bad     int
+	}{
+		{"conv_ib.pcap", ": 23 rewritten, 23 ICRCs and 23 VCRCs recomputed\n", 23, 0},
+		{"broken_bad_vcrc.pcap", ": 12 rewritten, 12 ICRCs and 12 VCRCs recomputed\n", 11, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.file, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "moved.pcap")
+			code, stdout, stderr := ibpeer("replay", "--lid", "1,7", "-w", out, "../../pcaps/"+tt.file)
+			require.Equal(t, exitOK, code, stderr)
+			assert.True(t, strings.HasSuffix(stdout, tt.summary), stdout)
+			good, bad, lids := vcrcs("../../pcaps/" + tt.file)
+			require.Equal(t, [2]int{tt.good, tt.bad}, [2]int{good, bad}, "the capture as it is")
+			require.NotZero(t, lids[1])
+			good, bad, moved := vcrcs(out)
+			assert.Equal(t, [2]int{tt.good, tt.bad}, [2]int{good, bad}, "good and bad VCRCs after the rewrite")
+			assert.Zero(t, moved[1], "LID 1 is gone")
+			assert.Equal(t, lids[1], moved[7])
+		})
+	}
 }
 
 func TestReplaySelect(t *testing.T) {
