@@ -132,6 +132,30 @@ func newVictim(t *testing.T, typ endpoint.QPType, access endpoint.Access) *victi
 	return v
 }
 
+// reconnect takes the victim's QP through RESET back to RTS with the
+// attributes Connect gave it, changed by tweak.
+func (v *victim) reconnect(tweak func(*endpoint.QPAttr)) {
+	attr, err := v.qp.Query()
+	if err != nil {
+		panic(err)
+	}
+	tweak(&attr)
+	for _, s := range []struct {
+		state endpoint.QPState
+		mask  endpoint.AttrMask
+	}{
+		{endpoint.StateReset, 0},
+		{endpoint.StateInit, endpoint.AttrAccess},
+		{endpoint.StateRTR, endpoint.AttrAV | endpoint.AttrPathMTU | endpoint.AttrDestQPN | endpoint.AttrRQPSN | endpoint.AttrMaxDestRdAtomic | endpoint.AttrMinRNRTimer},
+		{endpoint.StateRTS, endpoint.AttrSQPSN | endpoint.AttrTimeout | endpoint.AttrRetryCnt | endpoint.AttrRNRRetry | endpoint.AttrMaxRdAtomic},
+	} {
+		attr.State = s.state
+		if err := v.qp.Modify(attr, endpoint.AttrState|s.mask); err != nil {
+			panic(err)
+		}
+	}
+}
+
 func (v *victim) send(h hostile) { v.wire.Inject(v.src, h.bytes(v.qp.QPN())) }
 
 func (v *victim) responses() []response {
@@ -155,6 +179,7 @@ func TestAdversarial(t *testing.T) {
 		state     endpoint.QPState
 		counter   func(c endpoint.Counters) uint64 // must be 1 after the attack
 		untouched bool                             // the region must still be all zero
+		check     func(t *testing.T, v *victim)    // more checks after the attack
 	}{
 		{
 			name: "bad rkey", typ: endpoint.RC, access: all, untouched: true, state: endpoint.StateErr,
@@ -261,9 +286,15 @@ func TestAdversarial(t *testing.T) {
 				if err := v.qp.PostRecv(endpoint.RecvWR{ID: 1, SGL: []endpoint.SGE{v.mr.SGE(0, 16)}}); err != nil {
 					panic(err)
 				}
-				v.send(hostile{op: 0x04, psn: v.p0, ackReq: true, payload: make([]byte, 32)})
+				v.send(hostile{op: 0x04, psn: v.p0, ackReq: true, payload: []byte("0123456789abcdefTOO-LONG-FOR-IT!")})
 			},
 			want: func(v *victim) []response { return []response{nak(v.p0, layers.NAKInvalidRequest)} },
+			check: func(t *testing.T, v *victim) {
+				require.Equal(t, make([]byte, len(v.mem)-16), v.mem[16:], "nothing past the receive SGE")
+				wcs := waitWCs(t, v.rcq, 1)
+				require.Equal(t, uint64(1), wcs[0].ID)
+				require.Equal(t, endpoint.StatusLocLenErr, wcs[0].Status)
+			},
 		},
 		{
 			name: "SEND with no receive WR", typ: endpoint.RC, access: all, untouched: true, state: endpoint.StateRTS,
@@ -287,6 +318,11 @@ func TestAdversarial(t *testing.T) {
 				return []response{nak(v.p0, layers.NAKPSNSequenceError), ack(v.p0)}
 			},
 			counter: func(c endpoint.Counters) uint64 { return c.OutOfSeqRequest },
+			check: func(t *testing.T, v *victim) {
+				require.Equal(t, make([]byte, 8), v.mem[0:8], "the evil WRITEs were not executed")
+				require.Equal(t, []byte("good"), v.mem[8:12])
+				require.Equal(t, make([]byte, len(v.mem)-12), v.mem[12:])
+			},
 		},
 		{
 			name: "PSN far behind: a duplicate, re-ACKed without executing", typ: endpoint.RC, access: all, untouched: true, state: endpoint.StateRTS,
@@ -327,6 +363,70 @@ func TestAdversarial(t *testing.T) {
 				syn := layers.MakeAckSyndrome(0x1F)
 				return []response{{op: 0x0D, psn: v.p0, syn: syn}, {op: 0x0F, psn: v.p0.Add(1), syn: syn}, {op: 0x10, psn: v.p0.Add(1), syn: syn}}
 			},
+		},
+		{
+			name: "max_dest_rd_atomic 0: READ is an invalid request", typ: endpoint.RC, access: all, untouched: true, state: endpoint.StateErr,
+			attack: func(v *victim) {
+				v.reconnect(func(a *endpoint.QPAttr) { a.MaxDestRdAtomic = 0 })
+				v.send(hostile{op: 0x0C, psn: v.p0, ackReq: true, reth: layers.RETH{VA: v.mr.Addr(), RKey: v.mr.RKey(), DMALength: 8}})
+			},
+			want: func(v *victim) []response { return []response{nak(v.p0, layers.NAKInvalidRequest)} },
+		},
+		{
+			name: "max_dest_rd_atomic 0: atomic is an invalid request", typ: endpoint.RC, access: all, untouched: true, state: endpoint.StateErr,
+			attack: func(v *victim) {
+				v.reconnect(func(a *endpoint.QPAttr) { a.MaxDestRdAtomic = 0 })
+				v.send(hostile{op: 0x14, psn: v.p0, ackReq: true, atomic: layers.AtomicETH{VA: v.mr.Addr(), RKey: v.mr.RKey(), SwapAddData: 1}})
+			},
+			want: func(v *victim) []response { return []response{nak(v.p0, layers.NAKInvalidRequest)} },
+		},
+		{
+			name: "UC bad rkey: dropped silently", typ: endpoint.UC, access: all, untouched: true, state: endpoint.StateRTS,
+			attack: func(v *victim) {
+				v.send(hostile{op: 0x2A, psn: v.p0, reth: layers.RETH{VA: v.mr.Addr(), RKey: v.mr.RKey() ^ 0x5A5A, DMALength: 8}, payload: []byte("evilevil")})
+			},
+			want:    func(v *victim) []response { return nil },
+			counter: func(c endpoint.Counters) uint64 { return c.ResponderDrops },
+		},
+		{
+			name: "UC VA outside the region: dropped silently", typ: endpoint.UC, access: all, untouched: true, state: endpoint.StateRTS,
+			attack: func(v *victim) {
+				v.send(hostile{op: 0x2A, psn: v.p0, reth: layers.RETH{VA: v.mr.Addr() + uint64(v.mr.Len()) - 4, RKey: v.mr.RKey(), DMALength: 8}, payload: []byte("evilevil")})
+			},
+			want:    func(v *victim) []response { return nil },
+			counter: func(c endpoint.Counters) uint64 { return c.ResponderDrops },
+		},
+		{
+			name: "UC opcode sequence: MIDDLE without FIRST, dropped silently", typ: endpoint.UC, access: all, untouched: true, state: endpoint.StateRTS,
+			attack: func(v *victim) {
+				v.send(hostile{op: 0x27, psn: v.p0, payload: mtuBytes})
+			},
+			want:    func(v *victim) []response { return nil },
+			counter: func(c endpoint.Counters) uint64 { return c.ResponderDrops },
+		},
+		{
+			name: "UC opcode sequence: SEND LAST inside a WRITE, the message dropped", typ: endpoint.UC, access: all, state: endpoint.StateRTS,
+			attack: func(v *victim) {
+				if err := v.qp.PostRecv(endpoint.RecvWR{ID: 1, SGL: []endpoint.SGE{v.mr.SGE(2048, 2048)}}); err != nil {
+					panic(err)
+				}
+				v.send(hostile{op: 0x26, psn: v.p0, reth: layers.RETH{VA: v.mr.Addr(), RKey: v.mr.RKey(), DMALength: 2048}, payload: mtuBytes})
+				v.send(hostile{op: 0x22, psn: v.p0.Add(1), payload: mtuBytes})
+			},
+			want:    func(v *victim) []response { return nil },
+			counter: func(c endpoint.Counters) uint64 { return c.ResponderDrops },
+			check: func(t *testing.T, v *victim) {
+				require.Equal(t, make([]byte, 2048), v.mem[2048:], "the SEND LAST wrote nothing")
+				require.Zero(t, v.rcq.Len(), "no receive completion")
+			},
+		},
+		{
+			name: "UC SEND with no receive WR: dropped silently", typ: endpoint.UC, access: all, untouched: true, state: endpoint.StateRTS,
+			attack: func(v *victim) {
+				v.send(hostile{op: 0x24, psn: v.p0, payload: []byte("hi")})
+			},
+			want:    func(v *victim) []response { return nil },
+			counter: func(c endpoint.Counters) uint64 { return c.ResponderDrops },
 		},
 		{
 			name: "wrong P_Key", typ: endpoint.RC, access: all, untouched: true, state: endpoint.StateRTS,
@@ -440,6 +540,9 @@ func TestAdversarial(t *testing.T) {
 				}
 				if tc.typ == endpoint.UD {
 					require.Zero(t, v.rcq.Len(), "no receive completion")
+				}
+				if tc.check != nil {
+					tc.check(t, v)
 				}
 			})
 		})
