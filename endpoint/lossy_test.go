@@ -167,7 +167,12 @@ func TestLossyAtomics(t *testing.T) {
 		for w := range words {
 			require.Equal(t, model[w], b.mr.LoadUint64(8*w), "word %d", w)
 		}
-		require.NotZero(t, a.wire.Stats().Lost)
+		for _, w := range []*wiretest.Wire{a.wire, b.wire} {
+			st := w.Stats()
+			require.NotZero(t, st.Lost, "lost")
+			require.NotZero(t, st.Duplicated, "duplicated")
+			require.NotZero(t, st.Reordered, "reordered")
+		}
 		a.guardsIntact(t)
 		b.guardsIntact(t)
 	})
