@@ -3,6 +3,7 @@ package replay
 import (
 	"bytes"
 	"context"
+	"net"
 	"net/netip"
 	"slices"
 	"testing"
@@ -174,6 +175,16 @@ func TestCheckTarget(t *testing.T) {
 	assert.ErrorContains(t, CheckTarget(netip.MustParseAddr("192.168.77.12"), false), "needs --allow-remote")
 	assert.NoError(t, CheckTarget(netip.MustParseAddr("192.168.77.12"), true))
 	assert.NoError(t, CheckInterface("lo", false))
+	assert.ErrorContains(t, CheckInterface("nonexistent0", true), "interface nonexistent0")
+	ifs, err := net.Interfaces()
+	require.NoError(t, err)
+	for _, ifi := range ifs {
+		if ifi.Flags&net.FlagLoopback == 0 {
+			assert.ErrorContains(t, CheckInterface(ifi.Name, false), "interface "+ifi.Name+" is not a loopback device: sending out of it needs --allow-remote")
+			assert.NoError(t, CheckInterface(ifi.Name, true))
+			break
+		}
+	}
 }
 
 // TestPacketSenderLoopback sends frames out of lo and captures them back.

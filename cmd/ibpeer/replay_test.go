@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"flag"
 	"fmt"
+	"net"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -410,6 +411,34 @@ func ackSummary(t *testing.T, report string, captured int) int {
 	assert.NotContains(t, report, "had not answered as far as the capture")
 	assert.NotContains(t, report, "\n+live")
 	return received
+}
+
+// nonLoopbackInterface names an interface that is not loopback, or skips.
+func nonLoopbackInterface(t *testing.T) string {
+	ifs, err := net.Interfaces()
+	require.NoError(t, err)
+	for _, ifi := range ifs {
+		if ifi.Flags&net.FlagLoopback == 0 {
+			return ifi.Name
+		}
+	}
+	t.Skip("no interface but loopback here")
+	return ""
+}
+
+// TestReplayRefusesRemoteInterface: -i with an interface that is not
+// loopback is refused, before anything is sent, unless --allow-remote.
+func TestReplayRefusesRemoteInterface(t *testing.T) {
+	iface := nonLoopbackInterface(t)
+	for _, args := range [][]string{
+		{"replay", "-i", iface, rxe + "rc_pingpong.pcap"},
+		{"replay", "-i", iface, "--top", "--allow-remote=false", rxe + "rc_pingpong.pcap"},
+	} {
+		code, stdout, stderr := ibpeer(args...)
+		assert.Equal(t, exitUsage, code, "%v", args)
+		assert.Contains(t, stderr, "-i: interface "+iface+" is not a loopback device: sending out of it needs --allow-remote")
+		assert.Empty(t, stdout, "nothing was sent")
+	}
 }
 
 // TestReplayToInterface sends whole frames out of lo (AF_PACKET, root).
