@@ -374,6 +374,9 @@ type Response struct {
 	// an RC ACKNOWLEDGE with an ACK syndrome, which a later one may cover.
 	PSN      int
 	PlainACK bool
+	// Answers is the frame number of the captured request whose PSN the
+	// response carries (a READ's for each of its responses); 0 for none.
+	Answers int
 }
 
 // Hunk is one run of differences: captured responses missing from the
@@ -439,6 +442,7 @@ func Compare(ctx context.Context, plan *Plan, setup Setup, peer Peer, opts Compa
 			res.Captured = append(res.Captured, r)
 		}
 	}
+	answers := plan.requestFrames()
 	buf := make([]byte, 1<<16)
 	// The live side has caught up with the capture when it has sent as
 	// many responses that are not plain ACKs and answered as far in the
@@ -473,7 +477,7 @@ func Compare(ctx context.Context, plan *Plan, setup Setup, peer Peer, opts Compa
 				return fmt.Errorf("receive: %w", err)
 			}
 			r := describe(buf[:n], local.PSN, local.QPN, opts.Payload)
-			r.Index = len(res.Live) + 1
+			r.Index, r.Answers = len(res.Live)+1, answers[r.PSN]
 			res.Live = append(res.Live, r)
 			if !r.PlainACK {
 				others++
@@ -541,6 +545,28 @@ func Compare(ctx context.Context, plan *Plan, setup Setup, peer Peer, opts Compa
 		res.Readback = checkWrites(plan, peer, local, remote, timeout)
 	}
 	return res, nil
+}
+
+// requestFrames maps each PSN of the plan's requests, relative to the
+// first, to the frame number of the request that used it (a READ uses one
+// per response packet).
+func (p *Plan) requestFrames() map[int]int {
+	m := map[int]int{}
+	var b layers.BTH
+	for _, s := range p.Steps {
+		if !s.Request || b.DecodeFromBytes(s.Frame.Datagram(), gopacket.NilDecodeFeedback) != nil {
+			continue
+		}
+		n := 1
+		if b.Opcode.Info().Operation == layers.OpRDMAReadRequest {
+			n = max(1, (int(b.RETH.DMALength)+p.MTU-1)/p.MTU)
+		}
+		rel := b.PSN.Diff(p.Requester.PSN)
+		for i := range n {
+			m[rel+i] = s.Frame.Number
+		}
+	}
+	return m
 }
 
 // isPlainACK reports an RC ACKNOWLEDGE whose syndrome is an ACK.
@@ -702,7 +728,8 @@ func diff(a, b []Response) []Hunk {
 // WriteDiff prints the differences like diff -u without context: a header
 // naming both sides, then per hunk the captured responses missing from the
 // live side (-, with their frame numbers) and the live responses the
-// capture does not have (+, numbered in arrival order).
+// capture does not have (+, numbered in arrival order, with the frame
+// number of the captured request whose PSN they carry).
 func (r *Result) WriteDiff(w io.Writer, liveName string) {
 	p := r.Plan
 	cv := &p.Capture.Convs[p.Conv-1]
@@ -714,7 +741,11 @@ func (r *Result) WriteDiff(w io.Writer, liveName string) {
 			fmt.Fprintf(w, "-frame %-6d %s\n", d.Frame, d.Key)
 		}
 		for _, a := range h.Add {
-			fmt.Fprintf(w, "+live #%-5d %s\n", a.Index, a.Key)
+			if a.Answers != 0 {
+				fmt.Fprintf(w, "+live #%-5d %s (to frame %d)\n", a.Index, a.Key, a.Answers)
+			} else {
+				fmt.Fprintf(w, "+live #%-5d %s\n", a.Index, a.Key)
+			}
 		}
 	}
 }

@@ -76,8 +76,10 @@ before it. A responder may acknowledge several messages with one ACK
 must match a captured one, and a captured ACK the peer covered with a later
 one is no difference; the report counts both. A peer that holds its ACKs
 back until the wait for them (--timeout) runs out differs even so.
-Differences are printed like diff with frame numbers; the exit status is 1
-when there is any. --image writes the responder's region as the capture
+Differences are printed like diff: "-frame N" a captured response the peer
+did not send, "+live #K ... (to frame N)" the K-th live response, which the
+capture does not have, with the frame of the captured request whose PSN
+it carries. The exit status is 1 when there is any difference. --image writes the responder's region as the capture
 shows it, for seeding the peer so that --payload can pass (given alone, it
 needs no destination).
 

@@ -42,9 +42,10 @@ func TestReplayCompareAgainstServe(t *testing.T) {
 		// Without the image the READ data cannot match: the payload
 		// comparison must notice, while the structure still agrees.
 		{name: "read_bw unseeded", capture: "read_bw.pcap", mtu: 1024, code: exitError,
-			stdout: []string{"800 responses captured, 800 received; 1 difference", "+live #1     RC_RDMA_READ_RESPONSE_FIRST psn +0 ACK credits=unlimited msn 1 len 1024 data crc32"}},
+			stdout: []string{"800 responses captured, 800 received; 1 difference", "+live #1     RC_RDMA_READ_RESPONSE_FIRST psn +0 ACK credits=unlimited msn 1 len 1024 data crc32 0x",
+				" (to frame 22)\n+live #2     RC_RDMA_READ_RESPONSE_MIDDLE psn +1 len 1024 data crc32 0x"}},
 		{name: "atomic_fadd unseeded", capture: "atomic_fadd.pcap", mtu: 1024, code: exitError,
-			stdout: []string{"200 responses captured, 200 received; 1 difference", "+live #1     RC_ATOMIC_ACKNOWLEDGE psn +0 ACK credits=unlimited msn 1 len 0 orig 0x0\n"}},
+			stdout: []string{"200 responses captured, 200 received; 1 difference", "+live #1     RC_ATOMIC_ACKNOWLEDGE psn +0 ACK credits=unlimited msn 1 len 0 orig 0x0 (to frame 22)\n"}},
 		{name: "MTU differs", capture: "write_bw_mtu4096.pcap", seed: true, mtu: 1024, code: exitError,
 			stderr: "the peer's QPs use path MTU 1024, the capture 4096: start ibpeer serve with --mtu 4096"},
 		{name: "region too small", capture: "read_bw.pcap", seed: false, mrSize: 2048, mtu: 1024, code: exitError,
