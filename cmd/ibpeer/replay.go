@@ -94,7 +94,8 @@ Mapping file (--map): one rule a line, # comments:
   va   0x56005f76d000 -> 0x1000 len 0x100000
   psn-base qpn=0x11 +1000             # requests to QP 0x11 and their responses
 The rule flags take the same values as FROM,TO (no shell quoting needed) or,
-as tcprewrite, FROM:TO when neither side has colons: --port 49441:50000.
+as tcprewrite, FROM:TO when neither side has colons: --port 49441:50000;
+--psn-base takes the file's 'qpn=0x11 +1000' or 0x11,+1000.
 
 Examples:
   ibpeer replay --ip 192.168.77.11,10.0.0.1 --ip 192.168.77.12,10.0.0.2 -w moved.pcap pcaps/rxe/write_bw.pcap
@@ -144,7 +145,7 @@ var ruleHelp = map[string]string{
 	replay.KindQPN:     "OLD,NEW: rewrite a QPN (BTH destination QP, DETH source QP)",
 	replay.KindRKey:    "OLD,NEW: rewrite an R_Key (RETH, AtomicETH, IETH)",
 	replay.KindVA:      "OLD,NEW[,LEN]: move the VAs in [OLD, OLD+LEN) to NEW (RETH, AtomicETH)",
-	replay.KindPSNBase: "QPN,±N: shift the PSNs of the requests to QPN and of their responses",
+	replay.KindPSNBase: "'qpn=QPN ±N' as in the mapping file, or QPN,±N: shift the PSNs of the requests to QPN and of their responses by N",
 }
 
 func runReplay(args []string, stdout, stderr io.Writer) int {

@@ -47,6 +47,10 @@ func TestReplayCommandLine(t *testing.T) {
 	}{
 		{"help", []string{"replay", "-h"}, exitOK, "psn-base qpn=0x11 +1000", ""},
 		{"help lists flags", []string{"help", "replay"}, exitOK, "-allow-remote", ""},
+		{"psn-base help", []string{"replay", "-h"}, exitOK, "-psn-base value\n    \t'qpn=QPN ±N' as in the mapping file, or QPN,±N", ""},
+		{"psn-base as in the file", []string{"replay", "--psn-base", "qpn=0x11 +1000", "-w", "x", rxe + "write_bw.pcap"}, exitOK, ": 1010 rewritten", ""},
+		{"psn-base with a comma", []string{"replay", "--psn-base", "0x11,-5", "-w", "x", rxe + "write_bw.pcap"}, exitOK, ": 1010 rewritten", ""},
+		{"psn-base unsigned", []string{"replay", "--psn-base", "qpn=0x11 1000", "-w", "x", rxe + "write_bw.pcap"}, exitUsage, "", "want a signed shift"},
 		{"no file", []string{"replay", "-w", "x"}, exitUsage, "", "no capture: give FILE"},
 		{"no destination", []string{"replay", rxe + "write_bw.pcap"}, exitUsage, "", "no destination"},
 		{"image only", []string{"replay", "--image", "x", rxe + "atomic_fadd.pcap"}, exitOK, "Wrote the 4040-byte region of conversation 1's responder (va 0x55d423207000) to", ""},
