@@ -59,6 +59,10 @@ found.
 --cm PORT serves RDMA CM connections (QP1) instead, answering like
 librdmacm's ucmatose server: 'ibpeer serve --cm 7471 -h' for its flags.
 
+Exit status: 0 when stopped by SIGINT or SIGTERM, 1 when it cannot serve
+(UDP 4791 or the TCP port taken, --pcap not writable, the listener
+failing), 2 for bad flags.
+
 Example:
   ibpeer serve --addr 127.0.0.2
   ibpeer write --addr 127.0.0.1 --to 127.0.0.2 --size 1048576 --iters 64 --verify --loss 0.05

@@ -137,6 +137,7 @@ func TestServeUsage(t *testing.T) {
 		{"help", []string{"serve", "-h"}, exitOK, "server -> client  62 bytes", ""},
 		{"help mentions why", []string{"serve", "-h"}, exitOK, "still parses", ""},
 		{"help flags", []string{"serve", "-h"}, exitOK, "-mr-size", ""},
+		{"help exit status", []string{"serve", "-h"}, exitOK, "\nExit status: 0 when stopped by SIGINT or SIGTERM, 1 when it cannot serve\n", ""},
 		{"no addr", []string{"serve"}, exitUsage, "", "give --addr IP"},
 		{"bad addr", []string{"serve", "--addr", "nowhere"}, exitUsage, "", `--addr "nowhere": not an IP address`},
 		{"bad mtu", []string{"serve", "--addr", "127.0.0.2", "--mtu", "1500"}, exitUsage, "", "--mtu: MTU 1500"},
@@ -153,6 +154,20 @@ func TestServeUsage(t *testing.T) {
 			assert.Contains(t, stderr, tt.stderr)
 		})
 	}
+}
+
+// TestServeCannotServe: a TCP set-up port already taken is exit status 1
+// with the reason, as serve -h says.
+func TestServeCannotServe(t *testing.T) {
+	needLoopbackPorts(t)
+	ln, err := net.Listen("tcp", "127.0.0.2:0")
+	require.NoError(t, err)
+	defer ln.Close()
+	port := ln.Addr().(*net.TCPAddr).Port
+	code, _, stderr := ibpeer("serve", "--addr", "127.0.0.2", "--port", fmt.Sprint(port))
+	assert.Equal(t, exitError, code)
+	assert.Contains(t, stderr, "ibpeer serve: set-up listener: ")
+	assert.Contains(t, stderr, "address already in use")
 }
 
 // bwRowRE matches a perftest bandwidth row (what the interop scenarios
