@@ -72,6 +72,7 @@ var allowedImports = map[string][]string{
 	"fuzz":              {"capture", "decode", "internal/output", "endpoint", "layers", "dfilter", "craft", "github.com/google/gopacket"},
 	"pcaps":             {"craft", "layers", "capture", "github.com/google/gopacket"},
 	"internal/fuzzseed": {"capture"},
+	"internal/looptest": {"golang.org/x/sys/unix"},
 	"cmd/":              {"*"},
 	"interop":           {"*"},
 	"bench":             {"*"},
