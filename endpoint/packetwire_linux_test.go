@@ -20,6 +20,7 @@ import (
 	"golang.org/x/net/bpf"
 	"golang.org/x/sys/unix"
 
+	"github.com/ibwire/ibwire/internal/looptest"
 	"github.com/ibwire/ibwire/layers"
 )
 
@@ -39,6 +40,27 @@ func openPacketWire(t *testing.T, iface, addr string, opts ...PacketOption) *Pac
 // wireReadN reads n datagrams from any Wire or fails after five seconds.
 func wireReadN(t *testing.T, w Wire, n int) []Datagram {
 	t.Helper()
+	return wireReadMatching(t, w, n, func(Datagram) bool { return true })
+}
+
+// loQPN puts a test's destination QPN in a range no other program uses, so
+// that wires on lo (shared with other packages' tests running at the same
+// time: ibpeer, replay and ibtui send RoCEv2 to 127.0.0.1 and 127.0.0.2)
+// can tell their own datagrams from the others' with wireReadOwn.
+func loQPN(n uint32) uint32 { return 0xE1E100 | n&0xFF }
+
+// wireReadOwn reads n datagrams addressed to a loQPN, skipping the rest.
+func wireReadOwn(t *testing.T, w Wire, n int) []Datagram {
+	t.Helper()
+	return wireReadMatching(t, w, n, func(dg Datagram) bool {
+		return len(dg.Payload) >= 8 && binary.BigEndian.Uint32(dg.Payload[4:])&0xFFFF00 == loQPN(0)
+	})
+}
+
+// wireReadMatching reads until n datagrams that keep accepts have arrived,
+// or fails after five seconds.
+func wireReadMatching(t *testing.T, w Wire, n int, keep func(Datagram) bool) []Datagram {
+	t.Helper()
 	var got []Datagram
 	done := make(chan error, 1)
 	go func() {
@@ -49,7 +71,11 @@ func wireReadN(t *testing.T, w Wire, n int) []Datagram {
 				done <- err
 				return
 			}
-			got = append(got, dgs[:k]...)
+			for _, dg := range dgs[:k] {
+				if keep(dg) && len(got) < n {
+					got = append(got, dg)
+				}
+			}
 		}
 		done <- nil
 	}()
@@ -74,13 +100,13 @@ func TestPacketWireLoopback(t *testing.T) {
 				Dst:          wb.LocalAddr(),
 				TrafficClass: uint8(i),
 				HopLimit:     uint8(i), // 0 becomes 64
-				Payload:      testRoCEPayload([]int{minRoCEDatagram, 64, 1040, MaxDatagram}[i%4], 0x22, uint32(i), byte(i)),
+				Payload:      testRoCEPayload([]int{minRoCEDatagram, 64, 1040, MaxDatagram}[i%4], loQPN(0x22), uint32(i), byte(i)),
 			}
 		}
 		n, err := wa.WriteBatch(sent)
 		require.NoError(t, err)
 		require.Equal(t, len(sent), n)
-		got := wireReadN(t, wb, len(sent))
+		got := wireReadOwn(t, wb, len(sent))
 		for i, dg := range got {
 			assert.Equal(t, sent[i].Payload, dg.Payload, "batch %d datagram %d", batch, i)
 			assert.Equal(t, netip.MustParseAddrPort("127.0.0.1:"+strconv.Itoa(0xC000+i)), dg.Src)
@@ -109,6 +135,7 @@ func TestPacketWireWithUDPWire(t *testing.T) {
 		{"::1", "[::1]:4791"},
 	} {
 		t.Run(tt.packetAddr, func(t *testing.T) {
+			looptest.Hold(t) // the UDP wire takes port 4791
 			pw := openPacketWire(t, "lo", tt.packetAddr)
 			uw, err := ListenUDP(netip.MustParseAddrPort(tt.udpAddr))
 			require.NoError(t, err)
@@ -119,17 +146,17 @@ func TestPacketWireWithUDPWire(t *testing.T) {
 			// only IPv6 reaches the kernel's UDP; TestPacketWireVeth covers
 			// IPv4 on a veth pair.
 			if pw.LocalAddr().Addr().Is6() {
-				_, err = pw.WriteBatch([]Datagram{{Dst: uw.LocalAddr(), TrafficClass: 2, Payload: testRoCEPayload(200, 3, 1, 1)}})
+				_, err = pw.WriteBatch([]Datagram{{Dst: uw.LocalAddr(), TrafficClass: 2, Payload: testRoCEPayload(200, loQPN(3), 1, 1)}})
 				require.NoError(t, err)
-				in := wireReadN(t, uw, 1)[0]
+				in := wireReadOwn(t, uw, 1)[0]
 				assert.Equal(t, ICRCGood, in.ICRC, "the UDP wire checks the packet wire's ICRC")
 				assert.Equal(t, uint8(2), in.TrafficClass)
-				wireReadN(t, pw, 1) // ::1 to ::1: the packet wire sees its own frame too
+				wireReadOwn(t, pw, 1) // ::1 to ::1: the packet wire sees its own frame too
 			}
 
-			_, err = uw.WriteBatch([]Datagram{{Dst: pw.LocalAddr(), HopLimit: 9, Payload: testRoCEPayload(300, 4, 2, 2)}})
+			_, err = uw.WriteBatch([]Datagram{{Dst: pw.LocalAddr(), HopLimit: 9, Payload: testRoCEPayload(300, loQPN(4), 2, 2)}})
 			require.NoError(t, err)
-			out := wireReadN(t, pw, 1)[0]
+			out := wireReadOwn(t, pw, 1)[0]
 			assert.Equal(t, ICRCGood, out.ICRC, "the packet wire checks the kernel-built header")
 			assert.Equal(t, uw.LocalAddr(), out.Src)
 			assert.Equal(t, uint8(9), out.HopLimit)
@@ -143,14 +170,14 @@ func TestPacketWireDropsBadICRCAndLearnsMAC(t *testing.T) {
 	wb := openPacketWire(t, "lo", "127.0.0.2")
 	// Corrupt a frame after the ICRC is filled: send through a raw packet
 	// socket of our own, built from what the wire would send.
-	p := testRoCEPayload(64, 1, 1, 1)
+	p := testRoCEPayload(64, loQPN(1), 1, 1)
 	_, err := wa.WriteBatch([]Datagram{{Dst: wb.LocalAddr(), Payload: p}})
 	require.NoError(t, err)
-	good := wireReadN(t, wb, 1)[0]
+	good := wireReadOwn(t, wb, 1)[0]
 	assert.Equal(t, ICRCGood, good.ICRC)
 
 	b := newPacketBatch(1, wa.hdrLen)
-	dg := Datagram{Dst: wb.LocalAddr(), Payload: testRoCEPayload(64, 1, 2, 1)}
+	dg := Datagram{Dst: wb.LocalAddr(), Payload: testRoCEPayload(64, loQPN(1), 2, 1)}
 	require.NoError(t, wa.buildFrame(b, 0, &dg))
 	dg.Payload[20] ^= 1 // after the ICRC was computed
 	frame := append(append([]byte(nil), b.hdrs[:wa.hdrLen]...), dg.Payload...)
@@ -160,7 +187,7 @@ func TestPacketWireDropsBadICRCAndLearnsMAC(t *testing.T) {
 	lo, err := net.InterfaceByName("lo")
 	require.NoError(t, err)
 	require.NoError(t, unix.Sendto(fd, frame, 0, &unix.SockaddrLinklayer{Ifindex: lo.Index, Protocol: packetHtons(unix.ETH_P_IP)}))
-	bad := wireReadN(t, wb, 1)[0]
+	bad := wireReadOwn(t, wb, 1)[0]
 	assert.Equal(t, ICRCBad, bad.ICRC)
 	assert.Equal(t, uint32(2), binary.BigEndian.Uint32(bad.Payload[8:]))
 
@@ -193,8 +220,15 @@ func TestPacketWireErrors(t *testing.T) {
 
 	errc := make(chan error)
 	go func() {
-		_, err := w.ReadBatch(wireReadBuffers(2))
-		errc <- err
+		// Other tests' RoCEv2 on lo may arrive first: read until the
+		// wire reports an error, which must be the close.
+		bufs := wireReadBuffers(2)
+		for {
+			if _, err := w.ReadBatch(bufs); err != nil {
+				errc <- err
+				return
+			}
+		}
 	}()
 	time.Sleep(20 * time.Millisecond)
 	require.NoError(t, w.Close())

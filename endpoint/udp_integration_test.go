@@ -10,6 +10,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/ibwire/ibwire/endpoint"
+	"github.com/ibwire/ibwire/internal/looptest"
 	"github.com/ibwire/ibwire/layers"
 )
 
@@ -22,6 +23,7 @@ import (
 // one with a round trip through the responder QP's goroutine.
 func TestOverUDPWire(t *testing.T) {
 	defer goleak.VerifyNone(t)
+	looptest.Hold(t)
 	wa, err := endpoint.ListenUDP(netip.MustParseAddrPort("127.0.0.1:4791"))
 	if err != nil {
 		t.Skipf("loopback UDP 4791 unavailable: %v", err)

@@ -14,12 +14,14 @@ import (
 // use them: one RC SEND Only packet moves, its ICRC filled by the sender and
 // checked by the receiver.
 func ExampleListenUDP() {
-	a, err := endpoint.ListenUDP(netip.MustParseAddrPort("127.0.0.1:4791"))
+	// Peers take port 4791 (endpoint.RoCEv2Port) on each address; port 0
+	// lets this example run beside them.
+	a, err := endpoint.ListenUDP(netip.MustParseAddrPort("127.0.0.1:0"))
 	if err != nil {
 		panic(err)
 	}
 	defer a.Close()
-	b, err := endpoint.ListenUDP(netip.MustParseAddrPort("127.0.0.2:4791"))
+	b, err := endpoint.ListenUDP(netip.MustParseAddrPort("127.0.0.2:0"))
 	if err != nil {
 		panic(err)
 	}
@@ -40,6 +42,6 @@ func ExampleListenUDP() {
 		panic(err)
 	}
 	dg := in[:n][0]
-	fmt.Printf("%v -> %v, %d bytes, ECN %d, ICRC %v\n", dg.Src, dg.Dst, len(dg.Payload), dg.TrafficClass&3, dg.ICRC)
-	// Output: 127.0.0.1:4791 -> 127.0.0.2:4791, 24 bytes, ECN 2, ICRC good
+	fmt.Printf("%v -> %v, %d bytes, ECN %d, ICRC %v\n", dg.Src.Addr(), dg.Dst.Addr(), len(dg.Payload), dg.TrafficClass&3, dg.ICRC)
+	// Output: 127.0.0.1 -> 127.0.0.2, 24 bytes, ECN 2, ICRC good
 }
