@@ -259,7 +259,11 @@ func (m *Model) load(ctx context.Context, src Source, sp *spoolWriter, limit int
 				st.publish(false, &lastPublish, &lastCount)
 			}
 		case <-tick.C:
-			if frames != nil && (st.pendingCount() > 0 || st.live) {
+			// A stream that pauses still gets the analysis of what came
+			// before the pause: snapshots are otherwise taken only when
+			// packets are published.
+			stale := st.count != st.snapCount && time.Since(st.lastSnap) >= snapEvery
+			if frames != nil && (st.pendingCount() > 0 || st.live || stale) {
 				st.publish(false, &lastPublish, &lastCount)
 			}
 		}
@@ -285,7 +289,13 @@ type loadState struct {
 	src      statsSource
 	lastSnap time.Time
 	lastLat  time.Time
+	// snapCount is count at the last snapshot of the analysis.
+	snapCount int
 }
+
+// snapEvery is how often the analysis snapshots (conversations, expert
+// findings) are refreshed while packets come.
+const snapEvery = 250 * time.Millisecond
 
 func newLoadState(m *Model, sp *spoolWriter) *loadState {
 	st := &loadState{m: m, sp: sp, dec: decode.NewDecoder(m.options), lat: decode.NewLatencyStat(), filter: m.filter}
@@ -346,12 +356,12 @@ func (st *loadState) publish(final bool, lastPublish *time.Time, lastCount *int)
 		st.fail(err)
 	}
 	now := time.Now()
-	snap := final || now.Sub(st.lastSnap) >= 250*time.Millisecond
+	snap := final || now.Sub(st.lastSnap) >= snapEvery
 	var convs []decode.Conversation
 	var expert []decode.ExpertRow
 	var lat []latencySnap
 	if snap {
-		st.lastSnap = now
+		st.lastSnap, st.snapCount = now, st.count
 		convs = st.an.Conversations()
 		expert = st.an.Expert().Rows()
 		for i := range expert {

@@ -409,8 +409,10 @@ func (u *UI) refresh() {
 	switch {
 	case u.selected == 0 && u.rows > 0:
 		u.selectRow(0)
-	case atEnd && !st.Done && !st.Filtering:
-		u.selectRow(u.rows - 1) // tail a capture that grows
+	case atEnd && !st.Filtering:
+		// Tail a capture that grows, up to its last packets, which come
+		// with the end.
+		u.selectRow(u.rows - 1)
 	case u.selected != 0:
 		// Keep the selected frame under the cursor when a filter changes
 		// the rows; when it is filtered out, the next one shown.
@@ -660,7 +662,9 @@ func (u *UI) gotoEnd() {
 		u.jumpFrame(u.count)
 		return
 	}
-	u.selectRow(u.rows - 1)
+	// The model's last row, which may be ahead of the last refresh: then
+	// the list tails the capture from there.
+	u.selectRow(u.m.Displayed() - 1)
 }
 
 // selectRow selects the displayed row i (clamped).

@@ -84,7 +84,12 @@ func start(t *testing.T, path, filter string, w, h int) *harness {
 
 func startTheme(t *testing.T, path, filter string, w, h int, mono bool) *harness {
 	t.Helper()
-	m := loadModel(t, path, filter)
+	return startModel(t, loadModel(t, path, filter), w, h, mono)
+}
+
+// startModel shows m, loaded or still loading.
+func startModel(t *testing.T, m *Model, w, h int, mono bool) *harness {
+	t.Helper()
 	sim := tcell.NewSimulationScreen("UTF-8")
 	app := tview.NewApplication()
 	app.SetScreen(sim)

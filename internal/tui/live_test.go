@@ -1,0 +1,122 @@
+package tui
+
+import (
+	"context"
+	"io"
+	"os"
+	"regexp"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ibwire/ibwire/capture"
+)
+
+// liveSource is a capture read from a pipe that reports kernel drops, as
+// a live interface does.
+type liveSource struct {
+	*capture.Reader
+	dropped uint64
+}
+
+func (s liveSource) Stats() (capture.Stats, error) {
+	return capture.Stats{Received: 1000, Dropped: s.dropped}, nil
+}
+
+// convFrames is the Frames cell of connection id's row in the QP table,
+// read on the event loop; "" when the table has no such row.
+func convFrames(u *UI, id uint32) string {
+	for _, r := range u.convs.rows {
+		if r.id == id {
+			return r.cells[convFirstNumber+4]
+		}
+	}
+	return ""
+}
+
+// TestStreamingUI feeds a capture to the viewer through a pipe in two
+// halves, as tcpdump -w - | ibtui -r - (or a live capture) does: the
+// first half shows and the keys work while the source is still open, the
+// status bar shows the rate (and the drops, live), and the QP table and the
+// tailed packet list follow the second half when it comes.
+func TestStreamingUI(t *testing.T) {
+	data, err := os.ReadFile(rping)
+	require.NoError(t, err)
+	full := loadModel(t, rping, "")
+	total := full.Status().Packets
+	// The RC connection: the one with the most frames.
+	var id uint32
+	var frames uint64
+	for _, c := range full.Conversations() {
+		if n := c.Dir[0].Packets + c.Dir[1].Packets; n > frames {
+			id, frames = c.ID, n
+		}
+	}
+	require.NotZero(t, id)
+	wantFrames := strconv.FormatUint(frames, 10)
+
+	tests := []struct {
+		name    string
+		live    bool
+		loading *regexp.Regexp // the status while the source is open
+		done    *regexp.Regexp // the status once it ended
+	}{
+		{"stdin", false, regexp.MustCompile(`\| \d+ packets \| loading \d+ pkt/s`), regexp.MustCompile(`\| ` + strconv.Itoa(total) + ` packets\n`)},
+		{"live", true, regexp.MustCompile(`\| \d+ packets \| capturing \d+ pkt/s \| 7 dropped`),
+			regexp.MustCompile(`\| ` + strconv.Itoa(total) + ` packets \| capturing 0 pkt/s \| 7 dropped`)},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			pr, pw := io.Pipe()
+			t.Cleanup(func() { pw.Close() })
+			half := len(data) / 2
+			go pw.Write(data[:half])
+			r, err := capture.NewReader(pr, "stdin")
+			require.NoError(t, err)
+			var src Source = r
+			if tc.live {
+				src = liveSource{Reader: r, dropped: 7}
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			m, err := NewModel(ctx, src, Options{Name: "stdin", Streaming: true, Publish: time.Millisecond})
+			require.NoError(t, err)
+			t.Cleanup(func() { cancel(); m.Close() })
+
+			h := startModel(t, m, 120, 40, true)
+			// The first half is shown while the pipe is still open.
+			h.waitUntil(func(u *UI) bool { return u.m.Status().Packets > 10 }, "the first half")
+			assert.False(t, m.Status().Done, "the pipe is open")
+			// The keys work before the load finishes: the QP table, back,
+			// and the last packet, which the list then tails.
+			h.keys("C")
+			var partial string
+			h.waitUntil(func(u *UI) bool {
+				partial = convFrames(u, id)
+				return u.view == viewConvs && partial != ""
+			}, "the QP table, partial")
+			assert.NotEqual(t, wantFrames, partial)
+			h.keys("<esc>", "G")
+			first := m.Status().Packets
+			h.waitUntil(func(u *UI) bool { return u.view == viewPackets && u.selected >= first }, "the last packet")
+			assert.Regexp(t, tc.loading, h.screen())
+			assert.Less(t, first, total, "the second half is still to come")
+			h.keys("C")
+
+			go func() {
+				pw.Write(data[half:])
+				pw.Close()
+			}()
+			// The QP table fills in as the rest comes, without a key.
+			h.waitUntil(func(u *UI) bool { return convFrames(u, id) == wantFrames }, "the QP table, complete")
+			s := h.waitFor("[ QPs ]", " "+wantFrames+" ")
+			assert.Regexp(t, tc.done, s)
+			h.waitUntil(func(u *UI) bool { return u.m.Status().Done }, "the end")
+			h.keys("<esc>")
+			h.waitUntil(func(u *UI) bool { return u.selected == total }, "the list tailed the capture to its last packet")
+			h.waitFor("Frame " + strconv.Itoa(total) + ":")
+		})
+	}
+}
