@@ -278,6 +278,13 @@ func treeExpanded(open bool) func(u *UI) bool {
 var viewCases = []viewCase{
 	{name: "packets", expect: []string{"Frame 1:", "2243 packets"}},
 	{name: "packets-80x24", w: 80, h: 24, expect: []string{"Frame 1:"}},
+	{name: "convs-80x24", w: 80, h: 24, keys: []string{"C"}, expect: []string{"[ QPs ]", "0x000011"}},
+	{name: "psngraph-80x24", w: 80, h: 24, keys: []string{"100G", "P"}, expect: []string{"PSN graph, connection 1"},
+		until: func(u *UI) bool { return psnWindow(u.psn, 0, 1) }},
+	{name: "help-80x24", w: 80, h: 24, keys: []string{"?"}, expect: []string{"ibtui keys"}},
+	// The help is longer than 24 lines: it scrolls (keys no binding takes
+	// go to the text).
+	{name: "help-80x24-end", w: 80, h: 24, keys: []string{"?", "G"}, expect: []string{"Mouse: click a row"}},
 	// Global keys.
 	{name: "ctrl-l", keys: []string{"<ctrl-l>"}, expect: []string{"Frame 1:", "2243 packets"}, golden: "packets"},
 	{name: "help", h: 60, keys: []string{"?"}, expect: []string{"ibtui keys"}},
