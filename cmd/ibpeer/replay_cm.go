@@ -31,12 +31,16 @@ type cmSetup struct {
 	rdAtom bool // READs or atomics to come (the plan's, --payload's read-back): ask for responder resources
 	split  *replay.SplitWire
 	dev    *endpoint.Device
+	// limit bounds the whole exchange (default setupTimeout): with nobody
+	// answering, RDMA CM would retry its REQ for minutes.
+	limit time.Duration
 
 	cmx      *perftestCM
 	p        *endpoint.PerftestConn
 	qp       *endpoint.QP
 	local    endpoint.PerftestDest
 	assigned replay.Dest
+	ready    bool // the exchange went through: Close runs the closing steps
 }
 
 // perftestOutReads is what perftest's read and atomic clients advertise
@@ -51,6 +55,20 @@ func (s *cmSetup) job() *perftestJob {
 }
 
 func (s *cmSetup) Exchange(ctx context.Context, _ replay.Dest) (replay.Dest, error) {
+	limit := s.limit
+	if limit <= 0 {
+		limit = setupTimeout
+	}
+	ctx, cancel := context.WithTimeout(ctx, limit)
+	defer cancel()
+	d, err := s.exchange(ctx)
+	if err != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return d, fmt.Errorf("perftest -R set-up with %v port %d not done within %v: %w", s.server, s.port, limit, err)
+	}
+	return d, err
+}
+
+func (s *cmSetup) exchange(ctx context.Context) (replay.Dest, error) {
 	j := s.job()
 	cmx, err := j.dialCM(ctx, s.dev, io.Discard)
 	if err != nil {
@@ -110,6 +128,7 @@ func (s *cmSetup) Exchange(ctx context.Context, _ replay.Dest) (replay.Dest, err
 	if r.QPN != a.DestQPN {
 		return replay.Dest{}, fmt.Errorf("the peer's QP message names QPN 0x%06x, its RDMA CM connection 0x%06x", r.QPN, a.DestQPN)
 	}
+	s.ready = true
 	return replay.Dest{LID: r.LID, QPN: r.QPN, PSN: layers.PSN(r.PSN), RKey: r.RKey, VA: r.VAddr,
 		GID: netip.AddrFrom16(r.GID).Unmap(), OutReads: int(r.OutReads)}, nil
 }
@@ -126,15 +145,27 @@ func (s *cmSetup) Close() error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), cmSetupTimeout)
 	defer cancel()
-	if s.qp != nil && s.assigned.QPN != 0 {
+	done := false
+	if s.ready {
 		s.cmx.msg.SetDeadline(time.Now().Add(cmSetupTimeout))
 		if _, err := s.p.Handshake(s.local); err == nil {
 			if _, err := s.p.ExchangeBWReports(endpoint.PerftestBWReport{}); err == nil {
-				s.p.Handshake(s.local)
+				_, err = s.p.Handshake(s.local)
+				done = err == nil
 			}
 		}
 	}
-	err := s.cmx.disconnect(ctx, false)
+	var err error
+	if done {
+		err = s.cmx.disconnect(ctx, false)
+	} else {
+		// The session broke off: end both connections here rather than
+		// wait for a server that is waiting for us.
+		if s.cmx.data != nil {
+			s.cmx.data.Disconnect(ctx)
+		}
+		err = s.cmx.ctrl.Disconnect(ctx)
+	}
 	if errors.Is(err, context.DeadlineExceeded) {
 		err = nil
 	}

@@ -7,10 +7,14 @@ import (
 	"io"
 	"net/netip"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
+
+	"github.com/ibwire/ibwire/endpoint"
+	"github.com/ibwire/ibwire/replay"
 )
 
 // TestReplayCompareCM plays the requester halves of rxe's write_bw,
@@ -71,4 +75,47 @@ func TestReplayCompareCM(t *testing.T) {
 			assert.Contains(t, stdout, "+++ live "+srv+":4791, responder QPN ")
 		})
 	}
+}
+
+// TestReplayCompareCMFailures: a server whose MTU is not the capture's is
+// refused with the fix, and the server, disconnected, ends instead of
+// waiting; with nobody answering the REQ the set-up gives up in time.
+func TestReplayCompareCMFailures(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	t.Run("MTU", func(t *testing.T) {
+		var errb bytes.Buffer
+		j, code := parsePerftest([]string{"write", "-R", "-m", "512", "--addr", "127.81.9.2"}, io.Discard, &errb)
+		require.NotNil(t, j, "exit %d: %s", code, errb.String())
+		ready := make(chan netip.AddrPort, 1)
+		j.ready = func(a netip.AddrPort) { ready <- a }
+		done := make(chan error, 1)
+		go func() { done <- j.run(context.Background(), io.Discard) }()
+		<-ready
+		code, _, stderr := ibpeer("replay", "--compare", "--to", "127.81.9.2", "--from", "127.81.9.1", "--setup", "cm", rxe+"write_bw.pcap")
+		assert.Equal(t, exitError, code)
+		assert.Contains(t, stderr, "ibpeer replay: set-up: the peer's active MTU is 512, the capture's path MTU 1024: give the peer -m 1024")
+		select {
+		case err := <-done:
+			assert.Error(t, err, "the server lost its client")
+		case <-time.After(10 * time.Second):
+			t.Fatal("the server still waits for the client replay left")
+		}
+	})
+	t.Run("nobody", func(t *testing.T) {
+		w, err := endpoint.ListenUDP(netip.MustParseAddrPort("127.81.10.1:4791"))
+		require.NoError(t, err)
+		split := replay.NewSplitWire(w)
+		peer := replay.NewWirePeer(split.Diverted(), netip.MustParseAddrPort("127.81.10.2:4791"))
+		dev := endpoint.NewDevice(split.Rest())
+		s := &cmSetup{server: netip.MustParseAddr("127.81.10.2"), port: endpoint.DefaultOOBPort, mtu: 1024, split: split, dev: dev,
+			limit: 300 * time.Millisecond}
+		start := time.Now()
+		_, err = s.Exchange(context.Background(), replay.Dest{})
+		require.Error(t, err)
+		assert.Less(t, time.Since(start), 3*time.Second)
+		assert.Contains(t, err.Error(), "perftest -R set-up with 127.81.10.2 port 18515 not done within 300ms")
+		require.NoError(t, s.Close())
+		require.NoError(t, peer.Close())
+		require.NoError(t, dev.Close())
+	})
 }
