@@ -686,8 +686,16 @@ func (s *tcpSetup) Exchange(ctx context.Context, local replay.Dest) (replay.Dest
 	if _, _, err := s.pt.ExchangeBufferSizes(4096, 64); err != nil {
 		return replay.Dest{}, err
 	}
-	if _, err := s.pt.ExchangeMTU(mtuEnum(s.mtu)); err != nil {
+	want := mtuEnum(s.mtu)
+	got, err := s.pt.ExchangeMTU(want)
+	if err != nil {
 		return replay.Dest{}, err
+	}
+	if got != want {
+		// perftest takes the smaller MTU: the peer's QP would drop the
+		// capture's full-size packets.
+		return replay.Dest{}, fmt.Errorf("the peer's active MTU is %d, the capture's path MTU %d: give the peer -m %d",
+			layers.PathMTU(got).Bytes(), s.mtu, s.mtu)
 	}
 	s.local = endpoint.PerftestDest{OutReads: 1, QPN: local.QPN, PSN: uint32(local.PSN), GID: s.gid}
 	var r endpoint.PerftestDest

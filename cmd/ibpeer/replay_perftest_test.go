@@ -50,3 +50,17 @@ func TestReplayComparePerftest(t *testing.T) {
 		})
 	}
 }
+
+// TestReplayComparePerftestMTU: a perftest server whose MTU is smaller
+// than the capture's would drop its full-size packets; replay refuses
+// with the fix instead.
+func TestReplayComparePerftestMTU(t *testing.T) {
+	needLoopbackPorts(t)
+	defer goleak.VerifyNone(t)
+	port, wait := startPerftestServer(t, "write", "-m", "512")
+	code, _, stderr := ibpeer("replay", "--compare", "--to", "127.0.0.2", "--oob", fmt.Sprintf("127.0.0.2:%d", port), rxe+"write_bw.pcap")
+	_, serr := wait()
+	assert.Equal(t, exitError, code)
+	assert.Contains(t, stderr, "ibpeer replay: set-up: the peer's active MTU is 512, the capture's path MTU 1024: give the peer -m 1024")
+	assert.Error(t, serr, "the server lost its client")
+}
