@@ -19,15 +19,19 @@ import (
 
 	"github.com/ibwire/ibwire/capture"
 	"github.com/ibwire/ibwire/endpoint"
+	"github.com/ibwire/ibwire/internal/looptest"
 	"github.com/ibwire/ibwire/layers"
 )
 
-// needLoopbackPorts skips the test when UDP 4791 on 127.0.0.1 or 127.0.0.2
-// is taken (another package's tests may hold it), as the endpoint tests do.
+// needLoopbackPorts takes looptest's machine-wide lock on UDP 4791 of the
+// loopback addresses for the rest of the test (other packages' tests that
+// bind them wait meanwhile, and it waits for theirs), then skips the test
+// when 127.0.0.1:4791 or 127.0.0.2:4791 is still taken by something else.
 // Under .ci/run (IBWIRE_CI set) it fails instead: there the ports must be
 // free, and a test that skipped would pass without having run.
 func needLoopbackPorts(t *testing.T) {
 	t.Helper()
+	looptest.Hold(t)
 	for _, a := range []string{"127.0.0.1:4791", "127.0.0.2:4791"} {
 		w, err := endpoint.ListenUDP(netip.MustParseAddrPort(a))
 		if err != nil {
