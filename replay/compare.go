@@ -276,8 +276,8 @@ func (p *Plan) Image() []byte {
 			img[off], known[off] = b, true
 		}
 	}
-	var writeVA uint64                // where the current WRITE message continues
-	readVA := map[layers.PSN]uint64{} // READ response PSN → VA it carries
+	writeVA := map[layers.PSN]uint64{} // WRITE packet PSN → VA it carries
+	readVA := map[layers.PSN]uint64{}  // READ response PSN → VA it carries
 	atomicVA := map[layers.PSN]uint64{}
 	var b layers.BTH
 	for _, s := range p.Steps {
@@ -288,11 +288,20 @@ func (p *Plan) Image() []byte {
 		data := b.PacketPayload()
 		switch {
 		case info.Operation == layers.OpRDMAWrite && s.Request:
+			// A segment's place follows from its PSN and its message's
+			// FIRST, not from the packet before it: where a FIRST was
+			// lost before the capture point, the MIDDLEs after it belong
+			// to a message whose VA is not known until the
+			// retransmission, not where the previous message ended.
 			if info.Has(layers.HdrRETH) {
-				writeVA = b.RETH.VA
+				n := max(1, (int(b.RETH.DMALength)+p.MTU-1)/p.MTU)
+				for i := range n {
+					writeVA[b.PSN.Add(i)] = b.RETH.VA + uint64(i*p.MTU)
+				}
 			}
-			put(writeVA, data)
-			writeVA += uint64(len(data))
+			if va, ok := writeVA[b.PSN]; ok {
+				put(va, data)
+			}
 		case info.Operation == layers.OpRDMAReadRequest:
 			mtu := p.MTU
 			n := max(1, (int(b.RETH.DMALength)+mtu-1)/mtu)
