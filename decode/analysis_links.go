@@ -7,6 +7,12 @@ package decode
 type FrameLinks struct {
 	second bool
 	links  []frameLink
+	// merged maps the id of a conversation that pairing merged into
+	// another to that other's id: the second pass numbers conversations
+	// as the first did, and gives each packet its conversation's final id,
+	// so ibwire.analysis.conv_id == N finds every packet of the -z conv,qp
+	// row N, those seen before the pairing too.
+	merged map[uint32]uint32
 }
 
 type frameLink struct {
@@ -52,13 +58,42 @@ func (l *FrameLinks) flag(frame uint32, k FindingKind, sev Severity) {
 	f.sev = max(f.sev, sev)
 }
 
+// merge records that conversation from was merged into conversation into.
+func (l *FrameLinks) merge(from, into uint32) {
+	if l.second {
+		return
+	}
+	if l.merged == nil {
+		l.merged = map[uint32]uint32{}
+	}
+	l.merged[from] = into
+}
+
+// finalConv follows merges from id to the conversation that absorbed it.
+func (l *FrameLinks) finalConv(id uint32) uint32 {
+	for range len(l.merged) { // a merge chain is shorter than the map
+		into, ok := l.merged[id]
+		if !ok {
+			break
+		}
+		id = into
+	}
+	return id
+}
+
 // apply copies what the first pass learned into p.Analysis.
 func (l *FrameLinks) apply(p *Packet) {
-	if !l.second || p.Number <= 0 || p.Number >= len(l.links) {
+	if !l.second {
+		return
+	}
+	an := &p.Analysis
+	if an.Conv != 0 {
+		an.Conv = l.finalConv(an.Conv)
+	}
+	if p.Number <= 0 || p.Number >= len(l.links) {
 		return
 	}
 	f := &l.links[p.Number]
-	an := &p.Analysis
 	if f.resp != 0 {
 		an.ResponseFrame, an.LastResponseFrame = f.resp, f.lastResp
 		an.Info |= InfoResponse

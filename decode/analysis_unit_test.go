@@ -151,3 +151,36 @@ func TestParseIOFunc(t *testing.T) {
 		}
 	}
 }
+
+// TestTwoPassConvIDs: a CNP answering a connection before its two
+// directions were paired opened a conversation of its own, merged into the
+// connection later; the second pass gives every packet the id of the
+// conversation -z conv,qp lists, so a filter on conv_id finds them all.
+func TestTwoPassConvIDs(t *testing.T) {
+	const path = "../pcaps/rc_cnp_ecn.pcap"
+	one := analyze(t, path, decode.AnalyzerOptions{})
+	convs := one.a.Conversations()
+	require.Len(t, convs, 1)
+	final := convs[0]
+	require.NotEmpty(t, final.Aliases, "the capture must hold a packet numbered before the pairing, or this test proves nothing")
+	aliased := 0
+	for _, x := range one.packets {
+		if x.Conv != 0 && x.Conv != final.ID {
+			aliased++
+		}
+	}
+	require.Positive(t, aliased, "one pass numbers the early packet with its merged conversation's id")
+
+	links := decode.NewFrameLinks()
+	analyze(t, path, decode.AnalyzerOptions{Links: links})
+	links.SecondPass()
+	two := analyze(t, path, decode.AnalyzerOptions{Links: links})
+	withConv := 0
+	for n, x := range two.packets {
+		if x.Conv != 0 {
+			withConv++
+			assert.Equal(t, final.ID, x.Conv, "frame %d", n)
+		}
+	}
+	assert.Equal(t, 13, withConv, "every RoCE packet of the capture is in the one connection")
+}

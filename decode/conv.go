@@ -197,6 +197,9 @@ func (a *Analyzer) pair(d, e *direction, by PairedBy) *conv {
 			o.dirs[e.side], o.hasKey[e.side] = nil, false
 		} else {
 			c.aliases = append(append(c.aliases, o.id), o.aliases...)
+			if a.opts.Links != nil {
+				a.opts.Links.merge(o.id, c.id)
+			}
 			if o.seen && (!c.seen || o.first < c.first) {
 				c.first, c.seen = o.first, true
 			}
