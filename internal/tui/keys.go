@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/gdamore/tcell/v2"
+	"github.com/rivo/tview"
 )
 
 // key is one key press a binding answers to.
@@ -152,8 +153,10 @@ func keyNames(b *binding) string {
 	return strings.Join(s, " / ")
 }
 
-// helpText is the help screen, generated from the key table.
-func helpText(table []binding) string {
+// helpText is the help screen, generated from the key table. With width
+// above 0 each description wraps under itself to fit (80 columns leave
+// the longest ones too little room); 0 leaves lines whole.
+func helpText(table []binding, width int) string {
 	var b strings.Builder
 	b.WriteString("ibtui keys (esc or q closes this help)\n")
 	scope := ""
@@ -163,11 +166,60 @@ func helpText(table []binding) string {
 			scope = k.scope
 			fmt.Fprintf(&b, "\n%s\n", strings.ToUpper(scope))
 		}
-		fmt.Fprintf(&b, "  %-20s %s\n", keyNames(k), k.help)
+		prefix := fmt.Sprintf("  %-20s ", keyNames(k))
+		writeHanging(&b, prefix, k.help, width)
 	}
-	b.WriteString("\nMouse: click a row, a field or a byte to select it; the wheel scrolls.\n")
+	writeHanging(&b, "\n", "Mouse: click a row, a field or a byte to select it; the wheel scrolls.", width)
 	return b.String()
 }
 
+// helpIndent is where descriptions start: two spaces, the key column, a space.
+const helpIndent = 23
+
+// writeHanging writes prefix and text, wrapping text at word boundaries so
+// no line passes width (when width > 0), its continuation lines indented
+// to the description column.
+func writeHanging(b *strings.Builder, prefix, text string, width int) {
+	b.WriteString(prefix)
+	col := len(prefix) - strings.LastIndexByte(prefix, '\n') - 1
+	start := col
+	for i, word := range strings.Fields(text) {
+		if i > 0 {
+			if width > 0 && col+1+len(word) > width && col > start {
+				b.WriteString("\n" + strings.Repeat(" ", helpIndent))
+				col, start = helpIndent, helpIndent
+			} else {
+				b.WriteByte(' ')
+				col++
+			}
+		}
+		b.WriteString(word)
+		col += len(word)
+	}
+	b.WriteByte('\n')
+}
+
 // KeyHelp is the key table as the help screen shows it, for ibtui --help.
-func KeyHelp() string { return helpText(keyTable()) }
+func KeyHelp() string { return helpText(keyTable(), 0) }
+
+// helpView is the help screen laid out again for its width each time that
+// changes, so that descriptions wrap under themselves instead of running
+// off an 80-column terminal.
+type helpView struct {
+	*tview.TextView
+	keys  []binding
+	width int
+}
+
+func newHelpView(keys []binding) *helpView {
+	return &helpView{TextView: tview.NewTextView().SetWrap(false), keys: keys, width: -1}
+}
+
+// Draw lays the text out for the width the view was given, then draws it.
+func (h *helpView) Draw(screen tcell.Screen) {
+	if _, _, w, _ := h.GetInnerRect(); w != h.width {
+		h.width = w
+		h.SetText(helpText(h.keys, w))
+	}
+	h.TextView.Draw(screen)
+}

@@ -96,7 +96,7 @@ type UI struct {
 	io      *ioGraph
 	psn     *psnGraph
 	latency *latencyView
-	help    *tview.TextView
+	help    *helpView
 
 	// Keys in progress.
 	pending rune // 'm', '\'', 'g' or 0
@@ -216,7 +216,7 @@ func (u *UI) build() {
 	u.io = newIOGraph(u)
 	u.psn = newPSNGraph(u)
 	u.latency = newLatencyView(u)
-	u.help = tview.NewTextView().SetText(helpText(u.keys)).SetWrap(false)
+	u.help = newHelpView(u.keys)
 
 	u.pages = tview.NewPages().
 		AddPage(viewPackets, u.packets, true, true).
