@@ -153,15 +153,7 @@ func segment(cfg *Config, idx int, op Op, off int, base layers.PSN) ([]reqPacket
 	inv := op.Kind == OpSendInv
 	pkts := make([]reqPacket, 0, n)
 	for i := 0; i < n; i++ {
-		pos := layers.PosMiddle
-		switch {
-		case n == 1:
-			pos = layers.PosOnly
-		case i == 0:
-			pos = layers.PosFirst
-		case i == n-1:
-			pos = layers.PosLast
-		}
+		pos := layers.SegmentPosition(i, n)
 		last := i == n-1
 		data := op.Data[i*mtu : min(len(op.Data), (i+1)*mtu)]
 		p, err := mk(i, last, pos, op.Kind.operation(), imm && last, inv && last, data, 1)
@@ -182,15 +174,7 @@ func readResponses(cfg *Config, psn layers.PSN, data []byte, syndrome layers.AET
 	n := segments(len(data), cfg.MTU)
 	out := make([]layers.BTH, n)
 	for i := range out {
-		pos := layers.PosMiddle
-		switch {
-		case n == 1:
-			pos = layers.PosOnly
-		case i == 0:
-			pos = layers.PosFirst
-		case i == n-1:
-			pos = layers.PosLast
-		}
+		pos := layers.SegmentPosition(i, n)
 		b := layers.BTH{Opcode: mustOpcode(layers.ServiceRC, layers.OpRDMAReadResponse, pos, false, false),
 			PKey: cfg.PKey, DestQP: cfg.Requester.QPN, PSN: psn.Add(i)}
 		if b.Opcode.Info().Has(layers.HdrAETH) {

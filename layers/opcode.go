@@ -81,6 +81,20 @@ func (p Position) String() string {
 	return fmt.Sprintf("Unknown(%d)", uint8(p))
 }
 
+// SegmentPosition is the position of packet i (from 0) of a message sent
+// in n packets.
+func SegmentPosition(i, n int) Position {
+	switch {
+	case n == 1:
+		return PosOnly
+	case i == 0:
+		return PosFirst
+	case i == n-1:
+		return PosLast
+	}
+	return PosMiddle
+}
+
 // HeaderKind names an extended transport header (ETH) that may follow the BTH.
 type HeaderKind uint8
 

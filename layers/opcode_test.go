@@ -189,3 +189,20 @@ func TestOpcodeFor(t *testing.T) {
 		}
 	}
 }
+
+func TestSegmentPosition(t *testing.T) {
+	for _, tt := range []struct {
+		i, n int
+		want layers.Position
+	}{
+		{0, 1, layers.PosOnly},
+		{0, 2, layers.PosFirst},
+		{1, 2, layers.PosLast},
+		{0, 4, layers.PosFirst},
+		{1, 4, layers.PosMiddle},
+		{2, 4, layers.PosMiddle},
+		{3, 4, layers.PosLast},
+	} {
+		assert.Equal(t, tt.want, layers.SegmentPosition(tt.i, tt.n), "packet %d of %d", tt.i, tt.n)
+	}
+}

@@ -243,6 +243,18 @@ func (p *Plan) inferMTU() int {
 	return mtu
 }
 
+// segments is how many packets of the plan's MTU carry length bytes (one
+// for none).
+func (p *Plan) segments(length uint32) int { return max(1, (int(length)+p.MTU-1)/p.MTU) }
+
+// psnsUsed is how many PSNs request b takes: a READ one per response packet.
+func (p *Plan) psnsUsed(b *layers.BTH) int {
+	if b.Opcode.Info().Operation == layers.OpRDMAReadRequest {
+		return p.segments(b.RETH.DMALength)
+	}
+	return 1
+}
+
 // Requests counts the plan's requests.
 func (p *Plan) Requests() int {
 	n := 0
@@ -294,8 +306,7 @@ func (p *Plan) Image() []byte {
 			// to a message whose VA is not known until the
 			// retransmission, not where the previous message ended.
 			if info.Has(layers.HdrRETH) {
-				n := max(1, (int(b.RETH.DMALength)+p.MTU-1)/p.MTU)
-				for i := range n {
+				for i := range p.segments(b.RETH.DMALength) {
 					writeVA[b.PSN.Add(i)] = b.RETH.VA + uint64(i*p.MTU)
 				}
 			}
@@ -303,10 +314,8 @@ func (p *Plan) Image() []byte {
 				put(va, data)
 			}
 		case info.Operation == layers.OpRDMAReadRequest:
-			mtu := p.MTU
-			n := max(1, (int(b.RETH.DMALength)+mtu-1)/mtu)
-			for i := range n {
-				readVA[b.PSN.Add(i)] = b.RETH.VA + uint64(i*mtu)
+			for i := range p.segments(b.RETH.DMALength) {
+				readVA[b.PSN.Add(i)] = b.RETH.VA + uint64(i*p.MTU)
 			}
 		case info.Has(layers.HdrAtomicETH) && s.Request:
 			atomicVA[b.PSN] = b.AtomicETH.VA
@@ -566,10 +575,7 @@ func (p *Plan) requestFrames() map[int]int {
 		if !s.Request || b.DecodeFromBytes(s.Frame.Datagram(), gopacket.NilDecodeFeedback) != nil {
 			continue
 		}
-		n := 1
-		if b.Opcode.Info().Operation == layers.OpRDMAReadRequest {
-			n = max(1, (int(b.RETH.DMALength)+p.MTU-1)/p.MTU)
-		}
+		n := p.psnsUsed(&b)
 		rel := b.PSN.Diff(p.Requester.PSN)
 		for i := range n {
 			m[rel+i] = s.Frame.Number

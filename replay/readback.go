@@ -85,10 +85,7 @@ func (p *Plan) nextPSN() int {
 		if !s.Request || b.DecodeFromBytes(s.Frame.Datagram(), gopacket.NilDecodeFeedback) != nil {
 			continue
 		}
-		n := 1
-		if b.Opcode.Info().Operation == layers.OpRDMAReadRequest {
-			n = max(1, (int(b.RETH.DMALength)+p.MTU-1)/p.MTU)
-		}
+		n := p.psnsUsed(&b)
 		next = max(next, b.PSN.Diff(p.Requester.PSN)+n)
 	}
 	return next

@@ -44,15 +44,7 @@ func (m *memoryPeer) Send(req []byte) error {
 	data := m.mem[b.RETH.VA-m.va:][:b.RETH.DMALength]
 	n := max(1, (len(data)+m.mtu-1)/m.mtu)
 	for i := range n {
-		pos := layers.PosMiddle
-		switch {
-		case n == 1:
-			pos = layers.PosOnly
-		case i == 0:
-			pos = layers.PosFirst
-		case i == n-1:
-			pos = layers.PosLast
-		}
+		pos := layers.SegmentPosition(i, n)
 		op, ok := layers.OpcodeFor(layers.ServiceRC, layers.OpRDMAReadResponse, pos, false, false)
 		if !ok {
 			panic(pos)
