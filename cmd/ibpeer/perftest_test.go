@@ -21,29 +21,42 @@ import (
 	"github.com/ibwire/ibwire/endpoint"
 )
 
+// perftestServer is an ibpeer perftest server running in-process.
+type perftestServer struct {
+	addr netip.AddrPort // where it listens: TCP, or RDMA CM's port with -R
+	out  *syncBuffer
+	done chan error // its run's error, once it has ended
+}
+
+// runPerftestServer starts ibpeer perftest with args (which name --addr)
+// and returns once it listens.
+func runPerftestServer(t *testing.T, args ...string) *perftestServer {
+	t.Helper()
+	var errb bytes.Buffer
+	j, code := parsePerftest(args, io.Discard, &errb)
+	require.NotNil(t, j, "exit %d: %s", code, errb.String())
+	ready := make(chan netip.AddrPort, 1)
+	j.ready = func(a netip.AddrPort) { ready <- a }
+	s := &perftestServer{out: &syncBuffer{}, done: make(chan error, 1)}
+	go func() { s.done <- j.run(context.Background(), s.out) }()
+	select {
+	case s.addr = <-ready:
+	case err := <-s.done:
+		t.Fatalf("server did not start: %v", err)
+	}
+	return s
+}
+
 // startPerftestServer runs ibpeer perftest as the server on 127.0.0.2
 // with the TCP port chosen by the kernel; wait returns its output and
 // error.
 func startPerftestServer(t *testing.T, args ...string) (port int, wait func() (string, error)) {
 	t.Helper()
-	var errb bytes.Buffer
-	j, code := parsePerftest(append(args, "--addr", "127.0.0.2", "-p", "0"), io.Discard, &errb)
-	require.NotNil(t, j, "exit %d: %s", code, errb.String())
-	ready := make(chan netip.AddrPort, 1)
-	j.ready = func(a netip.AddrPort) { ready <- a }
-	var out syncBuffer
-	done := make(chan error, 1)
-	go func() { done <- j.run(context.Background(), &out) }()
-	select {
-	case a := <-ready:
-		port = int(a.Port())
-	case err := <-done:
-		t.Fatalf("server did not start: %v", err)
-	}
-	return port, func() (string, error) {
+	s := runPerftestServer(t, append(args, "--addr", "127.0.0.2", "-p", "0")...)
+	return int(s.addr.Port()), func() (string, error) {
 		select {
-		case err := <-done:
-			return out.String(), err
+		case err := <-s.done:
+			return s.out.String(), err
 		case <-time.After(30 * time.Second):
 			t.Fatal("the perftest server did not end")
 			return "", nil
@@ -224,23 +237,11 @@ func TestPerftestRDMACM(t *testing.T) {
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			srv, cli := fmt.Sprintf("127.80.%d.2", i), fmt.Sprintf("127.80.%d.1", i)
-			var errb bytes.Buffer
-			j, code := parsePerftest(append(tt.args, "--addr", srv), io.Discard, &errb)
-			require.NotNil(t, j, "exit %d: %s", code, errb.String())
-			ready := make(chan netip.AddrPort, 1)
-			j.ready = func(a netip.AddrPort) { ready <- a }
-			var sout syncBuffer
-			done := make(chan error, 1)
-			go func() { done <- j.run(context.Background(), &sout) }()
-			select {
-			case <-ready:
-			case err := <-done:
-				t.Fatalf("server did not start: %v", err)
-			}
+			s := runPerftestServer(t, append(tt.args, "--addr", srv)...)
 			code, cout, cerr := ibpeer(append(append([]string{"perftest"}, tt.args...), "--bind", cli, srv)...)
 			require.Equal(t, exitOK, code, "client: %s\n%s", cerr, cout)
-			require.NoError(t, <-done, "server:\n%s", sout.String())
-			for _, out := range []string{cout, sout.String()} {
+			require.NoError(t, <-s.done, "server:\n%s", s.out.String())
+			for _, out := range []string{cout, s.out.String()} {
 				assert.Contains(t, out, " rdma_cm QPs\t : ON\n")
 				assert.Contains(t, out, " Data ex. method : rdma_cm\n")
 				assert.Contains(t, out, tt.want)

@@ -1,10 +1,8 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"io"
 	"net/netip"
 	"testing"
 	"time"
@@ -49,25 +47,13 @@ func TestReplayCompareCM(t *testing.T) {
 			if tt.port != 0 {
 				args = append(args, "-p", fmt.Sprint(tt.port))
 			}
-			var errb bytes.Buffer
-			j, code := parsePerftest(args, io.Discard, &errb)
-			require.NotNil(t, j, "exit %d: %s", code, errb.String())
-			ready := make(chan netip.AddrPort, 1)
-			j.ready = func(a netip.AddrPort) { ready <- a }
-			var sout syncBuffer
-			done := make(chan error, 1)
-			go func() { done <- j.run(context.Background(), &sout) }()
-			select {
-			case <-ready:
-			case err := <-done:
-				t.Fatalf("server did not start: %v", err)
-			}
+			s := runPerftestServer(t, args...)
 			rargs := []string{"replay", "--compare", "--to", srv, "--from", cli, "--setup", "cm", "--timeout", "2s"}
 			code, stdout, stderr := ibpeer(append(append(rargs, tt.extra...), rxe+tt.capture)...)
-			serr := <-done
-			require.Equal(t, exitOK, code, "summary:\n%s\nstderr:\n%s\nserver:\n%s", summaryLines(stdout), stderr, sout.String())
-			require.NoError(t, serr, "server:\n%s", sout.String())
-			assert.Contains(t, sout.String(), " rdma_cm QPs\t : ON\n")
+			serr := <-s.done
+			require.Equal(t, exitOK, code, "summary:\n%s\nstderr:\n%s\nserver:\n%s", summaryLines(stdout), stderr, s.out.String())
+			require.NoError(t, serr, "server:\n%s", s.out.String())
+			assert.Contains(t, s.out.String(), " rdma_cm QPs\t : ON\n")
 			for _, w := range tt.want {
 				assert.Contains(t, stdout, w)
 			}
@@ -83,14 +69,8 @@ func TestReplayCompareCM(t *testing.T) {
 func TestReplayCompareCMFailures(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	t.Run("MTU", func(t *testing.T) {
-		var errb bytes.Buffer
-		j, code := parsePerftest([]string{"write", "-R", "-m", "512", "--addr", "127.81.9.2"}, io.Discard, &errb)
-		require.NotNil(t, j, "exit %d: %s", code, errb.String())
-		ready := make(chan netip.AddrPort, 1)
-		j.ready = func(a netip.AddrPort) { ready <- a }
-		done := make(chan error, 1)
-		go func() { done <- j.run(context.Background(), io.Discard) }()
-		<-ready
+		s := runPerftestServer(t, "write", "-R", "-m", "512", "--addr", "127.81.9.2")
+		done := s.done
 		code, _, stderr := ibpeer("replay", "--compare", "--to", "127.81.9.2", "--from", "127.81.9.1", "--setup", "cm", rxe+"write_bw.pcap")
 		assert.Equal(t, exitError, code)
 		assert.Contains(t, stderr, "ibpeer replay: set-up: the peer's active MTU is 512, the capture's path MTU 1024: give the peer -m 1024")
