@@ -42,16 +42,9 @@ func NewWirePeer(w endpoint.Wire, dst netip.AddrPort) *WirePeer {
 
 func (p *WirePeer) read() {
 	defer close(p.done)
-	n := max(1, p.wire.BatchSize())
-	dgs := make([]endpoint.Datagram, n)
-	for i := range dgs {
-		dgs[i].Payload = make([]byte, 0, endpoint.MaxDatagram)
-	}
+	dgs := readBuffers(p.wire)
 	for {
-		for i := range dgs {
-			dgs[i].Payload = dgs[i].Payload[:0]
-		}
-		k, err := p.wire.ReadBatch(dgs)
+		k, err := readBatch(p.wire, dgs)
 		for _, d := range dgs[:k] {
 			if d.Src.Addr().Unmap() != p.dst.Addr().Unmap() {
 				p.mu.Lock()
@@ -126,4 +119,22 @@ func (p *WirePeer) Close() error {
 		}
 	})
 	return err
+}
+
+// readBuffers returns a batch of datagrams sized for w, each able to hold
+// the largest datagram.
+func readBuffers(w endpoint.Wire) []endpoint.Datagram {
+	dgs := make([]endpoint.Datagram, max(1, w.BatchSize()))
+	for i := range dgs {
+		dgs[i].Payload = make([]byte, 0, endpoint.MaxDatagram)
+	}
+	return dgs
+}
+
+// readBatch empties dgs' payloads (keeping their room) and reads into them.
+func readBatch(w endpoint.Wire, dgs []endpoint.Datagram) (int, error) {
+	for i := range dgs {
+		dgs[i].Payload = dgs[i].Payload[:0]
+	}
+	return w.ReadBatch(dgs)
 }

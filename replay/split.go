@@ -60,15 +60,9 @@ func (s *SplitWire) Rest() endpoint.Wire { return s.views[1] }
 
 func (s *SplitWire) read() {
 	defer close(s.done)
-	dgs := make([]endpoint.Datagram, max(1, s.wire.BatchSize()))
-	for i := range dgs {
-		dgs[i].Payload = make([]byte, 0, endpoint.MaxDatagram)
-	}
+	dgs := readBuffers(s.wire)
 	for {
-		for i := range dgs {
-			dgs[i].Payload = dgs[i].Payload[:0]
-		}
-		n, err := s.wire.ReadBatch(dgs)
+		n, err := readBatch(s.wire, dgs)
 		for _, d := range dgs[:n] {
 			v := s.views[1]
 			// BTH destination QP: bytes 5-7.
