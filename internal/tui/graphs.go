@@ -280,7 +280,10 @@ const (
 	markCNP      = 'C'
 )
 
-var markerOrder = []rune{markRequest, markResponse, markCNP, markRetrans, markRNR, markNAK}
+// markerOrder ranks markers for a cell that several points share, least
+// first. An RNR NAK outranks a NAK: it is the rarer and more specific
+// finding, and a sequence NAK and retransmissions usually share its cell.
+var markerOrder = []rune{markRequest, markResponse, markCNP, markRetrans, markNAK, markRNR}
 
 // markerRank orders markers by importance; -1 for an empty cell.
 func markerRank(r rune) int {
