@@ -139,13 +139,13 @@ func segment(cfg *Config, idx int, op Op, off int, base layers.PSN) ([]reqPacket
 	}
 	switch op.Kind {
 	case OpRead:
-		p, err := mk(0, true, layers.PosOnly, layers.OpRDMAReadRequest, false, false, nil, segments(len(op.Data), mtu))
+		p, err := mk(0, true, layers.PosOnly, layers.OpRDMAReadRequest, false, false, nil, layers.Segments(len(op.Data), mtu))
 		return []reqPacket{p}, err
 	case OpCompareSwap, OpFetchAdd:
 		p, err := mk(0, true, layers.PosOnly, op.Kind.operation(), false, false, nil, 1)
 		return []reqPacket{p}, err
 	}
-	n := segments(len(op.Data), mtu)
+	n := layers.Segments(len(op.Data), mtu)
 	if svc == layers.ServiceUD && n > 1 {
 		return nil, fmt.Errorf("craft: op %d: a UD message of %d bytes exceeds the MTU %d", idx+1, len(op.Data), mtu)
 	}
@@ -166,12 +166,11 @@ func segment(cfg *Config, idx int, op Op, off int, base layers.PSN) ([]reqPacket
 }
 
 // segments returns how many MTU-sized packets n bytes take (at least one).
-func segments(n, mtu int) int { return max(1, (n+mtu-1)/mtu) }
 
 // readResponses builds the responses to a READ request for data (the part
 // of the remote memory the request asks for), the first at PSN psn.
 func readResponses(cfg *Config, psn layers.PSN, data []byte, syndrome layers.AETHSyndrome, msn uint32) []layers.BTH {
-	n := segments(len(data), cfg.MTU)
+	n := layers.Segments(len(data), cfg.MTU)
 	out := make([]layers.BTH, n)
 	for i := range out {
 		pos := layers.SegmentPosition(i, n)

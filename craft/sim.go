@@ -781,7 +781,7 @@ func (s *sim) execute(now time.Duration, info *layers.OpcodeInfo, t *tx) {
 			s.respond(now, s.ackBTH(opAck, layers.MakeAckSyndrome(s.cfg.Ack.creditCode())), nil, t, t.off)
 		}
 	case layers.OpRDMAReadRequest:
-		n := segments(int(t.bth.RETH.DMALength), s.cfg.MTU)
+		n := layers.Segments(int(t.bth.RETH.DMALength), s.cfg.MTU)
 		s.ePSN = t.off + n
 		s.msn++
 		s.reads = append(s.reads, readRes{first: t.off, n: n})

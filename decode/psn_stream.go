@@ -134,14 +134,6 @@ func (a *Analyzer) respOf(d *direction) *respState {
 	return d.resp
 }
 
-// readSpan is how many PSNs a READ of n bytes uses at path MTU mtu.
-func readSpan(n uint32, mtu int) int {
-	if mtu <= 0 || n == 0 {
-		return 1
-	}
-	return int((n + uint32(mtu) - 1) / uint32(mtu))
-}
-
 // request follows a request packet of direction d.
 func (a *Analyzer) request(d *direction, p *Packet, b *layers.BTH, info *layers.OpcodeInfo, bad bool) {
 	r := a.reqOf(d)
@@ -162,10 +154,10 @@ func (a *Analyzer) request(d *direction, p *Packet, b *layers.BTH, info *layers.
 			// responses will: known from the path MTU once a response told
 			// it, else from where this request's PSN lands.
 			if c.mtu != 0 {
-				if n := readSpan(r.spanLen, c.mtu); n > 1 {
+				if n := layers.Segments(int(r.spanLen), c.mtu); n > 1 {
 					r.fill(hi.Add(1), hi.Add(n), a)
 				}
-			} else if dd := psn.Diff(hi); dd > 1 && dd <= readSpan(r.spanLen, 256) {
+			} else if dd := psn.Diff(hi); dd > 1 && dd <= layers.Segments(int(r.spanLen), 256) {
 				r.fill(hi.Add(1), psn, a)
 				c.mtu = mtuFor(r.spanLen, dd)
 				guessed = true
@@ -178,7 +170,7 @@ func (a *Analyzer) request(d *direction, p *Packet, b *layers.BTH, info *layers.
 	}
 	span := 1
 	if isRead {
-		span = readSpan(b.RETH.DMALength, c.mtu)
+		span = layers.Segments(int(b.RETH.DMALength), c.mtu)
 	}
 	st, gap := r.win.Observe(psn)
 	slot := r.ring.at(psn)
@@ -340,7 +332,7 @@ func (r *reqState) fill(from, to layers.PSN, a *Analyzer) {
 // mtuFor guesses the path MTU from a READ of n bytes that used span PSNs.
 func mtuFor(n uint32, span int) int {
 	for m := 256; m <= 4096; m *= 2 {
-		if readSpan(n, m) == span {
+		if layers.Segments(int(n), m) == span {
 			return m
 		}
 	}
@@ -389,7 +381,7 @@ func (r *reqState) findOut(p layers.PSN, op OpClass) *outReq {
 		}
 		last := o.last
 		if !o.lastKnown {
-			last = o.first.Add(readSpan(o.length, 256) - 1)
+			last = o.first.Add(layers.Segments(int(o.length), 256) - 1)
 		}
 		if p.Diff(o.first) >= 0 && p.Diff(last) <= 0 {
 			return o

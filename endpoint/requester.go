@@ -189,7 +189,7 @@ func (r *requester) packets(w *wqe) int {
 	if w.atomic() || r.qp.typ == UD {
 		return 1
 	}
-	return max(1, (w.length+r.qp.mtu-1)/r.qp.mtu)
+	return layers.Segments(w.length, r.qp.mtu)
 }
 
 func (r *requester) sendPacket(w *wqe) {
@@ -212,7 +212,7 @@ func (r *requester) sendPacket(w *wqe) {
 		}
 		remaining := w.length - w.off
 		first, last := w.off == 0, remaining <= mtu
-		pos := position(first, last)
+		pos := layers.PositionOf(first, last)
 		plen := min(remaining, mtu)
 		isWrite := wr.Op == WRWrite || wr.Op == WRWriteWithImm
 		operation := layers.OpSend
@@ -323,18 +323,6 @@ func (r *requester) ackReq(last bool) bool {
 	}
 	r.noack = 0
 	return true
-}
-
-func position(first, last bool) layers.Position {
-	switch {
-	case first && last:
-		return layers.PosOnly
-	case first:
-		return layers.PosFirst
-	case last:
-		return layers.PosLast
-	}
-	return layers.PosMiddle
 }
 
 // armTimer starts the retransmission timer unless it runs already: rxe

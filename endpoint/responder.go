@@ -415,12 +415,12 @@ func (r *responder) execRead(p *rxPacket) {
 func (r *responder) readReply(mr *MR, psn layers.PSN, va uint64, length uint32) {
 	qp := r.qp
 	mtu := qp.mtu
-	n := max(1, (int(length)+mtu-1)/mtu)
+	n := layers.Segments(int(length), mtu)
 	sport := udpSourcePort(qp.attr.FlowLabel, qp.qpn, qp.attr.DestQPN)
 	off := 0
 	for i := range n {
 		plen := min(int(length)-off, mtu)
-		pos := position(i == 0, i == n-1)
+		pos := layers.SegmentPosition(i, n)
 		h, payload := qp.start(opcodeFor(layers.ServiceRC, layers.OpRDMAReadResponse, pos, false, false), plen)
 		if plen > 0 {
 			src, _ := mr.slice(va+uint64(off), uint64(plen))

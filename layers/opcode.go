@@ -81,19 +81,33 @@ func (p Position) String() string {
 	return fmt.Sprintf("Unknown(%d)", uint8(p))
 }
 
-// SegmentPosition is the position of packet i (from 0) of a message sent
-// in n packets.
-func SegmentPosition(i, n int) Position {
+// Segments is how many packets carry a message of length bytes at path MTU
+// mtu: one for an empty message, and one when the MTU is not known (0).
+// A READ request takes as many PSNs, one per response packet.
+func Segments(length, mtu int) int {
+	if mtu <= 0 || length <= 0 {
+		return 1
+	}
+	return (length + mtu - 1) / mtu
+}
+
+// PositionOf is the position of a packet that starts its message (first),
+// ends it (last), both, or neither.
+func PositionOf(first, last bool) Position {
 	switch {
-	case n == 1:
+	case first && last:
 		return PosOnly
-	case i == 0:
+	case first:
 		return PosFirst
-	case i == n-1:
+	case last:
 		return PosLast
 	}
 	return PosMiddle
 }
+
+// SegmentPosition is the position of packet i (from 0) of a message sent
+// in n packets.
+func SegmentPosition(i, n int) Position { return PositionOf(i == 0, i == n-1) }
 
 // HeaderKind names an extended transport header (ETH) that may follow the BTH.
 type HeaderKind uint8

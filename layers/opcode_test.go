@@ -204,5 +204,20 @@ func TestSegmentPosition(t *testing.T) {
 		{3, 4, layers.PosLast},
 	} {
 		assert.Equal(t, tt.want, layers.SegmentPosition(tt.i, tt.n), "packet %d of %d", tt.i, tt.n)
+		assert.Equal(t, tt.want, layers.PositionOf(tt.i == 0, tt.i == tt.n-1), "packet %d of %d", tt.i, tt.n)
+	}
+}
+
+func TestSegments(t *testing.T) {
+	for _, tt := range []struct{ length, mtu, want int }{
+		{0, 1024, 1},    // an empty message still takes a packet
+		{1, 1024, 1},    //
+		{1024, 1024, 1}, //
+		{1025, 1024, 2}, //
+		{65536, 4096, 16},
+		{10000, 4096, 3}, // the last one short
+		{5000, 0, 1},     // MTU not known
+	} {
+		assert.Equal(t, tt.want, layers.Segments(tt.length, tt.mtu), "%d bytes at MTU %d", tt.length, tt.mtu)
 	}
 }

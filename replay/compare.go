@@ -245,7 +245,7 @@ func (p *Plan) inferMTU() int {
 
 // segments is how many packets of the plan's MTU carry length bytes (one
 // for none).
-func (p *Plan) segments(length uint32) int { return max(1, (int(length)+p.MTU-1)/p.MTU) }
+func (p *Plan) segments(length uint32) int { return layers.Segments(int(length), p.MTU) }
 
 // psnsUsed is how many PSNs request b takes: a READ one per response packet.
 func (p *Plan) psnsUsed(b *layers.BTH) int {
