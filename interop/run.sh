@@ -60,6 +60,8 @@ opt() { echo "${OPT[$1.$2]:-${3:-}}"; }  # NAME KEY [DEFAULT]
 SCENARIOS=${INTEROP_SCENARIOS:-$HERE/scenarios.sh}
 # shellcheck source=scenarios.sh
 . "$SCENARIOS"
+# shellcheck source=verdict.sh
+. "$HERE/verdict.sh"
 
 # check_table: every value in the table has the form run_one relies on (run.sh check).
 check_table() {
@@ -179,34 +181,6 @@ indent() { sed 's/^/    | /'; }
 expect_note() {
 	[ -n "$1" ] || return 0
 	if grep -Eq -- "$1" "$2"; then echo ", expected /$1/ found"; else echo ", expected /$1/ MISSING"; fi
-}
-
-# check_data PCAP REGION DIR: the bytes the capture shows in the responder's region (the data of each
-# RDMA WRITE, what each READ response carried; ibpeer replay --image, first copy of each byte) must
-# equal ibpeer's buffer as it dumped it when its test ended: as responder what it received or served,
-# as requester what it sent or read. With loss, a segment the transport placed twice, at the wrong
-# offset or not at all shows here; both buffers are random, so equal means the data crossed. Adds to
-# the caller's why/notes.
-check_data() {
-	local pcap=$1 region=$2 dir=$3 image=$3/capture-region.bin out n at
-	if [ ! -s "$region" ]; then
-		why+=("data: ibpeer left no buffer dump ($region)")
-		return
-	fi
-	if ! out=$("$BIN/ibpeer" replay --image "$image" "$pcap" 2>&1); then
-		why+=("data: ibpeer replay --image failed: ${out//$'\n'/ }")
-		return
-	fi
-	echo "$out" >"$dir/data.log"
-	n=$(stat -c %s "$image")
-	if [ "$n" -eq 0 ]; then
-		why+=("data: the capture shows no RDMA WRITE or READ data")
-	elif at=$(cmp -n "$n" "$image" "$region" 2>&1); then
-		notes+=("data: the $n bytes the capture moved equal ibpeer's buffer")
-	else
-		why+=("data: the capture's bytes and ibpeer's buffer differ from byte $(sed -n 's/.*differ: byte \([0-9]*\).*/\1/p' <<<"$at") of $n on")
-	fi
-	echo "${why[*]:-} ${notes[*]:-}" >>"$dir/data.log"
 }
 
 run_one() {
