@@ -43,13 +43,14 @@ type Counters struct {
 	RetryExceededErr  uint64
 	RetryRNRExceeded  uint64
 	ResponderDrops    uint64 // requests a responder dropped silently (UC/UD errors, OOS after NAK)
+	CompleterDrops    uint64 // responses the requester ignored (duplicates, stale or out-of-order READ responses)
 	CompleterRetryErr uint64 // retries started by the completer (timeout or sequence NAK)
 }
 
 type counters struct {
 	sentPkts, rcvdPkts, dropShort, dropAddr, dropQP, dropPKey, dropQKey, dropICRC, dropQueue,
 	duplicateRequest, outOfSeqRequest, rcvdSeqErr, rcvdRNRErr, sendRNRErr, retryExceeded,
-	retryRNRExceeded, responderDrops, completerRetry atomic.Uint64
+	retryRNRExceeded, responderDrops, completerDrops, completerRetry atomic.Uint64
 }
 
 // Device is a RoCEv2 HCA in software over one Wire: its GID is the wire's
@@ -136,7 +137,7 @@ func (d *Device) Counters() Counters {
 		DuplicateRequest: c.duplicateRequest.Load(), OutOfSeqRequest: c.outOfSeqRequest.Load(),
 		RcvdSeqErr: c.rcvdSeqErr.Load(), RcvdRNRErr: c.rcvdRNRErr.Load(), SendRNRErr: c.sendRNRErr.Load(),
 		RetryExceededErr: c.retryExceeded.Load(), RetryRNRExceeded: c.retryRNRExceeded.Load(),
-		ResponderDrops: c.responderDrops.Load(), CompleterRetryErr: c.completerRetry.Load(),
+		ResponderDrops: c.responderDrops.Load(), CompleterDrops: c.completerDrops.Load(), CompleterRetryErr: c.completerRetry.Load(),
 	}
 }
 

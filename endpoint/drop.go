@@ -25,6 +25,7 @@ const (
 	DropPKey                             // P_Key outside the default partition (DropPKey)
 	DropQKey                             // UD: Q_Key is not the QP's (DropQKey)
 	DropResponder                        // the responder discarded the request silently (ResponderDrops)
+	DropCompleter                        // the requester ignored a response that answers nothing outstanding as it stands (CompleterDrops)
 )
 
 var dropReasonNames = [...]string{
@@ -40,6 +41,7 @@ var dropReasonNames = [...]string{
 	DropPKey:       "P_Key mismatch",
 	DropQKey:       "Q_Key mismatch",
 	DropResponder:  "responder drop",
+	DropCompleter:  "completer drop",
 }
 
 func (r DropReason) String() string {
@@ -65,7 +67,8 @@ type Drop struct {
 	// Peer is the QP's remote address (DropSourceAddr) or the device's
 	// own address (DropDestAddr).
 	Peer netip.Addr
-	// Detail says what the responder found wrong (DropResponder); a
+	// Detail says what the responder found wrong (DropResponder) or why
+	// the completer ignored a response (DropCompleter); a
 	// constant string.
 	Detail string
 }

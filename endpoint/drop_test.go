@@ -80,6 +80,8 @@ func TestDropHandler(t *testing.T) {
 			endpoint.Drop{Reason: endpoint.DropQPType, QPN: ud.QPN(), Opcode: opRCSendOnly, Want: uint32(endpoint.UD)}, func(c endpoint.Counters) uint64 { return c.DropQP }},
 		{"QP state", peer, rawRequest(opRCSendOnly, 0xFFFF, idle.QPN(), 0), false,
 			endpoint.Drop{Reason: endpoint.DropQPState, QPN: idle.QPN(), Opcode: opRCSendOnly, Want: uint32(endpoint.StateReset)}, func(c endpoint.Counters) uint64 { return c.DropQP }},
+		{"ACK with nothing outstanding", peer, rawACK(rc.QPN()), false,
+			endpoint.Drop{Reason: endpoint.DropCompleter, QPN: rc.QPN(), Opcode: opRCAck, Detail: "response with no request outstanding"}, func(c endpoint.Counters) uint64 { return c.CompleterDrops }},
 		{"no receive WR", stranger, rawRequest(opUDSendOnly, 0xFFFF, ud.QPN(), endpoint.PingpongQKey), false,
 			endpoint.Drop{Reason: endpoint.DropResponder, QPN: ud.QPN(), Opcode: opUDSendOnly, Detail: "no receive WR posted"}, func(c endpoint.Counters) uint64 { return c.ResponderDrops }},
 	}
@@ -120,5 +122,16 @@ func TestDropReasonString(t *testing.T) {
 
 const (
 	opRCSendOnly layers.Opcode = 0x04
+	opRCAck      layers.Opcode = 0x11
 	opUDSendOnly layers.Opcode = 0x64
 )
+
+// rawACK is an RC ACK (AETH syndrome 0, MSN 0) to qpn, its ICRC left for
+// the wire to fill.
+func rawACK(qpn uint32) []byte {
+	b := make([]byte, 12+4+4)
+	b[0] = byte(opRCAck)
+	binary.BigEndian.PutUint16(b[2:], 0xFFFF)
+	b[5], b[6], b[7] = byte(qpn>>16), byte(qpn>>8), byte(qpn)
+	return b
+}

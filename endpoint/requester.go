@@ -445,8 +445,7 @@ func (r *requester) retry(timeout bool) {
 	}
 	if r.retryLeft == 0 {
 		c.retryExceeded.Add(1)
-		r.complete(StatusRetryExcErr, "transport retries exhausted")
-		r.qp.enterError()
+		r.fail(StatusRetryExcErr, "transport retries exhausted")
 		return
 	}
 	if r.retryLeft != infiniteRetry {
@@ -501,11 +500,17 @@ func (r *requester) onResponse(p *rxPacket) {
 		r.progress(w.last.Add(1))
 		r.complete(StatusSuccess, "")
 	}
-	if r.head == r.tail || psn.Less(r.comp) {
+	if r.head == r.tail {
+		r.drop(p, "response with no request outstanding")
+		return
+	}
+	if psn.Less(r.comp) {
+		r.drop(p, "response to a PSN already completed (duplicate)")
 		return
 	}
 	w := r.at(r.head)
 	if !w.assigned || psn.Less(w.first) {
+		r.drop(p, "response before the oldest request's first PSN")
 		return
 	}
 	switch info.Operation {
@@ -514,6 +519,7 @@ func (r *requester) onResponse(p *rxPacket) {
 		switch {
 		case syn.IsAck():
 			if w.rdAtomic() {
+				r.drop(p, "ACK inside an outstanding READ or atomic")
 				return
 			}
 			r.progress(psn.Add(1))
@@ -525,8 +531,7 @@ func (r *requester) onResponse(p *rxPacket) {
 			r.progress(psn)
 			if r.rnrLeft == 0 {
 				qp.dev.c.retryRNRExceeded.Add(1)
-				r.complete(StatusRNRRetryExcErr, "RNR retries exhausted")
-				qp.enterError()
+				r.fail(StatusRNRRetryExcErr, "RNR retries exhausted")
 				return
 			}
 			if r.rnrLeft != infiniteRetry {
@@ -558,28 +563,32 @@ func (r *requester) onResponse(p *rxPacket) {
 				}
 			}
 			r.progress(psn)
-			r.complete(st, syn.String())
-			qp.enterError()
+			r.fail(st, syn.String())
 		}
 	case layers.OpRDMAReadResponse:
-		if w.op() != WRRead && psn == r.comp {
-			r.badResponse("READ response to a WR that is not a READ")
+		if psn != r.comp {
+			r.drop(p, "READ response ahead of the expected PSN")
 			return
 		}
-		if w.op() != WRRead || psn != r.comp {
+		if w.op() != WRRead {
+			r.fail(StatusBadRespErr, "READ response to a WR that is not a READ")
 			return
 		}
+		// rxe's check_ack: FIRST, LAST and ONLY must carry an ACK.
 		if info.Has(layers.HdrAETH) && !b.AETH.Syndrome.IsAck() {
+			r.fail(StatusBadRespErr, "READ response whose AETH is not an ACK")
 			return
 		}
 		off := psn.Diff(w.first) * qp.mtu
 		payload := b.PacketPayload()
 		remaining := w.length - off
 		if off != w.readDone || remaining < 0 {
+			r.drop(p, "READ response for data already received")
 			return
 		}
 		last := info.Position == layers.PosLast || info.Position == layers.PosOnly
 		if last && len(payload) != remaining || !last && (len(payload) != qp.mtu || remaining <= qp.mtu) {
+			r.drop(p, "READ response of the wrong length for its place")
 			return
 		}
 		scatter(w.sgl, off, payload)
@@ -589,11 +598,16 @@ func (r *requester) onResponse(p *rxPacket) {
 			r.complete(StatusSuccess, "")
 		}
 	case layers.OpAtomicAcknowledge:
-		if !w.atomic() && psn == r.comp {
-			r.badResponse("atomic ACK to a WR that is not an atomic")
+		if psn != r.comp {
+			r.drop(p, "atomic ACK ahead of the expected PSN")
 			return
 		}
-		if !w.atomic() || psn != w.first || !b.AETH.Syndrome.IsAck() {
+		if !w.atomic() {
+			r.fail(StatusBadRespErr, "atomic ACK to a WR that is not an atomic")
+			return
+		}
+		if !b.AETH.Syndrome.IsAck() {
+			r.fail(StatusBadRespErr, "atomic ACK whose AETH is not an ACK")
 			return
 		}
 		var v [8]byte
@@ -604,11 +618,19 @@ func (r *requester) onResponse(p *rxPacket) {
 	}
 }
 
-// badResponse fails the head WR with BAD_RESP_ERR and moves the QP to ERR:
-// the responder answered it, at its PSN, with a response opcode of another
-// kind of request (verbs: "an unexpected transport layer opcode was
-// returned by the responder"; rxe's check_ack errors the WQE too).
-func (r *requester) badResponse(why string) {
-	r.complete(StatusBadRespErr, why)
+// fail completes the head WR with st and moves the QP to ERR, where the
+// WRs behind it are flushed. BAD_RESP_ERR is a response of another kind of
+// request at the head WR's PSN, or a READ response or atomic ACK without an
+// ACK AETH (verbs: "an unexpected transport layer opcode was returned by
+// the responder"; rxe's check_ack errors the WQE).
+func (r *requester) fail(st Status, why string) {
+	r.complete(st, why)
 	r.qp.enterError()
+}
+
+// drop counts a response the completer ignores, as rxe's does, and tells
+// the device's drop handler why (why is a constant).
+func (r *requester) drop(p *rxPacket, why string) {
+	r.qp.dev.c.completerDrops.Add(1)
+	r.qp.dev.dropped(p, Drop{Reason: DropCompleter, Detail: why})
 }

@@ -18,39 +18,43 @@ import (
 // playing the responder.
 func TestRequesterErrorStatuses(t *testing.T) {
 	const sq = layers.PSN(0x1000) // newVictim's LocalPSN
+	// The responses, at the first WR's PSN, named from the opcode table.
+	rcOp := func(o layers.Operation, pos layers.Position) layers.Opcode {
+		op, ok := layers.OpcodeFor(layers.ServiceRC, o, pos, false, false)
+		require.True(t, ok, "%v %v", o, pos)
+		return op
+	}
+	ack := func(syn layers.AETHSyndrome) hostile {
+		return hostile{op: rcOp(layers.OpAcknowledge, layers.PosNone), psn: sq, aeth: layers.AETH{Syndrome: syn}}
+	}
+	nak := func(c layers.NAKCode) hostile { return ack(layers.MakeNakSyndrome(c)) }
+	readResp := func(syn layers.AETHSyndrome) hostile {
+		return hostile{op: rcOp(layers.OpRDMAReadResponse, layers.PosOnly), psn: sq, aeth: layers.AETH{Syndrome: syn}, payload: []byte("12345678")}
+	}
+	atomicAck := func(syn layers.AETHSyndrome) hostile {
+		return hostile{op: rcOp(layers.OpAtomicAcknowledge, layers.PosNone), psn: sq, aeth: layers.AETH{Syndrome: syn}, ack: layers.AtomicAckETH{OrigRemoteData: 1}}
+	}
+	var ok layers.AETHSyndrome                                // ACK, credits 0, as an AETH of zeros reads
+	reserved := layers.AETHSyndrome(layers.AETHReserved << 5) // type 010
+	nakAccess := layers.MakeNakSyndrome(layers.NAKRemoteAccessError)
 	for _, tc := range []struct {
 		name  string
 		first endpoint.WROpcode
 		resp  hostile
 		want  endpoint.Status
 	}{
-		{name: "NAK invalid request", first: endpoint.WRSend,
-			resp: hostile{op: 0x11, psn: sq, aeth: layers.AETH{Syndrome: layers.MakeNakSyndrome(layers.NAKInvalidRequest)}},
-			want: endpoint.StatusRemInvReqErr},
-		{name: "NAK invalid RD request", first: endpoint.WRRead,
-			resp: hostile{op: 0x11, psn: sq, aeth: layers.AETH{Syndrome: layers.MakeNakSyndrome(layers.NAKInvalidRDRequest)}},
-			want: endpoint.StatusRemInvReqErr},
-		{name: "NAK remote access error", first: endpoint.WRWrite,
-			resp: hostile{op: 0x11, psn: sq, aeth: layers.AETH{Syndrome: layers.MakeNakSyndrome(layers.NAKRemoteAccessError)}},
-			want: endpoint.StatusRemAccessErr},
-		{name: "NAK remote operational error", first: endpoint.WRSend,
-			resp: hostile{op: 0x11, psn: sq, aeth: layers.AETH{Syndrome: layers.MakeNakSyndrome(layers.NAKRemoteOperationalError)}},
-			want: endpoint.StatusRemOpErr},
-		{name: "AETH of the reserved type 010", first: endpoint.WRSend,
-			resp: hostile{op: 0x11, psn: sq, aeth: layers.AETH{Syndrome: 0x40}},
-			want: endpoint.StatusBadRespErr},
-		{name: "READ response to a SEND", first: endpoint.WRSend,
-			resp: hostile{op: 0x10, psn: sq, payload: []byte("12345678")},
-			want: endpoint.StatusBadRespErr},
-		{name: "atomic ACK to a WRITE", first: endpoint.WRWrite,
-			resp: hostile{op: 0x12, psn: sq, ack: layers.AtomicAckETH{OrigRemoteData: 1}},
-			want: endpoint.StatusBadRespErr},
-		{name: "atomic ACK to a READ", first: endpoint.WRRead,
-			resp: hostile{op: 0x12, psn: sq, ack: layers.AtomicAckETH{OrigRemoteData: 1}},
-			want: endpoint.StatusBadRespErr},
-		{name: "READ response to a FETCH_ADD", first: endpoint.WRFetchAdd,
-			resp: hostile{op: 0x10, psn: sq, payload: []byte("12345678")},
-			want: endpoint.StatusBadRespErr},
+		{"NAK invalid request", endpoint.WRSend, nak(layers.NAKInvalidRequest), endpoint.StatusRemInvReqErr},
+		{"NAK invalid RD request", endpoint.WRRead, nak(layers.NAKInvalidRDRequest), endpoint.StatusRemInvReqErr},
+		{"NAK remote access error", endpoint.WRWrite, nak(layers.NAKRemoteAccessError), endpoint.StatusRemAccessErr},
+		{"NAK remote operational error", endpoint.WRSend, nak(layers.NAKRemoteOperationalError), endpoint.StatusRemOpErr},
+		{"AETH of the reserved type 010", endpoint.WRSend, ack(reserved), endpoint.StatusBadRespErr},
+		{"READ response to a SEND", endpoint.WRSend, readResp(ok), endpoint.StatusBadRespErr},
+		{"atomic ACK to a WRITE", endpoint.WRWrite, atomicAck(ok), endpoint.StatusBadRespErr},
+		{"atomic ACK to a READ", endpoint.WRRead, atomicAck(ok), endpoint.StatusBadRespErr},
+		{"READ response to a FETCH_ADD", endpoint.WRFetchAdd, readResp(ok), endpoint.StatusBadRespErr},
+		// rxe's check_ack: READ FIRST/LAST/ONLY and atomic ACKs must carry an ACK.
+		{"READ response with a NAK AETH", endpoint.WRRead, readResp(nakAccess), endpoint.StatusBadRespErr},
+		{"atomic ACK with a NAK AETH", endpoint.WRFetchAdd, atomicAck(nakAccess), endpoint.StatusBadRespErr},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {

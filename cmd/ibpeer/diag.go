@@ -167,6 +167,8 @@ func dropWhy(d endpoint.Drop) string {
 		return fmt.Sprintf("Q_Key %#08x to QPN %#06x, which expects %#08x", d.Got, d.QPN, d.Want)
 	case endpoint.DropResponder:
 		return fmt.Sprintf("QPN %#06x discarded %v: %s", d.QPN, d.Opcode, d.Detail)
+	case endpoint.DropCompleter:
+		return fmt.Sprintf("QPN %#06x ignored %v: %s", d.QPN, d.Opcode, d.Detail)
 	}
 	return fmt.Sprintf("%v to QPN %#06x", d.Reason, d.QPN)
 }

@@ -125,6 +125,8 @@ func TestDropWhy(t *testing.T) {
 			"P_Key 0x1234 to QPN 0x000011, which has 0xffff (not the same partition)"},
 		{endpoint.DropResponder, func(d *endpoint.Drop) { d.Detail = "no receive WR posted" },
 			"QPN 0x000011 discarded RC_SEND_ONLY: no receive WR posted"},
+		{endpoint.DropCompleter, func(d *endpoint.Drop) { d.Opcode, d.Detail = 0x11, "response to a PSN already completed (duplicate)" },
+			"QPN 0x000011 ignored RC_ACKNOWLEDGE: response to a PSN already completed (duplicate)"},
 		{endpoint.DropReason(99), nil, "Unknown(99) to QPN 0x000011"},
 	}
 	for _, tc := range tests {
