@@ -96,10 +96,8 @@ func (d *Device) dropped(p *rxPacket, dr Drop) {
 	}
 	dr.Src, dr.Dst = p.src, p.dst.Addr()
 	// From the raw bytes: the BTH may not be decoded yet.
-	if dr.Reason != DropTooShort && p.n >= layers.BTHLength {
-		b := p.buf[:layers.BTHLength]
-		dr.Opcode = layers.Opcode(b[0])
-		dr.QPN = uint32(b[5])<<16 | uint32(b[6])<<8 | uint32(b[7])
+	if qpn, ok := layers.PeekDestQP(p.buf[:p.n]); ok && dr.Reason != DropTooShort {
+		dr.Opcode, dr.QPN = layers.Opcode(p.buf[0]), qpn
 	}
 	d.onDrop(dr)
 }

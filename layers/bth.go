@@ -13,6 +13,16 @@ const (
 	ICRCLength        = 4  // invariant CRC at the end of every transport packet
 )
 
+// PeekDestQP reads the destination QP of the BTH that b starts with,
+// without decoding it (for demultiplexing before a full decode); false
+// when b is shorter than a BTH.
+func PeekDestQP(b []byte) (qpn uint32, ok bool) {
+	if len(b) < BTHLength {
+		return 0, false
+	}
+	return uint32(b[5])<<16 | uint32(b[6])<<8 | uint32(b[7]), true
+}
+
 // BTH is the Base Transport Header (IBTA Vol 1 §9.2), which starts every IB
 // transport packet, together with what its opcode says follows it.
 //

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/gopacket"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -220,4 +221,15 @@ func TestSegments(t *testing.T) {
 	} {
 		assert.Equal(t, tt.want, layers.Segments(tt.length, tt.mtu), "%d bytes at MTU %d", tt.length, tt.mtu)
 	}
+}
+
+func TestPeekDestQP(t *testing.T) {
+	b := layers.BTH{Opcode: 0x04, PKey: 0xFFFF, DestQP: 0xABCDEF, PSN: 7}
+	buf := gopacket.NewSerializeBuffer()
+	require.NoError(t, b.SerializeTo(buf, gopacket.SerializeOptions{}))
+	qpn, ok := layers.PeekDestQP(buf.Bytes())
+	assert.True(t, ok)
+	assert.Equal(t, uint32(0xABCDEF), qpn)
+	_, ok = layers.PeekDestQP(buf.Bytes()[:layers.BTHLength-1])
+	assert.False(t, ok, "shorter than a BTH")
 }
