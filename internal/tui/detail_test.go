@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -209,21 +210,35 @@ func TestCommands(t *testing.T) {
 	h := start(t, writeLoss, "", 120, 40)
 	noFilter := func(u *UI) bool { st := u.m.Status(); return !st.Filtering && !st.HasFilter }
 	h.keys("jjjj", "mb", "G", "ma")
+	// The last packet with a PSN gap: G on the filtered list selects it,
+	// and clearing the filter must leave the cursor on it, not tail the
+	// longer list that comes back.
+	gaps := loadModel(t, writeLoss, "ibwire.analysis.psn_gap")
+	lastGap := gaps.Frame(gaps.Displayed() - 1)
+	require.NotZero(t, lastGap)
+	require.Less(t, lastGap, 2243)
 	for _, tc := range []struct {
+		keys      []string // pressed before the command
 		cmd, want string
 		until     func(u *UI) bool
 	}{
-		{"marks", "marks: a=2243 b=5", nil}, // sorted by letter
-		{"expert", "[ Expert ]", nil},
-		{"filter ibwire.analysis.psn_gap", "12 displayed", nil},
-		// "[ Packets ]" was on screen before: wait for the filter to go.
-		{"clear-filter", "[ Packets ]", noFilter},
-		{"150", "Frame 150:", nil},
-		{"latency", "[ Latency ]", nil},
-		{"iograph COUNT(infiniband.bth.psn)infiniband.bth.psn", "COUNT(infiniband.bth.psn)", nil},
-		{"nonsense", "unknown command", nil},
-		{"help", "ibtui keys", nil},
+		{nil, "marks", "marks: a=2243 b=5", nil}, // sorted by letter
+		{nil, "expert", "[ Expert ]", nil},
+		{nil, "filter ibwire.analysis.psn_gap", "12 displayed", nil},
+		// "[ Packets ]" was on screen before: wait for the filter to go,
+		// and for the refresh that shows the whole list again.
+		{[]string{"G"}, "clear-filter", "Frame " + strconv.Itoa(lastGap) + ":", func(u *UI) bool {
+			return noFilter(u) && u.rows == u.m.Status().Packets && u.selected == lastGap
+		}},
+		{nil, "150", "Frame 150:", nil},
+		{nil, "latency", "[ Latency ]", nil},
+		{nil, "iograph COUNT(infiniband.bth.psn)infiniband.bth.psn", "COUNT(infiniband.bth.psn)", nil},
+		{nil, "nonsense", "unknown command", nil},
+		{nil, "help", "ibtui keys", nil},
 	} {
+		if tc.keys != nil {
+			h.keys(tc.keys...)
+		}
 		h.keys(":", tc.cmd, "<enter>")
 		if tc.until != nil {
 			h.waitUntil(tc.until, tc.cmd)

@@ -89,6 +89,9 @@ type UI struct {
 	listSize int  // the packet list's weight in the height (tree and hex have 2 each)
 	selected int  // the selected frame, 0 when none
 	rows     int  // displayed rows, as of the last refresh
+	// rowsFilter is the filter rows were counted under, as of the last
+	// refresh that was not filtering.
+	rowsFilter string
 
 	convs   *convTable
 	expert  *tview.Table
@@ -395,8 +398,14 @@ func styleTag(st tcell.Style, s string) string {
 // (through Changed) after each batch.
 func (u *UI) refresh() {
 	st := u.m.Status()
-	atEnd := u.rows > 0 && u.listRow() == u.rows
+	// Tail the list only when the cursor was on its last row and the list
+	// grew under the same filter: a new filter (or none) changes the rows,
+	// and the cursor then stays on its frame.
+	tail := u.rows > 0 && u.listRow() == u.rows && !st.Filtering && st.Filter == u.rowsFilter && st.Displayed > u.rows
 	u.rows = st.Displayed
+	if !st.Filtering {
+		u.rowsFilter = st.Filter
+	}
 	// tview's table follows its end once it has been drawn short of rows
 	// (when the first batch came); only the user, by going to the last
 	// packet, asks for that.
@@ -409,7 +418,7 @@ func (u *UI) refresh() {
 	switch {
 	case u.selected == 0 && u.rows > 0:
 		u.selectRow(0)
-	case atEnd && !st.Filtering:
+	case tail:
 		// Tail a capture that grows, up to its last packets, which come
 		// with the end.
 		u.selectRow(u.rows - 1)
@@ -837,6 +846,7 @@ func (u *UI) load(path string) {
 	u.m = m
 	u.rd = newReader(m)
 	u.selected, u.rows, u.lastVersion = 0, 0, 0
+	u.rowsFilter = m.Status().Filter
 	u.marks = map[rune]int{}
 	u.listData.invalidate()
 	u.filterBar.SetText("")
