@@ -58,7 +58,7 @@ func (k OpKind) operation() layers.Operation {
 }
 
 // readOrAtomic reports whether the op takes a responder resource.
-func (k OpKind) readOrAtomic() bool { return k == OpRead || k == OpCompareSwap || k == OpFetchAdd }
+func (k OpKind) readOrAtomic() bool { return k.operation().TakesResponderResource() }
 
 // Op is one work request.
 type Op struct {

@@ -180,8 +180,7 @@ func (r *responder) onRequest(p *rxPacket) {
 	}
 
 	// CHK_RESOURCE.
-	rdAtomic := op == layers.OpRDMAReadRequest || op == layers.OpCompareSwap || op == layers.OpFetchAdd
-	if rdAtomic && len(r.res) == 0 {
+	if op.TakesResponderResource() && len(r.res) == 0 {
 		r.fail(p, layers.NAKInvalidRequest, StatusRemInvReqErr)
 		return
 	}

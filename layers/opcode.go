@@ -50,6 +50,13 @@ const (
 	OpCNP
 )
 
+// TakesResponderResource reports whether a request of this operation holds
+// one of the responder's outstanding READ/atomic resources
+// (max_dest_rd_atomic) until it is answered: RDMA READ and the atomics.
+func (o Operation) TakesResponderResource() bool {
+	return o == OpRDMAReadRequest || o == OpCompareSwap || o == OpFetchAdd
+}
+
 var operationNames = [...]string{"Unknown", "SEND", "RDMA_WRITE", "RDMA_READ_REQUEST", "RDMA_READ_RESPONSE",
 	"ACKNOWLEDGE", "ATOMIC_ACKNOWLEDGE", "COMPARE_SWAP", "FETCH_ADD", "RESYNC", "FLUSH", "ATOMIC_WRITE", "CNP"}
 
