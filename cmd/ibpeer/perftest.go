@@ -193,8 +193,8 @@ func parsePerftest(args []string, stdout, stderr io.Writer) (*perftestJob, int) 
 		return bad("-n %d: want at least 5 (perftest's minimum) and at most %d", j.iters, 1<<24)
 	case j.depth < 1 || j.depth > 1024:
 		return bad("-t %d: want 1-1024", j.depth)
-	case j.outs < 1 || j.outs > 128:
-		return bad("-o %d: want 1-128", j.outs)
+	case j.outs < 1 || j.outs > perftestOutReads:
+		return bad("-o %d: want 1-%d", j.outs, perftestOutReads)
 	case j.stall <= 0:
 		return bad("--timeout %v: want a positive duration", j.stall)
 	}
@@ -232,7 +232,7 @@ func perftestFlags(verb string, out io.Writer) (*flag.FlagSet, perftestFlagValue
 	v.iters = fs.Int("n", iters, "number of `iterations` (5000 for write, 1000 for the others)")
 	v.mtu = fs.Int("m", 0, "proposed path `MTU` in bytes (default: the active MTU of --addr's interface)")
 	v.depth = fs.Int("t", 128, "TX depth: work requests outstanding on the client")
-	v.outs = fs.Int("o", 128, "outstanding READs/atomics this side accepts as responder, advertised to the peer (read and atomic)")
+	v.outs = fs.Int("o", perftestOutReads, "outstanding READs/atomics this side accepts as responder, advertised to the peer (read and atomic)")
 	v.atomic = fs.String("A", "FETCH_AND_ADD", "atomic operation: FETCH_AND_ADD or CMP_AND_SWAP")
 	v.gbits = fs.Bool("report_gbits", false, "report Gb/s instead of MB/s (perftest's flag; both sides should agree, the server prints the client's figures)")
 	v.stall = fs.Duration("timeout", 10*time.Second, "fail when no completion arrives for this long")
@@ -252,6 +252,10 @@ const (
 // perftestMaxCycleBuffer bounds the peer's cycle buffer, which sizes the
 // region (perftest sends its page size).
 const perftestMaxCycleBuffer = 1 << 24
+
+// perftestOutReads is the most READs/atomics outstanding perftest's read
+// and atomic tests use and grant (-o 128, rxe's max_qp_rd_atom).
+const perftestOutReads = 128
 
 // perftestRxDepth is the receives a SEND server posts (perftest's
 // DEF_RX_SEND), at most one per iteration.
@@ -341,8 +345,12 @@ func (j *perftestJob) run(ctx context.Context, stdout io.Writer) (err error) {
 		if err := p.ExchangeEmptyDest(); err != nil {
 			return err
 		}
+		// A client asks for READ/atomic resources only for those tests,
+		// as perftest's does; a server grants what its TCP mode grants
+		// (at least one), so a READ-back of a WRITE test's region
+		// (ibpeer replay --payload) is answered on -R too.
 		resources := uint8(0)
-		if j.verb == "read" || j.verb == "atomic" {
+		if j.isServer() || j.verb == "read" || j.verb == "atomic" {
 			resources = uint8(outReads)
 		}
 		if err := cmx.connectData(ctx, j, qp, mtu, resources); err != nil {
@@ -364,7 +372,7 @@ func (j *perftestJob) run(ctx context.Context, stdout io.Writer) (err error) {
 	if peer.Is4In6() != netip.AddrFrom16(local.GID).Is4In6() {
 		return fmt.Errorf("the peer's GID %v and ours %v are not of the same IP version (perftest's GID compatibility check)", peer, dev.GID())
 	}
-	maxRd := min(max(int(remote.OutReads), 1), 128)
+	maxRd := min(max(int(remote.OutReads), 1), perftestOutReads)
 	if !j.rdmacm {
 		err = qp.Connect(endpoint.ConnectAttr{Remote: peer.Unmap(), RemoteQPN: remote.QPN, RemotePSN: layers.PSN(remote.PSN), LocalPSN: psn,
 			MTU: mtu, HopLimit: 255, MaxRdAtomic: uint8(maxRd), MaxDestRdAtomic: uint8(outReads)})

@@ -574,15 +574,11 @@ func (j *replayJob) compare(ctx context.Context, c *replay.Capture, info io.Writ
 		cs := &cmSetup{server: j.target.Addr(), port: j.cmPort, mtu: plan.MTU, rdAtom: hasReadsOrAtomics(plan) || f.payload, split: split, dev: dev}
 		defer cs.Close()
 		setup = cs
-	default:
-		peer = replay.NewWirePeer(w, j.target)
-	}
-	defer peer.Close()
-	switch f.setup {
-	case "cm":
 	case "manual":
+		peer = replay.NewWirePeer(w, j.target)
 		setup = manualSetup{replay.Dest{QPN: uint32(f.peerQPN), PSN: layers.PSN(f.peerPSN), RKey: uint32(f.peerRKey), VA: f.peerVA}}
 	default:
+		peer = replay.NewWirePeer(w, j.target)
 		oob := f.oob
 		if oob == "" {
 			oob = net.JoinHostPort(j.target.Addr().String(), strconv.Itoa(endpoint.DefaultOOBPort))
@@ -591,6 +587,7 @@ func (j *replayJob) compare(ctx context.Context, c *replay.Capture, info io.Writ
 		defer ts.Close()
 		setup = ts
 	}
+	defer peer.Close()
 	local := replay.Dest{QPN: uint32(f.localQPN), PSN: layers.PSN(f.localPSN)}
 	if f.localQPN != 0 && f.localPSN == 0 {
 		local.PSN = plan.Requester.PSN
@@ -680,22 +677,8 @@ func (s *tcpSetup) Exchange(ctx context.Context, local replay.Dest) (replay.Dest
 		return d, nil
 	}
 	s.pt = endpoint.NewPerftestConn(conn, false)
-	if _, err := s.pt.ExchangeVersions(endpoint.PerftestVersion); err != nil {
+	if _, err := negotiateCaptureMTU(s.pt, s.mtu); err != nil {
 		return replay.Dest{}, err
-	}
-	if _, _, err := s.pt.ExchangeBufferSizes(4096, 64); err != nil {
-		return replay.Dest{}, err
-	}
-	want := mtuEnum(s.mtu)
-	got, err := s.pt.ExchangeMTU(want)
-	if err != nil {
-		return replay.Dest{}, err
-	}
-	if got != want {
-		// perftest takes the smaller MTU: the peer's QP would drop the
-		// capture's full-size packets.
-		return replay.Dest{}, fmt.Errorf("the peer's active MTU is %d, the capture's path MTU %d: give the peer -m %d",
-			layers.PathMTU(got).Bytes(), s.mtu, s.mtu)
 	}
 	s.local = endpoint.PerftestDest{OutReads: 1, QPN: local.QPN, PSN: uint32(local.PSN), GID: s.gid}
 	var r endpoint.PerftestDest
@@ -704,8 +687,37 @@ func (s *tcpSetup) Exchange(ctx context.Context, local replay.Dest) (replay.Dest
 			return replay.Dest{}, err
 		}
 	}
+	return perftestPeer(r), nil
+}
+
+// negotiateCaptureMTU runs perftest's opening exchange as a client
+// (versions, buffer sizes, MTU) proposing the capture's path MTU, and
+// refuses a peer that settles on a smaller one: perftest takes the smaller
+// MTU, and the peer's QP would drop the capture's full-size packets.
+func negotiateCaptureMTU(p *endpoint.PerftestConn, captureMTU int) (layers.PathMTU, error) {
+	if _, err := p.ExchangeVersions(endpoint.PerftestVersion); err != nil {
+		return 0, err
+	}
+	if _, _, err := p.ExchangeBufferSizes(perftestCycleBuffer, perftestCacheLine); err != nil {
+		return 0, err
+	}
+	want := mtuEnum(captureMTU)
+	got, err := p.ExchangeMTU(want)
+	if err != nil {
+		return 0, err
+	}
+	if got != want {
+		return 0, fmt.Errorf("the peer's active MTU is %d, the capture's path MTU %d: give the peer -m %d",
+			layers.PathMTU(got).Bytes(), captureMTU, captureMTU)
+	}
+	return layers.PathMTU(got), nil
+}
+
+// perftestPeer is what a peer's perftest QP message announces, as the
+// responder compare mode plays against.
+func perftestPeer(r endpoint.PerftestDest) replay.Dest {
 	return replay.Dest{LID: r.LID, QPN: r.QPN, PSN: layers.PSN(r.PSN), RKey: r.RKey, VA: r.VAddr,
-		GID: netip.AddrFrom16(r.GID).Unmap(), OutReads: int(r.OutReads)}, nil
+		GID: netip.AddrFrom16(r.GID).Unmap(), OutReads: int(r.OutReads)}
 }
 
 // readServeRegion reads the region message ibpeer serve sends after

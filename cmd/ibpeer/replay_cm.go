@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/ibwire/ibwire/endpoint"
-	"github.com/ibwire/ibwire/layers"
 	"github.com/ibwire/ibwire/replay"
 )
 
@@ -43,10 +42,6 @@ type cmSetup struct {
 	ready    bool // the exchange went through: Close runs the closing steps
 }
 
-// perftestOutReads is what perftest's read and atomic clients advertise
-// and ask of RDMA CM (-o 128, rxe's max_qp_rd_atom).
-const perftestOutReads = 128
-
 // cmSetupTimeout bounds Close's steps.
 const cmSetupTimeout = 5 * time.Second
 
@@ -78,20 +73,9 @@ func (s *cmSetup) exchange(ctx context.Context) (replay.Dest, error) {
 	stop := context.AfterFunc(ctx, func() { cmx.msg.Close() })
 	defer stop()
 	s.p = endpoint.NewPerftestConnRDMACM(cmx.msg, false)
-	if _, err := s.p.ExchangeVersions(endpoint.PerftestVersion); err != nil {
-		return replay.Dest{}, err
-	}
-	if _, _, err := s.p.ExchangeBufferSizes(perftestCycleBuffer, perftestCacheLine); err != nil {
-		return replay.Dest{}, err
-	}
-	want := mtuEnum(s.mtu)
-	got, err := s.p.ExchangeMTU(want)
+	mtu, err := negotiateCaptureMTU(s.p, s.mtu)
 	if err != nil {
 		return replay.Dest{}, err
-	}
-	if got != want {
-		return replay.Dest{}, fmt.Errorf("the peer's active MTU is %d, the capture's path MTU %d: give the peer -m %d",
-			layers.PathMTU(got).Bytes(), s.mtu, s.mtu)
 	}
 	if err := s.p.ExchangeEmptyDest(); err != nil {
 		return replay.Dest{}, err
@@ -107,7 +91,7 @@ func (s *cmSetup) exchange(ctx context.Context) (replay.Dest, error) {
 	if s.rdAtom {
 		outReads, resources = perftestOutReads, perftestOutReads
 	}
-	if err := cmx.connectData(ctx, j, s.qp, layers.PathMTU(got), resources); err != nil {
+	if err := cmx.connectData(ctx, j, s.qp, mtu, resources); err != nil {
 		return replay.Dest{}, err
 	}
 	if err := s.p.ExchangeEmptyDest(); err != nil {
@@ -129,8 +113,7 @@ func (s *cmSetup) exchange(ctx context.Context) (replay.Dest, error) {
 		return replay.Dest{}, fmt.Errorf("the peer's QP message names QPN 0x%06x, its RDMA CM connection 0x%06x", r.QPN, a.DestQPN)
 	}
 	s.ready = true
-	return replay.Dest{LID: r.LID, QPN: r.QPN, PSN: layers.PSN(r.PSN), RKey: r.RKey, VA: r.VAddr,
-		GID: netip.AddrFrom16(r.GID).Unmap(), OutReads: int(r.OutReads)}, nil
+	return perftestPeer(r), nil
 }
 
 // Assigned is the data QP's QPN and first PSN, which RDMA CM chose.
@@ -183,8 +166,7 @@ func hasReadsOrAtomics(p *replay.Plan) bool {
 		if !st.Request {
 			continue
 		}
-		info := st.Frame.Opcode.Info()
-		if info.Operation == layers.OpRDMAReadRequest || info.Has(layers.HdrAtomicETH) {
+		if st.Frame.Opcode.Info().Operation.TakesResponderResource() {
 			return true
 		}
 	}

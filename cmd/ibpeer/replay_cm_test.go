@@ -34,6 +34,8 @@ func TestReplayCompareCM(t *testing.T) {
 	}{
 		{name: "write_bw", verb: "write", capture: "write_bw.pcap", captured: 200,
 			want: []string{"played 800 requests", "compare: 200 responses captured, "}},
+		{name: "write_bw, WRITEs read back", verb: "write", capture: "write_bw.pcap", captured: 200, extra: []string{"--payload"},
+			want: []string{"played 800 requests", ": the 4096 bytes the capture's WRITEs left are there\n"}},
 		{name: "read_bw", verb: "read", capture: "read_bw.pcap", captured: 800,
 			want: []string{"played 200 requests", "compare: 800 responses captured, 800 received; no differences"}},
 		{name: "atomic_fadd, perftest-cm on port 18600", verb: "atomic", capture: "atomic_fadd.pcap", port: 18600, captured: 200,
