@@ -165,8 +165,6 @@ func segment(cfg *Config, idx int, op Op, off int, base layers.PSN) ([]reqPacket
 	return pkts, nil
 }
 
-// segments returns how many MTU-sized packets n bytes take (at least one).
-
 // readResponses builds the responses to a READ request for data (the part
 // of the remote memory the request asks for), the first at PSN psn.
 func readResponses(cfg *Config, psn layers.PSN, data []byte, syndrome layers.AETHSyndrome, msn uint32) []layers.BTH {

@@ -261,14 +261,28 @@ func (r *fuzzRig) arm(t *testing.T, qp *endpoint.QP) {
 }
 
 // feed injects every record of in and returns how many there were.
+// nextRecord splits the first record off in: its flags, its packet (at
+// most fuzzMaxRecord bytes, fewer where in ends) and what follows; ok is
+// false when in holds no record.
+func nextRecord(in []byte) (flags byte, pkt, rest []byte, ok bool) {
+	if len(in) < 3 {
+		return 0, nil, in, false
+	}
+	flags, n := in[0], int(binary.BigEndian.Uint16(in[1:3]))
+	in = in[3:]
+	n = min(n, fuzzMaxRecord, len(in))
+	return flags, in[:n], in[n:], true
+}
+
 func (r *fuzzRig) feed(in []byte) int {
 	k := 0
-	for len(in) >= 3 {
-		flags, n := in[0], int(binary.BigEndian.Uint16(in[1:3]))
-		in = in[3:]
-		n = min(n, fuzzMaxRecord, len(in))
-		pkt := append([]byte(nil), in[:n]...)
-		in = in[n:]
+	for {
+		flags, rec, rest, ok := nextRecord(in)
+		if !ok {
+			break
+		}
+		in = rest
+		pkt := append([]byte(nil), rec...)
 		if flags&fuzzKeepQPN == 0 && len(pkt) >= 8 {
 			// Aim at a real QP so the fuzzer reaches past the
 			// demux.
@@ -276,9 +290,11 @@ func (r *fuzzRig) feed(in []byte) int {
 			binary.BigEndian.PutUint32(pkt[4:8], uint32(pkt[4])<<24|qpn)
 		}
 		if flags&fuzzPatchKey != 0 && len(pkt) >= 24 {
-			// RETH and AtomicETH both start right after the BTH
-			// with VA (8) and R_Key (4).
-			if info := layers.Opcode(pkt[0]).Info(); info.Has(layers.HdrRETH) || info.Has(layers.HdrAtomicETH) {
+			// On RC and UC the RETH and the AtomicETH start right
+			// after the BTH with VA (8) and R_Key (4); RD puts its
+			// RDETH and DETH first.
+			info := layers.Opcode(pkt[0]).Info()
+			if (info.Has(layers.HdrRETH) || info.Has(layers.HdrAtomicETH)) && !info.Has(layers.HdrRDETH) {
 				va := binary.BigEndian.Uint64(pkt[12:20])
 				binary.BigEndian.PutUint64(pkt[12:20], r.v.mr.Addr()+va)
 				binary.BigEndian.PutUint32(pkt[20:24], r.v.mr.RKey())
@@ -486,8 +502,12 @@ func TestFuzzMemoryBounded(t *testing.T) {
 		for done := 0; done < n; done += chunk {
 			// Split in at the chunk's last record.
 			k, off := 0, 0
-			for k < chunk && off+3 <= len(in) {
-				off += 3 + int(binary.BigEndian.Uint16(in[off+1:off+3]))
+			for k < chunk {
+				_, _, rest, ok := nextRecord(in[off:])
+				if !ok {
+					break
+				}
+				off = len(in) - len(rest)
 				k++
 			}
 			require.Equal(t, k, r.feed(in[:off]))
