@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"bytes"
 	"context"
 	"io"
 	"os"
@@ -13,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ibwire/ibwire/capture"
+	"github.com/ibwire/ibwire/decode"
 )
 
 // liveSource is a capture read from a pipe that reports kernel drops, as
@@ -40,8 +42,9 @@ func convFrames(u *UI, id uint32) string {
 // TestStreamingUI feeds a capture to the viewer through a pipe in two
 // halves, as tcpdump -w - | ibtui -r - (or a live capture) does: the
 // first half shows and the keys work while the source is still open, the
-// status bar shows the rate (and the drops, live), and the QP table and the
-// tailed packet list follow the second half when it comes.
+// status bar shows the rate (and the drops, live), the QP table shows the
+// analysis of the whole first half while the stream pauses, and the QP
+// table and the tailed packet list follow the second half when it comes.
 func TestStreamingUI(t *testing.T) {
 	data, err := os.ReadFile(rping)
 	require.NoError(t, err)
@@ -57,6 +60,13 @@ func TestStreamingUI(t *testing.T) {
 	}
 	require.NotZero(t, id)
 	wantFrames := strconv.FormatUint(frames, 10)
+	half := len(data) / 2
+	// The first half holds firstHalf whole packets; the QP table must show
+	// what an Analyzer gives over exactly those, though nothing comes after
+	// them until the test sends the rest.
+	firstHalf, halfFrames := prefixConvFrames(t, data[:half], id)
+	require.Greater(t, firstHalf, 10)
+	require.NotEqual(t, wantFrames, halfFrames)
 
 	tests := []struct {
 		name    string
@@ -72,8 +82,20 @@ func TestStreamingUI(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			pr, pw := io.Pipe()
 			t.Cleanup(func() { pw.Close() })
-			half := len(data) / 2
-			go pw.Write(data[:half])
+			// The first half in two writes: the first packets, published
+			// (which snapshots the analysis), then the rest of the half
+			// soon after, which a snapshot taken only as packets are
+			// published would leave out of the QP table.
+			const head = 300
+			more := make(chan struct{})
+			go func() {
+				pw.Write(data[:head])
+				select {
+				case <-more:
+					pw.Write(data[head:half])
+				case <-t.Context().Done():
+				}
+			}()
 			r, err := capture.NewReader(pr, "stdin")
 			require.NoError(t, err)
 			var src Source = r
@@ -86,12 +108,18 @@ func TestStreamingUI(t *testing.T) {
 			t.Cleanup(func() { cancel(); m.Close() })
 
 			h := startModel(t, m, 120, 40, true)
+			h.waitUntil(func(u *UI) bool { return u.m.Status().Packets >= 1 }, "the first packets")
+			close(more)
 			// The first half is shown while the pipe is still open.
-			h.waitUntil(func(u *UI) bool { return u.m.Status().Packets > 10 }, "the first half")
+			h.waitUntil(func(u *UI) bool { return u.m.Status().Packets == firstHalf }, "the first half")
 			assert.False(t, m.Status().Done, "the pipe is open")
 			// The keys work before the load finishes: the QP table, back,
 			// and the last packet, which the list then tails.
 			h.keys("C")
+			// The stream pauses after the first half: the analysis of all
+			// of it still reaches the table.
+			h.waitUntil(func(u *UI) bool { return u.view == viewConvs && convFrames(u, id) == halfFrames },
+				"the QP table over the whole first half")
 			var partial string
 			h.waitUntil(func(u *UI) bool {
 				partial = convFrames(u, id)
@@ -119,4 +147,32 @@ func TestStreamingUI(t *testing.T) {
 			h.waitFor("Frame " + strconv.Itoa(total) + ":")
 		})
 	}
+}
+
+// prefixConvFrames decodes the whole packets of a pcap prefix with a
+// decode.Analyzer, as the model's loader does, and returns how many there
+// are and the Frames of connection id over them ("" when it has no such
+// connection yet).
+func prefixConvFrames(t *testing.T, data []byte, id uint32) (int, string) {
+	t.Helper()
+	r, err := capture.NewReader(bytes.NewReader(data), "prefix")
+	require.NoError(t, err)
+	dec := decode.NewDecoder(decode.Options{})
+	an := decode.NewAnalyzer(decode.AnalyzerOptions{})
+	n := 0
+	for {
+		cp, err := r.Next()
+		if err != nil {
+			break
+		}
+		n++
+		an.Analyze(dec.Decode(decode.Input{Number: cp.Number, Time: cp.Info.Timestamp, Length: cp.Info.Length,
+			LinkType: uint32(cp.LinkType), Interface: cp.Interface, Data: cp.Data}))
+	}
+	for _, c := range an.Conversations() {
+		if c.ID == id {
+			return n, strconv.FormatUint(c.Dir[0].Packets+c.Dir[1].Packets, 10)
+		}
+	}
+	return n, ""
 }
