@@ -101,6 +101,41 @@ func TestApplyAsFilter(t *testing.T) {
 	assert.Contains(t, s, "[ Packets ]")
 }
 
+// TestApplyConvAliases: on rc_cnp_ecn.pcap the first CNP (frame 7) comes
+// before the analysis pairs the two directions, so its packet carries an id
+// the connection later absorbs. Applying the connection, from that packet
+// or from its QP table row, shows all 13 packets, the CNP included.
+func TestApplyConvAliases(t *testing.T) {
+	m := loadModel(t, cnpECN, "")
+	cs := m.Conversations()
+	require.Len(t, cs, 1)
+	require.NotEmpty(t, cs[0].Aliases, "the CNP's id is an alias")
+	_, mk := m.analysisOf(7)
+	require.NotEqual(t, cs[0].ID, mk.conv(), "frame 7 carries the alias")
+	require.True(t, cs[0].HasID(mk.conv()))
+	want := convFilter(&cs[0])
+	assert.Equal(t, "ibwire.analysis.conv_id in {1 2}", want)
+
+	for _, tc := range []struct {
+		name string
+		keys []string
+	}{
+		{"packet", []string{"7G", "a"}},
+		{"QP row", []string{"C", "a"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := start(t, cnpECN, "", 120, 40)
+			h.waitFor("Frame 1:")
+			h.keys(tc.keys...)
+			h.waitUntil(func(u *UI) bool {
+				st := u.m.Status()
+				return st.Filter == want && !st.Filtering && st.Displayed == 13
+			}, "the connection's 13 packets")
+			h.waitFor("filter: "+want, "13 displayed")
+		})
+	}
+}
+
 // TestFilterBar checks the live validation and the completion.
 func TestFilterBar(t *testing.T) {
 	h := start(t, writeLoss, "", 120, 40)

@@ -311,7 +311,8 @@ func newPSNGraph(u *UI) *psnGraph { return &psnGraph{Box: tview.NewBox(), u: u} 
 
 // psnSelected opens the PSN graph of the selected connection.
 func (u *UI) psnSelected() {
-	id, in := u.convOf(u.selectedConv())
+	cv := u.convOf(u.selectedConv())
+	id := cv.ID
 	if id == 0 {
 		u.note("PSN graph: select a packet of a connection, or a row of the QP table")
 		return
@@ -334,7 +335,7 @@ func (u *UI) psnSelected() {
 		var lastY int64
 		err := u.m.Scan(ctx, total, func(p *decode.Packet) bool {
 			a := &p.Analysis
-			if !in(a.Conv) {
+			if !cv.HasID(a.Conv) {
 				return true
 			}
 			b := p.BTH()

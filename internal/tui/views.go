@@ -187,30 +187,43 @@ func (u *UI) selectedConv() uint32 {
 
 // convOf returns the conversation that id is, or that absorbed id (a
 // connection's first packets may get an id of their own until the analysis
-// pairs the two directions), and a test for the ids of its packets.
-func (u *UI) convOf(id uint32) (uint32, func(conv uint32) bool) {
+// pairs the two directions): its HasID tests the ids of its packets. An id
+// the table does not know (yet) is a conversation of its own.
+func (u *UI) convOf(id uint32) decode.Conversation {
 	cs := u.m.Conversations()
 	for i := range cs {
 		if cs[i].HasID(id) {
-			cv := &cs[i]
-			return cv.ID, cv.HasID
+			return cs[i]
 		}
 	}
-	return id, func(conv uint32) bool { return conv == id }
+	return decode.Conversation{ID: id}
 }
 
-func convFilter(id uint32) string { return fmt.Sprintf("ibwire.analysis.conv_id == %d", id) }
+// convFilter is the display filter of the packets of cv: its id and the
+// ids it absorbed.
+func convFilter(cv *decode.Conversation) string {
+	if len(cv.Aliases) == 0 {
+		return fmt.Sprintf("ibwire.analysis.conv_id == %d", cv.ID)
+	}
+	ids := []string{strconv.FormatUint(uint64(cv.ID), 10)}
+	for _, a := range cv.Aliases {
+		ids = append(ids, strconv.FormatUint(uint64(a), 10))
+	}
+	return fmt.Sprintf("ibwire.analysis.conv_id in {%s}", strings.Join(ids, " "))
+}
 
 // applyConv filters the packet list to the selected connection.
 func (u *UI) applyConv() {
 	if id := u.convs.selectedID(); id != 0 {
-		u.applyFilter(convFilter(id))
+		cv := u.convOf(id)
+		u.applyFilter(convFilter(&cv))
 	}
 }
 
 func (u *UI) applyPacketConv() {
 	if id := u.selectedConv(); id != 0 {
-		u.applyFilter(convFilter(id))
+		cv := u.convOf(id)
+		u.applyFilter(convFilter(&cv))
 	} else {
 		u.note("the packet belongs to no connection")
 	}
@@ -294,7 +307,8 @@ func newFollowView(u *UI) *followView {
 // followSelected follows the selected connection: its messages are
 // reassembled in the background from the spool.
 func (u *UI) followSelected() {
-	id, in := u.convOf(u.selectedConv())
+	cv := u.convOf(u.selectedConv())
+	id := cv.ID
 	if id == 0 {
 		u.note("follow: select a packet of a connection, or a row of the QP table")
 		return
@@ -311,7 +325,7 @@ func (u *UI) followSelected() {
 	u.showView(viewFollow)
 	total := u.m.Status().Packets
 	go func() {
-		fl := output.NewFollow(func(p *decode.Packet) bool { return in(p.Analysis.Conv) }, convFilter(id), false)
+		fl := output.NewFollow(func(p *decode.Packet) bool { return cv.HasID(p.Analysis.Conv) }, convFilter(&cv), false)
 		err := u.m.Scan(ctx, total, func(p *decode.Packet) bool { fl.Add(p); return true })
 		if err != nil {
 			return
