@@ -6,6 +6,7 @@ import (
 	"math"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/gdamore/tcell/v2"
 	"github.com/rivo/tview"
@@ -425,22 +426,47 @@ func (u *UI) zoomGraph(in bool) {
 	}
 }
 
+// psnHead is the PSN graph's title, the legend of its markers and its keys:
+// one line when the width allows, else the keys on a second line. Where the
+// legend's long words do not fit, short ones name every marker still.
+func psnHead(conv uint32, w int) []string {
+	title := fmt.Sprintf("PSN graph, connection %d", conv)
+	const keys = "(+/- zoom, h/l pan, 0 all)"
+	legends := []string{"· request  + response  R retransmission  N NAK  Z RNR NAK  C CNP",
+		"· req  + resp  R retr  N NAK  Z RNR  C CNP"}
+	for _, l := range legends {
+		if s := title + "  " + l + "  " + keys; utf8.RuneCountInString(s) <= w {
+			return []string{s}
+		}
+	}
+	for _, l := range legends {
+		if s := title + "  " + l; utf8.RuneCountInString(s) <= w {
+			return []string{s, keys}
+		}
+	}
+	return []string{title + "  " + legends[len(legends)-1], keys}
+}
+
 func (g *psnGraph) Draw(screen tcell.Screen) {
 	g.Box.DrawForSubclass(screen, g)
 	x, y, w, h := g.GetInnerRect()
 	t := &g.u.theme
-	head := fmt.Sprintf("PSN graph, connection %d  · request  + response  R retransmission  N NAK  Z RNR NAK  C CNP  (+/- zoom, h/l pan, 0 all)", g.conv)
-	printLine(screen, head, x, y, w, t.header)
+	head := psnHead(g.conv, w)
+	for i, line := range head {
+		printLine(screen, line, x, y+i, w, t.header)
+	}
+	top := y + len(head)
 	if g.busy {
-		printLine(screen, "computing...", x, y+1, w, t.normal)
+		printLine(screen, "computing...", x, top, w, t.normal)
 		return
 	}
 	if len(g.points) == 0 {
-		printLine(screen, "no packets with a PSN in this connection", x, y+1, w, t.normal)
+		printLine(screen, "no packets with a PSN in this connection", x, top, w, t.normal)
 		return
 	}
 	const axisW = 10
-	plotX, plotY, plotW, plotH := x+axisW+1, y+1, w-axisW-1, h-3
+	// Below the plot: the time axis and the line of counts.
+	plotX, plotY, plotW, plotH := x+axisW+1, top, w-axisW-1, h-len(head)-2
 	if plotW < 4 || plotH < 2 {
 		return
 	}
