@@ -288,6 +288,8 @@ var viewCases = []viewCase{
 	// Global keys.
 	{name: "ctrl-l", keys: []string{"<ctrl-l>"}, expect: []string{"Frame 1:", "2243 packets"}, golden: "packets"},
 	{name: "help", h: 60, keys: []string{"?"}, expect: []string{"ibtui keys"}},
+	// At the default size the help scrolls too: its end.
+	{name: "help-end", keys: []string{"?", "<end>"}, expect: []string{"Mouse: click a row"}},
 	{name: "help-f1", h: 60, keys: []string{"<f1>"}, expect: []string{"ibtui keys"}, golden: "help"},
 	{name: "help-q-back", keys: []string{"C", "?", "q"}, expect: []string{"[ QPs ]", "1204"}, golden: "convs",
 		until: func(u *UI) bool { return u.view == viewConvs }},
