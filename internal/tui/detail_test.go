@@ -190,10 +190,8 @@ func TestResize(t *testing.T) {
 func TestMonochrome(t *testing.T) {
 	h := start(t, writeLoss, "ibwire.analysis.nak", 120, 40)
 	h.waitFor("13 displayed")
-	ch := make(chan []tcell.SimCell, 1)
-	h.app.QueueUpdateDraw(func() {})
-	h.app.QueueUpdate(func() { c, _, _ := h.sim.GetContents(); ch <- c })
-	for _, c := range <-ch {
+	cells, _, _ := h.contents()
+	for _, c := range cells {
 		fg, bg, _ := c.Style.Decompose()
 		require.Equal(t, tcell.ColorDefault, fg)
 		require.Equal(t, tcell.ColorDefault, bg)
@@ -301,11 +299,7 @@ func TestMouseSelectsPackets(t *testing.T) {
 func TestColours(t *testing.T) {
 	h := startTheme(t, writeLoss, "infiniband.aeth.syndrome.opcode == 3", 120, 40, false)
 	h.waitFor("13 displayed")
-	ch := make(chan []tcell.SimCell, 1)
-	width := 0
-	h.app.QueueUpdateDraw(func() {})
-	h.app.QueueUpdate(func() { c, w, _ := h.sim.GetContents(); width = w; ch <- c })
-	cells := <-ch
+	cells, width, _ := h.contents()
 	warn, _, _ := newTheme(false).warn.Decompose()
 	_, selBG, _ := newTheme(false).selected.Decompose()
 	// Line 3 is the first packet, selected; line 4 the second NAK.

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -66,15 +67,14 @@ func bindingID(b *binding) string { return b.scope + ": " + b.help }
 
 // pressedBindings returns the bindings the keys have run so far.
 func (h *harness) pressedBindings() []string {
-	ch := make(chan []string, 1)
-	h.app.QueueUpdate(func() {
-		var ids []string
+	h.t.Helper()
+	var ids []string
+	h.onLoop(false, "the bindings pressed", func() {
 		for id := range h.pressed {
 			ids = append(ids, id)
 		}
-		ch <- ids
 	})
-	return <-ch
+	return ids
 }
 
 func start(t *testing.T, path, filter string, w, h int) *harness {
@@ -124,36 +124,88 @@ func startModel(t *testing.T, m *Model, w, h int, mono bool) *harness {
 	return hs
 }
 
+// tryOnLoop runs fn on the event loop, after a draw when draw is set, and
+// reports whether it ran within 10 seconds. QueueUpdate blocks until the
+// loop has run fn, and forever once the loop has stopped: it is called
+// from a goroutine of its own, so that the caller can give up.
+func (h *harness) tryOnLoop(draw bool, fn func()) bool {
+	done := make(chan struct{})
+	go func() {
+		if draw {
+			h.app.QueueUpdateDraw(fn)
+		} else {
+			h.app.QueueUpdate(fn)
+		}
+		close(done)
+	}()
+	select {
+	case <-done:
+		return true
+	case <-time.After(10 * time.Second):
+		return false
+	}
+}
+
+// onLoop is tryOnLoop that fails the test (what names the work) when the
+// loop does not answer. Call it from the test's goroutine.
+func (h *harness) onLoop(draw bool, what string, fn func()) {
+	h.t.Helper()
+	if !h.tryOnLoop(draw, fn) {
+		h.t.Fatalf("the event loop does not answer (%s)", what)
+	}
+}
+
+// tryContents returns a copy of the screen's cells and its size, read on
+// the event loop after a draw, and whether the loop answered.
+func (h *harness) tryContents() (cells []tcell.SimCell, w, hh int, ok bool) {
+	// The simulation screen gives its own cells: copy them on the loop (a
+	// cell's runes are replaced, never changed in place).
+	type read struct {
+		cells []tcell.SimCell
+		w, h  int
+	}
+	got := make(chan read, 1) // nobody may read it when the loop answers late
+	if !h.tryOnLoop(true, func() {}) ||
+		!h.tryOnLoop(false, func() { c, cw, ch := h.sim.GetContents(); got <- read{slices.Clone(c), cw, ch} }) {
+		return nil, 0, 0, false
+	}
+	r := <-got
+	return r.cells, r.w, r.h, true
+}
+
+// contents is tryContents that fails the test when the loop does not answer.
+func (h *harness) contents() (cells []tcell.SimCell, w, hh int) {
+	h.t.Helper()
+	cells, w, hh, ok := h.tryContents()
+	if !ok {
+		h.t.Fatal("the event loop does not answer")
+	}
+	return cells, w, hh
+}
+
 // screen returns the screen's text, one line per row, trailing blanks
 // trimmed; it is read on the UI goroutine after a draw.
 func (h *harness) screen() string {
-	ch := make(chan string, 1)
-	h.app.QueueUpdateDraw(func() {})
-	h.app.QueueUpdate(func() {
-		cells, w, hh := h.sim.GetContents()
-		var b strings.Builder
-		for y := 0; y < hh; y++ {
-			var line []rune
-			for x := 0; x < w; x++ {
-				c := cells[y*w+x]
-				if len(c.Runes) == 0 {
-					line = append(line, ' ')
-					continue
-				}
-				line = append(line, c.Runes[0])
+	h.t.Helper()
+	return screenText(h.contents())
+}
+
+func screenText(cells []tcell.SimCell, w, hh int) string {
+	var b strings.Builder
+	for y := 0; y < hh; y++ {
+		var line []rune
+		for x := 0; x < w; x++ {
+			c := cells[y*w+x]
+			if len(c.Runes) == 0 {
+				line = append(line, ' ')
+				continue
 			}
-			b.WriteString(strings.TrimRight(string(line), " "))
-			b.WriteByte('\n')
+			line = append(line, c.Runes[0])
 		}
-		ch <- b.String()
-	})
-	select {
-	case s := <-ch:
-		return s
-	case <-time.After(10 * time.Second):
-		h.t.Fatal("the event loop does not answer")
-		return ""
+		b.WriteString(strings.TrimRight(string(line), " "))
+		b.WriteByte('\n')
 	}
+	return b.String()
 }
 
 // waitFor polls the screen until it shows all of want.
@@ -162,7 +214,12 @@ func (h *harness) waitFor(want ...string) string {
 	var last atomic.Value
 	last.Store("")
 	ok := assert.Eventually(h.t, func() bool {
-		s := h.screen()
+		// Not on the test's goroutine: no t.Fatal here.
+		cells, w, hh, answered := h.tryContents()
+		if !answered {
+			return false
+		}
+		s := screenText(cells, w, hh)
 		last.Store(s)
 		for _, w := range want {
 			if !strings.Contains(s, w) {
@@ -181,9 +238,8 @@ func (h *harness) waitFor(want ...string) string {
 func (h *harness) waitUntil(cond func(u *UI) bool, what string) {
 	h.t.Helper()
 	require.Eventually(h.t, func() bool {
-		ch := make(chan bool, 1)
-		h.app.QueueUpdate(func() { ch <- cond(h.ui) })
-		return <-ch
+		var ok bool
+		return h.tryOnLoop(false, func() { ok = cond(h.ui) }) && ok
 	}, 10*time.Second, 5*time.Millisecond, what)
 }
 
