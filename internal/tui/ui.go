@@ -108,7 +108,6 @@ type UI struct {
 	back    int // the frame before the last jump, for ''
 
 	search      string
-	trace       func(b *binding) // tests: called with each binding a key runs
 	refreshing  atomic.Bool
 	lastVersion uint64
 	convVersion uint64
@@ -561,7 +560,7 @@ func (u *UI) handleKey(ev *tcell.EventKey) *tcell.EventKey {
 		}
 		for _, k := range b.keys {
 			if k.matches(ev) {
-				u.run(b)
+				b.action(u)
 				if u.pending == 0 {
 					u.count = 0
 				}
@@ -576,7 +575,7 @@ func (u *UI) handleKey(ev *tcell.EventKey) *tcell.EventKey {
 		}
 		for _, k := range b.keys {
 			if k.matches(ev) {
-				u.run(b)
+				b.action(u)
 				u.count = 0
 				return nil
 			}
@@ -584,13 +583,6 @@ func (u *UI) handleKey(ev *tcell.EventKey) *tcell.EventKey {
 	}
 	u.count = 0
 	return ev
-}
-
-func (u *UI) run(b *binding) {
-	if u.trace != nil {
-		u.trace(b)
-	}
-	b.action(u)
 }
 
 // scope is the key-table scope of what has the focus.

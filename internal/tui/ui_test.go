@@ -98,8 +98,16 @@ func startModel(t *testing.T, m *Model, w, h int, mono bool) *harness {
 	m.SetNotify(u.Changed)
 	hs := &harness{t: t, app: app, sim: sim, ui: u, m: m, done: make(chan error, 1), pressed: map[string]bool{}}
 	// Record the bindings the keys ran (on the event loop; read through
-	// pressedBindings).
-	u.trace = func(b *binding) { hs.pressed[bindingID(b)] = true }
+	// pressedBindings): each action of the UI's key table, wrapped before
+	// the loop runs.
+	for i := range u.keys {
+		b := &u.keys[i]
+		id, action := bindingID(b), b.action
+		b.action = func(u *UI) {
+			hs.pressed[id] = true
+			action(u)
+		}
+	}
 	// Count the keys the event loop has handled. The application's input
 	// capture sees every key event first, on the event loop; anything the
 	// test queues after the count is reached runs after the key's handling.
