@@ -239,6 +239,36 @@ func TestHelpListsEveryBinding(t *testing.T) {
 	}
 }
 
+// TestHelpWraps lays the help out narrow: no line passes the width (no
+// word is that long), a description continues under itself, and the
+// Mouse line, which starts at column 0, continues there.
+func TestHelpWraps(t *testing.T) {
+	const width = 50
+	text := helpText(keyTable(), width)
+	lines := strings.Split(strings.TrimRight(text, "\n"), "\n")
+	mouse := -1
+	for i, l := range lines {
+		assert.LessOrEqual(t, len([]rune(l)), width, "line %d: %q", i, l)
+		if strings.HasPrefix(l, "Mouse:") {
+			mouse = i
+		}
+	}
+	require.Positive(t, mouse)
+	require.Greater(t, len(lines), mouse+1, "the Mouse line wraps at %d", width)
+	for _, l := range lines[mouse+1:] {
+		assert.NotEqual(t, ' ', rune(l[0]), "the Mouse line continues at column 0: %q", l)
+	}
+	// The : line wraps; its continuation starts at the description column.
+	for i, l := range lines {
+		if strings.HasPrefix(l, "  :") {
+			next := lines[i+1]
+			assert.Equal(t, strings.Repeat(" ", helpIndent), next[:helpIndent])
+			assert.NotEqual(t, ' ', rune(next[helpIndent]))
+			assert.Equal(t, helpIndent, strings.Index(l, "command line"))
+		}
+	}
+}
+
 func TestCommands(t *testing.T) {
 	h := start(t, writeLoss, "", 120, 40)
 	noFilter := func(u *UI) bool { st := u.m.Status(); return !st.Filtering && !st.HasFilter }

@@ -166,28 +166,32 @@ func helpText(table []binding, width int) string {
 			scope = k.scope
 			fmt.Fprintf(&b, "\n%s\n", strings.ToUpper(scope))
 		}
-		prefix := fmt.Sprintf("  %-20s ", keyNames(k))
-		writeHanging(&b, prefix, k.help, width)
+		prefix := fmt.Sprintf("  %-*s ", helpKeyWidth, keyNames(k))
+		writeHanging(&b, prefix, k.help, width, helpIndent)
 	}
-	writeHanging(&b, "\n", "Mouse: click a row, a field or a byte to select it; the wheel scrolls.", width)
+	writeHanging(&b, "\n", "Mouse: click a row, a field or a byte to select it; the wheel scrolls.", width, 0)
 	return b.String()
 }
 
-// helpIndent is where descriptions start: two spaces, the key column, a space.
-const helpIndent = 23
+// helpKeyWidth is the width of the help's key column; descriptions start at
+// helpIndent: two spaces, the key column, a space.
+const (
+	helpKeyWidth = 20
+	helpIndent   = 2 + helpKeyWidth + 1
+)
 
 // writeHanging writes prefix and text, wrapping text at word boundaries so
 // no line passes width (when width > 0), its continuation lines indented
-// to the description column.
-func writeHanging(b *strings.Builder, prefix, text string, width int) {
+// by indent.
+func writeHanging(b *strings.Builder, prefix, text string, width, indent int) {
 	b.WriteString(prefix)
 	col := len(prefix) - strings.LastIndexByte(prefix, '\n') - 1
 	start := col
 	for i, word := range strings.Fields(text) {
 		if i > 0 {
 			if width > 0 && col+1+len(word) > width && col > start {
-				b.WriteString("\n" + strings.Repeat(" ", helpIndent))
-				col, start = helpIndent, helpIndent
+				b.WriteString("\n" + strings.Repeat(" ", indent))
+				col, start = indent, indent
 			} else {
 				b.WriteByte(' ')
 				col++
