@@ -269,6 +269,27 @@ func TestHelpWraps(t *testing.T) {
 	}
 }
 
+// TestCommandCompletion: the command line completes names and aliases from
+// the command table, offers nothing for a whole command (enter then runs
+// it, :q included), and the help names every command and alias.
+func TestCommandCompletion(t *testing.T) {
+	u := &UI{promptFor: "command"}
+	for _, whole := range []string{"q", "quit", "qps", "convs", "filter", "clear-filter"} {
+		assert.Nil(t, u.completeCommand(whole), whole)
+	}
+	assert.Equal(t, []string{"qps"}, u.completeCommand("qp"))
+	assert.Equal(t, []string{"quit"}, u.completeCommand("qu"))
+	assert.Equal(t, []string{"convs", "clear-filter"}, u.completeCommand("c"))
+	assert.Equal(t, []string{"filter ibwire.analysis.psn_gap"}, u.completeCommand("filter ibwire.analysis.psn_g"))
+	help := KeyHelp()
+	for _, c := range commandTable() {
+		assert.Contains(t, help, c.name)
+		for _, a := range c.aliases {
+			assert.Contains(t, help, c.name+"/"+a)
+		}
+	}
+}
+
 func TestCommands(t *testing.T) {
 	h := start(t, writeLoss, "", 120, 40)
 	noFilter := func(u *UI) bool { st := u.m.Status(); return !st.Filtering && !st.HasFilter }

@@ -72,7 +72,7 @@ func keyTable() []binding {
 	r, c := runeKey, ctrlKey
 	return []binding{
 		{scopeGlobal, []key{r('/')}, "focus the display filter bar (enter applies, esc leaves, tab completes)", (*UI).focusFilter},
-		{scopeGlobal, []key{r(':')}, "command line: packets convs qps expert follow iograph psngraph latency filter clear-filter marks load help quit", (*UI).openCommand},
+		{scopeGlobal, []key{r(':')}, "command line: " + commandNames(), (*UI).openCommand},
 		{scopeGlobal, []key{r('?'), c(tcell.KeyF1)}, "this help", func(u *UI) { u.showView(viewHelp) }},
 		{scopeGlobal, []key{r('q')}, "quit (from the help, back to the previous view)", (*UI).quitOrBack},
 		{scopeGlobal, []key{c(tcell.KeyEscape)}, "back to the packet list", func(u *UI) { u.showView(viewPackets) }},

@@ -6,6 +6,7 @@ package tui
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -715,8 +716,59 @@ func (u *UI) listSelected(row int) {
 }
 
 // The command line (:) and search (ctrl-f) share the bottom line.
-var commands = []string{"packets", "convs", "qps", "expert", "follow", "iograph", "psngraph", "latency",
-	"filter", "clear-filter", "marks", "load", "help", "quit"}
+
+// command is one : command: its name, the other names it answers to, and
+// what it does with the rest of the line.
+type command struct {
+	name    string
+	aliases []string
+	run     func(u *UI, arg string)
+}
+
+// commandTable is every : command, in the order the help lists them; the
+// command line runs them and completes their names from it.
+func commandTable() []command {
+	view := func(name string) func(u *UI, _ string) { return func(u *UI, _ string) { u.showView(name) } }
+	return []command{
+		{"packets", nil, view(viewPackets)},
+		{"convs", []string{"qps"}, view(viewConvs)},
+		{"expert", nil, view(viewExpert)},
+		{"follow", nil, func(u *UI, _ string) { u.followSelected() }},
+		{"iograph", nil, func(u *UI, arg string) {
+			if arg != "" {
+				u.io.setColumns(arg)
+			}
+			u.showView(viewIO)
+		}},
+		{"psngraph", nil, func(u *UI, _ string) { u.psnSelected() }},
+		{"latency", nil, view(viewLatency)},
+		{"filter", nil, (*UI).applyFilter},
+		{"clear-filter", nil, func(u *UI, _ string) { u.applyFilter("") }},
+		{"marks", nil, func(u *UI, _ string) { u.showMarks() }},
+		{"load", nil, (*UI).load},
+		{"help", nil, view(viewHelp)},
+		{"quit", []string{"q"}, func(u *UI, _ string) { u.app.Stop() }},
+	}
+}
+
+// findCommand returns the command name or one of its aliases names.
+func findCommand(name string) (command, bool) {
+	for _, c := range commandTable() {
+		if c.name == name || slices.Contains(c.aliases, name) {
+			return c, true
+		}
+	}
+	return command{}, false
+}
+
+// commandNames is the command line's help: each command with its aliases.
+func commandNames() string {
+	var s []string
+	for _, c := range commandTable() {
+		s = append(s, strings.Join(append([]string{c.name}, c.aliases...), "/"))
+	}
+	return strings.Join(s, " ")
+}
 
 func (u *UI) openCommand() { u.openPrompt("command", ":") }
 func (u *UI) openSearch()  { u.openPrompt("search", "search (filter or text): ") }
@@ -747,15 +799,17 @@ func (u *UI) completeCommand(text string) []string {
 		}
 		return nil
 	}
-	if text == "q" {
-		// A whole command: no list, or enter would pick "quit" from it
-		// instead of running :q.
+	if _, ok := findCommand(text); ok {
+		// A whole command: no list, or enter would pick a longer name
+		// from it (quit for :q) instead of running it.
 		return nil
 	}
 	var out []string
-	for _, c := range commands {
-		if strings.HasPrefix(c, text) && c != text {
-			out = append(out, c)
+	for _, c := range commandTable() {
+		for _, name := range append([]string{c.name}, c.aliases...) {
+			if strings.HasPrefix(name, text) {
+				out = append(out, name)
+			}
 		}
 	}
 	return out
@@ -778,49 +832,25 @@ func (u *UI) promptDone(k tcell.Key) {
 // runCommand runs a : command.
 func (u *UI) runCommand(text string) {
 	cmd, arg, _ := strings.Cut(text, " ")
-	arg = strings.TrimSpace(arg)
-	switch cmd {
-	case "packets":
-		u.showView(viewPackets)
-	case "convs", "qps":
-		u.showView(viewConvs)
-	case "expert":
-		u.showView(viewExpert)
-	case "follow":
-		u.followSelected()
-	case "iograph":
-		if arg != "" {
-			u.io.setColumns(arg)
-		}
-		u.showView(viewIO)
-	case "psngraph":
-		u.psnSelected()
-	case "latency":
-		u.showView(viewLatency)
-	case "filter":
-		u.applyFilter(arg)
-	case "clear-filter":
-		u.applyFilter("")
-	case "marks":
-		var s []string
-		for r, f := range u.marks {
-			s = append(s, fmt.Sprintf("%c=%d", r, f))
-		}
-		sort.Strings(s) // by letter, not in the map's random order
-		u.note("marks: " + strings.Join(s, " "))
-	case "load":
-		u.load(arg)
-	case "help":
-		u.showView(viewHelp)
-	case "quit", "q":
-		u.app.Stop()
-	default:
-		if n, err := strconv.Atoi(cmd); err == nil {
-			u.jumpFrame(n) // :123 goes to frame 123, as in vim
-			return
-		}
-		u.note(fmt.Sprintf("unknown command %q (:help lists the keys)", cmd))
+	if c, ok := findCommand(cmd); ok {
+		c.run(u, strings.TrimSpace(arg))
+		return
 	}
+	if n, err := strconv.Atoi(cmd); err == nil {
+		u.jumpFrame(n) // :123 goes to frame 123, as in vim
+		return
+	}
+	u.note(fmt.Sprintf("unknown command %q (:help lists the keys)", cmd))
+}
+
+// showMarks lists the marks in the status line, by letter.
+func (u *UI) showMarks() {
+	var s []string
+	for r, f := range u.marks {
+		s = append(s, fmt.Sprintf("%c=%d", r, f))
+	}
+	sort.Strings(s) // by letter, not in the map's random order
+	u.note("marks: " + strings.Join(s, " "))
 }
 
 // load replaces the capture with another file.
