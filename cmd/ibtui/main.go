@@ -154,7 +154,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	// The viewer sets each model's Notify: models are made before it.
+	// tui.Run has each model tell the viewer of its changes: models are
+	// made before it.
 	openModel := func(files []string) (*tui.Model, func(), error) {
 		src, name, streaming, closeSrc, err := openSource(&o, files, stdin)
 		if err != nil {

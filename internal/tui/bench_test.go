@@ -35,22 +35,16 @@ func BenchmarkFirstScreen(b *testing.B) {
 			b.Fatal(err)
 		}
 		ctx, cancel := context.WithCancel(context.Background())
-		published := make(chan struct{}, 1)
-		m, err := NewModel(ctx, r, Options{Name: path, Notify: func() {
-			select {
-			case published <- struct{}{}:
-			default:
-			}
-		}})
+		m, err := NewModel(ctx, r, Options{Name: path})
 		if err != nil {
 			b.Fatal(err)
 		}
-		<-published
+		waitFor(b, changes(m), func() bool { return m.Status().Packets > 0 })
 		sim := tcell.NewSimulationScreen("UTF-8")
 		app := tview.NewApplication()
 		app.SetScreen(sim)
 		sim.SetSize(120, 40)
-		u := New(app, Config{Model: m, Mono: true})
+		u := newUI(app, Config{Model: m, Mono: true})
 		u.root.SetRect(0, 0, 120, 40)
 		u.root.Draw(sim)
 		if u.selected != 1 || u.detail == nil {
@@ -73,7 +67,7 @@ func BenchmarkJumpToLast(b *testing.B) {
 	app := tview.NewApplication()
 	app.SetScreen(sim)
 	sim.SetSize(120, 40)
-	u := New(app, Config{Model: m, Mono: true})
+	u := newUI(app, Config{Model: m, Mono: true})
 	defer u.Close()
 	u.root.SetRect(0, 0, 120, 40)
 	u.root.Draw(sim)
@@ -101,17 +95,11 @@ func BenchmarkLoad(b *testing.B) {
 			b.Fatal(err)
 		}
 		ctx, cancel := context.WithCancel(context.Background())
-		changed := make(chan struct{}, 1)
-		m, err := NewModel(ctx, r, Options{Name: path, Notify: func() {
-			select {
-			case changed <- struct{}{}:
-			default:
-			}
-		}})
+		m, err := NewModel(ctx, r, Options{Name: path})
 		if err != nil {
 			b.Fatal(err)
 		}
-		waitFor(b, changed, func() bool { return m.Status().Done })
+		waitFor(b, changes(m), func() bool { return m.Status().Done })
 		b.ReportMetric(time.Since(start).Seconds(), "s/load")
 		runtime.GC()
 		var ms runtime.MemStats

@@ -98,9 +98,6 @@ type Options struct {
 	Filter  string         // the display filter to start with
 	Count   int            // stop after this many packets (0: all)
 	TempDir string         // where the spool goes ("" is os.TempDir)
-	// Notify is called (from the loader goroutine, never under a lock)
-	// whenever the model changed; the UI batches a redraw on it.
-	Notify func()
 	// Streaming says the source may block between packets (stdin, live):
 	// each frame is then handed over as it comes rather than in batches.
 	Streaming bool
@@ -124,12 +121,9 @@ func NewModel(ctx context.Context, src Source, opts Options) (*Model, error) {
 		return nil, err
 	}
 	m := &Model{name: opts.Name, options: opts.Decode, file: sp.f, filterExpr: opts.Filter, filter: f,
-		filterReq: make(chan string, 1), notify: opts.Notify}
+		filterReq: make(chan string, 1), notify: func() {}}
 	if f != nil {
 		m.shown = &chunked[uint32]{}
-	}
-	if m.notify == nil {
-		m.notify = func() {}
 	}
 	publish := opts.Publish
 	if publish <= 0 {
@@ -139,8 +133,10 @@ func NewModel(ctx context.Context, src Source, opts Options) (*Model, error) {
 	return m, nil
 }
 
-// SetNotify replaces Options.Notify (the UI is built after the model).
-func (m *Model) SetNotify(fn func()) {
+// setNotify sets the function called (from the loader goroutine, never
+// under a lock) whenever the model changed; the UI batches a redraw on it.
+// The UI is built after the model: what changed before is its to look at.
+func (m *Model) setNotify(fn func()) {
 	m.mu.Lock()
 	m.notify = fn
 	m.mu.Unlock()

@@ -35,17 +35,25 @@ func loadModel(t testing.TB, path, filter string) *Model {
 	require.NoError(t, err)
 	t.Cleanup(func() { r.Close() })
 	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{}, 1)
-	m, err := NewModel(ctx, r, Options{Name: path, Filter: filter, Publish: time.Millisecond, Notify: func() {
-		select {
-		case done <- struct{}{}:
-		default:
-		}
-	}})
+	m, err := NewModel(ctx, r, Options{Name: path, Filter: filter, Publish: time.Millisecond})
 	require.NoError(t, err)
 	t.Cleanup(func() { cancel(); m.Close() })
-	waitFor(t, done, func() bool { s := m.Status(); return s.Done && !s.Filtering })
+	waitFor(t, changes(m), func() bool { s := m.Status(); return s.Done && !s.Filtering })
 	return m
+}
+
+// changes has m tell its changes on the channel it returns, coalesced, as
+// the UI is told them. What m published before is for the caller to look
+// at first: waitFor checks its condition before it waits.
+func changes(m *Model) <-chan struct{} {
+	ch := make(chan struct{}, 1)
+	m.setNotify(func() {
+		select {
+		case ch <- struct{}{}:
+		default:
+		}
+	})
+	return ch
 }
 
 // waitFor waits for cond, checking it each time the model says it changed.
@@ -130,13 +138,7 @@ func TestModelFilter(t *testing.T) {
 		}
 		// Refiltering the loaded model gives the same rows as filtering while loading.
 		m2 := loadModel(t, writeLoss, "")
-		changed := make(chan struct{}, 1)
-		m2.SetNotify(func() {
-			select {
-			case changed <- struct{}{}:
-			default:
-			}
-		})
+		changed := changes(m2)
 		require.NoError(t, m2.SetFilter(tests[i].filter))
 		waitFor(t, changed, func() bool { return !m2.Status().Filtering })
 		require.Equal(t, s.Displayed, m2.Displayed())
@@ -161,15 +163,10 @@ func TestModelStreamsStdin(t *testing.T) {
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	changed := make(chan struct{}, 1)
-	m, err := NewModel(ctx, r, Options{Name: "stdin", Streaming: true, Publish: time.Millisecond, Notify: func() {
-		select {
-		case changed <- struct{}{}:
-		default:
-		}
-	}})
+	m, err := NewModel(ctx, r, Options{Name: "stdin", Streaming: true, Publish: time.Millisecond})
 	require.NoError(t, err)
 	defer m.Close()
+	changed := changes(m)
 	waitFor(t, changed, func() bool { return m.Status().Packets > 10 })
 	assert.False(t, m.Status().Done)
 	go func() {
@@ -195,15 +192,10 @@ func TestModelLiveLoopback(t *testing.T) {
 	defer src.Close()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	changed := make(chan struct{}, 1)
-	m, err := NewModel(ctx, src, Options{Name: "live lo", Streaming: true, Publish: time.Millisecond, Notify: func() {
-		select {
-		case changed <- struct{}{}:
-		default:
-		}
-	}})
+	m, err := NewModel(ctx, src, Options{Name: "live lo", Streaming: true, Publish: time.Millisecond})
 	require.NoError(t, err)
 	defer m.Close()
+	changed := changes(m)
 
 	// Unconnected, so that the port being closed (ICMP unreachable) does
 	// not fail the next write.

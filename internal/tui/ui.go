@@ -114,8 +114,8 @@ type UI struct {
 	convVersion uint64
 }
 
-// New builds the viewer over cfg.Model; Run shows it.
-func New(app *tview.Application, cfg Config) *UI {
+// newUI builds the viewer over cfg.Model in app; Run shows it.
+func newUI(app *tview.Application, cfg Config) *UI {
 	ctx, stop := context.WithCancel(context.Background())
 	u := &UI{app: app, m: cfg.Model, theme: newTheme(cfg.Mono), keys: keyTable(), open: cfg.Open, ctx: ctx, stop: stop,
 		marks: map[rune]int{}}
@@ -129,9 +129,9 @@ func New(app *tview.Application, cfg Config) *UI {
 	return u
 }
 
-// Changed is the Model's Notify: it schedules one redraw, however many
+// changed is the Model's notify: it schedules one redraw, however many
 // changes come before it runs.
-func (u *UI) Changed() {
+func (u *UI) changed() {
 	if u.refreshing.Swap(true) {
 		return
 	}
@@ -395,7 +395,7 @@ func styleTag(st tcell.Style, s string) string {
 }
 
 // refresh brings every view up to date with the model; the loader calls it
-// (through Changed) after each batch.
+// (through changed) after each batch.
 func (u *UI) refresh() {
 	st := u.m.Status()
 	// Tail the list only when the cursor was on its last row and the list
@@ -864,7 +864,7 @@ func (u *UI) load(path string) {
 		u.note(fmt.Sprintf("load %s: %v", path, err))
 		return
 	}
-	m.SetNotify(u.Changed)
+	m.setNotify(u.changed)
 	u.m = m
 	u.rd = newReader(m)
 	u.selected, u.rows, u.lastVersion = 0, 0, 0
@@ -921,22 +921,17 @@ func (u *UI) searchNext() {
 }
 
 // Run shows the viewer over cfg.Model on the terminal until the user quits
-// or ctx is done. It sets the Notify of cfg.Model, and of each model
-// cfg.Open returns, to the viewer's redraw.
+// or ctx is done. It has cfg.Model, and each model cfg.Open returns, tell
+// the viewer when they change.
 func Run(ctx context.Context, cfg Config) error {
 	app := tview.NewApplication()
-	u := New(app, cfg)
-	u.m.SetNotify(u.Changed)
-	u.Changed() // for what the loader published before the viewer existed
+	u := newUI(app, cfg)
+	defer u.Close()
+	u.m.setNotify(u.changed)
+	u.changed() // for what the loader published before the viewer existed
 	stop := context.AfterFunc(ctx, app.Stop)
 	defer stop()
-	return u.Run()
-}
-
-// Run shows the viewer until the user quits.
-func (u *UI) Run() error {
-	defer u.Close()
-	return u.app.Run()
+	return app.Run()
 }
 
 // listRow is the packet list's selected table row (1-based; 0 is the header).

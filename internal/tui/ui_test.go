@@ -94,8 +94,9 @@ func startModel(t *testing.T, m *Model, w, h int, mono bool) *harness {
 	app := tview.NewApplication()
 	app.SetScreen(sim)
 	sim.SetSize(w, h)
-	u := New(app, Config{Model: m, Mono: mono, Open: openModel(t)})
-	m.SetNotify(u.Changed)
+	u := newUI(app, Config{Model: m, Mono: mono, Open: openModel(t)})
+	m.setNotify(u.changed)
+	u.changed() // for what the model published before, as Run does
 	hs := &harness{t: t, app: app, sim: sim, ui: u, m: m, done: make(chan error, 1), pressed: map[string]bool{}}
 	// Record the bindings the keys ran (on the event loop; read through
 	// pressedBindings): each action of the UI's key table, wrapped before
