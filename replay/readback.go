@@ -92,8 +92,9 @@ func (p *Plan) nextPSN() int {
 }
 
 // readBack reads [va, va+n) of the peer's region with RDMA READs starting
-// at PSN psn, one at a time, and returns the data.
-func readBack(peer Peer, remote Dest, psn layers.PSN, va uint64, n int, timeout time.Duration) ([]byte, error) {
+// at PSN psn, one at a time, each taking one PSN per mtu bytes, and returns
+// the data.
+func readBack(peer Peer, remote Dest, psn layers.PSN, va uint64, n, mtu int, timeout time.Duration) ([]byte, error) {
 	op, _ := layers.OpcodeFor(layers.ServiceRC, layers.OpRDMAReadRequest, layers.PosOnly, false, false)
 	out := make([]byte, 0, n)
 	buf := make([]byte, 1<<16)
@@ -112,11 +113,15 @@ func readBack(peer Peer, remote Dest, psn layers.PSN, va uint64, n int, timeout 
 		if err := peer.Send(req); err != nil {
 			return out, fmt.Errorf("send: %w", err)
 		}
+		// The READ takes one PSN per response packet; a response is
+		// accepted only at one of those, and the data only once every
+		// packet from the first to the last received is there.
+		segs := layers.Segments(size, mtu)
 		parts := map[int][]byte{}
 		got := 0
 		last := -1
 		deadline := time.Now().Add(timeout)
-		for got < size {
+		for got < size || len(parts) < last+1 {
 			left := time.Until(deadline)
 			if left <= 0 {
 				return out, fmt.Errorf("%d of the %d bytes at va 0x%x came back within %v", got, size, va+uint64(len(out)), timeout)
@@ -134,11 +139,16 @@ func readBack(peer Peer, remote Dest, psn layers.PSN, va uint64, n int, timeout 
 			}
 			rel := b.PSN.Diff(psn)
 			info := b.Opcode.Info()
-			if info.Has(layers.HdrAETH) && b.AETH.Syndrome.IsNak() && rel == 0 {
-				return out, fmt.Errorf("the peer answered the READ of va 0x%x with %v", va+uint64(len(out)), b.AETH.Syndrome)
+			// Any NAK ends the read-back, whichever PSN it carries: a
+			// PSN sequence error carries the PSN the peer expects (behind
+			// a played stream with gaps, not the READ's), and the READ
+			// will not be answered after it.
+			if info.Has(layers.HdrAETH) && (b.AETH.Syndrome.IsNak() || b.AETH.Syndrome.IsRNRNak()) {
+				return out, fmt.Errorf("the peer answered the READ of va 0x%x with %v at PSN %d (the READ's is %d)",
+					va+uint64(len(out)), b.AETH.Syndrome, b.PSN, psn)
 			}
-			if info.Operation != layers.OpRDMAReadResponse || rel < 0 || parts[rel] != nil {
-				continue // a late answer to a played request, or a duplicate
+			if info.Operation != layers.OpRDMAReadResponse || rel < 0 || rel >= segs || parts[rel] != nil {
+				continue // a late answer to a played request, a stray, or a duplicate
 			}
 			parts[rel] = append([]byte{}, b.PacketPayload()...)
 			got += len(parts[rel])
@@ -160,7 +170,7 @@ func checkWrites(plan *Plan, peer Peer, local, remote Dest, timeout time.Duratio
 		return nil
 	}
 	rb := &Readback{VA: remote.VA + lo, Len: int(hi - lo), FirstWrong: -1}
-	got, err := readBack(peer, remote, local.PSN.Add(plan.nextPSN()), rb.VA, rb.Len, timeout)
+	got, err := readBack(peer, remote, local.PSN.Add(plan.nextPSN()), rb.VA, rb.Len, plan.MTU, timeout)
 	if err != nil {
 		rb.Err = err
 		return rb

@@ -2,6 +2,7 @@ package replay
 
 import (
 	"encoding/binary"
+	"fmt"
 	"os"
 	"testing"
 	"time"
@@ -13,13 +14,17 @@ import (
 )
 
 // memoryPeer answers RDMA READ requests from mem (at va) with READ
-// responses of mtu bytes, or with nak when it is set.
+// responses of mtu bytes, or with nak when it is set, carrying the READ's
+// PSN plus nakAt. With stray, a READ response carrying stray and the PSN
+// after the READ's last goes out first.
 type memoryPeer struct {
-	mem []byte
-	va  uint64
-	mtu int
-	nak layers.AETHSyndrome
-	out [][]byte
+	mem   []byte
+	va    uint64
+	mtu   int
+	nak   layers.AETHSyndrome
+	nakAt int
+	stray []byte
+	out   [][]byte
 }
 
 func (m *memoryPeer) Send(req []byte) error {
@@ -38,11 +43,15 @@ func (m *memoryPeer) Send(req []byte) error {
 		m.out = append(m.out, append(p, 0, 0, 0, 0))
 	}
 	if m.nak != 0 {
-		resp(layers.Opcode(0x11), b.PSN, m.nak, nil) // RC ACKNOWLEDGE
+		resp(layers.Opcode(0x11), b.PSN.Add(m.nakAt), m.nak, nil) // RC ACKNOWLEDGE
 		return nil
 	}
 	data := m.mem[b.RETH.VA-m.va:][:b.RETH.DMALength]
 	n := max(1, (len(data)+m.mtu-1)/m.mtu)
+	if m.stray != nil {
+		op, _ := layers.OpcodeFor(layers.ServiceRC, layers.OpRDMAReadResponse, layers.PosOnly, false, false)
+		resp(op, b.PSN.Add(n), layers.MakeAckSyndrome(31), m.stray)
+	}
 	for i := range n {
 		pos := layers.SegmentPosition(i, n)
 		op, ok := layers.OpcodeFor(layers.ServiceRC, layers.OpRDMAReadResponse, pos, false, false)
@@ -93,6 +102,15 @@ func TestCheckWrites(t *testing.T) {
 			Readback{VA: 0x10000, Len: 4096, Checked: 4096, Wrong: 1, FirstWrong: 1000}, ""},
 		{"NAK", &memoryPeer{nak: layers.MakeNakSyndrome(layers.NAKRemoteAccessError)}, true,
 			Readback{VA: 0x10000, Len: 4096, FirstWrong: -1}, "the peer answered the READ of va 0x10000 with NAK"},
+		// Behind a played stream with gaps the peer expects an earlier
+		// PSN and says so with a sequence-error NAK carrying it.
+		{"sequence NAK", &memoryPeer{nak: layers.MakeNakSyndrome(layers.NAKPSNSequenceError), nakAt: -5}, true,
+			Readback{VA: 0x10000, Len: 4096, FirstWrong: -1},
+			fmt.Sprintf("the peer answered the READ of va 0x10000 with NAK %v at PSN %d (the READ's is %d)",
+				layers.NAKPSNSequenceError, local.PSN.Add(795), local.PSN.Add(800))},
+		// A READ response past the READ's PSNs is not part of its data.
+		{"stray after", &memoryPeer{mem: data, va: remote.VA, mtu: 1024, stray: make([]byte, 1024)}, false,
+			Readback{VA: 0x10000, Len: 4096, Checked: 4096, FirstWrong: -1}, ""},
 		{"silent", silentPeer{}, true, Readback{VA: 0x10000, Len: 4096, FirstWrong: -1}, "0 of the 4096 bytes at va 0x10000 came back"},
 	}
 	for _, tt := range tests {
