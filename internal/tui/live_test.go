@@ -75,8 +75,9 @@ func TestStreamingUI(t *testing.T) {
 		done    *regexp.Regexp // the status once it ended
 	}{
 		{"stdin", false, regexp.MustCompile(`\| \d+ packets \| loading \d+ pkt/s`), regexp.MustCompile(`\| ` + strconv.Itoa(total) + ` packets\n`)},
+		// Once the source ended it no longer says it is capturing.
 		{"live", true, regexp.MustCompile(`\| \d+ packets \| capturing \d+ pkt/s \| 7 dropped`),
-			regexp.MustCompile(`\| ` + strconv.Itoa(total) + ` packets \| capturing 0 pkt/s \| 7 dropped`)},
+			regexp.MustCompile(`\| ` + strconv.Itoa(total) + ` packets \| capture ended \| 7 dropped\n`)},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -140,8 +141,13 @@ func TestStreamingUI(t *testing.T) {
 			// The QP table fills in as the rest comes, without a key.
 			h.waitUntil(func(u *UI) bool { return convFrames(u, id) == wantFrames }, "the QP table, complete")
 			s := h.waitFor("[ QPs ]", " "+wantFrames+" ")
-			assert.Regexp(t, tc.done, s)
+			// The status once the source ended (the table may be complete
+			// a moment before the end is published).
 			h.waitUntil(func(u *UI) bool { return u.m.Status().Done }, "the end")
+			s = h.waitMatch(tc.done)
+			assert.Regexp(t, tc.done, s)
+			assert.NotContains(t, s, "capturing")
+			assert.Contains(t, s, "[ QPs ]")
 			h.keys("<esc>")
 			h.waitUntil(func(u *UI) bool { return u.selected == total }, "the list tailed the capture to its last packet")
 			h.waitFor("Frame " + strconv.Itoa(total) + ":")

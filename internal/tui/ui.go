@@ -455,6 +455,9 @@ func (u *UI) drawStatus(st Status) {
 	switch {
 	case st.Err != nil:
 		fmt.Fprintf(&b, " | error: %v", st.Err)
+	case st.Live && st.Done:
+		// The source ended (a live capture never does by itself): no rate.
+		fmt.Fprintf(&b, " | capture ended | %d dropped", st.Dropped)
 	case st.Live:
 		fmt.Fprintf(&b, " | capturing %.0f pkt/s | %d dropped", st.Rate, st.Dropped)
 	case !st.Done:

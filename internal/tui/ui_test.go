@@ -3,8 +3,10 @@ package tui
 import (
 	"context"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -220,9 +222,28 @@ func screenText(cells []tcell.SimCell, w, hh int) string {
 // waitFor polls the screen until it shows all of want.
 func (h *harness) waitFor(want ...string) string {
 	h.t.Helper()
+	return h.waitScreen(func(s string) bool {
+		for _, w := range want {
+			if !strings.Contains(s, w) {
+				return false
+			}
+		}
+		return true
+	}, fmt.Sprintf("screen never showed %q", want))
+}
+
+// waitMatch polls the screen until re matches it.
+func (h *harness) waitMatch(re *regexp.Regexp) string {
+	h.t.Helper()
+	return h.waitScreen(re.MatchString, fmt.Sprintf("screen never matched %s", re))
+}
+
+// waitScreen polls the screen until ok says it is the one, and returns it.
+func (h *harness) waitScreen(ok func(screen string) bool, what string) string {
+	h.t.Helper()
 	var last atomic.Value
 	last.Store("")
-	ok := assert.Eventually(h.t, func() bool {
+	if !assert.Eventually(h.t, func() bool {
 		// Not on the test's goroutine: no t.Fatal here.
 		cells, w, hh, answered := h.tryContents()
 		if !answered {
@@ -230,14 +251,8 @@ func (h *harness) waitFor(want ...string) string {
 		}
 		s := screenText(cells, w, hh)
 		last.Store(s)
-		for _, w := range want {
-			if !strings.Contains(s, w) {
-				return false
-			}
-		}
-		return true
-	}, 10*time.Second, 5*time.Millisecond, "screen never showed %q", want)
-	if !ok {
+		return ok(s)
+	}, 10*time.Second, 5*time.Millisecond, what) {
 		h.t.Fatalf("last screen:\n%s", last.Load())
 	}
 	return last.Load().(string)
