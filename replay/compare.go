@@ -288,7 +288,7 @@ func (p *Plan) Image() []byte {
 			img[off], known[off] = b, true
 		}
 	}
-	writeVA := map[layers.PSN]uint64{} // WRITE packet PSN → VA it carries
+	writes := p.writePlacer()
 	readVA := map[layers.PSN]uint64{}  // READ response PSN → VA it carries
 	atomicVA := map[layers.PSN]uint64{}
 	var b layers.BTH
@@ -300,17 +300,7 @@ func (p *Plan) Image() []byte {
 		data := b.PacketPayload()
 		switch {
 		case info.Operation == layers.OpRDMAWrite && s.Request:
-			// A segment's place follows from its PSN and its message's
-			// FIRST, not from the packet before it: where a FIRST was
-			// lost before the capture point, the MIDDLEs after it belong
-			// to a message whose VA is not known until the
-			// retransmission, not where the previous message ended.
-			if info.Has(layers.HdrRETH) {
-				for i := range p.segments(b.RETH.DMALength) {
-					writeVA[b.PSN.Add(i)] = b.RETH.VA + uint64(i*p.MTU)
-				}
-			}
-			if va, ok := writeVA[b.PSN]; ok {
+			if va, ok := writes.place(&b); ok {
 				put(va, data)
 			}
 		case info.Operation == layers.OpRDMAReadRequest:
@@ -335,6 +325,33 @@ func (p *Plan) Image() []byte {
 		}
 	}
 	return img
+}
+
+// writePlacer finds where the plan's RDMA WRITE packets put their data,
+// fed the WRITE requests in plan order.
+type writePlacer struct {
+	p  *Plan
+	va map[layers.PSN]uint64 // WRITE packet PSN → VA its payload goes to
+}
+
+func (p *Plan) writePlacer() *writePlacer {
+	return &writePlacer{p: p, va: map[layers.PSN]uint64{}}
+}
+
+// place returns the VA where WRITE packet b's payload goes, and false when
+// the plan does not show it. A segment's place follows from its PSN and
+// its message's FIRST (or ONLY), not from the packet before it: where a
+// FIRST was lost before the capture point, the MIDDLEs after it belong to
+// a message whose VA is not known until the retransmission, not where the
+// previous message ended.
+func (w *writePlacer) place(b *layers.BTH) (uint64, bool) {
+	if b.Opcode.Info().Has(layers.HdrRETH) {
+		for i := range w.p.segments(b.RETH.DMALength) {
+			w.va[b.PSN.Add(i)] = b.RETH.VA + uint64(i*w.p.MTU)
+		}
+	}
+	va, ok := w.va[b.PSN]
+	return va, ok
 }
 
 // CompareOptions tune Compare.

@@ -43,7 +43,7 @@ func (p *Plan) Written() (data []byte, known []bool, lo, hi uint64, ok bool) {
 	data = make([]byte, p.RegionLen)
 	known = make([]bool, p.RegionLen)
 	lo, hi = p.RegionLen, 0
-	var writeVA uint64
+	writes := p.writePlacer()
 	var b layers.BTH
 	for _, s := range p.Steps {
 		if !s.Request || b.DecodeFromBytes(s.Frame.Datagram(), gopacket.NilDecodeFeedback) != nil {
@@ -52,8 +52,9 @@ func (p *Plan) Written() (data []byte, known []bool, lo, hi uint64, ok bool) {
 		info := b.Opcode.Info()
 		switch {
 		case info.Operation == layers.OpRDMAWrite:
-			if info.Has(layers.HdrRETH) {
-				writeVA = b.RETH.VA
+			writeVA, placed := writes.place(&b)
+			if !placed {
+				continue
 			}
 			for i, c := range b.PacketPayload() {
 				va := writeVA + uint64(i)
@@ -64,7 +65,6 @@ func (p *Plan) Written() (data []byte, known []bool, lo, hi uint64, ok bool) {
 				data[off], known[off], ok = c, true, true
 				lo, hi = min(lo, off), max(hi, off+1)
 			}
-			writeVA += uint64(len(b.PacketPayload()))
 		case info.Has(layers.HdrAtomicETH):
 			for i := range uint64(8) {
 				if va := b.AtomicETH.VA + i; va >= p.Responder.VA && va-p.Responder.VA < p.RegionLen {

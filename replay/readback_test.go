@@ -162,3 +162,62 @@ func (r *recordingPeer) Send(req []byte) error {
 func (r *recordingPeer) Receive([]byte, time.Duration) (int, error) {
 	return 0, os.ErrDeadlineExceeded
 }
+
+// TestWrittenWithLostSegments: write_bw's messages moved to distinct VAs
+// (message k at k*4096 into the region), then the LAST of the first and
+// the FIRST of the second dropped, as a capture behind loss lacks them.
+// The second message's MIDDLEs and LAST must not land where the first
+// stopped: their VA is unknown without their FIRST.
+func TestWrittenWithLostSegments(t *testing.T) {
+	p := loadPlan(t, "write_bw.pcap")
+	spread := *p
+	spread.Steps = nil
+	msgs := 0
+	var b layers.BTH
+	lastOfFirst, firstOfSecond := -1, -1
+	for _, s := range p.Steps {
+		f := *s.Frame
+		f.Data = append([]byte(nil), f.Data...)
+		s.Frame = &f
+		if s.Request {
+			require.NoError(t, b.DecodeFromBytes(f.Datagram(), nil))
+			if b.Opcode.Info().Has(layers.HdrRETH) {
+				binary.BigEndian.PutUint64(f.Datagram()[layers.BTHLength:], p.Responder.VA+uint64(msgs)*4096)
+				msgs++
+			}
+			switch {
+			case lastOfFirst < 0 && b.Opcode == mustOpcode("RC_RDMA_WRITE_LAST"):
+				lastOfFirst = len(spread.Steps)
+			case lastOfFirst >= 0 && firstOfSecond < 0 && b.Opcode == mustOpcode("RC_RDMA_WRITE_FIRST"):
+				firstOfSecond = len(spread.Steps)
+			}
+		}
+		spread.Steps = append(spread.Steps, s)
+	}
+	require.Equal(t, 200, msgs)
+	require.Positive(t, firstOfSecond)
+	spread.RegionLen = uint64(msgs) * 4096
+	full, fullKnown, lo, hi, ok := spread.Written()
+	require.True(t, ok)
+	assert.Equal(t, [2]uint64{0, spread.RegionLen}, [2]uint64{lo, hi})
+
+	lossy := spread
+	lossy.Steps = append(append(append([]Step(nil), spread.Steps[:lastOfFirst]...), spread.Steps[lastOfFirst+1:firstOfSecond]...), spread.Steps[firstOfSecond+1:]...)
+	data, known, _, _, ok := lossy.Written()
+	require.True(t, ok)
+	for off := range known {
+		switch {
+		case off >= 3072 && off < 8192:
+			// The first message's LAST and the whole second message.
+			require.False(t, known[off], "offset %d", off)
+		default:
+			require.Equal(t, fullKnown[off], known[off], "offset %d", off)
+			require.Equal(t, full[off], data[off], "offset %d", off)
+		}
+	}
+	// The image places them the same way.
+	img, fullImg := lossy.Image(), spread.Image()
+	assert.Equal(t, fullImg[:3072], img[:3072])
+	assert.Equal(t, make([]byte, 8192-3072), img[3072:8192])
+	assert.Equal(t, fullImg[8192:], img[8192:])
+}
