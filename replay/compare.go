@@ -289,7 +289,7 @@ func (p *Plan) Image() []byte {
 		}
 	}
 	writes := p.writePlacer()
-	readVA := map[layers.PSN]uint64{}  // READ response PSN → VA it carries
+	readVA := map[layers.PSN]uint64{} // READ response PSN → VA it carries
 	atomicVA := map[layers.PSN]uint64{}
 	var b layers.BTH
 	for _, s := range p.Steps {
