@@ -28,12 +28,12 @@ func (s liveSource) Stats() (capture.Stats, error) {
 	return capture.Stats{Received: 1000, Dropped: s.dropped}, nil
 }
 
-// convFrames is the Frames cell of connection id's row in the QP table,
+// tableFrames is the Frames cell of connection id's row in the QP table,
 // read on the event loop; "" when the table has no such row.
-func convFrames(u *UI, id uint32) string {
+func tableFrames(u *UI, id uint32) string {
 	for _, r := range u.convs.rows {
 		if r.id == id {
-			return r.cells[convFirstNumber+4]
+			return r.cells[convFrames]
 		}
 	}
 	return ""
@@ -119,11 +119,11 @@ func TestStreamingUI(t *testing.T) {
 			h.keys("C")
 			// The stream pauses after the first half: the analysis of all
 			// of it still reaches the table.
-			h.waitUntil(func(u *UI) bool { return u.view == viewConvs && convFrames(u, id) == halfFrames },
+			h.waitUntil(func(u *UI) bool { return u.view == viewConvs && tableFrames(u, id) == halfFrames },
 				"the QP table over the whole first half")
 			var partial string
 			h.waitUntil(func(u *UI) bool {
-				partial = convFrames(u, id)
+				partial = tableFrames(u, id)
 				return u.view == viewConvs && partial != ""
 			}, "the QP table, partial")
 			assert.NotEqual(t, wantFrames, partial)
@@ -139,7 +139,7 @@ func TestStreamingUI(t *testing.T) {
 				pw.Close()
 			}()
 			// The QP table fills in as the rest comes, without a key.
-			h.waitUntil(func(u *UI) bool { return convFrames(u, id) == wantFrames }, "the QP table, complete")
+			h.waitUntil(func(u *UI) bool { return tableFrames(u, id) == wantFrames }, "the QP table, complete")
 			s := h.waitFor("[ QPs ]", " "+wantFrames+" ")
 			// The status once the source ended (the table may be complete
 			// a moment before the end is published).

@@ -18,10 +18,11 @@ import (
 var convColumns = []string{"A", "B", "QPN A>B", "QPN B>A", "Svc", "Paired", "<- Frms", "<- Bytes", "-> Frms", "-> Bytes",
 	"Frames", "Bytes", "Msgs", "Retr", "Gaps", "NAKs", "RNR", "CNP", "CE", "Start", "Duration"}
 
-// Where the numeric columns start, and the columns that make a row a
-// troubled one.
+// Where the numeric columns start, the Frames column (S sorts by it when
+// no column is chosen), and the columns that make a row a troubled one.
 const (
 	convFirstNumber = 6
+	convFrames      = 10
 	convRetr        = 13
 	convGaps        = 14
 	convNAKs        = 15
@@ -166,7 +167,7 @@ func (c *convTable) sortNext(d int) {
 
 func (c *convTable) reverse() {
 	if c.sortCol < 0 {
-		c.sortCol = convFirstNumber + 4 // Frames
+		c.sortCol = convFrames
 	}
 	c.desc = !c.desc
 	c.update(c.u.m.Conversations())
