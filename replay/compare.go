@@ -76,7 +76,8 @@ type Plan struct {
 	// QPN and first PSN); Responder is the captured responder's QPN, the
 	// first R_Key its requests used and the lowest VA they touched.
 	Requester, Responder Dest
-	// RegionLen is how many bytes from Responder.VA the requests touch.
+	// RegionLen is how many bytes from Responder.VA the requests touch
+	// (see RegionErr).
 	RegionLen uint64
 	// MTU is the connection's path MTU in bytes: the analyser's, else the
 	// payload of a FIRST or MIDDLE packet (always a full MTU), else the
@@ -168,7 +169,11 @@ func NewPlan(c *Capture, conv uint32, side uint8) (*Plan, error) {
 				if p.Responder.RKey == 0 {
 					p.Responder.RKey = rkey
 				}
-				vaLo, vaHi = min(vaLo, va), max(vaHi, va+uint64(n))
+				end := va + uint64(n)
+				if end < va {
+					end = 1<<64 - 1 // a malformed RETH: RegionErr reports it
+				}
+				vaLo, vaHi = min(vaLo, va), max(vaHi, end)
 			}
 			p.Steps = append(p.Steps, Step{Frame: f, Request: true, Before: responses, BeforeOther: others, Covered: covered})
 		case info.Response:
@@ -269,14 +274,34 @@ func (p *Plan) Requests() int {
 // Responses counts the plan's responses.
 func (p *Plan) Responses() int { return len(p.Steps) - p.Requests() }
 
+// maxRegion bounds the responder region replay builds in memory (Image,
+// Written, the read-back). RegionLen spans whatever VAs the capture's RETHs
+// and AtomicETHs name: two registrations far apart, or a malformed header,
+// make it terabytes. perftest and the pingpongs register far less.
+const maxRegion = 256 << 20
+
+// RegionErr reports a region larger than replay builds in memory (256
+// MiB), naming its span; nil when it is not. Image returns nil then, and
+// Compare records it as the read-back's error instead of reading back.
+func (p *Plan) RegionErr() error {
+	if p.RegionLen > maxRegion {
+		return fmt.Errorf("the requests span %d bytes of the responder's region from va 0x%x, more than the %d MiB replay builds in memory",
+			p.RegionLen, p.Responder.VA, maxRegion>>20)
+	}
+	return nil
+}
+
 // Image returns the responder's region as the capture shows it, from
 // Responder.VA for RegionLen bytes: the data each RDMA WRITE put there, the
 // data each READ found there, the value each atomic found (as a
 // little-endian host stores it), whichever the capture shows first for a
 // byte. Seeding a live peer's region with it
 // makes the payload comparison meaningful. Bytes the capture never shows
-// are zero.
+// are zero. It returns nil when the region is too large (RegionErr).
 func (p *Plan) Image() []byte {
+	if p.RegionErr() != nil {
+		return nil
+	}
 	img := make([]byte, p.RegionLen)
 	known := make([]bool, p.RegionLen)
 	put := func(va uint64, data []byte) {

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"time"
 
@@ -38,8 +39,12 @@ const readbackChunk = 1 << 20
 // Written returns what the plan's RDMA WRITEs leave in the responder's
 // region: from offset lo to hi (relative to Responder.VA) the bytes the last
 // WRITE to each put there, and which of them are known (written and not
-// touched by a later atomic). ok is false when the plan has no WRITE.
+// touched by a later atomic). ok is false when the plan has no WRITE, or
+// when the region is too large to build (RegionErr).
 func (p *Plan) Written() (data []byte, known []bool, lo, hi uint64, ok bool) {
+	if p.RegionErr() != nil {
+		return nil, nil, 0, 0, false
+	}
 	data = make([]byte, p.RegionLen)
 	known = make([]bool, p.RegionLen)
 	lo, hi = p.RegionLen, 0
@@ -76,6 +81,16 @@ func (p *Plan) Written() (data []byte, known []bool, lo, hi uint64, ok bool) {
 	return data, known, lo, hi, ok
 }
 
+// hasWrites reports an RDMA WRITE among the plan's requests.
+func (p *Plan) hasWrites() bool {
+	for _, s := range p.Steps {
+		if s.Request && s.Frame.Opcode.Info().Operation == layers.OpRDMAWrite {
+			return true
+		}
+	}
+	return false
+}
+
 // nextPSN is the PSN after the plan's last request, relative to the first:
 // a READ takes one PSN per response packet.
 func (p *Plan) nextPSN() int {
@@ -96,6 +111,9 @@ func (p *Plan) nextPSN() int {
 // the data.
 func readBack(peer Peer, remote Dest, psn layers.PSN, va uint64, n, mtu int, timeout time.Duration) ([]byte, error) {
 	op, _ := layers.OpcodeFor(layers.ServiceRC, layers.OpRDMAReadRequest, layers.PosOnly, false, false)
+	if n > maxRegion {
+		return nil, fmt.Errorf("%d bytes at va 0x%x: more than the %d MiB replay reads back", n, va, maxRegion>>20)
+	}
 	out := make([]byte, 0, n)
 	buf := make([]byte, 1<<16)
 	for len(out) < n {
@@ -165,6 +183,12 @@ func readBack(peer Peer, remote Dest, psn layers.PSN, va uint64, n, mtu int, tim
 // checkWrites reads the WRITEs' span back and compares it with what the
 // capture's WRITEs left there.
 func checkWrites(plan *Plan, peer Peer, local, remote Dest, timeout time.Duration) *Readback {
+	if err := plan.RegionErr(); err != nil {
+		if !plan.hasWrites() {
+			return nil
+		}
+		return &Readback{VA: remote.VA, Len: int(min(plan.RegionLen, math.MaxInt)), FirstWrong: -1, Err: err}
+	}
 	data, known, lo, hi, ok := plan.Written()
 	if !ok {
 		return nil

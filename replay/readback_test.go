@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"fmt"
 	"os"
+	"path/filepath"
+	"runtime"
 	"testing"
 	"time"
 
@@ -220,4 +222,50 @@ func TestWrittenWithLostSegments(t *testing.T) {
 	assert.Equal(t, fullImg[:3072], img[:3072])
 	assert.Equal(t, make([]byte, 8192-3072), img[3072:8192])
 	assert.Equal(t, fullImg[8192:], img[8192:])
+}
+
+// TestRegionTooLarge: a capture whose WRITEs name VAs 1 TiB apart (two
+// registrations, or a malformed RETH) is not built in memory: Image and
+// Written give nothing, the read-back is not made, and RegionErr names
+// the span.
+func TestRegionTooLarge(t *testing.T) {
+	c, err := Load(filepath.Join("../pcaps/rxe", "write_bw.pcap"), LoadOptions{Decode: decodeOpts()})
+	require.NoError(t, err)
+	firsts := 0
+	var b layers.BTH
+	for i := range c.Frames {
+		f := &c.Frames[i]
+		if !f.IB || f.PayloadEnd == 0 || f.Opcode != mustOpcode("RC_RDMA_WRITE_FIRST") {
+			continue
+		}
+		if firsts++; firsts == 3 {
+			dg := f.Datagram()
+			require.NoError(t, b.DecodeFromBytes(dg, nil))
+			binary.BigEndian.PutUint64(dg[layers.BTHLength:], b.RETH.VA+1<<40)
+		}
+	}
+	require.GreaterOrEqual(t, firsts, 3)
+	p, err := NewPlan(c, 0, 0)
+	require.NoError(t, err)
+	require.Equal(t, uint64(1<<40+4096), p.RegionLen)
+	require.Error(t, p.RegionErr())
+	assert.Equal(t, fmt.Sprintf("the requests span %d bytes of the responder's region from va 0x%x, more than the 256 MiB replay builds in memory", uint64(1<<40+4096), p.Responder.VA),
+		p.RegionErr().Error())
+
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	assert.Nil(t, p.Image())
+	_, _, _, _, ok := p.Written()
+	assert.False(t, ok)
+	rec := &recordingPeer{}
+	rb := checkWrites(p, rec, Dest{QPN: 0x11}, Dest{QPN: 0x99, RKey: 0x1234, VA: 0x10000}, time.Millisecond)
+	runtime.ReadMemStats(&after)
+	assert.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(64<<20), "bytes allocated")
+	require.NotNil(t, rb)
+	assert.True(t, rb.Failed())
+	assert.Equal(t, p.RegionErr(), rb.Err)
+	assert.Empty(t, rec.sent, "nothing read back")
+
+	// The capture as it was is within bounds.
+	assert.NoError(t, loadPlan(t, "write_bw.pcap").RegionErr())
 }
