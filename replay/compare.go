@@ -423,6 +423,10 @@ type Result struct {
 	// catches up; one that holds its ACKs back, or answers only at the
 	// end, does not, and that is a difference.
 	Stalls []int
+	// Dropped counts the datagrams for the player that the peer's wire
+	// dropped before they were read (a SplitWire view whose queue was
+	// full): responses the comparison never saw.
+	Dropped uint64
 }
 
 // Response is one response, reduced to what is compared.
@@ -603,6 +607,9 @@ func Compare(ctx context.Context, plan *Plan, setup Setup, peer Peer, opts Compa
 	}
 	if opts.Payload {
 		res.Readback = checkWrites(plan, peer, local, remote, timeout)
+	}
+	if d, ok := peer.(dropper); ok {
+		res.Dropped = d.Dropped()
 	}
 	return res, nil
 }
@@ -835,6 +842,10 @@ func (r *Result) WriteSummary(w io.Writer) {
 		}
 		fmt.Fprintf(w, "compare: the peer had not answered as far as the capture within the timeout %d %s (first before %s)\n",
 			len(r.Stalls), plural(len(r.Stalls), "time"), at)
+	}
+	if r.Dropped > 0 {
+		fmt.Fprintf(w, "compare: the wire dropped %d %s for the player before it read them (its queue was full)\n",
+			r.Dropped, plural(int(r.Dropped), "datagram"))
 	}
 	if rb := r.Readback; rb != nil {
 		fmt.Fprintf(w, "compare: read back the %d bytes the WRITEs span at va 0x%x: ", rb.Len, rb.VA)

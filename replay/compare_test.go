@@ -392,3 +392,21 @@ func mustOpcode(name string) layers.Opcode {
 	}
 	return op
 }
+
+// droppingPeer is a fakePeer whose wire dropped some datagrams.
+type droppingPeer struct{ *fakePeer }
+
+func (droppingPeer) Dropped() uint64 { return 3 }
+
+// TestCompareReportsDrops: what the peer's wire dropped before the player
+// read it is in the result and the summary.
+func TestCompareReportsDrops(t *testing.T) {
+	p := loadPlan(t, "rc_pingpong.pcap")
+	fp := newFakePeer(p, nil)
+	res, err := Compare(context.Background(), p, fp, droppingPeer{fp}, CompareOptions{Timeout: time.Second, Linger: 5 * time.Millisecond})
+	require.NoError(t, err)
+	assert.Equal(t, uint64(3), res.Dropped)
+	var out bytes.Buffer
+	res.WriteSummary(&out)
+	assert.Contains(t, out.String(), "compare: the wire dropped 3 datagrams for the player before it read them (its queue was full)\n")
+}

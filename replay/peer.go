@@ -103,6 +103,19 @@ func (p *WirePeer) Strays() int {
 	return p.strays
 }
 
+// Dropped counts the datagrams for the player that its wire dropped before
+// the peer read them (a SplitWire view's full queue); 0 for a wire that
+// does not drop.
+func (p *WirePeer) Dropped() uint64 {
+	if d, ok := p.wire.(dropper); ok {
+		return d.Dropped()
+	}
+	return 0
+}
+
+// dropper is a wire or peer that counts the datagrams it dropped.
+type dropper interface{ Dropped() uint64 }
+
 // Close closes the wire and waits for the reader to stop.
 func (p *WirePeer) Close() error {
 	var err error

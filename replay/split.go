@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 
 	"github.com/ibwire/ibwire/endpoint"
+	"github.com/ibwire/ibwire/layers"
 )
 
 // SplitWire shares one endpoint.Wire between compare mode's player and an
@@ -17,9 +18,12 @@ import (
 // answers the CM, the set-up SENDs and the played requests from one UDP
 // port, to one UDP port, and only the destination QP tells them apart.
 //
-// One goroutine reads the wire. Closing a view makes its ReadBatch return
-// endpoint.ErrWireClosed and drops what later arrives for it; closing both
-// closes the wire and waits for the reader.
+// One goroutine reads the wire, into buffers it hands to the views and
+// gets back once read. Each view queues at most splitQueue datagrams: one
+// whose queue is full, or that is closed, drops what arrives for it and
+// counts it (Dropped), so a view nobody reads does not stall the other.
+// Closing a view makes its ReadBatch return endpoint.ErrWireClosed;
+// closing both closes the wire and waits for the reader.
 type SplitWire struct {
 	wire  endpoint.Wire
 	qpn   atomic.Uint32 // 0: divert nothing (QPN 0 is never an RC QP)
@@ -27,26 +31,38 @@ type SplitWire struct {
 	done  chan struct{} // the reader has stopped
 	err   error         // the reader's error, set before done closes
 
+	free chan []byte // buffers the views have read, for the reader to reuse
+
 	mu     sync.Mutex
 	closed int
 }
 
+// splitQueue is how many datagrams a view holds before it drops.
+const splitQueue = 4096
+
 // splitView is one reader's side of a SplitWire.
 type splitView struct {
-	s      *SplitWire
-	in     chan endpoint.Datagram
-	closed chan struct{}
-	once   sync.Once
+	s       *SplitWire
+	in      chan endpoint.Datagram
+	closed  chan struct{}
+	once    sync.Once
+	dropped atomic.Uint64
 }
 
 // NewSplitWire starts reading w; nothing is diverted until Divert.
 func NewSplitWire(w endpoint.Wire) *SplitWire {
-	s := &SplitWire{wire: w, done: make(chan struct{})}
+	s := &SplitWire{wire: w, done: make(chan struct{}), free: make(chan []byte, 1024)}
 	for i := range s.views {
-		s.views[i] = &splitView{s: s, in: make(chan endpoint.Datagram, 4096), closed: make(chan struct{})}
+		s.views[i] = &splitView{s: s, in: make(chan endpoint.Datagram, splitQueue), closed: make(chan struct{})}
 	}
 	go s.read()
 	return s
+}
+
+// Dropped counts the datagrams each view dropped: those that arrived while
+// its queue was full or after it was closed.
+func (s *SplitWire) Dropped() (diverted, rest uint64) {
+	return s.views[0].dropped.Load(), s.views[1].dropped.Load()
 }
 
 // Divert sends the datagrams for QP qpn to Diverted from now on.
@@ -63,16 +79,16 @@ func (s *SplitWire) read() {
 	dgs := readBuffers(s.wire)
 	for {
 		n, err := readBatch(s.wire, dgs)
-		for _, d := range dgs[:n] {
+		for i := range dgs[:n] {
 			v := s.views[1]
-			// BTH destination QP: bytes 5-7.
-			if q := s.qpn.Load(); q != 0 && len(d.Payload) >= 8 && get24(d.Payload[5:8]) == q {
-				v = s.views[0]
+			if q := s.qpn.Load(); q != 0 {
+				if dst, ok := layers.PeekDestQP(dgs[i].Payload); ok && dst == q {
+					v = s.views[0]
+				}
 			}
-			d.Payload = append([]byte(nil), d.Payload...)
-			select {
-			case v.in <- d:
-			case <-v.closed:
+			if v.deliver(dgs[i]) {
+				// The view owns the buffer until it has been read.
+				dgs[i].Payload = s.buffer()
 			}
 		}
 		if err != nil {
@@ -83,6 +99,45 @@ func (s *SplitWire) read() {
 		}
 	}
 }
+
+// deliver queues d for the view, or counts it dropped when the view is
+// closed or its queue full; it reports whether d was queued.
+func (v *splitView) deliver(d endpoint.Datagram) bool {
+	select {
+	case <-v.closed:
+		v.dropped.Add(1)
+		return false
+	default:
+	}
+	select {
+	case v.in <- d:
+		return true
+	default:
+		v.dropped.Add(1)
+		return false
+	}
+}
+
+// buffer returns an empty datagram buffer, reused when one is free.
+func (s *SplitWire) buffer() []byte {
+	select {
+	case b := <-s.free:
+		return b[:0]
+	default:
+		return make([]byte, 0, endpoint.MaxDatagram)
+	}
+}
+
+// recycle gives a buffer a view has read back to the reader.
+func (s *SplitWire) recycle(b []byte) {
+	select {
+	case s.free <- b:
+	default:
+	}
+}
+
+// Dropped counts the datagrams the view dropped (see SplitWire.Dropped).
+func (v *splitView) Dropped() uint64 { return v.dropped.Load() }
 
 // ReadBatch blocks for one datagram and adds those already waiting.
 func (v *splitView) ReadBatch(dgs []endpoint.Datagram) (int, error) {
@@ -109,6 +164,7 @@ func (v *splitView) ReadBatch(dgs []endpoint.Datagram) (int, error) {
 		p := dgs[n].Payload
 		dgs[n] = d
 		dgs[n].Payload = append(p[:0], d.Payload...)
+		v.s.recycle(d.Payload)
 		n++
 		if n == len(dgs) {
 			return n, nil

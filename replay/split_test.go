@@ -2,6 +2,7 @@ package replay
 
 import (
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/ibwire/ibwire/endpoint"
 	"github.com/ibwire/ibwire/endpoint/wiretest"
+	"github.com/ibwire/ibwire/layers"
 )
 
 // TestSplitWire: datagrams for the diverted QP reach Diverted, all others
@@ -36,7 +38,9 @@ func TestSplitWire(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, 1, n)
 		assert.Equal(t, peer.LocalAddr(), dgs[0].Src)
-		return get24(dgs[0].Payload[5:8]), dgs[0].Payload[11]
+		qpn, ok := layers.PeekDestQP(dgs[0].Payload)
+		require.True(t, ok)
+		return qpn, dgs[0].Payload[11]
 	}
 	send(0x12, 1) // nothing diverted yet
 	q, tag := read(s.Rest())
@@ -81,4 +85,70 @@ func TestSplitWire(t *testing.T) {
 	assert.ErrorIs(t, err, endpoint.ErrWireClosed)
 	_, err = w.WriteBatch([]endpoint.Datagram{{Dst: peer.LocalAddr(), Payload: bth(1, 0)}})
 	assert.ErrorIs(t, err, endpoint.ErrWireClosed, "the last view closed the wire")
+}
+
+// TestSplitWireLaggingView: a view nobody reads fills its queue and then
+// drops (and counts) what arrives for it; the other view still gets its
+// datagrams. Once closed, a view drops everything that arrives for it.
+func TestSplitWireLaggingView(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	peer, w := wiretest.NewPair(wiretest.Config{QueueLen: 4 * splitQueue})
+	defer peer.Close()
+	s := NewSplitWire(w)
+	s.Divert(0x12)
+	dg := func(qpn uint32, tag byte) endpoint.Datagram {
+		b := make([]byte, 16)
+		b[5], b[6], b[7] = byte(qpn>>16), byte(qpn>>8), byte(qpn)
+		b[11] = tag
+		return endpoint.Datagram{Src: peer.LocalAddr(), Dst: w.LocalAddr(), Payload: b}
+	}
+	const extra = 10
+	var batch []endpoint.Datagram
+	for i := range splitQueue + extra {
+		batch = append(batch, dg(0x12, byte(i)))
+	}
+	for len(batch) > 0 {
+		n, err := peer.WriteBatch(batch[:min(len(batch), peer.BatchSize())])
+		require.NoError(t, err)
+		batch = batch[n:]
+	}
+	_, err := peer.WriteBatch([]endpoint.Datagram{dg(0x01, 0xCC)}) // the CM
+	require.NoError(t, err)
+	got := make(chan byte, 1)
+	go func() {
+		dgs := []endpoint.Datagram{{Payload: make([]byte, 0, endpoint.MaxDatagram)}}
+		if n, err := s.Rest().ReadBatch(dgs); err == nil && n == 1 {
+			got <- dgs[0].Payload[11]
+		}
+		close(got)
+	}()
+	select {
+	case tag := <-got:
+		assert.Equal(t, byte(0xCC), tag)
+	case <-time.After(10 * time.Second):
+		require.NoError(t, s.Rest().Close()) // unblocks the goroutine
+		t.Fatal("the CM's datagram did not get past the full diverted view")
+	}
+	diverted, rest := s.Dropped()
+	assert.Equal(t, [2]uint64{extra, 0}, [2]uint64{diverted, rest})
+	assert.Equal(t, uint64(extra), s.Diverted().(interface{ Dropped() uint64 }).Dropped())
+	// The queue kept the first ones, in order.
+	dgs := make([]endpoint.Datagram, 3)
+	for i := range dgs {
+		dgs[i].Payload = make([]byte, 0, endpoint.MaxDatagram)
+	}
+	n, err := s.Diverted().ReadBatch(dgs)
+	require.NoError(t, err)
+	require.Equal(t, 3, n)
+	for i := range n {
+		assert.Equal(t, byte(i), dgs[i].Payload[11])
+	}
+	// A WirePeer on the view reports the view's drops.
+	assert.Equal(t, uint64(extra), (&WirePeer{wire: s.Diverted()}).Dropped())
+
+	require.NoError(t, s.Rest().Close())
+	_, err = peer.WriteBatch([]endpoint.Datagram{dg(0x01, 0xCD)})
+	require.NoError(t, err)
+	assert.Eventually(t, func() bool { _, r := s.Dropped(); return r == 1 }, 5*time.Second, time.Millisecond)
+	require.NoError(t, s.Diverted().Close())
 }
