@@ -88,12 +88,13 @@ func (fp *fakePeer) Send(req []byte) error {
 		ok = ok && inRegion(b.AtomicETH.VA, b.AtomicETH.RKey)
 	}
 	if !ok {
-		nak := make([]byte, layers.BTHLength+layers.AETHLength+layers.ICRCLength)
-		nak[0] = byte(mustOpcode("RC_ACKNOWLEDGE"))
-		binary.BigEndian.PutUint32(nak[4:], local.QPN)
-		binary.BigEndian.PutUint32(nak[8:], uint32(b.PSN))
-		nak[12] = byte(layers.MakeNakSyndrome(layers.NAKRemoteAccessError))
-		fp.out <- nak
+		nak := layers.BTH{Opcode: mustOpcode("RC_ACKNOWLEDGE"), DestQP: local.QPN, PSN: b.PSN,
+			AETH: layers.AETH{Syndrome: layers.MakeNakSyndrome(layers.NAKRemoteAccessError)}}
+		buf := gopacket.NewSerializeBuffer()
+		if err := gopacket.SerializeLayers(buf, gopacket.SerializeOptions{}, nak.SerializableLayers(nil)...); err != nil {
+			return err
+		}
+		fp.out <- buf.Bytes()
 		return nil
 	}
 	if _, played := fp.after[b.PSN.Add(-shift)]; !played && info.Operation == layers.OpRDMAReadRequest {
@@ -103,7 +104,9 @@ func (fp *fakePeer) Send(req []byte) error {
 			return err
 		}
 		for _, dg := range mp.out {
-			binary.BigEndian.PutUint32(dg[4:], local.QPN|uint32(dg[4])<<24)
+			if err := patchBTH(dg, func(b *layers.BTH) { b.DestQP = local.QPN }); err != nil {
+				return err
+			}
 			fp.out <- dg
 		}
 		return nil
@@ -114,12 +117,9 @@ func (fp *fakePeer) Send(req []byte) error {
 			continue
 		}
 		dg := append([]byte(nil), f.Datagram()...)
-		var rb layers.BTH
-		if err := rb.DecodeFromBytes(dg, gopacket.NilDecodeFeedback); err != nil {
+		if err := patchBTH(dg, func(b *layers.BTH) { b.DestQP, b.PSN = local.QPN, b.PSN.Add(shift) }); err != nil {
 			return err
 		}
-		binary.BigEndian.PutUint32(dg[4:], local.QPN) // byte 4 (FECN/BECN) is zero in these captures
-		binary.BigEndian.PutUint32(dg[8:], uint32(rb.PSN.Add(shift))|uint32(dg[8])<<24)
 		fp.sent++
 		if fp.mutate != nil {
 			if dg = fp.mutate(fp.sent, dg); dg == nil {
@@ -128,6 +128,22 @@ func (fp *fakePeer) Send(req []byte) error {
 		}
 		fp.out <- dg
 	}
+	return nil
+}
+
+// patchBTH changes the BTH that dg starts with in place: decoded, changed
+// by change, serialized back over its bytes.
+func patchBTH(dg []byte, change func(*layers.BTH)) error {
+	var b layers.BTH
+	if err := b.DecodeFromBytes(dg, gopacket.NilDecodeFeedback); err != nil {
+		return err
+	}
+	change(&b)
+	buf := gopacket.NewSerializeBuffer()
+	if err := b.SerializeTo(buf, gopacket.SerializeOptions{}); err != nil {
+		return err
+	}
+	copy(dg, buf.Bytes())
 	return nil
 }
 

@@ -1,7 +1,6 @@
 package replay
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
@@ -106,10 +105,10 @@ func (p *Plan) nextPSN() int {
 	return next
 }
 
-// readBack reads [va, va+n) of the peer's region with RDMA READs starting
-// at PSN psn, one at a time, each taking one PSN per mtu bytes, and returns
+// readBack reads [va, va+n) of the peer's region with RDMA READs in
+// partition pkey starting at PSN psn, one at a time, each taking one PSN per mtu bytes, and returns
 // the data.
-func readBack(peer Peer, remote Dest, psn layers.PSN, va uint64, n, mtu int, timeout time.Duration) ([]byte, error) {
+func readBack(peer Peer, remote Dest, pkey uint16, psn layers.PSN, va uint64, n, mtu int, timeout time.Duration) ([]byte, error) {
 	op, _ := layers.OpcodeFor(layers.ServiceRC, layers.OpRDMAReadRequest, layers.PosOnly, false, false)
 	if n > maxRegion {
 		return nil, fmt.Errorf("%d bytes at va 0x%x: more than the %d MiB replay reads back", n, va, maxRegion>>20)
@@ -118,16 +117,10 @@ func readBack(peer Peer, remote Dest, psn layers.PSN, va uint64, n, mtu int, tim
 	buf := make([]byte, 1<<16)
 	for len(out) < n {
 		size := min(n-len(out), readbackChunk)
-		// BTH, RETH, room for the ICRC the transport fills.
-		req := make([]byte, layers.BTHLength+16+4)
-		req[0] = byte(op)
-		binary.BigEndian.PutUint16(req[2:4], 0xFFFF)
-		put24(req[5:8], remote.QPN)
-		req[8] = 0x80 // AckReq
-		put24(req[9:12], uint32(psn))
-		binary.BigEndian.PutUint64(req[12:20], va+uint64(len(out)))
-		binary.BigEndian.PutUint32(req[20:24], remote.RKey)
-		binary.BigEndian.PutUint32(req[24:28], uint32(size))
+		req, err := readRequest(op, pkey, remote, psn, va+uint64(len(out)), size)
+		if err != nil {
+			return out, err
+		}
 		if err := peer.Send(req); err != nil {
 			return out, fmt.Errorf("send: %w", err)
 		}
@@ -180,6 +173,30 @@ func readBack(peer Peer, remote Dest, psn layers.PSN, va uint64, n, mtu int, tim
 	return out[:n], nil
 }
 
+// readRequest builds an RDMA READ request (BTH, RETH, room for the ICRC
+// the transport fills) for size bytes at va of remote's region.
+func readRequest(op layers.Opcode, pkey uint16, remote Dest, psn layers.PSN, va uint64, size int) ([]byte, error) {
+	b := layers.BTH{Opcode: op, PKey: pkey, DestQP: remote.QPN, AckReq: true, PSN: psn,
+		RETH: layers.RETH{VA: va, RKey: remote.RKey, DMALength: uint32(size)}}
+	buf := gopacket.NewSerializeBuffer()
+	if err := gopacket.SerializeLayers(buf, gopacket.SerializeOptions{FixLengths: true}, b.SerializableLayers(nil)...); err != nil {
+		return nil, fmt.Errorf("READ request: %w", err)
+	}
+	return buf.Bytes(), nil
+}
+
+// pkey is the P_Key of the plan's first request: the partition the
+// played requests, and so the read-back, are sent in.
+func (p *Plan) pkey() uint16 {
+	var b layers.BTH
+	for _, s := range p.Steps {
+		if s.Request && b.DecodeFromBytes(s.Frame.Datagram(), gopacket.NilDecodeFeedback) == nil {
+			return b.PKey
+		}
+	}
+	return 0xFFFF // the default partition
+}
+
 // checkWrites reads the WRITEs' span back and compares it with what the
 // capture's WRITEs left there.
 func checkWrites(plan *Plan, peer Peer, local, remote Dest, timeout time.Duration) *Readback {
@@ -194,7 +211,7 @@ func checkWrites(plan *Plan, peer Peer, local, remote Dest, timeout time.Duratio
 		return nil
 	}
 	rb := &Readback{VA: remote.VA + lo, Len: int(hi - lo), FirstWrong: -1}
-	got, err := readBack(peer, remote, local.PSN.Add(plan.nextPSN()), rb.VA, rb.Len, plan.MTU, timeout)
+	got, err := readBack(peer, remote, plan.pkey(), local.PSN.Add(plan.nextPSN()), rb.VA, rb.Len, plan.MTU, timeout)
 	if err != nil {
 		rb.Err = err
 		return rb

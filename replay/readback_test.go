@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/gopacket"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -45,11 +46,15 @@ func (m *memoryPeer) Send(req []byte) error {
 		m.out = append(m.out, append(p, 0, 0, 0, 0))
 	}
 	if m.nak != 0 {
-		resp(layers.Opcode(0x11), b.PSN.Add(m.nakAt), m.nak, nil) // RC ACKNOWLEDGE
+		ack, ok := layers.OpcodeFor(layers.ServiceRC, layers.OpAcknowledge, layers.PosNone, false, false)
+		if !ok {
+			panic("no RC ACKNOWLEDGE")
+		}
+		resp(ack, b.PSN.Add(m.nakAt), m.nak, nil)
 		return nil
 	}
 	data := m.mem[b.RETH.VA-m.va:][:b.RETH.DMALength]
-	n := max(1, (len(data)+m.mtu-1)/m.mtu)
+	n := layers.Segments(len(data), m.mtu)
 	if m.stray != nil {
 		op, _ := layers.OpcodeFor(layers.ServiceRC, layers.OpRDMAReadResponse, layers.PosOnly, false, false)
 		resp(op, b.PSN.Add(n), layers.MakeAckSyndrome(31), m.stray)
@@ -140,6 +145,27 @@ func TestCheckWrites(t *testing.T) {
 	assert.Equal(t, uint32(0x99), b.DestQP)
 	assert.Equal(t, layers.RETH{VA: 0x10000, RKey: 0x1234, DMALength: 4096}, layers.RETH{VA: b.RETH.VA, RKey: b.RETH.RKey, DMALength: b.RETH.DMALength})
 	assert.Equal(t, uint16(0xFFFF), binary.BigEndian.Uint16(rec.sent[0][2:4]))
+	assert.Equal(t, uint16(0xFFFF), b.PKey)
+	assert.True(t, b.AckReq)
+	assert.Len(t, rec.sent[0], layers.BTHLength+layers.RETHLength+layers.ICRCLength)
+
+	// The READ goes in the partition of the played requests.
+	var first layers.BTH
+	require.True(t, p.Steps[0].Request)
+	f := *p.Steps[0].Frame
+	f.Data = append([]byte(nil), f.Data...)
+	require.NoError(t, first.DecodeFromBytes(f.Datagram(), nil))
+	first.PKey = 0x8001
+	buf := gopacket.NewSerializeBuffer()
+	require.NoError(t, first.SerializeTo(buf, gopacket.SerializeOptions{}))
+	copy(f.Datagram(), buf.Bytes())
+	part := *p
+	part.Steps = append([]Step{{Frame: &f, Request: true}}, p.Steps[1:]...)
+	rec = &recordingPeer{}
+	checkWrites(&part, rec, local, remote, time.Millisecond)
+	require.NotEmpty(t, rec.sent)
+	require.NoError(t, b.DecodeFromBytes(rec.sent[0], nil))
+	assert.Equal(t, uint16(0x8001), b.PKey)
 
 	// A plan without WRITEs has nothing to read back.
 	assert.Nil(t, checkWrites(loadPlan(t, "read_bw.pcap"), rec, local, remote, time.Millisecond))
