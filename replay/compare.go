@@ -506,7 +506,7 @@ func Compare(ctx context.Context, plan *Plan, setup Setup, peer Peer, opts Compa
 			res.Captured = append(res.Captured, r)
 		}
 	}
-	answers := plan.requestFrames()
+	answers, _ := plan.requestFrames()
 	buf := make([]byte, 1<<16)
 	// The live side has caught up with the capture when it has sent as
 	// many responses that are not plain ACKs and answered as far in the
@@ -595,15 +595,7 @@ func Compare(ctx context.Context, plan *Plan, setup Setup, peer Peer, opts Compa
 	}
 	res.Hunks = diff(res.Captured, res.Live)
 	if !opts.StrictACKs {
-		before := 0
-		for _, h := range res.Hunks {
-			before += len(h.Del)
-		}
-		res.Hunks = dropCoveredACKs(res.Captured, res.Hunks)
-		res.Coalesced = before
-		for _, h := range res.Hunks {
-			res.Coalesced -= len(h.Del)
-		}
+		res.Hunks, res.Coalesced = dropCoveredACKs(res.Captured, res.Hunks)
 	}
 	if opts.Payload {
 		res.Readback = checkWrites(plan, peer, local, remote, timeout)
@@ -616,9 +608,9 @@ func Compare(ctx context.Context, plan *Plan, setup Setup, peer Peer, opts Compa
 
 // requestFrames maps each PSN of the plan's requests, relative to the
 // first, to the frame number of the request that used it (a READ uses one
-// per response packet).
-func (p *Plan) requestFrames() map[int]int {
-	m := map[int]int{}
+// per response packet), and returns the PSN after the last of them.
+func (p *Plan) requestFrames() (frames map[int]int, next int) {
+	frames = map[int]int{}
 	var b layers.BTH
 	for _, s := range p.Steps {
 		if !s.Request || b.DecodeFromBytes(s.Frame.Datagram(), gopacket.NilDecodeFeedback) != nil {
@@ -627,10 +619,11 @@ func (p *Plan) requestFrames() map[int]int {
 		n := p.psnsUsed(&b)
 		rel := b.PSN.Diff(p.Requester.PSN)
 		for i := range n {
-			m[rel+i] = s.Frame.Number
+			frames[rel+i] = s.Frame.Number
 		}
+		next = max(next, rel+n)
 	}
-	return m
+	return frames, next
 }
 
 // isPlainACK reports an RC ACKNOWLEDGE whose syndrome is an ACK.
@@ -672,8 +665,9 @@ func describe(dg []byte, base layers.PSN, ourQPN uint32, payload bool) Response 
 // dropCoveredACKs takes out of the hunks the captured plain ACKs that the
 // live side left out and covered with a later ACK: those in a hunk with
 // nothing live in their place, followed, before any other response, by a
-// plain ACK the live side matched.
-func dropCoveredACKs(captured []Response, hunks []Hunk) []Hunk {
+// plain ACK the live side matched. It returns the hunks left and how many
+// ACKs it took out.
+func dropCoveredACKs(captured []Response, hunks []Hunk) ([]Hunk, int) {
 	deleted := make(map[int]bool)
 	omitted := make(map[int]bool)
 	for _, h := range hunks {
@@ -696,10 +690,13 @@ func dropCoveredACKs(captured []Response, hunks []Hunk) []Hunk {
 		}
 	}
 	var out []Hunk
+	dropped := 0
 	for _, h := range hunks {
 		var del []Response
 		for _, d := range h.Del {
-			if !covered[d.Index] {
+			if covered[d.Index] {
+				dropped++
+			} else {
 				del = append(del, d)
 			}
 		}
@@ -708,7 +705,7 @@ func dropCoveredACKs(captured []Response, hunks []Hunk) []Hunk {
 			out = append(out, h)
 		}
 	}
-	return out
+	return out, dropped
 }
 
 // maxDiffCells bounds the longest-common-subsequence table.

@@ -426,3 +426,25 @@ func TestCompareReportsDrops(t *testing.T) {
 	res.WriteSummary(&out)
 	assert.Contains(t, out.String(), "compare: the wire dropped 3 datagrams for the player before it read them (its queue was full)\n")
 }
+
+// TestDropCoveredACKs: a captured plain ACK left out and covered by a
+// later matched ACK is taken out and counted; one replaced by something
+// else, or followed by a response that is not a plain ACK, stays.
+func TestDropCoveredACKs(t *testing.T) {
+	ack := func(i int) Response {
+		return Response{Frame: 100 + i, Index: i, Key: fmt.Sprintf("ack %d", i), PlainACK: true}
+	}
+	other := func(i int) Response { return Response{Frame: 100 + i, Index: i, Key: fmt.Sprintf("read %d", i)} }
+	captured := []Response{ack(1), ack(2), ack(3), other(4), ack(5), ack(6)}
+	live := []Response{{Index: 1, Key: "ack 3"}, {Index: 2, Key: "nak"}, {Index: 3, Key: "ack 6"}}
+	hunks := diff(captured, live)
+	out, n := dropCoveredACKs(captured, hunks)
+	assert.Equal(t, 2, n, "ACKs 1 and 2, covered by 3")
+	var left []int
+	for _, h := range out {
+		for _, d := range h.Del {
+			left = append(left, d.Index)
+		}
+	}
+	assert.Equal(t, []int{4, 5}, left, "the READ response, and ACK 5 with a NAK in its place")
+}

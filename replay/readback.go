@@ -93,15 +93,7 @@ func (p *Plan) hasWrites() bool {
 // nextPSN is the PSN after the plan's last request, relative to the first:
 // a READ takes one PSN per response packet.
 func (p *Plan) nextPSN() int {
-	next := 0
-	var b layers.BTH
-	for _, s := range p.Steps {
-		if !s.Request || b.DecodeFromBytes(s.Frame.Datagram(), gopacket.NilDecodeFeedback) != nil {
-			continue
-		}
-		n := p.psnsUsed(&b)
-		next = max(next, b.PSN.Diff(p.Requester.PSN)+n)
-	}
+	_, next := p.requestFrames()
 	return next
 }
 
