@@ -72,7 +72,12 @@
 // A Setup that picks the player's QPN and first PSN itself (RDMA CM
 // connects a QP of the player's own) is an AssigningSetup; SplitWire lets
 // such a set-up's endpoint.Device share the player's wire, taking every
-// datagram not for the data QP.
+// datagram not for the data QP; a side that falls behind drops, and
+// counts, what arrives for it rather than stalling the other (Result.
+// Dropped reports the player's).
 // Plan.Image is the responder's region as the capture shows it, to seed a
-// live peer with so that the payload comparison can pass.
+// live peer with so that the payload comparison can pass. A region wider
+// than 256 MiB (VAs far apart, or a malformed RETH) is not built:
+// Plan.RegionErr says so, Image returns nil and the read-back fails with
+// that error.
 package replay
