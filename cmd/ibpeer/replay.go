@@ -457,7 +457,7 @@ func (j *replayJob) run(ctx context.Context, info io.Writer) (int, error) {
 		if err != nil {
 			return exitError, err
 		}
-		if err := os.WriteFile(f.imageOut, plan.Image(), 0o644); err != nil {
+		if err := writeImage(plan, f.imageOut); err != nil {
 			return exitError, err
 		}
 		if !f.quiet {
@@ -553,7 +553,7 @@ func (j *replayJob) compare(ctx context.Context, c *replay.Capture, info io.Writ
 		return exitError, err
 	}
 	if f.imageOut != "" {
-		if err := os.WriteFile(f.imageOut, plan.Image(), 0o644); err != nil {
+		if err := writeImage(plan, f.imageOut); err != nil {
 			return exitError, err
 		}
 	}
@@ -765,4 +765,13 @@ func mtuEnum(mtu int) int {
 		}
 	}
 	return 5
+}
+
+// writeImage writes the responder's region as the capture shows it
+// (--image), or says why the capture's requests span too much memory.
+func writeImage(plan *replay.Plan, path string) error {
+	if err := plan.RegionErr(); err != nil {
+		return fmt.Errorf("--image: %w", err)
+	}
+	return os.WriteFile(path, plan.Image(), 0o644)
 }
