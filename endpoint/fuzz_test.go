@@ -212,20 +212,7 @@ func newFuzzRig(t *testing.T, state endpoint.QPState) *fuzzRig {
 	r.attacker = wa.LocalAddr()
 	// The attacker reads what the victim answers (Observe counted it),
 	// so wiretest's queue does not hold up to QueueLen of them.
-	go func() {
-		dgs := make([]endpoint.Datagram, 8)
-		for i := range dgs {
-			dgs[i].Payload = make([]byte, endpoint.MaxDatagram)
-		}
-		for {
-			for i := range dgs {
-				dgs[i].Payload = dgs[i].Payload[:cap(dgs[i].Payload)]
-			}
-			if _, err := wa.ReadBatch(dgs); err != nil {
-				return
-			}
-		}
-	}()
+	go drainWire(wa, nil)
 	r.v = newPeer(t, wb, peerOpts{typ: endpoint.RC, memSize: 4096})
 	uc, err := r.v.pd.CreateQP(endpoint.QPConfig{Type: endpoint.UC, SendCQ: r.v.scq, RecvCQ: r.v.rcq})
 	require.NoError(t, err)
