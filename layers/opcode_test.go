@@ -33,13 +33,16 @@ func TestOpcodeTableCoversWiresharkAndIBTA15(t *testing.T) {
 	assert.Equal(t, "Unknown(0xff)", layers.Opcode(0xFF).String())
 }
 
+// protocolOpcodes is PROTOCOL.md §1.4 (the opcode table written from rxe's
+// rxe_opcode.c and tshark 4.0.17), checked in so a plain clone tests it too.
+const protocolOpcodes = "testdata/protocol-opcodes.md"
+
 // TestOpcodeTableAgreesWithProtocolDoc checks each opcode's header length
-// against the "BTH+ETH bytes" column of PROTOCOL.md §1.4 (rxe's lengths).
+// against the "BTH+ETH bytes" column of PROTOCOL.md §1.4 (rxe's lengths) and
+// each name against tshark's.
 func TestOpcodeTableAgreesWithProtocolDoc(t *testing.T) {
-	f, err := os.Open(filepath.Join("..", "..", "shared", "PROTOCOL.md"))
-	if err != nil {
-		t.Skip("shared/PROTOCOL.md not beside the checkout")
-	}
+	f, err := os.Open(protocolOpcodes)
+	require.NoError(t, err)
 	defer f.Close()
 	checked := 0
 	s := bufio.NewScanner(f)
@@ -73,6 +76,23 @@ func TestOpcodeTableAgreesWithProtocolDoc(t *testing.T) {
 		checked++
 	}
 	assert.GreaterOrEqual(t, checked, 80)
+}
+
+// TestProtocolOpcodesCopyIsCurrent keeps the checked-in copy equal to §1.4 of
+// the shared PROTOCOL.md when the shared folder is beside the checkout (as in
+// CI), so the copy cannot drift from the document it was taken from.
+func TestProtocolOpcodesCopyIsCurrent(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join("..", "..", "shared", "PROTOCOL.md"))
+	if err != nil {
+		t.Skip("shared/PROTOCOL.md not beside the checkout; the checked-in copy is tested alone")
+	}
+	copied, err := os.ReadFile(protocolOpcodes)
+	require.NoError(t, err)
+	text := string(doc)
+	start := strings.Index(text, "### 1.4 ")
+	end := strings.Index(text, "### 1.5 ")
+	require.True(t, start >= 0 && end > start, "PROTOCOL.md has no §1.4 .. §1.5")
+	assert.Equal(t, text[start:end], string(copied), "refresh %s from PROTOCOL.md §1.4", protocolOpcodes)
 }
 
 func TestOpcodeFacts(t *testing.T) {
