@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"strings"
 	"testing"
 	"time"
 
@@ -70,6 +71,17 @@ func TestOpenLive(t *testing.T) {
 		{"-n", b, "link", "set", "lo", "up"},
 	} {
 		require.NoError(t, run(args...))
+	}
+	// A veth end transmits through the noop qdisc, which drops everything,
+	// until the kernel's link watcher has seen the carrier and attached the
+	// real one; it marks the operational state UP in the same step. Frames
+	// sent before that vanish (1 run in 15 under load lost one), so wait for
+	// both ends to say UP before sending anything.
+	for _, end := range [][2]string{{a, "ibwcap0"}, {b, "ibwcap1"}} {
+		require.Eventually(t, func() bool {
+			out, err := exec.Command(ip, "-n", end[0], "-o", "link", "show", end[1]).Output()
+			return err == nil && strings.Contains(string(out), " state UP ")
+		}, 10*time.Second, 10*time.Millisecond, "%s in %s never came up", end[1], end[0])
 	}
 
 	var veth, lo *LiveSource
