@@ -66,7 +66,7 @@ var allowedImports = map[string][]string{
 	"internal/tui":       {"decode", "dfilter", "capture", "internal/output", "layers", "github.com/rivo/tview", "github.com/gdamore/tcell/v2"},
 	"craft":              {"layers", "github.com/google/gopacket"},
 	// endpoint: gopacket only for the SerializeBuffer type layers' SerializeTo takes.
-	"endpoint":          {"layers", "craft", "golang.org/x/net/ipv4", "golang.org/x/net/ipv6", "golang.org/x/sys/unix", "github.com/google/gopacket"},
+	"endpoint":          {"layers", "golang.org/x/net/ipv4", "golang.org/x/net/ipv6", "golang.org/x/sys/unix", "github.com/google/gopacket"},
 	"endpoint/wiretest": {"endpoint", "layers"},
 	"replay":            {"capture", "craft", "layers", "decode", "endpoint", "github.com/google/gopacket"},
 	"fuzz":              {"capture", "decode", "internal/output", "endpoint", "layers", "dfilter", "craft", "github.com/google/gopacket"},

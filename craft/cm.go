@@ -38,12 +38,6 @@ type cmState struct {
 	connected     bool
 }
 
-// RXEUDSourcePort is the UDP source port Linux rxe gives UD QPs and QP1:
-// 0xC000 plus a 14-bit hash of the QPN (hash_32 with the golden ratio).
-func RXEUDSourcePort(qpn uint32) uint16 {
-	return 0xC000 + uint16((qpn*0x61C88647)>>(32-14))&0x3FFF
-}
-
 // defaultCMPort is ucmatose's port, 7471.
 const defaultCMPort = 7471
 
@@ -135,7 +129,7 @@ func (c *Conn) cmSend(from Side, m *layers.MAD, what string) error {
 	}
 	psn := c.gsiPSN[from]
 	c.gsiPSN[from] = psn.Add(1)
-	p := Packet{From: from, Payload: payload, UDPSrcPort: RXEUDSourcePort(1),
+	p := Packet{From: from, Payload: payload, UDPSrcPort: layers.RXEUDSourcePort(1),
 		BTH: layers.BTH{Opcode: opUDSend, PKey: c.cfg.PKey, DestQP: 1, PSN: psn,
 			DETH: layers.DETH{QKey: layers.GSIQKey, SrcQP: 1}}}
 	f, err := c.b.Build(p, c.Now())

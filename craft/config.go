@@ -94,7 +94,7 @@ type Config struct {
 
 	Requester, Responder Endpoint // zero values: DefaultRequester, DefaultResponder
 
-	UDPSrcPort uint16 // RoCEv2 source port; 0: rxe's choice (RXESourcePort, UD: RXEUDSourcePort)
+	UDPSrcPort uint16 // RoCEv2 source port; 0: rxe's choice (layers.RXESourcePort, UD: layers.RXEUDSourcePort)
 	MTU        int    // path MTU, 256..4096; 0: 1024
 	PKey       uint16 // 0: 0xFFFF
 	QKey       uint32 // UD Q_Key; 0: 0x11111111
@@ -138,9 +138,9 @@ func (c Config) withDefaults() Config {
 		c.HopLimit = DefaultHopLimit
 	}
 	if c.UDPSrcPort == 0 {
-		c.UDPSrcPort = RXESourcePort(c.Requester.QPN, c.Responder.QPN)
+		c.UDPSrcPort = layers.RXESourcePort(c.Requester.QPN, c.Responder.QPN)
 		if c.Service == layers.ServiceUD {
-			c.UDPSrcPort = RXEUDSourcePort(c.Requester.QPN)
+			c.UDPSrcPort = layers.RXEUDSourcePort(c.Requester.QPN)
 		}
 	}
 	if c.Start.IsZero() {
@@ -259,18 +259,6 @@ func pathMTU(mtu int) (layers.PathMTU, bool) {
 		}
 	}
 	return 0, false
-}
-
-// RXESourcePort is the UDP source port Linux rxe uses for an RC or UC QP
-// pair whose address vector has flow label 0: the flow label is folded from
-// the product of the two QPNs (rdma_calc_flow_label), then folded to 14 bits
-// with 0xC000 set (rdma_flow_label_to_udp_sport). Both ends compute the same.
-func RXESourcePort(lqpn, rqpn uint32) uint16 {
-	v := uint64(lqpn) * uint64(rqpn)
-	v ^= v >> 20
-	v ^= v >> 40
-	fl := uint32(v) & 0xFFFFF
-	return uint16(fl&0x3FFF^fl>>14) | 0xC000
 }
 
 // EUI64 derives a port GUID from a MAC address the way RoCE GIDs do:

@@ -683,15 +683,21 @@ func TestCM(t *testing.T) {
 }
 
 func TestSourcePorts(t *testing.T) {
-	// Values seen in pcaps/rxe: rc_pingpong between QPs 0x11 and 0x11, QP1.
-	assert.Equal(t, uint16(49441), craft.RXESourcePort(0x11, 0x11))
-	assert.Equal(t, uint16(55410), craft.RXEUDSourcePort(1))
-	assert.Equal(t, craft.RXESourcePort(5, 9), craft.RXESourcePort(9, 5), "symmetric")
-	b, err := craft.NewBuilder(craft.Config{UDPSrcPort: 1234})
-	require.NoError(t, err)
-	f, err := b.Build(craft.Sample(0x04, 1, 4), craft.DefaultStart)
-	require.NoError(t, err)
-	assert.Equal(t, uint16(1234), binary.BigEndian.Uint16(f.Data[34:36]))
+	// rxe's port by default (layers.RXESourcePort), or the one configured.
+	var cfg craft.Config
+	cfg.Requester.QPN, cfg.Responder.QPN = 0x11, 0x11
+	for _, port := range []uint16{0, 1234} {
+		cfg.UDPSrcPort = port
+		b, err := craft.NewBuilder(cfg)
+		require.NoError(t, err)
+		f, err := b.Build(craft.Sample(0x04, 1, 4), craft.DefaultStart)
+		require.NoError(t, err)
+		want := port
+		if port == 0 {
+			want = layers.RXESourcePort(0x11, 0x11)
+		}
+		assert.Equal(t, want, binary.BigEndian.Uint16(f.Data[34:36]))
+	}
 }
 
 func TestParsers(t *testing.T) {

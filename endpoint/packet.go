@@ -6,7 +6,6 @@ import (
 
 	"github.com/google/gopacket"
 
-	"github.com/ibwire/ibwire/craft"
 	"github.com/ibwire/ibwire/layers"
 )
 
@@ -176,16 +175,14 @@ func (qp *QP) flush() {
 }
 
 // udpSourcePort is the UDP source port rxe uses for a connected QP
-// (ENDPOINT.md §1.5): with flow label 0 (the norm) craft.RXESourcePort's
-// fold of the two QPNs' product, which both ends compute alike; otherwise
-// 0xC000 | (low 14 bits XOR high 6 bits) of the flow label.
+// (ENDPOINT.md §1.5): from the address vector's flow label, or with flow
+// label 0 (the norm) from the QP pair, which both ends compute alike.
 func udpSourcePort(flowLabel, lqpn, rqpn uint32) uint16 {
-	fl := flowLabel & 0xFFFFF
-	if fl == 0 {
-		return craft.RXESourcePort(lqpn, rqpn)
+	if flowLabel&0xFFFFF == 0 {
+		return layers.RXESourcePort(lqpn, rqpn)
 	}
-	return uint16(0xC000 | (fl&0x3FFF ^ fl>>14))
+	return layers.FlowLabelSourcePort(flowLabel)
 }
 
-// udSourcePort is the port of a UD QP (craft.RXEUDSourcePort).
-func udSourcePort(qpn uint32) uint16 { return craft.RXEUDSourcePort(qpn) }
+// udSourcePort is the port of a UD QP.
+func udSourcePort(qpn uint32) uint16 { return layers.RXEUDSourcePort(qpn) }

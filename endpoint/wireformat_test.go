@@ -7,7 +7,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/ibwire/ibwire/craft"
 	"github.com/ibwire/ibwire/endpoint"
 	"github.com/ibwire/ibwire/endpoint/wiretest"
 	"github.com/ibwire/ibwire/layers"
@@ -34,8 +33,8 @@ func TestWireFormat(t *testing.T) {
 			RemoteAddr: b.mr.Addr(), RKey: b.mr.RKey()}))
 		requireSuccess(t, waitWCs(t, a.scq, 1))
 
-		port := craft.RXESourcePort(a.qp.QPN(), b.qp.QPN())
-		require.Equal(t, craft.RXESourcePort(b.qp.QPN(), a.qp.QPN()), port, "both ends use the same port")
+		port := layers.RXESourcePort(a.qp.QPN(), b.qp.QPN())
+		require.Equal(t, layers.RXESourcePort(b.qp.QPN(), a.qp.QPN()), port, "both ends use the same port")
 		tx := rec.from(a.dev.Addr().Addr())
 		require.Len(t, tx, pkts+1)
 		var acked []int
