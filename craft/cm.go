@@ -99,7 +99,7 @@ func (c *Conn) gid(e *Endpoint) net.IP {
 func (c *Conn) request(o *CMOptions) *layers.MAD {
 	cfg := c.cfg
 	m := layers.NewCMMAD(layers.CMAttrREQ, c.cm.tid)
-	mtu, _ := pathMTU(cfg.MTU)
+	mtu, _ := layers.PathMTUOf(cfg.MTU)
 	sid := o.service(layers.PortSpaceTCP)
 	path := layers.CMPath{LocalLID: 0xFFFF, RemoteLID: 0xFFFF, LocalGID: c.gid(&cfg.Requester),
 		RemoteGID: c.gid(&cfg.Responder), FlowLabel: cfg.FlowLabel, TrafficClass: cfg.DSCP << 2,

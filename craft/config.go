@@ -207,7 +207,7 @@ func (c Config) validate() error {
 	default:
 		errs = append(errs, fmt.Errorf("service %v: conversations are RC, UC or UD", c.Service))
 	}
-	if _, ok := pathMTU(c.MTU); !ok {
+	if _, ok := layers.PathMTUOf(c.MTU); !ok {
 		errs = append(errs, fmt.Errorf("MTU %d: want 256, 512, 1024, 2048 or 4096", c.MTU))
 	}
 	for _, e := range []struct {
@@ -251,15 +251,6 @@ func (c Config) validate() error {
 	return nil
 }
 
-// pathMTU returns the IB MTU enum of an MTU in bytes.
-func pathMTU(mtu int) (layers.PathMTU, bool) {
-	for m := layers.MTU256; m <= layers.MTU4096; m++ {
-		if m.Bytes() == mtu {
-			return m, true
-		}
-	}
-	return 0, false
-}
 
 // EUI64 derives a port GUID from a MAC address the way RoCE GIDs do:
 // insert FF:FE in the middle and flip the universal/local bit.

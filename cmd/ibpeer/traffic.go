@@ -304,8 +304,8 @@ func (w *faultWire) summary() string {
 }
 
 // activeMTU is the path MTU a port on addr's interface would have, found as
-// rxe finds its active MTU: the largest IB MTU not above the netdev MTU
-// (1500 gives 1024, loopback 4096). An address on no interface gives 1024.
+// rxe finds its active MTU (layers.RXEPortMTU: 1500 gives 1024, loopback
+// 4096). An address on no interface gives 1024.
 func activeMTU(addr netip.Addr) int {
 	ifs, err := net.Interfaces()
 	if err != nil {
@@ -342,22 +342,20 @@ func activeMTU(addr netip.Addr) int {
 	return 1024
 }
 
-// ibMTUBelow is the largest IB MTU (256 … 4096) not above a netdev MTU.
+// ibMTUBelow is the active MTU rxe gives a port on a netdev of this MTU, in
+// bytes; 256 where the kernel would find none (ibpeer still needs one).
 func ibMTUBelow(netdev int) int {
-	m := 256
-	for m < 4096 && m*2 <= netdev {
-		m *= 2
+	if m, ok := layers.RXEPortMTU(netdev); ok {
+		return m.Bytes()
 	}
-	return m
+	return layers.MTU256.Bytes()
 }
 
 // pathMTU converts an MTU in bytes (256 … 4096, a power of two) to its
 // code.
 func pathMTU(mtu int) (layers.PathMTU, error) {
-	for m, b := layers.MTU256, 256; m <= layers.MTU4096; m, b = m+1, b*2 {
-		if b == mtu {
-			return m, nil
-		}
+	if m, ok := layers.PathMTUOf(mtu); ok {
+		return m, nil
 	}
 	return 0, fmt.Errorf("MTU %d: want 256, 512, 1024, 2048 or 4096", mtu)
 }

@@ -134,7 +134,7 @@ func TestPatternAndDiff(t *testing.T) {
 }
 
 func TestMTUHelpers(t *testing.T) {
-	for _, tt := range []struct{ netdev, ib int }{{1500, 1024}, {9000, 4096}, {65536, 4096}, {576, 512}, {300, 256}, {2048, 2048}} {
+	for _, tt := range []struct{ netdev, ib int }{{1500, 1024}, {9000, 4096}, {65536, 4096}, {576, 256}, {300, 256}, {2048, 1024}, {2100, 1024}, {2128, 2048}} {
 		assert.Equal(t, tt.ib, ibMTUBelow(tt.netdev), "netdev MTU %d", tt.netdev)
 	}
 	assert.Equal(t, 4096, activeMTU(netip.MustParseAddr("127.0.0.1")), "loopback")
