@@ -251,7 +251,6 @@ func (c Config) validate() error {
 	return nil
 }
 
-
 // EUI64 derives a port GUID from a MAC address the way RoCE GIDs do:
 // insert FF:FE in the middle and flip the universal/local bit.
 func EUI64(mac net.HardwareAddr) uint64 {
