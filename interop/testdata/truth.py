@@ -80,6 +80,11 @@ class Stream:
         self.read_resends = self.read_retries = self.read_retry_bad = 0
         self.acks = collections.Counter()
         self.resp_last_psns = set()  # READ responses LAST/ONLY seen (in the response stream)
+        self.resp = self.resp_dup = self.resp_gaps = self.resp_skipped = 0
+        self.resp_highest = None
+        self.resp_seen = set()
+        self.resp_first_op = {}      # response psn -> [(frame, opcode)] in capture order
+        self.retries = []            # READ re-requested from the middle: (frame, psn)
         self.log = []
 
 
@@ -100,8 +105,19 @@ def analyse(path, mtu, verbose):
             s.acks[name] += 1
             if name != "ACK":
                 s.log.append("frame %d: %s psn %d" % (p["frame"], name, psn))
-        elif op in (15, 16):
-            s.resp_last_psns.add(psn)
+        elif 13 <= op <= 16:
+            if op in (15, 16):
+                s.resp_last_psns.add(psn)
+            s.resp += 1
+            s.resp_dup += psn in s.resp_seen
+            if s.resp_highest is not None and sdiff(psn, s.resp_highest) > 1:
+                s.resp_gaps += 1
+                s.resp_skipped += sdiff(psn, s.resp_highest) - 1
+                s.log.append("frame %d: response gap, psn %d after highest %d" % (p["frame"], psn, s.resp_highest))
+            if s.resp_highest is None or sdiff(psn, s.resp_highest) > 0:
+                s.resp_highest = psn
+            s.resp_seen.add(psn)
+            s.resp_first_op.setdefault(psn, []).append((p["frame"], op))
         if op not in REQUEST:
             continue
         if s.highest is None or sdiff(psn, s.highest) > 0:
@@ -129,6 +145,7 @@ def analyse(path, mtu, verbose):
                     break
                 if 0 < off < r[1]:
                     s.read_retries += 1
+                    s.retries.append((p["frame"], psn))
                     ok = p["va"] == r[2] + off * mtu and p["len"] == r[3] - off * mtu
                     s.read_retry_bad += not ok
                     s.log.append("frame %d: READ psn %d re-requests READ psn %d (frame %d) from packet %d%s" %
@@ -161,6 +178,7 @@ def report(path, mtu, verbose):
             i, f0, f1, t0, t1, " ".join("%s>%s:%#x" % k for k in keys)))
     for k, s in sorted(streams.items(), key=lambda kv: kv[1].first["frame"]):
         reqs = sum(n for op, n in s.ops.items() if op in REQUEST)
+        peer = []
         ops = " ".join("%s=%d" % (OPNAME.get(op, op), n) for op, n in sorted(s.ops.items()))
         print("stream %s > %s QPN %#x: %d packets, frames %d-%d (%s)" % (k + (s.pkts, s.first["frame"], s.last["frame"], ops)))
         if reqs:
@@ -176,6 +194,19 @@ def report(path, mtu, verbose):
                 print("  READ messages: %d distinct, %d resent whole, %d re-requested from the middle"
                       " (%d with a RETH that does not match), %d with their LAST/ONLY response seen" %
                       (len(s.reads), s.read_resends, s.read_retries, s.read_retry_bad, done))
+        if s.resp:
+            print("  READ responses: %d packets, %d repeat a PSN already seen, gaps %d (%d PSNs skipped)" %
+                  (s.resp, s.resp_dup, s.resp_gaps, s.resp_skipped))
+        if s.reads:
+            first = collections.Counter()
+            for f, psn in s.retries:
+                after = [op for fr, op in next((q.resp_first_op.get(psn, []) for q in peer), []) if fr > f]
+                first[OPNAME[after[0]] if after else "none"] += 1
+            if s.retries:
+                print("  first response to each middle re-request: " + " ".join("%s=%d" % kv for kv in sorted(first.items())))
+            never = sum(1 for r in s.reads for i in range(r[1])
+                        if not any((r[0] + i) % M24 in q.resp_seen for q in peer))
+            print("  READ PSNs never seen in a response: %d" % never)
         if s.acks:
             print("  ACKNOWLEDGE: " + " ".join("%s=%d" % kv for kv in sorted(s.acks.items())))
         if verbose:
