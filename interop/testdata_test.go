@@ -30,6 +30,7 @@ func TestCapturedBaselines(t *testing.T) {
 		{"rxe_read_lat.pcap.gz", 400},
 		{"rxe_send_lat.pcap.gz", 806},
 		{"rxe_read_bw_loss.pcap.gz", 2844},
+		{"rxe_send_bw_loss.pcap.gz", 2206},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
 			r, err := capture.Open(filepath.Join("testdata", tc.file))
