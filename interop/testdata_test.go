@@ -31,6 +31,8 @@ func TestCapturedBaselines(t *testing.T) {
 		{"rxe_send_lat.pcap.gz", 806},
 		{"rxe_read_bw_loss.pcap.gz", 2844},
 		{"rxe_send_bw_loss.pcap.gz", 2206},
+		{"rxe_perftest_reruns.pcap.gz", 750},
+		{"rxe_perftest_reruns_nextqp.pcap.gz", 750},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
 			r, err := capture.Open(filepath.Join("testdata", tc.file))

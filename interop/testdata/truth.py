@@ -23,6 +23,8 @@ and per stream of the other direction (responses and ACKs to that requester):
   ACK / NAK     ACKNOWLEDGE packets by AETH syndrome: ACK, RNR NAK, NAK PSN sequence error, NAK
                 invalid request, NAK remote access, NAK remote operational error
   READ done     READ messages whose LAST or ONLY response (PSN = the READ's last PSN) was seen
+Instances: a stream whose QPN is silent for more than --idle seconds (default 1) and then carries a
+packet again starts a new instance (#2, #3, ...): a new connection that reuses the QPN.
 Runs: streams are grouped into runs by time; a run is a maximal interval in which some stream
 is active (first to last packet); consecutive runs are separate connections (perftest reruns).
 
@@ -88,10 +90,20 @@ class Stream:
         self.log = []
 
 
-def analyse(path, mtu, verbose):
+def analyse(path, mtu, verbose, idle=1.0):
     streams = {}
+    instance = {}  # (src, dst, qpn) -> current instance number
     for p in packets(path):
-        key = (p["src"], p["dst"], p["qp"])
+        base = (p["src"], p["dst"], p["qp"])
+        n = instance.setdefault(base, 1)
+        prev = streams.get(base + (n,))
+        if prev is not None and p["t"] - prev.last["t"] > idle:
+            # the same QPN after a pause: a new connection (perftest rerun), its own instance
+            n = instance[base] = n + 1
+            streams[base + (n,)] = Stream(base + (n,))
+            streams[base + (n,)].log.append("frame %d: instance %d starts %.3f s after frame %d, psn %d (previous instance's last psn %d)" %
+                                            (p["frame"], n, p["t"] - prev.last["t"], prev.last["frame"], p["psn"], prev.last["psn"]))
+        key = base + (n,)
         s = streams.setdefault(key, Stream(key))
         s.pkts += 1
         s.ops[p["op"]] += 1
@@ -169,18 +181,19 @@ def runs(streams):
     return out
 
 
-def report(path, mtu, verbose):
-    streams = analyse(path, mtu, verbose)
+def report(path, mtu, verbose, idle):
+    streams = analyse(path, mtu, verbose, idle)
     total = sum(s.pkts for s in streams.values())
     print("== %s: %d RoCE packets, %d streams" % (path, total, len(streams)))
     for i, (t0, t1, f0, f1, keys) in enumerate(runs(streams), 1):
         print("run %d: frames %d-%d, t %.3f-%.3f s, QPNs %s" % (
-            i, f0, f1, t0, t1, " ".join("%s>%s:%#x" % k for k in keys)))
+            i, f0, f1, t0, t1, " ".join("%s>%s:%#x#%d" % k for k in keys)))
     for k, s in sorted(streams.items(), key=lambda kv: kv[1].first["frame"]):
         reqs = sum(n for op, n in s.ops.items() if op in REQUEST)
         peer = []
         ops = " ".join("%s=%d" % (OPNAME.get(op, op), n) for op, n in sorted(s.ops.items()))
-        print("stream %s > %s QPN %#x: %d packets, frames %d-%d (%s)" % (k + (s.pkts, s.first["frame"], s.last["frame"], ops)))
+        print("stream %s > %s QPN %#x instance %d: %d packets, frames %d-%d, first psn %d (%s)" %
+              (k + (s.pkts, s.first["frame"], s.last["frame"], s.first["psn"], ops)))
         if reqs:
             # the response/ACK stream of this requester: other direction, packets whose PSNs are ours
             peer = [r for r in streams.values() if r.key[0] == k[1] and r.key[1] == k[0]
@@ -218,10 +231,12 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--mtu", type=int, default=1024)
     ap.add_argument("-v", action="store_true", help="list every NAK, gap and READ retry")
+    ap.add_argument("--idle", type=float, default=1.0,
+                    help="seconds of silence on a QPN after which its next packet starts a new instance")
     ap.add_argument("files", nargs="+")
     a = ap.parse_args()
     for f in a.files:
-        report(f, a.mtu, a.v)
+        report(f, a.mtu, a.v, a.idle)
 
 
 if __name__ == "__main__":
