@@ -19,10 +19,14 @@ requester stream (source IP, destination IP, destination QPN of request packets)
   dup           request packets whose PSN the capture had already shown (a subset of resent)
   gaps          times a request PSN jumped beyond highest+1 (packets lost in the guest before br0:
                 netem drops there), and the PSNs skipped in total
-and per stream of the other direction (responses and ACKs to that requester):
-  ACK / NAK     ACKNOWLEDGE packets by AETH syndrome: ACK, RNR NAK, NAK PSN sequence error, NAK
-                invalid request, NAK remote access, NAK remote operational error
+and of what goes back (a stream is every packet from one source to one destination QPN, so with
+both sides on QPN 0x11 one stream holds a side's requests and the ACKs it sends for the other's):
+  ACKNOWLEDGE   ACKNOWLEDGE packets the stream's source sent, by AETH syndrome: ACK, RNR NAK, NAK
+                PSN sequence error, NAK invalid request, NAK remote access, NAK remote operational error
   READ done     READ messages whose LAST or ONLY response (PSN = the READ's last PSN) was seen
+  READ responses  response packets, those repeating a PSN already seen, and gaps (a response PSN
+                beyond highest+1: responses lost in the responder's guest)
+  first response to each middle re-request: the opcode of the first response carrying its PSN
 Instances: a stream whose QPN is silent for more than --idle seconds (default 1) and then carries a
 packet again starts a new instance (#2, #3, ...): a new connection that reuses the QPN.
 Runs: streams are grouped into runs by time; a run is a maximal interval in which some stream
