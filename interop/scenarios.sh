@@ -41,6 +41,7 @@ PP="-d rxe0 -g 1"      # ibv_*_pingpong on rxe: device, RoCEv2 GID index
 # What success prints.
 OK_PP='[0-9]+ iters in [0-9.]+ seconds'                      # ibv_*_pingpong, both sides
 OK_BW='^[[:space:]]*[0-9]+[[:space:]]+[0-9]+[[:space:]]+[0-9.]+[[:space:]]+[0-9.]+[[:space:]]+[0-9.]+'   # perftest result row (#bytes #iterations BW peak, average, MsgRate)
+OK_LAT='^[[:space:]]*[0-9]+[[:space:]]+[0-9]+([[:space:]]+[0-9.]+){7}[[:space:]]*$'   # perftest latency row (#bytes #iterations t_min t_max t_typical t_avg t_stdev 99% 99.9%)
 OK_RPING_C='^ping data: rdma-ping-9:'                         # rping -c -v: the 10th ping's data
 OK_RPING_S='^server ping data: rdma-ping-9:'                  # rping -s -v
 OK_UCM='test complete'                                        # ucmatose, both sides
@@ -83,6 +84,33 @@ def rxe_read_bw_loss rxe-rxe "ib_read_bw $PT -s 4096 -n 200 $GB" "ib_read_bw $PT
 	expect_client="$OK_BW" expect_server="$OK_BW" desc="rxe<->rxe ib_read_bw 4096 x 200, netem loss 2% in both guests"
 def rxe_rping_loss rxe-rxe "rping -c -a $GB -v -V -C 10" "rping -s -a $GB -v -V -C 10" listen=sleep loss=2% tolerate="$RPING_RACE" \
 	expect_client="$OK_RPING_C" expect_server="$OK_RPING_S" desc="rxe<->rxe rping -v -V -C 10, netem loss 2% in both guests"
+
+# Captures issue 17's fixes are proven against (kept in testdata/, MANIFEST.md): a SEND stream under
+# loss, the three latency tests (one message in flight at a time), and one perftest run three times
+# over in a row. The harness records only UDP 4791, so in the reruns nothing on the wire announces
+# the second and third connection: each run's QPs and PSNs just start (perftest exchanges them over
+# TCP 18515). A perftest server accepts one client and exits, so the client waits 3 s before each
+# run for the next server to listen (a TCP probe would be taken for the client by the server).
+# rxe numbers QPs cyclically per device (0x11, 0x12, 0x13 in _nextqp); rxe_perftest_reruns deletes
+# and re-adds rxe0 between runs on both sides, so every run is QPN 0x11 <-> 0x11 with fresh random
+# PSNs: the same QPN pair three times over, with no set-up traffic in the capture (issue 17 item 5).
+def rxe_send_bw_loss rxe-rxe "ib_send_bw $PT -s 4096 -n 200 $GB" "ib_send_bw $PT -s 4096 -n 200" loss=2% \
+	expect_client="$OK_BW" expect_server="$OK_BW" desc="rxe<->rxe ib_send_bw 4096 x 200, netem loss 2% in both guests"
+def rxe_write_lat rxe-rxe "ib_write_lat $PT -n 200 $GB" "ib_write_lat $PT -n 200" \
+	expect_client="$OK_LAT" expect_server="$OK_LAT" desc="rxe<->rxe ib_write_lat, default size 2 x 200"
+def rxe_read_lat rxe-rxe "ib_read_lat $PT -n 200 $GB" "ib_read_lat $PT -n 200" \
+	expect_client="$OK_LAT" desc="rxe<->rxe ib_read_lat, default size 2 x 200 (the server prints no result)"
+def rxe_send_lat rxe-rxe "ib_send_lat $PT -n 200 $GB" "ib_send_lat $PT -n 200" \
+	expect_client="$OK_LAT" expect_server="$OK_LAT" desc="rxe<->rxe ib_send_lat, default size 2 x 200"
+RXE_READD='{ rdma link delete rxe0 && rdma link add rxe0 type rxe netdev eth0 || exit 1; }; for i in $(seq 50); do grep -q ffff /sys/class/infiniband/rxe0/ports/1/gids/1 2>/dev/null && break; sleep 0.1; done'
+def rxe_perftest_reruns rxe-rxe \
+	"for run in 1 2 3; do if [ \$run != 1 ]; then $RXE_READD; fi; sleep 3; ib_write_bw $PT -s 4096 -n 50 $GB || exit 1; done" \
+	"for run in 1 2 3; do if [ \$run != 1 ]; then $RXE_READD; fi; ib_write_bw $PT -s 4096 -n 50 || exit 1; done" timeout=180 \
+	expect_client="$OK_BW" expect_server="$OK_BW" desc="rxe<->rxe ib_write_bw 4096 x 50, three runs in a row, rxe0 re-added between them: QPN 0x11 each time"
+def rxe_perftest_reruns_nextqp rxe-rxe \
+	"for run in 1 2 3; do sleep 3; ib_write_bw $PT -s 4096 -n 50 $GB || exit 1; done" \
+	"for run in 1 2 3; do ib_write_bw $PT -s 4096 -n 50 || exit 1; done" timeout=180 \
+	expect_client="$OK_BW" expect_server="$OK_BW" desc="rxe<->rxe ib_write_bw 4096 x 50, three runs in a row on one rxe0: QPN 0x11, 0x12, 0x13"
 
 # ---- host-side diagnostics: prove both host roles with plain tools -----------------------------
 def diag_host_sniff rxe-rxe "ibv_rc_pingpong $PP -n 20 $GB" "ibv_rc_pingpong $PP -n 20" \

@@ -26,6 +26,13 @@ func TestCapturedBaselines(t *testing.T) {
 		{"rxe_rc_pingpong.pcap.gz", 1000},
 		{"rxe_rping.pcap.gz", 125},
 		{"rxe_write_bw_loss.pcap.gz", 3073},
+		{"rxe_write_lat.pcap.gz", 804},
+		{"rxe_read_lat.pcap.gz", 400},
+		{"rxe_send_lat.pcap.gz", 806},
+		{"rxe_read_bw_loss.pcap.gz", 2844},
+		{"rxe_send_bw_loss.pcap.gz", 2206},
+		{"rxe_perftest_reruns.pcap.gz", 750},
+		{"rxe_perftest_reruns_nextqp.pcap.gz", 750},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
 			r, err := capture.Open(filepath.Join("testdata", tc.file))
