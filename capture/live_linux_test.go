@@ -44,7 +44,11 @@ func inNetns(t *testing.T, name string, fn func() error) {
 // (nothing leaves them), sends RoCEv2-port datagrams, other datagrams and a
 // VLAN-tagged frame from one side, and captures with RoCEFilter on the
 // other; then it does the same on the second namespace's loopback.
-func TestOpenLive(t *testing.T) {
+// vethNamespaces makes two private network namespaces joined by a veth pair,
+// ibwcap0 (10.253.0.1/30) in the first and ibwcap1 (10.253.0.2/30) in the
+// second, both up; it returns ip(8)'s path and the namespaces' names. It
+// skips without root or ip(8).
+func vethNamespaces(t *testing.T) (ip, a, b string) {
 	ip, err := exec.LookPath("ip")
 	if os.Geteuid() != 0 || err != nil {
 		t.Skip("needs root and ip(8) for network namespaces and AF_PACKET")
@@ -55,7 +59,7 @@ func TestOpenLive(t *testing.T) {
 		}
 		return nil
 	}
-	a, b := fmt.Sprintf("ibwcap-a-%d", os.Getpid()), fmt.Sprintf("ibwcap-b-%d", os.Getpid())
+	a, b = fmt.Sprintf("ibwcap-a-%d", os.Getpid()), fmt.Sprintf("ibwcap-b-%d", os.Getpid())
 	for _, ns := range []string{a, b} {
 		if err := run("netns", "add", ns); err != nil {
 			t.Skipf("cannot create a network namespace: %v", err)
@@ -68,7 +72,6 @@ func TestOpenLive(t *testing.T) {
 		{"-n", b, "addr", "add", "10.253.0.2/30", "dev", "ibwcap1"},
 		{"-n", a, "link", "set", "ibwcap0", "up"},
 		{"-n", b, "link", "set", "ibwcap1", "up"},
-		{"-n", b, "link", "set", "lo", "up"},
 	} {
 		require.NoError(t, run(args...))
 	}
@@ -83,6 +86,93 @@ func TestOpenLive(t *testing.T) {
 			return err == nil && strings.Contains(string(out), " state UP ")
 		}, 10*time.Second, 10*time.Millisecond, "%s in %s never came up", end[1], end[0])
 	}
+	return ip, a, b
+}
+
+// TestOpenLiveBurst sends a burst of full-size RoCEv2 frames faster than
+// anyone reads and requires the capture to keep every one: the kernel's
+// default socket buffer (about 200 KiB) holds fewer than a hundred such
+// frames, which is how ibdump -i lost packets beside tcpdump on a busy
+// machine.
+func TestOpenLiveBurst(t *testing.T) {
+	_, a, b := vethNamespaces(t)
+	const burst, size = 2000, 1400
+	send := func(n int) {
+		inNetns(t, a, func() error {
+			c, err := net.ListenPacket("udp4", "10.253.0.1:0")
+			if err != nil {
+				return err
+			}
+			defer c.Close()
+			payload := make([]byte, size)
+			for i := range n {
+				payload[0], payload[1] = byte(i>>8), byte(i)
+				if _, err := c.WriteTo(payload, &net.UDPAddr{IP: net.IP{10, 253, 0, 2}, Port: RoCEv2Port}); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+	}
+	for _, tt := range []struct {
+		name   string
+		buffer int // 0: OpenLive's default
+		lossy  bool
+	}{
+		{"default buffer keeps the burst", 0, false},
+		{"a 128 KiB buffer overflows, and counts it", 128 << 10, true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var src *LiveSource
+			inNetns(t, b, func() (err error) {
+				src, err = OpenLive("ibwcap1", 0, RoCEFilter())
+				return err
+			})
+			defer src.Close()
+			if tt.buffer > 0 {
+				require.NoError(t, src.SetBufferSize(tt.buffer))
+			}
+			// One frame first, read back, so that ARP has resolved the
+			// peer: the kernel queues only about a hundred datagrams behind
+			// an unresolved neighbour, and that loss is not the capture's.
+			require.NoError(t, src.SetReadDeadline(time.Now().Add(5*time.Second)))
+			var p Packet
+			send(1)
+			require.NoError(t, src.NextInto(&p))
+			send(burst)
+			got := 0
+			if tt.lossy {
+				require.NoError(t, src.SetReadDeadline(time.Now().Add(time.Second)))
+			}
+			for got < burst {
+				err := src.NextInto(&p)
+				if tt.lossy && errors.Is(err, os.ErrDeadlineExceeded) {
+					break
+				}
+				require.NoError(t, err, "frame %d of %d", got+1, burst)
+				got++
+			}
+			st, err := src.Stats()
+			require.NoError(t, err)
+			if tt.lossy {
+				assert.Less(t, got, burst)
+				assert.Equal(t, uint64(burst-got), st.Dropped, "every frame not read is counted dropped")
+			} else {
+				assert.Zero(t, st.Dropped, "the socket buffer overflowed")
+			}
+		})
+	}
+}
+
+func TestOpenLive(t *testing.T) {
+	ip, a, b := vethNamespaces(t)
+	run := func(args ...string) error {
+		if out, err := exec.Command(ip, args...).CombinedOutput(); err != nil {
+			return fmt.Errorf("ip %v: %v: %s", args, err, out)
+		}
+		return nil
+	}
+	require.NoError(t, run("-n", b, "link", "set", "lo", "up"))
 
 	var veth, lo *LiveSource
 	var peerMAC net.HardwareAddr
