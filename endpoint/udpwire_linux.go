@@ -246,8 +246,8 @@ func (w *UDPWire) ioError(op string, err error) error {
 // (at most BatchSize at a time): payload, addresses, the traffic class and
 // the received TTL or hop limit in HopLimit (rdma_cm answers with the TTL
 // of the peer's request, ENDPOINT.md §1.5), and the ICRC verdict. A
-// datagram longer than MaxDatagram or than its buffer is dropped, as the
-// kernel truncated it.
+// datagram longer than MaxDatagram or than its buffer keeps its slot,
+// empty and marked DropTooLong (the kernel truncated it).
 func (w *UDPWire) ReadBatch(dgs []Datagram) (int, error) {
 	if w.closed.Load() {
 		return 0, ErrWireClosed
@@ -276,32 +276,29 @@ func (w *UDPWire) ReadBatch(dgs []Datagram) (int, error) {
 		if b.errno != 0 {
 			return 0, w.ioError("read", os.NewSyscallError("recvmmsg", b.errno))
 		}
-		n := 0
+		// Message i is slot i, always: a datagram the kernel cut is
+		// marked in its own slot, never swapped away, because the
+		// caller pairs slot i with whatever owns buffer i.
 		for i := range b.done {
-			h := &b.hdrs[i]
-			if h.Hdr.Flags&unix.MSG_TRUNC != 0 {
-				continue
-			}
-			if i != n { // keep the caller's buffers, only reorder them
-				dgs[n], dgs[i] = dgs[i], dgs[n]
-			}
-			w.parseReceived(b, i, &dgs[n], int(h.Len))
-			n++
+			w.parseReceived(b, i, &dgs[i])
 		}
-		if n > 0 {
-			return n, nil
+		if b.done > 0 {
+			return b.done, nil
 		}
 	}
 }
 
 // parseReceived fills dg from message i of the batch: addresses, traffic
-// class and the ICRC verdict.
-func (w *UDPWire) parseReceived(b *udpBatch, i int, dg *Datagram, length int) {
-	dg.Payload = dg.Payload[:length]
+// class and the ICRC verdict, or DropTooLong for a datagram the kernel
+// truncated.
+func (w *UDPWire) parseReceived(b *udpBatch, i int, dg *Datagram) {
+	m := &b.hdrs[i]
+	dg.Payload = dg.Payload[:m.Len]
 	dg.Src = sockaddrToAddrPort(&b.names[i])
 	dg.Dst = w.local
 	dg.TrafficClass, dg.HopLimit = 0, 0
-	oob := b.oob[i*udpOOBSize : i*udpOOBSize+int(b.hdrs[i].Hdr.Controllen)]
+	dg.ICRC, dg.Drop = ICRCBad, 0
+	oob := b.oob[i*udpOOBSize : i*udpOOBSize+int(m.Hdr.Controllen)]
 	for len(oob) >= unix.CmsgLen(0) {
 		h := (*unix.Cmsghdr)(unsafe.Pointer(&oob[0]))
 		l := int(h.Len)
@@ -326,6 +323,10 @@ func (w *UDPWire) parseReceived(b *udpBatch, i int, dg *Datagram, length int) {
 			dg.Dst = netip.AddrPortFrom(netip.AddrFrom16(pi.Addr).Unmap(), w.local.Port())
 		}
 		oob = oob[min(unix.CmsgSpace(l-unix.CmsgLen(0)), len(oob)):]
+	}
+	if m.Hdr.Flags&unix.MSG_TRUNC != 0 {
+		dg.Payload, dg.Drop = dg.Payload[:0], DropTooLong
+		return
 	}
 	dg.ICRC, _ = b.synth.verify(dg.Src, dg.Dst, dg.Payload)
 }

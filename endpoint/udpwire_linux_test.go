@@ -274,7 +274,11 @@ func TestUDPWireICRCOnTheWire(t *testing.T) {
 	}
 }
 
-func TestUDPWireReadDropsTruncated(t *testing.T) {
+// TestUDPWireReadMarksTruncated: a datagram longer than MaxDatagram keeps
+// its slot, empty and marked, with the sender's address for the drop
+// report; the next one is delivered whole (TestWireBatchKeepsSlots mixes
+// many).
+func TestUDPWireReadMarksTruncated(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	wa, wb := udpListenPair(t, "127.0.0.1:0", "127.0.0.2:0")
 	big := make([]byte, MaxDatagram+100, MaxDatagram+100)
@@ -283,8 +287,12 @@ func TestUDPWireReadDropsTruncated(t *testing.T) {
 		{Dst: wb.LocalAddr(), Payload: testRoCEPayload(64, 1, 7, 1)},
 	})
 	require.NoError(t, err)
-	got := udpReadN(t, wb, 1)
-	assert.Equal(t, uint32(7), binary.BigEndian.Uint32(got[0].Payload[8:]), "the oversized datagram is dropped")
+	got := udpReadN(t, wb, 2)
+	assert.Equal(t, DropTooLong, got[0].Drop)
+	assert.Empty(t, got[0].Payload)
+	assert.Equal(t, wa.LocalAddr(), got[0].Src)
+	assert.Zero(t, got[1].Drop)
+	assert.Equal(t, uint32(7), binary.BigEndian.Uint32(got[1].Payload[8:]))
 }
 
 func TestUDPWireSteadyStateAllocs(t *testing.T) {
