@@ -39,10 +39,10 @@ import (
 // name its source address in Datagram.Src (the kernel is told with
 // IP_PKTINFO), because the ICRC hashes it.
 //
-// The socket has SO_REUSEADDR, as the C tools' sockets do; for UDP that also
-// lets a second wire bind the very same address and port, and the kernel
-// then delivers each datagram to one of them only, so give each peer its own address
-// (127.0.0.1 and 127.0.0.2 on one machine).
+// The address and port have one owner: a second wire on them, or on the
+// wildcard beside them, fails with EADDRINUSE (no SO_REUSEADDR, which would
+// let the kernel share each one's datagrams out between both). Give each
+// peer on one machine its own address (127.0.0.1 and 127.0.0.2).
 //
 // The batches are recvmmsg/sendmmsg calls of the wire's own rather than
 // x/net/ipv4's PacketConn.ReadBatch/WriteBatch, which allocate a net.IP and
@@ -142,6 +142,10 @@ func ListenUDP(addr netip.AddrPort, opts ...UDPOption) (*UDPWire, error) {
 	}}
 	pc, err := lc.ListenPacket(context.Background(), network, addr.String())
 	if err != nil {
+		var se *os.SyscallError
+		if errors.Is(err, unix.EADDRINUSE) && errors.As(err, &se) {
+			return nil, fmt.Errorf("endpoint: listen udp %v: address in use: another socket has UDP port %d on this address or on the wildcard (another ibpeer, or rdma_rxe): %w", addr, addr.Port(), se)
+		}
 		return nil, fmt.Errorf("endpoint: listen udp %v: %w", addr, err)
 	}
 	w.conn = pc.(*net.UDPConn)
@@ -171,9 +175,10 @@ func (w *UDPWire) setSockopts(fd int, cfg udpConfig) error {
 		}
 		return nil
 	}
-	if err := set(unix.SOL_SOCKET, unix.SO_REUSEADDR, 1, "SO_REUSEADDR"); err != nil {
-		return err
-	}
+	// No SO_REUSEADDR or SO_REUSEPORT: with either, a second wire on the
+	// same address and port binds too and the kernel shares the datagrams
+	// out between them, so two servers would each lose half of their
+	// clients' packets. UDP has no TIME_WAIT to wait out on a restart.
 	if cfg.sockBuf > 0 {
 		// The FORCE variants pass net.core.[rw]mem_max with CAP_NET_ADMIN;
 		// without it the plain ones are capped silently, which is fine.

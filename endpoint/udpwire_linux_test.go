@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
+	"golang.org/x/sys/unix"
 
 	"github.com/ibwire/ibwire/capture"
 	"github.com/ibwire/ibwire/layers"
@@ -320,6 +321,35 @@ func TestUDPWireSteadyStateAllocs(t *testing.T) {
 	}
 	roundTrip()
 	assert.Zero(t, testing.AllocsPerRun(50, roundTrip))
+}
+
+// TestUDPWireSecondOwnerFails: a second wire on an address and port a wire
+// already has, or on the wildcard beside it, or on the address beside a
+// wildcard one, fails with EADDRINUSE and names the address (issue 17: a
+// second ibpeer serve bound 4791 too and took half the first one's
+// datagrams).
+func TestUDPWireSecondOwnerFails(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	tests := []struct{ first, second string }{
+		{"127.81.19.1", "127.81.19.1"},
+		{"127.81.19.1", "0.0.0.0"},
+		{"0.0.0.0", "127.81.19.1"},
+		{"::1", "::1"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.first+" then "+tt.second, func(t *testing.T) {
+			w, err := ListenUDP(netip.AddrPortFrom(netip.MustParseAddr(tt.first), 0))
+			require.NoError(t, err)
+			defer w.Close()
+			second := netip.AddrPortFrom(netip.MustParseAddr(tt.second), w.LocalAddr().Port())
+			w2, err := ListenUDP(second)
+			if err == nil {
+				w2.Close()
+			}
+			require.ErrorIs(t, err, unix.EADDRINUSE)
+			assert.ErrorContains(t, err, "listen udp "+second.String()+": address in use")
+		})
+	}
 }
 
 func TestUDPWireListenErrors(t *testing.T) {
