@@ -474,6 +474,17 @@ func TestAdversarial(t *testing.T) {
 			counter: func(c endpoint.Counters) uint64 { return c.DropShort },
 		},
 		{
+			name: "oversize datagram", typ: endpoint.RC, access: all, untouched: true, state: endpoint.StateRTS,
+			attack: func(v *victim) {
+				// A valid WRITE ONLY but for its length: past MaxDatagram,
+				// the wire cannot read it whole.
+				evil := make([]byte, endpoint.MaxDatagram)
+				v.send(hostile{op: 0x0A, psn: v.p0, ackReq: true, reth: layers.RETH{VA: v.mr.Addr(), RKey: v.mr.RKey(), DMALength: uint32(len(evil))}, payload: evil})
+			},
+			want:    func(v *victim) []response { return nil },
+			counter: func(c endpoint.Counters) uint64 { return c.DropLong },
+		},
+		{
 			name: "transport version not 0", typ: endpoint.RC, access: all, untouched: true, state: endpoint.StateRTS,
 			attack: func(v *victim) {
 				v.send(hostile{op: 0x0A, psn: v.p0, ackReq: true, tver: 1, reth: layers.RETH{VA: v.mr.Addr(), RKey: v.mr.RKey(), DMALength: 4}, payload: []byte("evil")})

@@ -29,6 +29,7 @@ type Counters struct {
 	SentPkts          uint64 // datagrams written
 	RcvdPkts          uint64 // datagrams that passed every acceptance check
 	DropShort         uint64 // shorter than their headers, or undecodable
+	DropLong          uint64 // longer than MaxDatagram: the wire could not read them whole
 	DropAddr          uint64 // destination IP not our GID, or RC/UC source not the QP's peer
 	DropQP            uint64 // TVer ≠ 0, QPN 0, unknown QPN, wrong QP type or state
 	DropPKey          uint64 // P_Key not in the default partition
@@ -48,7 +49,7 @@ type Counters struct {
 }
 
 type counters struct {
-	sentPkts, rcvdPkts, dropShort, dropAddr, dropQP, dropPKey, dropQKey, dropICRC, dropQueue,
+	sentPkts, rcvdPkts, dropShort, dropLong, dropAddr, dropQP, dropPKey, dropQKey, dropICRC, dropQueue,
 	duplicateRequest, outOfSeqRequest, rcvdSeqErr, rcvdRNRErr, sendRNRErr, retryExceeded,
 	retryRNRExceeded, responderDrops, completerDrops, completerRetry atomic.Uint64
 }
@@ -131,7 +132,7 @@ func (d *Device) Wire() Wire { return d.wire }
 func (d *Device) Counters() Counters {
 	c := &d.c
 	return Counters{
-		SentPkts: c.sentPkts.Load(), RcvdPkts: c.rcvdPkts.Load(), DropShort: c.dropShort.Load(),
+		SentPkts: c.sentPkts.Load(), RcvdPkts: c.rcvdPkts.Load(), DropShort: c.dropShort.Load(), DropLong: c.dropLong.Load(),
 		DropAddr: c.dropAddr.Load(), DropQP: c.dropQP.Load(), DropPKey: c.dropPKey.Load(),
 		DropQKey: c.dropQKey.Load(), DropICRC: c.dropICRC.Load(), DropQueue: c.dropQueue.Load(),
 		DuplicateRequest: c.duplicateRequest.Load(), OutOfSeqRequest: c.outOfSeqRequest.Load(),
@@ -205,16 +206,34 @@ func (d *Device) receive() {
 			}
 			continue
 		}
+		// Slot i holds pkts[i].buf: the wire never moves a buffer to
+		// another slot, and marks a datagram it could not deliver.
 		for i := 0; i < n; i++ {
 			p := pkts[i]
 			dg := &dgs[i]
 			p.n = len(dg.Payload)
 			p.src, p.dst, p.tc, p.icrc = dg.Src, dg.Dst, dg.TrafficClass, dg.ICRC
+			if dg.Drop != 0 {
+				d.wireDrop(p, dg.Drop)
+				continue
+			}
 			if d.accept(p) {
 				pkts[i] = nil
 			}
 		}
 	}
+}
+
+// wireDrop counts a datagram the wire could not deliver.
+func (d *Device) wireDrop(p *rxPacket, r DropReason) {
+	p.n = 0
+	if r == DropTooLong {
+		d.c.dropLong.Add(1)
+	} else {
+		r = DropTooShort
+		d.c.dropShort.Add(1)
+	}
+	d.dropped(p, Drop{Reason: r})
 }
 
 // accept checks p and queues it to its QP; false means dropped (p stays

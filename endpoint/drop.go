@@ -26,6 +26,7 @@ const (
 	DropQKey                             // UD: Q_Key is not the QP's (DropQKey)
 	DropResponder                        // the responder discarded the request silently (ResponderDrops)
 	DropCompleter                        // the requester ignored a response that answers nothing outstanding as it stands (CompleterDrops)
+	DropTooLong                          // longer than MaxDatagram: the wire could not read it whole (DropLong)
 )
 
 var dropReasonNames = [...]string{
@@ -42,6 +43,7 @@ var dropReasonNames = [...]string{
 	DropQKey:       "Q_Key mismatch",
 	DropResponder:  "responder drop",
 	DropCompleter:  "completer drop",
+	DropTooLong:    "datagram too long",
 }
 
 func (r DropReason) String() string {
@@ -57,7 +59,7 @@ type Drop struct {
 	Src    netip.AddrPort // the datagram's source
 	Dst    netip.Addr     // the datagram's destination address
 	// QPN is the BTH destination QP and Opcode the BTH opcode (both zero
-	// for DropTooShort).
+	// for DropTooShort and DropTooLong).
 	QPN    uint32
 	Opcode layers.Opcode
 	// Got and Want are the packet's and the QP's value: the P_Key

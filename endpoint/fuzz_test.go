@@ -30,6 +30,7 @@ const (
 	fuzzKeepQPN  = 1 << 2 // keep the bytes' own dest QPN
 	fuzzRawICRC  = 1 << 3 // leave the ICRC as given
 	fuzzPatchKey = 1 << 4 // R_Key := the victim MR's, VA += its address
+	fuzzOversize = 1 << 5 // zeros appended past MaxDatagram: the wire cannot read it whole
 )
 
 // fuzzMaxRecord caps one record: above the largest MTU-256 packet (a
@@ -63,6 +64,12 @@ func fuzzRecord(h hostile) []byte {
 		flags |= fuzzPatchKey
 	}
 	return append([]byte{flags, byte(len(b) >> 8), byte(len(b))}, b...)
+}
+
+// fuzzStranger encodes a record of raw bytes with flags, for what no
+// hostile describes: truncated and oversize datagrams.
+func fuzzStranger(flags byte, b []byte) []byte {
+	return append([]byte{flags | fuzzRawICRC, byte(len(b) >> 8), byte(len(b))}, b...)
 }
 
 // fuzzSeed is a fuzz input: the QP state, then the packets.
@@ -110,6 +117,17 @@ func fuzzSeeds() []fuzzCase {
 			hostile{op: 0x07, psn: p0.Add(1), payload: mtu},
 			hostile{op: 0x08, psn: p0.Add(2), ackReq: true, payload: tail},
 			hostile{op: 0x07, psn: p0.Add(1), payload: mtu})},
+		// The same WRITE with a stranger's datagrams between its
+		// packets: oversize ones (a WRITE MIDDLE and zeros grown past
+		// MaxDatagram) and truncated ones. They share the victim's
+		// receive batches and must not touch the WRITE's packets.
+		{"RC WRITE multi with strangers", append(append(append(append(append(fuzzSeed(endpoint.StateRTS,
+			hostile{op: 0x06, psn: p0, reth: key(0, 600), payload: mtu}),
+			fuzzStranger(fuzzOversize, hostile{op: 0x07, psn: p0.Add(1), payload: mtu}.bytes(1))...),
+			fuzzStranger(fuzzKeepQPN|fuzzRawICRC, []byte{0x07, 0, 0xFF})...),
+			fuzzRecord(hostile{op: 0x07, psn: p0.Add(1), payload: mtu})...),
+			fuzzStranger(fuzzOversize|fuzzKeepQPN, make([]byte, 16))...),
+			fuzzRecord(hostile{op: 0x08, psn: p0.Add(2), ackReq: true, payload: tail})...)},
 		// RC SEND FIRST/MIDDLE/LAST into the 1024-byte receive WR.
 		{"RC SEND multi", fuzzSeed(endpoint.StateRTS,
 			hostile{op: 0x00, psn: p0, payload: mtu},
@@ -163,7 +181,8 @@ func fuzzSeeds() []fuzzCase {
 // endian, capped at fuzzMaxRecord), bytes…]: flags bits 0-1 pick the QP
 // whose QPN is written into the BTH, bit 2 keeps the bytes' own QPN, bit 3
 // leaves the ICRC as given, bit 4 puts the victim MR's R_Key into a RETH
-// or AtomicETH and adds the MR's address to its VA.
+// or AtomicETH and adds the MR's address to its VA, bit 5 grows the
+// datagram past MaxDatagram with zeros (an oversize datagram).
 func FuzzEndpoint(f *testing.F) {
 	for _, s := range fuzzSeeds() {
 		f.Add(s.in)
@@ -287,7 +306,10 @@ func (r *fuzzRig) feed(in []byte) int {
 				binary.BigEndian.PutUint32(pkt[20:24], r.v.mr.RKey())
 			}
 		}
-		if flags&fuzzRawICRC != 0 {
+		if flags&fuzzOversize != 0 {
+			pkt = append(pkt, make([]byte, endpoint.MaxDatagram+1-len(pkt))...)
+		}
+		if flags&fuzzRawICRC != 0 || flags&fuzzOversize != 0 {
 			r.v.wire.InjectRaw(r.attacker, pkt)
 		} else {
 			r.v.wire.Inject(r.attacker, pkt)
@@ -318,6 +340,13 @@ func TestFuzzSeeds(t *testing.T) {
 		"RC WRITE multi": func(t *testing.T, r *fuzzRig) {
 			require.Equal(t, pattern, r.v.mem[:600])
 			require.Equal(t, 2, r.sentOps(0x11), "one ACK for the LAST, one for the duplicate")
+		},
+		"RC WRITE multi with strangers": func(t *testing.T, r *fuzzRig) {
+			require.Equal(t, pattern, r.v.mem[:600])
+			require.Equal(t, 1, r.sentOps(0x11), "one ACK, for the LAST")
+			k := r.v.dev.Counters()
+			require.Equal(t, uint64(2), k.DropLong, "the oversize datagrams")
+			require.Equal(t, uint64(1), k.DropShort, "the truncated one")
 		},
 		"RC SEND multi": func(t *testing.T, r *fuzzRig) {
 			wcs := waitWCs(t, r.v.rcq, 1)

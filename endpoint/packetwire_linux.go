@@ -204,7 +204,10 @@ func (w *PacketWire) ioError(op string, err error) error {
 // ReadBatch blocks until at least one RoCEv2 frame for the wire's address
 // arrives and fills dgs[:n] with the UDP payloads, addresses, traffic
 // class, received TTL/hop limit (in HopLimit) and an exact ICRC verdict.
-// It learns each sender's MAC address.
+// It learns each sender's MAC address. A frame it cannot deliver keeps its
+// slot, empty and marked: DropTooLong when longer than its buffer,
+// DropTooShort when its headers are unusable (IPv4 options, IPv6
+// extension headers, lengths that disagree, no room for a BTH and ICRC).
 func (w *PacketWire) ReadBatch(dgs []Datagram) (int, error) {
 	if w.closed.Load() {
 		return 0, ErrWireClosed
@@ -230,30 +233,32 @@ func (w *PacketWire) ReadBatch(dgs []Datagram) (int, error) {
 		if b.errno != 0 {
 			return 0, w.ioError("read", os.NewSyscallError("recvmmsg", b.errno))
 		}
-		n := 0
+		// Frame i is slot i, always: a frame to drop is marked in its
+		// own slot, never swapped away, because the caller pairs slot i
+		// with whatever owns buffer i.
 		for i := range b.done {
-			m := &b.msgs[i]
-			if m.Hdr.Flags&unix.MSG_TRUNC != 0 {
-				continue
-			}
-			if i != n { // keep the caller's buffers, only reorder them
-				dgs[n], dgs[i] = dgs[i], dgs[n]
-			}
-			if w.parseFrame(b, i, &dgs[n], int(m.Len)) {
-				n++
+			m, dg := &b.msgs[i], &dgs[i]
+			ok := w.parseFrame(b, i, dg, int(m.Len))
+			switch {
+			case m.Hdr.Flags&unix.MSG_TRUNC != 0:
+				dg.Payload, dg.Drop, dg.ICRC = dg.Payload[:0], DropTooLong, ICRCBad
+			case !ok:
+				dg.Payload, dg.Drop, dg.ICRC = dg.Payload[:0], DropTooShort, ICRCBad
 			}
 		}
-		if n > 0 {
-			return n, nil
+		if b.done > 0 {
+			return b.done, nil
 		}
 	}
 }
 
 // parseFrame checks the headers of frame i and fills dg. It reports false
-// for a frame to drop (options, extension headers, a bad length).
+// for a frame to drop (options, extension headers, a bad length); dg then
+// has the frame's addresses when its headers were all there.
 func (w *PacketWire) parseFrame(b *packetBatch, i int, dg *Datagram, frameLen int) bool {
+	*dg = Datagram{Payload: dg.Payload[:0], ICRC: ICRCBad}
 	h := b.hdrs[i*w.hdrLen : (i+1)*w.hdrLen]
-	if frameLen < w.hdrLen+minRoCEDatagram {
+	if frameLen < w.hdrLen {
 		return false
 	}
 	ip := h[ethHeaderLen:]
@@ -284,7 +289,7 @@ func (w *PacketWire) parseFrame(b *packetBatch, i int, dg *Datagram, frameLen in
 		}
 	}
 	payloadLen := int(binary.BigEndian.Uint16(udp[4:])) - 8
-	if payloadLen < minRoCEDatagram || payloadLen > frameLen-w.hdrLen {
+	if payloadLen < minRoCEDatagram || frameLen < w.hdrLen+minRoCEDatagram || payloadLen > frameLen-w.hdrLen {
 		return false // Ethernet padding is cut off by the UDP length
 	}
 	dg.Payload = dg.Payload[:payloadLen]

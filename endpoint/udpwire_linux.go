@@ -39,10 +39,10 @@ import (
 // name its source address in Datagram.Src (the kernel is told with
 // IP_PKTINFO), because the ICRC hashes it.
 //
-// The socket has SO_REUSEADDR, as the C tools' sockets do; for UDP that also
-// lets a second wire bind the very same address and port, and the kernel
-// then delivers each datagram to one of them only, so give each peer its own address
-// (127.0.0.1 and 127.0.0.2 on one machine).
+// The address and port have one owner: a second wire on them, or on the
+// wildcard beside them, fails with EADDRINUSE (no SO_REUSEADDR, which would
+// let the kernel share each one's datagrams out between both). Give each
+// peer on one machine its own address (127.0.0.1 and 127.0.0.2).
 //
 // The batches are recvmmsg/sendmmsg calls of the wire's own rather than
 // x/net/ipv4's PacketConn.ReadBatch/WriteBatch, which allocate a net.IP and
@@ -142,6 +142,10 @@ func ListenUDP(addr netip.AddrPort, opts ...UDPOption) (*UDPWire, error) {
 	}}
 	pc, err := lc.ListenPacket(context.Background(), network, addr.String())
 	if err != nil {
+		var se *os.SyscallError
+		if errors.Is(err, unix.EADDRINUSE) && errors.As(err, &se) {
+			return nil, fmt.Errorf("endpoint: listen udp %v: address in use: another socket has UDP port %d on this address or on the wildcard (another ibpeer, or rdma_rxe): %w", addr, addr.Port(), se)
+		}
 		return nil, fmt.Errorf("endpoint: listen udp %v: %w", addr, err)
 	}
 	w.conn = pc.(*net.UDPConn)
@@ -171,9 +175,10 @@ func (w *UDPWire) setSockopts(fd int, cfg udpConfig) error {
 		}
 		return nil
 	}
-	if err := set(unix.SOL_SOCKET, unix.SO_REUSEADDR, 1, "SO_REUSEADDR"); err != nil {
-		return err
-	}
+	// No SO_REUSEADDR or SO_REUSEPORT: with either, a second wire on the
+	// same address and port binds too and the kernel shares the datagrams
+	// out between them, so two servers would each lose half of their
+	// clients' packets. UDP has no TIME_WAIT to wait out on a restart.
 	if cfg.sockBuf > 0 {
 		// The FORCE variants pass net.core.[rw]mem_max with CAP_NET_ADMIN;
 		// without it the plain ones are capped silently, which is fine.
@@ -246,8 +251,8 @@ func (w *UDPWire) ioError(op string, err error) error {
 // (at most BatchSize at a time): payload, addresses, the traffic class and
 // the received TTL or hop limit in HopLimit (rdma_cm answers with the TTL
 // of the peer's request, ENDPOINT.md §1.5), and the ICRC verdict. A
-// datagram longer than MaxDatagram or than its buffer is dropped, as the
-// kernel truncated it.
+// datagram longer than MaxDatagram or than its buffer keeps its slot,
+// empty and marked DropTooLong (the kernel truncated it).
 func (w *UDPWire) ReadBatch(dgs []Datagram) (int, error) {
 	if w.closed.Load() {
 		return 0, ErrWireClosed
@@ -276,32 +281,29 @@ func (w *UDPWire) ReadBatch(dgs []Datagram) (int, error) {
 		if b.errno != 0 {
 			return 0, w.ioError("read", os.NewSyscallError("recvmmsg", b.errno))
 		}
-		n := 0
+		// Message i is slot i, always: a datagram the kernel cut is
+		// marked in its own slot, never swapped away, because the
+		// caller pairs slot i with whatever owns buffer i.
 		for i := range b.done {
-			h := &b.hdrs[i]
-			if h.Hdr.Flags&unix.MSG_TRUNC != 0 {
-				continue
-			}
-			if i != n { // keep the caller's buffers, only reorder them
-				dgs[n], dgs[i] = dgs[i], dgs[n]
-			}
-			w.parseReceived(b, i, &dgs[n], int(h.Len))
-			n++
+			w.parseReceived(b, i, &dgs[i])
 		}
-		if n > 0 {
-			return n, nil
+		if b.done > 0 {
+			return b.done, nil
 		}
 	}
 }
 
 // parseReceived fills dg from message i of the batch: addresses, traffic
-// class and the ICRC verdict.
-func (w *UDPWire) parseReceived(b *udpBatch, i int, dg *Datagram, length int) {
-	dg.Payload = dg.Payload[:length]
+// class and the ICRC verdict, or DropTooLong for a datagram the kernel
+// truncated.
+func (w *UDPWire) parseReceived(b *udpBatch, i int, dg *Datagram) {
+	m := &b.hdrs[i]
+	dg.Payload = dg.Payload[:m.Len]
 	dg.Src = sockaddrToAddrPort(&b.names[i])
 	dg.Dst = w.local
 	dg.TrafficClass, dg.HopLimit = 0, 0
-	oob := b.oob[i*udpOOBSize : i*udpOOBSize+int(b.hdrs[i].Hdr.Controllen)]
+	dg.ICRC, dg.Drop = ICRCBad, 0
+	oob := b.oob[i*udpOOBSize : i*udpOOBSize+int(m.Hdr.Controllen)]
 	for len(oob) >= unix.CmsgLen(0) {
 		h := (*unix.Cmsghdr)(unsafe.Pointer(&oob[0]))
 		l := int(h.Len)
@@ -326,6 +328,10 @@ func (w *UDPWire) parseReceived(b *udpBatch, i int, dg *Datagram, length int) {
 			dg.Dst = netip.AddrPortFrom(netip.AddrFrom16(pi.Addr).Unmap(), w.local.Port())
 		}
 		oob = oob[min(unix.CmsgSpace(l-unix.CmsgLen(0)), len(oob)):]
+	}
+	if m.Hdr.Flags&unix.MSG_TRUNC != 0 {
+		dg.Payload, dg.Drop = dg.Payload[:0], DropTooLong
+		return
 	}
 	dg.ICRC, _ = b.synth.verify(dg.Src, dg.Dst, dg.Payload)
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
+	"golang.org/x/sys/unix"
 
 	"github.com/ibwire/ibwire/capture"
 	"github.com/ibwire/ibwire/layers"
@@ -274,7 +275,11 @@ func TestUDPWireICRCOnTheWire(t *testing.T) {
 	}
 }
 
-func TestUDPWireReadDropsTruncated(t *testing.T) {
+// TestUDPWireReadMarksTruncated: a datagram longer than MaxDatagram keeps
+// its slot, empty and marked, with the sender's address for the drop
+// report; the next one is delivered whole (TestWireBatchKeepsSlots mixes
+// many).
+func TestUDPWireReadMarksTruncated(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	wa, wb := udpListenPair(t, "127.0.0.1:0", "127.0.0.2:0")
 	big := make([]byte, MaxDatagram+100, MaxDatagram+100)
@@ -283,8 +288,12 @@ func TestUDPWireReadDropsTruncated(t *testing.T) {
 		{Dst: wb.LocalAddr(), Payload: testRoCEPayload(64, 1, 7, 1)},
 	})
 	require.NoError(t, err)
-	got := udpReadN(t, wb, 1)
-	assert.Equal(t, uint32(7), binary.BigEndian.Uint32(got[0].Payload[8:]), "the oversized datagram is dropped")
+	got := udpReadN(t, wb, 2)
+	assert.Equal(t, DropTooLong, got[0].Drop)
+	assert.Empty(t, got[0].Payload)
+	assert.Equal(t, wa.LocalAddr(), got[0].Src)
+	assert.Zero(t, got[1].Drop)
+	assert.Equal(t, uint32(7), binary.BigEndian.Uint32(got[1].Payload[8:]))
 }
 
 func TestUDPWireSteadyStateAllocs(t *testing.T) {
@@ -312,6 +321,35 @@ func TestUDPWireSteadyStateAllocs(t *testing.T) {
 	}
 	roundTrip()
 	assert.Zero(t, testing.AllocsPerRun(50, roundTrip))
+}
+
+// TestUDPWireSecondOwnerFails: a second wire on an address and port a wire
+// already has, or on the wildcard beside it, or on the address beside a
+// wildcard one, fails with EADDRINUSE and names the address (issue 17: a
+// second ibpeer serve bound 4791 too and took half the first one's
+// datagrams).
+func TestUDPWireSecondOwnerFails(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	tests := []struct{ first, second string }{
+		{"127.81.19.1", "127.81.19.1"},
+		{"127.81.19.1", "0.0.0.0"},
+		{"0.0.0.0", "127.81.19.1"},
+		{"::1", "::1"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.first+" then "+tt.second, func(t *testing.T) {
+			w, err := ListenUDP(netip.AddrPortFrom(netip.MustParseAddr(tt.first), 0))
+			require.NoError(t, err)
+			defer w.Close()
+			second := netip.AddrPortFrom(netip.MustParseAddr(tt.second), w.LocalAddr().Port())
+			w2, err := ListenUDP(second)
+			if err == nil {
+				w2.Close()
+			}
+			require.ErrorIs(t, err, unix.EADDRINUSE)
+			assert.ErrorContains(t, err, "listen udp "+second.String()+": address in use")
+		})
+	}
 }
 
 func TestUDPWireListenErrors(t *testing.T) {

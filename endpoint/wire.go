@@ -70,6 +70,14 @@ type Datagram struct {
 
 	// ICRC is set by ReadBatch.
 	ICRC ICRCStatus
+
+	// Drop is set by ReadBatch: zero for a datagram delivered, otherwise
+	// why the wire could not deliver the one that arrived in this slot —
+	// DropTooLong when it was longer than MaxDatagram or its buffer (the
+	// kernel cut it), DropTooShort when a packet wire found its IP or UDP
+	// header unusable. Payload is then empty, Src is the sender where the
+	// wire knows it, and the reader counts the drop and skips the slot.
+	Drop DropReason
 }
 
 // Wire moves RoCEv2 datagrams between this endpoint and the network. The
@@ -82,6 +90,10 @@ type Datagram struct {
 type Wire interface {
 	// ReadBatch blocks until at least one datagram has arrived and fills
 	// dgs[:n]; each dgs[i].Payload must have capacity ≥ MaxDatagram.
+	// Slot i keeps the caller's buffer i: a reader may pair dgs[i] with
+	// whatever owns that buffer. A datagram the wire cannot deliver still
+	// takes its slot, marked with Drop, so a drop never moves another
+	// datagram.
 	ReadBatch(dgs []Datagram) (n int, err error)
 	// WriteBatch sends dgs in order and returns how many were sent. It
 	// fills each Payload's trailing ICRC first.

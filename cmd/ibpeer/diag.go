@@ -140,6 +140,8 @@ func dropWhy(d endpoint.Drop) string {
 	switch d.Reason {
 	case endpoint.DropTooShort:
 		return "short or undecodable packet (not RoCEv2, or truncated)"
+	case endpoint.DropTooLong:
+		return fmt.Sprintf("datagram longer than %d bytes, the most a RoCEv2 packet carries (not RoCEv2)", endpoint.MaxDatagram)
 	case endpoint.DropDestAddr:
 		return fmt.Sprintf("sent to %v, not to this device's address %v (does the peer use the right GID for us? check --addr here and the peer's GID index)", dst, d.Peer.Unmap())
 	case endpoint.DropHeader:

@@ -127,6 +127,7 @@ func TestDropWhy(t *testing.T) {
 			"QPN 0x000011 discarded RC_SEND_ONLY: no receive WR posted"},
 		{endpoint.DropCompleter, func(d *endpoint.Drop) { d.Opcode, d.Detail = 0x11, "response to a PSN already completed (duplicate)" },
 			"QPN 0x000011 ignored RC_ACKNOWLEDGE: response to a PSN already completed (duplicate)"},
+		{endpoint.DropTooLong, nil, "datagram longer than 4224 bytes, the most a RoCEv2 packet carries (not RoCEv2)"},
 		{endpoint.DropReason(99), nil, "Unknown(99) to QPN 0x000011"},
 	}
 	for _, tc := range tests {

@@ -37,7 +37,8 @@ previous one completed and a message arrived, iters times.
 
 ibpeer's own flags:
   --rc, --uc, --ud        transport (default --rc)
-  --addr IP               local IP address: UDP 4791 binds here and the GID advertised is its
+  --addr IP               local IP address: UDP 4791 and the server's TCP port bind here
+                          (not the wildcard, as the tools do) and the GID advertised is its
                           ::ffff-mapped form (required; --bind is the same flag)
 
 The tools' flags (short or long form; "-s 8192", "-s8192", "--size=8192" all work):
@@ -580,9 +581,13 @@ func ppClientExchange(ctx context.Context, cfg pingpongConfig, local endpoint.Pi
 func ppServerExchange(ctx context.Context, cfg pingpongConfig, local endpoint.PingpongDest,
 	connect func(endpoint.PingpongDest, net.Addr) error, stderr io.Writer) (endpoint.PingpongDest, error) {
 	var lc net.ListenConfig
-	ln, err := lc.Listen(ctx, "tcp", net.JoinHostPort("", strconv.Itoa(cfg.port)))
+	// --addr, not the wildcard the tools bind: this device answers on
+	// that address only, and another server may have the port on
+	// another address of the machine.
+	ln, err := lc.Listen(ctx, "tcp", netip.AddrPortFrom(cfg.addr, uint16(cfg.port)).String())
 	if err != nil {
 		fmt.Fprintf(stderr, "Couldn't listen to port %d\n", cfg.port)
+		fmt.Fprintf(stderr, "ibpeer pingpong: %v\n", err)
 		return endpoint.PingpongDest{}, errPingpongReported
 	}
 	if cfg.listening != nil {

@@ -126,7 +126,7 @@ func TestPingpongLoopback(t *testing.T) {
 			// Flags after the host, as getopt allows.
 			srv, cli := ppRunPair(t,
 				append([]string{"--addr", srvIP, "-p", port}, tc.flags...),
-				append([]string{"--bind", cliIP, "-p", port, "127.0.0.1"}, tc.flags...))
+				append([]string{"--bind", cliIP, "-p", port, srvIP}, tc.flags...))
 			require.Equal(t, 0, srv.code, "server stderr: %s", srv.stderr)
 			require.Equal(t, 0, cli.code, "client stderr: %s", cli.stderr)
 			assert.Empty(t, srv.stderr)
@@ -165,7 +165,7 @@ func TestPingpongMismatchDiagnosed(t *testing.T) {
 	}()
 	<-listening
 	go func() {
-		cfg := pingpongConfig{typ: endpoint.RC, addr: ppMustAddr(t, cliIP), host: "127.0.0.1", port: port, size: 1024,
+		cfg := pingpongConfig{typ: endpoint.RC, addr: ppMustAddr(t, cliIP), host: srvIP, port: port, size: 1024,
 			mtu: 3, rxDepth: 16, iters: 5}
 		cliDone <- pingpong(ctx, cfg, &cliOut, &cliErr)
 	}()
@@ -200,6 +200,10 @@ func ppMustAddr(t *testing.T, s string) netip.Addr {
 func TestPingpongExitStatus(t *testing.T) {
 	port := strconv.Itoa(ppFreePort(t))
 	_, ip := ppAddrs(200)
+	taken, err := net.Listen("tcp", net.JoinHostPort(ip, "0"))
+	require.NoError(t, err)
+	defer taken.Close()
+	takenPort := strconv.Itoa(taken.Addr().(*net.TCPAddr).Port)
 	tests := []struct {
 		name   string
 		args   []string
@@ -231,6 +235,8 @@ func TestPingpongExitStatus(t *testing.T) {
 		{"ud larger than the port MTU", []string{"--ud", "--addr", ip, "-s", "5000", "127.0.0.1"}, exitError, "", "Requested size larger than port MTU (4096)\n"},
 		{"nobody listening", []string{"--addr", ip, "-p", port, "127.0.0.1"}, exitError, "  local address:  LID 0x0000, QPN 0x000011", "Couldn't connect to 127.0.0.1:" + port + "\n"},
 		{"address not ours", []string{"--addr", "192.0.2.77", "127.0.0.1"}, exitError, "", "RoCEv2 socket on 192.0.2.77"},
+		{"port taken on addr", []string{"--addr", ip, "-p", takenPort}, exitError, "  local address:  LID 0x0000, QPN 0x000011",
+			"Couldn't listen to port " + takenPort + "\nibpeer pingpong: listen tcp " + ip + ":" + takenPort + ": bind: address already in use\n"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -306,7 +312,7 @@ func TestPingpongZeroGID(t *testing.T) {
 		done <- pingpong(ctx, cfg, &srvOut, &srvErr)
 	}()
 	port := (<-addr).(*net.TCPAddr).Port
-	conn, err := net.Dial("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
+	conn, err := net.Dial("tcp", net.JoinHostPort(srvIP, strconv.Itoa(port)))
 	require.NoError(t, err)
 	remote, err := endpoint.PingpongClient(conn, endpoint.PingpongDest{QPN: 0x99, PSN: 0x1234})
 	require.NoError(t, err)
@@ -331,9 +337,40 @@ func TestPingpongCheckFails(t *testing.T) {
 	size := 2 * os.Getpagesize()
 	srv, cli := ppRunPair(t,
 		[]string{"--addr", srvIP, "-p", port, "-c", "-n", "3", "-s", strconv.Itoa(size)},
-		[]string{"--addr", cliIP, "-p", port, "-n", "3", "-s", strconv.Itoa(size), "127.0.0.1"})
+		[]string{"--addr", cliIP, "-p", port, "-n", "3", "-s", strconv.Itoa(size), srvIP})
 	assert.Equal(t, 0, cli.code, "client stderr: %s", cli.stderr)
 	assert.Equal(t, exitError, srv.code)
 	assert.Equal(t, "invalid data in page 0\ninvalid data in page 1\n", srv.stderr)
 	assert.Equal(t, 3*size*2, ppParseOutput(t, srv.stdout).bytes)
+}
+
+// TestPingpongListensOnAddr: the server's TCP set-up port binds --addr,
+// not the wildcard, so it starts beside an ibpeer serve (or another
+// pingpong server) that has the same port on another address of the
+// machine (issue 17), and nobody reaches it through another address.
+func TestPingpongListensOnAddr(t *testing.T) {
+	srvIP, otherIP := ppAddrs(103)
+	other, err := net.Listen("tcp", net.JoinHostPort(otherIP, "0"))
+	require.NoError(t, err)
+	defer other.Close()
+	port := other.Addr().(*net.TCPAddr).Port
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var srvOut, srvErr bytes.Buffer
+	addr := make(chan net.Addr, 1)
+	done := make(chan error, 1)
+	go func() {
+		cfg := pingpongConfig{typ: endpoint.RC, addr: ppMustAddr(t, srvIP), port: port, size: 64, mtu: 3, rxDepth: 4, iters: 1,
+			listening: func(a net.Addr) { addr <- a }}
+		done <- pingpong(ctx, cfg, &srvOut, &srvErr)
+	}()
+	select {
+	case a := <-addr:
+		assert.Equal(t, net.JoinHostPort(srvIP, strconv.Itoa(port)), a.String())
+	case err := <-done:
+		t.Fatalf("the server did not listen beside %v: %v; stderr %q", other.Addr(), err, srvErr.String())
+	}
+	cancel()
+	require.ErrorIs(t, <-done, context.Canceled)
 }

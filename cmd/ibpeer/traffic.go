@@ -412,6 +412,9 @@ func (p *pcapWire) record(dgs []endpoint.Datagram, sent bool) {
 		if p.closed || p.err != nil {
 			return
 		}
+		if dg.Drop != 0 {
+			continue // not read whole: no bytes to record
+		}
 		if local := p.Wire.LocalAddr(); sent {
 			if local.Addr().IsUnspecified() {
 				local = netip.AddrPortFrom(dg.Src.Addr(), local.Port())

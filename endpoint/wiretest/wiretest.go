@@ -83,6 +83,7 @@ type packet struct {
 	n        int
 	src, dst netip.AddrPort
 	tc, hop  uint8
+	tooLong  bool // longer than MaxDatagram: read as a slot marked DropTooLong
 	due      time.Time
 	seq      uint64
 }
@@ -224,19 +225,20 @@ func (w *Wire) Inject(src netip.AddrPort, payload []byte) {
 }
 
 // InjectRaw is Inject without filling the ICRC: the bytes arrive exactly as
-// given (a bad ICRC stays bad, a truncated packet stays truncated).
+// given (a bad ICRC stays bad, a truncated packet stays truncated). A
+// payload longer than endpoint.MaxDatagram arrives as the kernel wires
+// deliver one, here or through WriteBatch: its slot empty and marked
+// endpoint.DropTooLong.
 func (w *Wire) InjectRaw(src netip.AddrPort, payload []byte) {
 	w.inject(src, payload, false)
 }
 
 func (w *Wire) inject(src netip.AddrPort, payload []byte, fillICRC bool) {
-	if len(payload) > endpoint.MaxDatagram {
-		return
-	}
 	p := w.in.get()
 	p.n = copy(p.buf[:], payload)
-	p.src, p.dst = src, w.local
-	if fillICRC {
+	p.src, p.dst, p.tc, p.hop = src, w.local, 0, 0
+	p.tooLong = len(payload) > endpoint.MaxDatagram
+	if fillICRC && !p.tooLong {
 		w.in.mu.Lock()
 		w.in.icrc.fill(p.src, p.dst, p.buf[:p.n])
 		w.in.mu.Unlock()
@@ -261,9 +263,6 @@ func (l *link) put(p *packet) {
 }
 
 func (l *link) send(local netip.AddrPort, dg *endpoint.Datagram) {
-	if len(dg.Payload) > endpoint.MaxDatagram {
-		return
-	}
 	src := dg.Src
 	if !src.IsValid() || src.Addr() != local.Addr() {
 		src = netip.AddrPortFrom(local.Addr(), src.Port())
@@ -274,6 +273,15 @@ func (l *link) send(local netip.AddrPort, dg *endpoint.Datagram) {
 	p := l.get()
 	p.n = copy(p.buf[:], dg.Payload)
 	p.src, p.dst, p.tc, p.hop = src, dg.Dst, dg.TrafficClass, dg.HopLimit
+	if p.tooLong = len(dg.Payload) > endpoint.MaxDatagram; p.tooLong {
+		// What a socket does: it goes, and the reader cannot take it
+		// whole. No ICRC to fill, no faults to roll.
+		l.mu.Lock()
+		l.stats.Written++
+		l.mu.Unlock()
+		l.enqueue(p)
+		return
+	}
 
 	l.mu.Lock()
 	l.icrc.fill(p.src, p.dst, p.buf[:p.n])
@@ -298,7 +306,7 @@ func (l *link) send(local netip.AddrPort, dg *endpoint.Datagram) {
 	if f.Duplicate > 0 && l.rng.Float64() < f.Duplicate {
 		dup = l.get()
 		dup.n = copy(dup.buf[:], p.buf[:p.n])
-		dup.src, dup.dst, dup.tc, dup.hop = p.src, p.dst, p.tc, p.hop
+		dup.src, dup.dst, dup.tc, dup.hop, dup.tooLong = p.src, p.dst, p.tc, p.hop, false
 		l.stats.Duplicated++
 	}
 	delay := f.Delay
@@ -404,11 +412,18 @@ func (l *link) deliver() {
 	}
 }
 
-// fill copies p into dg and returns p to the pool.
+// fill copies p into dg and returns p to the pool. A datagram longer than
+// MaxDatagram fills its slot empty and marked DropTooLong, as the kernel
+// wires do.
 func (l *link) fill(dg *endpoint.Datagram, p *packet) {
+	dg.Src, dg.Dst, dg.TrafficClass, dg.HopLimit, dg.Drop = p.src, p.dst, p.tc, p.hop, 0
+	if p.tooLong {
+		dg.Payload, dg.ICRC, dg.Drop = dg.Payload[:0], endpoint.ICRCBad, endpoint.DropTooLong
+		l.put(p)
+		return
+	}
 	dg.Payload = dg.Payload[:p.n]
 	copy(dg.Payload, p.buf[:p.n])
-	dg.Src, dg.Dst, dg.TrafficClass, dg.HopLimit = p.src, p.dst, p.tc, p.hop
 	l.mu.Lock()
 	dg.ICRC = l.icrc.check(p.src, p.dst, dg.Payload)
 	l.mu.Unlock()

@@ -198,3 +198,46 @@ func TestClose(t *testing.T) {
 	require.ErrorIs(t, err, endpoint.ErrWireClosed)
 	require.NoError(t, b.Close())
 }
+
+// TestOversizeKeepsItsSlot: a datagram longer than MaxDatagram, written or
+// injected, reads as the kernel wires read one — its own slot, empty and
+// marked DropTooLong, with its sender — and the datagrams around it arrive
+// whole, each in its place.
+func TestOversizeKeepsItsSlot(t *testing.T) {
+	stranger := netip.MustParseAddrPort("127.0.0.3:4791")
+	for _, tc := range []struct {
+		name string
+		send func(a, b *wiretest.Wire, payload []byte)
+	}{
+		{"written", func(a, b *wiretest.Wire, p []byte) {
+			_, err := a.WriteBatch([]endpoint.Datagram{{Dst: b.LocalAddr(), Payload: p}})
+			require.NoError(t, err)
+		}},
+		{"injected", func(a, b *wiretest.Wire, p []byte) { b.InjectRaw(a.LocalAddr(), p) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a, b := wiretest.NewPair(wiretest.Config{})
+			defer a.Close()
+			first, _ := craftPacket(t, 1, 16)
+			second, _ := craftPacket(t, 2, 16)
+			tc.send(a, b, first)
+			tc.send(a, b, make([]byte, 5000))
+			b.InjectRaw(stranger, make([]byte, endpoint.MaxDatagram+1))
+			tc.send(a, b, second)
+			var got []endpoint.Datagram
+			for len(got) < 4 {
+				got = append(got, read(t, b)...)
+			}
+			require.Len(t, got, 4)
+			require.Equal(t, first, got[0].Payload)
+			require.Zero(t, got[0].Drop)
+			for i, src := range []netip.AddrPort{a.LocalAddr(), stranger} {
+				require.Equal(t, endpoint.DropTooLong, got[1+i].Drop, "slot %d", 1+i)
+				require.Empty(t, got[1+i].Payload, "slot %d", 1+i)
+				require.Equal(t, src.Addr(), got[1+i].Src.Addr(), "slot %d", 1+i)
+			}
+			require.Equal(t, second, got[3].Payload)
+			require.Zero(t, got[3].Drop)
+		})
+	}
+}
