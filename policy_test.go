@@ -58,8 +58,8 @@ func TestGofmt(t *testing.T) {
 // nothing of ours.
 var allowedImports = map[string][]string{
 	"layers":             {"github.com/google/gopacket"},
-	"capture":            {"github.com/google/gopacket", "golang.org/x/net/bpf", "golang.org/x/sys/unix"},
-	"decode":             {"layers", "github.com/google/gopacket"},
+	"capture":            {"layers", "github.com/google/gopacket", "golang.org/x/net/bpf", "golang.org/x/sys/unix"},
+	"decode":             {"capture", "layers", "github.com/google/gopacket"},
 	"dfilter":            {"decode", "layers"},
 	"internal/output":    {"decode", "dfilter", "layers", "golang.org/x/term"},
 	"internal/ibdumpcli": {"capture", "decode", "dfilter", "internal/output", "layers", "pcaps", "github.com/google/gopacket", "golang.org/x/term"},

@@ -2,8 +2,9 @@
 // traffic, in pure Go (no cgo, no libpcap).
 //
 // Sources yield [Packet] values: the frame bytes, gopacket's CaptureInfo,
-// the frame's [LinkType], the interface it came from and its 1-based frame
-// number. A [Reader] reads classic pcap (either byte order, microsecond or
+// the frame's link type (layers.LinkType, which also says which layer
+// decodes the frame's start), the interface it came from and its 1-based
+// frame number. A [Reader] reads classic pcap (either byte order, microsecond or
 // nanosecond timestamps), pcapng (several interfaces with mixed link types)
 // and gzip-compressed forms of both. It sniffs the format from the first
 // bytes and never seeks, so a pipe such as
@@ -29,12 +30,4 @@
 // interface through an AF_PACKET socket with a BPF program attached in the
 // kernel; [RoCEFilter] is the built-in RoCE program and [MatchRoCE] runs
 // the same program in x/net/bpf's VM, so offline and live filtering agree.
-//
-// [FirstLayer] and [FirstLayerOf] map a link type to the gopacket layer
-// that decodes the start of its frames. Linux cooked captures (SLL and
-// SLL2, written by tcpdump -i any) have layers here, [LinuxSLL] and
-// [LinuxSLL2], because gopacket v1.1.19 has no SLL2 and its SLL panics on
-// a long address length. The InfiniBand link types (ERF 197, INFINIBAND
-// 247) decode with layers this package does not import; whoever owns them
-// wires them in with [RegisterLinkTypeLayer].
 package capture

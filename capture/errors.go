@@ -24,8 +24,6 @@ var (
 	// ErrLinkType means a packet's link type cannot be written: a pcap file
 	// holds one link type, a pcapng interface holds a 16-bit one.
 	ErrLinkType = errors.New("link type not writable")
-	// ErrNoDecoder means no first layer is known for a link type.
-	ErrNoDecoder = errors.New("no first layer for link type")
 )
 
 // FileError reports a damaged capture file. Every packet before the damage

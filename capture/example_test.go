@@ -3,6 +3,7 @@ package capture_test
 import (
 	"bytes"
 	"fmt"
+	"github.com/ibwire/ibwire/layers"
 	"io"
 
 	"github.com/ibwire/ibwire/capture"
@@ -11,10 +12,10 @@ import (
 // Write a pcapng with two link types, then read it back as ibdump -r does.
 func ExampleNewReader() {
 	var file bytes.Buffer
-	w, _ := capture.NewWriter(&file, capture.FormatPcapNG, capture.LinkTypeEthernet, true)
-	w.WritePacket(capture.Packet{Data: make([]byte, 60), LinkType: capture.LinkTypeEthernet})
-	w.WritePacket(capture.Packet{Data: make([]byte, 30), LinkType: capture.LinkTypeInfiniBand})
-	w.WritePacket(capture.Packet{Data: make([]byte, 62), LinkType: capture.LinkTypeEthernet})
+	w, _ := capture.NewWriter(&file, capture.FormatPcapNG, layers.LinkTypeEthernet, true)
+	w.WritePacket(capture.Packet{Data: make([]byte, 60), LinkType: layers.LinkTypeEthernet})
+	w.WritePacket(capture.Packet{Data: make([]byte, 30), LinkType: layers.LinkTypeInfiniBand})
+	w.WritePacket(capture.Packet{Data: make([]byte, 62), LinkType: layers.LinkTypeEthernet})
 	w.Close()
 
 	r, err := capture.NewReader(&file, "example.pcapng")
@@ -30,7 +31,7 @@ func ExampleNewReader() {
 			fmt.Println(err)
 			return
 		}
-		fmt.Printf("%d %v if%d %d bytes\n", p.Number, p.LinkType, p.Interface, p.Info.CaptureLength)
+		fmt.Printf("%d %v if%d %d bytes\n", p.Number, p.LinkType, p.Interface, len(p.Data))
 	}
 	// Output:
 	// 1 ETHERNET if0 60 bytes

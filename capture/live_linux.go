@@ -3,6 +3,7 @@ package capture
 import (
 	"encoding/binary"
 	"fmt"
+	"github.com/ibwire/ibwire/layers"
 	"net"
 	"os"
 	"sync/atomic"
@@ -10,7 +11,6 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/google/gopacket"
 	"golang.org/x/net/bpf"
 	"golang.org/x/sys/unix"
 )
@@ -27,7 +27,7 @@ type LiveSource struct {
 	conn     syscall.RawConn
 	ifindex  int
 	loopback bool
-	linkType LinkType
+	linkType layers.LinkType
 	snaplen  int
 	n        int
 	stats    Stats
@@ -105,11 +105,11 @@ func OpenLive(iface string, snaplen int, filter []bpf.RawInstruction) (*LiveSour
 	case ll == nil:
 		return fail("link type", fmt.Errorf("unexpected socket address %T", sa))
 	case ll.Hatype == unix.ARPHRD_ETHER:
-		s.linkType = LinkTypeEthernet
+		s.linkType = layers.LinkTypeEthernet
 	case ll.Hatype == unix.ARPHRD_LOOPBACK: // lo has a zeroed Ethernet header
-		s.linkType, s.loopback = LinkTypeEthernet, true
+		s.linkType, s.loopback = layers.LinkTypeEthernet, true
 	case ll.Hatype == unix.ARPHRD_NONE: // tun and friends: no link header
-		s.linkType = LinkTypeRaw
+		s.linkType = layers.LinkTypeRaw
 	default:
 		return fail("link type", fmt.Errorf("ARPHRD %d is not supported", ll.Hatype))
 	}
@@ -159,7 +159,7 @@ func (s *LiveSource) SetBufferSize(n int) error {
 func (s *LiveSource) Name() string { return s.name }
 
 // LinkType returns the link type of the captured frames.
-func (s *LiveSource) LinkType() LinkType { return s.linkType }
+func (s *LiveSource) LinkType() layers.LinkType { return s.linkType }
 
 // SetPromiscuous puts the interface into promiscuous mode (or takes it
 // out), needed to see mirrored traffic addressed to other hosts. The
@@ -286,7 +286,7 @@ func (s *LiveSource) NextInto(p *Packet) error {
 		stamp = time.Now()
 	}
 	data := buf[:caplen]
-	if haveAux && aux.Status&unix.TP_STATUS_VLAN_VALID != 0 && s.linkType == LinkTypeEthernet && caplen >= 12 {
+	if haveAux && aux.Status&unix.TP_STATUS_VLAN_VALID != 0 && s.linkType == layers.LinkTypeEthernet && caplen >= 12 {
 		tpid := uint16(0x8100)
 		if aux.Status&unix.TP_STATUS_VLAN_TPID_VALID != 0 {
 			tpid = aux.Vlan_tpid
@@ -298,7 +298,7 @@ func (s *LiveSource) NextInto(p *Packet) error {
 	}
 	s.n++
 	p.Data = data
-	p.Info = gopacket.CaptureInfo{Timestamp: stamp, CaptureLength: len(data), Length: length, InterfaceIndex: s.ifindex}
+	p.Time, p.Length = stamp, length
 	p.LinkType, p.Interface, p.Number = s.linkType, s.ifindex, s.n
 	return nil
 }

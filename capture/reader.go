@@ -6,13 +6,12 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/ibwire/ibwire/layers"
 	"io"
 	"io/fs"
 	"math/bits"
 	"os"
 	"time"
-
-	"github.com/google/gopacket"
 )
 
 // MaxCaplen is the largest record a Reader accepts and the snaplen the
@@ -57,26 +56,29 @@ func (f Format) String() string {
 	return fmt.Sprintf("Unknown(%d)", int(f))
 }
 
-// Packet is one captured frame.
+// Packet is one captured frame: the record every source yields and the
+// decoder takes (decode.Input is this type).
 type Packet struct {
-	// Data is the captured bytes, starting with the link-layer header.
-	Data []byte
-	// Info holds the timestamp, capture length and original length;
-	// Info.InterfaceIndex equals Interface.
-	Info gopacket.CaptureInfo
-	// LinkType says how Data starts; in pcapng it varies per interface.
-	LinkType LinkType
-	// Interface is the pcapng interface index within its section, 0 for
-	// pcap; for a live capture, the kernel's interface index.
-	Interface int
 	// Number is the 1-based frame number, continuing across the files of
 	// OpenMulti.
 	Number int
+	// Time is when the frame was captured.
+	Time time.Time
+	// Length is the frame's length on the wire; len(Data) is what was
+	// captured of it, less when the snapshot length cut it.
+	Length int
+	// LinkType says how Data starts; in pcapng it varies per interface.
+	LinkType layers.LinkType
+	// Interface is the pcapng interface index within its section, 0 for
+	// pcap; for a live capture, the kernel's interface index.
+	Interface int
+	// Data is the captured bytes, starting with the link-layer header.
+	Data []byte
 }
 
 // ngIface is what a pcapng interface description block says.
 type ngIface struct {
-	linkType LinkType
+	linkType layers.LinkType
 	snaplen  uint32
 	tsresol  byte  // if_tsresol: 10^-n, or 2^-n when the top bit is set
 	tsoffset int64 // if_tsoffset: seconds added to every timestamp
@@ -95,7 +97,7 @@ type Reader struct {
 	format   Format
 	order    binary.ByteOrder
 	nanos    bool
-	linkType LinkType
+	linkType layers.LinkType
 	ifaces   []ngIface
 	meta     []byte // reused body of section and interface blocks
 
@@ -180,10 +182,10 @@ func (r *Reader) Format() Format { return r.format }
 // LinkType returns the link type in the pcap file header, or that of the
 // first interface of the pcapng section read so far. Packet.LinkType is
 // authoritative: pcapng interfaces may differ.
-func (r *Reader) LinkType() LinkType {
+func (r *Reader) LinkType() layers.LinkType {
 	if r.format == FormatPcapNG {
 		if len(r.ifaces) == 0 {
-			return LinkTypeEthernet
+			return layers.LinkTypeEthernet
 		}
 		return r.ifaces[0].linkType
 	}
@@ -286,7 +288,7 @@ func (r *Reader) start(src io.Reader, name string) error {
 		return r.fail(0, 0, err)
 	}
 	// The full 32 bits: gopacket v1.1.19 keeps only the low 8.
-	r.linkType = LinkType(r.order.Uint32(h[20:]))
+	r.linkType = layers.LinkType(r.order.Uint32(h[20:]))
 	return nil
 }
 
@@ -389,11 +391,7 @@ func (r *Reader) nextPcap(p *Packet) error {
 	if !r.nanos {
 		frac *= 1000
 	}
-	p.Info = gopacket.CaptureInfo{
-		Timestamp:     time.Unix(int64(r.order.Uint32(h[0:])), frac),
-		CaptureLength: int(caplen),
-		Length:        int(length),
-	}
+	p.Time, p.Length = time.Unix(int64(r.order.Uint32(h[0:])), frac), int(length)
 	p.LinkType, p.Interface = r.linkType, 0
 	return nil
 }
@@ -419,11 +417,7 @@ func (r *Reader) nextPcapBuffered(p *Packet) bool {
 	if !r.nanos {
 		frac *= 1000
 	}
-	p.Info = gopacket.CaptureInfo{
-		Timestamp:     time.Unix(int64(r.order.Uint32(rec[0:])), frac),
-		CaptureLength: int(caplen),
-		Length:        int(r.order.Uint32(rec[12:])),
-	}
+	p.Time, p.Length = time.Unix(int64(r.order.Uint32(rec[0:])), frac), int(r.order.Uint32(rec[12:]))
 	p.LinkType, p.Interface = r.linkType, 0
 	n, _ := r.in.Discard(16 + int(caplen))
 	r.off += int64(n)
@@ -519,7 +513,7 @@ func (r *Reader) readIDB(start int64, blen uint32) error {
 	if len(body) < 8 || len(r.ifaces) >= maxIfaces {
 		return fmt.Errorf("%w: interface description of %d bytes after %d interfaces", ErrBadBlock, blen, len(r.ifaces))
 	}
-	ifc := ngIface{linkType: LinkType(r.order.Uint16(body)), snaplen: r.order.Uint32(body[4:]), tsresol: 6}
+	ifc := ngIface{linkType: layers.LinkType(r.order.Uint16(body)), snaplen: r.order.Uint32(body[4:]), tsresol: 6}
 	for opts := body[8:]; len(opts) >= 4; {
 		code, l := r.order.Uint16(opts), int(r.order.Uint16(opts[2:]))
 		if code == 0 {
@@ -614,7 +608,7 @@ func (r *Reader) readPacketBlock(p *Packet, start int64, typ, blen uint32) error
 	if typ != blockSPB {
 		stamp = in.time(ts)
 	}
-	p.Info = gopacket.CaptureInfo{Timestamp: stamp, CaptureLength: int(caplen), Length: int(length), InterfaceIndex: int(ifc)}
+	p.Time, p.Length = stamp, int(length)
 	p.LinkType, p.Interface = in.linkType, int(ifc)
 	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/ibwire/ibwire/layers"
 	"io"
 	"os"
 	"path/filepath"
@@ -85,7 +86,7 @@ type want struct {
 	data     []byte
 	ts       time.Time
 	length   int
-	linkType LinkType
+	linkType layers.LinkType
 	iface    int
 }
 
@@ -104,16 +105,16 @@ func TestReaderKnownAnswers(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
 		data  []byte
-		lt    LinkType
+		lt    layers.LinkType
 		nanos bool
 		want  []want
 	}{
-		{"pcap big-endian µs SLL2", pcapBigEndianSLL2, LinkTypeLinuxSLL2, false, []want{
-			{[]byte{0xde, 0xad, 0xbe, 0xef}, time.Unix(1700000000, 123456000), 60, LinkTypeLinuxSLL2, 0},
-			{[]byte{}, time.Unix(1700000001, 0), 0, LinkTypeLinuxSLL2, 0},
+		{"pcap big-endian µs SLL2", pcapBigEndianSLL2, layers.LinkTypeLinuxSLL2, false, []want{
+			{[]byte{0xde, 0xad, 0xbe, 0xef}, time.Unix(1700000000, 123456000), 60, layers.LinkTypeLinuxSLL2, 0},
+			{[]byte{}, time.Unix(1700000001, 0), 0, layers.LinkTypeLinuxSLL2, 0},
 		}},
-		{"pcap little-endian ns", pcapLittleNanos, LinkTypeEthernet, true, []want{
-			{[]byte{0xca, 0xfe}, time.Unix(1700000000, 999999999), 2, LinkTypeEthernet, 0},
+		{"pcap little-endian ns", pcapLittleNanos, layers.LinkTypeEthernet, true, []want{
+			{[]byte{0xca, 0xfe}, time.Unix(1700000000, 999999999), 2, layers.LinkTypeEthernet, 0},
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -135,9 +136,9 @@ func checkPackets(t *testing.T, r *Reader, ws []want) {
 	for i, w := range ws {
 		p := got[i]
 		assert.Equal(t, w.data, p.Data, "packet %d", i+1)
-		assert.True(t, w.ts.Equal(p.Info.Timestamp), "packet %d: timestamp %v, want %v", i+1, p.Info.Timestamp, w.ts)
-		assert.Equal(t, len(w.data), p.Info.CaptureLength)
-		assert.Equal(t, w.length, p.Info.Length)
+		assert.True(t, w.ts.Equal(p.Time), "packet %d: timestamp %v, want %v", i+1, p.Time, w.ts)
+		assert.Equal(t, len(w.data), len(p.Data))
+		assert.Equal(t, w.length, p.Length)
 		assert.Equal(t, w.linkType, p.LinkType)
 		assert.Equal(t, w.iface, p.Interface)
 		assert.Equal(t, i+1, p.Number)
@@ -146,9 +147,9 @@ func checkPackets(t *testing.T, r *Reader, ws []want) {
 
 func TestReaderPcapNG(t *testing.T) {
 	ws := []want{
-		{[]byte{1, 2, 3}, time.Unix(1700000010, 1), 3, LinkTypeInfiniBand, 1},
-		{[]byte{4, 5}, time.Unix(0, 5000), 9, LinkTypeEthernet, 0},
-		{[]byte{6}, time.Unix(0, 0), 1, LinkTypeEthernet, 0},
+		{[]byte{1, 2, 3}, time.Unix(1700000010, 1), 3, layers.LinkTypeInfiniBand, 1},
+		{[]byte{4, 5}, time.Unix(0, 5000), 9, layers.LinkTypeEthernet, 0},
+		{[]byte{6}, time.Unix(0, 0), 1, layers.LinkTypeEthernet, 0},
 	}
 	for _, o := range []order{binary.LittleEndian, binary.BigEndian} {
 		t.Run(o.String(), func(t *testing.T) {
@@ -187,10 +188,10 @@ func TestReaderAgainstTshark(t *testing.T) {
 		sec, frac, _ := strings.Cut(row[2], ".")
 		assert.Equal(t, row[0], strconv.Itoa(p.Number))
 		assert.Equal(t, row[1], strconv.Itoa(p.Interface))
-		assert.Equal(t, sec+"."+frac, fmt.Sprintf("%d.%09d", p.Info.Timestamp.Unix(), p.Info.Timestamp.Nanosecond()))
-		assert.Equal(t, row[3], strconv.Itoa(p.Info.Length))
-		assert.Equal(t, row[4], strconv.Itoa(p.Info.CaptureLength))
-		assert.Equal(t, map[string]LinkType{"0": LinkTypeEthernet, "1": 147}[row[1]], p.LinkType)
+		assert.Equal(t, sec+"."+frac, fmt.Sprintf("%d.%09d", p.Time.Unix(), p.Time.Nanosecond()))
+		assert.Equal(t, row[3], strconv.Itoa(p.Length))
+		assert.Equal(t, row[4], strconv.Itoa(len(p.Data)))
+		assert.Equal(t, map[string]layers.LinkType{"0": layers.LinkTypeEthernet, "1": 147}[row[1]], p.LinkType)
 	}
 }
 
@@ -232,12 +233,12 @@ func TestReaderStreams(t *testing.T) {
 // each unit (header, records or blocks) ends.
 func threePackets(t testing.TB, format Format) ([]byte, []int) {
 	var b bytes.Buffer
-	w, err := NewWriter(&b, format, LinkTypeEthernet, true)
+	w, err := NewWriter(&b, format, layers.LinkTypeEthernet, true)
 	require.NoError(t, err)
 	require.NoError(t, w.Flush())
 	ends := []int{b.Len()}
 	for i := range 3 {
-		p := Packet{Data: bytes.Repeat([]byte{byte(i)}, 10*i+5), LinkType: LinkTypeEthernet, Info: ngInfo(i)}
+		p := Packet{Data: bytes.Repeat([]byte{byte(i)}, 10*i+5), LinkType: layers.LinkTypeEthernet, Time: ngTime(i), Length: 9000}
 		require.NoError(t, w.WritePacket(p))
 		require.NoError(t, w.Flush())
 		ends = append(ends, b.Len())
@@ -393,8 +394,8 @@ func TestReaderRxeCaptures(t *testing.T) {
 		require.NoError(t, r.Close())
 		assert.Len(t, got, n, name)
 		for _, p := range got {
-			assert.Equal(t, LinkTypeEthernet, p.LinkType)
-			assert.Equal(t, len(p.Data), p.Info.CaptureLength)
+			assert.Equal(t, layers.LinkTypeEthernet, p.LinkType)
+			assert.Equal(t, len(p.Data), len(p.Data))
 		}
 	}
 }
@@ -415,7 +416,7 @@ func TestOpenMulti(t *testing.T) {
 	for i, p := range got {
 		assert.Equal(t, i+1, p.Number)
 	}
-	assert.Equal(t, LinkTypeLinuxSLL2, got[7].LinkType)
+	assert.Equal(t, layers.LinkTypeLinuxSLL2, got[7].LinkType)
 	var fe *FileError
 	require.ErrorAs(t, err, &fe)
 	assert.Equal(t, in("bad.pcap"), fe.File)
@@ -446,11 +447,11 @@ func TestNextIntoDoesNotAllocate(t *testing.T) {
 // benchCapture is an in-memory pcap of n RoCE-sized frames.
 func benchCapture(t testing.TB, n int) []byte {
 	var b bytes.Buffer
-	w, err := NewWriter(&b, FormatPcap, LinkTypeEthernet, true)
+	w, err := NewWriter(&b, FormatPcap, layers.LinkTypeEthernet, true)
 	require.NoError(t, err)
 	frame := make([]byte, 1078) // Ethernet + IPv4 + UDP + BTH + RETH + 1 KiB + ICRC
 	for i := range n {
-		p := Packet{Data: frame[:1078-i%3*500], LinkType: LinkTypeEthernet, Info: ngInfo(i)}
+		p := Packet{Data: frame[:1078-i%3*500], LinkType: layers.LinkTypeEthernet, Time: ngTime(i), Length: 9000}
 		require.NoError(t, w.WritePacket(p))
 	}
 	require.NoError(t, w.Close())

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/ibwire/ibwire/layers"
 	"io"
 	"os"
 )
@@ -15,9 +16,9 @@ type Writer struct {
 	w        *bufio.Writer
 	file     io.Closer // the file Create opened; nil otherwise
 	format   Format
-	linkType LinkType
+	linkType layers.LinkType
 	nanos    bool
-	ifaces   []LinkType // pcapng interfaces, in the order written
+	ifaces   []layers.LinkType // pcapng interfaces, in the order written
 	hdr      [32]byte
 	closed   bool
 }
@@ -28,7 +29,7 @@ type Writer struct {
 // interface of linkType and gains one for each new link type it meets.
 // With nanos, timestamps keep nanoseconds (pcap magic a1b23c4d, pcapng
 // if_tsresol 9); otherwise microseconds.
-func NewWriter(w io.Writer, format Format, linkType LinkType, nanos bool) (*Writer, error) {
+func NewWriter(w io.Writer, format Format, linkType layers.LinkType, nanos bool) (*Writer, error) {
 	if format != FormatPcap && format != FormatPcapNG {
 		return nil, fmt.Errorf("capture: cannot write format %v", format)
 	}
@@ -70,7 +71,7 @@ func NewWriter(w io.Writer, format Format, linkType LinkType, nanos bool) (*Writ
 
 // Create creates (or truncates) the file path and starts a capture on it
 // as NewWriter does; "-" means standard output. Close closes the file.
-func Create(path string, format Format, linkType LinkType, nanos bool) (*Writer, error) {
+func Create(path string, format Format, linkType layers.LinkType, nanos bool) (*Writer, error) {
 	if path == "-" {
 		return NewWriter(os.Stdout, format, linkType, nanos)
 	}
@@ -89,7 +90,7 @@ func Create(path string, format Format, linkType LinkType, nanos bool) (*Writer,
 
 // iface returns the pcapng interface of link type lt, writing its
 // interface description block the first time.
-func (w *Writer) iface(lt LinkType) (int, error) {
+func (w *Writer) iface(lt layers.LinkType) (int, error) {
 	for i, have := range w.ifaces {
 		if have == lt {
 			return i, nil
@@ -122,7 +123,7 @@ func (w *Writer) iface(lt LinkType) (int, error) {
 }
 
 // WritePacket appends p. The captured length is len(p.Data); the original
-// length is p.Info.Length, or len(p.Data) if that is smaller. p.LinkType
+// length is p.Length, or len(p.Data) if that is smaller. p.LinkType
 // must be the file's link type for pcap.
 func (w *Writer) WritePacket(p Packet) error {
 	if w.closed {
@@ -131,14 +132,14 @@ func (w *Writer) WritePacket(p Packet) error {
 	if len(p.Data) > MaxCaplen {
 		return fmt.Errorf("capture: %w: packet of %d bytes (limit %d)", ErrCaplen, len(p.Data), MaxCaplen)
 	}
-	caplen, length := uint32(len(p.Data)), uint32(max(p.Info.Length, len(p.Data)))
-	ns := p.Info.Timestamp.UnixNano()
+	caplen, length := uint32(len(p.Data)), uint32(max(p.Length, len(p.Data)))
+	ns := p.Time.UnixNano()
 	le := binary.LittleEndian
 	if w.format == FormatPcap {
 		if p.LinkType != w.linkType {
 			return fmt.Errorf("capture: %w: %v packet in a %v pcap file", ErrLinkType, p.LinkType, w.linkType)
 		}
-		sec, frac := p.Info.Timestamp.Unix(), p.Info.Timestamp.Nanosecond()
+		sec, frac := p.Time.Unix(), p.Time.Nanosecond()
 		if !w.nanos {
 			frac /= 1000
 		}

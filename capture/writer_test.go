@@ -2,32 +2,32 @@ package capture
 
 import (
 	"bytes"
+	"github.com/ibwire/ibwire/layers"
 	"io"
 	"os"
 	"path/filepath"
 	"testing"
 	"time"
 
-	"github.com/google/gopacket"
 	"github.com/google/gopacket/pcapgo"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
-// ngInfo gives packet i a nanosecond timestamp and an original length
-// longer than any captured one.
-func ngInfo(i int) gopacket.CaptureInfo {
-	return gopacket.CaptureInfo{Timestamp: time.Unix(1700000000+int64(i), int64(i)*1001001+7), Length: 9000}
+// ngTime gives packet i a nanosecond timestamp; the tests give every packet
+// an original length (9000) longer than any captured one.
+func ngTime(i int) time.Time {
+	return time.Unix(1700000000+int64(i), int64(i)*1001001+7)
 }
 
 func TestWriterRoundTrip(t *testing.T) {
 	sizes := []int{0, 1, 3, 4, 60, 1078, 4200, MaxCaplen}
 	for _, tc := range []struct {
 		format Format
-		lt     LinkType
+		lt     layers.LinkType
 	}{
-		{FormatPcap, LinkTypeEthernet}, {FormatPcap, LinkTypeLinuxSLL2}, {FormatPcap, 0x12345678},
-		{FormatPcapNG, LinkTypeInfiniBand}, {FormatPcapNG, LinkTypeLinuxSLL2},
+		{FormatPcap, layers.LinkTypeEthernet}, {FormatPcap, layers.LinkTypeLinuxSLL2}, {FormatPcap, 0x12345678},
+		{FormatPcapNG, layers.LinkTypeInfiniBand}, {FormatPcapNG, layers.LinkTypeLinuxSLL2},
 	} {
 		for _, nanos := range []bool{false, true} {
 			var b bytes.Buffer
@@ -35,7 +35,7 @@ func TestWriterRoundTrip(t *testing.T) {
 			require.NoError(t, err)
 			var in []Packet
 			for i, n := range sizes {
-				p := Packet{Data: bytes.Repeat([]byte{byte(n)}, n), Info: ngInfo(i), LinkType: tc.lt}
+				p := Packet{Data: bytes.Repeat([]byte{byte(n)}, n), Time: ngTime(i), Length: 9000, LinkType: tc.lt}
 				require.NoError(t, w.WritePacket(p))
 				in = append(in, p)
 			}
@@ -49,14 +49,14 @@ func TestWriterRoundTrip(t *testing.T) {
 			require.ErrorIs(t, err, io.EOF)
 			require.Len(t, out, len(in))
 			for i, p := range out {
-				ts := in[i].Info.Timestamp
+				ts := in[i].Time
 				if !nanos {
 					ts = ts.Truncate(time.Microsecond)
 				}
 				assert.Equal(t, in[i].Data, p.Data)
-				assert.True(t, ts.Equal(p.Info.Timestamp), "%v nanos=%v packet %d: %v want %v", tc.format, nanos, i, p.Info.Timestamp, ts)
-				assert.Equal(t, len(in[i].Data), p.Info.CaptureLength)
-				assert.Equal(t, max(9000, len(in[i].Data)), p.Info.Length)
+				assert.True(t, ts.Equal(p.Time), "%v nanos=%v packet %d: %v want %v", tc.format, nanos, i, p.Time, ts)
+				assert.Equal(t, len(in[i].Data), len(p.Data))
+				assert.Equal(t, max(9000, len(in[i].Data)), p.Length)
 				assert.Equal(t, tc.lt, p.LinkType)
 			}
 		}
@@ -66,11 +66,11 @@ func TestWriterRoundTrip(t *testing.T) {
 // TestWriterPcapNGMixed gives each new link type its own interface.
 func TestWriterPcapNGMixed(t *testing.T) {
 	var b bytes.Buffer
-	w, err := NewWriter(&b, FormatPcapNG, LinkTypeEthernet, true)
+	w, err := NewWriter(&b, FormatPcapNG, layers.LinkTypeEthernet, true)
 	require.NoError(t, err)
-	lts := []LinkType{LinkTypeInfiniBand, LinkTypeEthernet, LinkTypeLinuxSLL2, LinkTypeInfiniBand}
+	lts := []layers.LinkType{layers.LinkTypeInfiniBand, layers.LinkTypeEthernet, layers.LinkTypeLinuxSLL2, layers.LinkTypeInfiniBand}
 	for i, lt := range lts {
-		require.NoError(t, w.WritePacket(Packet{Data: []byte{byte(i)}, LinkType: lt, Info: ngInfo(i)}))
+		require.NoError(t, w.WritePacket(Packet{Data: []byte{byte(i)}, LinkType: lt, Time: ngTime(i), Length: 9000}))
 	}
 	require.NoError(t, w.Flush())
 	r, err := NewReader(&b, "mixed")
@@ -88,9 +88,9 @@ func TestWriterPcapNGMixed(t *testing.T) {
 // hand (pcapLittleNanos) and checks gopacket's own readers accept ours.
 func TestWriterKnownBytes(t *testing.T) {
 	var b bytes.Buffer
-	w, err := NewWriter(&b, FormatPcap, LinkTypeEthernet, true)
+	w, err := NewWriter(&b, FormatPcap, layers.LinkTypeEthernet, true)
 	require.NoError(t, err)
-	p := Packet{Data: []byte{0xca, 0xfe}, LinkType: LinkTypeEthernet, Info: gopacket.CaptureInfo{Timestamp: time.Unix(1700000000, 999999999)}}
+	p := Packet{Data: []byte{0xca, 0xfe}, LinkType: layers.LinkTypeEthernet, Time: time.Unix(1700000000, 999999999)}
 	require.NoError(t, w.WritePacket(p))
 	require.NoError(t, w.Flush())
 	assert.Equal(t, pcapLittleNanos, b.Bytes())
@@ -100,10 +100,10 @@ func TestWriterKnownBytes(t *testing.T) {
 	data, ci, err := gr.ReadPacketData()
 	require.NoError(t, err)
 	assert.Equal(t, p.Data, data)
-	assert.True(t, p.Info.Timestamp.Equal(ci.Timestamp))
+	assert.True(t, p.Time.Equal(ci.Timestamp))
 
 	b.Reset()
-	w, err = NewWriter(&b, FormatPcapNG, LinkTypeEthernet, false)
+	w, err = NewWriter(&b, FormatPcapNG, layers.LinkTypeEthernet, false)
 	require.NoError(t, err)
 	require.NoError(t, w.WritePacket(p))
 	require.NoError(t, w.Close())
@@ -112,28 +112,28 @@ func TestWriterKnownBytes(t *testing.T) {
 	data, ci, err = ngr.ReadPacketData()
 	require.NoError(t, err)
 	assert.Equal(t, p.Data, data)
-	assert.True(t, p.Info.Timestamp.Truncate(time.Microsecond).Equal(ci.Timestamp))
+	assert.True(t, p.Time.Truncate(time.Microsecond).Equal(ci.Timestamp))
 }
 
 func TestWriterErrors(t *testing.T) {
-	w, err := NewWriter(io.Discard, FormatPcap, LinkTypeEthernet, false)
+	w, err := NewWriter(io.Discard, FormatPcap, layers.LinkTypeEthernet, false)
 	require.NoError(t, err)
-	assert.ErrorIs(t, w.WritePacket(Packet{LinkType: LinkTypeInfiniBand}), ErrLinkType)
-	assert.ErrorIs(t, w.WritePacket(Packet{LinkType: LinkTypeEthernet, Data: make([]byte, MaxCaplen+1)}), ErrCaplen)
+	assert.ErrorIs(t, w.WritePacket(Packet{LinkType: layers.LinkTypeInfiniBand}), ErrLinkType)
+	assert.ErrorIs(t, w.WritePacket(Packet{LinkType: layers.LinkTypeEthernet, Data: make([]byte, MaxCaplen+1)}), ErrCaplen)
 	require.NoError(t, w.Close())
-	assert.Error(t, w.WritePacket(Packet{LinkType: LinkTypeEthernet}))
+	assert.Error(t, w.WritePacket(Packet{LinkType: layers.LinkTypeEthernet}))
 
 	_, err = NewWriter(io.Discard, FormatPcapNG, 0x10000, false)
 	assert.ErrorIs(t, err, ErrLinkType)
-	_, err = NewWriter(io.Discard, Format(7), LinkTypeEthernet, false)
+	_, err = NewWriter(io.Discard, Format(7), layers.LinkTypeEthernet, false)
 	assert.Error(t, err)
 }
 
 func TestCreate(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "out.pcapng")
-	w, err := Create(path, FormatPcapNG, LinkTypeRaw, true)
+	w, err := Create(path, FormatPcapNG, layers.LinkTypeRaw, true)
 	require.NoError(t, err)
-	require.NoError(t, w.WritePacket(Packet{Data: []byte{0x45}, LinkType: LinkTypeRaw, Info: ngInfo(0)}))
+	require.NoError(t, w.WritePacket(Packet{Data: []byte{0x45}, LinkType: layers.LinkTypeRaw, Time: ngTime(0), Length: 9000}))
 	require.NoError(t, w.Close())
 	require.NoError(t, w.Close())
 	r, err := Open(path)
@@ -141,8 +141,8 @@ func TestCreate(t *testing.T) {
 	defer r.Close()
 	p, err := r.Next()
 	require.NoError(t, err)
-	assert.Equal(t, LinkTypeRaw, p.LinkType)
-	assert.True(t, ngInfo(0).Timestamp.Equal(p.Info.Timestamp))
-	_, err = Create(filepath.Join(t.TempDir(), "no", "such", "dir"), FormatPcap, LinkTypeRaw, false)
+	assert.Equal(t, layers.LinkTypeRaw, p.LinkType)
+	assert.True(t, ngTime(0).Equal(p.Time))
+	_, err = Create(filepath.Join(t.TempDir(), "no", "such", "dir"), FormatPcap, layers.LinkTypeRaw, false)
 	assert.ErrorIs(t, err, os.ErrNotExist)
 }

@@ -35,7 +35,7 @@ func (s Side) Other() Side { return 1 - s }
 type Frame struct {
 	Data     []byte
 	Time     time.Time
-	LinkType uint32 // LinkTypeEthernet, LinkTypeInfiniBand or LinkTypeERF
+	LinkType layers.LinkType // Ethernet, InfiniBand or ERF
 	Info     FrameInfo
 }
 
@@ -115,17 +115,6 @@ func (b *Builder) Build(p Packet, t time.Time) (Frame, error) {
 	}}, nil
 }
 
-// FirstLayer returns the layer type frames of encapsulation e start with.
-func FirstLayer(e Encap) gopacket.LayerType {
-	switch e.LinkType() {
-	case LinkTypeERF:
-		return layers.LayerTypeERF
-	case LinkTypeInfiniBand:
-		return layers.LayerTypeLRH
-	}
-	return gplayers.LayerTypeEthernet
-}
-
 func (b *Builder) serialize(p Packet, t time.Time) ([]byte, error) {
 	c := &b.cfg
 	bth := p.BTH // the layers below point into this copy
@@ -197,7 +186,7 @@ func (b *Builder) serialize(p Packet, t time.Time) ([]byte, error) {
 		// padding after the packet, which needs its length first.
 		frame = padERF(frame)
 	}
-	if err := layers.FinishFrame(frame, FirstLayer(c.Encap), layers.ParserOptions{}); err != nil {
+	if err := layers.FinishFrame(frame, c.Encap.FirstLayer(), layers.ParserOptions{}); err != nil {
 		return nil, fmt.Errorf("craft: finish %v: %w", bth.Opcode, err)
 	}
 	return frame, nil

@@ -34,7 +34,7 @@ type decoded struct {
 // decodeAll decodes every frame of tr as frames of encapsulation e.
 func decodeAll(t *testing.T, e craft.Encap, tr craft.Trace) []decoded {
 	t.Helper()
-	p := layers.NewParser(craft.FirstLayer(e), layers.ParserOptions{})
+	p := layers.NewParser(e.FirstLayer(), layers.ParserOptions{})
 	out := make([]decoded, len(tr.Frames))
 	for i, f := range tr.Frames {
 		require.Equal(t, e.LinkType(), f.LinkType, "frame %d", i+1)

@@ -4,14 +4,9 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/ibwire/ibwire/layers"
-)
+	"github.com/google/gopacket"
 
-// Link types of the frames craft makes (pcap LINKTYPE_* values).
-const (
-	LinkTypeEthernet   uint32 = 1   // RoCEv2 and RoCEv1
-	LinkTypeERF        uint32 = 197 // Endace ERF records wrapping native IB
-	LinkTypeInfiniBand uint32 = 247 // native IB starting at the LRH
+	"github.com/ibwire/ibwire/layers"
 )
 
 // Encap is how the IB transport packets of a conversation travel.
@@ -74,14 +69,21 @@ func (e Encap) HasGRH() bool { return e == RoCEv1 || e == IBGRH || e == ERFGRH }
 func (e Encap) Ethernet() bool { return e <= RoCEv1 }
 
 // LinkType returns the pcap link type of the frames.
-func (e Encap) LinkType() uint32 {
+func (e Encap) LinkType() layers.LinkType {
 	switch {
 	case e.Ethernet():
-		return LinkTypeEthernet
+		return layers.LinkTypeEthernet
 	case e == ERF || e == ERFGRH:
-		return LinkTypeERF
+		return layers.LinkTypeERF
 	}
-	return LinkTypeInfiniBand
+	return layers.LinkTypeInfiniBand
+}
+
+// FirstLayer returns the layer the frames start with (layers.FirstLayer of
+// their link type).
+func (e Encap) FirstLayer() gopacket.LayerType {
+	first, _ := layers.FirstLayer(e.LinkType(), nil) // never raw IP, never unknown
+	return first
 }
 
 // Layers returns the layers.Encapsulation the parser reports for e.

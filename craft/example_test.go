@@ -55,7 +55,7 @@ func ExampleBuilder_Build() {
 		fmt.Println(err)
 		return
 	}
-	dec := layers.NewParser(craft.FirstLayer(craft.IBGRH), layers.ParserOptions{})
+	dec := layers.NewParser(craft.IBGRH.FirstLayer(), layers.ParserOptions{})
 	if err := dec.Decode(f.Data); err != nil {
 		fmt.Println(err)
 		return
@@ -64,5 +64,5 @@ func ExampleBuilder_Build() {
 	vcrc, _ := dec.CheckVCRC()
 	fmt.Println(f.LinkType, dec.Decoded, dec.BTH.PadCount, icrc, vcrc)
 	// Output:
-	// 247 [LRH GRH BTH RETH Payload] 3 good good
+	// INFINIBAND [LRH GRH BTH RETH Payload] 3 good good
 }

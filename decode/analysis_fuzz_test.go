@@ -9,6 +9,7 @@ import (
 
 	"github.com/ibwire/ibwire/capture"
 	"github.com/ibwire/ibwire/decode"
+	"github.com/ibwire/ibwire/layers"
 )
 
 // corpusFrames returns the frames of the captures matching pattern.
@@ -56,7 +57,7 @@ func FuzzAnalyze(f *testing.F) {
 		n := 0
 		feed := func(data []byte, lt uint32) {
 			n++
-			p := dec.Decode(decode.Input{Number: n, Time: time.Unix(0, int64(n)*1000), Length: len(data), LinkType: lt, Data: data})
+			p := dec.Decode(decode.Input{Number: n, Time: time.Unix(0, int64(n)*1000), Length: len(data), LinkType: layers.LinkType(lt), Data: data})
 			a.Analyze(p)
 			if a.Live() > 5 {
 				t.Fatalf("%d live conversations", a.Live())

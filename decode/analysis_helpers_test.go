@@ -45,8 +45,7 @@ func analyze(t testing.TB, path string, opts decode.AnalyzerOptions) *analyzed {
 			break
 		}
 		require.NoError(t, err)
-		p := dec.Decode(decode.Input{Number: cp.Number, Time: cp.Info.Timestamp, Length: cp.Info.Length,
-			LinkType: uint32(cp.LinkType), Interface: cp.Interface, Data: cp.Data})
+		p := dec.Decode(cp)
 		res.a.Analyze(p)
 		res.packets = append(res.packets, p.Analysis)
 	}

@@ -21,7 +21,7 @@ func feed(t *testing.T, frames []capture.Packet, opts decode.AnalyzerOptions) ([
 	dec := decode.NewDecoder(decode.Options{})
 	out := []decode.PacketAnalysis{{}}
 	for i, f := range frames {
-		p := dec.Decode(decode.Input{Number: i + 1, Time: f.Info.Timestamp, Length: len(f.Data), LinkType: uint32(f.LinkType), Data: f.Data})
+		p := dec.Decode(decode.Input{Number: i + 1, Time: f.Time, Length: len(f.Data), LinkType: f.LinkType, Data: f.Data})
 		a.Analyze(p)
 		out = append(out, p.Analysis)
 	}
@@ -36,7 +36,7 @@ func TestAnalyzeReordered(t *testing.T) {
 	frames := corpusFrames(t, "../pcaps/rc_send.pcap", 100)
 	// Frames 2 and 3 are SEND FIRST (257) and SEND MIDDLE (258).
 	frames[1], frames[2] = frames[2], frames[1]
-	frames[1].Info.Timestamp, frames[2].Info.Timestamp = frames[2].Info.Timestamp, frames[1].Info.Timestamp
+	frames[1].Time, frames[2].Time = frames[2].Time, frames[1].Time
 	an, a := feed(t, frames, decode.AnalyzerOptions{})
 	assert.True(t, an[2].Has(decode.FindPSNGap))
 	assert.EqualValues(t, 1, an[2].GapPSNs)
@@ -66,7 +66,7 @@ func TestAnalyzeDroppedPacket(t *testing.T) {
 
 func decodeOne(t *testing.T, f capture.Packet) *decode.Packet {
 	t.Helper()
-	p := decode.NewDecoder(decode.Options{}).Decode(decode.Input{Number: 1, Length: len(f.Data), LinkType: uint32(f.LinkType), Data: f.Data})
+	p := decode.NewDecoder(decode.Options{}).Decode(decode.Input{Number: 1, Length: len(f.Data), LinkType: f.LinkType, Data: f.Data})
 	require.True(t, p.IsIB())
 	return p
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ibwire/ibwire/decode"
+	"github.com/ibwire/ibwire/layers"
 )
 
 // TestFieldsMatchTsharkGlossary checks the type and base of every
@@ -72,7 +73,7 @@ func TestEveryFieldIsSafeOnEveryPacket(t *testing.T) {
 	}
 	d := decode.NewDecoder(decode.Options{})
 	for i, f := range frames {
-		p := d.Decode(decode.Input{Number: i + 1, LinkType: decode.LinkTypeEthernet, Data: f, Length: len(f)})
+		p := d.Decode(decode.Input{Number: i + 1, LinkType: layers.LinkTypeEthernet, Data: f, Length: len(f)})
 		for _, fd := range decode.Fields() {
 			var v decode.Value
 			require.NotPanics(t, func() { fd.Get(p, &v); fd.GetSecond(p, &v) }, "frame %d field %s", i+1, fd.Name)

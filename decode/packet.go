@@ -6,25 +6,9 @@ import (
 	"github.com/google/gopacket"
 	gplayers "github.com/google/gopacket/layers"
 
+	"github.com/ibwire/ibwire/capture"
 	"github.com/ibwire/ibwire/layers"
 )
-
-// Link types the decoder starts from (the pcap LINKTYPE_ values).
-const (
-	LinkTypeEthernet   = 1
-	LinkTypeRaw        = 101
-	LinkTypeIPv4       = 228
-	LinkTypeIPv6       = 229
-	LinkTypeERF        = 197
-	LinkTypeInfiniBand = 247
-)
-
-// LinkLayerFactory tells the decoder how to start frames of a link type it
-// does not know itself: the first layer type and fresh decoding layers for
-// it. The capture package provides Linux SLL and SLL2 this way
-// (capture.DecodingLinkLayers), so decode need not import capture; the
-// type is an alias so capture can spell it without importing decode.
-type LinkLayerFactory = func() (first gopacket.LayerType, dls []gopacket.DecodingLayer)
 
 // Options adjust decoding.
 type Options struct {
@@ -35,19 +19,11 @@ type Options struct {
 	// SkipCRC leaves the ICRC and VCRC unchecked (status CRCAbsent), for
 	// runs that only count: checking costs about a tenth of decoding.
 	SkipCRC bool
-	// LinkLayers adds link types, by pcap LINKTYPE_ value.
-	LinkLayers map[uint32]LinkLayerFactory
 }
 
-// Input is one captured frame as a capture source delivers it.
-type Input struct {
-	Number    int // 1-based frame number
-	Time      time.Time
-	Length    int // length on the wire
-	LinkType  uint32
-	Interface int
-	Data      []byte // the captured bytes; Packet refers to them, it does not copy
-}
+// Input is one captured frame as a capture source delivers it; the decoded
+// Packet refers to its Data, it does not copy.
+type Input = capture.Packet
 
 // Packet is one decoded frame. It refers to the decoder's reusable state and
 // is valid until the next call to Decode.
@@ -136,60 +112,47 @@ func (p *Packet) BTH() *layers.BTH {
 // starting layer and the timing state for relative times; it is not safe for
 // concurrent use.
 type Decoder struct {
-	opts    Options
-	parsers map[uint32]*layers.Parser
-	ipv4    *layers.Parser
-	ipv6    *layers.Parser
-	pkt     Packet
-	startNs int64 // first frame's time, Unix nanoseconds
-	prevNs  int64
-	started bool
+	opts         Options
+	parsers      map[gopacket.LayerType]*layers.Parser
+	last         *layers.Parser // the parser of lastLinkType's frames
+	lastLinkType layers.LinkType
+	pkt          Packet
+	startNs      int64 // first frame's time, Unix nanoseconds
+	prevNs       int64
+	started      bool
 }
 
 // NewDecoder returns a decoder.
 func NewDecoder(opts Options) *Decoder {
-	return &Decoder{opts: opts, parsers: map[uint32]*layers.Parser{}}
+	return &Decoder{opts: opts, parsers: map[gopacket.LayerType]*layers.Parser{}}
 }
 
-func (d *Decoder) parserOpts(extra []gopacket.DecodingLayer) layers.ParserOptions {
-	return layers.ParserOptions{DecodeDC: d.opts.DecodeDC, RoCEv2Ports: d.opts.RoCEv2Ports, Extra: extra}
+func (d *Decoder) parserOpts() layers.ParserOptions {
+	return layers.ParserOptions{DecodeDC: d.opts.DecodeDC, RoCEv2Ports: d.opts.RoCEv2Ports}
 }
 
-// parserFor returns the parser for a frame of link type lt, or nil.
-func (d *Decoder) parserFor(lt uint32, data []byte) *layers.Parser {
-	switch lt {
-	case LinkTypeRaw, LinkTypeIPv4, LinkTypeIPv6, 12, 14:
-		// Raw IP: the version nibble decides, per frame.
-		if len(data) > 0 && data[0]>>4 == 6 {
-			if d.ipv6 == nil {
-				d.ipv6 = layers.NewParser(gplayers.LayerTypeIPv6, d.parserOpts(nil))
-			}
-			return d.ipv6
-		}
-		if d.ipv4 == nil {
-			d.ipv4 = layers.NewParser(gplayers.LayerTypeIPv4, d.parserOpts(nil))
-		}
-		return d.ipv4
+// parserFor returns the parser for a frame of link type lt: one parser per
+// first layer (layers.FirstLayer), made when first needed. A capture has
+// one or a few link types, so the last one's parser is kept at hand; raw IP
+// frames start with IPv4 or IPv6 by their version nibble and are looked up
+// each time.
+func (d *Decoder) parserFor(lt layers.LinkType, data []byte) (*layers.Parser, error) {
+	if d.last != nil && lt == d.lastLinkType {
+		return d.last, nil
 	}
-	if p, ok := d.parsers[lt]; ok {
-		return p
+	first, err := layers.FirstLayer(lt, data)
+	if err != nil {
+		return nil, err
 	}
-	var p *layers.Parser
-	switch lt {
-	case LinkTypeEthernet:
-		p = layers.NewParser(gplayers.LayerTypeEthernet, d.parserOpts(nil))
-	case LinkTypeERF:
-		p = layers.NewParser(layers.LayerTypeERF, d.parserOpts(nil))
-	case LinkTypeInfiniBand:
-		p = layers.NewParser(layers.LayerTypeLRH, d.parserOpts(nil))
-	default:
-		if mk, ok := d.opts.LinkLayers[lt]; ok {
-			first, dls := mk()
-			p = layers.NewParser(first, d.parserOpts(dls))
-		}
+	p, ok := d.parsers[first]
+	if !ok {
+		p = layers.NewParser(first, d.parserOpts())
+		d.parsers[first] = p
 	}
-	d.parsers[lt] = p
-	return p
+	if first != gplayers.LayerTypeIPv4 && first != gplayers.LayerTypeIPv6 {
+		d.last, d.lastLinkType = p, lt
+	}
+	return p, nil
 }
 
 // Decode decodes one frame. The returned Packet is reused by the next call.
@@ -207,10 +170,10 @@ func (d *Decoder) Decode(in Input) *Packet {
 	pkt.DeltaTime = time.Duration(ns - d.prevNs)
 	d.prevNs = ns
 
-	p := d.parserFor(in.LinkType, in.Data)
-	if p == nil {
+	p, err := d.parserFor(in.LinkType, in.Data)
+	if err != nil {
 		pkt.Headers = emptyParser
-		pkt.Err = &UnsupportedLinkTypeError{LinkType: in.LinkType}
+		pkt.Err = err
 		return pkt
 	}
 	pkt.Headers = p
@@ -232,13 +195,6 @@ func (d *Decoder) Decode(in Input) *Packet {
 
 // emptyParser stands in for the headers of a frame that could not be decoded at all.
 var emptyParser = layers.NewParser(gplayers.LayerTypeEthernet, layers.ParserOptions{})
-
-// UnsupportedLinkTypeError reports a link type the decoder cannot start from.
-type UnsupportedLinkTypeError struct{ LinkType uint32 }
-
-func (e *UnsupportedLinkTypeError) Error() string {
-	return "decode: link type " + itoa(uint64(e.LinkType)) + " is not supported"
-}
 
 // Presence of the headers renderers ask about, without importing gopacket.
 

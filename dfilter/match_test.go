@@ -13,6 +13,7 @@ import (
 
 	"github.com/ibwire/ibwire/decode"
 	"github.com/ibwire/ibwire/dfilter"
+	"github.com/ibwire/ibwire/layers"
 )
 
 func readPcap(t testing.TB, path string) []decode.Input {
@@ -30,7 +31,7 @@ func readPcap(t testing.TB, path string) []decode.Input {
 		}
 		require.NoError(t, err)
 		out = append(out, decode.Input{Number: len(out) + 1, Time: ci.Timestamp, Length: ci.Length,
-			LinkType: uint32(r.LinkType()), Data: data})
+			LinkType: layers.LinkType(r.LinkType()), Data: data})
 	}
 }
 

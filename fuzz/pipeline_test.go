@@ -48,7 +48,7 @@ func newPipeline(tb testing.TB) *pipeline {
 	f, err := output.NewFields([]string{"frame.number", "bth.opcode", "bth.psn", "immdt", "vendor", "ibwire.icrc.status"}, output.FieldsOptions{Header: true})
 	require.NoError(tb, err)
 	return &pipeline{
-		dec:    decode.NewDecoder(decode.Options{LinkLayers: capture.DecodingLinkLayers()}),
+		dec:    decode.NewDecoder(decode.Options{}),
 		filter: dfilter.MustCompile("bth.opcode in {0..0x1d} || aeth.syndrome.opcode == 3 || frame contains 12:b7"),
 		fields: f,
 		an:     decode.NewAnalyzer(decode.AnalyzerOptions{MaxLive: 64}),
@@ -72,8 +72,7 @@ func (pl *pipeline) run(data []byte, maxPackets int) (int, error) {
 			return n, err
 		}
 		n++
-		p := pl.dec.Decode(decode.Input{Number: cp.Number, Time: cp.Info.Timestamp, Length: cp.Info.Length,
-			LinkType: uint32(cp.LinkType), Interface: cp.Interface, Data: cp.Data})
+		p := pl.dec.Decode(cp)
 		pl.filter.Match(p)
 		pl.an.Analyze(p)
 		pl.io.Add(p)

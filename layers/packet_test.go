@@ -71,14 +71,14 @@ func TestPacketAPI(t *testing.T) {
 }
 
 func TestLinkTypeRegistration(t *testing.T) {
-	assert.Equal(t, layers.LayerTypeLRH, layers.LinkTypeInfiniBand.LayerType())
-	assert.Equal(t, layers.LayerTypeERF, layers.LinkTypeERF.LayerType())
+	assert.Equal(t, layers.LayerTypeLRH, gplayers.LinkType(layers.LinkTypeInfiniBand).LayerType())
+	assert.Equal(t, layers.LayerTypeERF, gplayers.LinkType(layers.LinkTypeERF).LayerType())
 	assert.Equal(t, layers.LayerTypeGRH, layers.EthernetTypeRoCEv1.LayerType())
 	assert.Equal(t, layers.LayerTypeBTH, layers.UDPPortRoCEv2.LayerType())
 	// ERF records decode through the link type too.
 	native := readPcap(t, filepath.Join(vectorsDir, "derived-ib-native-linktype247.pcap"))
 	erf := erfRecord(native[0].data)
-	p := gopacket.NewPacket(erf, layers.LinkTypeERF, gopacket.Default)
+	p := gopacket.NewPacket(erf, gplayers.LinkType(layers.LinkTypeERF), gopacket.Default)
 	require.Nil(t, p.ErrorLayer())
 	require.NotNil(t, p.Layer(layers.LayerTypeERF))
 	assert.Equal(t, layers.ERFTypeInfiniBand, p.Layer(layers.LayerTypeERF).(*layers.ERF).Type)

@@ -16,13 +16,10 @@ type ParserOptions struct {
 	// RoCEv2Ports are UDP ports that carry a BTH besides 4791 (tshark's
 	// "-d udp.port==N,infiniband").
 	RoCEv2Ports []uint16
-	// Extra are further decoding layers for the stack, such as the Linux
-	// cooked-capture headers the capture package provides.
-	Extra []gopacket.DecodingLayer
 }
 
 // Parser decodes frames through a gopacket.DecodingLayerParser over an
-// explicit stack — Ethernet, 802.1Q, IPv4, IPv6, UDP, TCP, ERF, LRH, GRH, BTH
+// explicit stack — Ethernet or Linux SLL/SLL2, 802.1Q, IPv4, IPv6, UDP, TCP, ERF, LRH, GRH, BTH
 // with its extended headers, MAD with its class bodies, payload — and nothing
 // else: untrusted bytes never reach gopacket's other decoders. Decoding
 // allocates nothing per frame. After Decode, the fields hold the last frame's
@@ -30,6 +27,8 @@ type ParserOptions struct {
 // for concurrent use.
 type Parser struct {
 	Ethernet gplayers.Ethernet
+	SLL      LinuxSLL
+	SLL2     LinuxSLL2
 	Dot1Q    gplayers.Dot1Q
 	IPv4     gplayers.IPv4
 	IPv6     gplayers.IPv6
@@ -49,7 +48,6 @@ type Parser struct {
 	first gopacket.LayerType
 	dlp   *gopacket.DecodingLayerParser
 	icrc  ICRCComputer
-	extra []gopacket.DecodingLayer
 
 	encap      Encapsulation // of the last frame
 	noFastPath bool          // tests compare the fast path with the general one
@@ -114,17 +112,16 @@ func (u *roceUDP) isRoCEPort(sport, dport uint16) bool {
 
 // NewParser returns a parser whose frames start with layer first
 // (gplayers.LayerTypeEthernet, LayerTypeLRH, LayerTypeERF, LayerTypeGRH,
-// LayerTypeBTH, gplayers.LayerTypeIPv4 ...).
+// LayerTypeBTH, gplayers.LayerTypeIPv4 ...); FirstLayer names the one for
+// a capture's link type.
 func NewParser(first gopacket.LayerType, opts ParserOptions) *Parser {
 	p := &Parser{first: first, Decoded: make([]gopacket.LayerType, 0, 16)}
 	p.BTH.DecodeDC = opts.DecodeDC
 	p.UDP.ports = append([]uint16(nil), opts.RoCEv2Ports...)
-	dls := []gopacket.DecodingLayer{&p.Ethernet, &p.Dot1Q, &p.IPv4, &p.IPv6, &p.UDP, &p.TCP, &p.ARP,
+	dls := []gopacket.DecodingLayer{&p.Ethernet, &p.SLL, &p.SLL2, &p.Dot1Q, &p.IPv4, &p.IPv6, &p.UDP, &p.TCP, &p.ARP,
 		&p.ERF, &p.LRH, &p.GRH, &p.Payload}
 	dls = append(dls, p.BTH.DecodingLayers()...)
 	dls = append(dls, p.MAD.DecodingLayers()...)
-	dls = append(dls, opts.Extra...)
-	p.extra = opts.Extra
 	p.dlp = gopacket.NewDecodingLayerParser(first)
 	// A slice indexed by layer type finds each decoder without the map
 	// lookup of gopacket's default container; our types are all below 2000.
@@ -392,6 +389,10 @@ func (p *Parser) decodingLayer(t gopacket.LayerType) gopacket.DecodingLayer {
 	switch t {
 	case gplayers.LayerTypeEthernet:
 		return &p.Ethernet
+	case LayerTypeLinuxSLL:
+		return &p.SLL
+	case LayerTypeLinuxSLL2:
+		return &p.SLL2
 	case gplayers.LayerTypeDot1Q:
 		return &p.Dot1Q
 	case gplayers.LayerTypeIPv4:
@@ -424,11 +425,6 @@ func (p *Parser) decodingLayer(t gopacket.LayerType) gopacket.DecodingLayer {
 	}
 	if body := p.MAD.classBody(p.MAD.MgmtClass); body != nil && body.LayerType() == t {
 		return body
-	}
-	for _, e := range p.extra {
-		if e.CanDecode().Contains(t) {
-			return e
-		}
 	}
 	return nil
 }

@@ -6,8 +6,8 @@ import (
 )
 
 // Layer types live in gopacket's application range 1000-1999, which
-// gopacket keeps in an array (the fast path). 1900-1999 belong to the
-// capture package's link layers; the numbers here never change meaning.
+// gopacket keeps in an array (the fast path); the numbers here never change
+// meaning.
 var (
 	LayerTypeLRH          = gopacket.RegisterLayerType(1000, gopacket.LayerTypeMetadata{Name: "LRH", Decoder: gopacket.DecodeFunc(decodeLRH)})
 	LayerTypeGRH          = gopacket.RegisterLayerType(1001, gopacket.LayerTypeMetadata{Name: "GRH", Decoder: gopacket.DecodeFunc(decodeGRH)})
@@ -32,12 +32,10 @@ var (
 	LayerTypePerfMgt      = gopacket.RegisterLayerType(1020, gopacket.LayerTypeMetadata{Name: "PerfMgt", Decoder: madClassOnlyInMAD})
 	LayerTypeCM           = gopacket.RegisterLayerType(1021, gopacket.LayerTypeMetadata{Name: "CM", Decoder: madClassOnlyInMAD})
 
-	// The capture package owns the Linux cooked-capture headers (numbers
-	// 1900 and 1901, its capture.LayerTypeLinuxSLL/SLL2); they are named
-	// here because only this file registers with gopacket. Frames that start
-	// with them are decoded through a DecodingLayerParser, never NewPacket.
-	_ = gopacket.RegisterLayerType(1900, gopacket.LayerTypeMetadata{Name: "LinuxSLL", Decoder: linkLayerOnlyInParser})
-	_ = gopacket.RegisterLayerType(1901, gopacket.LayerTypeMetadata{Name: "LinuxSLL2", Decoder: linkLayerOnlyInParser})
+	// The Linux cooked-capture headers keep the numbers they had when the
+	// capture package held them.
+	LayerTypeLinuxSLL  = gopacket.RegisterLayerType(1900, gopacket.LayerTypeMetadata{Name: "LinuxSLL", Decoder: gopacket.DecodeFunc(decodeLinuxSLL)})
+	LayerTypeLinuxSLL2 = gopacket.RegisterLayerType(1901, gopacket.LayerTypeMetadata{Name: "LinuxSLL2", Decoder: gopacket.DecodeFunc(decodeLinuxSLL2)})
 )
 
 // Well-known numbers the registration below hooks into gopacket.
@@ -46,10 +44,6 @@ const (
 	EthernetTypeRoCEv1 gplayers.EthernetType = 0x8915
 	// UDPPortRoCEv2 is the IANA port of RoCE v2 (IBTA Annex A17): a BTH follows.
 	UDPPortRoCEv2 gplayers.UDPPort = 4791
-	// LinkTypeInfiniBand is LINKTYPE_INFINIBAND: frames start with the LRH.
-	LinkTypeInfiniBand gplayers.LinkType = 247
-	// LinkTypeERF is LINKTYPE_ERF: Endace records; type 21 carries an IB packet.
-	LinkTypeERF gplayers.LinkType = 197
 )
 
 func init() {
@@ -62,10 +56,11 @@ func init() {
 	gplayers.RegisterUDPPortLayerType(UDPPortRoCEv2, LayerTypeBTH)
 	// Native InfiniBand captures: LINKTYPE_INFINIBAND starts at the LRH,
 	// LINKTYPE_ERF wraps each packet in an Endace record.
-	gplayers.LinkTypeMetadata[LinkTypeInfiniBand] = gplayers.EnumMetadata{
+	// (gopacket's link types are 8 bits wide; these two fit.)
+	gplayers.LinkTypeMetadata[gplayers.LinkType(LinkTypeInfiniBand)] = gplayers.EnumMetadata{
 		DecodeWith: LayerTypeLRH, Name: "InfiniBand", LayerType: LayerTypeLRH,
 	}
-	gplayers.LinkTypeMetadata[LinkTypeERF] = gplayers.EnumMetadata{
+	gplayers.LinkTypeMetadata[gplayers.LinkType(LinkTypeERF)] = gplayers.EnumMetadata{
 		DecodeWith: LayerTypeERF, Name: "ERF", LayerType: LayerTypeERF,
 	}
 }
@@ -74,12 +69,6 @@ func init() {
 // decoded by the BTH, which alone knows the opcode that orders them.
 var ethOnlyInBTH = gopacket.DecodeFunc(func(data []byte, p gopacket.PacketBuilder) error {
 	return malformed("BTH", "OpCode", 0, "an extended transport header cannot be decoded without its BTH")
-})
-
-// linkLayerOnlyInParser is the packet-API decoder of the Linux cooked-capture
-// headers, which this package names but does not decode.
-var linkLayerOnlyInParser = gopacket.DecodeFunc(func(data []byte, p gopacket.PacketBuilder) error {
-	return malformed("LinuxSLL", "PacketType", 0, "Linux cooked captures decode through capture's layers and a DecodingLayerParser")
 })
 
 // madClassOnlyInMAD is the packet-API decoder of MAD class bodies: they are

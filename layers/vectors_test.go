@@ -40,7 +40,7 @@ type vectorFile struct {
 // frame is one packet read from a capture.
 type frame struct {
 	data     []byte
-	linkType gplayers.LinkType
+	linkType layers.LinkType
 }
 
 // readPcap reads every frame of a classic pcap file.
@@ -58,20 +58,22 @@ func readPcap(t testing.TB, path string) []frame {
 			return out
 		}
 		require.NoError(t, err, path)
-		out = append(out, frame{data: data, linkType: r.LinkType()})
+		out = append(out, frame{data: data, linkType: layers.LinkType(r.LinkType())})
 	}
 }
 
 var firstLayerEthernet = gplayers.LayerTypeEthernet
 
-func firstLayer(lt gplayers.LinkType) gopacket.LayerType {
-	switch lt {
-	case layers.LinkTypeInfiniBand, 147: // 147: a user DLT tshark is told to read as InfiniBand
-		return layers.LayerTypeLRH
-	case layers.LinkTypeERF:
-		return layers.LayerTypeERF
+// userDLTInfiniBand is the user link type 147 that tshark is told to read
+// as InfiniBand in some vectors.
+const userDLTInfiniBand = 147
+
+func firstLayer(lt layers.LinkType) gopacket.LayerType {
+	if lt == userDLTInfiniBand {
+		lt = layers.LinkTypeInfiniBand
 	}
-	return gplayers.LayerTypeEthernet
+	first, _ := layers.FirstLayer(lt, nil) // every vector is Ethernet, IB or ERF
+	return first
 }
 
 // jsonFieldsOf maps the vector JSON field names to what ibwire decoded.

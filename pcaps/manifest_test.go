@@ -66,7 +66,7 @@ func readManifest(t *testing.T) []*manifestFile {
 }
 
 // firstLayer is the layer frames of a link type start with.
-var firstLayer = map[capture.LinkType]gopacket.LayerType{
+var firstLayer = map[layers.LinkType]gopacket.LayerType{
 	1: gplayers.LayerTypeEthernet, 197: layers.LayerTypeERF, 247: layers.LayerTypeLRH}
 
 // TestManifestDescribesFiles reads MANIFEST.md as a consumer would and
@@ -81,7 +81,7 @@ func TestManifestDescribesFiles(t *testing.T) {
 			require.NoError(t, err)
 			defer r.Close()
 			lt := r.LinkType()
-			assert.Equal(t, mf.facts["link type"], fmt.Sprintf("%d (%s)", uint32(lt), map[capture.LinkType]string{
+			assert.Equal(t, mf.facts["link type"], fmt.Sprintf("%d (%s)", uint32(lt), map[layers.LinkType]string{
 				1: "Ethernet", 197: "ERF", 247: "InfiniBand"}[lt]))
 			p := layers.NewParser(firstLayer[lt], layers.ParserOptions{})
 			n := 0
@@ -95,7 +95,7 @@ func TestManifestDescribesFiles(t *testing.T) {
 				row := mf.frames[n]
 				n++
 				require.Equal(t, strconv.Itoa(n), row[0])
-				assert.Equal(t, pkt.Info.Length, pkt.Info.CaptureLength, "frames are whole")
+				assert.Equal(t, pkt.Length, len(pkt.Data), "frames are whole")
 				derr := p.Decode(pkt.Data)
 				want := row[6]
 				var de *layers.DecodeError

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/ibwire/ibwire/capture"
+	"github.com/ibwire/ibwire/layers"
 )
 
 // fuzzRules swap pairs of values common in the corpus, in every kind of
@@ -52,7 +53,7 @@ func FuzzRewrite(f *testing.F) {
 		f.Fatal(err)
 	}
 	f.Fuzz(func(t *testing.T, linkType uint32, data []byte, dir uint8, paired bool) {
-		fr := Frame{Number: 1, LinkType: capture.LinkType(linkType), Data: append([]byte(nil), data...),
+		fr := Frame{Packet: capture.Packet{Number: 1, LinkType: layers.LinkType(linkType), Data: append([]byte(nil), data...)},
 			PSNSpace: 0x11, HasPSNSpace: paired}
 		fw, err := NewRewriter(rules, decodeOpts())
 		if err != nil {

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"net/netip"
-	"time"
 
 	"github.com/ibwire/ibwire/capture"
 	"github.com/ibwire/ibwire/decode"
@@ -15,12 +14,9 @@ import (
 // Frame is one captured frame held in memory, with what the analysis of
 // the whole capture said about it.
 type Frame struct {
-	Number    int // 1-based frame number in the capture
-	Time      time.Time
-	Length    int // length on the wire
-	LinkType  capture.LinkType
-	Interface int
-	Data      []byte
+	// The frame as captured (Number counts from 1 in the capture); Data
+	// is a copy the frame owns.
+	capture.Packet
 
 	// Selected says the frame is to be replayed (every frame when no
 	// selection was asked for).
@@ -64,7 +60,7 @@ func (f *Frame) Datagram() []byte { return f.Data[f.PayloadStart:f.PayloadEnd] }
 type Capture struct {
 	Name     string
 	Format   capture.Format
-	LinkType capture.LinkType
+	LinkType layers.LinkType
 	Nanos    bool
 	Frames   []Frame
 	// Convs are the analyser's conversations, in order of appearance;
@@ -123,10 +119,9 @@ func Read(r *capture.Reader, opts LoadOptions) (*Capture, error) {
 		if err != nil {
 			return nil, err
 		}
-		f := Frame{Number: pk.Number, Time: pk.Info.Timestamp, Length: pk.Info.Length, LinkType: pk.LinkType,
-			Interface: pk.Interface, Data: append([]byte(nil), pk.Data...), Selected: true}
-		p := dec.Decode(decode.Input{Number: f.Number, Time: f.Time, Length: f.Length, LinkType: uint32(f.LinkType),
-			Interface: f.Interface, Data: f.Data})
+		f := Frame{Packet: pk, Selected: true}
+		f.Data = append([]byte(nil), pk.Data...)
+		p := dec.Decode(f.Packet)
 		an.Analyze(p)
 		if opts.Select != nil {
 			f.Selected = opts.Select(p)

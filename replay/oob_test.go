@@ -63,7 +63,7 @@ func TestRewriteSetupMessages(t *testing.T) {
 			require.NoError(t, err)
 			dec := decode.NewDecoder(decodeOpts())
 			for _, f := range c.Frames {
-				if p := dec.Decode(decode.Input{Number: f.Number, LinkType: uint32(f.LinkType), Data: f.Data}); p.HasTCP() {
+				if p := dec.Decode(decode.Input{Number: f.Number, LinkType: f.LinkType, Data: f.Data}); p.HasTCP() {
 					fixTCPChecksum(p)
 				}
 			}
@@ -75,7 +75,7 @@ func TestRewriteSetupMessages(t *testing.T) {
 			require.NoError(t, err)
 			var qpns []uint32
 			for _, f := range c.Frames {
-				p := dec.Decode(decode.Input{Number: f.Number, LinkType: uint32(f.LinkType), Data: f.Data})
+				p := dec.Decode(decode.Input{Number: f.Number, LinkType: f.LinkType, Data: f.Data})
 				if !p.HasTCP() {
 					continue
 				}
@@ -118,7 +118,7 @@ func TestRewriteCMMessages(t *testing.T) {
 		dec := decode.NewDecoder(decodeOpts())
 		var out []cmFacts
 		for _, f := range c.Frames {
-			p := dec.Decode(decode.Input{Number: f.Number, LinkType: uint32(f.LinkType), Data: f.Data})
+			p := dec.Decode(decode.Input{Number: f.Number, LinkType: f.LinkType, Data: f.Data})
 			if !p.HasMAD() || p.Headers.MAD.MgmtClass != layers.MgmtClassCM {
 				continue
 			}

@@ -21,7 +21,7 @@ func framesAt(size int, us ...int) []Frame {
 	t0 := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
 	var fs []Frame
 	for i, u := range us {
-		fs = append(fs, Frame{Number: i + 1, Time: t0.Add(time.Duration(u) * time.Microsecond), Data: make([]byte, size), Selected: true})
+		fs = append(fs, Frame{Packet: capture.Packet{Number: i + 1, Time: t0.Add(time.Duration(u) * time.Microsecond), Data: make([]byte, size)}, Selected: true})
 	}
 	return fs
 }

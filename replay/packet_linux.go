@@ -5,7 +5,7 @@ import (
 	"net"
 	"syscall"
 
-	"github.com/ibwire/ibwire/capture"
+	"github.com/ibwire/ibwire/layers"
 )
 
 // PacketSender writes whole Ethernet frames out of one interface through an
@@ -37,7 +37,7 @@ func OpenPacketSender(iface string) (*PacketSender, error) {
 
 // Accepts takes Ethernet frames the interface's MTU allows.
 func (s *PacketSender) Accepts(f *Frame) bool {
-	return f.LinkType == capture.LinkTypeEthernet && len(f.Data) <= s.limit && len(f.Data) >= 14
+	return f.LinkType == layers.LinkTypeEthernet && len(f.Data) <= s.limit && len(f.Data) >= 14
 }
 
 // Send writes each frame with one system call.

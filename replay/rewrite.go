@@ -76,7 +76,7 @@ func (rw *Rewriter) Rewrite(f *Frame) {
 	rw.Stats.Frames++
 	r := rw.rules
 	data := f.Data
-	p := rw.dec.Decode(decode.Input{Number: f.Number, Time: f.Time, Length: f.Length, LinkType: uint32(f.LinkType), Data: data})
+	p := rw.dec.Decode(f.Packet)
 	h := p.Headers
 	if p.Err != nil {
 		rw.Stats.Undecodable++

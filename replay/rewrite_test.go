@@ -12,7 +12,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/ibwire/ibwire/capture"
 	"github.com/ibwire/ibwire/decode"
 	"github.com/ibwire/ibwire/layers"
 )
@@ -28,7 +27,7 @@ func corpus(t testing.TB) []string {
 	return files
 }
 
-func decodeOpts() decode.Options { return decode.Options{LinkLayers: capture.DecodingLinkLayers()} }
+func decodeOpts() decode.Options { return decode.Options{} }
 
 // scrambleRules maps every address, port, LID, QPN, R_Key and VA range the
 // capture uses to another value, one-to-one, and shifts every request
@@ -38,7 +37,7 @@ func scrambleRules(t *testing.T, c *Capture) *Rules {
 	dec := decode.NewDecoder(decodeOpts())
 	vaMin, vaMax := uint64(1<<64-1), uint64(0)
 	for _, f := range c.Frames {
-		p := dec.Decode(decode.Input{Number: f.Number, LinkType: uint32(f.LinkType), Data: f.Data})
+		p := dec.Decode(decode.Input{Number: f.Number, LinkType: f.LinkType, Data: f.Data})
 		h := p.Headers
 		addIP := func(b []byte) {
 			a, ok := netip.AddrFromSlice(b)
@@ -123,7 +122,7 @@ func icrcOK(t *testing.T, c *Capture) map[int]bool {
 	ok := map[int]bool{}
 	dec := decode.NewDecoder(decodeOpts())
 	for _, f := range c.Frames {
-		p := dec.Decode(decode.Input{Number: f.Number, LinkType: uint32(f.LinkType), Data: f.Data})
+		p := dec.Decode(decode.Input{Number: f.Number, LinkType: f.LinkType, Data: f.Data})
 		span, enc, has := p.Headers.ICRCSpan()
 		if p.Err != nil || !has {
 			continue
@@ -141,7 +140,7 @@ func vcrcs(c *Capture) map[int]layers.CRCStatus {
 	st := map[int]layers.CRCStatus{}
 	dec := decode.NewDecoder(decodeOpts())
 	for _, f := range c.Frames {
-		p := dec.Decode(decode.Input{Number: f.Number, LinkType: uint32(f.LinkType), Data: f.Data})
+		p := dec.Decode(decode.Input{Number: f.Number, LinkType: f.LinkType, Data: f.Data})
 		if p.VCRC == layers.CRCGood || p.VCRC == layers.CRCBad {
 			st[f.Number] = p.VCRC
 		}

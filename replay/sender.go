@@ -6,10 +6,9 @@ import (
 	"net"
 	"net/netip"
 
-	"github.com/google/gopacket"
-
 	"github.com/ibwire/ibwire/capture"
 	"github.com/ibwire/ibwire/endpoint"
+	"github.com/ibwire/ibwire/layers"
 )
 
 // Sender is where replayed frames go: a capture file, a UDP socket, an
@@ -31,7 +30,7 @@ type FileSender struct {
 
 // NewFileSender creates path (- for standard output) as a pcap or pcapng
 // file whose first link type is lt.
-func NewFileSender(path string, format capture.Format, lt capture.LinkType, nanos bool) (*FileSender, error) {
+func NewFileSender(path string, format capture.Format, lt layers.LinkType, nanos bool) (*FileSender, error) {
 	w, err := capture.Create(path, format, lt, nanos)
 	if err != nil {
 		return nil, err
@@ -43,8 +42,8 @@ func NewFileSender(path string, format capture.Format, lt capture.LinkType, nano
 func (s *FileSender) Send(frames []Frame) (int, error) {
 	for i := range frames {
 		f := &frames[i]
-		p := capture.Packet{Data: f.Data, LinkType: f.LinkType, Interface: f.Interface,
-			Info: gopacket.CaptureInfo{Timestamp: f.Time, CaptureLength: len(f.Data), Length: max(f.Length, len(f.Data))}}
+		p := f.Packet
+		p.Length = max(p.Length, len(p.Data))
 		if err := s.w.WritePacket(p); err != nil {
 			return i, err
 		}

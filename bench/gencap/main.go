@@ -42,7 +42,7 @@ func write(path string, n, qps int) error {
 	}
 	defer f.Close()
 	bw := bufio.NewWriterSize(f, 1<<20)
-	w, err := capture.NewWriter(bw, capture.FormatPcap, capture.LinkType(1), false)
+	w, err := capture.NewWriter(bw, capture.FormatPcap, layers.LinkType(1), false)
 	if err != nil {
 		return err
 	}
@@ -99,7 +99,7 @@ func write(path string, n, qps int) error {
 		}
 		ts := start.Add(time.Duration(i) * time.Microsecond)
 		if err := w.WritePacket(capture.Packet{Data: frame, LinkType: 1,
-			Info: gopacket.CaptureInfo{Timestamp: ts, CaptureLength: len(frame), Length: len(frame)}}); err != nil {
+			Time: ts, Length: len(frame)}); err != nil {
 			return err
 		}
 	}

@@ -8,8 +8,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/google/gopacket"
-
 	"github.com/ibwire/ibwire/capture"
 	"github.com/ibwire/ibwire/craft"
 	"github.com/ibwire/ibwire/layers"
@@ -330,13 +328,13 @@ func write(path string, format capture.Format, frames []craft.Frame) error {
 	if len(frames) == 0 {
 		return errors.New("no frames to write")
 	}
-	w, err := capture.Create(path, format, capture.LinkType(frames[0].LinkType), true)
+	w, err := capture.Create(path, format, layers.LinkType(frames[0].LinkType), true)
 	if err != nil {
 		return err
 	}
 	for _, f := range frames {
-		p := capture.Packet{Data: f.Data, LinkType: capture.LinkType(f.LinkType),
-			Info: gopacket.CaptureInfo{Timestamp: f.Time, CaptureLength: len(f.Data), Length: len(f.Data)}}
+		p := capture.Packet{Data: f.Data, LinkType: layers.LinkType(f.LinkType),
+			Time: f.Time, Length: len(f.Data)}
 		if err := w.WritePacket(p); err != nil {
 			w.Close()
 			return err

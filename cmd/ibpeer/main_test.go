@@ -156,9 +156,9 @@ func TestCraftWrites(t *testing.T) {
 			require.Equal(t, exitOK, code, stderr)
 			ps := readFrames(t, path)
 			require.NotEmpty(t, ps)
-			assert.Equal(t, capture.LinkType(tt.encap.LinkType()), ps[0].LinkType)
-			assert.Equal(t, craft.DefaultStart, ps[0].Info.Timestamp.UTC())
-			tt.check(t, ps, layers.NewParser(craft.FirstLayer(tt.encap), layers.ParserOptions{}))
+			assert.Equal(t, tt.encap.LinkType(), ps[0].LinkType)
+			assert.Equal(t, craft.DefaultStart, ps[0].Time.UTC())
+			tt.check(t, ps, layers.NewParser(tt.encap.FirstLayer(), layers.ParserOptions{}))
 			// The same flags give the same bytes.
 			again := path + ".2"
 			code, _, _ = ibpeer(append([]string{"craft", "-w", again}, tt.args...)...)

@@ -440,7 +440,7 @@ func besideLoopback(t netip.Addr) netip.Addr {
 // run does the replay and returns the exit status.
 func (j *replayJob) run(ctx context.Context, info io.Writer) (int, error) {
 	f := j.f
-	opts := replay.LoadOptions{Decode: decode.Options{LinkLayers: capture.DecodingLinkLayers()}, MaxFrames: f.count,
+	opts := replay.LoadOptions{Decode: decode.Options{}, MaxFrames: f.count,
 		WholeConnections: f.conn}
 	if j.filter != nil {
 		opts.Select = j.filter.Match

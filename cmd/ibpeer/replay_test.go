@@ -130,7 +130,7 @@ psn-base qpn=0x11 +1000
 		if err != nil {
 			break
 		}
-		pk := dec.Decode(decode.Input{Number: p.Number, LinkType: uint32(p.LinkType), Data: p.Data})
+		pk := dec.Decode(decode.Input{Number: p.Number, LinkType: p.LinkType, Data: p.Data})
 		if b := pk.BTH(); b != nil {
 			qpns[b.DestQP]++
 			assert.Equal(t, layers.CRCGood, pk.ICRC, "frame %d", p.Number)
@@ -151,14 +151,14 @@ func TestReplayRewriteVCRC(t *testing.T) {
 		r, err := capture.Open(path)
 		require.NoError(t, err)
 		defer r.Close()
-		dec := decode.NewDecoder(decode.Options{LinkLayers: capture.DecodingLinkLayers()})
+		dec := decode.NewDecoder(decode.Options{})
 		lids = map[uint16]int{}
 		for {
 			p, err := r.Next()
 			if err != nil {
 				break
 			}
-			pk := dec.Decode(decode.Input{Number: p.Number, LinkType: uint32(p.LinkType), Data: p.Data})
+			pk := dec.Decode(decode.Input{Number: p.Number, LinkType: p.LinkType, Data: p.Data})
 			switch pk.VCRC {
 			case layers.CRCGood:
 				good++

@@ -17,7 +17,6 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
-	"github.com/ibwire/ibwire/capture"
 	"github.com/ibwire/ibwire/endpoint"
 	"github.com/ibwire/ibwire/internal/looptest"
 	"github.com/ibwire/ibwire/layers"
@@ -371,7 +370,7 @@ func TestPcap(t *testing.T) {
 		assert.Contains(t, f.log, fmt.Sprintf("%s: %d packets sent and received\n", f.path, len(frames)))
 		require.Greater(t, len(frames), 400, "50 WRITEs of 8 packets, their READs back and the ACKs")
 		for i, p := range frames {
-			require.Equal(t, capture.LinkTypeRaw, p.LinkType)
+			require.Equal(t, layers.LinkTypeRaw, p.LinkType)
 			got, want, err := layers.VerifyICRC(layers.EncapRoCEv2IPv4, p.Data)
 			require.NoError(t, err, "frame %d", i+1)
 			require.Equal(t, want, got, "frame %d of %s: ICRC", i+1, f.path)

@@ -18,8 +18,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/google/gopacket"
-
 	"github.com/ibwire/ibwire/capture"
 	"github.com/ibwire/ibwire/endpoint"
 	"github.com/ibwire/ibwire/layers"
@@ -380,7 +378,7 @@ type pcapWire struct {
 }
 
 func newPcapWire(inner endpoint.Wire, path string) (*pcapWire, error) {
-	w, err := capture.Create(path, capture.FormatPcap, capture.LinkTypeRaw, true)
+	w, err := capture.Create(path, capture.FormatPcap, layers.LinkTypeRaw, true)
 	if err != nil {
 		return nil, err
 	}
@@ -422,8 +420,8 @@ func (p *pcapWire) record(dgs []endpoint.Datagram, sent bool) {
 			dg.Src = local
 		}
 		p.frame = ipFrame(p.frame[:0], dg)
-		p.err = p.w.WritePacket(capture.Packet{Data: p.frame, LinkType: capture.LinkTypeRaw,
-			Info: gopacket.CaptureInfo{Timestamp: now, CaptureLength: len(p.frame), Length: len(p.frame)}})
+		p.err = p.w.WritePacket(capture.Packet{Data: p.frame, LinkType: layers.LinkTypeRaw,
+			Time: now, Length: len(p.frame)})
 		p.n++
 	}
 }

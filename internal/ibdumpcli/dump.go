@@ -120,7 +120,7 @@ func newDumper(o *options, stdout, stderr io.Writer) (*dumper, error) {
 	// findings and icrc_errors then need -v or --check).
 	skipCRC := !o.check && o.verbose == 0 && !o.verboseV && !d.readsField(func(name string) bool { return strings.Contains(name, "crc") }) &&
 		o.outFormat != "json" && o.outFormat != "jsonl" && o.outFormat != "ek"
-	d.decoderOptions = decode.Options{DecodeDC: o.dc, RoCEv2Ports: ports, SkipCRC: skipCRC, LinkLayers: capture.DecodingLinkLayers()}
+	d.decoderOptions = decode.Options{DecodeDC: o.dc, RoCEv2Ports: ports, SkipCRC: skipCRC}
 	d.dec = decode.NewDecoder(d.decoderOptions)
 	if d.color, err = colorEnabled(o.color, stdout); err != nil {
 		return nil, err
@@ -504,8 +504,7 @@ func (d *dumper) firstPass(ctx context.Context, files []string) int {
 			fmt.Fprintf(d.stderr, "%s: %v\n", d.o.prog, err)
 			return exitError
 		}
-		a.Analyze(dec.Decode(decode.Input{Number: cp.Number, Time: cp.Info.Timestamp, Length: cp.Info.Length,
-			LinkType: uint32(cp.LinkType), Interface: cp.Interface, Data: cp.Data}))
+		a.Analyze(dec.Decode(cp))
 	}
 	a.Finish()
 	d.links.SecondPass()
@@ -541,7 +540,7 @@ func serviceLabel(c decode.Conversation) string {
 }
 
 func (d *dumper) openWriter(src source) error {
-	var lt capture.LinkType = capture.LinkType(decode.LinkTypeEthernet)
+	var lt layers.LinkType = layers.LinkType(layers.LinkTypeEthernet)
 	if r, ok := src.(*capture.Reader); ok {
 		lt = r.LinkType()
 	} else if l, ok := src.(*capture.LiveSource); ok {
@@ -599,8 +598,7 @@ func (d *dumper) loop(ctx context.Context, src source, live *capture.LiveSource)
 			return exitOK
 		}
 		d.read++
-		p := d.dec.Decode(decode.Input{Number: cp.Number, Time: cp.Info.Timestamp, Length: cp.Info.Length,
-			LinkType: uint32(cp.LinkType), Interface: cp.Interface, Data: cp.Data})
+		p := d.dec.Decode(cp)
 		d.account(p)
 		if d.analyzer != nil {
 			// The analysis sees every packet, before -Y, so -Y can use it.

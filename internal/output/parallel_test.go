@@ -31,8 +31,7 @@ func render(t *testing.T, path string, opts decode.Options, emit func(p *decode.
 			return
 		}
 		require.NoError(t, err)
-		p := dec.Decode(decode.Input{Number: cp.Number, Time: cp.Info.Timestamp, Length: cp.Info.Length,
-			LinkType: uint32(cp.LinkType), Interface: cp.Interface, Data: cp.Data})
+		p := dec.Decode(cp)
 		an.Analyze(p)
 		emit(p)
 	}
@@ -48,7 +47,7 @@ func TestParallelMatchesSequential(t *testing.T) {
 	require.NoError(t, err)
 	paths = append(paths, rxe...)
 	require.Greater(t, len(paths), 20)
-	opts := decode.Options{LinkLayers: capture.DecodingLinkLayers()}
+	opts := decode.Options{}
 	newAppend := func() output.AppendFunc {
 		var tree output.Tree
 		summary := output.Summary{Number: true, Time: output.TimeSinceFirst, Verbose: 1}
@@ -84,7 +83,7 @@ func (w *failingWriter) Write(b []byte) (int, error) {
 // A write error is kept and reported, and does not stop Close from
 // returning.
 func TestParallelReportsWriteError(t *testing.T) {
-	opts := decode.Options{LinkLayers: capture.DecodingLinkLayers()}
+	opts := decode.Options{}
 	w := &failingWriter{}
 	pl := output.NewParallel(2, opts, func() output.AppendFunc {
 		return func(buf []byte, p *decode.Packet) []byte { return append(buf, "x\n"...) }

@@ -22,8 +22,7 @@ func TestTreeNodesMatchTree(t *testing.T) {
 	for i := 0; i < 40; i++ {
 		cp, err := r.Next()
 		require.NoError(t, err)
-		p := dec.Decode(decode.Input{Number: cp.Number, Time: cp.Info.Timestamp, Length: cp.Info.Length,
-			LinkType: uint32(cp.LinkType), Interface: cp.Interface, Data: cp.Data})
+		p := dec.Decode(cp)
 		var b strings.Builder
 		for _, n := range output.TreeNodes(p) {
 			b.WriteString(strings.Repeat("    ", n.Depth) + n.Text + "\n")

@@ -7,6 +7,7 @@ import (
 	"github.com/ibwire/ibwire/capture"
 	"github.com/ibwire/ibwire/decode"
 	"github.com/ibwire/ibwire/internal/output"
+	"github.com/ibwire/ibwire/layers"
 )
 
 // FuzzFieldSpans feeds arbitrary frames to the byte locator of the detail
@@ -31,7 +32,7 @@ func FuzzFieldSpans(f *testing.F) {
 	}
 	dec := decode.NewDecoder(decode.Options{})
 	f.Fuzz(func(t *testing.T, frame []byte) {
-		in := decode.Input{Number: 1, Length: len(frame), LinkType: decode.LinkTypeEthernet, Data: frame}
+		in := decode.Input{Number: 1, Length: len(frame), LinkType: layers.LinkTypeEthernet, Data: frame}
 		p := dec.Decode(in)
 		nodes := output.TreeNodes(p)
 		spans := fieldSpans(p.Input, decode.Options{}, nodes)

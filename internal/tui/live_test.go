@@ -172,8 +172,7 @@ func prefixConvFrames(t *testing.T, data []byte, id uint32) (int, string) {
 			break
 		}
 		n++
-		an.Analyze(dec.Decode(decode.Input{Number: cp.Number, Time: cp.Info.Timestamp, Length: cp.Info.Length,
-			LinkType: uint32(cp.LinkType), Interface: cp.Interface, Data: cp.Data}))
+		an.Analyze(dec.Decode(cp))
 	}
 	for _, c := range an.Conversations() {
 		if c.ID == id {

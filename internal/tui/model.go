@@ -205,8 +205,9 @@ func (m *Model) load(ctx context.Context, src Source, sp *spoolWriter, limit int
 			n++
 			batch.arena = append(batch.arena, cp.Data...)
 			batch.ends = append(batch.ends, len(batch.arena))
-			batch.frames = append(batch.frames, decode.Input{Number: n, Time: cp.Info.Timestamp, Length: cp.Info.Length,
-				LinkType: uint32(cp.LinkType), Interface: cp.Interface})
+			in := cp
+			in.Number, in.Data = n, nil // the bytes live in the arena
+			batch.frames = append(batch.frames, in)
 			// A full batch goes at once; a streaming source's frames go
 			// as they come, so live packets show without waiting for
 			// more.

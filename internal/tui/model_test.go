@@ -89,8 +89,7 @@ func TestModelMatchesStreamingDecode(t *testing.T) {
 				if err != nil {
 					break
 				}
-				p := dec.Decode(decode.Input{Number: cp.Number, Time: cp.Info.Timestamp, Length: cp.Info.Length,
-					LinkType: uint32(cp.LinkType), Interface: cp.Interface, Data: cp.Data})
+				p := dec.Decode(cp)
 				an.Analyze(p)
 				want = append(want, string(output.AppendInfo(nil, p)))
 				wantConv = append(wantConv, p.Analysis.Conv)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/ibwire/ibwire/decode"
+	"github.com/ibwire/ibwire/layers"
 )
 
 // The spool keeps every captured frame on disk so that the viewer holds only
@@ -50,7 +51,7 @@ func (s *spoolWriter) add(in *decode.Input) (int64, error) {
 	binary.LittleEndian.PutUint32(s.hdr[0:], uint32(len(in.Data)))
 	binary.LittleEndian.PutUint32(s.hdr[4:], uint32(in.Length))
 	binary.LittleEndian.PutUint64(s.hdr[8:], uint64(in.Time.UnixNano()))
-	binary.LittleEndian.PutUint32(s.hdr[16:], in.LinkType)
+	binary.LittleEndian.PutUint32(s.hdr[16:], uint32(in.LinkType))
 	binary.LittleEndian.PutUint32(s.hdr[20:], uint32(in.Interface))
 	if _, err := s.w.Write(s.hdr[:]); err != nil {
 		return 0, fmt.Errorf("spool: %w", err)
@@ -83,7 +84,7 @@ func parseRecords(buf []byte, number int, fn func(in decode.Input) bool) error {
 			Number:    number,
 			Length:    int(binary.LittleEndian.Uint32(buf[4:])),
 			Time:      time.Unix(0, int64(binary.LittleEndian.Uint64(buf[8:]))),
-			LinkType:  binary.LittleEndian.Uint32(buf[16:]),
+			LinkType:  layers.LinkType(binary.LittleEndian.Uint32(buf[16:])),
 			Interface: int(binary.LittleEndian.Uint32(buf[20:])),
 			Data:      buf[recordHeader : recordHeader+n : recordHeader+n],
 		}

@@ -69,7 +69,7 @@ func TestCoverage(t *testing.T) {
 		if ops[f.encap] == nil {
 			ops[f.encap], hdrs[f.encap] = map[layers.Opcode]bool{}, map[layers.HeaderKind]bool{}
 		}
-		p := layers.NewParser(craft.FirstLayer(f.encap), layers.ParserOptions{})
+		p := layers.NewParser(f.encap.FirstLayer(), layers.ParserOptions{})
 		for i, fr := range f.trace.Frames {
 			corrupt[fr.Info.Corrupt] = true
 			if fr.Info.Corrupt != craft.NoCorruption {

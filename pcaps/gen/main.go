@@ -11,10 +11,9 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/google/gopacket"
-
 	"github.com/ibwire/ibwire/capture"
 	"github.com/ibwire/ibwire/craft"
+	"github.com/ibwire/ibwire/layers"
 )
 
 func main() {
@@ -82,14 +81,14 @@ func pcapBytes(frames []craft.Frame) ([]byte, error) {
 		return nil, fmt.Errorf("no frames")
 	}
 	var buf bytes.Buffer
-	lt := capture.LinkType(frames[0].LinkType)
+	lt := layers.LinkType(frames[0].LinkType)
 	w, err := capture.NewWriter(&buf, capture.FormatPcap, lt, true)
 	if err != nil {
 		return nil, err
 	}
 	for _, f := range frames {
-		p := capture.Packet{Data: f.Data, LinkType: capture.LinkType(f.LinkType),
-			Info: gopacket.CaptureInfo{Timestamp: f.Time, CaptureLength: len(f.Data), Length: len(f.Data)}}
+		p := capture.Packet{Data: f.Data, LinkType: layers.LinkType(f.LinkType),
+			Time: f.Time, Length: len(f.Data)}
 		if err := w.WritePacket(p); err != nil {
 			return nil, err
 		}

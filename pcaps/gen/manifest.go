@@ -43,7 +43,7 @@ func (f facts) decodeColumn() string {
 
 // inspect decodes every frame of f.
 func inspect(f *file) []facts {
-	p := layers.NewParser(craft.FirstLayer(f.encap), layers.ParserOptions{})
+	p := layers.NewParser(f.encap.FirstLayer(), layers.ParserOptions{})
 	out := make([]facts, len(f.trace.Frames))
 	for i, fr := range f.trace.Frames {
 		out[i].err = p.Decode(fr.Data)
@@ -65,7 +65,7 @@ func (c pyCounts) String() string {
 // icrcCheck predicts icrc_check.py's verdict on a frame by taking the same
 // slices it takes (the lengths the headers claim) and checking them with
 // layers' CRCs; the pcaps tests run the script itself and compare.
-func icrcCheck(lt uint32, fr []byte, c *pyCounts) {
+func icrcCheck(lt layers.LinkType, fr []byte, c *pyCounts) {
 	be, le := binary.BigEndian, binary.LittleEndian
 	clip := func(b []byte, n int) []byte { return b[:min(n, len(b))] }
 	icrc := func(e layers.Encapsulation, pkt []byte) {
@@ -77,7 +77,7 @@ func icrcCheck(lt uint32, fr []byte, c *pyCounts) {
 		}
 	}
 	switch lt {
-	case craft.LinkTypeEthernet:
+	case layers.LinkTypeEthernet:
 		l3 := fr[14:]
 		switch be.Uint16(fr[12:14]) {
 		case 0x0800:
@@ -88,7 +88,7 @@ func icrcCheck(lt uint32, fr []byte, c *pyCounts) {
 			icrc(layers.EncapRoCEv1, clip(l3, 40+int(be.Uint16(l3[4:6]))))
 		}
 		return
-	case craft.LinkTypeERF:
+	case layers.LinkTypeERF:
 		fr = fr[layers.ERFHeaderLength:]
 	}
 	n := int(be.Uint16(fr[4:6])&0x7FF) * 4
@@ -128,7 +128,7 @@ func tally[K comparable](keys []K, less func(a, b K) bool) string {
 	return strings.Join(parts, ", ")
 }
 
-var linkTypeNames = map[uint32]string{craft.LinkTypeEthernet: "Ethernet", craft.LinkTypeERF: "ERF", craft.LinkTypeInfiniBand: "InfiniBand"}
+var linkTypeNames = map[layers.LinkType]string{layers.LinkTypeEthernet: "Ethernet", layers.LinkTypeERF: "ERF", layers.LinkTypeInfiniBand: "InfiniBand"}
 
 // manifest renders MANIFEST.md.
 func manifest(files []file, outputs map[string][]byte) ([]byte, error) {

@@ -1,4 +1,4 @@
-package capture
+package layers
 
 import (
 	"encoding/binary"
@@ -9,21 +9,15 @@ import (
 	gplayers "github.com/google/gopacket/layers"
 )
 
-// Layer types of the Linux cooked-capture layers, in the range 1900–1909
-// that layers/register.go leaves to this package. They are deliberately
-// not registered here: the repository policy (policy_test.go) lets only
-// layers/register.go call gopacket's registration hooks, and a
-// DecodingLayerParser needs nothing but the number. Until that file names
-// them, their String() is the number.
-const (
-	LayerTypeLinuxSLL  = gopacket.LayerType(1900)
-	LayerTypeLinuxSLL2 = gopacket.LayerType(1901)
-)
+// Linux cooked captures (SLL and SLL2, written by tcpdump -i any) have
+// layers here because gopacket v1.1.19 has no SLL2 and its SLL slices past
+// the address field when the address length exceeds 8.
 
 var (
-	errSLLTooShort  = errors.New("linux sll: too short")
-	errSLL2TooShort = errors.New("linux sll2: too short")
-	errSLLAddr      = errors.New("linux sll: address longer than 8 bytes")
+	sllFields  = []fieldSpan{{"PacketType", 0, 2}, {"AddrType", 2, 2}, {"AddrLen", 4, 2}, {"Addr", 6, 8}, {"Protocol", 14, 2}}
+	sll2Fields = []fieldSpan{{"Protocol", 0, 2}, {"Reserved", 2, 2}, {"InterfaceIndex", 4, 4}, {"AddrType", 8, 2},
+		{"PacketType", 10, 1}, {"AddrLen", 11, 1}, {"Addr", 12, 8}}
+	errSLLAddr = errors.New("linux sll: address longer than 8 bytes")
 )
 
 // SLLPacketType says where a cooked-capture packet was going (Linux
@@ -96,9 +90,9 @@ func (s *LinuxSLL) NextLayerType() gopacket.LayerType { return sllNext(s.Protoco
 
 // DecodeFromBytes decodes the 16-byte header; Addr slices into data.
 func (s *LinuxSLL) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
-	if len(data) < 16 {
+	if err := checkLength("LinuxSLL", sllFields, len(data)); err != nil {
 		df.SetTruncated()
-		return errSLLTooShort
+		return err
 	}
 	s.PacketType = SLLPacketType(binary.BigEndian.Uint16(data))
 	s.AddrType = binary.BigEndian.Uint16(data[2:])
@@ -170,9 +164,9 @@ func (s *LinuxSLL2) NextLayerType() gopacket.LayerType { return sllNext(s.Protoc
 
 // DecodeFromBytes decodes the 20-byte header; Addr slices into data.
 func (s *LinuxSLL2) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
-	if len(data) < 20 {
+	if err := checkLength("LinuxSLL2", sll2Fields, len(data)); err != nil {
 		df.SetTruncated()
-		return errSLL2TooShort
+		return err
 	}
 	s.Protocol = gplayers.EthernetType(binary.BigEndian.Uint16(data))
 	s.Reserved = binary.BigEndian.Uint16(data[2:])
@@ -206,4 +200,22 @@ func (s *LinuxSLL2) SerializeTo(b gopacket.SerializeBuffer, opts gopacket.Serial
 	clear(h[12:20])
 	copy(h[12:20], s.Addr)
 	return nil
+}
+
+func decodeLinuxSLL(data []byte, p gopacket.PacketBuilder) error {
+	s := &LinuxSLL{}
+	if err := s.DecodeFromBytes(data, p); err != nil {
+		return err
+	}
+	p.AddLayer(s)
+	return p.NextDecoder(s.NextLayerType())
+}
+
+func decodeLinuxSLL2(data []byte, p gopacket.PacketBuilder) error {
+	s := &LinuxSLL2{}
+	if err := s.DecodeFromBytes(data, p); err != nil {
+		return err
+	}
+	p.AddLayer(s)
+	return p.NextDecoder(s.NextLayerType())
 }

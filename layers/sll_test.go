@@ -1,4 +1,4 @@
-package capture
+package layers
 
 import (
 	"testing"
@@ -9,12 +9,13 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// ipv4UDP is IPv4 192.168.77.11 → 192.168.77.12, UDP 50000 → 4791, payload
-// de ad be ef (checksums left 0: the parser does not check them).
+// ipv4UDP is IPv4 192.168.77.11 → 192.168.77.12, UDP 50000 → 4792, payload
+// de ad be ef (checksums left 0: the parser does not check them; not 4791,
+// whose payload would have to be a BTH).
 var ipv4UDP = []byte{
 	0x45, 0x00, 0x00, 0x20, 0x00, 0x01, 0x40, 0x00, 0x40, 0x11, 0x00, 0x00,
 	0xc0, 0xa8, 0x4d, 0x0b, 0xc0, 0xa8, 0x4d, 0x0c,
-	0xc3, 0x50, 0x12, 0xb7, 0x00, 0x0c, 0x00, 0x00,
+	0xc3, 0x50, 0x12, 0xb8, 0x00, 0x0c, 0x00, 0x00,
 	0xde, 0xad, 0xbe, 0xef,
 }
 
@@ -66,7 +67,7 @@ func TestLinuxSLLDecode(t *testing.T) {
 		}, &sll2},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			first, err := FirstLayer(tc.lt)
+			first, err := FirstLayer(tc.lt, nil)
 			require.NoError(t, err)
 			require.Equal(t, tc.first, first)
 			parser := gopacket.NewDecodingLayerParser(first, &sll, &sll2, &ip4, &udp, &payload)
@@ -74,7 +75,7 @@ func TestLinuxSLLDecode(t *testing.T) {
 			require.NoError(t, parser.DecodeLayers(tc.frame, &decoded))
 			assert.Equal(t, []gopacket.LayerType{first, gplayers.LayerTypeIPv4, gplayers.LayerTypeUDP, gopacket.LayerTypePayload}, decoded)
 			assert.False(t, parser.Truncated)
-			assert.Equal(t, gplayers.UDPPort(4791), udp.DstPort)
+			assert.Equal(t, gplayers.UDPPort(4792), udp.DstPort)
 			tc.check(t)
 
 			// Decode → serialise gives the same bytes.
@@ -117,27 +118,44 @@ func TestFirstLayer(t *testing.T) {
 		{LinkTypeRaw, "RAW", []byte{0x60}, gplayers.LayerTypeIPv6},
 		{LinkTypeIPv4, "IPV4", []byte{0x45}, gplayers.LayerTypeIPv4},
 		{LinkTypeIPv6, "IPV6", []byte{0x60}, gplayers.LayerTypeIPv6},
+		{12, "RAW", []byte{0x60}, gplayers.LayerTypeIPv6},
+		{14, "RAW", []byte{0x45}, gplayers.LayerTypeIPv4},
 		{LinkTypeLinuxSLL, "LINUX_SLL", nil, LayerTypeLinuxSLL},
 		{LinkTypeLinuxSLL2, "LINUX_SLL2", nil, LayerTypeLinuxSLL2},
-		{LinkTypeNull, "NULL", nil, gplayers.LayerTypeLoopback},
+		{LinkTypeERF, "ERF", nil, LayerTypeERF},
+		{LinkTypeInfiniBand, "INFINIBAND", nil, LayerTypeLRH},
 	} {
-		got, err := FirstLayerOf(tc.lt, tc.frame)
+		got, err := FirstLayer(tc.lt, tc.frame)
 		require.NoError(t, err, tc.name)
 		assert.Equal(t, tc.want, got, tc.name)
 		assert.Equal(t, tc.name, tc.lt.String())
 	}
-	_, err := FirstLayerOf(LinkTypeRaw, []byte{0x12})
-	assert.ErrorIs(t, err, ErrNoDecoder)
-	_, err = FirstLayer(4242)
-	assert.ErrorIs(t, err, ErrNoDecoder)
-	assert.EqualError(t, err, "capture: no first layer for link type Unknown(4242)")
-	assert.Equal(t, "ERF", LinkTypeERF.String())
-	assert.Equal(t, "INFINIBAND", LinkTypeInfiniBand.String())
+	for _, tc := range []struct {
+		lt    LinkType
+		frame []byte
+		err   string
+	}{
+		{LinkTypeRaw, []byte{0x12}, "link type 101 (RAW) is not supported: IP version 1"},
+		{LinkTypeNull, nil, "link type 0 (NULL) is not supported"},
+		{4242, nil, "link type 4242 (Unknown(4242)) is not supported"},
+	} {
+		_, err := FirstLayer(tc.lt, tc.frame)
+		var unsupported *UnsupportedLinkTypeError
+		require.ErrorAs(t, err, &unsupported)
+		assert.EqualError(t, err, tc.err)
+	}
+}
 
-	// The layers package wires ERF and LRH like this; 147 (a user link
-	// type) stands in so the real ones stay unregistered here.
-	RegisterLinkTypeLayer(147, gopacket.LayerType(1999))
-	got, err := FirstLayer(147)
-	require.NoError(t, err)
-	assert.Equal(t, gopacket.LayerType(1999), got)
+func TestLinuxSLLTruncationNamesTheField(t *testing.T) {
+	var s LinuxSLL
+	err := s.DecodeFromBytes(sllFrame[:9], gopacket.NilDecodeFeedback)
+	assert.ErrorIs(t, err, ErrTruncated)
+	assert.EqualError(t, err, "LinuxSLL.Addr: truncated at byte 6 of the LinuxSLL (need 8 bytes, have 3)")
+	var s2 LinuxSLL2
+	err = s2.DecodeFromBytes(sll2Frame[:11], gopacket.NilDecodeFeedback)
+	assert.EqualError(t, err, "LinuxSLL2.AddrLen: truncated at byte 11 of the LinuxSLL2 (need 1 bytes, have 0)")
+	// The packet API decodes them too (gopacket.NewPacket with the layer).
+	pkt := gopacket.NewPacket(sll2Frame, LayerTypeLinuxSLL2, gopacket.Default)
+	require.NotNil(t, pkt.Layer(LayerTypeLinuxSLL2))
+	require.NotNil(t, pkt.Layer(gplayers.LayerTypeUDP))
 }
