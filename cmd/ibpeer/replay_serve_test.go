@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -121,6 +122,12 @@ func TestServeSaysWhyItDrops(t *testing.T) {
 	srv := startServe(t, nil)
 	code, _, stderr := ibpeer("replay", "--to", "127.0.0.2", "--pps", "5000", "-c", "50", rxe+"write_bw.pcap")
 	require.Equal(t, exitOK, code, stderr)
+	// replay is done when its datagrams are sent, not when the server has
+	// read them: stopped at once, the server closed with all 50 still in
+	// its socket and reported "received 0" (1 run in 15). The first drop
+	// is reported as it happens, so wait for it.
+	require.Eventually(t, func() bool { return strings.Contains(srv.out.String(), "ibpeer: dropped ") },
+		10*time.Second, 5*time.Millisecond, "the server never reported a drop: %s", srv.out.String())
 	out := srv.stop(t)
 	assert.Contains(t, out, "ibpeer: dropped ")
 	assert.Contains(t, out, " packets from 127.0.0.1: unknown destination QPN 0x000011 (no such QP; was the set-up exchange answered?)")
