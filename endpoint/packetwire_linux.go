@@ -14,7 +14,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"syscall"
-	"unsafe"
 
 	"golang.org/x/sys/unix"
 
@@ -64,23 +63,17 @@ type PacketWire struct {
 // each message has two iovecs, the headers in hdrs and the UDP payload in
 // the caller's Datagram buffer, so nothing is copied.
 type packetBatch struct {
-	msgs  []unix.Mmsghdr
+	mmsgBatch
 	iovs  []unix.Iovec // two per message
 	hdrs  []byte       // hdrLen per message
 	synth icrcSynth
-
-	start, count int
-	done         int
-	errno        syscall.Errno
-	recvFn       func(fd uintptr) bool
-	sendFn       func(fd uintptr) bool
 }
 
 func newPacketBatch(n, hdrLen int) *packetBatch {
 	b := &packetBatch{
-		msgs: make([]unix.Mmsghdr, n),
-		iovs: make([]unix.Iovec, 2*n),
-		hdrs: make([]byte, n*hdrLen),
+		mmsgBatch: newMmsgBatch(n),
+		iovs:      make([]unix.Iovec, 2*n),
+		hdrs:      make([]byte, n*hdrLen),
 	}
 	for i := range b.msgs {
 		b.iovs[2*i].Base = &b.hdrs[i*hdrLen]
@@ -88,22 +81,7 @@ func newPacketBatch(n, hdrLen int) *packetBatch {
 		b.msgs[i].Hdr.Iov = &b.iovs[2*i]
 		b.msgs[i].Hdr.SetIovlen(2)
 	}
-	b.recvFn = func(fd uintptr) bool {
-		n, _, e := unix.Syscall6(unix.SYS_RECVMMSG, fd, uintptr(unsafe.Pointer(&b.msgs[0])), uintptr(b.count), unix.MSG_DONTWAIT, 0, 0)
-		if e == unix.EAGAIN || e == unix.EINTR {
-			return false
-		}
-		b.done, b.errno = int(n), e
-		return true
-	}
-	b.sendFn = func(fd uintptr) bool {
-		n, _, e := unix.Syscall6(unix.SYS_SENDMMSG, fd, uintptr(unsafe.Pointer(&b.msgs[b.start])), uintptr(b.count-b.start), unix.MSG_DONTWAIT, 0, 0)
-		if e == unix.EAGAIN || e == unix.EINTR {
-			return false
-		}
-		b.done, b.errno = int(n), e
-		return true
-	}
+	b.bind()
 	return b
 }
 
@@ -227,11 +205,8 @@ func (w *PacketWire) ReadBatch(dgs []Datagram) (int, error) {
 		b.msgs[i].Hdr.Flags = 0
 	}
 	for {
-		if err := w.raw.Read(b.recvFn); err != nil {
+		if err := b.receive(w.raw); err != nil {
 			return 0, w.ioError("read", err)
-		}
-		if b.errno != 0 {
-			return 0, w.ioError("read", os.NewSyscallError("recvmmsg", b.errno))
 		}
 		// Frame i is slot i, always: a frame to drop is marked in its
 		// own slot, never swapped away, because the caller pairs slot i
@@ -366,27 +341,7 @@ func (w *PacketWire) WriteBatch(dgs []Datagram) (int, error) {
 	}
 	b := w.txPool.Get().(*packetBatch)
 	defer w.txPool.Put(b)
-	sent := 0
-	for sent < len(dgs) {
-		chunk := dgs[sent:min(len(dgs), sent+w.batch)]
-		packed, err := w.pack(b, chunk)
-		for b.start = 0; b.start < packed; b.start += b.done {
-			if werr := w.raw.Write(b.sendFn); werr != nil {
-				return sent + b.start, w.ioError("write", werr)
-			}
-			if b.errno != 0 {
-				return sent + b.start, w.ioError("write", os.NewSyscallError("sendmmsg", b.errno))
-			}
-			if b.done == 0 { // never seen; guards the loop
-				return sent + b.start, w.ioError("write", errors.New("sendmmsg sent nothing"))
-			}
-		}
-		sent += packed
-		if err != nil {
-			return sent, err
-		}
-	}
-	return sent, nil
+	return writeBatches(dgs, w.batch, &b.mmsgBatch, w.raw, func(chunk []Datagram) (int, error) { return w.pack(b, chunk) }, w.ioError)
 }
 
 func (w *PacketWire) pack(b *packetBatch, chunk []Datagram) (int, error) {

@@ -69,54 +69,29 @@ const udpOOBSize = 128
 // udpBatch is the kernel-facing state of one recvmmsg/sendmmsg call,
 // allocated once and reused.
 type udpBatch struct {
-	hdrs  []unix.Mmsghdr
+	mmsgBatch
 	iovs  []unix.Iovec
 	names []unix.RawSockaddrInet6 // large enough for an Inet4 too
 	oob   []byte
 	synth icrcSynth
-
-	start, count int // messages [start, count) go to the next system call
-	done         int // messages the last call moved
-	errno        syscall.Errno
-	recvFn       func(fd uintptr) bool // bound once: no closure per call
-	sendFn       func(fd uintptr) bool
 }
 
 func newUDPBatch(n int) *udpBatch {
 	b := &udpBatch{
-		hdrs:  make([]unix.Mmsghdr, n),
-		iovs:  make([]unix.Iovec, n),
-		names: make([]unix.RawSockaddrInet6, n),
-		oob:   make([]byte, n*udpOOBSize),
+		mmsgBatch: newMmsgBatch(n),
+		iovs:      make([]unix.Iovec, n),
+		names:     make([]unix.RawSockaddrInet6, n),
+		oob:       make([]byte, n*udpOOBSize),
 	}
-	for i := range b.hdrs {
-		h := &b.hdrs[i].Hdr
+	for i := range b.msgs {
+		h := &b.msgs[i].Hdr
 		h.Name = (*byte)(unsafe.Pointer(&b.names[i]))
 		h.Iov = &b.iovs[i]
 		h.SetIovlen(1)
 		h.Control = &b.oob[i*udpOOBSize]
 	}
-	b.recvFn = b.recv
-	b.sendFn = b.send
+	b.bind()
 	return b
-}
-
-func (b *udpBatch) recv(fd uintptr) bool {
-	n, _, e := unix.Syscall6(unix.SYS_RECVMMSG, fd, uintptr(unsafe.Pointer(&b.hdrs[0])), uintptr(b.count), unix.MSG_DONTWAIT, 0, 0)
-	if e == unix.EAGAIN || e == unix.EINTR {
-		return false // wait for the poller to say the socket is readable
-	}
-	b.done, b.errno = int(n), e
-	return true
-}
-
-func (b *udpBatch) send(fd uintptr) bool {
-	n, _, e := unix.Syscall6(unix.SYS_SENDMMSG, fd, uintptr(unsafe.Pointer(&b.hdrs[b.start])), uintptr(b.count-b.start), unix.MSG_DONTWAIT, 0, 0)
-	if e == unix.EAGAIN || e == unix.EINTR {
-		return false
-	}
-	b.done, b.errno = int(n), e
-	return true
 }
 
 // ListenUDP opens a UDPWire on addr (IPv4 or IPv6; port 0 picks one). An
@@ -269,17 +244,14 @@ func (w *UDPWire) ReadBatch(dgs []Datagram) (int, error) {
 		}
 		b.iovs[i].Base = &p[0]
 		b.iovs[i].SetLen(min(len(p), MaxDatagram))
-		h := &b.hdrs[i].Hdr
+		h := &b.msgs[i].Hdr
 		h.Namelen = unix.SizeofSockaddrInet6
 		h.SetControllen(udpOOBSize)
 		h.Flags = 0
 	}
 	for {
-		if err := w.raw.Read(b.recvFn); err != nil {
+		if err := b.receive(w.raw); err != nil {
 			return 0, w.ioError("read", err)
-		}
-		if b.errno != 0 {
-			return 0, w.ioError("read", os.NewSyscallError("recvmmsg", b.errno))
 		}
 		// Message i is slot i, always: a datagram the kernel cut is
 		// marked in its own slot, never swapped away, because the
@@ -297,7 +269,7 @@ func (w *UDPWire) ReadBatch(dgs []Datagram) (int, error) {
 // class and the ICRC verdict, or DropTooLong for a datagram the kernel
 // truncated.
 func (w *UDPWire) parseReceived(b *udpBatch, i int, dg *Datagram) {
-	m := &b.hdrs[i]
+	m := &b.msgs[i]
 	dg.Payload = dg.Payload[:m.Len]
 	dg.Src = sockaddrToAddrPort(&b.names[i])
 	dg.Dst = w.local
@@ -355,27 +327,7 @@ func (w *UDPWire) WriteBatch(dgs []Datagram) (int, error) {
 	}
 	b := w.txPool.Get().(*udpBatch)
 	defer w.txPool.Put(b)
-	sent := 0
-	for sent < len(dgs) {
-		chunk := dgs[sent:min(len(dgs), sent+w.batch)]
-		packed, err := w.pack(b, chunk)
-		for b.start = 0; b.start < packed; b.start += b.done {
-			if werr := w.raw.Write(b.sendFn); werr != nil {
-				return sent + b.start, w.ioError("write", werr)
-			}
-			if b.errno != 0 {
-				return sent + b.start, w.ioError("write", os.NewSyscallError("sendmmsg", b.errno))
-			}
-			if b.done == 0 { // never seen; guards the loop
-				return sent + b.start, w.ioError("write", errors.New("sendmmsg sent nothing"))
-			}
-		}
-		sent += packed
-		if err != nil {
-			return sent, err
-		}
-	}
-	return sent, nil
+	return writeBatches(dgs, w.batch, &b.mmsgBatch, w.raw, func(chunk []Datagram) (int, error) { return w.pack(b, chunk) }, w.ioError)
 }
 
 // pack prepares chunk for sendmmsg. It stops at the first datagram it
@@ -402,7 +354,7 @@ func (w *UDPWire) pack(b *udpBatch, chunk []Datagram) (int, error) {
 		}
 		b.iovs[i].Base = &dg.Payload[0]
 		b.iovs[i].SetLen(len(dg.Payload))
-		h := &b.hdrs[i].Hdr
+		h := &b.msgs[i].Hdr
 		h.Namelen = w.putSockaddr(&b.names[i], dst)
 		oob := b.oob[i*udpOOBSize : (i+1)*udpOOBSize]
 		h.SetControllen(w.putSendCmsgs(oob, dg, src.Addr()))

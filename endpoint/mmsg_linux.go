@@ -1,0 +1,107 @@
+package endpoint
+
+import (
+	"errors"
+	"os"
+	"syscall"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// mmsgBatch is what the UDP and packet wires share of one recvmmsg or
+// sendmmsg call: the message headers, which of them the next call moves,
+// and the result. Each wire lays out its own iovecs, addresses and control
+// buffers behind the headers. The system calls run non-blocking inside the
+// runtime poller's Read and Write, which park the goroutine until the socket
+// is ready; recvFn and sendFn are bound once, so a call allocates nothing.
+type mmsgBatch struct {
+	msgs []unix.Mmsghdr
+
+	start, count int // messages [start, count) go to the next system call
+	done         int // messages the last call moved
+	errno        syscall.Errno
+	recvFn       func(fd uintptr) bool
+	sendFn       func(fd uintptr) bool
+}
+
+func newMmsgBatch(n int) mmsgBatch {
+	return mmsgBatch{msgs: make([]unix.Mmsghdr, n)}
+}
+
+// bind sets recvFn and sendFn; it must run once the batch has its final
+// address (inside the wire's own batch struct).
+func (b *mmsgBatch) bind() {
+	b.recvFn = b.recv
+	b.sendFn = b.send
+}
+
+func (b *mmsgBatch) recv(fd uintptr) bool {
+	n, _, e := unix.Syscall6(unix.SYS_RECVMMSG, fd, uintptr(unsafe.Pointer(&b.msgs[0])), uintptr(b.count), unix.MSG_DONTWAIT, 0, 0)
+	if e == unix.EAGAIN || e == unix.EINTR {
+		return false // wait for the poller to say the socket is readable
+	}
+	b.done, b.errno = int(n), e
+	return true
+}
+
+func (b *mmsgBatch) send(fd uintptr) bool {
+	n, _, e := unix.Syscall6(unix.SYS_SENDMMSG, fd, uintptr(unsafe.Pointer(&b.msgs[b.start])), uintptr(b.count-b.start), unix.MSG_DONTWAIT, 0, 0)
+	if e == unix.EAGAIN || e == unix.EINTR {
+		return false
+	}
+	b.done, b.errno = int(n), e
+	return true
+}
+
+// receive blocks until recvmmsg has filled messages [0, done) of the first
+// count; done may be 0 after a wake-up that found nothing.
+func (b *mmsgBatch) receive(raw syscall.RawConn) error {
+	if err := raw.Read(b.recvFn); err != nil {
+		return err
+	}
+	if b.errno != 0 {
+		return os.NewSyscallError("recvmmsg", b.errno)
+	}
+	return nil
+}
+
+// sendAll sends messages [0, count) in order, as many system calls as the
+// kernel needs, and returns how many went out.
+func (b *mmsgBatch) sendAll(raw syscall.RawConn) (int, error) {
+	for b.start = 0; b.start < b.count; b.start += b.done {
+		if err := raw.Write(b.sendFn); err != nil {
+			return b.start, err
+		}
+		if b.errno != 0 {
+			return b.start, os.NewSyscallError("sendmmsg", b.errno)
+		}
+		if b.done == 0 { // never seen; guards the loop
+			return b.start, errors.New("sendmmsg sent nothing")
+		}
+	}
+	return b.count, nil
+}
+
+// writeBatches sends dgs in chunks of at most batch: pack prepares a chunk
+// in the wire's batch (setting its count to what it packed, and saying why
+// it stopped short), sendAll sends it. It returns how many datagrams went
+// out and the first error; ioError turns a system call's error into the
+// wire's.
+func writeBatches(dgs []Datagram, batch int, b *mmsgBatch, raw syscall.RawConn,
+	pack func(chunk []Datagram) (int, error), ioError func(op string, err error) error) (int, error) {
+	sent := 0
+	for sent < len(dgs) {
+		chunk := dgs[sent:min(len(dgs), sent+batch)]
+		packed, err := pack(chunk)
+		n, werr := b.sendAll(raw)
+		if werr != nil {
+			return sent + n, ioError("write", werr)
+		}
+		sent += packed
+		if err != nil {
+			return sent, err
+		}
+	}
+	return sent, nil
+}
