@@ -2,6 +2,7 @@ package endpoint
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"syscall"
 	"unsafe"
@@ -81,6 +82,39 @@ func (b *mmsgBatch) sendAll(raw syscall.RawConn) (int, error) {
 		}
 	}
 	return b.count, nil
+}
+
+// readBatch blocks until at least one message arrives and returns how many
+// of dgs it filled, at most batch. Message i always lands in slot i, whose
+// payload buffer prepare points message i at (buf is the slot's buffer, cut
+// to MaxDatagram); parse then fills the slot from message i, or marks it
+// dropped. Nothing is ever swapped between slots: the caller pairs slot i
+// with whatever owns buffer i, so a dropped message must stay in its own.
+func readBatch(dgs []Datagram, batch int, b *mmsgBatch, raw syscall.RawConn, wire string,
+	prepare func(i int, buf []byte), parse func(i int, dg *Datagram), ioError func(op string, err error) error) (int, error) {
+	b.count = min(len(dgs), batch)
+	if b.count == 0 {
+		return 0, nil
+	}
+	for i := range b.count {
+		p := dgs[i].Payload[:cap(dgs[i].Payload)]
+		if len(p) < minRoCEDatagram {
+			return 0, fmt.Errorf("endpoint: %s read: datagram %d has a %d-byte buffer, want %d", wire, i, len(p), MaxDatagram)
+		}
+		b.msgs[i].Hdr.Flags = 0
+		prepare(i, p[:min(len(p), MaxDatagram)])
+	}
+	for {
+		if err := b.receive(raw); err != nil {
+			return 0, ioError("read", err)
+		}
+		for i := range b.done {
+			parse(i, &dgs[i])
+		}
+		if b.done > 0 {
+			return b.done, nil
+		}
+	}
 }
 
 // writeBatches sends dgs in chunks of at most batch: pack prepares a chunk

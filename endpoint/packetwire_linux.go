@@ -191,40 +191,19 @@ func (w *PacketWire) ReadBatch(dgs []Datagram) (int, error) {
 		return 0, ErrWireClosed
 	}
 	b := w.rx
-	b.count = min(len(dgs), w.batch)
-	if b.count == 0 {
-		return 0, nil
-	}
-	for i := range b.count {
-		p := dgs[i].Payload[:cap(dgs[i].Payload)]
-		if len(p) < minRoCEDatagram {
-			return 0, fmt.Errorf("endpoint: packet read: datagram %d has a %d-byte buffer, want %d", i, len(p), MaxDatagram)
+	return readBatch(dgs, w.batch, &b.mmsgBatch, w.raw, "packet", func(i int, buf []byte) {
+		b.iovs[2*i+1].Base = &buf[0]
+		b.iovs[2*i+1].SetLen(len(buf))
+	}, func(i int, dg *Datagram) {
+		m := &b.msgs[i]
+		ok := w.parseFrame(b, i, dg, int(m.Len))
+		switch {
+		case m.Hdr.Flags&unix.MSG_TRUNC != 0:
+			dg.Payload, dg.Drop, dg.ICRC = dg.Payload[:0], DropTooLong, ICRCBad
+		case !ok:
+			dg.Payload, dg.Drop, dg.ICRC = dg.Payload[:0], DropTooShort, ICRCBad
 		}
-		b.iovs[2*i+1].Base = &p[0]
-		b.iovs[2*i+1].SetLen(min(len(p), MaxDatagram))
-		b.msgs[i].Hdr.Flags = 0
-	}
-	for {
-		if err := b.receive(w.raw); err != nil {
-			return 0, w.ioError("read", err)
-		}
-		// Frame i is slot i, always: a frame to drop is marked in its
-		// own slot, never swapped away, because the caller pairs slot i
-		// with whatever owns buffer i.
-		for i := range b.done {
-			m, dg := &b.msgs[i], &dgs[i]
-			ok := w.parseFrame(b, i, dg, int(m.Len))
-			switch {
-			case m.Hdr.Flags&unix.MSG_TRUNC != 0:
-				dg.Payload, dg.Drop, dg.ICRC = dg.Payload[:0], DropTooLong, ICRCBad
-			case !ok:
-				dg.Payload, dg.Drop, dg.ICRC = dg.Payload[:0], DropTooShort, ICRCBad
-			}
-		}
-		if b.done > 0 {
-			return b.done, nil
-		}
-	}
+	}, w.ioError)
 }
 
 // parseFrame checks the headers of frame i and fills dg. It reports false

@@ -233,36 +233,13 @@ func (w *UDPWire) ReadBatch(dgs []Datagram) (int, error) {
 		return 0, ErrWireClosed
 	}
 	b := w.rx
-	b.count = min(len(dgs), w.batch)
-	if b.count == 0 {
-		return 0, nil
-	}
-	for i := range b.count {
-		p := dgs[i].Payload[:cap(dgs[i].Payload)]
-		if len(p) < minRoCEDatagram {
-			return 0, fmt.Errorf("endpoint: udp read: datagram %d has a %d-byte buffer, want %d", i, len(p), MaxDatagram)
-		}
-		b.iovs[i].Base = &p[0]
-		b.iovs[i].SetLen(min(len(p), MaxDatagram))
+	return readBatch(dgs, w.batch, &b.mmsgBatch, w.raw, "udp", func(i int, buf []byte) {
+		b.iovs[i].Base = &buf[0]
+		b.iovs[i].SetLen(len(buf))
 		h := &b.msgs[i].Hdr
 		h.Namelen = unix.SizeofSockaddrInet6
 		h.SetControllen(udpOOBSize)
-		h.Flags = 0
-	}
-	for {
-		if err := b.receive(w.raw); err != nil {
-			return 0, w.ioError("read", err)
-		}
-		// Message i is slot i, always: a datagram the kernel cut is
-		// marked in its own slot, never swapped away, because the
-		// caller pairs slot i with whatever owns buffer i.
-		for i := range b.done {
-			w.parseReceived(b, i, &dgs[i])
-		}
-		if b.done > 0 {
-			return b.done, nil
-		}
-	}
+	}, func(i int, dg *Datagram) { w.parseReceived(b, i, dg) }, w.ioError)
 }
 
 // parseReceived fills dg from message i of the batch: addresses, traffic
