@@ -28,6 +28,9 @@ type Dest struct {
 	VA       uint64
 	GID      netip.Addr
 	OutReads int
+	// MTU is the path MTU of the peer's QP in bytes, when the set-up
+	// tells it (0: unknown; the plan's is assumed).
+	MTU int
 }
 
 func (d Dest) String() string {
@@ -82,8 +85,14 @@ type Plan struct {
 	// MTU is the connection's path MTU in bytes: the analyser's, else the
 	// payload of a FIRST or MIDDLE packet (always a full MTU), else the
 	// largest payload rounded up to a valid MTU, else 1024.
-	MTU   int
-	Steps []Step
+	MTU int
+	// MTUMin and MTUMax are the smallest and largest IB path MTU at which
+	// every message the plan plays, and every READ's responses, segment
+	// as captured: a live peer at any MTU between them answers the same.
+	// A capture of single-packet messages cannot tell the MTU, only that
+	// it holds the largest packet; a FIRST or MIDDLE packet pins it.
+	MTUMin, MTUMax int
+	Steps          []Step
 	// Left out: retransmitted requests and responses to them.
 	SkippedRequests, SkippedResponses int
 }
@@ -220,6 +229,7 @@ func NewPlan(c *Capture, conv uint32, side uint8) (*Plan, error) {
 	if p.MTU <= 0 {
 		p.MTU = p.inferMTU()
 	}
+	p.MTUMin, p.MTUMax = p.mtuRange()
 	return p, nil
 }
 

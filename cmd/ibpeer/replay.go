@@ -571,7 +571,7 @@ func (j *replayJob) compare(ctx context.Context, c *replay.Capture, info io.Writ
 		peer = replay.NewWirePeer(split.Diverted(), j.target)
 		dev := endpoint.NewDevice(split.Rest())
 		defer dev.Close()
-		cs := &cmSetup{server: j.target.Addr(), port: j.cmPort, mtu: plan.MTU, rdAtom: hasReadsOrAtomics(plan) || f.payload, split: split, dev: dev}
+		cs := &cmSetup{server: j.target.Addr(), port: j.cmPort, mtus: planMTUs(plan), rdAtom: hasReadsOrAtomics(plan) || f.payload, split: split, dev: dev}
 		defer cs.Close()
 		setup = cs
 	case "manual":
@@ -583,7 +583,7 @@ func (j *replayJob) compare(ctx context.Context, c *replay.Capture, info io.Writ
 		if oob == "" {
 			oob = net.JoinHostPort(j.target.Addr().String(), strconv.Itoa(endpoint.DefaultOOBPort))
 		}
-		ts := &tcpSetup{kind: f.setup, addr: oob, gid: w.LocalAddr().Addr().As16(), mtu: plan.MTU, regionLen: plan.RegionLen}
+		ts := &tcpSetup{kind: f.setup, addr: oob, gid: w.LocalAddr().Addr().As16(), mtus: planMTUs(plan), regionLen: plan.RegionLen}
 		defer ts.Close()
 		setup = ts
 	}
@@ -640,7 +640,7 @@ func (m manualSetup) Exchange(context.Context, replay.Dest) (replay.Dest, error)
 type tcpSetup struct {
 	kind, addr string
 	gid        [16]byte
-	mtu        int
+	mtus       mtuRange
 	regionLen  uint64 // bytes of the peer's region the requests touch
 	conn       net.Conn
 	pt         *endpoint.PerftestConn
@@ -667,9 +667,10 @@ func (s *tcpSetup) Exchange(ctx context.Context, local replay.Dest) (replay.Dest
 		if err != nil || !ok {
 			return d, err
 		}
-		if reg.MTU != s.mtu {
-			return d, fmt.Errorf("the peer's QPs use path MTU %d, the capture %d: start ibpeer serve with --mtu %d", reg.MTU, s.mtu, s.mtu)
+		if !s.mtus.has(reg.MTU) {
+			return d, fmt.Errorf("the peer's QPs use path MTU %d%s: start ibpeer serve with --mtu %d", reg.MTU, s.mtus.refusal(), s.mtus.nearest(reg.MTU))
 		}
+		d.MTU = reg.MTU
 		if reg.Size < s.regionLen {
 			return d, fmt.Errorf("the peer's region has %d bytes, the captured requests touch %d: start ibpeer serve with --mr-size %d or more", reg.Size, s.regionLen, s.regionLen)
 		}
@@ -677,7 +678,8 @@ func (s *tcpSetup) Exchange(ctx context.Context, local replay.Dest) (replay.Dest
 		return d, nil
 	}
 	s.pt = endpoint.NewPerftestConn(conn, false)
-	if _, err := negotiateCaptureMTU(s.pt, s.mtu); err != nil {
+	mtu, err := negotiateCaptureMTU(s.pt, s.mtus)
+	if err != nil {
 		return replay.Dest{}, err
 	}
 	s.local = endpoint.PerftestDest{OutReads: 1, QPN: local.QPN, PSN: uint32(local.PSN), GID: s.gid}
@@ -687,30 +689,57 @@ func (s *tcpSetup) Exchange(ctx context.Context, local replay.Dest) (replay.Dest
 			return replay.Dest{}, err
 		}
 	}
-	return perftestPeer(r), nil
+	peer := perftestPeer(r)
+	peer.MTU = mtu.Bytes()
+	return peer, nil
+}
+
+// mtuRange is the path MTUs at which a plan's messages segment as
+// captured (replay.Plan's MTUMin to MTUMax).
+type mtuRange struct{ min, max int }
+
+func planMTUs(p *replay.Plan) mtuRange { return mtuRange{p.MTUMin, p.MTUMax} }
+
+func (r mtuRange) has(mtu int) bool { return r.min <= mtu && mtu <= r.max }
+
+// nearest is the MTU of the range closest to mtu: the one to ask a peer
+// at mtu for.
+func (r mtuRange) nearest(mtu int) int { return min(max(mtu, r.min), r.max) }
+
+// refusal says, after a peer's MTU, what the capture needs.
+func (r mtuRange) refusal() string {
+	if r.min == r.max {
+		return fmt.Sprintf(", the capture %d", r.min)
+	}
+	return fmt.Sprintf("; the captured messages segment the same only at path MTUs %d to %d", r.min, r.max)
 }
 
 // negotiateCaptureMTU runs perftest's opening exchange as a client
-// (versions, buffer sizes, MTU) proposing the capture's path MTU, and
-// refuses a peer that settles on a smaller one: perftest takes the smaller
-// MTU, and the peer's QP would drop the capture's full-size packets.
-func negotiateCaptureMTU(p *endpoint.PerftestConn, captureMTU int) (layers.PathMTU, error) {
+// (versions, buffer sizes, MTU) proposing the largest MTU at which the
+// captured messages segment as captured, and refuses a peer that settles
+// on one below the range: perftest takes the smaller MTU, and the peer's
+// QP would drop the capture's full-size packets (or split its READ
+// responses differently).
+func negotiateCaptureMTU(p *endpoint.PerftestConn, mtus mtuRange) (layers.PathMTU, error) {
 	if _, err := p.ExchangeVersions(endpoint.PerftestVersion); err != nil {
 		return 0, err
 	}
 	if _, _, err := p.ExchangeBufferSizes(perftestCycleBuffer, perftestCacheLine); err != nil {
 		return 0, err
 	}
-	want := mtuEnum(captureMTU)
-	got, err := p.ExchangeMTU(want)
+	got, err := p.ExchangeMTU(mtuEnum(mtus.max))
 	if err != nil {
 		return 0, err
 	}
-	if got != want {
-		return 0, fmt.Errorf("the peer's active MTU is %d, the capture's path MTU %d: give the peer -m %d",
-			layers.PathMTU(got).Bytes(), captureMTU, captureMTU)
+	mtu := layers.PathMTU(got)
+	if !mtus.has(mtu.Bytes()) {
+		refusal := mtus.refusal()
+		if mtus.min == mtus.max {
+			refusal = fmt.Sprintf(", the capture's path MTU %d", mtus.min)
+		}
+		return 0, fmt.Errorf("the peer's active MTU is %d%s: give the peer -m %d", mtu.Bytes(), refusal, mtus.nearest(mtu.Bytes()))
 	}
-	return layers.PathMTU(got), nil
+	return mtu, nil
 }
 
 // perftestPeer is what a peer's perftest QP message announces, as the

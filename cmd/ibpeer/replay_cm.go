@@ -26,8 +26,8 @@ import (
 type cmSetup struct {
 	server netip.Addr
 	port   int
-	mtu    int  // the capture's path MTU, in bytes
-	rdAtom bool // READs or atomics to come (the plan's, --payload's read-back): ask for responder resources
+	mtus   mtuRange // the path MTUs at which the captured messages segment as captured
+	rdAtom bool     // READs or atomics to come (the plan's, --payload's read-back): ask for responder resources
 	split  *replay.SplitWire
 	dev    *endpoint.Device
 	// limit bounds the whole exchange (default setupTimeout): with nobody
@@ -46,7 +46,7 @@ type cmSetup struct {
 const cmSetupTimeout = 5 * time.Second
 
 func (s *cmSetup) job() *perftestJob {
-	return &perftestJob{server: netip.AddrPortFrom(s.server, uint16(s.port)), port: s.port, mtu: s.mtu}
+	return &perftestJob{server: netip.AddrPortFrom(s.server, uint16(s.port)), port: s.port, mtu: s.mtus.max}
 }
 
 func (s *cmSetup) Exchange(ctx context.Context, _ replay.Dest) (replay.Dest, error) {
@@ -73,7 +73,7 @@ func (s *cmSetup) exchange(ctx context.Context) (replay.Dest, error) {
 	stop := context.AfterFunc(ctx, func() { cmx.msg.Close() })
 	defer stop()
 	s.p = endpoint.NewPerftestConnRDMACM(cmx.msg, false)
-	mtu, err := negotiateCaptureMTU(s.p, s.mtu)
+	mtu, err := negotiateCaptureMTU(s.p, s.mtus)
 	if err != nil {
 		return replay.Dest{}, err
 	}
@@ -113,7 +113,9 @@ func (s *cmSetup) exchange(ctx context.Context) (replay.Dest, error) {
 		return replay.Dest{}, fmt.Errorf("the peer's QP message names QPN 0x%06x, its RDMA CM connection 0x%06x", r.QPN, a.DestQPN)
 	}
 	s.ready = true
-	return perftestPeer(r), nil
+	d := perftestPeer(r)
+	d.MTU = mtu.Bytes()
+	return d, nil
 }
 
 // Assigned is the data QP's QPN and first PSN, which RDMA CM chose.

@@ -89,7 +89,7 @@ func TestReplayCompareCMFailures(t *testing.T) {
 		split := replay.NewSplitWire(w)
 		peer := replay.NewWirePeer(split.Diverted(), netip.MustParseAddrPort("127.81.10.2:4791"))
 		dev := endpoint.NewDevice(split.Rest())
-		s := &cmSetup{server: netip.MustParseAddr("127.81.10.2"), port: endpoint.DefaultOOBPort, mtu: 1024, split: split, dev: dev,
+		s := &cmSetup{server: netip.MustParseAddr("127.81.10.2"), port: endpoint.DefaultOOBPort, mtus: mtuRange{1024, 1024}, split: split, dev: dev,
 			limit: 300 * time.Millisecond}
 		start := time.Now()
 		_, err = s.Exchange(context.Background(), replay.Dest{})

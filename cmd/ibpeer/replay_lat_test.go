@@ -1,0 +1,125 @@
+package main
+
+import (
+	"fmt"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+
+	"github.com/ibwire/ibwire/capture"
+	"github.com/ibwire/ibwire/craft"
+)
+
+// craftLat writes a latency test's conversation as craft makes it: n
+// messages of op, each posted once the one before completed, at path MTU
+// mtu. It returns the capture's path.
+func craftLat(t *testing.T, mtu, n int, op craft.Op) string {
+	t.Helper()
+	c, err := craft.New(craft.Config{MTU: mtu})
+	require.NoError(t, err)
+	op.Wait = true
+	ops := make([]craft.Op, n)
+	for i := range ops {
+		ops[i] = op
+	}
+	require.NoError(t, c.Run(ops, craft.Faults{}))
+	path := filepath.Join(t.TempDir(), "lat.pcap")
+	require.NoError(t, write(path, capture.FormatPcap, c.Frames()))
+	return path
+}
+
+var (
+	latWrite = craft.Op{Kind: craft.OpWrite, Data: craft.Pattern(2, 1), VA: 0x7f0000001000, RKey: 0x1234}
+	latRead  = craft.Op{Kind: craft.OpRead, Data: craft.Pattern(2, 1), VA: 0x7f0000001000, RKey: 0x1234}
+	latSend  = craft.Op{Kind: craft.OpSend, Data: craft.Pattern(2, 1)}
+)
+
+// TestReplayCompareLatencyAgainstServe plays latency-test conversations
+// (ib_write_lat, ib_read_lat, ib_send_lat: 2-byte messages, one at a
+// time) against a default ibpeer serve, as a user would:
+// ibpeer serve --addr 127.0.0.2, then ibpeer replay --compare --to
+// 127.0.0.2 --setup pingpong FILE. A capture of single-packet messages
+// cannot tell the path MTU; any MTU at which they are single packets
+// answers the same, so serve's 1024 must do.
+func TestReplayCompareLatencyAgainstServe(t *testing.T) {
+	needLoopbackPorts(t)
+	defer goleak.VerifyNone(t)
+	tests := []struct {
+		name string
+		mtu  int // the captured connection's
+		op   craft.Op
+	}{
+		{"write_lat at MTU 1024", 1024, latWrite},
+		{"read_lat at MTU 1024", 1024, latRead},
+		{"send_lat at MTU 1024", 1024, latSend},
+		{"write_lat at MTU 256", 256, latWrite},
+		{"send_lat at MTU 4096", 4096, latSend},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			pcap := craftLat(t, tt.mtu, 20, tt.op)
+			srv := startServe(t, nil)
+			code, stdout, stderr := ibpeer("replay", "--compare", "--to", "127.0.0.2", "--oob", srv.tcp.String(),
+				"--setup", "pingpong", "--timeout", "2s", pcap)
+			out := srv.stop(t)
+			require.Equal(t, exitOK, code, "summary:\n%s\nstderr:\n%s\nserver:\n%s", summaryLines(stdout), stderr, out)
+			assert.Contains(t, stdout, "compare: played 20 requests")
+			ackSummary(t, stdout, 20)
+		})
+	}
+}
+
+// TestReplayCompareMTURange: a peer whose MTU would segment the captured
+// messages otherwise is refused, and the refusal names the MTUs that
+// would do; a peer at any of them is accepted, through each set-up that
+// learns the peer's MTU.
+func TestReplayCompareMTURange(t *testing.T) {
+	needLoopbackPorts(t)
+	defer goleak.VerifyNone(t)
+	// 300-byte WRITEs are single packets at 512 and more, two at 256.
+	writes300 := craft.Op{Kind: craft.OpWrite, Data: craft.Pattern(300, 1), VA: 0x7f0000001000, RKey: 0x1234}
+	tests := []struct {
+		name    string
+		setup   string // pingpong (ibpeer serve) or perftest (ibpeer perftest write)
+		peerMTU int
+		op      craft.Op
+		code    int
+		want    string // in stderr when refused
+	}{
+		{name: "serve at 256 refused", setup: "pingpong", peerMTU: 256, op: writes300, code: exitError,
+			want: "ibpeer replay: set-up: the peer's QPs use path MTU 256; the captured messages segment the same only at path MTUs 512 to 4096: start ibpeer serve with --mtu 512"},
+		{name: "serve at 512", setup: "pingpong", peerMTU: 512, op: writes300, code: exitOK},
+		{name: "serve at 4096", setup: "pingpong", peerMTU: 4096, op: writes300, code: exitOK},
+		{name: "perftest at 256 refused", setup: "perftest", peerMTU: 256, op: writes300, code: exitError,
+			want: "ibpeer replay: set-up: the peer's active MTU is 256; the captured messages segment the same only at path MTUs 512 to 4096: give the peer -m 512"},
+		{name: "perftest at 512", setup: "perftest", peerMTU: 512, op: writes300, code: exitOK},
+		{name: "perftest at 2048, 2-byte WRITEs", setup: "perftest", peerMTU: 2048, op: latWrite, code: exitOK},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			pcap := craftLat(t, 1024, 10, tt.op)
+			args := []string{"replay", "--compare", "--to", "127.0.0.2", "--setup", tt.setup, "--timeout", "2s"}
+			var stop func() string
+			if tt.setup == "pingpong" {
+				srv := startServe(t, func(c *serveConfig) { c.mtu = tt.peerMTU })
+				args = append(args, "--oob", srv.tcp.String())
+				stop = func() string { return srv.stop(t) }
+			} else {
+				port, wait := startPerftestServer(t, "write", "-m", fmt.Sprint(tt.peerMTU))
+				args = append(args, "--oob", fmt.Sprintf("127.0.0.2:%d", port))
+				stop = func() string { out, _ := wait(); return out }
+			}
+			code, stdout, stderr := ibpeer(append(args, pcap)...)
+			out := stop()
+			require.Equal(t, tt.code, code, "summary:\n%s\nstderr:\n%s\nserver:\n%s", summaryLines(stdout), stderr, out)
+			if tt.want != "" {
+				assert.Contains(t, stderr, tt.want)
+				return
+			}
+			ackSummary(t, stdout, 10)
+		})
+	}
+}
