@@ -437,6 +437,16 @@ type Result struct {
 	// dropped before they were read (a SplitWire view whose queue was
 	// full): responses the comparison never saw.
 	Dropped uint64
+	// RNRNaks counts the peer's RNR NAKs: its receive queue was empty
+	// when a SEND came. Unless the capture has RNR NAKs of its own, the
+	// player does what a requester does: after the NAK's timer it sends
+	// the request again, and those after it (Resent counts them), up to
+	// rnrRetries times for one request; the RNR NAKs, and the PSN
+	// sequence NAKs for the same PSN before the retry, are then no
+	// differences. RNRGaveUp is the frame number of the request the
+	// player stopped retrying (the peer answered RNR NAK every time).
+	RNRNaks, Resent int
+	RNRGaveUp       int
 }
 
 // Response is one response, reduced to what is compared.
@@ -451,6 +461,10 @@ type Response struct {
 	// Answers is the frame number of the captured request whose PSN the
 	// response carries (a READ's for each of its responses); 0 for none.
 	Answers int
+	// rnr says the response is an RNR NAK, asking to wait rnrWait;
+	// seqNAK that it is a NAK PSN sequence error.
+	rnr, seqNAK bool
+	rnrWait     time.Duration
 }
 
 // Hunk is one run of differences: captured responses missing from the
@@ -526,6 +540,38 @@ func Compare(ctx context.Context, plan *Plan, setup Setup, peer Peer, opts Compa
 	// timeout and not one per request after it.
 	missing, others, covered := 0, 0, -1
 	silent := false
+	// An RNR NAK asks the requester to send the request again after its
+	// timer; the player does, unless the capture has RNR NAKs of its own
+	// (then the peer's are compared with them).
+	retryRNR := true
+	for _, r := range res.Captured {
+		retryRNR = retryRNR && !r.rnr
+	}
+	type sentReq struct{ step, psn int } // index into plan.Steps, relative PSN
+	var sent []sentReq
+	rnrFor := map[int]int{} // relative PSN → RNR NAKs for it
+	retryPSN, retryAt := -1, time.Time{}
+	send := func(i int) error {
+		f := *plan.Steps[i].Frame
+		f.Data = append([]byte(nil), f.Data...)
+		rw.Rewrite(&f)
+		if err := peer.Send(f.Datagram()); err != nil {
+			return fmt.Errorf("frame %d: send: %w", f.Number, err)
+		}
+		return nil
+	}
+	resend := func() error {
+		for _, s := range sent {
+			if s.psn >= retryPSN {
+				if err := send(s.step); err != nil {
+					return err
+				}
+				res.Resent++
+			}
+		}
+		retryPSN = -1
+		return nil
+	}
 	caughtUp := func(total, other, psn int) bool {
 		if opts.StrictACKs {
 			return len(res.Live) >= total-missing && covered >= psn
@@ -539,12 +585,23 @@ func Compare(ctx context.Context, plan *Plan, setup Setup, peer Peer, opts Compa
 			if err := ctx.Err(); err != nil {
 				return err
 			}
+			if retryPSN >= 0 && !time.Now().Before(retryAt) {
+				if err := resend(); err != nil {
+					return err
+				}
+			}
 			left := time.Until(deadline)
 			if left <= 0 {
 				break
 			}
+			if retryPSN >= 0 {
+				left = min(left, max(time.Until(retryAt), time.Microsecond))
+			}
 			n, err := peer.Receive(buf, left)
 			if errors.Is(err, os.ErrDeadlineExceeded) {
+				if retryPSN >= 0 {
+					continue
+				}
 				break
 			}
 			if err != nil {
@@ -552,6 +609,23 @@ func Compare(ctx context.Context, plan *Plan, setup Setup, peer Peer, opts Compa
 			}
 			r := describe(buf[:n], local.PSN, local.QPN, opts.Payload)
 			r.Index, r.Answers = len(res.Live)+1, answers[r.PSN]
+			if retryRNR {
+				switch {
+				case r.rnr && rnrFor[r.PSN] < rnrRetries:
+					rnrFor[r.PSN]++
+					res.RNRNaks++
+					retryPSN, retryAt = r.PSN, time.Now().Add(r.rnrWait)
+					deadline = later(deadline, retryAt.Add(wait))
+					continue
+				case r.rnr:
+					res.RNRNaks++
+					res.RNRGaveUp = r.Answers
+				case r.seqNAK && rnrFor[r.PSN] > 0 && covered < r.PSN:
+					// The requests after an RNR-NAKed one arrived out of
+					// sequence; the retry sends them again.
+					continue
+				}
+			}
 			res.Live = append(res.Live, r)
 			if !r.PlainACK {
 				others++
@@ -573,7 +647,7 @@ func Compare(ctx context.Context, plan *Plan, setup Setup, peer Peer, opts Compa
 		}
 		return nil
 	}
-	for _, s := range plan.Steps {
+	for i, s := range plan.Steps {
 		if !s.Request {
 			continue
 		}
@@ -582,12 +656,10 @@ func Compare(ctx context.Context, plan *Plan, setup Setup, peer Peer, opts Compa
 				return nil, err
 			}
 		}
-		f := *s.Frame
-		f.Data = append([]byte(nil), f.Data...)
-		rw.Rewrite(&f)
-		if err := peer.Send(f.Datagram()); err != nil {
-			return nil, fmt.Errorf("frame %d: send: %w", f.Number, err)
+		if err := send(i); err != nil {
+			return nil, err
 		}
+		sent = append(sent, sentReq{i, reqPSN(s.Frame.Datagram(), plan.Requester.PSN)})
 		res.Sent++
 	}
 	lastOther, lastPSN := 0, -1
@@ -614,6 +686,22 @@ func Compare(ctx context.Context, plan *Plan, setup Setup, peer Peer, opts Compa
 		res.Dropped = d.Dropped()
 	}
 	return res, nil
+}
+
+// reqPSN is the PSN of request dg relative to base.
+func reqPSN(dg []byte, base layers.PSN) int {
+	var b layers.BTH
+	if b.DecodeFromBytes(dg, gopacket.NilDecodeFeedback) != nil {
+		return 0
+	}
+	return b.PSN.Diff(base)
+}
+
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
 }
 
 // requestFrames maps each PSN of the plan's requests, relative to the
@@ -669,7 +757,12 @@ func describe(dg []byte, base layers.PSN, ourQPN uint32, payload bool) Response 
 			fmt.Fprintf(&s, " orig 0x%x", b.AtomicAckETH.OrigRemoteData)
 		}
 	}
-	return Response{Key: s.String(), PSN: rel, PlainACK: isPlainACK(&b)}
+	r := Response{Key: s.String(), PSN: rel, PlainACK: isPlainACK(&b)}
+	if info.Has(layers.HdrAETH) {
+		r.rnr, r.rnrWait = b.AETH.Syndrome.IsRNRNak(), b.AETH.Syndrome.RNRTimer()
+		r.seqNAK = b.AETH.Syndrome.IsNak() && b.AETH.Syndrome.NAKCode() == layers.NAKPSNSequenceError
+	}
+	return r
 }
 
 // dropCoveredACKs takes out of the hunks the captured plain ACKs that the
@@ -850,6 +943,7 @@ func (r *Result) WriteSummary(w io.Writer) {
 		fmt.Fprintf(w, "compare: the peer had not answered as far as the capture within the timeout %d %s (first before %s)\n",
 			len(r.Stalls), plural(len(r.Stalls), "time"), at)
 	}
+	r.writeRNRSummary(w)
 	if r.Dropped > 0 {
 		fmt.Fprintf(w, "compare: the wire dropped %d %s for the player before it read them (its queue was full)\n",
 			r.Dropped, plural(int(r.Dropped), "datagram"))

@@ -75,7 +75,15 @@ before it. A responder may acknowledge several messages with one ACK
 --strict-acks, the ACKs are judged by those the peer sent, each of which
 must match a captured one, and a captured ACK the peer covered with a later
 one is no difference; the report counts both. A peer that holds its ACKs
-back until the wait for them (--timeout) runs out differs even so.
+back until the wait for them (--timeout) runs out differs even so. A peer
+that answers RNR NAK (its receive queue was empty) gets the request again
+after the NAK's timer, as a requester sends it, up to 7 times; the report
+says so on its first line, with the fix (ibpeer serve's --recv), and the
+RNR NAKs are no difference unless the peer never took the request. The
+peer's path MTU need not be the capture's: any MTU at which every played
+message (and every READ's responses) takes as many packets as captured
+will do (a capture of 2-byte messages fits 256 to 4096); the set-up
+refuses a peer outside that range and names it.
 Differences are printed like diff: "-frame N" a captured response the peer
 did not send, "+live #K ... (to frame N)" the K-th live response, which the
 capture does not have, with the frame of the captured request whose PSN
@@ -596,12 +604,22 @@ func (j *replayJob) compare(ctx context.Context, c *replay.Capture, info io.Writ
 	if err != nil {
 		return exitError, err
 	}
+	res.WriteRNR(info, rnrFix[f.setup])
 	res.WriteDiff(info, j.target.String())
 	res.WriteSummary(info)
 	if res.Differ() {
 		return exitError, nil
 	}
 	return exitOK, nil
+}
+
+// rnrFix says, for each --setup, how to give the peer more receive
+// buffers when it answered RNR NAK.
+var rnrFix = map[string]string{
+	"pingpong": "start ibpeer serve with more --recv",
+	"perftest": "give the perftest server a deeper receive queue (ib_send_bw's -r)",
+	"cm":       "give the perftest server a deeper receive queue (ib_send_bw's -r)",
+	"manual":   "post more receive buffers on the peer's QP",
 }
 
 // cmPort is the port of --setup cm's RDMA CM service (perftest's -p):

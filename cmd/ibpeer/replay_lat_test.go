@@ -1,8 +1,11 @@
 package main
 
 import (
+	"encoding/binary"
 	"fmt"
+	"net/netip"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -11,6 +14,9 @@ import (
 
 	"github.com/ibwire/ibwire/capture"
 	"github.com/ibwire/ibwire/craft"
+	"github.com/ibwire/ibwire/endpoint"
+	"github.com/ibwire/ibwire/layers"
+	"github.com/ibwire/ibwire/replay"
 )
 
 // craftLat writes a latency test's conversation as craft makes it: n
@@ -120,6 +126,60 @@ func TestReplayCompareMTURange(t *testing.T) {
 				return
 			}
 			ackSummary(t, stdout, 10)
+		})
+	}
+}
+
+// TestReplayCompareRNRNak: a peer whose receive queue ran out answers
+// RNR NAK. The report says so on its first line, with the fix, not after
+// a diff; the player sends the request again after the NAK's timer, as a
+// requester does, so a peer that catches up passes, and one that never
+// does fails.
+func TestReplayCompareRNRNak(t *testing.T) {
+	pcap := craftLat(t, 1024, 10, latSend)
+	c, err := replay.Load(pcap, replay.LoadOptions{})
+	require.NoError(t, err)
+	plan, err := replay.NewPlan(c, 0, 0)
+	require.NoError(t, err)
+	rnr := func(dg []byte) []byte {
+		dg[12] = byte(layers.MakeRNRNakSyndrome(1))
+		return dg
+	}
+	tests := []struct {
+		name   string
+		mutate func(n int, dg []byte) []byte
+		code   int
+		first  string
+		more   string
+	}{
+		{"once", func(n int, dg []byte) []byte {
+			if n == 3 {
+				return rnr(dg)
+			}
+			return dg
+		}, exitOK, "compare: peer sent RNR NAK 1 time (its receive queue was empty): post more receive buffers on the peer's QP\n",
+			"compare: 10 responses captured, 10 received; no differences\n"},
+		{"always", func(n int, dg []byte) []byte {
+			if binary.BigEndian.Uint32(dg[12:])&0xFFFFFF == 3 { // MSN 3
+				return rnr(dg)
+			}
+			return dg
+		}, exitError, "compare: peer sent RNR NAK 8 times (its receive queue was empty): post more receive buffers on the peer's QP\n",
+			"compare: the player gave up on the request of frame "},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			w, err := endpoint.ListenUDP(netip.MustParseAddrPort("127.0.0.7:0"))
+			require.NoError(t, err)
+			done := captureResponder(t, w, plan, 0x4242, false, tt.mutate)
+			code, stdout, stderr := ibpeer("replay", "--compare", "--to", w.LocalAddr().String(), "--from", "127.0.0.8:0",
+				"--setup", "manual", "--peer-qpn", "0x4242", "--timeout", "500ms", pcap)
+			require.NoError(t, w.Close())
+			<-done
+			assert.Equal(t, tt.code, code, "stdout:\n%s\nstderr: %s", stdout, stderr)
+			first, _, _ := strings.Cut(stdout, "\n")
+			assert.Equal(t, tt.first, first+"\n")
+			assert.Contains(t, stdout, tt.more)
 		})
 	}
 }
