@@ -93,7 +93,8 @@ type Plan struct {
 	// it holds the largest packet; a FIRST or MIDDLE packet pins it.
 	MTUMin, MTUMax int
 	Steps          []Step
-	// Left out: retransmitted requests and responses to them.
+	// Left out: retransmitted requests, and responses that repeat an
+	// earlier one's opcode and PSN.
 	SkippedRequests, SkippedResponses int
 }
 
@@ -137,7 +138,6 @@ func NewPlan(c *Capture, conv uint32, side uint8) (*Plan, error) {
 	others, covered := 0, -1
 	seenPSN := map[layers.PSN]bool{}
 	seenResp := map[[2]uint32]bool{}
-	skippedReq := map[int]bool{}
 	responses := 0
 	for i := range c.Frames {
 		f := &c.Frames[i]
@@ -159,7 +159,6 @@ func NewPlan(c *Capture, conv uint32, side uint8) (*Plan, error) {
 			}
 			if f.Retransmission || seenPSN[b.PSN] {
 				p.SkippedRequests++
-				skippedReq[f.Number] = true
 				continue
 			}
 			seenPSN[b.PSN] = true
@@ -189,10 +188,11 @@ func NewPlan(c *Capture, conv uint32, side uint8) (*Plan, error) {
 			if p.Side != 0 && f.Dir == p.Side {
 				continue // the other direction's responses: its own requests are not played
 			}
-			if skippedReq[f.ResponseTo] {
-				p.SkippedResponses++
-				continue
-			}
+			// The player sends each request once, and the peer answers
+			// each PSN once: the first answer at a PSN is kept, even
+			// when the analyzer paired it with a resent copy of the
+			// request (rxe resends on its timer while the ACK is on its
+			// way), and its repeats are left out.
 			k := [2]uint32{uint32(b.Opcode), uint32(b.PSN)}
 			if seenResp[k] {
 				p.SkippedResponses++
@@ -960,7 +960,7 @@ func (r *Result) WriteSummary(w io.Writer) {
 		}
 	}
 	if p.SkippedRequests > 0 || p.SkippedResponses > 0 {
-		fmt.Fprintf(w, "compare: left out %d retransmitted requests and %d responses to them\n", p.SkippedRequests, p.SkippedResponses)
+		fmt.Fprintf(w, "compare: left out %d retransmitted requests and %d responses that repeat an earlier one\n", p.SkippedRequests, p.SkippedResponses)
 	}
 }
 

@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"fmt"
 	"path/filepath"
 	"testing"
 
@@ -84,6 +85,38 @@ func TestPlanMTURange(t *testing.T) {
 			assert.Equal(t, tt.min, p.MTUMin, "smallest MTU")
 			assert.Equal(t, tt.max, p.MTUMax, "largest MTU")
 			assert.True(t, p.MTUMin <= p.MTU && p.MTU <= p.MTUMax, "the capture's MTU %d is in [%d, %d]", p.MTU, p.MTUMin, p.MTUMax)
+		})
+	}
+}
+
+// TestPlanKeepsOneAnswerPerPSN: rxe resends a SEND or WRITE whose ACK is
+// late (its retry timer under emulation, no loss), and the analyzer takes
+// both ACKs for answers to the resent copy. The player sends the request
+// once, and the peer answers it once: the plan keeps the first answer at
+// each PSN, whatever request the analyzer paired it with, and leaves out
+// only the repeats.
+func TestPlanKeepsOneAnswerPerPSN(t *testing.T) {
+	tests := []struct {
+		file                string
+		side                uint8
+		requests, responses int
+		skippedResponses    int
+	}{
+		{"rxe_send_lat.pcap.gz", 2, 200, 200, 3},
+		{"rxe_send_lat.pcap.gz", 1, 200, 200, 0},
+		{"rxe_write_lat.pcap.gz", 1, 200, 200, 2},
+		{"rxe_write_lat.pcap.gz", 2, 200, 200, 0},
+		{"rxe_read_lat.pcap.gz", 1, 200, 200, 0},
+	}
+	for _, tt := range tests {
+		t.Run(fmt.Sprintf("%s side %d", tt.file, tt.side), func(t *testing.T) {
+			c, err := Load(filepath.Join("../interop/testdata", tt.file), LoadOptions{Decode: decodeOpts()})
+			require.NoError(t, err)
+			p, err := NewPlan(c, 0, tt.side)
+			require.NoError(t, err)
+			assert.Equal(t, tt.requests, p.Requests())
+			assert.Equal(t, tt.responses, p.Responses())
+			assert.Equal(t, tt.skippedResponses, p.SkippedResponses)
 		})
 	}
 }
