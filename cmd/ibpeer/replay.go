@@ -204,7 +204,7 @@ func runReplay(args []string, stdout, stderr io.Writer) int {
 	fs.Uint64Var(&f.peerVA, "peer-va", 0, "with --setup manual: the VA of the peer's region")
 	fs.Uint64Var(&f.localQPN, "local-qpn", 0, "with --compare: the QPN to announce (default: the captured requester's)")
 	fs.Uint64Var(&f.localPSN, "local-psn", 0, "with --compare: the first PSN to announce (default: the captured requester's)")
-	fs.IntVar(&f.convNo, "conv", 0, "with --compare: the conversation to play, as ibdump -z conv,qp numbers them (default: the first RC one)")
+	fs.IntVar(&f.convNo, "conv", 0, "with --compare: the conversation to play, as ibdump -z conv,qp numbers them (default: the first RC one; with --setup cm, the first that is not perftest -R's set-up QP)")
 	fs.StringVar(&f.side, "side", "", "with --compare: the requester, a (A→B) or b (B→A) (default: whoever sent the first request)")
 	fs.DurationVar(&f.timeout, "timeout", time.Second, "with --compare: how long to wait for a due response")
 	fs.Usage = func() {}
@@ -550,7 +550,11 @@ func (j *replayJob) plan(c *replay.Capture) (*replay.Plan, error) {
 	case "b":
 		side = 2
 	}
-	return replay.NewPlan(c, uint32(j.f.convNo), side)
+	conv := uint32(j.f.convNo)
+	if conv == 0 && j.f.compare && j.f.setup == "cm" {
+		conv = perftestDataConv(c)
+	}
+	return replay.NewPlan(c, conv, side)
 }
 
 // compare runs compare mode.

@@ -101,3 +101,21 @@ func TestReplayCompareCMFailures(t *testing.T) {
 		require.NoError(t, dev.Close())
 	})
 }
+
+// TestReplayCompareCMDataQP: a perftest -R capture holds two RC
+// connections set up by RDMA CM between the same two ports: perftest's
+// set-up QP (its exchange as SENDs both ways), then the data QP. --setup
+// cm plays the data QP unless --conv says otherwise; played, the set-up
+// QP's SENDs met a READ server's empty receive queue. The capture is
+// ibpeer perftest read -R -n 10 -s 2048 on loopback (tcpdump -i lo).
+func TestReplayCompareCMDataQP(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	s := runPerftestServer(t, "read", "-R", "--addr", "127.81.20.2")
+	code, stdout, stderr := ibpeer("replay", "--compare", "--to", "127.81.20.2", "--from", "127.81.20.1", "--setup", "cm", "--timeout", "2s",
+		"testdata/perftest_R_read.pcap")
+	serr := <-s.done
+	require.Equal(t, exitOK, code, "report:\n%s\nstderr:\n%s\nserver:\n%s", stdout, stderr, s.out.String())
+	require.NoError(t, serr, "server:\n%s", s.out.String())
+	assert.Contains(t, stdout, "compare: played 10 requests of conversation 3 ")
+	ackSummary(t, stdout, 10)
+}
