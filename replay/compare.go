@@ -281,6 +281,30 @@ func (p *Plan) Requests() int {
 	return n
 }
 
+// Messages counts the messages the plan's requests carry and their bytes:
+// a SEND's payload, an RDMA WRITE's or READ's RETH length, an atomic's 8.
+func (p *Plan) Messages() (n int, bytes uint64) {
+	var b layers.BTH
+	for _, s := range p.Steps {
+		if !s.Request || b.DecodeFromBytes(s.Frame.Datagram(), gopacket.NilDecodeFeedback) != nil {
+			continue
+		}
+		info := b.Opcode.Info()
+		if info.Position == layers.PosFirst || info.Position == layers.PosOnly {
+			n++
+		}
+		switch {
+		case info.Has(layers.HdrRETH):
+			bytes += uint64(b.RETH.DMALength)
+		case info.Has(layers.HdrAtomicETH):
+			bytes += 8
+		case info.Operation != layers.OpRDMAWrite:
+			bytes += uint64(len(b.PacketPayload()))
+		}
+	}
+	return n, bytes
+}
+
 // Responses counts the plan's responses.
 func (p *Plan) Responses() int { return len(p.Steps) - p.Requests() }
 
@@ -447,6 +471,9 @@ type Result struct {
 	// player stopped retrying (the peer answered RNR NAK every time).
 	RNRNaks, Resent int
 	RNRGaveUp       int
+	// Elapsed is the time from the first request sent to the last
+	// response received (the read-back left out).
+	Elapsed time.Duration
 }
 
 // Response is one response, reduced to what is compared.
@@ -551,6 +578,7 @@ func Compare(ctx context.Context, plan *Plan, setup Setup, peer Peer, opts Compa
 	var sent []sentReq
 	rnrFor := map[int]int{} // relative PSN → RNR NAKs for it
 	retryPSN, retryAt := -1, time.Time{}
+	var firstSent, lastRecv time.Time
 	send := func(i int) error {
 		f := *plan.Steps[i].Frame
 		f.Data = append([]byte(nil), f.Data...)
@@ -607,6 +635,7 @@ func Compare(ctx context.Context, plan *Plan, setup Setup, peer Peer, opts Compa
 			if err != nil {
 				return fmt.Errorf("receive: %w", err)
 			}
+			lastRecv = time.Now()
 			r := describe(buf[:n], local.PSN, local.QPN, opts.Payload)
 			r.Index, r.Answers = len(res.Live)+1, answers[r.PSN]
 			if retryRNR {
@@ -659,6 +688,9 @@ func Compare(ctx context.Context, plan *Plan, setup Setup, peer Peer, opts Compa
 		if err := send(i); err != nil {
 			return nil, err
 		}
+		if firstSent.IsZero() {
+			firstSent = time.Now()
+		}
 		sent = append(sent, sentReq{i, reqPSN(s.Frame.Datagram(), plan.Requester.PSN)})
 		res.Sent++
 	}
@@ -674,6 +706,9 @@ func Compare(ctx context.Context, plan *Plan, setup Setup, peer Peer, opts Compa
 	}
 	if err := receive(-1, 0, 0, linger, 0); err != nil {
 		return nil, err
+	}
+	if lastRecv.After(firstSent) {
+		res.Elapsed = lastRecv.Sub(firstSent)
 	}
 	res.Hunks = diff(res.Captured, res.Live)
 	if !opts.StrictACKs {

@@ -608,6 +608,9 @@ func (j *replayJob) compare(ctx context.Context, c *replay.Capture, info io.Writ
 	if err != nil {
 		return exitError, err
 	}
+	if r, ok := setup.(reporter); ok {
+		r.setReport(playReport(res))
+	}
 	res.WriteRNR(info, rnrFix[f.setup])
 	res.WriteDiff(info, j.target.String())
 	res.WriteSummary(info)
@@ -650,6 +653,26 @@ func cmPort(oob string, target netip.Addr) (int, error) {
 	return int(ap.Port()), nil
 }
 
+// reporter is a perftest set-up, whose closing steps send the client's
+// bandwidth report, which the server prints as its own.
+type reporter interface {
+	setReport(endpoint.PerftestBWReport)
+}
+
+// playReport is the report of a play as a perftest client's: the
+// messages played, their size (the mean, for a capture of mixed sizes),
+// and the average rate from the first request to the last response, in
+// MB/s as perftest's default. There is no peak (0, as perftest -N prints).
+func playReport(res *replay.Result) endpoint.PerftestBWReport {
+	n, bytes := res.Plan.Messages()
+	if n == 0 {
+		return endpoint.PerftestBWReport{}
+	}
+	size := bytes / uint64(n)
+	avg, rate := perfBWFigures(size, uint64(n), res.Elapsed.Seconds(), true)
+	return endpoint.PerftestBWReport{Size: size, Iterations: uint64(n), BWAverage: avg, MsgRate: rate}
+}
+
 // manualSetup announces nothing and takes the peer's values from flags.
 type manualSetup struct{ remote replay.Dest }
 
@@ -667,7 +690,10 @@ type tcpSetup struct {
 	conn       net.Conn
 	pt         *endpoint.PerftestConn
 	local      endpoint.PerftestDest
+	report     endpoint.PerftestBWReport // sent on Close
 }
+
+func (s *tcpSetup) setReport(r endpoint.PerftestBWReport) { s.report = r }
 
 func (s *tcpSetup) Exchange(ctx context.Context, local replay.Dest) (replay.Dest, error) {
 	var d net.Dialer
@@ -789,7 +815,8 @@ func readServeRegion(conn net.Conn) (reg serveRegion, ok bool, err error) {
 }
 
 // Close ends a perftest session as a client does (end-of-test handshake,
-// reports, closing handshake, done) so the server finishes cleanly; errors
+// reports, closing handshake, done) so the server finishes cleanly; the
+// report is the play's (setReport), which the server prints; errors
 // there change nothing about the comparison and are ignored.
 func (s *tcpSetup) Close() error {
 	if s.conn == nil {
@@ -798,7 +825,7 @@ func (s *tcpSetup) Close() error {
 	if s.pt != nil {
 		s.conn.SetDeadline(time.Now().Add(2 * time.Second))
 		if _, err := s.pt.Handshake(s.local); err == nil {
-			if _, err := s.pt.ExchangeBWReports(endpoint.PerftestBWReport{}); err == nil {
+			if _, err := s.pt.ExchangeBWReports(s.report); err == nil {
 				if _, err := s.pt.Handshake(s.local); err == nil {
 					s.pt.ExchangeDone()
 				}

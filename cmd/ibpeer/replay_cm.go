@@ -41,8 +41,11 @@ type cmSetup struct {
 	qp       *endpoint.QP
 	local    endpoint.PerftestDest
 	assigned replay.Dest
-	ready    bool // the exchange went through: Close runs the closing steps
+	ready    bool                      // the exchange went through: Close runs the closing steps
+	report   endpoint.PerftestBWReport // the play's, sent on Close
 }
+
+func (s *cmSetup) setReport(r endpoint.PerftestBWReport) { s.report = r }
 
 // cmSetupTimeout bounds Close's steps.
 const cmSetupTimeout = 5 * time.Second
@@ -136,7 +139,7 @@ func (s *cmSetup) Close() error {
 	if s.ready {
 		s.cmx.msg.SetDeadline(time.Now().Add(cmSetupTimeout))
 		if _, err := s.p.Handshake(s.local); err == nil {
-			if _, err := s.p.ExchangeBWReports(endpoint.PerftestBWReport{}); err == nil {
+			if _, err := s.p.ExchangeBWReports(s.report); err == nil {
 				_, err = s.p.Handshake(s.local)
 				done = err == nil
 			}

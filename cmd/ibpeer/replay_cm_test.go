@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/netip"
+	"strings"
 	"testing"
 	"time"
 
@@ -118,4 +119,8 @@ func TestReplayCompareCMDataQP(t *testing.T) {
 	require.NoError(t, serr, "server:\n%s", s.out.String())
 	assert.Contains(t, stdout, "compare: played 10 requests of conversation 3 ")
 	ackSummary(t, stdout, 10)
+	// The server prints the client's report: what the play did, not a
+	// row of zeros.
+	row := perfRow(t, s.out.String())
+	assert.True(t, strings.HasPrefix(row, " 2048       10               0.00 "), "row %q", row)
 }

@@ -120,3 +120,26 @@ func TestPlanKeepsOneAnswerPerPSN(t *testing.T) {
 		})
 	}
 }
+
+// TestPlanMessages counts the messages and bytes the plan's requests
+// carry, what a perftest client reports for a run.
+func TestPlanMessages(t *testing.T) {
+	tests := []struct {
+		file     string
+		messages int
+		bytes    uint64
+	}{
+		{"write_bw.pcap", 200, 200 * 4096},
+		{"read_bw.pcap", 200, 200 * 4096},
+		{"atomic_fadd.pcap", 200, 200 * 8},
+		{"send_bw_small.pcap", 300, 300 * 64},
+		{"rc_pingpong.pcap", 20, 20 * 1024},
+	}
+	for _, tt := range tests {
+		t.Run(tt.file, func(t *testing.T) {
+			n, bytes := loadPlan(t, tt.file).Messages()
+			assert.Equal(t, tt.messages, n)
+			assert.Equal(t, tt.bytes, bytes)
+		})
+	}
+}
