@@ -62,6 +62,10 @@ ones. --setup says how:
             another name for it
   manual    the peer's values from --peer-qpn, --peer-rkey, --peer-va
 
+Without --setup, replay tries perftest's exchange and, when the peer does
+not answer its first message within a second (ibpeer serve says nothing
+to it), ibpeer serve's (pingpong) on a new connection, and says so.
+
 It compares opcodes, PSNs relative to the first, AETH syndromes and MSNs,
 lengths, and with --payload READ data and atomic original values; with
 --payload it also reads the span the captured WRITEs cover back from the
@@ -133,6 +137,7 @@ type replayFlags struct {
 	compare, payload, strictACK bool
 	imageOut                    string
 	setup, oob                  string
+	setupGiven                  bool // --setup was on the command line
 	peerQPN, peerPSN, peerRKey  uint64
 	peerVA                      uint64
 	localQPN, localPSN          uint64
@@ -196,7 +201,7 @@ func runReplay(args []string, stdout, stderr io.Writer) int {
 	fs.BoolVar(&f.payload, "payload", false, "with --compare: compare READ data and atomic original values too, and read the WRITEs' span back afterwards")
 	fs.BoolVar(&f.strictACK, "strict-acks", false, "with --compare: a captured ACK the peer coalesced into a later one is a difference too (and the player waits for every captured response)")
 	fs.StringVar(&f.imageOut, "image", "", "write the responder's region of the --conv connection as the capture shows it (WRITE data, what READs and atomics found) to `FILE`, to seed a peer for --compare --payload; alone, it is all that is done")
-	fs.StringVar(&f.setup, "setup", "perftest", "with --compare: how to learn the peer's QPN, R_Key, VA: perftest, pingpong (TCP exchanges), cm (perftest -R's RDMA CM) or manual (--peer-*)")
+	fs.StringVar(&f.setup, "setup", "perftest", "with --compare: how to learn the peer's QPN, R_Key, VA: perftest, pingpong (TCP exchanges), cm (perftest -R's RDMA CM) or manual (--peer-*); not given: perftest, else pingpong when the peer does not answer perftest's first message")
 	fs.StringVar(&f.oob, "oob", "", "with --compare: `HOST:PORT` of the TCP set-up exchange (default: --to's host, port 18515); with --setup cm, :PORT of the RDMA CM service")
 	fs.Uint64Var(&f.peerQPN, "peer-qpn", 0, "with --setup manual: the peer's QPN")
 	fs.Uint64Var(&f.peerPSN, "peer-psn", 0, "with --setup manual: the peer's first PSN")
@@ -218,6 +223,7 @@ func runReplay(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "Run 'ibpeer replay -h' for usage.")
 		return exitUsage
 	}
+	fs.Visit(func(fl *flag.Flag) { f.setupGiven = f.setupGiven || fl.Name == "setup" })
 	bad := func(format string, a ...any) int {
 		fmt.Fprintf(stderr, "ibpeer replay: %s\n", fmt.Sprintf(format, a...))
 		fmt.Fprintln(stderr, "Run 'ibpeer replay -h' for usage.")
@@ -595,7 +601,8 @@ func (j *replayJob) compare(ctx context.Context, c *replay.Capture, info io.Writ
 		if oob == "" {
 			oob = net.JoinHostPort(j.target.Addr().String(), strconv.Itoa(endpoint.DefaultOOBPort))
 		}
-		ts := &tcpSetup{kind: f.setup, addr: oob, gid: w.LocalAddr().Addr().As16(), mtus: planMTUs(plan), regionLen: plan.RegionLen}
+		ts := &tcpSetup{kind: f.setup, addr: oob, gid: w.LocalAddr().Addr().As16(), mtus: planMTUs(plan), regionLen: plan.RegionLen,
+			fallback: !f.setupGiven}
 		defer ts.Close()
 		setup = ts
 	}
@@ -610,6 +617,10 @@ func (j *replayJob) compare(ctx context.Context, c *replay.Capture, info io.Writ
 	}
 	if r, ok := setup.(reporter); ok {
 		r.setReport(playReport(res))
+	}
+	if ts, ok := setup.(*tcpSetup); ok && ts.fellBack {
+		f.setup = "pingpong"
+		fmt.Fprintf(info, "compare: the peer did not answer perftest's set-up within %v; it answered ibpeer serve's (--setup pingpong)\n", setupFallbackWait)
 	}
 	res.WriteRNR(info, rnrFix[f.setup])
 	res.WriteDiff(info, j.target.String())
@@ -687,45 +698,45 @@ type tcpSetup struct {
 	gid        [16]byte
 	mtus       mtuRange
 	regionLen  uint64 // bytes of the peer's region the requests touch
-	conn       net.Conn
-	pt         *endpoint.PerftestConn
-	local      endpoint.PerftestDest
-	report     endpoint.PerftestBWReport // sent on Close
+	// fallback: --setup was not given, so a peer that does not answer
+	// perftest's version message within setupFallbackWait gets ibpeer
+	// serve's exchange (pingpong) on a new connection; fellBack says it
+	// did.
+	fallback, fellBack bool
+	conn               net.Conn
+	pt                 *endpoint.PerftestConn
+	local              endpoint.PerftestDest
+	report             endpoint.PerftestBWReport // sent on Close
 }
 
 func (s *tcpSetup) setReport(r endpoint.PerftestBWReport) { s.report = r }
 
 func (s *tcpSetup) Exchange(ctx context.Context, local replay.Dest) (replay.Dest, error) {
-	var d net.Dialer
-	conn, err := d.DialContext(ctx, "tcp", s.addr)
+	conn, err := s.dial(ctx)
 	if err != nil {
 		return replay.Dest{}, err
 	}
-	s.conn = conn
-	if dl, ok := ctx.Deadline(); ok {
-		conn.SetDeadline(dl)
-	}
 	if s.kind == "pingpong" {
-		r, err := endpoint.PingpongClient(conn, endpoint.PingpongDest{QPN: local.QPN, PSN: uint32(local.PSN), GID: s.gid})
-		if err != nil {
-			return replay.Dest{}, err
-		}
-		d := replay.Dest{LID: r.LID, QPN: r.QPN, PSN: layers.PSN(r.PSN), GID: netip.AddrFrom16(r.GID).Unmap()}
-		reg, ok, err := readServeRegion(conn)
-		if err != nil || !ok {
-			return d, err
-		}
-		if !s.mtus.has(reg.MTU) {
-			return d, fmt.Errorf("the peer's QPs use path MTU %d%s: start ibpeer serve with --mtu %d", reg.MTU, s.mtus.refusal(), s.mtus.nearest(reg.MTU))
-		}
-		d.MTU = reg.MTU
-		if reg.Size < s.regionLen {
-			return d, fmt.Errorf("the peer's region has %d bytes, the captured requests touch %d: start ibpeer serve with --mr-size %d or more", reg.Size, s.regionLen, s.regionLen)
-		}
-		d.RKey, d.VA = reg.RKey, reg.VA
-		return d, nil
+		return s.pingpong(conn, local)
 	}
 	s.pt = endpoint.NewPerftestConn(conn, false)
+	if s.fallback {
+		conn.SetDeadline(time.Now().Add(setupFallbackWait))
+	}
+	if _, err := s.pt.ExchangeVersions(endpoint.PerftestVersion); err != nil {
+		if !s.fallback || !silentPeer(err) {
+			return replay.Dest{}, err
+		}
+		// Not a perftest server: ibpeer serve waits for the pingpong
+		// message and says nothing to perftest's.
+		conn.Close()
+		s.pt, s.kind, s.fellBack = nil, "pingpong", true
+		if conn, err = s.dial(ctx); err != nil {
+			return replay.Dest{}, err
+		}
+		return s.pingpong(conn, local)
+	}
+	s.deadline(ctx)
 	mtu, err := negotiateCaptureMTU(s.pt, s.mtus)
 	if err != nil {
 		return replay.Dest{}, err
@@ -740,6 +751,58 @@ func (s *tcpSetup) Exchange(ctx context.Context, local replay.Dest) (replay.Dest
 	peer := perftestPeer(r)
 	peer.MTU = mtu.Bytes()
 	return peer, nil
+}
+
+// setupFallbackWait is how long a peer has to answer perftest's version
+// message before replay, not told --setup, takes it for ibpeer serve. A
+// perftest server answers at once.
+const setupFallbackWait = time.Second
+
+// silentPeer reports a set-up step that failed because the peer said
+// nothing: it timed out or hung up before the first byte.
+func silentPeer(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout() || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)
+}
+
+// dial connects the set-up exchange, bounded by ctx's deadline.
+func (s *tcpSetup) dial(ctx context.Context) (net.Conn, error) {
+	var d net.Dialer
+	conn, err := d.DialContext(ctx, "tcp", s.addr)
+	if err != nil {
+		return nil, err
+	}
+	s.conn = conn
+	s.deadline(ctx)
+	return conn, nil
+}
+
+func (s *tcpSetup) deadline(ctx context.Context) {
+	dl, _ := ctx.Deadline()
+	s.conn.SetDeadline(dl)
+}
+
+// pingpong runs ibv_rc_pingpong's exchange and reads ibpeer serve's region
+// message after it.
+func (s *tcpSetup) pingpong(conn net.Conn, local replay.Dest) (replay.Dest, error) {
+	r, err := endpoint.PingpongClient(conn, endpoint.PingpongDest{QPN: local.QPN, PSN: uint32(local.PSN), GID: s.gid})
+	if err != nil {
+		return replay.Dest{}, err
+	}
+	d := replay.Dest{LID: r.LID, QPN: r.QPN, PSN: layers.PSN(r.PSN), GID: netip.AddrFrom16(r.GID).Unmap()}
+	reg, ok, err := readServeRegion(conn)
+	if err != nil || !ok {
+		return d, err
+	}
+	if !s.mtus.has(reg.MTU) {
+		return d, fmt.Errorf("the peer's QPs use path MTU %d%s: start ibpeer serve with --mtu %d", reg.MTU, s.mtus.refusal(), s.mtus.nearest(reg.MTU))
+	}
+	d.MTU = reg.MTU
+	if reg.Size < s.regionLen {
+		return d, fmt.Errorf("the peer's region has %d bytes, the captured requests touch %d: start ibpeer serve with --mr-size %d or more", reg.Size, s.regionLen, s.regionLen)
+	}
+	d.RKey, d.VA = reg.RKey, reg.VA
+	return d, nil
 }
 
 // mtuRange is the path MTUs at which a plan's messages segment as
@@ -762,16 +825,13 @@ func (r mtuRange) refusal() string {
 	return fmt.Sprintf("; the captured messages segment the same only at path MTUs %d to %d", r.min, r.max)
 }
 
-// negotiateCaptureMTU runs perftest's opening exchange as a client
-// (versions, buffer sizes, MTU) proposing the largest MTU at which the
+// negotiateCaptureMTU runs the rest of perftest's opening exchange as a
+// client, after the versions (buffer sizes, MTU), proposing the largest MTU at which the
 // captured messages segment as captured, and refuses a peer that settles
 // on one below the range: perftest takes the smaller MTU, and the peer's
 // QP would drop the capture's full-size packets (or split its READ
 // responses differently).
 func negotiateCaptureMTU(p *endpoint.PerftestConn, mtus mtuRange) (layers.PathMTU, error) {
-	if _, err := p.ExchangeVersions(endpoint.PerftestVersion); err != nil {
-		return 0, err
-	}
 	if _, _, err := p.ExchangeBufferSizes(perftestCycleBuffer, perftestCacheLine); err != nil {
 		return 0, err
 	}

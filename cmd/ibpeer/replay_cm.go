@@ -78,6 +78,9 @@ func (s *cmSetup) exchange(ctx context.Context) (replay.Dest, error) {
 	stop := context.AfterFunc(ctx, func() { cmx.msg.Close() })
 	defer stop()
 	s.p = endpoint.NewPerftestConnRDMACM(cmx.msg, false)
+	if _, err := s.p.ExchangeVersions(endpoint.PerftestVersion); err != nil {
+		return replay.Dest{}, err
+	}
 	mtu, err := negotiateCaptureMTU(s.p, s.mtus)
 	if err != nil {
 		return replay.Dest{}, err

@@ -201,14 +201,18 @@ func TestReplayCompareLatencyCaptures(t *testing.T) {
 		seed    bool // start the region with the capture's image (READ data)
 		want    []string
 	}{
-		{capture: "rxe_write_lat.pcap.gz", args: []string{"--side", "a", "--payload"},
+		{capture: "rxe_write_lat.pcap.gz", args: []string{"--setup", "pingpong", "--side", "a", "--payload"},
 			want: []string{"compare: left out 2 retransmitted requests", ": the 2 bytes the capture's WRITEs left are there\n"}},
-		{capture: "rxe_write_lat.pcap.gz", args: []string{"--side", "b", "--payload"},
+		{capture: "rxe_write_lat.pcap.gz", args: []string{"--setup", "pingpong", "--side", "b", "--payload"},
 			want: []string{": the 2 bytes the capture's WRITEs left are there\n"}},
-		{capture: "rxe_read_lat.pcap.gz"},
-		{capture: "rxe_read_lat.pcap.gz", args: []string{"--payload"}, seed: true},
-		{capture: "rxe_send_lat.pcap.gz", args: []string{"--side", "a"}},
-		{capture: "rxe_send_lat.pcap.gz", args: []string{"--side", "b"}, want: []string{"compare: left out 3 retransmitted requests"}},
+		{capture: "rxe_read_lat.pcap.gz", args: []string{"--setup", "pingpong"}},
+		{capture: "rxe_read_lat.pcap.gz", args: []string{"--setup", "pingpong", "--payload"}, seed: true},
+		{capture: "rxe_send_lat.pcap.gz", args: []string{"--setup", "pingpong", "--side", "a"}},
+		{capture: "rxe_send_lat.pcap.gz", args: []string{"--setup", "pingpong", "--side", "b"}, want: []string{"compare: left out 3 retransmitted requests"}},
+		// No --setup, as a user types it: serve does not answer
+		// perftest's exchange, and replay turns to serve's.
+		{capture: "rxe_write_lat.pcap.gz",
+			want: []string{"compare: the peer did not answer perftest's set-up within 1s; it answered ibpeer serve's (--setup pingpong)\n"}},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(append([]string{tt.capture}, tt.args...), " "), func(t *testing.T) {
@@ -222,7 +226,7 @@ func TestReplayCompareLatencyCaptures(t *testing.T) {
 				require.NoError(t, err)
 			}
 			srv := startServe(t, func(c *serveConfig) { c.image = image })
-			args := append([]string{"replay", "--compare", "--to", "127.0.0.2", "--oob", srv.tcp.String(), "--setup", "pingpong"}, tt.args...)
+			args := append([]string{"replay", "--compare", "--to", "127.0.0.2", "--oob", srv.tcp.String()}, tt.args...)
 			code, stdout, stderr := ibpeer(append(args, dir+tt.capture)...)
 			out := srv.stop(t)
 			require.Equal(t, exitOK, code, "report:\n%s\nstderr:\n%s\nserver:\n%s", stdout, stderr, out)
