@@ -734,7 +734,11 @@ func (s *tcpSetup) Exchange(ctx context.Context, local replay.Dest) (replay.Dest
 		if conn, err = s.dial(ctx); err != nil {
 			return replay.Dest{}, err
 		}
-		return s.pingpong(conn, local)
+		d, err := s.pingpong(conn, local)
+		if err != nil {
+			err = fmt.Errorf("the peer did not answer perftest's first message within %v, and ibpeer serve's exchange (--setup pingpong) failed: %w", setupFallbackWait, err)
+		}
+		return d, err
 	}
 	s.deadline(ctx)
 	mtu, err := negotiateCaptureMTU(s.pt, s.mtus)

@@ -3,6 +3,8 @@ package main
 import (
 	"encoding/binary"
 	"fmt"
+	"io"
+	"net"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -237,4 +239,31 @@ func TestReplayCompareLatencyCaptures(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestReplaySetupFallbackFails: without --setup, a peer that answers
+// neither perftest's exchange nor serve's is reported with both tried.
+func TestReplaySetupFallbackFails(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer ln.Close()
+	go func() {
+		// Says nothing to perftest's version message; reads the
+		// pingpong message and hangs up.
+		first, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		defer first.Close()
+		second, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		io.ReadFull(second, make([]byte, 52))
+		second.Close()
+	}()
+	code, _, stderr := ibpeer("replay", "--compare", "--to", "127.0.0.9:0", "--from", "127.0.0.10:0", "--oob", ln.Addr().String(),
+		rxe+"write_bw.pcap")
+	assert.Equal(t, exitError, code)
+	assert.Contains(t, stderr, "ibpeer replay: set-up: the peer did not answer perftest's first message within 1s, and ibpeer serve's exchange (--setup pingpong) failed: ")
 }
