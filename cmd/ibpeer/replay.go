@@ -763,7 +763,7 @@ func (s *tcpSetup) Exchange(ctx context.Context, local replay.Dest) (replay.Dest
 const setupFallbackWait = time.Second
 
 // silentPeer reports a set-up step that failed because the peer said
-// nothing: it timed out or hung up before the first byte.
+// nothing back: it timed out, or hung up before answering in full.
 func silentPeer(err error) bool {
 	var ne net.Error
 	return errors.As(err, &ne) && ne.Timeout() || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)
