@@ -28,6 +28,9 @@ type Dest struct {
 	VA       uint64
 	GID      netip.Addr
 	OutReads int
+	// MTU is the path MTU of the peer's QP in bytes, when the set-up
+	// tells it (0: unknown; the plan's is assumed).
+	MTU int
 }
 
 func (d Dest) String() string {
@@ -82,9 +85,16 @@ type Plan struct {
 	// MTU is the connection's path MTU in bytes: the analyser's, else the
 	// payload of a FIRST or MIDDLE packet (always a full MTU), else the
 	// largest payload rounded up to a valid MTU, else 1024.
-	MTU   int
-	Steps []Step
-	// Left out: retransmitted requests and responses to them.
+	MTU int
+	// MTUMin and MTUMax are the smallest and largest IB path MTU at which
+	// every message the plan plays, and every READ's responses, segment
+	// as captured: a live peer at any MTU between them answers the same.
+	// A capture of single-packet messages cannot tell the MTU, only that
+	// it holds the largest packet; a FIRST or MIDDLE packet pins it.
+	MTUMin, MTUMax int
+	Steps          []Step
+	// Left out: retransmitted requests, and responses that repeat an
+	// earlier one's opcode and PSN.
 	SkippedRequests, SkippedResponses int
 }
 
@@ -128,7 +138,6 @@ func NewPlan(c *Capture, conv uint32, side uint8) (*Plan, error) {
 	others, covered := 0, -1
 	seenPSN := map[layers.PSN]bool{}
 	seenResp := map[[2]uint32]bool{}
-	skippedReq := map[int]bool{}
 	responses := 0
 	for i := range c.Frames {
 		f := &c.Frames[i]
@@ -150,7 +159,6 @@ func NewPlan(c *Capture, conv uint32, side uint8) (*Plan, error) {
 			}
 			if f.Retransmission || seenPSN[b.PSN] {
 				p.SkippedRequests++
-				skippedReq[f.Number] = true
 				continue
 			}
 			seenPSN[b.PSN] = true
@@ -180,10 +188,11 @@ func NewPlan(c *Capture, conv uint32, side uint8) (*Plan, error) {
 			if p.Side != 0 && f.Dir == p.Side {
 				continue // the other direction's responses: its own requests are not played
 			}
-			if skippedReq[f.ResponseTo] {
-				p.SkippedResponses++
-				continue
-			}
+			// The player sends each request once, and the peer answers
+			// each PSN once: the first answer at a PSN is kept, even
+			// when the analyzer paired it with a resent copy of the
+			// request (rxe resends on its timer while the ACK is on its
+			// way), and its repeats are left out.
 			k := [2]uint32{uint32(b.Opcode), uint32(b.PSN)}
 			if seenResp[k] {
 				p.SkippedResponses++
@@ -220,6 +229,7 @@ func NewPlan(c *Capture, conv uint32, side uint8) (*Plan, error) {
 	if p.MTU <= 0 {
 		p.MTU = p.inferMTU()
 	}
+	p.MTUMin, p.MTUMax = p.mtuRange()
 	return p, nil
 }
 
@@ -269,6 +279,30 @@ func (p *Plan) Requests() int {
 		}
 	}
 	return n
+}
+
+// Messages counts the messages the plan's requests carry and their bytes:
+// a SEND's payload, an RDMA WRITE's or READ's RETH length, an atomic's 8.
+func (p *Plan) Messages() (n int, bytes uint64) {
+	var b layers.BTH
+	for _, s := range p.Steps {
+		if !s.Request || b.DecodeFromBytes(s.Frame.Datagram(), gopacket.NilDecodeFeedback) != nil {
+			continue
+		}
+		info := b.Opcode.Info()
+		if info.Position == layers.PosFirst || info.Position == layers.PosOnly {
+			n++
+		}
+		switch {
+		case info.Has(layers.HdrRETH):
+			bytes += uint64(b.RETH.DMALength)
+		case info.Has(layers.HdrAtomicETH):
+			bytes += 8
+		case info.Operation != layers.OpRDMAWrite:
+			bytes += uint64(len(b.PacketPayload()))
+		}
+	}
+	return n, bytes
 }
 
 // Responses counts the plan's responses.
@@ -427,6 +461,19 @@ type Result struct {
 	// dropped before they were read (a SplitWire view whose queue was
 	// full): responses the comparison never saw.
 	Dropped uint64
+	// RNRNaks counts the peer's RNR NAKs: its receive queue was empty
+	// when a SEND came. Unless the capture has RNR NAKs of its own, the
+	// player does what a requester does: after the NAK's timer it sends
+	// the request again, and those after it (Resent counts them), up to
+	// rnrRetries times for one request; the RNR NAKs, and the PSN
+	// sequence NAKs for the same PSN before the retry, are then no
+	// differences. RNRGaveUp is the frame number of the request the
+	// player stopped retrying (the peer answered RNR NAK every time).
+	RNRNaks, Resent int
+	RNRGaveUp       int
+	// Elapsed is the time from the first request sent to the last
+	// response received (the read-back left out).
+	Elapsed time.Duration
 }
 
 // Response is one response, reduced to what is compared.
@@ -441,6 +488,10 @@ type Response struct {
 	// Answers is the frame number of the captured request whose PSN the
 	// response carries (a READ's for each of its responses); 0 for none.
 	Answers int
+	// rnr says the response is an RNR NAK, asking to wait rnrWait;
+	// seqNAK that it is a NAK PSN sequence error.
+	rnr, seqNAK bool
+	rnrWait     time.Duration
 }
 
 // Hunk is one run of differences: captured responses missing from the
@@ -516,6 +567,39 @@ func Compare(ctx context.Context, plan *Plan, setup Setup, peer Peer, opts Compa
 	// timeout and not one per request after it.
 	missing, others, covered := 0, 0, -1
 	silent := false
+	// An RNR NAK asks the requester to send the request again after its
+	// timer; the player does, unless the capture has RNR NAKs of its own
+	// (then the peer's are compared with them).
+	retryRNR := true
+	for _, r := range res.Captured {
+		retryRNR = retryRNR && !r.rnr
+	}
+	type sentReq struct{ step, psn int } // index into plan.Steps, relative PSN
+	var sent []sentReq
+	rnrFor := map[int]int{} // relative PSN → RNR NAKs for it
+	retryPSN, retryAt := -1, time.Time{}
+	var firstSent, lastRecv time.Time
+	send := func(i int) error {
+		f := *plan.Steps[i].Frame
+		f.Data = append([]byte(nil), f.Data...)
+		rw.Rewrite(&f)
+		if err := peer.Send(f.Datagram()); err != nil {
+			return fmt.Errorf("frame %d: send: %w", f.Number, err)
+		}
+		return nil
+	}
+	resend := func() error {
+		for _, s := range sent {
+			if s.psn >= retryPSN {
+				if err := send(s.step); err != nil {
+					return err
+				}
+				res.Resent++
+			}
+		}
+		retryPSN = -1
+		return nil
+	}
 	caughtUp := func(total, other, psn int) bool {
 		if opts.StrictACKs {
 			return len(res.Live) >= total-missing && covered >= psn
@@ -529,19 +613,48 @@ func Compare(ctx context.Context, plan *Plan, setup Setup, peer Peer, opts Compa
 			if err := ctx.Err(); err != nil {
 				return err
 			}
+			if retryPSN >= 0 && !time.Now().Before(retryAt) {
+				if err := resend(); err != nil {
+					return err
+				}
+			}
 			left := time.Until(deadline)
 			if left <= 0 {
 				break
 			}
+			if retryPSN >= 0 {
+				left = min(left, max(time.Until(retryAt), time.Microsecond))
+			}
 			n, err := peer.Receive(buf, left)
 			if errors.Is(err, os.ErrDeadlineExceeded) {
+				if retryPSN >= 0 {
+					continue
+				}
 				break
 			}
 			if err != nil {
 				return fmt.Errorf("receive: %w", err)
 			}
+			lastRecv = time.Now()
 			r := describe(buf[:n], local.PSN, local.QPN, opts.Payload)
 			r.Index, r.Answers = len(res.Live)+1, answers[r.PSN]
+			if retryRNR {
+				switch {
+				case r.rnr && rnrFor[r.PSN] < rnrRetries:
+					rnrFor[r.PSN]++
+					res.RNRNaks++
+					retryPSN, retryAt = r.PSN, time.Now().Add(r.rnrWait)
+					deadline = later(deadline, retryAt.Add(wait))
+					continue
+				case r.rnr:
+					res.RNRNaks++
+					res.RNRGaveUp = r.Answers
+				case r.seqNAK && rnrFor[r.PSN] > 0 && covered < r.PSN:
+					// The requests after an RNR-NAKed one arrived out of
+					// sequence; the retry sends them again.
+					continue
+				}
+			}
 			res.Live = append(res.Live, r)
 			if !r.PlainACK {
 				others++
@@ -563,7 +676,7 @@ func Compare(ctx context.Context, plan *Plan, setup Setup, peer Peer, opts Compa
 		}
 		return nil
 	}
-	for _, s := range plan.Steps {
+	for i, s := range plan.Steps {
 		if !s.Request {
 			continue
 		}
@@ -572,12 +685,13 @@ func Compare(ctx context.Context, plan *Plan, setup Setup, peer Peer, opts Compa
 				return nil, err
 			}
 		}
-		f := *s.Frame
-		f.Data = append([]byte(nil), f.Data...)
-		rw.Rewrite(&f)
-		if err := peer.Send(f.Datagram()); err != nil {
-			return nil, fmt.Errorf("frame %d: send: %w", f.Number, err)
+		if err := send(i); err != nil {
+			return nil, err
 		}
+		if firstSent.IsZero() {
+			firstSent = time.Now()
+		}
+		sent = append(sent, sentReq{i, reqPSN(s.Frame.Datagram(), plan.Requester.PSN)})
 		res.Sent++
 	}
 	lastOther, lastPSN := 0, -1
@@ -593,6 +707,9 @@ func Compare(ctx context.Context, plan *Plan, setup Setup, peer Peer, opts Compa
 	if err := receive(-1, 0, 0, linger, 0); err != nil {
 		return nil, err
 	}
+	if lastRecv.After(firstSent) {
+		res.Elapsed = lastRecv.Sub(firstSent)
+	}
 	res.Hunks = diff(res.Captured, res.Live)
 	if !opts.StrictACKs {
 		res.Hunks, res.Coalesced = dropCoveredACKs(res.Captured, res.Hunks)
@@ -604,6 +721,22 @@ func Compare(ctx context.Context, plan *Plan, setup Setup, peer Peer, opts Compa
 		res.Dropped = d.Dropped()
 	}
 	return res, nil
+}
+
+// reqPSN is the PSN of request dg relative to base.
+func reqPSN(dg []byte, base layers.PSN) int {
+	var b layers.BTH
+	if b.DecodeFromBytes(dg, gopacket.NilDecodeFeedback) != nil {
+		return 0
+	}
+	return b.PSN.Diff(base)
+}
+
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
 }
 
 // requestFrames maps each PSN of the plan's requests, relative to the
@@ -659,7 +792,12 @@ func describe(dg []byte, base layers.PSN, ourQPN uint32, payload bool) Response 
 			fmt.Fprintf(&s, " orig 0x%x", b.AtomicAckETH.OrigRemoteData)
 		}
 	}
-	return Response{Key: s.String(), PSN: rel, PlainACK: isPlainACK(&b)}
+	r := Response{Key: s.String(), PSN: rel, PlainACK: isPlainACK(&b)}
+	if info.Has(layers.HdrAETH) {
+		r.rnr, r.rnrWait = b.AETH.Syndrome.IsRNRNak(), b.AETH.Syndrome.RNRTimer()
+		r.seqNAK = b.AETH.Syndrome.IsNak() && b.AETH.Syndrome.NAKCode() == layers.NAKPSNSequenceError
+	}
+	return r
 }
 
 // dropCoveredACKs takes out of the hunks the captured plain ACKs that the
@@ -840,6 +978,7 @@ func (r *Result) WriteSummary(w io.Writer) {
 		fmt.Fprintf(w, "compare: the peer had not answered as far as the capture within the timeout %d %s (first before %s)\n",
 			len(r.Stalls), plural(len(r.Stalls), "time"), at)
 	}
+	r.writeRNRSummary(w)
 	if r.Dropped > 0 {
 		fmt.Fprintf(w, "compare: the wire dropped %d %s for the player before it read them (its queue was full)\n",
 			r.Dropped, plural(int(r.Dropped), "datagram"))
@@ -856,7 +995,7 @@ func (r *Result) WriteSummary(w io.Writer) {
 		}
 	}
 	if p.SkippedRequests > 0 || p.SkippedResponses > 0 {
-		fmt.Fprintf(w, "compare: left out %d retransmitted requests and %d responses to them\n", p.SkippedRequests, p.SkippedResponses)
+		fmt.Fprintf(w, "compare: left out %d retransmitted requests and %d responses that repeat an earlier one\n", p.SkippedRequests, p.SkippedResponses)
 	}
 }
 

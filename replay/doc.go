@@ -69,6 +69,14 @@
 // had not answered as far as the capture when a wait ran out (Result.
 // Stalls) differs. With Payload, the span the plan's WRITEs cover is read
 // back after the play (Result.Readback).
+// The plan keeps one captured answer per PSN (the first, whichever copy of
+// a resent request the analyzer paired it with), since the player sends
+// each request once. Plan.MTUMin and MTUMax bound the peer path MTUs at
+// which every played message segments as captured: a capture of
+// single-packet messages fits any MTU from the largest packet up. An RNR
+// NAK from the peer makes the player send the request again after the
+// NAK's timer, as a requester does (Result.RNRNaks, Resent; WriteRNR
+// says so first), unless the capture has RNR NAKs of its own.
 // A Setup that picks the player's QPN and first PSN itself (RDMA CM
 // connects a QP of the player's own) is an AssigningSetup; SplitWire lets
 // such a set-up's endpoint.Device share the player's wire, taking every

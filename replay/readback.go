@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
@@ -203,7 +204,7 @@ func checkWrites(plan *Plan, peer Peer, local, remote Dest, timeout time.Duratio
 		return nil
 	}
 	rb := &Readback{VA: remote.VA + lo, Len: int(hi - lo), FirstWrong: -1}
-	got, err := readBack(peer, remote, plan.pkey(), local.PSN.Add(plan.nextPSN()), rb.VA, rb.Len, plan.MTU, timeout)
+	got, err := readBack(peer, remote, plan.pkey(), local.PSN.Add(plan.nextPSN()), rb.VA, rb.Len, cmp.Or(remote.MTU, plan.MTU), timeout)
 	if err != nil {
 		rb.Err = err
 		return rb

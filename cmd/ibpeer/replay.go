@@ -62,6 +62,10 @@ ones. --setup says how:
             another name for it
   manual    the peer's values from --peer-qpn, --peer-rkey, --peer-va
 
+Without --setup, replay tries perftest's exchange and, when the peer does
+not answer its first message within a second (ibpeer serve says nothing
+to it), ibpeer serve's (pingpong) on a new connection, and says so.
+
 It compares opcodes, PSNs relative to the first, AETH syndromes and MSNs,
 lengths, and with --payload READ data and atomic original values; with
 --payload it also reads the span the captured WRITEs cover back from the
@@ -75,7 +79,15 @@ before it. A responder may acknowledge several messages with one ACK
 --strict-acks, the ACKs are judged by those the peer sent, each of which
 must match a captured one, and a captured ACK the peer covered with a later
 one is no difference; the report counts both. A peer that holds its ACKs
-back until the wait for them (--timeout) runs out differs even so.
+back until the wait for them (--timeout) runs out differs even so. A peer
+that answers RNR NAK (its receive queue was empty) gets the request again
+after the NAK's timer, as a requester sends it, up to 7 times; the report
+says so on its first line, with the fix (ibpeer serve's --recv), and the
+RNR NAKs are no difference unless the peer never took the request. The
+peer's path MTU need not be the capture's: any MTU at which every played
+message (and every READ's responses) takes as many packets as captured
+will do (a capture of 2-byte messages fits 256 to 4096); the set-up
+refuses a peer outside that range and names it.
 Differences are printed like diff: "-frame N" a captured response the peer
 did not send, "+live #K ... (to frame N)" the K-th live response, which the
 capture does not have, with the frame of the captured request whose PSN
@@ -125,6 +137,7 @@ type replayFlags struct {
 	compare, payload, strictACK bool
 	imageOut                    string
 	setup, oob                  string
+	setupGiven                  bool // --setup was on the command line
 	peerQPN, peerPSN, peerRKey  uint64
 	peerVA                      uint64
 	localQPN, localPSN          uint64
@@ -188,7 +201,7 @@ func runReplay(args []string, stdout, stderr io.Writer) int {
 	fs.BoolVar(&f.payload, "payload", false, "with --compare: compare READ data and atomic original values too, and read the WRITEs' span back afterwards")
 	fs.BoolVar(&f.strictACK, "strict-acks", false, "with --compare: a captured ACK the peer coalesced into a later one is a difference too (and the player waits for every captured response)")
 	fs.StringVar(&f.imageOut, "image", "", "write the responder's region of the --conv connection as the capture shows it (WRITE data, what READs and atomics found) to `FILE`, to seed a peer for --compare --payload; alone, it is all that is done")
-	fs.StringVar(&f.setup, "setup", "perftest", "with --compare: how to learn the peer's QPN, R_Key, VA: perftest, pingpong (TCP exchanges), cm (perftest -R's RDMA CM) or manual (--peer-*)")
+	fs.StringVar(&f.setup, "setup", "perftest", "with --compare: how to learn the peer's QPN, R_Key, VA: perftest, pingpong (TCP exchanges), cm (perftest -R's RDMA CM) or manual (--peer-*); not given: perftest, else pingpong when the peer does not answer perftest's first message")
 	fs.StringVar(&f.oob, "oob", "", "with --compare: `HOST:PORT` of the TCP set-up exchange (default: --to's host, port 18515); with --setup cm, :PORT of the RDMA CM service")
 	fs.Uint64Var(&f.peerQPN, "peer-qpn", 0, "with --setup manual: the peer's QPN")
 	fs.Uint64Var(&f.peerPSN, "peer-psn", 0, "with --setup manual: the peer's first PSN")
@@ -196,7 +209,7 @@ func runReplay(args []string, stdout, stderr io.Writer) int {
 	fs.Uint64Var(&f.peerVA, "peer-va", 0, "with --setup manual: the VA of the peer's region")
 	fs.Uint64Var(&f.localQPN, "local-qpn", 0, "with --compare: the QPN to announce (default: the captured requester's)")
 	fs.Uint64Var(&f.localPSN, "local-psn", 0, "with --compare: the first PSN to announce (default: the captured requester's)")
-	fs.IntVar(&f.convNo, "conv", 0, "with --compare: the conversation to play, as ibdump -z conv,qp numbers them (default: the first RC one)")
+	fs.IntVar(&f.convNo, "conv", 0, "with --compare: the conversation to play, as ibdump -z conv,qp numbers them (default: the first RC one; with --setup cm, the first that is not perftest -R's set-up QP)")
 	fs.StringVar(&f.side, "side", "", "with --compare: the requester, a (A→B) or b (B→A) (default: whoever sent the first request)")
 	fs.DurationVar(&f.timeout, "timeout", time.Second, "with --compare: how long to wait for a due response")
 	fs.Usage = func() {}
@@ -210,6 +223,7 @@ func runReplay(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "Run 'ibpeer replay -h' for usage.")
 		return exitUsage
 	}
+	fs.Visit(func(fl *flag.Flag) { f.setupGiven = f.setupGiven || fl.Name == "setup" })
 	bad := func(format string, a ...any) int {
 		fmt.Fprintf(stderr, "ibpeer replay: %s\n", fmt.Sprintf(format, a...))
 		fmt.Fprintln(stderr, "Run 'ibpeer replay -h' for usage.")
@@ -542,7 +556,11 @@ func (j *replayJob) plan(c *replay.Capture) (*replay.Plan, error) {
 	case "b":
 		side = 2
 	}
-	return replay.NewPlan(c, uint32(j.f.convNo), side)
+	conv := uint32(j.f.convNo)
+	if conv == 0 && j.f.compare && j.f.setup == "cm" {
+		conv = perftestDataConv(c)
+	}
+	return replay.NewPlan(c, conv, side)
 }
 
 // compare runs compare mode.
@@ -571,7 +589,7 @@ func (j *replayJob) compare(ctx context.Context, c *replay.Capture, info io.Writ
 		peer = replay.NewWirePeer(split.Diverted(), j.target)
 		dev := endpoint.NewDevice(split.Rest())
 		defer dev.Close()
-		cs := &cmSetup{server: j.target.Addr(), port: j.cmPort, mtu: plan.MTU, rdAtom: hasReadsOrAtomics(plan) || f.payload, split: split, dev: dev}
+		cs := &cmSetup{server: j.target.Addr(), port: j.cmPort, mtus: planMTUs(plan), rdAtom: hasReadsOrAtomics(plan) || f.payload, split: split, dev: dev}
 		defer cs.Close()
 		setup = cs
 	case "manual":
@@ -583,7 +601,8 @@ func (j *replayJob) compare(ctx context.Context, c *replay.Capture, info io.Writ
 		if oob == "" {
 			oob = net.JoinHostPort(j.target.Addr().String(), strconv.Itoa(endpoint.DefaultOOBPort))
 		}
-		ts := &tcpSetup{kind: f.setup, addr: oob, gid: w.LocalAddr().Addr().As16(), mtu: plan.MTU, regionLen: plan.RegionLen}
+		ts := &tcpSetup{kind: f.setup, addr: oob, gid: w.LocalAddr().Addr().As16(), mtus: planMTUs(plan), regionLen: plan.RegionLen,
+			fallback: !f.setupGiven}
 		defer ts.Close()
 		setup = ts
 	}
@@ -596,12 +615,29 @@ func (j *replayJob) compare(ctx context.Context, c *replay.Capture, info io.Writ
 	if err != nil {
 		return exitError, err
 	}
+	if r, ok := setup.(reporter); ok {
+		r.setReport(playReport(res))
+	}
+	if ts, ok := setup.(*tcpSetup); ok && ts.fellBack {
+		f.setup = "pingpong"
+		fmt.Fprintf(info, "compare: the peer did not answer perftest's set-up within %v; it answered ibpeer serve's (--setup pingpong)\n", setupFallbackWait)
+	}
+	res.WriteRNR(info, rnrFix[f.setup])
 	res.WriteDiff(info, j.target.String())
 	res.WriteSummary(info)
 	if res.Differ() {
 		return exitError, nil
 	}
 	return exitOK, nil
+}
+
+// rnrFix says, for each --setup, how to give the peer more receive
+// buffers when it answered RNR NAK.
+var rnrFix = map[string]string{
+	"pingpong": "start ibpeer serve with more --recv",
+	"perftest": "give the perftest server a deeper receive queue (ib_send_bw's -r)",
+	"cm":       "give the perftest server a deeper receive queue (ib_send_bw's -r)",
+	"manual":   "post more receive buffers on the peer's QP",
 }
 
 // cmPort is the port of --setup cm's RDMA CM service (perftest's -p):
@@ -628,6 +664,26 @@ func cmPort(oob string, target netip.Addr) (int, error) {
 	return int(ap.Port()), nil
 }
 
+// reporter is a perftest set-up, whose closing steps send the client's
+// bandwidth report, which the server prints as its own.
+type reporter interface {
+	setReport(endpoint.PerftestBWReport)
+}
+
+// playReport is the report of a play as a perftest client's: the
+// messages played, their size (the mean, for a capture of mixed sizes),
+// and the average rate from the first request to the last response, in
+// MB/s as perftest's default. There is no peak (0, as perftest -N prints).
+func playReport(res *replay.Result) endpoint.PerftestBWReport {
+	n, bytes := res.Plan.Messages()
+	if n == 0 {
+		return endpoint.PerftestBWReport{}
+	}
+	size := bytes / uint64(n)
+	avg, rate := perfBWFigures(size, uint64(n), res.Elapsed.Seconds(), true)
+	return endpoint.PerftestBWReport{Size: size, Iterations: uint64(n), BWAverage: avg, MsgRate: rate}
+}
+
 // manualSetup announces nothing and takes the peer's values from flags.
 type manualSetup struct{ remote replay.Dest }
 
@@ -640,44 +696,53 @@ func (m manualSetup) Exchange(context.Context, replay.Dest) (replay.Dest, error)
 type tcpSetup struct {
 	kind, addr string
 	gid        [16]byte
-	mtu        int
+	mtus       mtuRange
 	regionLen  uint64 // bytes of the peer's region the requests touch
-	conn       net.Conn
-	pt         *endpoint.PerftestConn
-	local      endpoint.PerftestDest
+	// fallback: --setup was not given, so a peer that does not answer
+	// perftest's version message within setupFallbackWait gets ibpeer
+	// serve's exchange (pingpong) on a new connection; fellBack says it
+	// did.
+	fallback, fellBack bool
+	conn               net.Conn
+	pt                 *endpoint.PerftestConn
+	local              endpoint.PerftestDest
+	report             endpoint.PerftestBWReport // sent on Close
 }
 
+func (s *tcpSetup) setReport(r endpoint.PerftestBWReport) { s.report = r }
+
 func (s *tcpSetup) Exchange(ctx context.Context, local replay.Dest) (replay.Dest, error) {
-	var d net.Dialer
-	conn, err := d.DialContext(ctx, "tcp", s.addr)
+	conn, err := s.dial(ctx)
 	if err != nil {
 		return replay.Dest{}, err
 	}
-	s.conn = conn
-	if dl, ok := ctx.Deadline(); ok {
-		conn.SetDeadline(dl)
-	}
 	if s.kind == "pingpong" {
-		r, err := endpoint.PingpongClient(conn, endpoint.PingpongDest{QPN: local.QPN, PSN: uint32(local.PSN), GID: s.gid})
-		if err != nil {
-			return replay.Dest{}, err
-		}
-		d := replay.Dest{LID: r.LID, QPN: r.QPN, PSN: layers.PSN(r.PSN), GID: netip.AddrFrom16(r.GID).Unmap()}
-		reg, ok, err := readServeRegion(conn)
-		if err != nil || !ok {
-			return d, err
-		}
-		if reg.MTU != s.mtu {
-			return d, fmt.Errorf("the peer's QPs use path MTU %d, the capture %d: start ibpeer serve with --mtu %d", reg.MTU, s.mtu, s.mtu)
-		}
-		if reg.Size < s.regionLen {
-			return d, fmt.Errorf("the peer's region has %d bytes, the captured requests touch %d: start ibpeer serve with --mr-size %d or more", reg.Size, s.regionLen, s.regionLen)
-		}
-		d.RKey, d.VA = reg.RKey, reg.VA
-		return d, nil
+		return s.pingpong(conn, local)
 	}
 	s.pt = endpoint.NewPerftestConn(conn, false)
-	if _, err := negotiateCaptureMTU(s.pt, s.mtu); err != nil {
+	if s.fallback {
+		conn.SetDeadline(time.Now().Add(setupFallbackWait))
+	}
+	if _, err := s.pt.ExchangeVersions(endpoint.PerftestVersion); err != nil {
+		if !s.fallback || !silentPeer(err) {
+			return replay.Dest{}, err
+		}
+		// Not a perftest server: ibpeer serve waits for the pingpong
+		// message and says nothing to perftest's.
+		conn.Close()
+		s.pt, s.kind, s.fellBack = nil, "pingpong", true
+		if conn, err = s.dial(ctx); err != nil {
+			return replay.Dest{}, err
+		}
+		d, err := s.pingpong(conn, local)
+		if err != nil {
+			err = fmt.Errorf("the peer did not answer perftest's first message within %v, and ibpeer serve's exchange (--setup pingpong) failed: %w", setupFallbackWait, err)
+		}
+		return d, err
+	}
+	s.deadline(ctx)
+	mtu, err := negotiateCaptureMTU(s.pt, s.mtus)
+	if err != nil {
 		return replay.Dest{}, err
 	}
 	s.local = endpoint.PerftestDest{OutReads: 1, QPN: local.QPN, PSN: uint32(local.PSN), GID: s.gid}
@@ -687,30 +752,106 @@ func (s *tcpSetup) Exchange(ctx context.Context, local replay.Dest) (replay.Dest
 			return replay.Dest{}, err
 		}
 	}
-	return perftestPeer(r), nil
+	peer := perftestPeer(r)
+	peer.MTU = mtu.Bytes()
+	return peer, nil
 }
 
-// negotiateCaptureMTU runs perftest's opening exchange as a client
-// (versions, buffer sizes, MTU) proposing the capture's path MTU, and
-// refuses a peer that settles on a smaller one: perftest takes the smaller
-// MTU, and the peer's QP would drop the capture's full-size packets.
-func negotiateCaptureMTU(p *endpoint.PerftestConn, captureMTU int) (layers.PathMTU, error) {
-	if _, err := p.ExchangeVersions(endpoint.PerftestVersion); err != nil {
-		return 0, err
+// setupFallbackWait is how long a peer has to answer perftest's version
+// message before replay, not told --setup, takes it for ibpeer serve. A
+// perftest server answers at once.
+const setupFallbackWait = time.Second
+
+// silentPeer reports a set-up step that failed because the peer said
+// nothing back: it timed out, or hung up before answering in full.
+func silentPeer(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout() || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)
+}
+
+// dial connects the set-up exchange, bounded by ctx's deadline.
+func (s *tcpSetup) dial(ctx context.Context) (net.Conn, error) {
+	var d net.Dialer
+	conn, err := d.DialContext(ctx, "tcp", s.addr)
+	if err != nil {
+		return nil, err
 	}
+	s.conn = conn
+	s.deadline(ctx)
+	return conn, nil
+}
+
+func (s *tcpSetup) deadline(ctx context.Context) {
+	dl, _ := ctx.Deadline()
+	s.conn.SetDeadline(dl)
+}
+
+// pingpong runs ibv_rc_pingpong's exchange and reads ibpeer serve's region
+// message after it.
+func (s *tcpSetup) pingpong(conn net.Conn, local replay.Dest) (replay.Dest, error) {
+	r, err := endpoint.PingpongClient(conn, endpoint.PingpongDest{QPN: local.QPN, PSN: uint32(local.PSN), GID: s.gid})
+	if err != nil {
+		return replay.Dest{}, err
+	}
+	d := replay.Dest{LID: r.LID, QPN: r.QPN, PSN: layers.PSN(r.PSN), GID: netip.AddrFrom16(r.GID).Unmap()}
+	reg, ok, err := readServeRegion(conn)
+	if err != nil || !ok {
+		return d, err
+	}
+	if !s.mtus.has(reg.MTU) {
+		return d, fmt.Errorf("the peer's QPs use path MTU %d%s: start ibpeer serve with --mtu %d", reg.MTU, s.mtus.refusal(), s.mtus.nearest(reg.MTU))
+	}
+	d.MTU = reg.MTU
+	if reg.Size < s.regionLen {
+		return d, fmt.Errorf("the peer's region has %d bytes, the captured requests touch %d: start ibpeer serve with --mr-size %d or more", reg.Size, s.regionLen, s.regionLen)
+	}
+	d.RKey, d.VA = reg.RKey, reg.VA
+	return d, nil
+}
+
+// mtuRange is the path MTUs at which a plan's messages segment as
+// captured (replay.Plan's MTUMin to MTUMax).
+type mtuRange struct{ min, max int }
+
+func planMTUs(p *replay.Plan) mtuRange { return mtuRange{p.MTUMin, p.MTUMax} }
+
+func (r mtuRange) has(mtu int) bool { return r.min <= mtu && mtu <= r.max }
+
+// nearest is the MTU of the range closest to mtu: the one to ask a peer
+// at mtu for.
+func (r mtuRange) nearest(mtu int) int { return min(max(mtu, r.min), r.max) }
+
+// refusal says, after a peer's MTU, what the capture needs.
+func (r mtuRange) refusal() string {
+	if r.min == r.max {
+		return fmt.Sprintf(", the capture %d", r.min)
+	}
+	return fmt.Sprintf("; the captured messages segment the same only at path MTUs %d to %d", r.min, r.max)
+}
+
+// negotiateCaptureMTU runs the rest of perftest's opening exchange as a
+// client, after the versions (buffer sizes, MTU), proposing the largest MTU at which the
+// captured messages segment as captured, and refuses a peer that settles
+// on one below the range: perftest takes the smaller MTU, and the peer's
+// QP would drop the capture's full-size packets (or split its READ
+// responses differently).
+func negotiateCaptureMTU(p *endpoint.PerftestConn, mtus mtuRange) (layers.PathMTU, error) {
 	if _, _, err := p.ExchangeBufferSizes(perftestCycleBuffer, perftestCacheLine); err != nil {
 		return 0, err
 	}
-	want := mtuEnum(captureMTU)
-	got, err := p.ExchangeMTU(want)
+	got, err := p.ExchangeMTU(mtuEnum(mtus.max))
 	if err != nil {
 		return 0, err
 	}
-	if got != want {
-		return 0, fmt.Errorf("the peer's active MTU is %d, the capture's path MTU %d: give the peer -m %d",
-			layers.PathMTU(got).Bytes(), captureMTU, captureMTU)
+	mtu := layers.PathMTU(got)
+	if !mtus.has(mtu.Bytes()) {
+		refusal := mtus.refusal()
+		if mtus.min == mtus.max {
+			refusal = fmt.Sprintf(", the capture's path MTU %d", mtus.min)
+		}
+		return 0, fmt.Errorf("the peer's active MTU is %d%s: give the peer -m %d", mtu.Bytes(), refusal, mtus.nearest(mtu.Bytes()))
 	}
-	return layers.PathMTU(got), nil
+	return mtu, nil
 }
 
 // perftestPeer is what a peer's perftest QP message announces, as the
@@ -738,7 +879,8 @@ func readServeRegion(conn net.Conn) (reg serveRegion, ok bool, err error) {
 }
 
 // Close ends a perftest session as a client does (end-of-test handshake,
-// reports, closing handshake, done) so the server finishes cleanly; errors
+// reports, closing handshake, done) so the server finishes cleanly; the
+// report is the play's (setReport), which the server prints; errors
 // there change nothing about the comparison and are ignored.
 func (s *tcpSetup) Close() error {
 	if s.conn == nil {
@@ -747,7 +889,7 @@ func (s *tcpSetup) Close() error {
 	if s.pt != nil {
 		s.conn.SetDeadline(time.Now().Add(2 * time.Second))
 		if _, err := s.pt.Handshake(s.local); err == nil {
-			if _, err := s.pt.ExchangeBWReports(endpoint.PerftestBWReport{}); err == nil {
+			if _, err := s.pt.ExchangeBWReports(s.report); err == nil {
 				if _, err := s.pt.Handshake(s.local); err == nil {
 					s.pt.ExchangeDone()
 				}

@@ -8,7 +8,9 @@ import (
 	"net/netip"
 	"time"
 
+	"github.com/ibwire/ibwire/decode"
 	"github.com/ibwire/ibwire/endpoint"
+	"github.com/ibwire/ibwire/layers"
 	"github.com/ibwire/ibwire/replay"
 )
 
@@ -26,8 +28,8 @@ import (
 type cmSetup struct {
 	server netip.Addr
 	port   int
-	mtu    int  // the capture's path MTU, in bytes
-	rdAtom bool // READs or atomics to come (the plan's, --payload's read-back): ask for responder resources
+	mtus   mtuRange // the path MTUs at which the captured messages segment as captured
+	rdAtom bool     // READs or atomics to come (the plan's, --payload's read-back): ask for responder resources
 	split  *replay.SplitWire
 	dev    *endpoint.Device
 	// limit bounds the whole exchange (default setupTimeout): with nobody
@@ -39,14 +41,17 @@ type cmSetup struct {
 	qp       *endpoint.QP
 	local    endpoint.PerftestDest
 	assigned replay.Dest
-	ready    bool // the exchange went through: Close runs the closing steps
+	ready    bool                      // the exchange went through: Close runs the closing steps
+	report   endpoint.PerftestBWReport // the play's, sent on Close
 }
+
+func (s *cmSetup) setReport(r endpoint.PerftestBWReport) { s.report = r }
 
 // cmSetupTimeout bounds Close's steps.
 const cmSetupTimeout = 5 * time.Second
 
 func (s *cmSetup) job() *perftestJob {
-	return &perftestJob{server: netip.AddrPortFrom(s.server, uint16(s.port)), port: s.port, mtu: s.mtu}
+	return &perftestJob{server: netip.AddrPortFrom(s.server, uint16(s.port)), port: s.port, mtu: s.mtus.max}
 }
 
 func (s *cmSetup) Exchange(ctx context.Context, _ replay.Dest) (replay.Dest, error) {
@@ -73,7 +78,10 @@ func (s *cmSetup) exchange(ctx context.Context) (replay.Dest, error) {
 	stop := context.AfterFunc(ctx, func() { cmx.msg.Close() })
 	defer stop()
 	s.p = endpoint.NewPerftestConnRDMACM(cmx.msg, false)
-	mtu, err := negotiateCaptureMTU(s.p, s.mtu)
+	if _, err := s.p.ExchangeVersions(endpoint.PerftestVersion); err != nil {
+		return replay.Dest{}, err
+	}
+	mtu, err := negotiateCaptureMTU(s.p, s.mtus)
 	if err != nil {
 		return replay.Dest{}, err
 	}
@@ -113,7 +121,9 @@ func (s *cmSetup) exchange(ctx context.Context) (replay.Dest, error) {
 		return replay.Dest{}, fmt.Errorf("the peer's QP message names QPN 0x%06x, its RDMA CM connection 0x%06x", r.QPN, a.DestQPN)
 	}
 	s.ready = true
-	return perftestPeer(r), nil
+	d := perftestPeer(r)
+	d.MTU = mtu.Bytes()
+	return d, nil
 }
 
 // Assigned is the data QP's QPN and first PSN, which RDMA CM chose.
@@ -132,7 +142,7 @@ func (s *cmSetup) Close() error {
 	if s.ready {
 		s.cmx.msg.SetDeadline(time.Now().Add(cmSetupTimeout))
 		if _, err := s.p.Handshake(s.local); err == nil {
-			if _, err := s.p.ExchangeBWReports(endpoint.PerftestBWReport{}); err == nil {
+			if _, err := s.p.ExchangeBWReports(s.report); err == nil {
 				_, err = s.p.Handshake(s.local)
 				done = err == nil
 			}
@@ -171,4 +181,39 @@ func hasReadsOrAtomics(p *replay.Plan) bool {
 		}
 	}
 	return false
+}
+
+// perftestDataConv picks the conversation --setup cm plays by default in a
+// perftest -R capture: the first RC conversation with requests that is not
+// perftest's set-up QP. perftest -R connects the set-up QP by RDMA CM
+// first, runs its exchange as SENDs both ways on it, then connects the
+// data QP to the same service between the same two ports; a conversation
+// so followed is the set-up QP. 0 (NewPlan's default) when no
+// conversation qualifies.
+func perftestDataConv(c *replay.Capture) uint32 {
+	setupQP := func(i int) bool {
+		cv := &c.Convs[i]
+		if cv.PairedBy != decode.PairedCM || cv.Dir[0].Messages == 0 || cv.Dir[1].Messages == 0 {
+			return false
+		}
+		for j := i + 1; j < len(c.Convs); j++ {
+			d := &c.Convs[j]
+			if d.Service == layers.ServiceRC && d.PairedBy == decode.PairedCM && d.ServiceID == cv.ServiceID &&
+				d.A == cv.A && d.B == cv.B && d.Start > cv.Start {
+				return true
+			}
+		}
+		return false
+	}
+	seen := map[uint32]bool{}
+	for _, f := range c.Frames {
+		if !f.Selected || f.Conv == 0 || !f.IB || seen[f.Conv] || !f.Opcode.Info().IsRequest() {
+			continue
+		}
+		seen[f.Conv] = true
+		if c.Convs[f.Conv-1].Service == layers.ServiceRC && !setupQP(int(f.Conv-1)) {
+			return f.Conv
+		}
+	}
+	return 0
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/netip"
+	"strings"
 	"testing"
 	"time"
 
@@ -89,7 +90,7 @@ func TestReplayCompareCMFailures(t *testing.T) {
 		split := replay.NewSplitWire(w)
 		peer := replay.NewWirePeer(split.Diverted(), netip.MustParseAddrPort("127.81.10.2:4791"))
 		dev := endpoint.NewDevice(split.Rest())
-		s := &cmSetup{server: netip.MustParseAddr("127.81.10.2"), port: endpoint.DefaultOOBPort, mtu: 1024, split: split, dev: dev,
+		s := &cmSetup{server: netip.MustParseAddr("127.81.10.2"), port: endpoint.DefaultOOBPort, mtus: mtuRange{1024, 1024}, split: split, dev: dev,
 			limit: 300 * time.Millisecond}
 		start := time.Now()
 		_, err = s.Exchange(context.Background(), replay.Dest{})
@@ -100,4 +101,26 @@ func TestReplayCompareCMFailures(t *testing.T) {
 		require.NoError(t, peer.Close())
 		require.NoError(t, dev.Close())
 	})
+}
+
+// TestReplayCompareCMDataQP: a perftest -R capture holds two RC
+// connections set up by RDMA CM between the same two ports: perftest's
+// set-up QP (its exchange as SENDs both ways), then the data QP. --setup
+// cm plays the data QP unless --conv says otherwise; played, the set-up
+// QP's SENDs met a READ server's empty receive queue. The capture is
+// ibpeer perftest read -R -n 10 -s 2048 on loopback (tcpdump -i lo).
+func TestReplayCompareCMDataQP(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	s := runPerftestServer(t, "read", "-R", "--addr", "127.81.20.2")
+	code, stdout, stderr := ibpeer("replay", "--compare", "--to", "127.81.20.2", "--from", "127.81.20.1", "--setup", "cm", "--timeout", "2s",
+		"testdata/perftest_R_read.pcap")
+	serr := <-s.done
+	require.Equal(t, exitOK, code, "report:\n%s\nstderr:\n%s\nserver:\n%s", stdout, stderr, s.out.String())
+	require.NoError(t, serr, "server:\n%s", s.out.String())
+	assert.Contains(t, stdout, "compare: played 10 requests of conversation 3 ")
+	ackSummary(t, stdout, 10)
+	// The server prints the client's report: what the play did, not a
+	// row of zeros.
+	row := perfRow(t, s.out.String())
+	assert.True(t, strings.HasPrefix(row, " 2048       10               0.00 "), "row %q", row)
 }
