@@ -5,7 +5,6 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/google/gopacket"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -22,11 +21,10 @@ func craftPlan(t *testing.T, mtu int, ops []craft.Op) *Plan {
 	require.NoError(t, c.Run(ops, craft.Faults{}))
 	frames := c.Frames()
 	path := filepath.Join(t.TempDir(), "crafted.pcap")
-	w, err := capture.Create(path, capture.FormatPcap, capture.LinkType(frames[0].LinkType), true)
+	w, err := capture.Create(path, capture.FormatPcap, frames[0].LinkType, true)
 	require.NoError(t, err)
 	for _, f := range frames {
-		require.NoError(t, w.WritePacket(capture.Packet{Data: f.Data, LinkType: capture.LinkType(f.LinkType),
-			Info: gopacket.CaptureInfo{Timestamp: f.Time, CaptureLength: len(f.Data), Length: len(f.Data)}}))
+		require.NoError(t, w.WritePacket(capture.Packet{Data: f.Data, LinkType: f.LinkType, Time: f.Time, Length: len(f.Data)}))
 	}
 	require.NoError(t, w.Close())
 	cp, err := Load(path, LoadOptions{Decode: decodeOpts()})
