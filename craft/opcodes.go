@@ -29,7 +29,6 @@ var (
 	opAck       = mustOpcode(layers.ServiceRC, layers.OpAcknowledge, layers.PosNone, false, false)
 	opAtomicAck = mustOpcode(layers.ServiceRC, layers.OpAtomicAcknowledge, layers.PosNone, false, false)
 	opUDSend    = mustOpcode(layers.ServiceUD, layers.OpSend, layers.PosOnly, false, false)
-	opUDSendImm = mustOpcode(layers.ServiceUD, layers.OpSend, layers.PosOnly, true, false)
 	opCNPRoCE   = cnpOpcode(true)
 	opCNPIB     = cnpOpcode(false)
 )

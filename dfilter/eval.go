@@ -174,9 +174,6 @@ func (o cmpOp) holds(c int) bool {
 	return false
 }
 
-// ordered reports operators beyond equality.
-func (o cmpOp) ordered() bool { return o >= opLT }
-
 // predicate tests one occurrence of a field's value.
 type predicate interface {
 	test(v *decode.Value) bool

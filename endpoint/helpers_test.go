@@ -32,14 +32,13 @@ const guardLen = 64
 const guardByte = 0xA5
 
 type peerOpts struct {
-	typ      endpoint.QPType
-	memSize  int
-	access   endpoint.Access
-	maxSend  int
-	maxRecv  int
-	srq      bool
-	cqSize   int
-	noRegion bool
+	typ     endpoint.QPType
+	memSize int
+	access  endpoint.Access
+	maxSend int
+	maxRecv int
+	srq     bool
+	cqSize  int
 }
 
 func newPeer(t testing.TB, w endpoint.Wire, o peerOpts) *peer {

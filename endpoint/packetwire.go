@@ -32,11 +32,6 @@ func WithPacketBatchSize(n int) PacketOption {
 	return func(c *packetConfig) { c.batch = max(n, 1) }
 }
 
-// withARPFile points the /proc/net/arp fallback elsewhere (tests).
-func withARPFile(path string) PacketOption {
-	return func(c *packetConfig) { c.arpFile = path }
-}
-
 // Ethernet framing of the packet wire.
 const (
 	ethHeaderLen = 14

@@ -282,7 +282,7 @@ func TestUDPWireICRCOnTheWire(t *testing.T) {
 func TestUDPWireReadMarksTruncated(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	wa, wb := udpListenPair(t, "127.0.0.1:0", "127.0.0.2:0")
-	big := make([]byte, MaxDatagram+100, MaxDatagram+100)
+	big := make([]byte, MaxDatagram+100)
 	_, err := wa.WriteBatch([]Datagram{
 		{Dst: wb.LocalAddr(), Payload: big},
 		{Dst: wb.LocalAddr(), Payload: testRoCEPayload(64, 1, 7, 1)},

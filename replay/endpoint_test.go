@@ -23,7 +23,6 @@ type endpointResponder struct {
 	qp   *endpoint.QP
 	psn  layers.PSN
 	mtu  layers.PathMTU
-	seed []byte
 	peer netip.Addr
 }
 

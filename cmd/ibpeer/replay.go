@@ -255,17 +255,16 @@ func runReplay(args []string, stdout, stderr io.Writer) int {
 
 // replayJob is a checked replay.
 type replayJob struct {
-	f       *replayFlags
-	path    string
-	rules   *replay.Rules
-	filter  *dfilter.Filter
-	format  capture.Format
-	hasFmt  bool
-	target  netip.AddrPort
-	local   netip.AddrPort
-	pace    replay.PaceOptions
-	setupBy string
-	cmPort  int // --setup cm: the RDMA CM service's port
+	f      *replayFlags
+	path   string
+	rules  *replay.Rules
+	filter *dfilter.Filter
+	format capture.Format
+	hasFmt bool
+	target netip.AddrPort
+	local  netip.AddrPort
+	pace   replay.PaceOptions
+	cmPort int // --setup cm: the RDMA CM service's port
 }
 
 // job checks the flags, with errors that name the flag.

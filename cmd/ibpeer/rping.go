@@ -184,9 +184,11 @@ func rpingParse(args []string) (rpingConfig, error) {
 	}
 	cfg.port = uint16(p)
 	if cfg.size < rpingMinSize || cfg.size > 64*1024-1 {
+		//lint:ignore ST1005 rping's own message, capital included, as scripts match it
 		return cfg, fmt.Errorf("Invalid size %d (valid range is %d to %d)", cfg.size, rpingMinSize, 64*1024)
 	}
 	if cfg.count < 0 {
+		//lint:ignore ST1005 rping's own message, capital included, as scripts match it
 		return cfg, fmt.Errorf("Invalid count %d", cfg.count)
 	}
 	return cfg, nil
