@@ -54,38 +54,38 @@
 //
 // # Comparing
 //
-// NewPlan cuts one captured RC connection into its requester's first
-// transmissions and the responses the capture saw. Compare plays the plan
-// against a live Peer (WirePeer: through an endpoint.Wire), after a Setup
-// step that learns the peer's QPN, PSN, R_Key and VA, rewriting the
-// requests to them. It sends a request only once the peer has answered as
-// far as the capture had (in PSNs and in responses other than plain ACKs),
-// then compares the peer's responses with the captured ones — opcodes, PSNs
-// relative to the first request, AETH syndromes and MSNs, lengths, and
-// optionally READ data and atomic original values — and reports the
-// differences as a diff with frame numbers. A captured ACK the peer covered
-// with a later one (coalescing) is no difference unless StrictACKs; the
-// ACKs the peer did send must each match a captured one, and a peer that
-// had not answered as far as the capture when a wait ran out (Result.
-// Stalls) differs. With Payload, the span the plan's WRITEs cover is read
-// back after the play (Result.Readback).
-// The plan keeps one captured answer per PSN (the first, whichever copy of
-// a resent request the analyzer paired it with), since the player sends
-// each request once. Plan.MTUMin and MTUMax bound the peer path MTUs at
-// which every played message segments as captured: a capture of
-// single-packet messages fits any MTU from the largest packet up. An RNR
-// NAK from the peer makes the player send the request again after the
-// NAK's timer, as a requester does (Result.RNRNaks, Resent; WriteRNR
-// says so first), unless the capture has RNR NAKs of its own.
-// A Setup that picks the player's QPN and first PSN itself (RDMA CM
-// connects a QP of the player's own) is an AssigningSetup; SplitWire lets
-// such a set-up's endpoint.Device share the player's wire, taking every
-// datagram not for the data QP; a side that falls behind drops, and
-// counts, what arrives for it rather than stalling the other (Result.
-// Dropped reports the player's).
-// Plan.Image is the responder's region as the capture shows it, to seed a
-// live peer with so that the payload comparison can pass. A region wider
-// than 256 MiB (VAs far apart, or a malformed RETH) is not built:
-// Plan.RegionErr says so, Image returns nil and the read-back fails with
-// that error.
+// Compare mode asks a live peer to answer what the capture's requester sent
+// and checks that it answers as the captured responder did. NewPlan cuts
+// one captured RC connection into the requester's first transmissions and,
+// for each PSN, the first answer the capture saw (the player sends each
+// request once, so a resent copy's answer is not expected twice). The plan
+// also says at which path MTUs its messages segment as captured (MTUMin to
+// MTUMax: single-packet messages fit any MTU from the largest packet up)
+// and, as Image, what the responder's region held, so a peer can be seeded
+// with it; a region wider than 256 MiB is not built (RegionErr).
+//
+// A Setup connects the player to the peer: it learns the peer's QPN, PSN,
+// R_Key and VA (perftest's TCP exchange, ibpeer serve's, or an RDMA CM
+// connection), and the requests are rewritten to them. A set-up that
+// connects a QP of the player's own through RDMA CM (an AssigningSetup)
+// shares the player's wire through SplitWire, which hands the data QP's
+// datagrams to the player and everything else to the set-up's device; a
+// view that falls behind drops and counts what arrives for it rather than
+// stalling the other.
+//
+// Compare then plays the plan through a Peer (WirePeer runs it over an
+// endpoint.Wire). It sends a request only once the peer has answered as
+// far as the capture had, and compares each answer with the captured one:
+// opcode, PSN relative to the first request, AETH syndrome and MSN, length,
+// and on request READ data and atomic original values. The differences
+// come back as a diff that names the request frame each answer belongs to.
+// ACKs are compared as a requester sees them: a captured ACK the peer
+// covered with a later one is coalescing, not a difference (unless
+// StrictACKs), while every ACK the peer did send must match a captured one,
+// and a peer that stops answering before the capture did is a stall. A
+// peer that runs out of receive buffers answers with RNR NAKs: the player
+// waits the NAK's timer and sends the request again, as a requester does,
+// and the report says so before any diff, since the cure is on the peer's
+// side. With Payload the span the plan's WRITEs cover is read back after
+// the play and compared with what the capture wrote.
 package replay
