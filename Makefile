@@ -13,8 +13,8 @@ FUZZ_TARGETS = \
 	./fuzz:FuzzPipeline \
 	./endpoint:FuzzEndpoint \
 	./endpoint:FuzzCMPassive \
-	./endpoint:FuzzParsePingpongDest \
-	./endpoint:FuzzParsePerftestDest \
+	./setup:FuzzParsePingpongDest \
+	./setup:FuzzParsePerftestDest \
 	./endpoint:FuzzPacketWireParseFrame \
 	./endpoint:FuzzICRCVerify \
 	./replay:FuzzRewrite \

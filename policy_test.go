@@ -59,7 +59,7 @@ func TestGofmt(t *testing.T) {
 var allowedImports = map[string][]string{
 	"layers":             {"github.com/google/gopacket"},
 	"capture":            {"layers", "github.com/google/gopacket", "golang.org/x/net/bpf", "golang.org/x/sys/unix"},
-	"decode":             {"capture", "layers", "github.com/google/gopacket"},
+	"decode":             {"capture", "layers", "setup", "github.com/google/gopacket"},
 	"dfilter":            {"decode", "layers"},
 	"internal/output":    {"decode", "dfilter", "layers", "golang.org/x/term"},
 	"internal/ibdumpcli": {"capture", "decode", "dfilter", "internal/output", "layers", "pcaps", "github.com/google/gopacket", "golang.org/x/term"},
@@ -68,7 +68,9 @@ var allowedImports = map[string][]string{
 	// endpoint: gopacket only for the SerializeBuffer type layers' SerializeTo takes.
 	"endpoint":          {"layers", "golang.org/x/net/ipv4", "golang.org/x/net/ipv6", "golang.org/x/sys/unix", "github.com/google/gopacket"},
 	"endpoint/wiretest": {"endpoint", "layers"},
-	"replay":            {"capture", "craft", "layers", "decode", "endpoint", "github.com/google/gopacket"},
+	"replay":            {"capture", "craft", "layers", "decode", "endpoint", "setup", "github.com/google/gopacket"},
+	// setup: the tools' set-up messages and steps, a leaf beside layers.
+	"setup":             {"layers"},
 	"fuzz":              {"capture", "decode", "internal/output", "endpoint", "layers", "dfilter", "craft", "github.com/google/gopacket"},
 	"pcaps":             {"craft", "layers", "capture", "github.com/google/gopacket"},
 	"internal/fuzzseed": {"capture"},

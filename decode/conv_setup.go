@@ -1,11 +1,10 @@
 package decode
 
 import (
-	"bytes"
 	"net/netip"
-	"strconv"
 
 	"github.com/ibwire/ibwire/layers"
+	"github.com/ibwire/ibwire/setup"
 )
 
 // maxSetup bounds the CM transactions and TCP exchanges remembered while
@@ -180,15 +179,10 @@ type oobHalf struct {
 	done bool
 }
 
-// tcp looks for the out-of-band exchange of ibv_*_pingpong
-// ("LID:QPN:PSN:GID", 52 bytes) and perftest (108 bytes,
-// "lid:out_reads:qpn:psn:rkey:vaddr:g0:...:g15:srqn:").
+// tcp looks for the out-of-band exchange of ibv_*_pingpong and perftest:
+// a TCP segment that is exactly one of their QP messages (setup.Recognize).
 func (a *Analyzer) tcp(p *Packet) {
-	pl := p.Headers.TCP.Payload
-	if len(pl) != 52 && len(pl) != 108 {
-		return
-	}
-	h, ok := parseOOB(pl)
+	h, ok := oobHalfOf(p.Headers.TCP.Payload)
 	if !ok {
 		return
 	}
@@ -226,39 +220,18 @@ func (a *Analyzer) tcp(p *Packet) {
 	a.finding(Finding{Kind: FindOOBExchange, Frame: a.frame, Conv: c.id})
 }
 
-// parseOOB reads a pingpong or perftest message.
-func parseOOB(pl []byte) (oobHalf, bool) {
+// oobHalfOf reads the QP a pingpong or perftest message announces.
+func oobHalfOf(pl []byte) (oobHalf, bool) {
 	var h oobHalf
-	if pl[len(pl)-1] != 0 {
-		return h, false
-	}
-	f := bytes.Split(pl[:len(pl)-1], []byte{':'})
-	var qpn, psn, gid []byte
-	switch {
-	case len(pl) == 52 && len(f) == 4 && len(f[0]) == 4 && len(f[1]) == 6 && len(f[2]) == 6 && len(f[3]) == 32:
-		qpn, psn, gid = f[1], f[2], f[3]
-	case len(pl) == 108 && len(f) == 24 && len(f[2]) == 6 && len(f[3]) == 6 && len(f[23]) == 0:
-		qpn, psn = f[2], f[3]
-		for _, g := range f[6:22] {
-			if len(g) != 2 {
-				return h, false
-			}
-			gid = append(gid, g...)
-		}
+	var gid [16]byte
+	switch kind, pp, pt := setup.Recognize(pl); kind {
+	case setup.Pingpong:
+		h.qpn, h.psn, gid = pp.QPN, pp.PSN, pp.GID
+	case setup.Perftest:
+		h.qpn, h.psn, gid = pt.QPN, pt.PSN, pt.GID
 	default:
 		return h, false
 	}
-	q, err1 := strconv.ParseUint(string(qpn), 16, 32)
-	n, err2 := strconv.ParseUint(string(psn), 16, 32)
-	var g [16]byte
-	ok := len(gid) == 32
-	for i := 0; ok && i < 16; i++ {
-		v, err := strconv.ParseUint(string(gid[2*i:2*i+2]), 16, 8)
-		g[i], ok = byte(v), err == nil
-	}
-	if err1 != nil || err2 != nil || !ok {
-		return h, false
-	}
-	h.qpn, h.psn, h.addr = uint32(q)&0xFFFFFF, layers.PSN(n)&layers.PSNMask, netip.AddrFrom16(g)
+	h.addr = netip.AddrFrom16(gid)
 	return h, true
 }

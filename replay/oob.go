@@ -1,10 +1,10 @@
 package replay
 
 import (
-	"bytes"
 	"net/netip"
 
-	"github.com/ibwire/ibwire/endpoint"
+	"github.com/ibwire/ibwire/layers"
+	"github.com/ibwire/ibwire/setup"
 )
 
 // The TCP set-up messages of ibv_*_pingpong and perftest name QPNs, PSNs,
@@ -12,41 +12,15 @@ import (
 // the RDMA traffic but left them alone would leave a capture whose set-up
 // describes another connection. Both are fixed-size text, so a rewritten
 // message has the same length and the TCP segment only needs its checksum
-// updated. Only a message that fills a segment exactly and that endpoint's
-// codec parses and re-encodes byte for byte is touched.
-
-// oobMessage parses a set-up message: perftest's 108-byte handshake or
-// pingpong's 52-byte address message.
-func oobMessage(payload []byte) (perftest *endpoint.PerftestDest, pingpong *endpoint.PingpongDest) {
-	switch len(payload) {
-	case endpoint.PerftestDestSize:
-		d, err := endpoint.ParsePerftestDest(payload)
-		if err == nil && bytes.Equal(d.Marshal(), payload) {
-			return &d, nil
-		}
-	case endpoint.PingpongDestSize:
-		d, err := endpoint.ParsePingpongDest(payload)
-		if err == nil && bytes.Equal(padTo(d.Marshal(), len(payload)), payload) {
-			return nil, &d
-		}
-	}
-	return nil, nil
-}
-
-func padTo(b []byte, n int) []byte {
-	for len(b) < n {
-		b = append(b, 0)
-	}
-	return b
-}
+// updated. Only a segment that setup.Recognize takes for exactly one
+// message is touched.
 
 // oobQPN returns the QPN a set-up message announces.
 func oobQPN(payload []byte) (uint32, bool) {
-	pt, pp := oobMessage(payload)
-	switch {
-	case pt != nil:
+	switch kind, pp, pt := setup.Recognize(payload); kind {
+	case setup.Perftest:
 		return pt.QPN, true
-	case pp != nil:
+	case setup.Pingpong:
 		return pp.QPN, true
 	}
 	return 0, false
@@ -56,8 +30,8 @@ func oobQPN(payload []byte) (uint32, bool) {
 // set-up message. The announced PSN is the first of the requests the sender
 // will send to its peer's QP, f.PSNSpace.
 func (rw *Rewriter) rewriteOOB(f *Frame, payload []byte) []byte {
-	pt, pp := oobMessage(payload)
-	if pt == nil && pp == nil {
+	kind, pp, pt := setup.Recognize(payload)
+	if kind == setup.NotSetup {
 		return nil
 	}
 	r := rw.rules
@@ -67,9 +41,9 @@ func (rw *Rewriter) rewriteOOB(f *Frame, payload []byte) []byte {
 		}
 		return q
 	}
-	psn := func(p uint32) uint32 {
+	psn := func(p layers.PSN) layers.PSN {
 		if d, ok := r.PSNShift[f.PSNSpace]; ok && f.HasPSNSpace {
-			return (p + uint32(d)) & 0xFFFFFF
+			return p.Add(d)
 		}
 		return p
 	}
@@ -80,8 +54,8 @@ func (rw *Rewriter) rewriteOOB(f *Frame, payload []byte) []byte {
 		}
 		return g
 	}
-	if pt != nil {
-		d := *pt
+	if kind == setup.Perftest {
+		d := pt
 		d.QPN, d.PSN, d.GID = qpn(d.QPN), psn(d.PSN), gid(d.GID)
 		if k, ok := r.RKeys[d.RKey]; ok {
 			d.RKey = k
@@ -94,7 +68,7 @@ func (rw *Rewriter) rewriteOOB(f *Frame, payload []byte) []byte {
 		}
 		return d.Marshal()
 	}
-	d := *pp
+	d := pp
 	d.QPN, d.PSN, d.GID = qpn(d.QPN), psn(d.PSN), gid(d.GID)
-	return padTo(d.Marshal(), len(payload))
+	return d.Marshal()
 }

@@ -8,8 +8,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ibwire/ibwire/decode"
-	"github.com/ibwire/ibwire/endpoint"
 	"github.com/ibwire/ibwire/layers"
+	"github.com/ibwire/ibwire/setup"
 )
 
 // tcpChecksumOK recomputes a TCP/IPv4 checksum from scratch.
@@ -54,8 +54,8 @@ func TestRewriteSetupMessages(t *testing.T) {
 		size int
 		want []uint32 // QPNs announced, in order
 	}{
-		{"write_bw.pcap", endpoint.PerftestDestSize, []uint32{0x123, 0x123, 0x123, 0x123, 0x123, 0x123, 0x123, 0x123, 0x123, 0x123}},
-		{"rc_pingpong.pcap", endpoint.PingpongDestSize, []uint32{0x123, 0x123}},
+		{"write_bw.pcap", setup.PerftestDestSize, []uint32{0x123, 0x123, 0x123, 0x123, 0x123, 0x123, 0x123, 0x123, 0x123, 0x123}},
+		{"rc_pingpong.pcap", setup.PingpongDestSize, []uint32{0x123, 0x123}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {

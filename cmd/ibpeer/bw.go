@@ -17,6 +17,7 @@ import (
 
 	"github.com/ibwire/ibwire/endpoint"
 	"github.com/ibwire/ibwire/layers"
+	"github.com/ibwire/ibwire/setup"
 )
 
 const bwUsage = `usage: ibpeer %[1]s --addr IP --to HOST[:PORT] [flags]
@@ -157,7 +158,7 @@ func runBW(op string, args []string, stdout, stderr io.Writer) int {
 	if *to == "" {
 		return bad("give --to HOST, the ibpeer serve to run against")
 	}
-	if j.to, err = parseHostPort(*to, endpoint.DefaultOOBPort); err != nil {
+	if j.to, err = parseHostPort(*to, setup.DefaultPort); err != nil {
 		return bad("--to %q: %v", *to, err)
 	}
 	if !j.to.Addr().IsValid() {
@@ -216,7 +217,7 @@ type bwConn struct {
 	qp      *endpoint.QP
 	tcp     net.Conn
 	psn     layers.PSN
-	remote  endpoint.PingpongDest
+	remote  setup.PingpongDest
 	region  serveRegion
 	mr      *endpoint.MR // the messages (atomics: the results)
 	mem     []byte
@@ -234,8 +235,8 @@ func (j *bwJob) connect(ctx context.Context, dev *endpoint.Device, c *bwConn) er
 	c.tcp = tcp
 	tcp.SetDeadline(time.Now().Add(setupTimeout))
 	c.psn = endpoint.RandomPSN()
-	local := endpoint.PingpongDest{QPN: c.qp.QPN(), PSN: uint32(c.psn), GID: dev.GID()}
-	if c.remote, err = endpoint.PingpongClient(tcp, local); err != nil {
+	local := setup.PingpongDest{QPN: c.qp.QPN(), PSN: c.psn, GID: dev.GID()}
+	if c.remote, err = setup.PingpongClient(tcp, local); err != nil {
 		return err
 	}
 	var msg [serveRegionSize]byte
@@ -570,7 +571,7 @@ func (j *bwJob) report(w io.Writer, dev *endpoint.Device, conns []*bwConn, times
 		}
 	}
 	for _, c := range conns {
-		d := perfDest{LID: c.remote.LID, QPN: c.remote.QPN, PSN: c.remote.PSN, OutReads: outReads, RKey: c.region.RKey, VAddr: c.region.VA, RDMA: rdma, GID: c.remote.GID}
+		d := perfDest{LID: c.remote.LID, QPN: c.remote.QPN, PSN: uint32(c.remote.PSN), OutReads: outReads, RKey: c.region.RKey, VAddr: c.region.VA, RDMA: rdma, GID: c.remote.GID}
 		if err := writePerfDest(w, "remote", d); err != nil {
 			return err
 		}

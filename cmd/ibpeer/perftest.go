@@ -15,6 +15,7 @@ import (
 
 	"github.com/ibwire/ibwire/endpoint"
 	"github.com/ibwire/ibwire/layers"
+	"github.com/ibwire/ibwire/setup"
 )
 
 const perftestUsage = `usage: ibpeer perftest write|read|send|atomic --addr IP [flags] [SERVER]
@@ -220,7 +221,7 @@ func perftestFlags(verb string, out io.Writer) (*flag.FlagSet, perftestFlagValue
 	var v perftestFlagValues
 	v.addr = fs.String("addr", "", "local `IP` address: the GID, UDP 4791 and (server) the TCP listener bind here (required)")
 	fs.StringVar(v.addr, "bind", "", "same as --addr")
-	v.port = fs.Int("p", endpoint.DefaultOOBPort, "TCP `port` of the set-up exchange")
+	v.port = fs.Int("p", setup.DefaultPort, "TCP `port` of the set-up exchange")
 	size, iters := 65536, 1000
 	if verb == "atomic" {
 		size = 8
@@ -289,25 +290,17 @@ func (j *perftestJob) run(ctx context.Context, stdout io.Writer) (err error) {
 	defer conn.Close()
 	stopWatch := context.AfterFunc(ctx, func() { conn.Close() })
 	defer stopWatch()
-	p := endpoint.NewPerftestConn(conn, j.isServer())
+	p := setup.NewPerftestConn(conn, j.isServer())
 	if j.rdmacm {
-		p = endpoint.NewPerftestConnRDMACM(conn, j.isServer())
+		p = setup.NewPerftestConnRDMACM(conn, j.isServer())
 	}
-	if _, err := p.ExchangeVersions(endpoint.PerftestVersion); err != nil {
-		return err
-	}
-	cycle, _, err := p.ExchangeBufferSizes(perftestCycleBuffer, perftestCacheLine)
+	proposed, _ := layers.PathMTUOf(j.mtu) // checked with the flags
+	opening, err := p.Open(setup.PerftestParams{CycleBuffer: perftestCycleBuffer, CacheLine: perftestCacheLine,
+		MaxCycle: perftestMaxCycleBuffer, MTU: proposed})
 	if err != nil {
 		return err
 	}
-	if cycle > perftestMaxCycleBuffer {
-		return fmt.Errorf("the peer's cycle buffer of %d bytes is more than the %d this side allocates", cycle, perftestMaxCycleBuffer)
-	}
-	mtuCode, err := p.ExchangeMTU(mtuEnum(j.mtu))
-	if err != nil {
-		return err
-	}
-	mtu := layers.PathMTU(mtuCode)
+	cycle, mtu := opening.CycleBuffer, opening.MTU
 
 	pd := dev.AllocPD()
 	mem := make([]byte, 2*max(j.size, int(cycle)))
@@ -363,7 +356,7 @@ func (j *perftestJob) run(ctx context.Context, stdout io.Writer) (err error) {
 			psn = a.SQPSN
 		}
 	}
-	local := endpoint.PerftestDest{OutReads: uint16(outReads), QPN: qp.QPN(), PSN: uint32(psn), RKey: mr.RKey(), VAddr: mr.Addr(), GID: dev.GID()}
+	local := setup.PerftestDest{OutReads: uint16(outReads), QPN: qp.QPN(), PSN: psn, RKey: mr.RKey(), VAddr: mr.Addr(), GID: dev.GID()}
 	remote, err := p.Handshake(local) // #1
 	if err != nil {
 		return err
@@ -397,8 +390,8 @@ func (j *perftestJob) run(ctx context.Context, stdout io.Writer) (err error) {
 	if err := writePerfTestInfo(stdout, info); err != nil {
 		return err
 	}
-	dest := func(d endpoint.PerftestDest) perfDest {
-		pd := perfDest{LID: d.LID, QPN: d.QPN, PSN: d.PSN, RKey: d.RKey, VAddr: d.VAddr, RDMA: rdma, GID: d.GID}
+	dest := func(d setup.PerftestDest) perfDest {
+		pd := perfDest{LID: d.LID, QPN: d.QPN, PSN: uint32(d.PSN), RKey: d.RKey, VAddr: d.VAddr, RDMA: rdma, GID: d.GID}
 		if j.verb == "read" || j.verb == "atomic" {
 			pd.OutReads = int(d.OutReads)
 		}
@@ -458,25 +451,20 @@ func (j *perftestJob) run(ctx context.Context, stdout io.Writer) (err error) {
 		}
 		row = times.bwRow(size, j.iters, j.iters, j.mbps)
 	}
-	if _, err := p.Handshake(local); err != nil { // the server waits here for the end of the traffic
-		return err
-	}
-	mine := endpoint.PerftestBWReport{Size: row.Bytes, Iterations: row.Iterations, BWPeak: row.PeakGbps, BWAverage: row.AvgGbps, MsgRate: row.MsgRate}
-	theirs, err := p.ExchangeBWReports(mine)
-	if err != nil {
-		return err
-	}
-	if j.isServer() {
-		// The server prints the client's figures, as perftest's does.
-		row = perfBWRow{Bytes: theirs.Size, Iterations: theirs.Iterations, PeakGbps: theirs.BWPeak, AvgGbps: theirs.BWAverage, MsgRate: theirs.MsgRate}
-		if st, err := qp.Query(); err == nil && st.State != endpoint.StateRTS {
-			return fmt.Errorf("the QP ended in %v", st.State)
+	mine := setup.PerftestBWReport{Size: row.Bytes, Iterations: row.Iterations, BWPeak: row.PeakGbps, BWAverage: row.AvgGbps, MsgRate: row.MsgRate}
+	// The server waits in Finish for the end of the traffic.
+	err = p.Finish(local, mine, func(theirs setup.PerftestBWReport) error {
+		if j.isServer() {
+			// The server prints the client's figures, as perftest's
+			// does, and checks its QP before the client may tear it down.
+			row = perfBWRow{Bytes: theirs.Size, Iterations: theirs.Iterations, PeakGbps: theirs.BWPeak, AvgGbps: theirs.BWAverage, MsgRate: theirs.MsgRate}
+			if st, err := qp.Query(); err == nil && st.State != endpoint.StateRTS {
+				return fmt.Errorf("the QP ended in %v", st.State)
+			}
 		}
-	}
-	if err := writePerfBWTable(stdout, j.mbps, []perfBWRow{row}); err != nil {
-		return err
-	}
-	if _, err := p.Handshake(local); err != nil { // closing
+		return writePerfBWTable(stdout, j.mbps, []perfBWRow{row})
+	})
+	if err != nil {
 		return err
 	}
 	return j.done(ctx, p, cmx)
@@ -485,7 +473,7 @@ func (j *perftestJob) run(ctx context.Context, stdout io.Writer) (err error) {
 // done ends the set-up exchange: TCP's "done" message, or perftest -R's
 // disconnects (the client's DREQ for the data QP, then the server's for
 // the set-up connection).
-func (j *perftestJob) done(ctx context.Context, p *endpoint.PerftestConn, cmx *perftestCM) error {
+func (j *perftestJob) done(ctx context.Context, p *setup.PerftestConn, cmx *perftestCM) error {
 	if cmx == nil {
 		return p.ExchangeDone()
 	}
@@ -494,7 +482,7 @@ func (j *perftestJob) done(ctx context.Context, p *endpoint.PerftestConn, cmx *p
 
 // wr is the client's i-th work request: to the start of the server's
 // buffer, from the start of ours.
-func (j *perftestJob) wr(mr *endpoint.MR, remote endpoint.PerftestDest, i int) endpoint.SendWR {
+func (j *perftestJob) wr(mr *endpoint.MR, remote setup.PerftestDest, i int) endpoint.SendWR {
 	switch j.verb {
 	case "write":
 		return endpoint.SendWR{Op: endpoint.WRWrite, SGL: []endpoint.SGE{mr.SGE(0, j.size)}, RemoteAddr: remote.VAddr, RKey: remote.RKey}

@@ -18,7 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
-	"github.com/ibwire/ibwire/endpoint"
+	"github.com/ibwire/ibwire/setup"
 )
 
 // perftestServer is an ibpeer perftest server running in-process.
@@ -138,7 +138,7 @@ func TestPerftestPeerFailures(t *testing.T) {
 		port, wait := startPerftestServer(t, "write")
 		c, err := net.Dial("tcp", "127.0.0.2:"+strconv.Itoa(port))
 		require.NoError(t, err)
-		var v [endpoint.PerftestVersionSize]byte
+		var v [setup.PerftestVersionSize]byte
 		copy(v[:], "5.60")
 		_, err = c.Write(v[:])
 		require.NoError(t, err)
@@ -210,8 +210,8 @@ func TestPerftestHugeCycleBuffer(t *testing.T) {
 	c, err := net.Dial("tcp", "127.0.0.2:"+strconv.Itoa(port))
 	require.NoError(t, err)
 	defer c.Close()
-	p := endpoint.NewPerftestConn(c, false)
-	_, err = p.ExchangeVersions(endpoint.PerftestVersion)
+	p := setup.NewPerftestConn(c, false)
+	_, err = p.ExchangeVersions(setup.PerftestVersion)
 	require.NoError(t, err)
 	_, _, err = p.ExchangeBufferSizes(1<<30, 64)
 	require.NoError(t, err)

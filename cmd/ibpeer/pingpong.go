@@ -17,11 +17,12 @@ import (
 
 	"github.com/ibwire/ibwire/endpoint"
 	"github.com/ibwire/ibwire/layers"
+	"github.com/ibwire/ibwire/setup"
 )
 
 // ibpeer pingpong: ibv_rc_pingpong, ibv_uc_pingpong and ibv_ud_pingpong
 // (rdma-core libibverbs/examples) in either role, over the endpoint. The
-// set-up exchange is theirs (endpoint.PingpongClient/Server, ENDPOINT.md
+// set-up exchange is theirs (setup.PingpongClient/Server, ENDPOINT.md
 // §2.1), and so are the defaults, the flags, the QP attributes, the traffic
 // pattern, the output and the exit status (0, or 1 for any failure
 // including bad flags).
@@ -116,7 +117,7 @@ func pingpongFlags(out io.Writer) *flag.FlagSet {
 	fs.Bool("uc", false, "ibv_uc_pingpong")
 	fs.Bool("ud", false, "ibv_ud_pingpong")
 	fs.String("addr", "", "local IP address (required)")
-	fs.Int("p", endpoint.DefaultOOBPort, "TCP port")
+	fs.Int("p", setup.DefaultPort, "TCP port")
 	fs.String("d", "", "IB device (ignored)")
 	fs.Int("i", 1, "IB port")
 	fs.Int("s", 0, "message size")
@@ -416,17 +417,17 @@ func pingpong(ctx context.Context, cfg pingpongConfig, stdout, stderr io.Writer)
 		return errPingpongReported
 	}
 
-	local := endpoint.PingpongDest{QPN: qp.QPN(), PSN: uint32(endpoint.RandomPSN()), GID: dev.GID()}
+	local := setup.PingpongDest{QPN: qp.QPN(), PSN: endpoint.RandomPSN(), GID: dev.GID()}
 	sep := ","
 	if cfg.typ == endpoint.UD {
 		sep = ":" // ibv_ud_pingpong's local line
 	}
 	fmt.Fprintf(stdout, "  local address:  LID 0x%04x, QPN 0x%06x, PSN 0x%06x%s GID %v\n",
-		local.LID, local.QPN, local.PSN, sep, netip.AddrFrom16(local.GID))
+		local.LID, local.QPN, uint32(local.PSN), sep, netip.AddrFrom16(local.GID))
 
-	var remote endpoint.PingpongDest
+	var remote setup.PingpongDest
 	var remoteAddr netip.Addr
-	connect := func(r endpoint.PingpongDest, tcpPeer net.Addr) error {
+	connect := func(r setup.PingpongDest, tcpPeer net.Addr) error {
 		remoteAddr = netip.AddrFrom16(r.GID).Unmap()
 		if r.GID == [16]byte{} {
 			// The tools without -g send no GID and cannot use RoCE; say
@@ -463,7 +464,7 @@ func pingpong(ctx context.Context, cfg pingpongConfig, stdout, stderr io.Writer)
 		}
 	}
 	fmt.Fprintf(stdout, "  remote address: LID 0x%04x, QPN 0x%06x, PSN 0x%06x, GID %v\n",
-		remote.LID, remote.QPN, remote.PSN, netip.AddrFrom16(remote.GID))
+		remote.LID, remote.QPN, uint32(remote.PSN), netip.AddrFrom16(remote.GID))
 	if cfg.host != "" {
 		if err := connect(remote, serverAddr); err != nil {
 			return err
@@ -559,17 +560,17 @@ func pingpong(ctx context.Context, cfg pingpongConfig, stdout, stderr io.Writer)
 
 // ppClientExchange connects to the server and trades set-up messages; it
 // returns the server's message and TCP address.
-func ppClientExchange(ctx context.Context, cfg pingpongConfig, local endpoint.PingpongDest, stderr io.Writer) (endpoint.PingpongDest, net.Addr, error) {
+func ppClientExchange(ctx context.Context, cfg pingpongConfig, local setup.PingpongDest, stderr io.Writer) (setup.PingpongDest, net.Addr, error) {
 	var d net.Dialer
 	conn, err := d.DialContext(ctx, "tcp", net.JoinHostPort(cfg.host, strconv.Itoa(cfg.port)))
 	if err != nil {
 		fmt.Fprintf(stderr, "Couldn't connect to %s:%d\n", cfg.host, cfg.port)
-		return endpoint.PingpongDest{}, nil, errPingpongReported
+		return setup.PingpongDest{}, nil, errPingpongReported
 	}
 	defer conn.Close()
 	stopWatch := context.AfterFunc(ctx, func() { conn.Close() })
 	defer stopWatch()
-	remote, err := endpoint.PingpongClient(conn, local)
+	remote, err := setup.PingpongClient(conn, local)
 	if err != nil {
 		return remote, nil, fmt.Errorf("set-up exchange with %v: %w", conn.RemoteAddr(), err)
 	}
@@ -578,8 +579,8 @@ func ppClientExchange(ctx context.Context, cfg pingpongConfig, local endpoint.Pi
 
 // ppServerExchange waits for one client, moves the QP to RTS with what it
 // sent (connect), then answers.
-func ppServerExchange(ctx context.Context, cfg pingpongConfig, local endpoint.PingpongDest,
-	connect func(endpoint.PingpongDest, net.Addr) error, stderr io.Writer) (endpoint.PingpongDest, error) {
+func ppServerExchange(ctx context.Context, cfg pingpongConfig, local setup.PingpongDest,
+	connect func(setup.PingpongDest, net.Addr) error, stderr io.Writer) (setup.PingpongDest, error) {
 	var lc net.ListenConfig
 	// --addr, not the wildcard the tools bind: this device answers on
 	// that address only, and another server may have the port on
@@ -588,7 +589,7 @@ func ppServerExchange(ctx context.Context, cfg pingpongConfig, local endpoint.Pi
 	if err != nil {
 		fmt.Fprintf(stderr, "Couldn't listen to port %d\n", cfg.port)
 		fmt.Fprintf(stderr, "ibpeer pingpong: %v\n", err)
-		return endpoint.PingpongDest{}, errPingpongReported
+		return setup.PingpongDest{}, errPingpongReported
 	}
 	if cfg.listening != nil {
 		cfg.listening(ln.Addr())
@@ -599,15 +600,15 @@ func ppServerExchange(ctx context.Context, cfg pingpongConfig, local endpoint.Pi
 	ln.Close()
 	if err != nil {
 		if ctx.Err() != nil {
-			return endpoint.PingpongDest{}, fmt.Errorf("waiting for a client on port %d: %w", cfg.port, ctx.Err())
+			return setup.PingpongDest{}, fmt.Errorf("waiting for a client on port %d: %w", cfg.port, ctx.Err())
 		}
 		fmt.Fprintln(stderr, "accept() failed")
-		return endpoint.PingpongDest{}, errPingpongReported
+		return setup.PingpongDest{}, errPingpongReported
 	}
 	defer conn.Close()
 	stopWatch := context.AfterFunc(ctx, func() { conn.Close() })
 	defer stopWatch()
-	remote, err := endpoint.PingpongServer(conn, local, func(r endpoint.PingpongDest) error {
+	remote, err := setup.PingpongServer(conn, local, func(r setup.PingpongDest) error {
 		return connect(r, conn.RemoteAddr())
 	})
 	if err != nil {

@@ -20,6 +20,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ibwire/ibwire/endpoint"
+	"github.com/ibwire/ibwire/setup"
 )
 
 // Loopback addresses of their own (127.77.0.0/16), so that these tests do
@@ -314,7 +315,7 @@ func TestPingpongZeroGID(t *testing.T) {
 	port := (<-addr).(*net.TCPAddr).Port
 	conn, err := net.Dial("tcp", net.JoinHostPort(srvIP, strconv.Itoa(port)))
 	require.NoError(t, err)
-	remote, err := endpoint.PingpongClient(conn, endpoint.PingpongDest{QPN: 0x99, PSN: 0x1234})
+	remote, err := setup.PingpongClient(conn, setup.PingpongDest{QPN: 0x99, PSN: 0x1234})
 	require.NoError(t, err)
 	conn.Close()
 	assert.Equal(t, uint32(0x11), remote.QPN)

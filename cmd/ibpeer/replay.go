@@ -20,6 +20,7 @@ import (
 	"github.com/ibwire/ibwire/endpoint"
 	"github.com/ibwire/ibwire/layers"
 	"github.com/ibwire/ibwire/replay"
+	"github.com/ibwire/ibwire/setup"
 )
 
 const replayUsage = `usage: ibpeer replay [flags] FILE
@@ -578,7 +579,7 @@ func (j *replayJob) compare(ctx context.Context, c *replay.Capture, info io.Writ
 	if err != nil {
 		return exitError, fmt.Errorf("UDP wire on %v: %w", j.local, err)
 	}
-	var setup replay.Setup
+	var how replay.Setup
 	var peer *replay.WirePeer
 	switch f.setup {
 	case "cm":
@@ -590,34 +591,34 @@ func (j *replayJob) compare(ctx context.Context, c *replay.Capture, info io.Writ
 		defer dev.Close()
 		cs := &cmSetup{server: j.target.Addr(), port: j.cmPort, mtus: planMTUs(plan), rdAtom: hasReadsOrAtomics(plan) || f.payload, split: split, dev: dev}
 		defer cs.Close()
-		setup = cs
+		how = cs
 	case "manual":
 		peer = replay.NewWirePeer(w, j.target)
-		setup = manualSetup{replay.Dest{QPN: uint32(f.peerQPN), PSN: layers.PSN(f.peerPSN), RKey: uint32(f.peerRKey), VA: f.peerVA}}
+		how = manualSetup{replay.Dest{QPN: uint32(f.peerQPN), PSN: layers.PSN(f.peerPSN), RKey: uint32(f.peerRKey), VA: f.peerVA}}
 	default:
 		peer = replay.NewWirePeer(w, j.target)
 		oob := f.oob
 		if oob == "" {
-			oob = net.JoinHostPort(j.target.Addr().String(), strconv.Itoa(endpoint.DefaultOOBPort))
+			oob = net.JoinHostPort(j.target.Addr().String(), strconv.Itoa(setup.DefaultPort))
 		}
 		ts := &tcpSetup{kind: f.setup, addr: oob, gid: w.LocalAddr().Addr().As16(), mtus: planMTUs(plan), regionLen: plan.RegionLen,
 			fallback: !f.setupGiven}
 		defer ts.Close()
-		setup = ts
+		how = ts
 	}
 	defer peer.Close()
 	local := replay.Dest{QPN: uint32(f.localQPN), PSN: layers.PSN(f.localPSN)}
 	if f.localQPN != 0 && f.localPSN == 0 {
 		local.PSN = plan.Requester.PSN
 	}
-	res, err := replay.Compare(ctx, plan, setup, peer, replay.CompareOptions{Local: local, Payload: f.payload, StrictACKs: f.strictACK, Timeout: f.timeout})
+	res, err := replay.Compare(ctx, plan, how, peer, replay.CompareOptions{Local: local, Payload: f.payload, StrictACKs: f.strictACK, Timeout: f.timeout})
 	if err != nil {
 		return exitError, err
 	}
-	if r, ok := setup.(reporter); ok {
+	if r, ok := how.(reporter); ok {
 		r.setReport(playReport(res))
 	}
-	if ts, ok := setup.(*tcpSetup); ok && ts.fellBack {
+	if ts, ok := how.(*tcpSetup); ok && ts.fellBack {
 		f.setup = "pingpong"
 		fmt.Fprintf(info, "compare: the peer did not answer perftest's set-up within %v; it answered ibpeer serve's (--setup pingpong)\n", setupFallbackWait)
 	}
@@ -644,7 +645,7 @@ var rnrFix = map[string]string{
 // wire), else 18515.
 func cmPort(oob string, target netip.Addr) (int, error) {
 	if oob == "" {
-		return endpoint.DefaultOOBPort, nil
+		return setup.DefaultPort, nil
 	}
 	if p, ok := strings.CutPrefix(oob, ":"); ok {
 		v, err := strconv.ParseUint(p, 10, 16)
@@ -653,7 +654,7 @@ func cmPort(oob string, target netip.Addr) (int, error) {
 		}
 		return int(v), nil
 	}
-	ap, err := parseHostPort(oob, endpoint.DefaultOOBPort)
+	ap, err := parseHostPort(oob, setup.DefaultPort)
 	if err != nil {
 		return 0, fmt.Errorf("--oob %q: %w", oob, err)
 	}
@@ -666,21 +667,21 @@ func cmPort(oob string, target netip.Addr) (int, error) {
 // reporter is a perftest set-up, whose closing steps send the client's
 // bandwidth report, which the server prints as its own.
 type reporter interface {
-	setReport(endpoint.PerftestBWReport)
+	setReport(setup.PerftestBWReport)
 }
 
 // playReport is the report of a play as a perftest client's: the
 // messages played, their size (the mean, for a capture of mixed sizes),
 // and the average rate from the first request to the last response, in
 // MB/s as perftest's default. There is no peak (0, as perftest -N prints).
-func playReport(res *replay.Result) endpoint.PerftestBWReport {
+func playReport(res *replay.Result) setup.PerftestBWReport {
 	n, bytes := res.Plan.Messages()
 	if n == 0 {
-		return endpoint.PerftestBWReport{}
+		return setup.PerftestBWReport{}
 	}
 	size := bytes / uint64(n)
 	avg, rate := perfBWFigures(size, uint64(n), res.Elapsed.Seconds(), true)
-	return endpoint.PerftestBWReport{Size: size, Iterations: uint64(n), BWAverage: avg, MsgRate: rate}
+	return setup.PerftestBWReport{Size: size, Iterations: uint64(n), BWAverage: avg, MsgRate: rate}
 }
 
 // manualSetup announces nothing and takes the peer's values from flags.
@@ -703,12 +704,12 @@ type tcpSetup struct {
 	// did.
 	fallback, fellBack bool
 	conn               net.Conn
-	pt                 *endpoint.PerftestConn
-	local              endpoint.PerftestDest
-	report             endpoint.PerftestBWReport // sent on Close
+	pt                 *setup.PerftestConn
+	local              setup.PerftestDest
+	report             setup.PerftestBWReport // sent on Close
 }
 
-func (s *tcpSetup) setReport(r endpoint.PerftestBWReport) { s.report = r }
+func (s *tcpSetup) setReport(r setup.PerftestBWReport) { s.report = r }
 
 func (s *tcpSetup) Exchange(ctx context.Context, local replay.Dest) (replay.Dest, error) {
 	conn, err := s.dial(ctx)
@@ -718,11 +719,11 @@ func (s *tcpSetup) Exchange(ctx context.Context, local replay.Dest) (replay.Dest
 	if s.kind == "pingpong" {
 		return s.pingpong(conn, local)
 	}
-	s.pt = endpoint.NewPerftestConn(conn, false)
+	s.pt = setup.NewPerftestConn(conn, false)
 	if s.fallback {
 		conn.SetDeadline(time.Now().Add(setupFallbackWait))
 	}
-	if _, err := s.pt.ExchangeVersions(endpoint.PerftestVersion); err != nil {
+	if _, err := s.pt.ExchangeVersions(setup.PerftestVersion); err != nil {
 		if !s.fallback || !silentPeer(err) {
 			return replay.Dest{}, err
 		}
@@ -744,8 +745,8 @@ func (s *tcpSetup) Exchange(ctx context.Context, local replay.Dest) (replay.Dest
 	if err != nil {
 		return replay.Dest{}, err
 	}
-	s.local = endpoint.PerftestDest{OutReads: 1, QPN: local.QPN, PSN: uint32(local.PSN), GID: s.gid}
-	var r endpoint.PerftestDest
+	s.local = setup.PerftestDest{OutReads: 1, QPN: local.QPN, PSN: local.PSN, GID: s.gid}
+	var r setup.PerftestDest
 	for range 3 { // handshakes #1 (addresses), #2 and #3 (after RTR)
 		if r, err = s.pt.Handshake(s.local); err != nil {
 			return replay.Dest{}, err
@@ -788,7 +789,7 @@ func (s *tcpSetup) deadline(ctx context.Context) {
 // pingpong runs ibv_rc_pingpong's exchange and reads ibpeer serve's region
 // message after it.
 func (s *tcpSetup) pingpong(conn net.Conn, local replay.Dest) (replay.Dest, error) {
-	r, err := endpoint.PingpongClient(conn, endpoint.PingpongDest{QPN: local.QPN, PSN: uint32(local.PSN), GID: s.gid})
+	r, err := setup.PingpongClient(conn, setup.PingpongDest{QPN: local.QPN, PSN: local.PSN, GID: s.gid})
 	if err != nil {
 		return replay.Dest{}, err
 	}
@@ -834,15 +835,13 @@ func (r mtuRange) refusal() string {
 // on one below the range: perftest takes the smaller MTU, and the peer's
 // QP would drop the capture's full-size packets (or split its READ
 // responses differently).
-func negotiateCaptureMTU(p *endpoint.PerftestConn, mtus mtuRange) (layers.PathMTU, error) {
-	if _, _, err := p.ExchangeBufferSizes(perftestCycleBuffer, perftestCacheLine); err != nil {
-		return 0, err
-	}
-	got, err := p.ExchangeMTU(mtuEnum(mtus.max))
+func negotiateCaptureMTU(p *setup.PerftestConn, mtus mtuRange) (layers.PathMTU, error) {
+	proposed, _ := layers.PathMTUOf(mtus.max) // a plan's MTUs are IB MTUs
+	o, err := p.Negotiate(setup.PerftestParams{CycleBuffer: perftestCycleBuffer, CacheLine: perftestCacheLine, MTU: proposed})
 	if err != nil {
 		return 0, err
 	}
-	mtu := layers.PathMTU(got)
+	mtu := o.MTU
 	if !mtus.has(mtu.Bytes()) {
 		refusal := mtus.refusal()
 		if mtus.min == mtus.max {
@@ -855,7 +854,7 @@ func negotiateCaptureMTU(p *endpoint.PerftestConn, mtus mtuRange) (layers.PathMT
 
 // perftestPeer is what a peer's perftest QP message announces, as the
 // responder compare mode plays against.
-func perftestPeer(r endpoint.PerftestDest) replay.Dest {
+func perftestPeer(r setup.PerftestDest) replay.Dest {
 	return replay.Dest{LID: r.LID, QPN: r.QPN, PSN: layers.PSN(r.PSN), RKey: r.RKey, VA: r.VAddr,
 		GID: netip.AddrFrom16(r.GID).Unmap(), OutReads: int(r.OutReads)}
 }
@@ -887,25 +886,11 @@ func (s *tcpSetup) Close() error {
 	}
 	if s.pt != nil {
 		s.conn.SetDeadline(time.Now().Add(2 * time.Second))
-		if _, err := s.pt.Handshake(s.local); err == nil {
-			if _, err := s.pt.ExchangeBWReports(s.report); err == nil {
-				if _, err := s.pt.Handshake(s.local); err == nil {
-					s.pt.ExchangeDone()
-				}
-			}
+		if err := s.pt.Finish(s.local, s.report, nil); err == nil {
+			s.pt.ExchangeDone()
 		}
 	}
 	return s.conn.Close()
-}
-
-// mtuEnum turns a path MTU into verbs' enum ibv_mtu (1024 → 3).
-func mtuEnum(mtu int) int {
-	for e, m := 1, 256; e <= 5; e, m = e+1, m*2 {
-		if mtu <= m {
-			return e
-		}
-	}
-	return 5
 }
 
 // writeImage writes the responder's region as the capture shows it

@@ -12,6 +12,7 @@ import (
 	"github.com/ibwire/ibwire/endpoint"
 	"github.com/ibwire/ibwire/layers"
 	"github.com/ibwire/ibwire/replay"
+	"github.com/ibwire/ibwire/setup"
 )
 
 // cmSetup is compare mode's --setup cm: the client side of perftest -R
@@ -37,15 +38,15 @@ type cmSetup struct {
 	limit time.Duration
 
 	cmx      *perftestCM
-	p        *endpoint.PerftestConn
+	p        *setup.PerftestConn
 	qp       *endpoint.QP
-	local    endpoint.PerftestDest
+	local    setup.PerftestDest
 	assigned replay.Dest
-	ready    bool                      // the exchange went through: Close runs the closing steps
-	report   endpoint.PerftestBWReport // the play's, sent on Close
+	ready    bool                   // the exchange went through: Close runs the closing steps
+	report   setup.PerftestBWReport // the play's, sent on Close
 }
 
-func (s *cmSetup) setReport(r endpoint.PerftestBWReport) { s.report = r }
+func (s *cmSetup) setReport(r setup.PerftestBWReport) { s.report = r }
 
 // cmSetupTimeout bounds Close's steps.
 const cmSetupTimeout = 5 * time.Second
@@ -77,8 +78,8 @@ func (s *cmSetup) exchange(ctx context.Context) (replay.Dest, error) {
 	s.cmx = cmx
 	stop := context.AfterFunc(ctx, func() { cmx.msg.Close() })
 	defer stop()
-	s.p = endpoint.NewPerftestConnRDMACM(cmx.msg, false)
-	if _, err := s.p.ExchangeVersions(endpoint.PerftestVersion); err != nil {
+	s.p = setup.NewPerftestConnRDMACM(cmx.msg, false)
+	if _, err := s.p.ExchangeVersions(setup.PerftestVersion); err != nil {
 		return replay.Dest{}, err
 	}
 	mtu, err := negotiateCaptureMTU(s.p, s.mtus)
@@ -109,9 +110,9 @@ func (s *cmSetup) exchange(ctx context.Context) (replay.Dest, error) {
 	if err != nil {
 		return replay.Dest{}, err
 	}
-	s.local = endpoint.PerftestDest{OutReads: uint16(outReads), QPN: s.qp.QPN(), PSN: uint32(a.SQPSN), GID: s.dev.GID()}
+	s.local = setup.PerftestDest{OutReads: uint16(outReads), QPN: s.qp.QPN(), PSN: a.SQPSN, GID: s.dev.GID()}
 	s.assigned = replay.Dest{QPN: s.qp.QPN(), PSN: a.SQPSN}
-	var r endpoint.PerftestDest
+	var r setup.PerftestDest
 	for range 3 { // handshakes #1 (the QP messages), #2 and #3
 		if r, err = s.p.Handshake(s.local); err != nil {
 			return replay.Dest{}, err
@@ -141,12 +142,8 @@ func (s *cmSetup) Close() error {
 	done := false
 	if s.ready {
 		s.cmx.msg.SetDeadline(time.Now().Add(cmSetupTimeout))
-		if _, err := s.p.Handshake(s.local); err == nil {
-			if _, err := s.p.ExchangeBWReports(s.report); err == nil {
-				_, err = s.p.Handshake(s.local)
-				done = err == nil
-			}
-		}
+		err := s.p.Finish(s.local, s.report, nil)
+		done = err == nil
 	}
 	var err error
 	if done {

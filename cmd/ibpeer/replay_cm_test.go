@@ -14,6 +14,7 @@ import (
 
 	"github.com/ibwire/ibwire/endpoint"
 	"github.com/ibwire/ibwire/replay"
+	"github.com/ibwire/ibwire/setup"
 )
 
 // TestReplayCompareCM plays the requester halves of rxe's write_bw,
@@ -90,7 +91,7 @@ func TestReplayCompareCMFailures(t *testing.T) {
 		split := replay.NewSplitWire(w)
 		peer := replay.NewWirePeer(split.Diverted(), netip.MustParseAddrPort("127.81.10.2:4791"))
 		dev := endpoint.NewDevice(split.Rest())
-		s := &cmSetup{server: netip.MustParseAddr("127.81.10.2"), port: endpoint.DefaultOOBPort, mtus: mtuRange{1024, 1024}, split: split, dev: dev,
+		s := &cmSetup{server: netip.MustParseAddr("127.81.10.2"), port: setup.DefaultPort, mtus: mtuRange{1024, 1024}, split: split, dev: dev,
 			limit: 300 * time.Millisecond}
 		start := time.Now()
 		_, err = s.Exchange(context.Background(), replay.Dest{})

@@ -329,13 +329,6 @@ func TestReplayCompare(t *testing.T) {
 	}
 }
 
-// TestMTUEnum checks the ibv_mtu numbering perftest's MTU exchange uses.
-func TestMTUEnum(t *testing.T) {
-	for mtu, e := range map[int]int{256: 1, 512: 2, 1024: 3, 2048: 4, 4096: 5, 0: 1} {
-		assert.Equal(t, e, mtuEnum(mtu), "mtu %d", mtu)
-	}
-}
-
 // TestReplayCompareCoalescedACKs: a responder that acknowledges two
 // messages with one ACK differs only under --strict-acks; --image writes
 // the region the capture shows.

@@ -19,6 +19,7 @@ import (
 
 	"github.com/ibwire/ibwire/endpoint"
 	"github.com/ibwire/ibwire/layers"
+	"github.com/ibwire/ibwire/setup"
 )
 
 const serveUsage = `usage: ibpeer serve --addr IP [flags]
@@ -101,7 +102,7 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("ibpeer serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	addr := fs.String("addr", "", "local `IP` address: the GID, UDP 4791 and the TCP set-up port bind here (required)")
-	port := fs.Int("port", endpoint.DefaultOOBPort, "TCP `port` of the set-up exchange")
+	port := fs.Int("port", setup.DefaultPort, "TCP `port` of the set-up exchange")
 	mrSize := fs.Int("mr-size", 4<<20, "bytes of the memory region each connection gets")
 	mtu := fs.Int("mtu", 1024, "path MTU of the QPs: 256, 512, 1024, 2048 or 4096 (ibv_rc_pingpong's default is 1024)")
 	recv := fs.Int("recv", 16, "receive buffers per QP; each is mr-size/recv bytes")
@@ -363,9 +364,9 @@ func (s *server) handle(ctx context.Context, id int, c net.Conn) {
 	mtu, _ := pathMTU(cfg.mtu)
 	slot := cfg.mrSize / cfg.recv
 	psn := endpoint.RandomPSN()
-	local := endpoint.PingpongDest{QPN: qp.QPN(), PSN: uint32(psn), GID: s.dev.GID()}
+	local := setup.PingpongDest{QPN: qp.QPN(), PSN: psn, GID: s.dev.GID()}
 	c.SetDeadline(time.Now().Add(setupTimeout))
-	remote, err := endpoint.PingpongServer(c, local, func(r endpoint.PingpongDest) error {
+	remote, err := setup.PingpongServer(c, local, func(r setup.PingpongDest) error {
 		peer := netip.AddrFrom16(r.GID).Unmap()
 		if err := qp.Connect(endpoint.ConnectAttr{Remote: peer, RemoteQPN: r.QPN, RemotePSN: layers.PSN(r.PSN), LocalPSN: psn, MTU: mtu}); err != nil {
 			return err
@@ -386,7 +387,7 @@ func (s *server) handle(ctx context.Context, id int, c net.Conn) {
 		cfg.region(&reg)
 	}
 	s.printf("conn %d from %v: client QPN %#06x PSN %#06x GID %v; served by QPN %#06x PSN %#06x rkey %#08x VA %#x size %d\n",
-		id, c.RemoteAddr(), remote.QPN, remote.PSN, netip.AddrFrom16(remote.GID).Unmap(), qp.QPN(), uint32(psn), reg.RKey, reg.VA, reg.Size)
+		id, c.RemoteAddr(), remote.QPN, uint32(remote.PSN), netip.AddrFrom16(remote.GID).Unmap(), qp.QPN(), uint32(psn), reg.RKey, reg.VA, reg.Size)
 	if _, err := c.Write(reg.marshal()); err != nil {
 		fail(fmt.Errorf("sending the region: %w", err))
 		return

@@ -20,6 +20,7 @@ import (
 	"github.com/ibwire/ibwire/endpoint"
 	"github.com/ibwire/ibwire/internal/looptest"
 	"github.com/ibwire/ibwire/layers"
+	"github.com/ibwire/ibwire/setup"
 )
 
 // needLoopbackPorts takes looptest's machine-wide lock on UDP 4791 of the
@@ -388,7 +389,7 @@ func TestServePlainPingpongClient(t *testing.T) {
 	c, err := net.Dial("tcp", srv.tcp.String())
 	require.NoError(t, err)
 	gid := netip.MustParseAddr("127.0.0.1").As16()
-	remote, err := endpoint.PingpongClient(c, endpoint.PingpongDest{QPN: 0x77, PSN: 0x123456, GID: gid})
+	remote, err := setup.PingpongClient(c, setup.PingpongDest{QPN: 0x77, PSN: 0x123456, GID: gid})
 	require.NoError(t, err)
 	c.Close()
 	assert.Equal(t, netip.MustParseAddr("::ffff:127.0.0.2").As16(), remote.GID)

@@ -1,4 +1,4 @@
-package endpoint
+package setup
 
 import (
 	"bytes"
@@ -7,6 +7,8 @@ import (
 	"math"
 	"net"
 	"strconv"
+
+	"github.com/ibwire/ibwire/layers"
 )
 
 // PerftestVersion is the version string a Go peer advertises: perftest
@@ -37,7 +39,7 @@ type PerftestDest struct {
 	LID      uint16
 	OutReads uint16 // the sender's outstanding-READ depth (1 unless READ/atomic)
 	QPN      uint32 // 24 bits
-	PSN      uint32 // 24 bits
+	PSN      layers.PSN
 	RKey     uint32 // the sender's memory region
 	VAddr    uint64
 	GID      [16]byte
@@ -47,7 +49,7 @@ type PerftestDest struct {
 // Marshal returns the 108-byte message exactly as perftest sends it.
 func (d PerftestDest) Marshal() []byte {
 	b := make([]byte, 0, PerftestDestSize)
-	b = fmt.Appendf(b, "%04x:%04x:%06x:%06x:%08x:%016x:", d.LID, d.OutReads, d.QPN&0xFFFFFF, d.PSN&0xFFFFFF, d.RKey, d.VAddr)
+	b = fmt.Appendf(b, "%04x:%04x:%06x:%06x:%08x:%016x:", d.LID, d.OutReads, d.QPN&0xFFFFFF, uint32(d.PSN&layers.PSNMask), d.RKey, d.VAddr)
 	for _, g := range d.GID {
 		b = fmt.Appendf(b, "%02x:", g)
 	}
@@ -74,16 +76,16 @@ func ParsePerftestDest(msg []byte) (PerftestDest, error) {
 	rest := msg
 	field := func(name string, width int, max uint64) (uint64, error) {
 		off := len(msg) - len(rest)
-		v, r, ok := oobScanHex(rest, width)
+		v, r, ok := scanHex(rest, width)
 		if !ok {
-			return 0, &OOBSyntaxError{Message: "perftest", Field: name, Offset: off, Reason: fmt.Sprintf("want up to %d hexadecimal digits, have %q", width, oobClip(rest))}
+			return 0, &SyntaxError{Message: "perftest", Field: name, Offset: off, Reason: fmt.Sprintf("want up to %d hexadecimal digits, have %q", width, clip(rest))}
 		}
 		if v > max {
-			return 0, &OOBSyntaxError{Message: "perftest", Field: name, Offset: off, Reason: fmt.Sprintf("%#x is larger than %#x", v, max)}
+			return 0, &SyntaxError{Message: "perftest", Field: name, Offset: off, Reason: fmt.Sprintf("%#x is larger than %#x", v, max)}
 		}
 		rest = r
 		if len(rest) == 0 || rest[0] != ':' {
-			return 0, &OOBSyntaxError{Message: "perftest", Field: name, Offset: len(msg) - len(rest), Reason: fmt.Sprintf("want ':' after it, have %q", oobClip(rest))}
+			return 0, &SyntaxError{Message: "perftest", Field: name, Offset: len(msg) - len(rest), Reason: fmt.Sprintf("want ':' after it, have %q", clip(rest))}
 		}
 		rest = rest[1:]
 		return v, nil
@@ -105,7 +107,7 @@ func ParsePerftestDest(msg []byte) (PerftestDest, error) {
 	if v, err = field("psn", 6, 0xFFFFFF); err != nil {
 		return PerftestDest{}, err
 	}
-	d.PSN = uint32(v)
+	d.PSN = layers.PSN(v)
 	if v, err = field("rkey", 8, math.MaxUint32); err != nil {
 		return PerftestDest{}, err
 	}
@@ -144,22 +146,21 @@ type PerftestBWReport struct {
 // client writing first and the server reading first. The sequence for one
 // RC QP, as perftest 6.06 runs it:
 //
-//	ExchangeVersions(PerftestVersion)        both sleep 1 s after connecting first
-//	ExchangeBufferSizes(cycle, cacheLine)
-//	ExchangeMTU(mtu)
+//	Open: ExchangeVersions, ExchangeBufferSizes, ExchangeMTU
 //	Handshake(local) #1                      then both move their QP to RTR/RTS
 //	Handshake(local) #2
 //	Handshake(local) #3                      write/read/atomic; send_bw: see below
 //	  … traffic …
-//	Handshake(local)                         the server waits here for the client's end
-//	ExchangeBWReports(report)                non-duplex write/read/atomic only
-//	Handshake(local)                         closing
+//	Finish: Handshake(local)                 the server waits here for the client's end
+//	        ExchangeBWReports(report)        non-duplex write/read/atomic only
+//	        Handshake(local)                 closing
 //	ExchangeDone()
 //
 // ib_send_bw does handshake #2 before printing, #3 for the remote print, and
-// #4 once the server has posted its receives, right before traffic.
+// #4 once the server has posted its receives, right before traffic; after
+// the traffic it only closes (one handshake, no reports).
 type PerftestConn struct {
-	c             oobConn
+	c             msgConn
 	server        bool
 	remoteVersion string
 	binary        bool // perftest -R: struct pingpong_dest in binary
@@ -168,7 +169,7 @@ type PerftestConn struct {
 // NewPerftestConn wraps an established connection; server says which side
 // this is (the one that accepted).
 func NewPerftestConn(conn net.Conn, server bool) *PerftestConn {
-	return &PerftestConn{c: oobConn{conn: conn, message: "perftest"}, server: server}
+	return &PerftestConn{c: msgConn{conn: conn, message: "perftest"}, server: server}
 }
 
 // RemoteVersion returns the version string the peer sent.
@@ -236,9 +237,10 @@ func (p *PerftestConn) exchangeInt32(step string, v int32) (int32, error) {
 }
 
 // ExchangeMTU swaps the active MTU as verbs' enum ibv_mtu (1 = 256 … 5 =
-// 4096), sent as one decimal digit and a NUL, and returns the smaller one.
-func (p *PerftestConn) ExchangeMTU(mtu int) (int, error) {
-	if mtu < 1 || mtu > 5 {
+// 4096, the IBTA codes of layers.PathMTU), sent as one decimal digit and a
+// NUL, and returns the smaller one.
+func (p *PerftestConn) ExchangeMTU(mtu layers.PathMTU) (layers.PathMTU, error) {
+	if mtu < layers.MTU256 || mtu > layers.MTU4096 {
 		return 0, fmt.Errorf("perftest set-up: MTU enum %d is not 1 (256) … 5 (4096)", mtu)
 	}
 	out := [perftestMTUSize]byte{byte('0' + mtu), 0}
@@ -247,9 +249,79 @@ func (p *PerftestConn) ExchangeMTU(mtu int) (int, error) {
 		return 0, err
 	}
 	if in[0] < '1' || in[0] > '5' || in[1] != 0 {
-		return 0, &OOBSyntaxError{Message: "perftest", Field: "MTU", Offset: 0, Reason: fmt.Sprintf("want a digit 1-5 and a NUL, have %q", in[:])}
+		return 0, &SyntaxError{Message: "perftest", Field: "MTU", Offset: 0, Reason: fmt.Sprintf("want a digit 1-5 and a NUL, have %q", in[:])}
 	}
-	return min(mtu, int(in[0]-'0')), nil
+	return min(mtu, layers.PathMTU(in[0]-'0')), nil
+}
+
+// PerftestParams is what one side brings to the opening of a perftest
+// session.
+type PerftestParams struct {
+	CycleBuffer int32          // this side's cycle buffer size
+	CacheLine   int32          // this side's cache line size
+	MaxCycle    int32          // the largest cycle buffer this side can allocate; 0: no limit
+	MTU         layers.PathMTU // this side's active MTU
+}
+
+// PerftestOpening is what the opening steps of a perftest session settle.
+type PerftestOpening struct {
+	Version     string         // the peer's
+	CycleBuffer int32          // the larger of the two sides'
+	CacheLine   int32          // the larger of the two sides'
+	MTU         layers.PathMTU // the smaller of the two active MTUs
+}
+
+// Open runs a session's opening steps: versions (this side PerftestVersion),
+// then Negotiate.
+func (p *PerftestConn) Open(local PerftestParams) (PerftestOpening, error) {
+	v, err := p.ExchangeVersions(PerftestVersion)
+	if err != nil {
+		return PerftestOpening{Version: v}, err
+	}
+	o, err := p.Negotiate(local)
+	o.Version = v
+	return o, err
+}
+
+// Negotiate runs the opening steps after the versions: buffer sizes, which
+// it refuses, before the next step, when the peer's cycle buffer exceeds
+// local.MaxCycle, and active MTU. It is Open for a side that exchanged
+// versions itself (to tell a silent peer from a perftest one, say).
+func (p *PerftestConn) Negotiate(local PerftestParams) (PerftestOpening, error) {
+	var o PerftestOpening
+	var err error
+	if o.CycleBuffer, o.CacheLine, err = p.ExchangeBufferSizes(local.CycleBuffer, local.CacheLine); err != nil {
+		return o, err
+	}
+	if local.MaxCycle > 0 && o.CycleBuffer > local.MaxCycle {
+		return o, fmt.Errorf("perftest set-up: the peer's cycle buffer of %d bytes is more than the %d this side allocates", o.CycleBuffer, local.MaxCycle)
+	}
+	o.MTU, err = p.ExchangeMTU(local.MTU)
+	return o, err
+}
+
+// Finish runs the steps of a bandwidth test after its traffic: the
+// handshake at which the server waits for the client's end, the reports
+// (this side's report out, the peer's back), then between (a function of
+// the peer's report: printing it, checking the QP before the peer may tear
+// it down; nil for nothing) and the closing handshake. The TCP exchange
+// then ends with ExchangeDone; perftest -R ends with its RDMA CM
+// disconnects instead.
+func (p *PerftestConn) Finish(local PerftestDest, report PerftestBWReport, between func(theirs PerftestBWReport) error) error {
+	if _, err := p.Handshake(local); err != nil {
+		return err
+	}
+	theirs, err := p.ExchangeBWReports(report)
+	if err != nil {
+		return err
+	}
+	if between != nil {
+		if err := between(theirs); err != nil {
+			return err
+		}
+	}
+	_, err = p.Handshake(local)
+	return err
 }
 
 // Handshake swaps 108-byte PerftestDest messages.
@@ -325,7 +397,7 @@ func (d PerftestDest) MarshalBinary() []byte {
 	be.PutUint32(b[0:], uint32(d.LID))
 	be.PutUint32(b[4:], uint32(d.OutReads))
 	be.PutUint32(b[8:], d.QPN&0xFFFFFF)
-	be.PutUint32(b[12:], d.PSN&0xFFFFFF)
+	be.PutUint32(b[12:], uint32(d.PSN&layers.PSNMask))
 	be.PutUint32(b[16:], d.RKey)
 	be.PutUint64(b[24:], d.VAddr)
 	copy(b[32:48], d.GID[:])
@@ -337,12 +409,12 @@ func (d PerftestDest) MarshalBinary() []byte {
 // ParsePerftestDestBinary reads a struct pingpong_dest of perftest -R.
 func ParsePerftestDestBinary(b []byte) (PerftestDest, error) {
 	if len(b) < PerftestDestBinarySize {
-		return PerftestDest{}, &OOBSyntaxError{Message: "perftest", Field: "pingpong_dest", Offset: len(b),
+		return PerftestDest{}, &SyntaxError{Message: "perftest", Field: "pingpong_dest", Offset: len(b),
 			Reason: fmt.Sprintf("%d bytes, want %d", len(b), PerftestDestBinarySize)}
 	}
 	be := binary.BigEndian
 	d := PerftestDest{LID: uint16(be.Uint32(b[0:])), OutReads: uint16(be.Uint32(b[4:])), QPN: be.Uint32(b[8:]) & 0xFFFFFF,
-		PSN: be.Uint32(b[12:]) & 0xFFFFFF, RKey: be.Uint32(b[16:]), VAddr: be.Uint64(b[24:]), SRQN: be.Uint32(b[48:])}
+		PSN: layers.PSN(be.Uint32(b[12:])) & layers.PSNMask, RKey: be.Uint32(b[16:]), VAddr: be.Uint64(b[24:]), SRQN: be.Uint32(b[48:])}
 	copy(d.GID[:], b[32:48])
 	return d, nil
 }

@@ -1,7 +1,8 @@
-package endpoint
+package setup
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/hex"
 	"errors"
 	"io"
@@ -16,6 +17,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
+
+	"github.com/ibwire/ibwire/layers"
 )
 
 // transcriptStep is one TCP payload of a captured set-up exchange.
@@ -25,11 +28,11 @@ type transcriptStep struct {
 	data     []byte
 }
 
-// loadTranscript reads testdata/oob_<name>.txt, the TCP payloads tshark
+// loadTranscript reads testdata/<name>.txt, the TCP payloads tshark
 // extracted from a real rxe capture (see the file's header).
 func loadTranscript(t testing.TB, name string) []transcriptStep {
 	t.Helper()
-	f, err := os.Open(filepath.Join("testdata", "oob_"+name+".txt"))
+	f, err := os.Open(filepath.Join("testdata", name+".txt"))
 	require.NoError(t, err)
 	defer f.Close()
 	var steps []transcriptStep
@@ -131,9 +134,9 @@ func TestParsePingpongDest(t *testing.T) {
 			got, err := ParsePingpongDest([]byte(tt.msg))
 			if tt.err != "" {
 				require.ErrorContains(t, err, tt.err)
-				var se *OOBSyntaxError
+				var se *SyntaxError
 				require.ErrorAs(t, err, &se)
-				assert.True(t, errors.Is(err, errOOBSyntax))
+				assert.True(t, errors.Is(err, errSyntax))
 				return
 			}
 			require.NoError(t, err)
@@ -235,7 +238,7 @@ func TestParsePerftestDest(t *testing.T) {
 			got, err := ParsePerftestDest([]byte(tt.msg))
 			if tt.err != "" {
 				require.ErrorContains(t, err, tt.err)
-				assert.True(t, errors.Is(err, errOOBSyntax))
+				assert.True(t, errors.Is(err, errSyntax))
 				return
 			}
 			require.NoError(t, err)
@@ -409,4 +412,90 @@ func FuzzParsePerftestDest(f *testing.F) {
 			t.Fatalf("%q parsed as %+v, which marshals to %q and parses as %+v (%v)", msg, d, d.Marshal(), back, err)
 		}
 	})
+}
+
+func TestRecognize(t *testing.T) {
+	pp := []byte("0000:000011:6bbcca:00000000000000000000ffffc0a84d0b\x00")
+	pt := []byte("0000:0001:000011:318da6:000002f1:0000556ef83fa000:00:00:00:00:00:00:00:00:00:00:ff:ff:c0:a8:4d:0b:00000000:\x00")
+	tests := []struct {
+		name    string
+		payload []byte
+		want    Kind
+	}{
+		{"pingpong", pp, Pingpong},
+		{"perftest", pt, Perftest},
+		{"pingpong upper case: sscanf reads it, no tool writes it", []byte(strings.ToUpper(string(pp[:51])) + "\x00"), NotSetup},
+		{"pingpong with a 0x prefix", []byte("0000:0x0011:6bbcca:00000000000000000000ffffc0a84d0b\x00"), NotSetup},
+		{"52 bytes of something else", bytes.Repeat([]byte{'a'}, 52), NotSetup},
+		{"perftest without its NUL", append(append([]byte(nil), pt[:107]...), ' '), NotSetup},
+		{"empty", nil, NotSetup},
+	}
+	for _, tt := range tests {
+		kind, gotPP, gotPT := Recognize(tt.payload)
+		assert.Equal(t, tt.want, kind, tt.name)
+		switch kind {
+		case Pingpong:
+			assert.Equal(t, uint32(0x11), gotPP.QPN)
+			assert.Equal(t, layers.PSN(0x6bbcca), gotPP.PSN)
+		case Perftest:
+			assert.Equal(t, uint32(0x2f1), gotPT.RKey)
+			assert.Equal(t, layers.PSN(0x318da6), gotPT.PSN)
+		}
+	}
+}
+
+// TestPerftestSession runs Open and Finish between two sides over a pipe:
+// what each learns of the other, and the step a side refuses at.
+func TestPerftestSession(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	client := PerftestParams{CycleBuffer: 4096, CacheLine: 64, MTU: layers.MTU4096}
+	tests := []struct {
+		name   string
+		server PerftestParams
+		want   PerftestOpening
+		err    string // the server's error; the client then sees the pipe close
+	}{
+		{"settles", PerftestParams{CycleBuffer: 8192, CacheLine: 128, MaxCycle: 1 << 20, MTU: layers.MTU1024},
+			PerftestOpening{Version: PerftestVersion, CycleBuffer: 8192, CacheLine: 128, MTU: layers.MTU1024}, ""},
+		{"refuses a cycle buffer it cannot allocate", PerftestParams{CycleBuffer: 1024, CacheLine: 64, MaxCycle: 2048, MTU: layers.MTU1024},
+			PerftestOpening{}, "perftest set-up: the peer's cycle buffer of 4096 bytes is more than the 2048 this side allocates"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			a, b := net.Pipe()
+			defer a.Close()
+			dest := PerftestDest{QPN: 0x11, PSN: 5}
+			report := PerftestBWReport{Size: 65536, Iterations: 200, BWAverage: 1.5}
+			done := make(chan error, 1)
+			var seen PerftestBWReport
+			go func() {
+				defer b.Close()
+				s := NewPerftestConn(b, true)
+				o, err := s.Open(tt.server)
+				if err != nil {
+					done <- err
+					return
+				}
+				assert.Equal(t, tt.want, o)
+				if _, err := s.Handshake(dest); err != nil {
+					done <- err
+					return
+				}
+				done <- s.Finish(dest, PerftestBWReport{}, func(theirs PerftestBWReport) error { seen = theirs; return nil })
+			}()
+			c := NewPerftestConn(a, false)
+			o, err := c.Open(client)
+			if tt.err != "" {
+				assert.EqualError(t, <-done, tt.err)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tt.want, o)
+			_, err = c.Handshake(dest)
+			require.NoError(t, err)
+			require.NoError(t, c.Finish(dest, report, nil))
+			require.NoError(t, <-done)
+			assert.Equal(t, report, seen, "the server's between sees the client's report")
+		})
+	}
 }

@@ -1,8 +1,10 @@
-package endpoint
+package setup
 
 import (
 	"fmt"
 	"net"
+
+	"github.com/ibwire/ibwire/layers"
 )
 
 // PingpongDestSize is the size of ibv_rc_pingpong's, ibv_uc_pingpong's and
@@ -21,7 +23,7 @@ const pingpongDone = "done\x00"
 type PingpongDest struct {
 	LID uint16 // 0 on RoCE
 	QPN uint32 // 24 bits
-	PSN uint32 // 24 bits
+	PSN layers.PSN
 	GID [16]byte
 }
 
@@ -29,7 +31,7 @@ type PingpongDest struct {
 // send (QPN and PSN are cut to their 24 bits).
 func (d PingpongDest) Marshal() []byte {
 	b := make([]byte, 0, PingpongDestSize)
-	b = fmt.Appendf(b, "%04x:%06x:%06x:%x", d.LID, d.QPN&0xFFFFFF, d.PSN&0xFFFFFF, d.GID[:])
+	b = fmt.Appendf(b, "%04x:%06x:%06x:%x", d.LID, d.QPN&0xFFFFFF, uint32(d.PSN&layers.PSNMask), d.GID[:])
 	return append(b, 0)
 }
 
@@ -58,7 +60,7 @@ func ParsePingpongDest(msg []byte) (PingpongDest, error) {
 	rest := msg
 	off := func() int { return len(msg) - len(rest) }
 	fail := func(field, reason string, args ...any) (PingpongDest, error) {
-		return PingpongDest{}, &OOBSyntaxError{Message: "pingpong", Field: field, Offset: off(), Reason: fmt.Sprintf(reason, args...)}
+		return PingpongDest{}, &SyntaxError{Message: "pingpong", Field: field, Offset: off(), Reason: fmt.Sprintf(reason, args...)}
 	}
 	fields := []struct {
 		name string
@@ -67,12 +69,12 @@ func ParsePingpongDest(msg []byte) (PingpongDest, error) {
 	}{
 		{"LID", 0xFFFF, func(v uint64) { d.LID = uint16(v) }},
 		{"QPN", 0xFFFFFF, func(v uint64) { d.QPN = uint32(v) }},
-		{"PSN", 0xFFFFFF, func(v uint64) { d.PSN = uint32(v) }},
+		{"PSN", 0xFFFFFF, func(v uint64) { d.PSN = layers.PSN(v) }},
 	}
 	for _, f := range fields {
-		v, r, ok := oobScanHex(rest, 0)
+		v, r, ok := scanHex(rest, 0)
 		if !ok {
-			return fail(f.name, "want a hexadecimal number, have %q", oobClip(rest))
+			return fail(f.name, "want a hexadecimal number, have %q", clip(rest))
 		}
 		if v > f.max {
 			return fail(f.name, "%#x is larger than %#x", v, f.max)
@@ -80,29 +82,29 @@ func ParsePingpongDest(msg []byte) (PingpongDest, error) {
 		rest = r
 		f.set(v)
 		if len(rest) == 0 || rest[0] != ':' {
-			return fail(f.name, "want ':' after it, have %q", oobClip(rest))
+			return fail(f.name, "want ':' after it, have %q", clip(rest))
 		}
 		rest = rest[1:]
 	}
-	for len(rest) > 0 && oobIsSpace(rest[0]) {
+	for len(rest) > 0 && isSpace(rest[0]) {
 		rest = rest[1:]
 	}
 	word := rest
 	for i, c := range word {
-		if oobIsSpace(c) {
+		if isSpace(c) {
 			word = word[:i]
 			break
 		}
 	}
 	if len(word) < 32 {
-		return fail("GID", "want 32 hexadecimal digits, have %d characters %q", len(word), oobClip(word))
+		return fail("GID", "want 32 hexadecimal digits, have %d characters %q", len(word), clip(word))
 	}
 	for i := range 32 {
-		if !oobIsHexDigit(word[i]) {
+		if !isHexDigit(word[i]) {
 			rest = rest[i:]
 			return fail("GID", "%q is not a hexadecimal digit", word[i])
 		}
-		nibble := oobHexVal(word[i])
+		nibble := hexVal(word[i])
 		if i%2 == 0 {
 			d.GID[i/2] = nibble << 4
 		} else {
@@ -112,10 +114,10 @@ func ParsePingpongDest(msg []byte) (PingpongDest, error) {
 	return d, nil
 }
 
-func oobIsSpace(c byte) bool { return c == ' ' || c >= '\t' && c <= '\r' }
+func isSpace(c byte) bool { return c == ' ' || c >= '\t' && c <= '\r' }
 
-// oobClip shortens what an error message quotes.
-func oobClip(b []byte) []byte {
+// clip shortens what an error message quotes.
+func clip(b []byte) []byte {
 	if len(b) > 24 {
 		return b[:24]
 	}
@@ -127,7 +129,7 @@ func oobClip(b []byte) []byte {
 // moved its QP to RTR/RTS before answering, so the caller moves its own QP
 // and may send at once.
 func PingpongClient(conn net.Conn, local PingpongDest) (PingpongDest, error) {
-	c := oobConn{conn: conn, message: "pingpong"}
+	c := msgConn{conn: conn, message: "pingpong"}
 	if err := c.write("local address", local.Marshal()); err != nil {
 		return PingpongDest{}, err
 	}
@@ -149,7 +151,7 @@ func PingpongClient(conn net.Conn, local PingpongDest) (PingpongDest, error) {
 // content the C server does not check either). When ready fails nothing is
 // sent, as the C server closes the connection.
 func PingpongServer(conn net.Conn, local PingpongDest, ready func(remote PingpongDest) error) (PingpongDest, error) {
-	c := oobConn{conn: conn, message: "pingpong"}
+	c := msgConn{conn: conn, message: "pingpong"}
 	var msg [PingpongDestSize]byte
 	if err := c.read("remote address", msg[:]); err != nil {
 		return PingpongDest{}, err
