@@ -86,27 +86,6 @@ func DefaultCMParam() CMParam {
 	return CMParam{ResponderResources: 1, InitiatorDepth: 1, RetryCount: 7, RNRRetryCount: 7, MTU: layers.MTU1024}
 }
 
-// CMRequest is what a REQ said, as a passive side sees it.
-type CMRequest struct {
-	Remote             netip.Addr // the IP source of the REQ
-	ServiceID          layers.ServiceID
-	RemoteQPN          uint32
-	StartingPSN        layers.PSN // the PSN the requester expects: this side sends from it
-	ResponderResources uint8
-	InitiatorDepth     uint8
-	RetryCount         uint8
-	RNRRetryCount      uint8
-	PathMTU            layers.PathMTU
-	HopLimit           uint8
-	LocalCMTimeout     uint8
-	// IP-CM header (valid when ServiceID is an IP-CM one).
-	SrcPort uint16
-	SrcIP   netip.Addr
-	DstIP   netip.Addr
-	// PrivateData is the consumer's private data (after the IP-CM header).
-	PrivateData []byte
-}
-
 // cmState is a connection's CM state (ib_cm's, reduced).
 type cmState uint8
 
@@ -182,13 +161,6 @@ func (c *CMConn) PeerPrivateData() []byte {
 // Disconnected is closed once the connection ended: the peer's DREQ, the
 // answer to this side's, or a failure.
 func (c *CMConn) Disconnected() <-chan struct{} { return c.disc }
-
-// CMListener receives the REQs for one service ID.
-type CMListener struct {
-	cm  *CM
-	sid layers.ServiceID
-	ch  chan *CMConn
-}
 
 // CM is a connection manager: the device's GSI QP (QP1) and one goroutine
 // that sends, receives and retransmits the CM MADs of every connection.
@@ -455,56 +427,6 @@ func cmTimeoutOf(code uint8) time.Duration {
 	return time.Duration(4096<<min(code, 24)) * time.Nanosecond
 }
 
-func (cm *CM) onREQ(src netip.Addr, tid uint64, r *layers.CMReq) {
-	key := cmRemoteKey{src, r.LocalCommID}
-	if c := cm.byRemote[key]; c != nil {
-		switch c.state {
-		case cmReqRcvd:
-			cm.sendMRA(c)
-		case cmRepSent:
-			cm.resend(c)
-		case cmTimewait:
-			cm.sendREJ(src, tid, c.localID, r.LocalCommID, layers.RejStaleConnection)
-		}
-		return
-	}
-	if r.TransportServiceType != layers.CMTransportRC && r.TransportServiceType != layers.CMTransportUC {
-		cm.sendREJ(src, tid, 0, r.LocalCommID, layers.RejInvalidTransportType)
-		return
-	}
-	l := cm.listeners[r.ServiceID]
-	if l == nil {
-		// What ib_cm answers when no one listens on the service ID.
-		cm.sendREJ(src, tid, 0, r.LocalCommID, layers.RejInvalidServiceID)
-		return
-	}
-	c := &CMConn{cm: cm, passive: true, est: make(chan struct{}), disc: make(chan struct{}),
-		state: cmReqRcvd, localID: cm.newCommID(), remoteID: r.LocalCommID, tid: tid, remote: src,
-		remoteQPN: r.LocalQPN, interval: cmTimeoutOf(r.LocalCMResponseTimeout)}
-	c.req = CMRequest{Remote: src, ServiceID: r.ServiceID, RemoteQPN: r.LocalQPN, StartingPSN: r.StartingPSN,
-		ResponderResources: r.ResponderResources, InitiatorDepth: r.InitiatorDepth, RetryCount: r.RetryCount,
-		RNRRetryCount: r.RNRRetryCount, PathMTU: r.PathMTU, HopLimit: r.Primary.HopLimit,
-		LocalCMTimeout: r.LocalCMResponseTimeout}
-	pd := r.PrivateData
-	if r.ServiceID.IsIPCM() {
-		h := r.IPCM
-		c.req.SrcPort = h.SrcPort
-		c.req.SrcIP, _ = netip.AddrFromSlice(h.SrcIP)
-		c.req.DstIP, _ = netip.AddrFromSlice(h.DstIP)
-		c.req.SrcIP, c.req.DstIP = c.req.SrcIP.Unmap(), c.req.DstIP.Unmap()
-		pd = h.ConsumerPrivateData
-	}
-	c.req.PrivateData = append([]byte(nil), pd...)
-	select {
-	case l.ch <- c:
-	default:
-		cm.sendREJ(src, tid, c.localID, r.LocalCommID, layers.RejNoResources)
-		return
-	}
-	cm.conns[c.localID] = c
-	cm.byRemote[key] = c
-}
-
 func (cm *CM) onREP(src netip.Addr, r *layers.CMRep) {
 	c := cm.conns[r.RemoteCommID]
 	if c == nil || c.passive {
@@ -533,16 +455,6 @@ func (cm *CM) onREP(src netip.Addr, r *layers.CMRep) {
 	c.pending = false
 	c.state = cmEstablished
 	cm.sendRTU(c)
-	cm.established(c)
-}
-
-func (cm *CM) onRTU(r *layers.CMRtu) {
-	c := cm.conns[r.RemoteCommID]
-	if c == nil || c.state != cmRepSent || c.remoteID != r.LocalCommID {
-		return
-	}
-	c.pending = false
-	c.state = cmEstablished
 	cm.established(c)
 }
 
@@ -781,52 +693,6 @@ func (cm *CM) caGUID() uint64 {
 	return 0x0200_0000_0000_0000 | uint64(binary.BigEndian.Uint32(a[12:16]))<<8 | 1
 }
 
-// Listen receives the REQs for service ID sid (layers.IPCMServiceID makes
-// RDMA CM's: port space and port).
-func (cm *CM) Listen(sid layers.ServiceID) (*CMListener, error) {
-	l := &CMListener{cm: cm, sid: sid, ch: make(chan *CMConn, cm.cfg.Backlog)}
-	var err error
-	if cerr := cm.do(func() {
-		if _, used := cm.listeners[sid]; used {
-			err = fmt.Errorf("listen on %v: %w", sid, ErrCMServiceInUse)
-			return
-		}
-		cm.listeners[sid] = l
-	}); cerr != nil {
-		return nil, cerr
-	}
-	return l, err
-}
-
-// Accept waits for the next connection request (rdma_get_cm_event's
-// CONNECT_REQUEST); answer it with CMConn.Accept or Reject.
-func (l *CMListener) Accept(ctx context.Context) (*CMConn, error) {
-	select {
-	case c, ok := <-l.ch:
-		if !ok {
-			return nil, ErrCMClosed
-		}
-		return c, nil
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
-}
-
-// Close stops listening; REQs waiting for Accept are rejected.
-func (l *CMListener) Close() error {
-	return l.cm.do(func() {
-		if l.cm.listeners[l.sid] != l {
-			return
-		}
-		delete(l.cm.listeners, l.sid)
-		close(l.ch)
-		for c := range l.ch {
-			l.cm.sendREJ(c.remote, c.tid, c.localID, c.remoteID, layers.RejConsumerDefined)
-			l.cm.finish(c, ErrCMClosed)
-		}
-	})
-}
-
 // InitQP moves a QP in RESET to INIT, as rdma_create_qp does, so that
 // receives may be posted before the connection exists.
 func InitQP(qp *QP) error {
@@ -865,70 +731,6 @@ func cmReadyQP(qp *QP, a ConnectAttr, responderResources uint8) error {
 		mask = AttrState | AttrSQPSN
 	}
 	return qp.Modify(attr, mask)
-}
-
-// Accept answers the REQ with a REP for qp (in RESET or INIT), moves qp to
-// RTS and waits for the RTU (rdma_accept, then ESTABLISHED).
-func (c *CMConn) Accept(ctx context.Context, qp *QP, p CMParam) error {
-	cm := c.cm
-	var err error
-	if cerr := cm.do(func() { err = cm.accept(c, qp, p) }); cerr != nil {
-		return cerr
-	}
-	if err != nil {
-		return err
-	}
-	return c.wait(ctx)
-}
-
-func (cm *CM) accept(c *CMConn, qp *QP, p CMParam) error {
-	if c.state != cmReqRcvd {
-		if c.err != nil {
-			return c.err
-		}
-		return ErrCMState
-	}
-	if len(p.PrivateData) > 196 {
-		return fmt.Errorf("accept: %d bytes of private data, a REP holds 196: %w", len(p.PrivateData), ErrInvalidAttr)
-	}
-	r := &c.req
-	rr, id := min(p.ResponderResources, r.InitiatorDepth), min(p.InitiatorDepth, r.ResponderResources)
-	mtu := min(orDefault(p.MTU, false, layers.MTU1024), r.PathMTU)
-	c.qp, c.localPSN = qp, RandomPSN()
-	err := cmReadyQP(qp, ConnectAttr{Remote: c.remote, RemoteQPN: r.RemoteQPN, RemotePSN: c.localPSN,
-		LocalPSN: r.StartingPSN, MTU: mtu, RetryCnt: r.RetryCount, RNRRetry: r.RNRRetryCount,
-		MaxRdAtomic: id, MaxDestRdAtomic: rr, HopLimit: r.HopLimit}, rr)
-	if err != nil {
-		cm.sendREJ(c.remote, c.tid, c.localID, c.remoteID, layers.RejNoQP)
-		cm.finish(c, err)
-		return err
-	}
-	m := cm.newMAD(layers.CMAttrREP, c.tid)
-	m.CM.REP = layers.CMRep{LocalCommID: c.localID, RemoteCommID: c.remoteID, LocalQPN: qp.QPN(),
-		StartingPSN: c.localPSN, ResponderResources: rr, InitiatorDepth: id, TargetACKDelay: 15,
-		RNRRetryCount: p.RNRRetryCount & 7, LocalCAGUID: cm.caGUID(), PrivateData: p.PrivateData}
-	c.state = cmRepSent
-	return cm.send(c.remote, m, c)
-}
-
-// Reject answers the REQ with a REJ (consumer reject, rdma_reject).
-func (c *CMConn) Reject(privateData []byte) error {
-	cm := c.cm
-	var err error
-	if cerr := cm.do(func() {
-		if c.state != cmReqRcvd {
-			err = ErrCMState
-			return
-		}
-		m := cm.newMAD(layers.CMAttrREJ, c.tid)
-		m.CM.REJ = layers.CMRej{LocalCommID: c.localID, RemoteCommID: c.remoteID, Reason: layers.RejConsumerDefined,
-			PrivateData: privateData}
-		err = cm.send(c.remote, m, nil)
-		cm.finish(c, &CMRejectError{Reason: layers.RejConsumerDefined})
-	}); cerr != nil {
-		return cerr
-	}
-	return err
 }
 
 // wait blocks until the connection is established or failed.
