@@ -36,6 +36,9 @@ var (
 	ErrCMState = errors.New("endpoint: CM: operation not allowed in this connection state")
 	// ErrCMServiceInUse: another listener has the service ID.
 	ErrCMServiceInUse = errors.New("endpoint: CM: service ID already listened on")
+	// ErrCMBusy: a pending passive connection was dropped to make room
+	// for another address's REQ (CMConfig.MaxPending).
+	ErrCMBusy = errors.New("endpoint: CM: connection request dropped: too many pending, another address's REQ took its place")
 )
 
 // CMRejectError is a REJ from the peer.
@@ -56,12 +59,25 @@ type CMConfig struct {
 	// again.
 	ResponseTimeout uint8
 	// MaxRetries is how often a REQ, REP or DREQ is sent again (default
-	// 15, ib_cm's max CM retries).
+	// 15, ib_cm's max CM retries). A passive side sends its REP again as
+	// often as the REQ's Max CM Retries say, and no more than this.
 	MaxRetries int
 	// Backlog is how many REQs may wait for a listener's Accept (default
 	// 16).
 	Backlog int
+	// MaxPending bounds the passive connections between their REQ and
+	// their RTU, waiting for Accept or for the RTU (default
+	// DefaultCMMaxPending). A REQ that finds them all taken (or its
+	// listener's Backlog full) is answered REJ "no resources", unless
+	// another address holds more of them than the REQ's sender: then that
+	// address's oldest is dropped (REJ "no resources" to it, ErrCMBusy to
+	// the application) to make room, so that one address sending REQs it
+	// never completes cannot keep the others out.
+	MaxPending int
 }
+
+// DefaultCMMaxPending is CMConfig.MaxPending's default.
+const DefaultCMMaxPending = 64
 
 // CMParam is what one side of a connection offers (rdma_conn_param).
 type CMParam struct {
@@ -135,6 +151,14 @@ type CMConn struct {
 	mraSent    bool
 	estClosed  bool
 	discClosed bool
+	// maxRetries is how often the pending message is sent again: the
+	// REQ's Max CM Retries on the passive side (at most
+	// CMConfig.MaxRetries), CMConfig.MaxRetries on the active side.
+	maxRetries int
+	// counted: the connection is in CM.pending (passive, before the
+	// RTU); lst is the listener whose queue holds it until Accept.
+	counted bool
+	lst     *CMListener
 }
 
 // Remote is the peer's IP address.
@@ -192,6 +216,10 @@ type CM struct {
 	wcs       [16]WC
 	timer     *time.Timer
 	hiTID     uint32
+	// pending holds the passive connections between REQ and RTU, oldest
+	// first (at most cfg.MaxPending); pendingBy counts them by address.
+	pending   []*CMConn
+	pendingBy map[netip.Addr]int
 }
 
 type cmRemoteKey struct {
@@ -217,14 +245,17 @@ func NewCM(dev *Device, cfg CMConfig) (*CM, error) {
 	if cfg.Backlog <= 0 {
 		cfg.Backlog = 16
 	}
+	if cfg.MaxPending <= 0 {
+		cfg.MaxPending = DefaultCMMaxPending
+	}
 	cm := &CM{
 		dev: dev, cfg: cfg, pd: dev.AllocPD(),
 		scq: dev.CreateCQ(cmSendSlots), rcq: dev.CreateCQ(cmRecvSlots),
 		rbuf: make([]byte, cmRecvSlots*cmRecvSlot), sbuf: make([]byte, cmSendSlots*layers.MADLength),
 		cmds: make(chan func()), done: make(chan struct{}), exited: make(chan struct{}),
 		conns: map[uint32]*CMConn{}, byRemote: map[cmRemoteKey]*CMConn{}, listeners: map[layers.ServiceID]*CMListener{},
-		sidr: map[layers.ServiceID]SIDRService{},
-		sb:   gopacket.NewSerializeBuffer(),
+		sidr: map[layers.ServiceID]SIDRService{}, pendingBy: map[netip.Addr]int{},
+		sb: gopacket.NewSerializeBuffer(),
 	}
 	var b [4]byte
 	_, _ = crand.Read(b[:])
@@ -324,7 +355,7 @@ wait:
 		cm.finish(c, ErrCMClosed)
 	}
 	for _, l := range cm.listeners {
-		close(l.ch)
+		l.close()
 	}
 	cm.listeners = nil
 }
@@ -517,6 +548,7 @@ func (cm *CM) onDREP(r *layers.CMDrep) {
 
 // established wakes whoever waits for the connection.
 func (cm *CM) established(c *CMConn) {
+	cm.unpend(c)
 	if !c.estClosed {
 		c.estClosed = true
 		close(c.est)
@@ -541,6 +573,7 @@ func (cm *CM) finish(c *CMConn, err error) {
 	}
 	c.state = cmClosed
 	c.pending = false
+	cm.unpend(c)
 	delete(cm.conns, c.localID)
 	if k := (cmRemoteKey{c.remote, c.remoteID}); cm.byRemote[k] == c {
 		delete(cm.byRemote, k)
@@ -559,7 +592,7 @@ func (cm *CM) finish(c *CMConn, err error) {
 func (cm *CM) arm() {
 	var first time.Time
 	for _, c := range cm.conns {
-		if (c.pending || c.state == cmTimewait) && (first.IsZero() || c.deadline.Before(first)) {
+		if (c.pending || c.state == cmTimewait || c.state == cmReqRcvd) && (first.IsZero() || c.deadline.Before(first)) {
 			first = c.deadline
 		}
 	}
@@ -569,7 +602,8 @@ func (cm *CM) arm() {
 	}
 }
 
-// expire retransmits what is due and gives up after MaxRetries.
+// expire retransmits what is due and gives up after the connection's
+// retries.
 func (cm *CM) expire(now time.Time) {
 	for _, c := range cm.conns {
 		if c.deadline.After(now) {
@@ -578,8 +612,12 @@ func (cm *CM) expire(now time.Time) {
 		switch {
 		case c.state == cmTimewait:
 			cm.finish(c, nil)
+		case c.state == cmReqRcvd:
+			// Never accepted nor rejected: the requester gave up by now.
+			cm.sendREJ(c.remote, c.tid, c.localID, c.remoteID, layers.RejTimeout)
+			cm.finish(c, ErrCMTimeout)
 		case !c.pending:
-		case c.retries >= cm.cfg.MaxRetries:
+		case c.retries >= c.maxRetries:
 			switch c.state {
 			case cmDreqSent:
 				cm.timewait(c)
@@ -761,7 +799,7 @@ func (cm *CM) Connect(ctx context.Context, qp *QP, dst netip.Addr, sid layers.Se
 		srcPort = 32768 + binary.BigEndian.Uint16(b[:])%28232
 	}
 	c := &CMConn{cm: cm, est: make(chan struct{}), disc: make(chan struct{}), remote: dst.Unmap(), qp: qp,
-		interval: cmTimeoutOf(cm.cfg.ResponseTimeout)}
+		interval: cmTimeoutOf(cm.cfg.ResponseTimeout), maxRetries: cm.cfg.MaxRetries}
 	c.req = CMRequest{Remote: c.remote, ServiceID: sid, RemoteQPN: qp.QPN(), ResponderResources: p.ResponderResources,
 		InitiatorDepth: p.InitiatorDepth, RetryCount: p.RetryCount & 7, RNRRetryCount: p.RNRRetryCount & 7,
 		PathMTU: orDefault(p.MTU, false, layers.MTU1024), HopLimit: 64, LocalCMTimeout: cm.cfg.ResponseTimeout,
@@ -796,7 +834,7 @@ func (cm *CM) connect(c *CMConn, p CMParam) error {
 		LocalQPN: c.qp.QPN(), ResponderResources: r.ResponderResources, InitiatorDepth: r.InitiatorDepth,
 		RemoteCMResponseTimeout: cm.cfg.ResponseTimeout, TransportServiceType: layers.CMTransportRC,
 		StartingPSN: c.localPSN, LocalCMResponseTimeout: cm.cfg.ResponseTimeout, RetryCount: r.RetryCount,
-		PKey: DefaultPKey, PathMTU: r.PathMTU, RNRRetryCount: r.RNRRetryCount, MaxCMRetries: 15,
+		PKey: DefaultPKey, PathMTU: r.PathMTU, RNRRetryCount: r.RNRRetryCount, MaxCMRetries: uint8(min(cm.cfg.MaxRetries, 15)),
 		Primary: layers.CMPath{LocalLID: 0xFFFF, RemoteLID: 0xFFFF, LocalGID: local[:], RemoteGID: remote[:],
 			HopLimit: 64, LocalACKTimeout: 19}}
 	if c.qp.Type() == UC {
@@ -919,7 +957,7 @@ func (cm *CM) ResolveSIDR(ctx context.Context, dst netip.Addr, sid layers.Servic
 		return SIDRService{}, fmt.Errorf("resolve: %d bytes of private data: %w", len(privateData), ErrInvalidAttr)
 	}
 	c := &CMConn{cm: cm, est: make(chan struct{}), disc: make(chan struct{}), remote: dst.Unmap(),
-		interval: cmTimeoutOf(cm.cfg.ResponseTimeout)}
+		interval: cmTimeoutOf(cm.cfg.ResponseTimeout), maxRetries: cm.cfg.MaxRetries}
 	var err error
 	if cerr := cm.do(func() {
 		c.localID, c.state = cm.newCommID(), cmSIDRSent

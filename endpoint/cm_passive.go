@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/netip"
+	"time"
 
 	"github.com/ibwire/ibwire/layers"
 )
@@ -36,7 +37,33 @@ type CMRequest struct {
 type CMListener struct {
 	cm  *CM
 	sid layers.ServiceID
-	ch  chan *CMConn
+	// ready has a value (or is closed, once the listener is) when queue
+	// may have something for Accept.
+	ready chan struct{}
+
+	// Owned by the CM goroutine.
+	queue  []*CMConn // REQs waiting for Accept, oldest first
+	closed bool
+}
+
+// wake tells a waiting Accept that the queue changed.
+func (l *CMListener) wake() {
+	if l.closed {
+		return
+	}
+	select {
+	case l.ready <- struct{}{}:
+	default:
+	}
+}
+
+// close ends the listener on the CM goroutine: the REQs still queued are
+// left to the caller.
+func (l *CMListener) close() {
+	if !l.closed {
+		l.closed = true
+		close(l.ready)
+	}
 }
 
 func (cm *CM) onREQ(src netip.Addr, tid uint64, r *layers.CMReq) {
@@ -62,9 +89,21 @@ func (cm *CM) onREQ(src netip.Addr, tid uint64, r *layers.CMReq) {
 		cm.sendREJ(src, tid, 0, r.LocalCommID, layers.RejInvalidServiceID)
 		return
 	}
+	if !cm.admit(src, l) {
+		cm.sendREJ(src, tid, 0, r.LocalCommID, layers.RejNoResources)
+		return
+	}
+	// The REP goes again after the REQ's Local CM Response Timeout, as
+	// often as its Max CM Retries say (ib_cm's cm_req_handler).
+	retries := min(int(r.MaxCMRetries), cm.cfg.MaxRetries)
 	c := &CMConn{cm: cm, passive: true, est: make(chan struct{}), disc: make(chan struct{}),
 		state: cmReqRcvd, localID: cm.newCommID(), remoteID: r.LocalCommID, tid: tid, remote: src,
-		remoteQPN: r.LocalQPN, interval: cmTimeoutOf(r.LocalCMResponseTimeout)}
+		remoteQPN: r.LocalQPN, interval: cmTimeoutOf(r.LocalCMResponseTimeout), maxRetries: retries}
+	// Until Accept or Reject: by then the requester, which sends its REQ
+	// after each Remote CM Response Timeout (or our MRA's service
+	// timeout), has given up.
+	wait := max(cmTimeoutOf(r.RemoteCMResponseTimeout), cmTimeoutOf(cm.cfg.ResponseTimeout))
+	c.deadline = time.Now().Add(time.Duration(retries+1) * wait)
 	c.req = CMRequest{Remote: src, ServiceID: r.ServiceID, RemoteQPN: r.LocalQPN, StartingPSN: r.StartingPSN,
 		ResponderResources: r.ResponderResources, InitiatorDepth: r.InitiatorDepth, RetryCount: r.RetryCount,
 		RNRRetryCount: r.RNRRetryCount, PathMTU: r.PathMTU, HopLimit: r.Primary.HopLimit,
@@ -79,14 +118,77 @@ func (cm *CM) onREQ(src netip.Addr, tid uint64, r *layers.CMReq) {
 		pd = h.ConsumerPrivateData
 	}
 	c.req.PrivateData = append([]byte(nil), pd...)
-	select {
-	case l.ch <- c:
-	default:
-		cm.sendREJ(src, tid, c.localID, r.LocalCommID, layers.RejNoResources)
-		return
-	}
 	cm.conns[c.localID] = c
 	cm.byRemote[key] = c
+	cm.pending = append(cm.pending, c)
+	cm.pendingBy[src]++
+	c.counted, c.lst = true, l
+	l.queue = append(l.queue, c)
+	l.wake()
+}
+
+// admit makes room for a REQ from src to listener l: with the pending
+// connections at CMConfig.MaxPending, or l's queue at its Backlog, it
+// drops the oldest of the address holding the most of them, if that
+// address holds more than src. It reports whether there is room.
+func (cm *CM) admit(src netip.Addr, l *CMListener) bool {
+	for {
+		var from []*CMConn
+		switch {
+		case len(l.queue) >= cm.cfg.Backlog:
+			from = l.queue
+		case len(cm.pending) >= cm.cfg.MaxPending:
+			from = cm.pending
+		default:
+			return true
+		}
+		// from is oldest first: the first of the largest holder is its
+		// oldest.
+		var victim *CMConn
+		most := cm.pendingBy[src]
+		for _, c := range from {
+			if n := cm.pendingBy[c.remote]; n > most {
+				victim, most = c, n
+			}
+		}
+		if victim == nil {
+			return false
+		}
+		cm.sendREJ(victim.remote, victim.tid, victim.localID, victim.remoteID, layers.RejNoResources)
+		if victim.qp != nil {
+			_ = victim.qp.Modify(QPAttr{State: StateErr}, AttrState)
+		}
+		cm.finish(victim, ErrCMBusy)
+	}
+}
+
+// unpend takes a passive connection out of the pending ones (and out of
+// its listener's queue) once it is established or gone.
+func (cm *CM) unpend(c *CMConn) {
+	if !c.counted {
+		return
+	}
+	c.counted = false
+	cm.pending = deleteConn(cm.pending, c)
+	if cm.pendingBy[c.remote]--; cm.pendingBy[c.remote] <= 0 {
+		delete(cm.pendingBy, c.remote)
+	}
+	if c.lst != nil {
+		c.lst.queue = deleteConn(c.lst.queue, c)
+		c.lst = nil
+	}
+}
+
+// deleteConn removes c from s, keeping the order.
+func deleteConn(s []*CMConn, c *CMConn) []*CMConn {
+	for i, x := range s {
+		if x == c {
+			copy(s[i:], s[i+1:])
+			s[len(s)-1] = nil
+			return s[:len(s)-1]
+		}
+	}
+	return s
 }
 
 func (cm *CM) onRTU(r *layers.CMRtu) {
@@ -102,7 +204,7 @@ func (cm *CM) onRTU(r *layers.CMRtu) {
 // Listen receives the REQs for service ID sid (layers.IPCMServiceID makes
 // RDMA CM's: port space and port).
 func (cm *CM) Listen(sid layers.ServiceID) (*CMListener, error) {
-	l := &CMListener{cm: cm, sid: sid, ch: make(chan *CMConn, cm.cfg.Backlog)}
+	l := &CMListener{cm: cm, sid: sid, ready: make(chan struct{}, 1)}
 	var err error
 	if cerr := cm.do(func() {
 		if _, used := cm.listeners[sid]; used {
@@ -119,14 +221,33 @@ func (cm *CM) Listen(sid layers.ServiceID) (*CMListener, error) {
 // Accept waits for the next connection request (rdma_get_cm_event's
 // CONNECT_REQUEST); answer it with CMConn.Accept or Reject.
 func (l *CMListener) Accept(ctx context.Context) (*CMConn, error) {
-	select {
-	case c, ok := <-l.ch:
-		if !ok {
+	for {
+		var c *CMConn
+		var closed bool
+		if err := l.cm.do(func() {
+			if closed = l.closed; closed || len(l.queue) == 0 {
+				return
+			}
+			c = l.queue[0]
+			l.queue = deleteConn(l.queue, c)
+			c.lst = nil
+			if len(l.queue) > 0 {
+				l.wake() // for another Accept
+			}
+		}); err != nil {
+			return nil, err
+		}
+		switch {
+		case c != nil:
+			return c, nil
+		case closed:
 			return nil, ErrCMClosed
 		}
-		return c, nil
-	case <-ctx.Done():
-		return nil, ctx.Err()
+		select {
+		case <-l.ready:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
 	}
 }
 
@@ -137,10 +258,11 @@ func (l *CMListener) Close() error {
 			return
 		}
 		delete(l.cm.listeners, l.sid)
-		close(l.ch)
-		for c := range l.ch {
+		l.close()
+		for len(l.queue) > 0 {
+			c := l.queue[0]
 			l.cm.sendREJ(c.remote, c.tid, c.localID, c.remoteID, layers.RejConsumerDefined)
-			l.cm.finish(c, ErrCMClosed)
+			l.cm.finish(c, ErrCMClosed) // takes c out of the queue
 		}
 	})
 }
