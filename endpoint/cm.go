@@ -228,9 +228,16 @@ type cmRemoteKey struct {
 }
 
 const (
-	cmRecvSlots = 64
+	// cmRecvSlots absorbs a burst of MADs (a flood of REQs) while the
+	// CM goroutine works: beyond, QP1 drops them, a legitimate REQ among
+	// them too (its requester sends it again after its timeout, 4.3 s).
+	cmRecvSlots = 1024
 	cmSendSlots = 64
-	cmRecvSlot  = layers.GRHLength + layers.MADLength
+	// cmReservedSlots are the send slots that answers to strangers (a
+	// REJ to a REQ that gets no connection) leave to the connections'
+	// own messages (REP, RTU, MRA, DREQ, DREP).
+	cmReservedSlots = cmSendSlots / 4
+	cmRecvSlot      = layers.GRHLength + layers.MADLength
 )
 
 // NewCM opens the connection manager of dev: it creates the GSI QP (QP1),

@@ -80,17 +80,17 @@ func (cm *CM) onREQ(src netip.Addr, tid uint64, r *layers.CMReq) {
 		return
 	}
 	if r.TransportServiceType != layers.CMTransportRC && r.TransportServiceType != layers.CMTransportUC {
-		cm.sendREJ(src, tid, 0, r.LocalCommID, layers.RejInvalidTransportType)
+		cm.rejectStranger(src, tid, r.LocalCommID, layers.RejInvalidTransportType)
 		return
 	}
 	l := cm.listeners[r.ServiceID]
 	if l == nil {
 		// What ib_cm answers when no one listens on the service ID.
-		cm.sendREJ(src, tid, 0, r.LocalCommID, layers.RejInvalidServiceID)
+		cm.rejectStranger(src, tid, r.LocalCommID, layers.RejInvalidServiceID)
 		return
 	}
 	if !cm.admit(src, l) {
-		cm.sendREJ(src, tid, 0, r.LocalCommID, layers.RejNoResources)
+		cm.rejectStranger(src, tid, r.LocalCommID, layers.RejNoResources)
 		return
 	}
 	// The REP goes again after the REQ's Local CM Response Timeout, as
@@ -160,6 +160,18 @@ func (cm *CM) admit(src netip.Addr, l *CMListener) bool {
 		}
 		cm.finish(victim, ErrCMBusy)
 	}
+}
+
+// rejectStranger answers a REQ that gets no connection with a REJ, if a
+// send slot is free beyond those kept for the connections' own messages:
+// under a flood of REQs the REJs to the flood are what is lost, not a
+// legitimate client's REP (the requester sends its REQ again).
+func (cm *CM) rejectStranger(dst netip.Addr, tid uint64, remote uint32, reason layers.CMRejectReason) {
+	cm.pollSend()
+	if len(cm.sfree) <= cmReservedSlots {
+		return
+	}
+	cm.sendREJ(dst, tid, 0, remote, reason)
 }
 
 // unpend takes a passive connection out of the pending ones (and out of
