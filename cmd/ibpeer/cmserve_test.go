@@ -181,6 +181,12 @@ func TestServeCMUnderFlood(t *testing.T) {
 				id += uint32(tc.forged)
 				ccfg, err := ucmatoseParse([]string{"-b", cli.String(), "-s", srv.String(), "-p", fmt.Sprint(port)})
 				require.NoError(t, err)
+				// The burst overflows the server's receive queues, as it
+				// would a kernel's, and may take the client's REQ with it:
+				// the client sends it again after 0.5 s (librdmacm waits
+				// 4.3 s), so that such a loss does not hide what is tested
+				// here, the server holding no one up.
+				ccfg.cm.ResponseTimeout = 17
 				cctx, ccancel := context.WithTimeout(ctx, 20*time.Second)
 				start := time.Now()
 				var co, ce syncBuf
@@ -189,7 +195,7 @@ func TestServeCMUnderFlood(t *testing.T) {
 				require.Equal(t, exitOK, code, "run %d: client: %s%s\nserver: %s%s", run, co.String(), ce.String(), so.String(), se.String())
 				assert.Equal(t, ucmClientOut, co.String())
 				t.Logf("run %d: %v", run, time.Since(start))
-				assert.Less(t, time.Since(start), 5*time.Second, "run %d", run)
+				assert.Less(t, time.Since(start), 2*time.Second, "run %d: connected, 10 messages each way, disconnected", run)
 			}
 			reps, most, rejs := flood.counts()
 			assert.Positive(t, reps)
