@@ -117,7 +117,7 @@ type cmServeConfig struct {
 type cmServer struct {
 	cfg  cmServeConfig
 	dev  *endpoint.Device
-	log  *cmLog
+	log  *rateLog
 	est  chan *ucmNode // established connections, waiting for a test
 	wg   sync.WaitGroup
 	mu   sync.Mutex
@@ -144,7 +144,7 @@ func cmServe(ctx context.Context, cfg cmServeConfig, stdout, stderr io.Writer) i
 	if cfg.listening != nil {
 		cfg.listening()
 	}
-	s := &cmServer{cfg: cfg, dev: dev.Device, log: &cmLog{w: stderr}, est: make(chan *ucmNode, cfg.maxConns)}
+	s := &cmServer{cfg: cfg, dev: dev.Device, log: &rateLog{out: func(line string) { fmt.Fprintln(stderr, line) }}, est: make(chan *ucmNode, cfg.maxConns)}
 	actx, stopAccepting := context.WithCancel(ctx)
 	s.wg.Go(func() { s.accept(actx, l) })
 	ret := 0
@@ -183,7 +183,7 @@ func (s *cmServer) accept(ctx context.Context, l *endpoint.CMListener) {
 		}
 		s.mu.Unlock()
 		if full {
-			s.log.printf("refused", "ibpeer serve: refused the connection request of %v (QPN %#06x): %d connections held (--max-conns %d)",
+			s.log.printf("connection requests refused", "ibpeer serve: refused the connection request of %v (QPN %#06x): %d connections held (--max-conns %d)",
 				r.Remote, r.RemoteQPN, s.cfg.maxConns, s.cfg.maxConns)
 			_ = c.Reject(nil)
 			continue
@@ -191,7 +191,7 @@ func (s *cmServer) accept(ctx context.Context, l *endpoint.CMListener) {
 		s.changed()
 		n, err := newUcmNode(s.dev, s.cfg.ucmatoseConfig)
 		if err != nil {
-			s.log.printf("failed", "ibpeer serve: connection request of %v (QPN %#06x): %v", r.Remote, r.RemoteQPN, err)
+			s.log.printf("connection requests failed", "ibpeer serve: connection request of %v (QPN %#06x): %v", r.Remote, r.RemoteQPN, err)
 			_ = c.Reject(nil)
 			s.drop(n, false)
 			continue
@@ -202,7 +202,7 @@ func (s *cmServer) accept(ctx context.Context, l *endpoint.CMListener) {
 			p.ResponderResources, p.InitiatorDepth = 16, 16
 			if err := c.Accept(ctx, n.qp, p); err != nil {
 				if ctx.Err() == nil {
-					s.log.printf("failed", "ibpeer serve: connection request of %v (QPN %#06x) not completed: %v", r.Remote, r.RemoteQPN, err)
+					s.log.printf("connection requests failed", "ibpeer serve: connection request of %v (QPN %#06x) not completed: %v", r.Remote, r.RemoteQPN, err)
 				}
 				s.drop(n, false)
 				return
@@ -215,7 +215,7 @@ func (s *cmServer) accept(ctx context.Context, l *endpoint.CMListener) {
 			}
 			s.mu.Unlock()
 			if full {
-				s.log.printf("refused", "ibpeer serve: disconnected %v (QPN %#06x) once established: %d connections held (--max-conns %d)",
+				s.log.printf("connection requests refused", "ibpeer serve: disconnected %v (QPN %#06x) once established: %d connections held (--max-conns %d)",
 					r.Remote, r.RemoteQPN, s.cfg.maxConns, s.cfg.maxConns)
 				_ = c.Disconnect(ctx)
 				s.drop(n, false)
@@ -278,17 +278,18 @@ func (s *cmServer) serveOnce(ctx context.Context, out io.Writer) int {
 	return ret
 }
 
-// cmLog writes serve --cm's lines about refused and failed connection
-// requests, each kind at most once a second: a flood of them is counted,
-// not written out one by one.
-type cmLog struct {
+// rateLog writes serve's lines about refused and failed connections,
+// each kind at most once a second: a flood of them is counted, not written
+// out one by one. A kind names what its lines are about ("connection
+// requests refused").
+type rateLog struct {
 	mu   sync.Mutex
-	w    io.Writer
+	out  func(line string) // writes one line
 	last map[string]time.Time
 	held map[string]int // lines not written since the last one of the kind
 }
 
-func (l *cmLog) printf(kind, format string, a ...any) {
+func (l *rateLog) printf(kind, format string, a ...any) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.last == nil {
@@ -305,16 +306,16 @@ func (l *cmLog) printf(kind, format string, a ...any) {
 		line += fmt.Sprintf(" (and %d more %s since the last such line)", n, kind)
 		l.held[kind] = 0
 	}
-	fmt.Fprintln(l.w, line)
+	l.out(line)
 }
 
 // flush writes the counts of the lines held back.
-func (l *cmLog) flush() {
+func (l *rateLog) flush() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for _, kind := range slices.Sorted(maps.Keys(l.held)) {
 		if n := l.held[kind]; n > 0 {
-			fmt.Fprintf(l.w, "ibpeer serve: %d more connection requests %s\n", n, kind)
+			l.out(fmt.Sprintf("ibpeer serve: %d more %s", n, kind))
 		}
 	}
 }
