@@ -228,3 +228,36 @@ func TestCMUnansweredREQExpires(t *testing.T) {
 		})
 	}
 }
+
+// A REQ sent again and again gets its REP again, but no more often in all
+// than its Max CM Retries allow: repeating a REQ cannot make the passive
+// side send REPs without end.
+func TestCMRepeatedREQ(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		client, server := netip.MustParseAddr("127.0.0.1"), netip.MustParseAddr("127.0.0.2")
+		sent := &cmSent{reps: map[uint32]int{}, rejs: map[layers.CMRejectReason]int{}}
+		wa, wb := wiretest.NewPair(wiretest.Config{A: netip.AddrPortFrom(client, 4791), B: netip.AddrPortFrom(server, 4791),
+			Observe: func(from, to netip.AddrPort, p []byte) { sent.observe(client, from, to, p) }})
+		defer wa.Close()
+		b := newCMPeer(t, wb, endpoint.CMConfig{})
+		defer b.close(t)
+		l, err := b.cm.Listen(rpingService)
+		require.NoError(t, err)
+		defer l.Close()
+		req := forgedREQ(t, 7, 2, 20, client, server)
+		require.NoError(t, b.cm.HandleMAD(client, req))
+		c, err := l.Accept(context.Background())
+		require.NoError(t, err)
+		done := make(chan error, 1)
+		go func() { done <- c.Accept(context.Background(), b.qp, endpoint.DefaultCMParam()) }()
+		synctest.Wait()
+		for range 50 {
+			require.NoError(t, b.cm.HandleMAD(client, req))
+		}
+		require.ErrorIs(t, <-done, endpoint.ErrCMTimeout)
+		synctest.Wait()
+		reps, _, rejs := sent.counts()
+		assert.Equal(t, 3, reps, "the REP and Max CM Retries (2) more")
+		assert.Equal(t, map[layers.CMRejectReason]int{layers.RejTimeout: 1}, rejs)
+	})
+}

@@ -73,7 +73,12 @@ func (cm *CM) onREQ(src netip.Addr, tid uint64, r *layers.CMReq) {
 		case cmReqRcvd:
 			cm.sendMRA(c)
 		case cmRepSent:
-			cm.resend(c)
+			// Our REP was lost: it goes again now, as one of the
+			// retries the REQ allows, not one more.
+			if c.retries < c.maxRetries {
+				c.retries++
+				cm.resend(c)
+			}
 		case cmTimewait:
 			cm.sendREJ(src, tid, c.localID, r.LocalCommID, layers.RejStaleConnection)
 		}
