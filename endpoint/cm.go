@@ -36,6 +36,9 @@ var (
 	ErrCMState = errors.New("endpoint: CM: operation not allowed in this connection state")
 	// ErrCMServiceInUse: another listener has the service ID.
 	ErrCMServiceInUse = errors.New("endpoint: CM: service ID already listened on")
+	// ErrCMBusy: a pending passive connection was dropped to make room
+	// for another address's REQ (CMConfig.MaxPending).
+	ErrCMBusy = errors.New("endpoint: CM: connection request dropped: too many pending, another address's REQ took its place")
 )
 
 // CMRejectError is a REJ from the peer.
@@ -56,12 +59,25 @@ type CMConfig struct {
 	// again.
 	ResponseTimeout uint8
 	// MaxRetries is how often a REQ, REP or DREQ is sent again (default
-	// 15, ib_cm's max CM retries).
+	// 15, ib_cm's max CM retries). A passive side sends its REP again as
+	// often as the REQ's Max CM Retries say, and no more than this.
 	MaxRetries int
 	// Backlog is how many REQs may wait for a listener's Accept (default
 	// 16).
 	Backlog int
+	// MaxPending bounds the passive connections between their REQ and
+	// their RTU, waiting for Accept or for the RTU (default
+	// DefaultCMMaxPending). A REQ that finds them all taken (or its
+	// listener's Backlog full) is answered REJ "no resources", unless
+	// another address holds more of them than the REQ's sender: then that
+	// address's oldest is dropped (REJ "no resources" to it, ErrCMBusy to
+	// the application) to make room, so that one address sending REQs it
+	// never completes cannot keep the others out.
+	MaxPending int
 }
+
+// DefaultCMMaxPending is CMConfig.MaxPending's default.
+const DefaultCMMaxPending = 64
 
 // CMParam is what one side of a connection offers (rdma_conn_param).
 type CMParam struct {
@@ -84,27 +100,6 @@ type CMParam struct {
 // depth 1, retry and RNR retry 7, MTU 1024.
 func DefaultCMParam() CMParam {
 	return CMParam{ResponderResources: 1, InitiatorDepth: 1, RetryCount: 7, RNRRetryCount: 7, MTU: layers.MTU1024}
-}
-
-// CMRequest is what a REQ said, as a passive side sees it.
-type CMRequest struct {
-	Remote             netip.Addr // the IP source of the REQ
-	ServiceID          layers.ServiceID
-	RemoteQPN          uint32
-	StartingPSN        layers.PSN // the PSN the requester expects: this side sends from it
-	ResponderResources uint8
-	InitiatorDepth     uint8
-	RetryCount         uint8
-	RNRRetryCount      uint8
-	PathMTU            layers.PathMTU
-	HopLimit           uint8
-	LocalCMTimeout     uint8
-	// IP-CM header (valid when ServiceID is an IP-CM one).
-	SrcPort uint16
-	SrcIP   netip.Addr
-	DstIP   netip.Addr
-	// PrivateData is the consumer's private data (after the IP-CM header).
-	PrivateData []byte
 }
 
 // cmState is a connection's CM state (ib_cm's, reduced).
@@ -156,6 +151,14 @@ type CMConn struct {
 	mraSent    bool
 	estClosed  bool
 	discClosed bool
+	// maxRetries is how often the pending message is sent again: the
+	// REQ's Max CM Retries on the passive side (at most
+	// CMConfig.MaxRetries), CMConfig.MaxRetries on the active side.
+	maxRetries int
+	// counted: the connection is in CM.pending (passive, before the
+	// RTU); lst is the listener whose queue holds it until Accept.
+	counted bool
+	lst     *CMListener
 }
 
 // Remote is the peer's IP address.
@@ -182,13 +185,6 @@ func (c *CMConn) PeerPrivateData() []byte {
 // Disconnected is closed once the connection ended: the peer's DREQ, the
 // answer to this side's, or a failure.
 func (c *CMConn) Disconnected() <-chan struct{} { return c.disc }
-
-// CMListener receives the REQs for one service ID.
-type CMListener struct {
-	cm  *CM
-	sid layers.ServiceID
-	ch  chan *CMConn
-}
 
 // CM is a connection manager: the device's GSI QP (QP1) and one goroutine
 // that sends, receives and retransmits the CM MADs of every connection.
@@ -220,6 +216,10 @@ type CM struct {
 	wcs       [16]WC
 	timer     *time.Timer
 	hiTID     uint32
+	// pending holds the passive connections between REQ and RTU, oldest
+	// first (at most cfg.MaxPending); pendingBy counts them by address.
+	pending   []*CMConn
+	pendingBy map[netip.Addr]int
 }
 
 type cmRemoteKey struct {
@@ -228,9 +228,16 @@ type cmRemoteKey struct {
 }
 
 const (
-	cmRecvSlots = 64
+	// cmRecvSlots absorbs a burst of MADs (a flood of REQs) while the
+	// CM goroutine works: beyond, QP1 drops them, a legitimate REQ among
+	// them too (its requester sends it again after its timeout, 4.3 s).
+	cmRecvSlots = 1024
 	cmSendSlots = 64
-	cmRecvSlot  = layers.GRHLength + layers.MADLength
+	// cmReservedSlots are the send slots that answers to strangers (a
+	// REJ to a REQ that gets no connection) leave to the connections'
+	// own messages (REP, RTU, MRA, DREQ, DREP).
+	cmReservedSlots = cmSendSlots / 4
+	cmRecvSlot      = layers.GRHLength + layers.MADLength
 )
 
 // NewCM opens the connection manager of dev: it creates the GSI QP (QP1),
@@ -245,14 +252,17 @@ func NewCM(dev *Device, cfg CMConfig) (*CM, error) {
 	if cfg.Backlog <= 0 {
 		cfg.Backlog = 16
 	}
+	if cfg.MaxPending <= 0 {
+		cfg.MaxPending = DefaultCMMaxPending
+	}
 	cm := &CM{
 		dev: dev, cfg: cfg, pd: dev.AllocPD(),
 		scq: dev.CreateCQ(cmSendSlots), rcq: dev.CreateCQ(cmRecvSlots),
 		rbuf: make([]byte, cmRecvSlots*cmRecvSlot), sbuf: make([]byte, cmSendSlots*layers.MADLength),
 		cmds: make(chan func()), done: make(chan struct{}), exited: make(chan struct{}),
 		conns: map[uint32]*CMConn{}, byRemote: map[cmRemoteKey]*CMConn{}, listeners: map[layers.ServiceID]*CMListener{},
-		sidr: map[layers.ServiceID]SIDRService{},
-		sb:   gopacket.NewSerializeBuffer(),
+		sidr: map[layers.ServiceID]SIDRService{}, pendingBy: map[netip.Addr]int{},
+		sb: gopacket.NewSerializeBuffer(),
 	}
 	var b [4]byte
 	_, _ = crand.Read(b[:])
@@ -352,7 +362,7 @@ wait:
 		cm.finish(c, ErrCMClosed)
 	}
 	for _, l := range cm.listeners {
-		close(l.ch)
+		l.close()
 	}
 	cm.listeners = nil
 }
@@ -455,56 +465,6 @@ func cmTimeoutOf(code uint8) time.Duration {
 	return time.Duration(4096<<min(code, 24)) * time.Nanosecond
 }
 
-func (cm *CM) onREQ(src netip.Addr, tid uint64, r *layers.CMReq) {
-	key := cmRemoteKey{src, r.LocalCommID}
-	if c := cm.byRemote[key]; c != nil {
-		switch c.state {
-		case cmReqRcvd:
-			cm.sendMRA(c)
-		case cmRepSent:
-			cm.resend(c)
-		case cmTimewait:
-			cm.sendREJ(src, tid, c.localID, r.LocalCommID, layers.RejStaleConnection)
-		}
-		return
-	}
-	if r.TransportServiceType != layers.CMTransportRC && r.TransportServiceType != layers.CMTransportUC {
-		cm.sendREJ(src, tid, 0, r.LocalCommID, layers.RejInvalidTransportType)
-		return
-	}
-	l := cm.listeners[r.ServiceID]
-	if l == nil {
-		// What ib_cm answers when no one listens on the service ID.
-		cm.sendREJ(src, tid, 0, r.LocalCommID, layers.RejInvalidServiceID)
-		return
-	}
-	c := &CMConn{cm: cm, passive: true, est: make(chan struct{}), disc: make(chan struct{}),
-		state: cmReqRcvd, localID: cm.newCommID(), remoteID: r.LocalCommID, tid: tid, remote: src,
-		remoteQPN: r.LocalQPN, interval: cmTimeoutOf(r.LocalCMResponseTimeout)}
-	c.req = CMRequest{Remote: src, ServiceID: r.ServiceID, RemoteQPN: r.LocalQPN, StartingPSN: r.StartingPSN,
-		ResponderResources: r.ResponderResources, InitiatorDepth: r.InitiatorDepth, RetryCount: r.RetryCount,
-		RNRRetryCount: r.RNRRetryCount, PathMTU: r.PathMTU, HopLimit: r.Primary.HopLimit,
-		LocalCMTimeout: r.LocalCMResponseTimeout}
-	pd := r.PrivateData
-	if r.ServiceID.IsIPCM() {
-		h := r.IPCM
-		c.req.SrcPort = h.SrcPort
-		c.req.SrcIP, _ = netip.AddrFromSlice(h.SrcIP)
-		c.req.DstIP, _ = netip.AddrFromSlice(h.DstIP)
-		c.req.SrcIP, c.req.DstIP = c.req.SrcIP.Unmap(), c.req.DstIP.Unmap()
-		pd = h.ConsumerPrivateData
-	}
-	c.req.PrivateData = append([]byte(nil), pd...)
-	select {
-	case l.ch <- c:
-	default:
-		cm.sendREJ(src, tid, c.localID, r.LocalCommID, layers.RejNoResources)
-		return
-	}
-	cm.conns[c.localID] = c
-	cm.byRemote[key] = c
-}
-
 func (cm *CM) onREP(src netip.Addr, r *layers.CMRep) {
 	c := cm.conns[r.RemoteCommID]
 	if c == nil || c.passive {
@@ -533,16 +493,6 @@ func (cm *CM) onREP(src netip.Addr, r *layers.CMRep) {
 	c.pending = false
 	c.state = cmEstablished
 	cm.sendRTU(c)
-	cm.established(c)
-}
-
-func (cm *CM) onRTU(r *layers.CMRtu) {
-	c := cm.conns[r.RemoteCommID]
-	if c == nil || c.state != cmRepSent || c.remoteID != r.LocalCommID {
-		return
-	}
-	c.pending = false
-	c.state = cmEstablished
 	cm.established(c)
 }
 
@@ -605,6 +555,7 @@ func (cm *CM) onDREP(r *layers.CMDrep) {
 
 // established wakes whoever waits for the connection.
 func (cm *CM) established(c *CMConn) {
+	cm.unpend(c)
 	if !c.estClosed {
 		c.estClosed = true
 		close(c.est)
@@ -629,6 +580,7 @@ func (cm *CM) finish(c *CMConn, err error) {
 	}
 	c.state = cmClosed
 	c.pending = false
+	cm.unpend(c)
 	delete(cm.conns, c.localID)
 	if k := (cmRemoteKey{c.remote, c.remoteID}); cm.byRemote[k] == c {
 		delete(cm.byRemote, k)
@@ -647,7 +599,7 @@ func (cm *CM) finish(c *CMConn, err error) {
 func (cm *CM) arm() {
 	var first time.Time
 	for _, c := range cm.conns {
-		if (c.pending || c.state == cmTimewait) && (first.IsZero() || c.deadline.Before(first)) {
+		if (c.pending || c.state == cmTimewait || c.state == cmReqRcvd) && (first.IsZero() || c.deadline.Before(first)) {
 			first = c.deadline
 		}
 	}
@@ -657,7 +609,8 @@ func (cm *CM) arm() {
 	}
 }
 
-// expire retransmits what is due and gives up after MaxRetries.
+// expire retransmits what is due and gives up after the connection's
+// retries.
 func (cm *CM) expire(now time.Time) {
 	for _, c := range cm.conns {
 		if c.deadline.After(now) {
@@ -666,8 +619,12 @@ func (cm *CM) expire(now time.Time) {
 		switch {
 		case c.state == cmTimewait:
 			cm.finish(c, nil)
+		case c.state == cmReqRcvd:
+			// Never accepted nor rejected: the requester gave up by now.
+			cm.sendREJ(c.remote, c.tid, c.localID, c.remoteID, layers.RejTimeout)
+			cm.finish(c, ErrCMTimeout)
 		case !c.pending:
-		case c.retries >= cm.cfg.MaxRetries:
+		case c.retries >= c.maxRetries:
 			switch c.state {
 			case cmDreqSent:
 				cm.timewait(c)
@@ -781,52 +738,6 @@ func (cm *CM) caGUID() uint64 {
 	return 0x0200_0000_0000_0000 | uint64(binary.BigEndian.Uint32(a[12:16]))<<8 | 1
 }
 
-// Listen receives the REQs for service ID sid (layers.IPCMServiceID makes
-// RDMA CM's: port space and port).
-func (cm *CM) Listen(sid layers.ServiceID) (*CMListener, error) {
-	l := &CMListener{cm: cm, sid: sid, ch: make(chan *CMConn, cm.cfg.Backlog)}
-	var err error
-	if cerr := cm.do(func() {
-		if _, used := cm.listeners[sid]; used {
-			err = fmt.Errorf("listen on %v: %w", sid, ErrCMServiceInUse)
-			return
-		}
-		cm.listeners[sid] = l
-	}); cerr != nil {
-		return nil, cerr
-	}
-	return l, err
-}
-
-// Accept waits for the next connection request (rdma_get_cm_event's
-// CONNECT_REQUEST); answer it with CMConn.Accept or Reject.
-func (l *CMListener) Accept(ctx context.Context) (*CMConn, error) {
-	select {
-	case c, ok := <-l.ch:
-		if !ok {
-			return nil, ErrCMClosed
-		}
-		return c, nil
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
-}
-
-// Close stops listening; REQs waiting for Accept are rejected.
-func (l *CMListener) Close() error {
-	return l.cm.do(func() {
-		if l.cm.listeners[l.sid] != l {
-			return
-		}
-		delete(l.cm.listeners, l.sid)
-		close(l.ch)
-		for c := range l.ch {
-			l.cm.sendREJ(c.remote, c.tid, c.localID, c.remoteID, layers.RejConsumerDefined)
-			l.cm.finish(c, ErrCMClosed)
-		}
-	})
-}
-
 // InitQP moves a QP in RESET to INIT, as rdma_create_qp does, so that
 // receives may be posted before the connection exists.
 func InitQP(qp *QP) error {
@@ -867,70 +778,6 @@ func cmReadyQP(qp *QP, a ConnectAttr, responderResources uint8) error {
 	return qp.Modify(attr, mask)
 }
 
-// Accept answers the REQ with a REP for qp (in RESET or INIT), moves qp to
-// RTS and waits for the RTU (rdma_accept, then ESTABLISHED).
-func (c *CMConn) Accept(ctx context.Context, qp *QP, p CMParam) error {
-	cm := c.cm
-	var err error
-	if cerr := cm.do(func() { err = cm.accept(c, qp, p) }); cerr != nil {
-		return cerr
-	}
-	if err != nil {
-		return err
-	}
-	return c.wait(ctx)
-}
-
-func (cm *CM) accept(c *CMConn, qp *QP, p CMParam) error {
-	if c.state != cmReqRcvd {
-		if c.err != nil {
-			return c.err
-		}
-		return ErrCMState
-	}
-	if len(p.PrivateData) > 196 {
-		return fmt.Errorf("accept: %d bytes of private data, a REP holds 196: %w", len(p.PrivateData), ErrInvalidAttr)
-	}
-	r := &c.req
-	rr, id := min(p.ResponderResources, r.InitiatorDepth), min(p.InitiatorDepth, r.ResponderResources)
-	mtu := min(orDefault(p.MTU, false, layers.MTU1024), r.PathMTU)
-	c.qp, c.localPSN = qp, RandomPSN()
-	err := cmReadyQP(qp, ConnectAttr{Remote: c.remote, RemoteQPN: r.RemoteQPN, RemotePSN: c.localPSN,
-		LocalPSN: r.StartingPSN, MTU: mtu, RetryCnt: r.RetryCount, RNRRetry: r.RNRRetryCount,
-		MaxRdAtomic: id, MaxDestRdAtomic: rr, HopLimit: r.HopLimit}, rr)
-	if err != nil {
-		cm.sendREJ(c.remote, c.tid, c.localID, c.remoteID, layers.RejNoQP)
-		cm.finish(c, err)
-		return err
-	}
-	m := cm.newMAD(layers.CMAttrREP, c.tid)
-	m.CM.REP = layers.CMRep{LocalCommID: c.localID, RemoteCommID: c.remoteID, LocalQPN: qp.QPN(),
-		StartingPSN: c.localPSN, ResponderResources: rr, InitiatorDepth: id, TargetACKDelay: 15,
-		RNRRetryCount: p.RNRRetryCount & 7, LocalCAGUID: cm.caGUID(), PrivateData: p.PrivateData}
-	c.state = cmRepSent
-	return cm.send(c.remote, m, c)
-}
-
-// Reject answers the REQ with a REJ (consumer reject, rdma_reject).
-func (c *CMConn) Reject(privateData []byte) error {
-	cm := c.cm
-	var err error
-	if cerr := cm.do(func() {
-		if c.state != cmReqRcvd {
-			err = ErrCMState
-			return
-		}
-		m := cm.newMAD(layers.CMAttrREJ, c.tid)
-		m.CM.REJ = layers.CMRej{LocalCommID: c.localID, RemoteCommID: c.remoteID, Reason: layers.RejConsumerDefined,
-			PrivateData: privateData}
-		err = cm.send(c.remote, m, nil)
-		cm.finish(c, &CMRejectError{Reason: layers.RejConsumerDefined})
-	}); cerr != nil {
-		return cerr
-	}
-	return err
-}
-
 // wait blocks until the connection is established or failed.
 func (c *CMConn) wait(ctx context.Context) error {
 	select {
@@ -959,7 +806,7 @@ func (cm *CM) Connect(ctx context.Context, qp *QP, dst netip.Addr, sid layers.Se
 		srcPort = 32768 + binary.BigEndian.Uint16(b[:])%28232
 	}
 	c := &CMConn{cm: cm, est: make(chan struct{}), disc: make(chan struct{}), remote: dst.Unmap(), qp: qp,
-		interval: cmTimeoutOf(cm.cfg.ResponseTimeout)}
+		interval: cmTimeoutOf(cm.cfg.ResponseTimeout), maxRetries: cm.cfg.MaxRetries}
 	c.req = CMRequest{Remote: c.remote, ServiceID: sid, RemoteQPN: qp.QPN(), ResponderResources: p.ResponderResources,
 		InitiatorDepth: p.InitiatorDepth, RetryCount: p.RetryCount & 7, RNRRetryCount: p.RNRRetryCount & 7,
 		PathMTU: orDefault(p.MTU, false, layers.MTU1024), HopLimit: 64, LocalCMTimeout: cm.cfg.ResponseTimeout,
@@ -994,7 +841,7 @@ func (cm *CM) connect(c *CMConn, p CMParam) error {
 		LocalQPN: c.qp.QPN(), ResponderResources: r.ResponderResources, InitiatorDepth: r.InitiatorDepth,
 		RemoteCMResponseTimeout: cm.cfg.ResponseTimeout, TransportServiceType: layers.CMTransportRC,
 		StartingPSN: c.localPSN, LocalCMResponseTimeout: cm.cfg.ResponseTimeout, RetryCount: r.RetryCount,
-		PKey: DefaultPKey, PathMTU: r.PathMTU, RNRRetryCount: r.RNRRetryCount, MaxCMRetries: 15,
+		PKey: DefaultPKey, PathMTU: r.PathMTU, RNRRetryCount: r.RNRRetryCount, MaxCMRetries: uint8(min(cm.cfg.MaxRetries, 15)),
 		Primary: layers.CMPath{LocalLID: 0xFFFF, RemoteLID: 0xFFFF, LocalGID: local[:], RemoteGID: remote[:],
 			HopLimit: 64, LocalACKTimeout: 19}}
 	if c.qp.Type() == UC {
@@ -1117,7 +964,7 @@ func (cm *CM) ResolveSIDR(ctx context.Context, dst netip.Addr, sid layers.Servic
 		return SIDRService{}, fmt.Errorf("resolve: %d bytes of private data: %w", len(privateData), ErrInvalidAttr)
 	}
 	c := &CMConn{cm: cm, est: make(chan struct{}), disc: make(chan struct{}), remote: dst.Unmap(),
-		interval: cmTimeoutOf(cm.cfg.ResponseTimeout)}
+		interval: cmTimeoutOf(cm.cfg.ResponseTimeout), maxRetries: cm.cfg.MaxRetries}
 	var err error
 	if cerr := cm.do(func() {
 		c.localID, c.state = cm.newCommID(), cmSIDRSent

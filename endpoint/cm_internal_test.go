@@ -54,3 +54,46 @@ func TestCMHandleAllocs(t *testing.T) {
 	assert.Zero(t, dropped, "an RTU for no connection")
 	assert.LessOrEqual(t, answered, 4.0, "a DREQ answered with a DREP")
 }
+
+// Answers to strangers (the REJ to a REQ that gets no connection) leave
+// the last send slots to the connections' own messages: under a flood of
+// REQs, a legitimate client's REP still finds a slot.
+func TestCMReservedSendSlots(t *testing.T) {
+	dev := NewDevice(&nullWire{done: make(chan struct{})})
+	defer dev.Close()
+	cm, err := NewCM(dev, CMConfig{})
+	require.NoError(t, err)
+	defer cm.Close()
+	src := netip.MustParseAddr("127.0.0.2")
+	m := layers.NewCMMAD(layers.CMAttrREQ, 1)
+	m.CM.REQ = layers.CMReq{LocalCommID: 5, ServiceID: layers.IPCMServiceID(layers.PortSpaceTCP, 9), TransportServiceType: layers.CMTransportRC}
+	req, err := m.Bytes()
+	require.NoError(t, err)
+	tests := []struct {
+		name    string
+		free    int // send slots free before the REQ
+		wantREJ bool
+	}{
+		{name: "slots to spare", free: cmReservedSlots + 1, wantREJ: true},
+		{name: "only the reserved ones", free: cmReservedSlots},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var before, after int
+			require.NoError(t, cm.do(func() {
+				cm.pollSend()
+				hidden := append([]int(nil), cm.sfree[tc.free:]...) // as if in flight
+				cm.sfree = cm.sfree[:tc.free]
+				before = len(cm.sfree)
+				cm.handle(src, req) // no listener: REJ "invalid service ID"
+				after = len(cm.sfree)
+				cm.sfree = append(cm.sfree, hidden...)
+			}))
+			if tc.wantREJ {
+				assert.Equal(t, before-1, after, "the REJ took a slot")
+			} else {
+				assert.Equal(t, before, after, "no REJ")
+			}
+		})
+	}
+}

@@ -77,11 +77,14 @@
 // and wait for the RTU; REJ (reason 8 when nobody listens on the service
 // ID), MRA, DREQ and DREP; SIDR_REQ and SIDR_REP for UD services. REQ,
 // REP and DREQ are sent again every CM response timeout (4.3 s, 15 times,
-// as ib_cm); a repeated REQ gets an MRA or the REP again, a repeated REP
-// the RTU, a repeated DREQ the DREP. As on the wire between two rxe
-// hosts, the Starting PSN of a REQ or REP is the PSN its sender expects:
-// each side sends from the PSN of the other's message. MsgConn carries a
-// set-up exchange as SENDs over a connected QP (perftest -R).
+// as ib_cm; a REP as often and as far apart as its REQ asks); a repeated
+// REQ gets an MRA or the REP again, a repeated REP the RTU, a repeated
+// DREQ the DREP. The passive connections between REQ and RTU are bounded
+// (CMConfig.MaxPending): a REQ beyond gets REJ "no resources", or the
+// place of the oldest of an address holding more. As on the wire between
+// two rxe hosts, the Starting PSN of a REQ or REP is the PSN its sender
+// expects: each side sends from the PSN of the other's message. MsgConn
+// carries a set-up exchange as SENDs over a connected QP (perftest -R).
 //
 // # Concurrency and time
 //

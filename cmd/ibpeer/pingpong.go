@@ -437,7 +437,7 @@ func pingpong(ctx context.Context, cfg pingpongConfig, stdout, stderr io.Writer)
 			}
 			fmt.Fprintf(stderr, "ibpeer pingpong: the peer sent GID :: (run the tool with -g <RoCEv2 GID index>); using %v\n", remoteAddr)
 		}
-		a := endpoint.ConnectAttr{LocalPSN: layers.PSN(local.PSN), QKey: endpoint.PingpongQKey}
+		a := endpoint.ConnectAttr{LocalPSN: local.PSN, QKey: endpoint.PingpongQKey}
 		if cfg.typ != endpoint.UD {
 			a.Remote, a.RemoteQPN, a.RemotePSN, a.MTU = remoteAddr, r.QPN, layers.PSN(r.PSN), cfg.mtu
 			a.NoAccess = true

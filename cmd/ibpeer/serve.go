@@ -18,7 +18,6 @@ import (
 	"time"
 
 	"github.com/ibwire/ibwire/endpoint"
-	"github.com/ibwire/ibwire/layers"
 	"github.com/ibwire/ibwire/setup"
 )
 
@@ -57,6 +56,15 @@ capture, with offset 0 at the captured responder's VA, so that replay's
 compare mode with --payload finds the data the capture's READs and atomics
 found.
 
+At most --max-conns TCP connections (default 64) are held at once, each
+with its QP and, once the client has sent its first message, its region:
+one more is closed at once, with a line saying so ("refused a set-up
+connection from ADDR: 64 connections held (--max-conns 64)"), and gets
+nothing. A connection that has not finished the set-up exchange within
+10 s is dropped ("set-up not finished within 10s, dropped"). Refusal lines
+come at most once a second; the others are counted on the next one and at
+exit.
+
 --cm PORT serves RDMA CM connections (QP1) instead, answering like
 librdmacm's ucmatose server: 'ibpeer serve --cm 7471 -h' for its flags.
 
@@ -93,6 +101,13 @@ type serveConfig struct {
 	// region, when set, may change what a connection is told about its
 	// region (tests use it to hand out a wrong rkey).
 	region func(*serveRegion)
+	// held, when set, learns the number of regions the server holds each
+	// time it changes (tests).
+	held func(n int)
+	// setupTimeout bounds each set-up exchange (default setupTimeout).
+	setupTimeout time.Duration
+	// maxConns bounds the connections held at once (--max-conns).
+	maxConns int
 }
 
 func runServe(args []string, stdout, stderr io.Writer) int {
@@ -108,6 +123,7 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	recv := fs.Int("recv", 16, "receive buffers per QP; each is mr-size/recv bytes")
 	image := fs.String("image", "", "start every connection's region with the bytes of `FILE` (ibpeer replay --image writes one from a capture)")
 	pcap := fs.String("pcap", "", "write the RoCEv2 packets the server sends and receives to pcap `FILE` (raw IP; see ibpeer write -h)")
+	maxConns := fs.Int("max-conns", serveDefaultMaxConns, "TCP connections (each with a QP and a region) held at once; more are refused")
 	fs.Usage = func() {}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -126,7 +142,7 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	if fs.NArg() > 0 {
 		return bad("unexpected argument %q", fs.Arg(0))
 	}
-	cfg := serveConfig{port: *port, mrSize: *mrSize, mtu: *mtu, recv: *recv, pcap: *pcap, diag: stderr}
+	cfg := serveConfig{port: *port, mrSize: *mrSize, mtu: *mtu, recv: *recv, pcap: *pcap, diag: stderr, maxConns: *maxConns}
 	if *addr == "" {
 		return bad("give --addr IP, the address to serve on")
 	}
@@ -144,6 +160,8 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 		return bad("--recv %d: want 1-4096", *recv)
 	case *mrSize / *recv < 1:
 		return bad("--mr-size %d is too small for %d receive buffers", *mrSize, *recv)
+	case *maxConns < 1 || *maxConns > 1<<16:
+		return bad("--max-conns %d: want 1-65536", *maxConns)
 	}
 	if _, err := pathMTU(*mtu); err != nil {
 		return bad("--mtu: %v", err)
@@ -233,9 +251,22 @@ type server struct {
 	outM sync.Mutex
 	out  io.Writer
 
-	mu    sync.Mutex
-	conns map[net.Conn]struct{}
-	n     int // connections accepted
+	log     *rateLog // refusals
+	mu      sync.Mutex
+	conns   map[net.Conn]struct{}
+	n       int // connections accepted
+	regions int // regions allocated and not yet freed
+}
+
+// regionHeld counts a region allocated (+1) or freed (-1).
+func (s *server) regionHeld(d int) {
+	s.mu.Lock()
+	s.regions += d
+	n := s.regions
+	s.mu.Unlock()
+	if s.cfg.held != nil {
+		s.cfg.held(n)
+	}
 }
 
 func (s *server) printf(format string, a ...any) {
@@ -270,7 +301,14 @@ func serve(ctx context.Context, cfg serveConfig, out io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("set-up listener: %w", err)
 	}
+	if cfg.setupTimeout <= 0 {
+		cfg.setupTimeout = setupTimeout
+	}
+	if cfg.maxConns <= 0 {
+		cfg.maxConns = serveDefaultMaxConns
+	}
 	s := &server{cfg: cfg, dev: dev, pd: dev.AllocPD(), out: out, conns: map[net.Conn]struct{}{}}
+	s.log = &rateLog{out: func(line string) { s.printf("%s\n", line) }}
 	tcp := ln.Addr().(*net.TCPAddr).AddrPort()
 	s.printf("ibpeer serve: GID %v, RoCEv2 on %v, set-up on TCP %v\n", dev.GID(), dev.Addr(), tcp)
 	s.printf("ibpeer serve: each connection gets an RC QP (MTU %d) and a %d-byte region with %d receive buffers of %d bytes\n",
@@ -310,6 +348,13 @@ func serve(ctx context.Context, cfg serveConfig, out io.Writer) error {
 			c.Close()
 			break
 		}
+		if len(s.conns) >= cfg.maxConns {
+			s.mu.Unlock()
+			s.log.printf("set-up connections refused", "refused a set-up connection from %v: %d connections held (--max-conns %d)",
+				c.RemoteAddr(), cfg.maxConns, cfg.maxConns)
+			c.Close()
+			continue
+		}
 		s.n++
 		id := s.n
 		s.conns[c] = struct{}{}
@@ -326,6 +371,7 @@ func serve(ctx context.Context, cfg serveConfig, out io.Writer) error {
 	}
 	close(stopped)
 	wg.Wait()
+	s.log.flush()
 	k := dev.Counters()
 	s.printf("ibpeer serve: stopped after %d connections; packets sent %d, received %d; dropped: %d short, %d address, %d QP, %d ICRC, %d queue; duplicate requests %d, sequence NAKs sent %d, RNR NAKs sent %d\n",
 		s.n, k.SentPkts, k.RcvdPkts, k.DropShort, k.DropAddr, k.DropQP, k.DropICRC, k.DropQueue, k.DuplicateRequest, k.OutOfSeqRequest, k.SendRNRErr)
@@ -338,22 +384,33 @@ func serve(ctx context.Context, cfg serveConfig, out io.Writer) error {
 	return acceptErr
 }
 
-// setupTimeout bounds each set-up exchange.
+// setupTimeout bounds each set-up exchange: a connection that has not
+// finished it by then is dropped.
 const setupTimeout = 10 * time.Second
+
+// serveDefaultMaxConns is --max-conns's default.
+const serveDefaultMaxConns = 64
 
 // handle runs one connection: QP, region, exchange, then the receive
 // buffers until the client closes the connection.
 func (s *server) handle(ctx context.Context, id int, c net.Conn) {
 	cfg := s.cfg
-	fail := func(err error) { s.printf("conn %d from %v: %v\n", id, c.RemoteAddr(), err) }
-	mem := make([]byte, cfg.mrSize)
-	copy(mem, cfg.image)
-	mr, err := s.pd.RegMR(mem, endpoint.AccessLocalWrite|endpoint.AccessRemoteWrite|endpoint.AccessRemoteRead|endpoint.AccessRemoteAtomic)
-	if err != nil {
-		fail(err)
-		return
+	fail := func(err error) {
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			s.printf("conn %d from %v: set-up not finished within %v, dropped\n", id, c.RemoteAddr(), cfg.setupTimeout)
+			return
+		}
+		s.printf("conn %d from %v: %v\n", id, c.RemoteAddr(), err)
 	}
-	defer mr.Dereg()
+	// The region comes once the client has sent its address: a
+	// connection that never does costs none.
+	var mr *endpoint.MR
+	defer func() {
+		if mr != nil {
+			mr.Dereg()
+			s.regionHeld(-1)
+		}
+	}()
 	cq := s.dev.CreateCQ(cfg.recv + 16)
 	qp, err := s.pd.CreateQP(endpoint.QPConfig{Type: endpoint.RC, SendCQ: cq, RecvCQ: cq, MaxRecvWR: cfg.recv, MaxSendWR: 16})
 	if err != nil {
@@ -365,10 +422,18 @@ func (s *server) handle(ctx context.Context, id int, c net.Conn) {
 	slot := cfg.mrSize / cfg.recv
 	psn := endpoint.RandomPSN()
 	local := setup.PingpongDest{QPN: qp.QPN(), PSN: psn, GID: s.dev.GID()}
-	c.SetDeadline(time.Now().Add(setupTimeout))
+	c.SetDeadline(time.Now().Add(cfg.setupTimeout))
 	remote, err := setup.PingpongServer(c, local, func(r setup.PingpongDest) error {
+		mem := make([]byte, cfg.mrSize)
+		copy(mem, cfg.image)
+		var err error
+		mr, err = s.pd.RegMR(mem, endpoint.AccessLocalWrite|endpoint.AccessRemoteWrite|endpoint.AccessRemoteRead|endpoint.AccessRemoteAtomic)
+		if err != nil {
+			return err
+		}
+		s.regionHeld(1)
 		peer := netip.AddrFrom16(r.GID).Unmap()
-		if err := qp.Connect(endpoint.ConnectAttr{Remote: peer, RemoteQPN: r.QPN, RemotePSN: layers.PSN(r.PSN), LocalPSN: psn, MTU: mtu}); err != nil {
+		if err := qp.Connect(endpoint.ConnectAttr{Remote: peer, RemoteQPN: r.QPN, RemotePSN: r.PSN, LocalPSN: psn, MTU: mtu}); err != nil {
 			return err
 		}
 		for k := range cfg.recv {

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"net"
 	"net/netip"
 	"os"
@@ -149,6 +150,13 @@ func TestServeUsage(t *testing.T) {
 		{"recv", []string{"serve", "--addr", "127.0.0.2", "--recv", "0"}, exitUsage, "", "--recv 0"},
 		{"argument", []string{"serve", "--addr", "127.0.0.2", "x"}, exitUsage, "", `unexpected argument "x"`},
 		{"port", []string{"serve", "--addr", "127.0.0.2", "--port", "70000"}, exitUsage, "", "--port 70000"},
+		{"help max-conns", []string{"serve", "-h"}, exitOK, "-max-conns int", ""},
+		{"help refusal", []string{"serve", "-h"}, exitOK, `"refused a set-up
+connection from ADDR: 64 connections held (--max-conns 64)"`, ""},
+		{"max-conns", []string{"serve", "--addr", "127.0.0.2", "--max-conns", "0"}, exitUsage, "", "--max-conns 0: want 1-65536"},
+		{"cm help max-conns", []string{"serve", "--cm", "7471", "-h"}, exitOK, "--max-conns M      connection requests in progress", ""},
+		{"cm max-conns below connections", []string{"serve", "--cm", "7471", "--bind", "127.0.0.2", "--connections", "8", "--max-conns", "4"},
+			exitUsage, "", "--max-conns 4: want 8 (--connections) to 65536"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -404,4 +412,72 @@ func TestServePlainPingpongClient(t *testing.T) {
 	assert.Contains(t, out, "client QPN 0x000077 PSN 0x123456 GID 127.0.0.1; served by QPN 0x000011")
 	assert.Contains(t, out, "conn 1 closed: 0 SENDs received (0 bytes), QP RTS")
 	assert.Contains(t, out, "conn 2 closed")
+}
+
+// TestServeMaxConns: set-up connections beyond --max-conns are closed at
+// once with a line saying so, and none of them gets a region; those held
+// are dropped at the set-up deadline; then a client runs.
+func TestServeMaxConns(t *testing.T) {
+	needLoopbackPorts(t)
+	defer goleak.VerifyNone(t)
+	const maxConns, deadline = 4, 2 * time.Second
+	var mu sync.Mutex
+	peak := 0
+	srv := startServe(t, func(c *serveConfig) {
+		c.maxConns, c.setupTimeout = maxConns, deadline
+		c.held = func(n int) {
+			mu.Lock()
+			peak = max(peak, n)
+			mu.Unlock()
+		}
+	})
+	hello := setup.PingpongDest{QPN: 0x11, PSN: 0x22, GID: endpoint.GIDOf(netip.MustParseAddr("127.0.0.1"))}.Marshal()
+	tests := []struct {
+		name  string
+		hello bool // the client sends its address, then never "done"
+	}{
+		{name: "silent clients"},
+		{name: "clients that stop after their address", hello: true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			start := time.Now()
+			closedAfter := make(chan time.Duration, 3*maxConns)
+			for range 3 * maxConns {
+				c, err := net.Dial("tcp", srv.tcp.String())
+				require.NoError(t, err)
+				defer c.Close()
+				if tc.hello {
+					_, err = c.Write(hello)
+					require.NoError(t, err)
+				}
+				go func() {
+					c.SetReadDeadline(time.Now().Add(3 * deadline))
+					_, _ = io.Copy(io.Discard, c)
+					closedAfter <- time.Since(start)
+				}()
+			}
+			refused, dropped := 0, 0
+			for range 3 * maxConns {
+				switch d := <-closedAfter; {
+				case d < deadline/2:
+					refused++
+				case d >= deadline && d < 2*deadline:
+					dropped++
+				default:
+					t.Errorf("a connection closed after %v", d)
+				}
+			}
+			assert.Equal(t, 2*maxConns, refused, "closed at once")
+			assert.Equal(t, maxConns, dropped, "closed at the set-up deadline")
+		})
+	}
+	code, stdout, stderr := ibpeer("write", "--addr", "127.0.0.1", "--to", srv.tcp.String(), "--iters", "10", "--verify")
+	require.Equal(t, exitOK, code, "stderr: %s\nstdout: %s", stderr, stdout)
+	out := srv.stop(t)
+	mu.Lock()
+	assert.LessOrEqual(t, peak, maxConns, "regions held at once")
+	mu.Unlock()
+	assert.Regexp(t, `refused a set-up connection from 127\.0\.0\.1:[0-9]+: 4 connections held \(--max-conns 4\)`, out)
+	assert.Regexp(t, `conn [0-9]+ from 127\.0\.0\.1:[0-9]+: set-up not finished within 2s, dropped`, out)
 }

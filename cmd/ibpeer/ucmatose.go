@@ -323,41 +323,47 @@ func ucmServeOnce(ctx context.Context, cfg ucmatoseConfig, dev *endpoint.Device,
 			}
 			n.conn = c
 		}
-		if cfg.count > 0 {
-			fmt.Fprintln(out, "initiating data transfers")
-			for _, n := range nodes {
-				if err := n.postSends(cfg); err != nil {
-					fmt.Fprintf(out, "failed to post sends: %v\n", err)
-					return 1
-				}
-			}
-			fmt.Fprintln(out, "completing sends")
-			for _, n := range nodes {
-				if err := ucmPoll(ctx, n.scq, cfg.count, n.conn.Disconnected()); err != nil {
-					return 1
-				}
-			}
-			fmt.Fprintln(out, "receiving data transfers")
-			for _, n := range nodes {
-				if err := ucmPoll(ctx, n.rcq, cfg.count, n.conn.Disconnected()); err != nil {
-					return 1
-				}
-			}
-			fmt.Fprintln(out, "data transfers complete")
-		}
-		if cfg.migrate {
-			fmt.Fprintln(out, "migrating to new event channel")
-		}
-		fmt.Fprintln(out, "cmatose: disconnecting")
-		for _, n := range nodes {
-			_ = n.conn.Disconnect(ctx)
-		}
-		fmt.Fprintln(out, "disconnected")
-		return 0
+		return ucmServerTransfer(ctx, cfg, nodes, out)
 	}()
 	fmt.Fprintln(out, "test complete")
 	fmt.Fprintf(out, "return status %d\n", ret)
 	return ret
+}
+
+// ucmServerTransfer is what ucmatose's server does once its connections
+// are established: the SENDs each way, then the DREQs.
+func ucmServerTransfer(ctx context.Context, cfg ucmatoseConfig, nodes []*ucmNode, out io.Writer) int {
+	if cfg.count > 0 {
+		fmt.Fprintln(out, "initiating data transfers")
+		for _, n := range nodes {
+			if err := n.postSends(cfg); err != nil {
+				fmt.Fprintf(out, "failed to post sends: %v\n", err)
+				return 1
+			}
+		}
+		fmt.Fprintln(out, "completing sends")
+		for _, n := range nodes {
+			if err := ucmPoll(ctx, n.scq, cfg.count, n.conn.Disconnected()); err != nil {
+				return 1
+			}
+		}
+		fmt.Fprintln(out, "receiving data transfers")
+		for _, n := range nodes {
+			if err := ucmPoll(ctx, n.rcq, cfg.count, n.conn.Disconnected()); err != nil {
+				return 1
+			}
+		}
+		fmt.Fprintln(out, "data transfers complete")
+	}
+	if cfg.migrate {
+		fmt.Fprintln(out, "migrating to new event channel")
+	}
+	fmt.Fprintln(out, "cmatose: disconnecting")
+	for _, n := range nodes {
+		_ = n.conn.Disconnect(ctx)
+	}
+	fmt.Fprintln(out, "disconnected")
+	return 0
 }
 
 // ucmClient is ucmatose's run_client.
