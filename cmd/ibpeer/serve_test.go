@@ -400,6 +400,12 @@ func TestServePlainPingpongClient(t *testing.T) {
 	remote, err := setup.PingpongClient(c, setup.PingpongDest{QPN: 0x77, PSN: 0x123456, GID: gid})
 	require.NoError(t, err)
 	c.Close()
+	// The client is done once its "done" is written; the server's handler
+	// may not have read it yet, and a server stopped before then reports
+	// the exchange cut short (1 run in 30, when the read client below was
+	// quick). Wait for the server to finish with this connection.
+	require.Eventually(t, func() bool { return strings.Contains(srv.out.String(), "conn 1 closed") },
+		10*time.Second, 5*time.Millisecond, "the server never finished conn 1: %s", srv.out.String())
 	assert.Equal(t, netip.MustParseAddr("::ffff:127.0.0.2").As16(), remote.GID)
 	assert.Equal(t, uint32(0x11), remote.QPN)
 	assert.LessOrEqual(t, remote.PSN, uint32(0xFFFFFF))
