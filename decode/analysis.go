@@ -24,7 +24,8 @@ import (
 // requests) and never with the capture's length. A connection that ends
 // (CM DREP, REJ) or stays idle is retired: its summary joins a capped list
 // and its state is recycled. Analyze allocates nothing once a connection's
-// state exists. An Analyzer is not safe for concurrent use; it does no I/O.
+// state exists, but for the latency samples a connection keeps exactly
+// (the first LatencyExact, 64 KiB at most, then fixed buckets). An Analyzer is not safe for concurrent use; it does no I/O.
 type Analyzer struct {
 	opts    AnalyzerOptions
 	dirs    map[dirKey]*direction

@@ -115,6 +115,12 @@ func TestAnalyzeSequenceAfterLoss(t *testing.T) {
 			"rd256/4096 rd260/4096 rd256/4096 rd260/4096 rf256 rm257 rm258 rl259 rf260 -rm261 rm262~ rl263 " +
 				"rf256 rm257 rm258 rl259 rf260 rm261 rm262 rl263"},
 		{"capture begins inside a READ response", "rm257 rm258 rl259 rd260/1024 ro260"},
+		// rxe replays the rest of a READ asked again from its middle as
+		// MIDDLE ... LAST (rxe_resp.c duplicate_request: the replay state).
+		{"read responses begun again with a MIDDLE at the PSN asked again (rxe)",
+			"rd256/4096 rf256 -rm257 rm258~ rl259 rd257/3072 rm257 rm258 rl259"},
+		{"read response LAST alone at the PSN asked again (rxe)",
+			"rd256/4096 rf256 rm257 rm258 -rl259 rd259/1024 rl259"},
 		// WRITE and SEND: go-back-N after the NAK.
 		{"write FIRST lost",
 			"wf256/4096 wm257 wm258 wl259 -wf260/4096 wm261~ wm262 wl263 nak260 wf260/4096 wm261 wm262 wl263"},
@@ -134,8 +140,8 @@ func TestAnalyzeSequenceAfterLoss(t *testing.T) {
 			"rd256/4096 rm256! rm257 rm258 rl259"},
 		{"read response MIDDLE straight after a LAST",
 			"rd256/4096 rf256 rm257 rm258 rl259 rm260! rl261"},
-		{"read responses begun again with a MIDDLE at the PSN asked again",
-			"rd256/4096 rf256 -rm257 rm258~ rl259 rd257/3072 rm257! rm258 rl259"},
+		{"read responses asked again whole begun with a MIDDLE",
+			"rd256/4096 rf256 -rm257 rm258~ rl259 rd256/4096 rm256! rm257 rm258 rl259"},
 		{"write MIDDLE with no FIRST", "wo256/8 wm257! wl258"},
 		{"send FIRST while a message is open", "sf256 sm257 sf258! sl259"},
 		{"send MIDDLE after a message with a hole ended", "sf256 -sm257 sm258~ sl259 sm260! sl261"},

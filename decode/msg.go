@@ -60,15 +60,21 @@ func (a *Analyzer) message(d *direction, r *reqState, p *Packet, b *layers.BTH, 
 			// capture point, sent again): it still counts once.
 			a.countMessage(d, p, cls)
 		}
-		if cls == OpClassRead || cls == OpClassFetchAdd || cls == OpClassCompareSwap {
-			if o := r.findOut(psn, cls); o == nil {
-				// A READ asked again for what is left, or an atomic resent
-				// after its answer was lost: follow the new request.
-				a.pushOut(d, r, p, b, psn, span, cls, false, false)
-			} else if o.done && cls == OpClassRead {
-				o.done, o.gap = false, true
-				o.nextResp, o.startAt = psn, true
+		switch o := r.findOut(psn, cls); {
+		case cls == OpClassRead && o != nil:
+			// The same READ asked again, whole or from a missing PSN on
+			// (a new RETH for the rest): the same message.
+			if !o.completed {
+				a.retryRead(o, psn, b.RETH.DMALength)
 			}
+		case cls == OpClassRead && newData:
+			// Its first transmission was not captured: the message
+			// begins here.
+			a.pushOut(d, r, p, b, psn, span, cls, false, true)
+		case (cls == OpClassFetchAdd || cls == OpClassCompareSwap) && o == nil:
+			// An atomic resent after its answer was lost: follow the new
+			// request.
+			a.pushOut(d, r, p, b, psn, span, cls, false, false)
 		}
 		return
 	}
@@ -123,7 +129,10 @@ func (a *Analyzer) message(d *direction, r *reqState, p *Packet, b *layers.BTH, 
 			return
 		}
 		a.pushOut(d, r, p, b, psn, span, cls, false, true)
-		a.countMessage(d, p, cls)
+		if cls != OpClassRead {
+			// A READ counts when its last response is taken.
+			a.countMessage(d, p, cls)
+		}
 		if op == layers.OpSend || op == layers.OpRDMAWrite {
 			an := &p.Analysis
 			an.MessageFrame, an.MessageSize = a.frame, payload
@@ -204,9 +213,23 @@ func (a *Analyzer) badSequence(d *direction, p *Packet, psn layers.PSN, first bo
 }
 
 // countMessage counts a message of direction d, once: at its LAST or ONLY
-// packet (READs and atomics at their request), whichever transmission of it
-// was the first captured.
+// packet (atomics at their request, READs at the response that completes
+// them), whichever transmission of it was the first captured.
 func (a *Analyzer) countMessage(d *direction, p *Packet, cls OpClass) {
 	d.st.Messages++
 	d.st.Ops[cls]++
+}
+
+// retryRead follows READ o asked again from PSN q for length bytes: the
+// requester has taken every response before q, and takes the rest from q
+// on, whatever it took after q before.
+func (a *Analyzer) retryRead(o *outReq, q layers.PSN, length uint32) {
+	o.done, o.startAt = false, true
+	o.nextResp = q
+	o.retryMid, o.retryAt = q != o.first, q
+	if q == o.first || length > o.length {
+		o.respBytes = 0
+	} else {
+		o.respBytes = o.length - length
+	}
 }

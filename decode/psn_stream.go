@@ -90,10 +90,20 @@ type outReq struct {
 	t0          time.Duration
 	length      uint32 // RETH length of a READ
 	respBytes   uint32
-	nextResp    layers.PSN
+	// nextResp is the PSN the requester takes next: responses are taken in
+	// order, as a requester does (one after a missing PSN is dropped and
+	// the READ asked again from the missing PSN).
+	nextResp layers.PSN
 	// A response message must begin (FIRST or ONLY) at nextResp: no
 	// response to the READ, or to its latest retry, has come yet.
 	startAt bool
+	// The READ was asked again from the middle (retryAt, after its first
+	// PSN): a responder may replay the rest as MIDDLE ... LAST (rxe does)
+	// or begin it with FIRST or ONLY.
+	retryMid bool
+	retryAt  layers.PSN
+	// completed: its last response was taken; the message is counted.
+	completed bool
 }
 
 // respState is the READ-response stream of a direction, whose PSNs must
@@ -192,10 +202,8 @@ func (a *Analyzer) request(d *direction, p *Packet, b *layers.BTH, info *layers.
 		}
 	case layers.PSNAhead:
 		r.inEpisode = false
-		d.st.PSNGaps++
-		d.st.GapPSNs += uint64(gap)
 		an.GapPSNs = uint32(gap)
-		a.finding(Finding{Kind: FindPSNGap, Frame: a.frame, Conv: c.id, PSN: psn, Count: uint32(gap)})
+		a.psnGap(d, psn, gap)
 	case layers.PSNLate:
 		if r.inEpisode || r.cause != CauseNone || a.now-r.highT > a.opts.ReorderWindow {
 			retrans, lost = true, true
@@ -489,7 +497,7 @@ func (a *Analyzer) ack(d *direction, r *reqState, p *Packet, psn, done layers.PS
 		}
 	}
 	r.answered(psn)
-	a.complete(d, r, done, p)
+	a.complete(d, r, done, p, false)
 	if atomic {
 		if o := r.findOut(psn, OpClassNone); o != nil && (o.op == OpClassFetchAdd || o.op == OpClassCompareSwap) && !o.done {
 			a.finishOut(d, r, o, p)
@@ -501,8 +509,11 @@ func (a *Analyzer) ack(d *direction, r *reqState, p *Packet, psn, done layers.PS
 // complete marks every SEND/WRITE request ending at or before p answered by
 // the current response. A READ or atomic that ends before p and is still
 // waiting lost its response before the capture point (responses come in
-// order): it stops waiting, with no latency.
-func (a *Analyzer) complete(d *direction, r *reqState, p layers.PSN, pkt *Packet) {
+// order). After an ACK or NAK beyond it, it stops waiting, with no latency,
+// until it is asked again (retryRead). After the response of a later READ
+// (keep), it keeps waiting: the requester takes responses in order and
+// will ask again.
+func (a *Analyzer) complete(d *direction, r *reqState, p layers.PSN, pkt *Packet, keep bool) {
 	for i := 0; i < r.outLen; i++ {
 		o := &r.out[(r.outHead+i)&(outRingSize-1)]
 		if o.first.Diff(p) > 0 {
@@ -514,7 +525,7 @@ func (a *Analyzer) complete(d *direction, r *reqState, p layers.PSN, pkt *Packet
 		switch o.op {
 		case OpClassRead, OpClassFetchAdd, OpClassCompareSwap:
 			if o.last.Diff(p) < 0 {
-				o.done, o.gap = true, true
+				o.done, o.gap = !keep, true
 			}
 			continue
 		}
@@ -560,7 +571,7 @@ func (a *Analyzer) nak(d *direction, r *reqState, p *Packet, psn layers.PSN, syn
 			p.Analysis.Info |= InfoRequest
 			r.answered(q)
 		}
-		a.complete(d, r, psn.Add(-1), p)
+		a.complete(d, r, psn.Add(-1), p, false)
 		r.pop()
 		if code == layers.NAKPSNSequenceError {
 			if r.cause == CauseNone {
@@ -589,7 +600,7 @@ func (a *Analyzer) rnrNak(d *direction, r *reqState, p *Packet, psn layers.PSN, 
 			p.Analysis.Info |= InfoRequest
 			r.answered(q)
 		}
-		a.complete(d, r, psn.Add(-1), p)
+		a.complete(d, r, psn.Add(-1), p, false)
 		r.pop()
 		if r.cause == CauseNone {
 			r.cause = CauseRNR
@@ -599,7 +610,11 @@ func (a *Analyzer) rnrNak(d *direction, r *reqState, p *Packet, psn layers.PSN, 
 	a.finding(Finding{Kind: FindRNRNAK, Sub: syn.Value(), Frame: a.frame, Ref: ref, Conv: d.conv.id, PSN: psn})
 }
 
-// readResponse follows a READ response packet.
+// readResponse follows a READ response packet. The requester takes
+// responses in order: the READ completes at the LAST (or ONLY) taken when
+// every PSN before it was, whichever transmission carried them; one after
+// a missing PSN is dropped, and the READ asked again from there (a retry
+// of the same message, see retryRead).
 func (a *Analyzer) readResponse(d *direction, r *reqState, p *Packet, b *layers.BTH, info *layers.OpcodeInfo, psn layers.PSN) {
 	an := &p.Analysis
 	rs := a.respOf(d)
@@ -609,7 +624,7 @@ func (a *Analyzer) readResponse(d *direction, r *reqState, p *Packet, b *layers.
 		c.mtu = len(b.PacketPayload())
 	}
 	o := r.findOut(psn, OpClassRead)
-	st, _ := rs.win.Observe(psn)
+	st, gap := rs.win.Observe(psn)
 	slot := rs.ring.at(psn)
 	had := slot.holds(psn)
 	retrans := st == layers.PSNDuplicate || st == layers.PSNTooOld
@@ -620,13 +635,18 @@ func (a *Analyzer) readResponse(d *direction, r *reqState, p *Packet, b *layers.
 		// point (the READ may be answered already).
 		retrans, lost = true, true
 	}
-	if o != nil && !retrans {
-		if d := psn.Diff(o.nextResp); d > 0 && (pos == layers.PosMiddle || pos == layers.PosLast) {
-			an.GapPSNs = uint32(d)
+	if st == layers.PSNFirst && o != nil && psn.Diff(o.first) > 0 {
+		st, gap = layers.PSNAhead, psn.Diff(o.first)
+	}
+	if st == layers.PSNAhead && r.findOut(psn.Add(-1), OpClassRead) != nil {
+		// Response PSNs of a READ were skipped (the PSNs of requests that
+		// an ACK answers are no gap).
+		an.GapPSNs = uint32(gap)
+		if o != nil {
 			o.gap = true
-			r.cause = CauseReadLoss
-			a.finding(Finding{Kind: FindPSNGap, Frame: a.frame, Conv: c.id, PSN: psn, Count: uint32(d)})
 		}
+		r.cause = CauseReadLoss
+		a.psnGap(d, psn, gap)
 	}
 	if pos == layers.PosMiddle || pos == layers.PosLast {
 		a.readSequence(d, rs, o, psn)
@@ -665,43 +685,81 @@ func (a *Analyzer) readResponse(d *direction, r *reqState, p *Packet, b *layers.
 			o.respFrame = a.frame
 		}
 		// A READ response means the requests before the READ are done.
-		a.complete(d, r, o.first.Add(-1), p)
+		a.complete(d, r, o.first.Add(-1), p, true)
 	}
-	if !retrans || lost {
+	taken := !o.completed && psn == o.nextResp && r.inOrder(o)
+	if taken {
 		o.respBytes += uint32(len(b.PacketPayload()))
-	}
-	if psn.Diff(o.nextResp) >= 0 {
 		o.nextResp = psn.Add(1)
 	}
 	if pos == layers.PosLast || pos == layers.PosOnly {
 		o.last, o.lastKnown = psn, true
 		r.answered(psn)
-		an.MessageFrame = o.frame
-		an.MessageSize = o.respBytes
-		an.Info |= InfoMessage
-		if !o.done {
-			a.finishOut(d, r, o, p)
-			if !o.gap && !retrans && o.respBytes != o.length {
-				d.st.SeqErrors++
-				a.finding(Finding{Kind: FindRETHLengthMismatch, Frame: o.frame, Conv: c.id, PSN: o.first})
-			}
+		if taken {
+			a.completeRead(d, r, o, p)
 		}
 		r.pop()
 	}
 }
 
+// inOrder reports whether every READ and atomic before o has its answer: a
+// requester completes them in order.
+func (r *reqState) inOrder(o *outReq) bool {
+	for i := 0; i < r.outLen; i++ {
+		e := &r.out[(r.outHead+i)&(outRingSize-1)]
+		if e == o {
+			return true
+		}
+		if !e.done && e.op != OpClassSend && e.op != OpClassWrite {
+			return false
+		}
+	}
+	return true
+}
+
+// completeRead ends READ o at the current response: its latency from the
+// first request, the message counted once with its size.
+func (a *Analyzer) completeRead(d *direction, r *reqState, o *outReq, p *Packet) {
+	an := &p.Analysis
+	o.completed = true
+	an.MessageFrame = o.frame
+	an.MessageSize = o.respBytes
+	an.Info |= InfoMessage
+	if req := d.peer(); req != nil {
+		a.countMessage(req, p, OpClassRead)
+	}
+	a.finishOut(d, r, o, p)
+	if !o.gap && o.respBytes != o.length {
+		d.st.SeqErrors++
+		a.finding(Finding{Kind: FindRETHLengthMismatch, Frame: o.frame, Conv: d.conv.id, PSN: o.first})
+	}
+}
+
+// psnGap records n PSNs missing before psn in what d sends: one count for
+// the conversation table, the finding for the expert.
+func (a *Analyzer) psnGap(d *direction, psn layers.PSN, n int) {
+	d.st.PSNGaps++
+	d.st.GapPSNs += uint64(n)
+	a.finding(Finding{Kind: FindPSNGap, Frame: a.frame, Conv: d.conv.id, PSN: psn, Count: uint32(n)})
+}
+
 // readSequence judges a READ response MIDDLE or LAST at psn that does not
 // continue the response message of the packet before it. A responder
-// starts every response message, and every new one after a READ retry, with
-// FIRST or ONLY; so the packet is out of sequence only when no PSN of its
-// message can be missing: it is the PSN the READ (or its retry) asked to
-// start at, or it comes straight after a complete message. Otherwise the
-// message began among PSNs the capture lacks (lost before the capture
-// point: a gap, or the start of a resent sequence), which is no protocol
-// error. On the first response of the capture without its READ, the
-// capture may have begun inside the message: a warning.
+// starts every response message with FIRST or ONLY, and the rest of a READ
+// asked again from its middle with FIRST, ONLY, MIDDLE or LAST (rxe
+// replays the rest as MIDDLE ... LAST); so the packet is out of sequence
+// only when no PSN of its message can be missing: it is the first PSN of a
+// READ (or of a READ asked again whole), or it comes straight after a
+// complete message. Otherwise the message began among PSNs the capture
+// lacks (lost before the capture point: a gap, or the start of a resent
+// sequence), which is no protocol error. On the first response of the
+// capture without its READ, the capture may have begun inside the
+// message: a warning.
 func (a *Analyzer) readSequence(d *direction, rs *respState, o *outReq, psn layers.PSN) {
 	if rs.started && rs.prevOpen && psn == rs.prev.Add(1) {
+		return
+	}
+	if o != nil && o.retryMid && psn == o.retryAt {
 		return
 	}
 	sev := SevNone
@@ -743,10 +801,8 @@ func (a *Analyzer) udPSN(d *direction, p *Packet, b *layers.BTH) {
 	st, gap := t.win.Observe(b.PSN)
 	switch st {
 	case layers.PSNAhead:
-		d.st.PSNGaps++
-		d.st.GapPSNs += uint64(gap)
 		p.Analysis.GapPSNs = uint32(gap)
-		a.finding(Finding{Kind: FindPSNGap, Frame: a.frame, Conv: d.conv.id, PSN: b.PSN, Count: uint32(gap)})
+		a.psnGap(d, b.PSN, gap)
 	case layers.PSNDuplicate:
 		d.st.Retransmissions++
 		a.finding(Finding{Kind: FindRetransmission, Frame: a.frame, Conv: d.conv.id, PSN: b.PSN})
