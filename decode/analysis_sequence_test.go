@@ -210,12 +210,31 @@ func TestAnalyzeRandomLossNoSequenceErrors(t *testing.T) {
 			require.NoError(t, err)
 			require.NoError(t, c.Run(ops, craft.Faults{Seed: seed, Loss: craft.Loss{Prob: 0.02}}))
 			tr := c.Trace()
-			a := decode.NewAnalyzer(decode.AnalyzerOptions{})
+			var gaps, retrans, lats, complete int
+			a := decode.NewAnalyzer(decode.AnalyzerOptions{
+				OnFinding: func(f decode.Finding) {
+					switch f.Kind {
+					case decode.FindPSNGap:
+						gaps++
+					case decode.FindRetransmission:
+						retrans++
+					}
+				},
+				OnLatency: func(decode.Latency) { lats++ },
+			})
 			dec := decode.NewDecoder(decode.Options{})
 			for i, fr := range tr.Frames {
 				p := dec.Decode(decode.Input{Number: i + 1, Time: fr.Time, Length: len(fr.Data), LinkType: fr.LinkType, Data: fr.Data})
 				a.Analyze(p)
 				an := &p.Analysis
+				if an.Info&decode.InfoMessage != 0 {
+					complete++
+					// A SEND or WRITE whose FIRST was not captured yet
+					// when its LAST came has no size known there.
+					if kind == craft.OpRead {
+						assert.EqualValues(t, 4096, an.MessageSize, "%v seed %d frame %d: message size", kind, seed, i+1)
+					}
+				}
 				if an.Has(decode.FindBadOpcodeSequence) {
 					assert.True(t, i == 0 && an.Severity == decode.SevWarn, "%v seed %d frame %d %v: opcode out of sequence",
 						kind, seed, i+1, fr.Info)
@@ -231,6 +250,18 @@ func TestAnalyzeRandomLossNoSequenceErrors(t *testing.T) {
 				}
 			}
 			a.Finish()
+			// One definition of each count, whatever view reads it: the
+			// row, the expert, the latency table, follow (InfoMessage).
+			cs := a.Conversations()
+			require.Len(t, cs, 1)
+			cv := &cs[0]
+			what := fmt.Sprintf("%v seed %d", kind, seed)
+			assert.EqualValues(t, len(ops), cv.Messages(), "%s: messages", what)
+			assert.Equal(t, len(ops), complete, "%s: messages complete (follow)", what)
+			assert.EqualValues(t, len(ops), cv.Latency.Count, "%s: latencies in the row", what)
+			assert.Equal(t, len(ops), lats, "%s: latencies", what)
+			assert.EqualValues(t, gaps, cv.Sum(func(d *decode.DirStats) uint64 { return d.PSNGaps }), "%s: gaps", what)
+			assert.EqualValues(t, retrans, cv.Sum(func(d *decode.DirStats) uint64 { return d.Retransmissions }), "%s: retransmissions", what)
 		}
 	}
 }

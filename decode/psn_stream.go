@@ -27,6 +27,7 @@ const (
 	slotDupResp = 1 << 26 // the responder had already executed it (a duplicate there)
 	slotLive    = 1 << 27 // sent, not yet answered
 	slotBad     = 1 << 28 // damaged (CRC, malformed): the responder dropped it
+	slotDone    = 1 << 29 // a PSN of a READ that completed
 )
 
 func (s *psnSlot) holds(p layers.PSN) bool {
@@ -90,10 +91,13 @@ type outReq struct {
 	t0          time.Duration
 	length      uint32 // RETH length of a READ
 	respBytes   uint32
-	// nextResp is the PSN the requester takes next: responses are taken in
-	// order, as a requester does (one after a missing PSN is dropped and
-	// the READ asked again from the missing PSN).
+	// nextResp is the PSN after the highest response since the READ (or
+	// its latest retry) was sent.
 	nextResp layers.PSN
+	// seen counts the READ's response PSNs captured (each once, whichever
+	// transmission carried it), lastResp says its LAST (or ONLY) was.
+	seen     uint32
+	lastResp bool
 	// A response message must begin (FIRST or ONLY) at nextResp: no
 	// response to the READ, or to its latest retry, has come yet.
 	startAt bool
@@ -260,6 +264,9 @@ func (a *Analyzer) request(d *direction, p *Packet, b *layers.BTH, info *layers.
 
 	// The responder model: executed in order, a duplicate, or dropped.
 	flags := uint32(slotValid | slotLive)
+	if had {
+		flags |= slot.psnf & slotDone
+	}
 	if b.AckReq {
 		flags |= slotAckReq
 	}
@@ -509,10 +516,9 @@ func (a *Analyzer) ack(d *direction, r *reqState, p *Packet, psn, done layers.PS
 // complete marks every SEND/WRITE request ending at or before p answered by
 // the current response. A READ or atomic that ends before p and is still
 // waiting lost its response before the capture point (responses come in
-// order). After an ACK or NAK beyond it, it stops waiting, with no latency,
-// until it is asked again (retryRead). After the response of a later READ
-// (keep), it keeps waiting: the requester takes responses in order and
-// will ask again.
+// order). After an ACK beyond it, it stops waiting, with no latency, until
+// it is asked again (retryRead). After a NAK or the response of a later
+// READ (keep), it keeps waiting: the requester will ask again.
 func (a *Analyzer) complete(d *direction, r *reqState, p layers.PSN, pkt *Packet, keep bool) {
 	for i := 0; i < r.outLen; i++ {
 		o := &r.out[(r.outHead+i)&(outRingSize-1)]
@@ -571,7 +577,7 @@ func (a *Analyzer) nak(d *direction, r *reqState, p *Packet, psn layers.PSN, syn
 			p.Analysis.Info |= InfoRequest
 			r.answered(q)
 		}
-		a.complete(d, r, psn.Add(-1), p, false)
+		a.complete(d, r, psn.Add(-1), p, true)
 		r.pop()
 		if code == layers.NAKPSNSequenceError {
 			if r.cause == CauseNone {
@@ -600,7 +606,7 @@ func (a *Analyzer) rnrNak(d *direction, r *reqState, p *Packet, psn layers.PSN, 
 			p.Analysis.Info |= InfoRequest
 			r.answered(q)
 		}
-		a.complete(d, r, psn.Add(-1), p, false)
+		a.complete(d, r, psn.Add(-1), p, true)
 		r.pop()
 		if r.cause == CauseNone {
 			r.cause = CauseRNR
@@ -610,11 +616,10 @@ func (a *Analyzer) rnrNak(d *direction, r *reqState, p *Packet, psn layers.PSN, 
 	a.finding(Finding{Kind: FindRNRNAK, Sub: syn.Value(), Frame: a.frame, Ref: ref, Conv: d.conv.id, PSN: psn})
 }
 
-// readResponse follows a READ response packet. The requester takes
-// responses in order: the READ completes at the LAST (or ONLY) taken when
-// every PSN before it was, whichever transmission carried them; one after
-// a missing PSN is dropped, and the READ asked again from there (a retry
-// of the same message, see retryRead).
+// readResponse follows a READ response packet. A READ completes at the
+// response that leaves none of its PSNs missing, its LAST (or ONLY) among
+// them, whichever transmission carried each: a READ asked again, whole or
+// from a missing PSN on, is the same message (see retryRead).
 func (a *Analyzer) readResponse(d *direction, r *reqState, p *Packet, b *layers.BTH, info *layers.OpcodeInfo, psn layers.PSN) {
 	an := &p.Analysis
 	rs := a.respOf(d)
@@ -687,30 +692,42 @@ func (a *Analyzer) readResponse(d *direction, r *reqState, p *Packet, b *layers.
 		// A READ response means the requests before the READ are done.
 		a.complete(d, r, o.first.Add(-1), p, true)
 	}
-	taken := !o.completed && psn == o.nextResp && r.inOrder(o)
-	if taken {
-		o.respBytes += uint32(len(b.PacketPayload()))
+	if psn.Diff(o.nextResp) >= 0 {
 		o.nextResp = psn.Add(1)
 	}
-	if pos == layers.PosLast || pos == layers.PosOnly {
-		o.last, o.lastKnown = psn, true
-		r.answered(psn)
-		if taken {
-			a.completeRead(d, r, o, p)
-		}
-		r.pop()
+	if o.completed {
+		return
 	}
+	if !retrans || lost {
+		o.seen++
+		o.respBytes += uint32(len(b.PacketPayload()))
+	}
+	if pos == layers.PosLast || pos == layers.PosOnly {
+		o.last, o.lastKnown, o.lastResp = psn, true, true
+		r.answered(psn)
+	}
+	if !o.lastResp {
+		return
+	}
+	span := o.last.Diff(o.first) + 1
+	if int(o.seen) < span {
+		// Some came before the READ was followed (its request resent
+		// after its first responses): the ring of recent PSNs knows.
+		if span > psnRingSize || !rs.ring.holdsAll(o.first, span) {
+			return
+		}
+		if c.mtu > 0 && layers.Segments(int(o.length), c.mtu) == span {
+			o.respBytes = o.length
+		}
+	}
+	a.completeRead(d, r, o, p)
+	r.pop()
 }
 
-// inOrder reports whether every READ and atomic before o has its answer: a
-// requester completes them in order.
-func (r *reqState) inOrder(o *outReq) bool {
-	for i := 0; i < r.outLen; i++ {
-		e := &r.out[(r.outHead+i)&(outRingSize-1)]
-		if e == o {
-			return true
-		}
-		if !e.done && e.op != OpClassSend && e.op != OpClassWrite {
+// holdsAll reports whether the n PSNs from p on were all captured.
+func (r *psnRing) holdsAll(p layers.PSN, n int) bool {
+	for ; n > 0; n, p = n-1, p.Add(1) {
+		if !r.at(p).holds(p) {
 			return false
 		}
 	}
@@ -722,6 +739,14 @@ func (r *reqState) inOrder(o *outReq) bool {
 func (a *Analyzer) completeRead(d *direction, r *reqState, o *outReq, p *Packet) {
 	an := &p.Analysis
 	o.completed = true
+	if n := o.last.Diff(o.first); n < psnRingSize {
+		// A READ asked again once its state is gone is no new message.
+		for q := o.first; n >= 0; n, q = n-1, q.Add(1) {
+			if s := r.ring.at(q); s.holds(q) {
+				s.psnf |= slotDone
+			}
+		}
+	}
 	an.MessageFrame = o.frame
 	an.MessageSize = o.respBytes
 	an.Info |= InfoMessage
