@@ -307,6 +307,14 @@ func (a *Analyzer) transport(p *Packet) {
 		k.udSrc = udSrcFlag | b.DETH.SrcQP
 	}
 	d := a.direction(k, svc)
+	if r := d.req; r != nil && !info.Response && svc != layers.ServiceUD && svc != layers.ServiceCNP && p.Err == nil {
+		if hi, ok := r.win.Highest(); ok && newInstance(b.PSN.Diff(hi), a.now-d.st.Last) {
+			// The QP numbers were used again for a new connection (the
+			// capture holds no set-up traffic to say so): the old one ends.
+			a.retire(d.conv)
+			d = a.direction(k, svc)
+		}
+	}
 	c := d.conv
 	an := &p.Analysis
 	an.Conv, an.Dir = c.id, d.side+1
@@ -366,6 +374,28 @@ func (a *Analyzer) transport(p *Packet) {
 		an.Info |= InfoRequestPacket
 		a.request(d, p, b, info, bad)
 	}
+}
+
+// A request PSN this far from the highest PSN of its direction, either
+// way, belongs to a new connection on the same QP numbers (QPs destroyed
+// and their numbers reused, with no set-up traffic in the capture: ibdump
+// -i records only UDP 4791): instanceJump at once, instanceIdleJump after
+// instanceIdle without a packet. No requester resends or skips that many
+// (rxe keeps at most 128 PSNs unacknowledged); a new connection starts at
+// a random PSN.
+const (
+	instanceJump     = 1 << 22
+	instanceIdleJump = 4096
+	instanceIdle     = 100 * time.Millisecond
+)
+
+// newInstance reports whether a request diff PSNs from the highest, idle
+// after the direction's last packet, starts a new connection.
+func newInstance(diff int, idle time.Duration) bool {
+	if diff < 0 {
+		diff = -diff
+	}
+	return diff > instanceJump || diff > instanceIdleJump && idle >= instanceIdle
 }
 
 // serviceOf is the transport service of an opcode, known or not.

@@ -26,12 +26,18 @@ type Follow struct {
 	nodes  [2]string
 	// pieces holds payloads by PSN: by direction, then request (0) or
 	// READ response (1).
-	pieces  [4]map[layers.PSN][]byte
+	pieces  [4]map[layers.PSN]followPiece
 	mtu     [4]int
 	readPSN map[uint32]layers.PSN // READ request frame → its PSN
 	ends    []followEnd
 	msgs    []FollowMessage
 	built   bool
+}
+
+// followPiece is the payload of one PSN and where it sits in its message.
+type followPiece struct {
+	data []byte
+	pos  layers.Position
 }
 
 // followEnd is a message as the analysis ended it; its payload is put
@@ -106,9 +112,9 @@ func (f *Follow) Add(p *decode.Packet) {
 	}
 	if len(payload) > 0 {
 		if f.pieces[key] == nil {
-			f.pieces[key] = map[layers.PSN][]byte{}
+			f.pieces[key] = map[layers.PSN]followPiece{}
 		}
-		f.pieces[key][b.PSN] = append([]byte(nil), payload...)
+		f.pieces[key][b.PSN] = followPiece{append([]byte(nil), payload...), info.Position}
 		if info.Position == layers.PosFirst || info.Position == layers.PosMiddle {
 			f.mtu[key] = max(f.mtu[key], len(payload))
 		}
@@ -134,34 +140,42 @@ func (f *Follow) build() {
 	}
 	f.built = true
 	f.msgs = f.msgs[:0]
-	var prev [4]layers.PSN // the last PSN of the message before, by key
-	var hasPrev [4]bool
 	for _, e := range f.ends {
 		m := e.msg
 		if e.key >= 0 {
 			if !e.fromFirst {
-				// A SEND or WRITE runs back from its LAST over the PSNs
-				// captured, to the message before: its size is theirs
-				// when the analysis could not know it (its FIRST came
-				// later).
-				e.first = e.last
-				total := len(f.pieces[e.key][e.last])
-				for n := 0; n < 1<<16; n++ {
-					q := e.first.Add(-1)
-					piece, ok := f.pieces[e.key][q]
-					if !ok || hasPrev[e.key] && q == prev[e.key] {
-						break
-					}
-					e.first, total = q, total+len(piece)
-				}
-				e.fromFirst = true
-				m.Size = max(m.Size, uint32(total))
-				e.msg.Size = m.Size
+				f.sendBounds(&e)
+				m.Size = e.msg.Size
 			}
 			m.Data = f.payload(&e)
-			prev[e.key], hasPrev[e.key] = e.last, true
 		}
 		f.msgs = append(f.msgs, m)
+	}
+}
+
+// sendBounds finds where a SEND or WRITE begins: back from its LAST over
+// the PSNs captured (first transmission or copy) to its FIRST. Its size is
+// theirs when they are all there (the analysis may not have known it: the
+// FIRST can come after the LAST, resent).
+func (f *Follow) sendBounds(e *followEnd) {
+	pieces := f.pieces[e.key]
+	e.first, e.fromFirst = e.last, true
+	last, ok := pieces[e.last]
+	if !ok || last.pos == layers.PosOnly {
+		return
+	}
+	total := len(last.data)
+	for n := 0; n < 1<<16; n++ {
+		q := e.first.Add(-1)
+		piece, ok := pieces[q]
+		if !ok || piece.pos != layers.PosFirst && piece.pos != layers.PosMiddle {
+			return // a PSN missing: the size the analysis gave stands
+		}
+		e.first, total = q, total+len(piece.data)
+		if piece.pos == layers.PosFirst {
+			e.msg.Size = uint32(total)
+			return
+		}
 	}
 }
 
@@ -182,9 +196,9 @@ func (f *Follow) payload(e *followEnd) []byte {
 	for i := range n {
 		piece, ok := pieces[first.Add(i)]
 		if !ok {
-			piece = make([]byte, min(mtu, max(size-len(data), 0)))
+			piece.data = make([]byte, min(mtu, max(size-len(data), 0)))
 		}
-		data = append(data, piece...)
+		data = append(data, piece.data...)
 	}
 	if len(data) > size {
 		data = data[:size]
