@@ -180,3 +180,17 @@ func TestQPNReuseStartsNewConnections(t *testing.T) {
 		}
 	}
 }
+
+// TestVerboseLongBytes: -V shows a long byte field as tshark -V does: the
+// first 36 bytes in hex and "…" (tshark 4.0 on the same frame prints
+// "Data: 649c1d23…8e83…"); -x shows them all.
+func TestVerboseLongBytes(t *testing.T) {
+	out, errOut, code := ibdump(t, nil, "-V", "-c", "1", sendLoss)
+	require.Equal(t, 0, code, errOut)
+	m := regexp.MustCompile(`(?m)^    Payload: (.*)$`).FindStringSubmatch(out)
+	require.NotNil(t, m, out)
+	assert.Equal(t, "649c1d23e72dc371771cc09821b843637c2d81f0e910c76889903d8606ff716b9b8e8e83…", m[1])
+	for _, l := range strings.Split(out, "\n") {
+		assert.LessOrEqual(t, len(l), 160, "a -V line: %.80s...", l)
+	}
+}
