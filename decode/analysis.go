@@ -255,7 +255,7 @@ func (a *Analyzer) Analyze(p *Packet) {
 	case p.HasTCP() && p.Err == nil:
 		a.tcp(p)
 	}
-	if p.Err != nil {
+	if p.Err != nil && p.IBMalformed() {
 		kind := FindMalformed
 		if errors.Is(p.Err, layers.ErrTruncated) {
 			kind = FindTruncated

@@ -1,6 +1,7 @@
 package decode_test
 
 import (
+	"bytes"
 	"strings"
 	"testing"
 	"time"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/ibwire/ibwire/craft"
 	"github.com/ibwire/ibwire/decode"
+	"github.com/ibwire/ibwire/layers"
 )
 
 // scriptRun is a sequence script run through an Analyzer.
@@ -127,6 +129,46 @@ func TestAnalyzeReadRetryFromMiddle(t *testing.T) {
 			assert.EqualValues(t, tt.gaps, r.count(decode.FindPSNGap), "PSN gaps")
 			assert.EqualValues(t, r.count(decode.FindRetransmission), c.Sum(func(d *decode.DirStats) uint64 { return d.Retransmissions }),
 				"the row's retransmissions are the expert's")
+		})
+	}
+}
+
+// TestAnalyzeMalformedOnlyWhenIB: a frame that is not InfiniBand (empty,
+// a cut Ethernet header, a cut IPv4 packet that is not UDP 4791) is no
+// malformed InfiniBand packet; a RoCEv2 frame cut inside its BTH or its
+// payload is one.
+func TestAnalyzeMalformedOnlyWhenIB(t *testing.T) {
+	c, err := craft.New(craft.Config{})
+	require.NoError(t, err)
+	require.NoError(t, c.Packet(craft.Sample(layers.Opcode(0x04), 256, 64)))
+	roce := c.Frames()[0].Data
+	arp := append(bytes.Repeat([]byte{0xff}, 6), 0x52, 0x54, 0, 0x77, 0, 0x11, 0x08, 0x06, 0, 1, 8, 0, 6, 4, 0, 1)
+	tests := []struct {
+		name string
+		data []byte
+		ib   bool
+	}{
+		{"empty frame", nil, false},
+		{"Ethernet header cut", roce[:10], false},
+		{"ARP cut", arp, false},
+		{"IPv4 header cut", roce[:20], false},
+		{"BTH cut", roce[:14+20+8+6], true},
+		{"RoCEv2 frame cut in its payload", roce[:len(roce)-10], true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var found []decode.FindingKind
+			a := decode.NewAnalyzer(decode.AnalyzerOptions{OnFinding: func(f decode.Finding) { found = append(found, f.Kind) }})
+			p := decode.NewDecoder(decode.Options{}).Decode(decode.Input{Number: 1, Length: len(tt.data), LinkType: 1, Data: tt.data})
+			require.Error(t, p.Err)
+			assert.Equal(t, tt.ib, p.IBMalformed(), "%v", p.Err)
+			a.Analyze(p)
+			a.Finish()
+			if tt.ib {
+				assert.NotEmpty(t, found, "%v", p.Err)
+			} else {
+				assert.Empty(t, found, "%v: not an InfiniBand finding", p.Err)
+			}
 		})
 	}
 }

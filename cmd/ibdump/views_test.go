@@ -1,7 +1,11 @@
 package main
 
 import (
+	"bytes"
+	"encoding/binary"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -193,4 +197,44 @@ func TestVerboseLongBytes(t *testing.T) {
 	for _, l := range strings.Split(out, "\n") {
 		assert.LessOrEqual(t, len(l), 160, "a -V line: %.80s...", l)
 	}
+}
+
+// TestNotInfiniBandIsNotMalformedIB: empty frames and a cut ARP are not
+// malformed InfiniBand: no InfiniBand expert finding, and --check passes
+// (it lists them as not InfiniBand); a RoCEv2 frame cut in its BTH still
+// fails it.
+func TestNotInfiniBandIsNotMalformedIB(t *testing.T) {
+	roce, err := os.ReadFile(vectors)
+	require.NoError(t, err)
+	first := roce[24+16 : 24+16+int(binary.LittleEndian.Uint32(roce[24+8:]))] // the first record of the vectors
+	arp := append(bytes.Repeat([]byte{0xff}, 6), 0x52, 0x54, 0, 0x77, 0, 0x11, 0x08, 0x06, 0, 1)
+	write := func(frames ...[]byte) string {
+		var b bytes.Buffer
+		b.Write([]byte{0xd4, 0xc3, 0xb2, 0xa1, 2, 0, 4, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0, 0, 1, 0, 0, 0})
+		for i, f := range frames {
+			var h [16]byte
+			binary.LittleEndian.PutUint32(h[0:], uint32(i))
+			binary.LittleEndian.PutUint32(h[8:], uint32(len(f)))
+			binary.LittleEndian.PutUint32(h[12:], uint32(len(f)))
+			b.Write(h[:])
+			b.Write(f)
+		}
+		path := filepath.Join(t.TempDir(), "x.pcap")
+		require.NoError(t, os.WriteFile(path, b.Bytes(), 0o644))
+		return path
+	}
+	other := write(nil, arp, nil)
+	out, _, code := ibdump(t, nil, "-q", "--check", other)
+	assert.Equal(t, 0, code, out)
+	assert.Contains(t, out, "check ok: 3 packets, 0 RoCE/IB, 0 bad ICRC, 0 bad VCRC, 0 malformed")
+	assert.Contains(t, out, "frame 1: not InfiniBand, malformed:")
+	out, _, _ = ibdump(t, nil, "-q", "-z", "expert", other)
+	assert.NotContains(t, out, "InfiniBand")
+
+	cut := write(first[:14+20+8+6])
+	out, _, code = ibdump(t, nil, "-q", "--check", cut)
+	assert.Equal(t, exitFindings, code, out)
+	assert.Contains(t, out, "1 malformed")
+	out, _, _ = ibdump(t, nil, "-q", "-z", "expert", cut)
+	assert.Contains(t, out, "InfiniBand  Truncated packet")
 }
