@@ -25,7 +25,7 @@ import (
 // (CM DREP, REJ) or stays idle is retired: its summary joins a capped list
 // and its state is recycled. Analyze allocates nothing once a connection's
 // state exists, but for the latency samples a connection keeps exactly
-// (the first LatencyExact, 64 KiB at most, then fixed buckets). An Analyzer is not safe for concurrent use; it does no I/O.
+// (the first LatencyExact, 8 KiB, then fixed buckets). An Analyzer is not safe for concurrent use; it does no I/O.
 type Analyzer struct {
 	opts    AnalyzerOptions
 	dirs    map[dirKey]*direction
@@ -307,12 +307,9 @@ func (a *Analyzer) transport(p *Packet) {
 		k.udSrc = udSrcFlag | b.DETH.SrcQP
 	}
 	d := a.direction(k, svc)
-	if r := d.req; r != nil && !info.Response && svc != layers.ServiceUD && svc != layers.ServiceCNP && p.Err == nil {
-		if hi, ok := r.win.Highest(); ok && newInstance(b.PSN.Diff(hi), a.now-d.st.Last) {
-			// The QP numbers were used again for a new connection (the
-			// capture holds no set-up traffic to say so): the old one ends.
-			a.retire(d.conv)
-			d = a.direction(k, svc)
+	if r := d.req; r != nil && !info.Response {
+		if dd := b.PSN.Diff(r.next); dd > instanceIdleJump || dd < -instanceIdleJump {
+			d = a.instance(d, p, svc)
 		}
 	}
 	c := d.conv
@@ -389,13 +386,24 @@ const (
 	instanceIdle     = 100 * time.Millisecond
 )
 
-// newInstance reports whether a request diff PSNs from the highest, idle
-// after the direction's last packet, starts a new connection.
-func newInstance(diff int, idle time.Duration) bool {
+// instance returns the direction of request p, far from the PSNs d used:
+// d, or, when p starts a new connection on the same QP numbers (the capture
+// holds no set-up traffic to say so), a new direction, the old connection
+// retired.
+func (a *Analyzer) instance(d *direction, p *Packet, svc layers.ServiceType) *direction {
+	hi, ok := d.req.win.Highest()
+	if !ok || p.Err != nil || svc == layers.ServiceUD || svc == layers.ServiceCNP {
+		return d
+	}
+	diff := p.Headers.BTH.PSN.Diff(hi)
 	if diff < 0 {
 		diff = -diff
 	}
-	return diff > instanceJump || diff > instanceIdleJump && idle >= instanceIdle
+	if diff <= instanceJump && (diff <= instanceIdleJump || a.now-d.st.Last < instanceIdle) {
+		return d
+	}
+	a.retire(d.conv)
+	return a.direction(&a.key, svc)
 }
 
 // serviceOf is the transport service of an opcode, known or not.

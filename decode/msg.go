@@ -253,5 +253,5 @@ func (a *Analyzer) countMessage(d *direction, p *Packet, cls OpClass) {
 func (a *Analyzer) retryRead(o *outReq, q layers.PSN) {
 	o.done, o.startAt = false, true
 	o.nextResp = q
-	o.retryMid, o.retryAt = q != o.first, q
+	o.retryMid = q != o.first
 }

@@ -86,28 +86,28 @@ type outReq struct {
 	done        bool
 	gap         bool // responses were lost (READ)
 	op          OpClass
-	frame       uint32 // first transmission of the first packet
-	respFrame   uint32
-	t0          time.Duration
-	length      uint32 // RETH length of a READ
-	respBytes   uint32
-	// nextResp is the PSN after the highest response since the READ (or
-	// its latest retry) was sent.
-	nextResp layers.PSN
-	// seen counts the READ's response PSNs captured (each once, whichever
-	// transmission carried it), lastResp says its LAST (or ONLY) was.
-	seen     uint32
-	lastResp bool
 	// A response message must begin (FIRST or ONLY) at nextResp: no
 	// response to the READ, or to its latest retry, has come yet.
 	startAt bool
-	// The READ was asked again from the middle (retryAt, after its first
-	// PSN): a responder may replay the rest as MIDDLE ... LAST (rxe does)
-	// or begin it with FIRST or ONLY.
+	// The READ was asked again from the middle (at nextResp, after its
+	// first PSN; startAt until a response came): a responder may replay
+	// the rest as MIDDLE ... LAST (rxe does) or begin it with FIRST or ONLY.
 	retryMid bool
-	retryAt  layers.PSN
-	// completed: its last response was taken; the message is counted.
+	// completed: the READ's last missing response came; it is counted.
 	completed bool
+	// lastResp: its LAST (or ONLY) response was captured.
+	lastResp  bool
+	frame     uint32 // first transmission of the first packet
+	respFrame uint32
+	t0        time.Duration
+	length    uint32 // RETH length of a READ
+	respBytes uint32
+	// nextResp is the PSN after the highest response since the READ (or
+	// its latest retry) was sent.
+	nextResp layers.PSN
+	// seen counts the READ's response PSNs captured, each once, whichever
+	// transmission carried it.
+	seen uint32
 }
 
 // respState is the READ-response stream of a direction, whose PSNs must
@@ -643,13 +643,12 @@ func (a *Analyzer) readResponse(d *direction, r *reqState, p *Packet, b *layers.
 	if st == layers.PSNFirst && o != nil && psn.Diff(o.first) > 0 {
 		st, gap = layers.PSNAhead, psn.Diff(o.first)
 	}
-	if st == layers.PSNAhead && r.findOut(psn.Add(-1), OpClassRead) != nil {
+	if st == layers.PSNAhead && o != nil && r.findOut(psn.Add(-1), OpClassRead) != nil {
 		// Response PSNs of a READ were skipped (the PSNs of requests that
-		// an ACK answers are no gap).
+		// an ACK answers are no gap; a response that answers no READ
+		// followed is not judged).
 		an.GapPSNs = uint32(gap)
-		if o != nil {
-			o.gap = true
-		}
+		o.gap = true
 		r.cause = CauseReadLoss
 		a.psnGap(d, psn, gap)
 	}
@@ -784,7 +783,7 @@ func (a *Analyzer) readSequence(d *direction, rs *respState, o *outReq, psn laye
 	if rs.started && rs.prevOpen && psn == rs.prev.Add(1) {
 		return
 	}
-	if o != nil && o.retryMid && psn == o.retryAt {
+	if o != nil && o.retryMid && o.startAt && psn == o.nextResp {
 		return
 	}
 	sev := SevNone
