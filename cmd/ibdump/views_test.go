@@ -163,6 +163,16 @@ func TestQPNReuseStartsNewConnections(t *testing.T) {
 	}
 	assert.InDelta(t, 4.655, convs[1].Start, 0.001)
 	assert.InDelta(t, 9.393, convs[2].Start, 0.001)
+	// The same runs on QPNs 0x11, 0x12, 0x13 (rxe0 not re-added): three
+	// connections as before, nothing split further.
+	out, _, _ = ibdump(t, nil, "-q", "-z", "conv,qp", "-T", "json", "../../interop/testdata/rxe_perftest_reruns_nextqp.pcap.gz")
+	convs = nil
+	require.NoError(t, json.Unmarshal([]byte(out), &convs))
+	require.Len(t, convs, 3, out)
+	for i, c := range convs {
+		assert.EqualValues(t, 0x11+i, c.QPNAB)
+		assert.Equal(t, map[string]int{"RDMA_WRITE": 50}, c.Ops, "run %d", i+1)
+	}
 	out, _, _ = ibdump(t, nil, "-q", "-z", "expert", reruns)
 	assert.NotContains(t, out, "Retransmission")
 	assert.NotContains(t, out, "PSN gap")
