@@ -244,6 +244,9 @@ func (r *Reader) NextInto(p *Packet) error {
 	return r.err
 }
 
+// gzipNoCapture says what is wrong with a gzip file that holds no capture.
+const gzipNoCapture = "gzip-compressed, but its content is not pcap or pcapng"
+
 // start begins a file: gzip is detected from its two-byte magic, then the
 // pcap or pcapng header is read from the (decompressed) stream.
 func (r *Reader) start(src io.Reader, name string) error {
@@ -254,7 +257,9 @@ func (r *Reader) start(src io.Reader, name string) error {
 		r.raw.Reset(src)
 	}
 	r.in = r.raw
+	gzipped := false
 	if magic, _ := r.raw.Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
+		gzipped = true
 		gz, err := gzip.NewReader(r.raw)
 		if err != nil {
 			if err == io.EOF || err == io.ErrUnexpectedEOF {
@@ -266,6 +271,9 @@ func (r *Reader) start(src io.Reader, name string) error {
 	}
 	h := r.scratch[:24]
 	if err := r.fill(h[:4], 0, "file header", 4, false); err != nil {
+		if gzipped && errors.Is(err, ErrTruncated) {
+			err = fmt.Errorf("%w: %s", err, gzipNoCapture)
+		}
 		return r.fail(0, 0, err)
 	}
 	switch m := binary.BigEndian.Uint32(h); m {
@@ -280,6 +288,9 @@ func (r *Reader) start(src io.Reader, name string) error {
 	case 0xd4c3b2a1, 0x4d3cb2a1:
 		r.order = binary.LittleEndian
 	default:
+		if gzipped {
+			return r.fail(0, 0, fmt.Errorf("%w 0x%08x: %s", ErrBadMagic, m, gzipNoCapture))
+		}
 		return r.fail(0, 0, fmt.Errorf("%w 0x%08x: not pcap, pcapng or gzip", ErrBadMagic, m))
 	}
 	r.format = FormatPcap

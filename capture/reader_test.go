@@ -304,6 +304,37 @@ func TestReaderErrorMessage(t *testing.T) {
 	assert.EqualError(t, err, "capture: x.txt: at byte 0: bad magic 0x68656c6c: not pcap, pcapng or gzip")
 }
 
+// TestReaderGzipWithoutCapture: a gzip file whose content is no capture
+// says so: it is gzip, and what it holds is not pcap or pcapng.
+func TestReaderGzipWithoutCapture(t *testing.T) {
+	gz := func(b []byte) []byte {
+		var buf bytes.Buffer
+		w := gzip.NewWriter(&buf)
+		_, err := w.Write(b)
+		require.NoError(t, err)
+		require.NoError(t, w.Close())
+		return buf.Bytes()
+	}
+	tests := []struct {
+		name    string
+		content []byte
+		want    string
+		is      error
+	}{
+		{"text", []byte("hello, world"),
+			"capture: notes.gz: at byte 0: bad magic 0x68656c6c: gzip-compressed, but its content is not pcap or pcapng", ErrBadMagic},
+		{"empty", nil,
+			"capture: notes.gz: at byte 0: truncated file header (wanted 4 bytes, got 0): gzip-compressed, but its content is not pcap or pcapng", ErrTruncated},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := NewReader(bytes.NewReader(gz(tt.content)), "notes.gz")
+			assert.EqualError(t, err, tt.want)
+			assert.ErrorIs(t, err, tt.is)
+		})
+	}
+}
+
 func TestReaderCorrupt(t *testing.T) {
 	pcapRecord := func(caplen uint32) []byte {
 		b := append([]byte(nil), pcapLittleNanos...)

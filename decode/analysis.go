@@ -24,7 +24,8 @@ import (
 // requests) and never with the capture's length. A connection that ends
 // (CM DREP, REJ) or stays idle is retired: its summary joins a capped list
 // and its state is recycled. Analyze allocates nothing once a connection's
-// state exists. An Analyzer is not safe for concurrent use; it does no I/O.
+// state exists, but for the latency samples a connection keeps exactly
+// (the first LatencyExact, 8 KiB, then fixed buckets). An Analyzer is not safe for concurrent use; it does no I/O.
 type Analyzer struct {
 	opts    AnalyzerOptions
 	dirs    map[dirKey]*direction
@@ -254,7 +255,7 @@ func (a *Analyzer) Analyze(p *Packet) {
 	case p.HasTCP() && p.Err == nil:
 		a.tcp(p)
 	}
-	if p.Err != nil {
+	if p.Err != nil && p.IBMalformed() {
 		kind := FindMalformed
 		if errors.Is(p.Err, layers.ErrTruncated) {
 			kind = FindTruncated
@@ -306,6 +307,11 @@ func (a *Analyzer) transport(p *Packet) {
 		k.udSrc = udSrcFlag | b.DETH.SrcQP
 	}
 	d := a.direction(k, svc)
+	if r := d.req; r != nil && !info.Response {
+		if dd := b.PSN.Diff(r.next); dd > instanceIdleJump || dd < -instanceIdleJump {
+			d = a.instance(d, p, svc)
+		}
+	}
 	c := d.conv
 	an := &p.Analysis
 	an.Conv, an.Dir = c.id, d.side+1
@@ -365,6 +371,39 @@ func (a *Analyzer) transport(p *Packet) {
 		an.Info |= InfoRequestPacket
 		a.request(d, p, b, info, bad)
 	}
+}
+
+// A request PSN this far from the highest PSN of its direction, either
+// way, belongs to a new connection on the same QP numbers (QPs destroyed
+// and their numbers reused, with no set-up traffic in the capture: ibdump
+// -i records only UDP 4791): instanceJump at once, instanceIdleJump after
+// instanceIdle without a packet. No requester resends or skips that many
+// (rxe keeps at most 128 PSNs unacknowledged); a new connection starts at
+// a random PSN.
+const (
+	instanceJump     = 1 << 22
+	instanceIdleJump = 4096
+	instanceIdle     = 100 * time.Millisecond
+)
+
+// instance returns the direction of request p, far from the PSNs d used:
+// d, or, when p starts a new connection on the same QP numbers (the capture
+// holds no set-up traffic to say so), a new direction, the old connection
+// retired.
+func (a *Analyzer) instance(d *direction, p *Packet, svc layers.ServiceType) *direction {
+	hi, ok := d.req.win.Highest()
+	if !ok || p.Err != nil || svc == layers.ServiceUD || svc == layers.ServiceCNP {
+		return d
+	}
+	diff := p.Headers.BTH.PSN.Diff(hi)
+	if diff < 0 {
+		diff = -diff
+	}
+	if diff <= instanceJump && (diff <= instanceIdleJump || a.now-d.st.Last < instanceIdle) {
+		return d
+	}
+	a.retire(d.conv)
+	return a.direction(&a.key, svc)
 }
 
 // serviceOf is the transport service of an opcode, known or not.

@@ -115,6 +115,12 @@ func TestAnalyzeSequenceAfterLoss(t *testing.T) {
 			"rd256/4096 rd260/4096 rd256/4096 rd260/4096 rf256 rm257 rm258 rl259 rf260 -rm261 rm262~ rl263 " +
 				"rf256 rm257 rm258 rl259 rf260 rm261 rm262 rl263"},
 		{"capture begins inside a READ response", "rm257 rm258 rl259 rd260/1024 ro260"},
+		// rxe replays the rest of a READ asked again from its middle as
+		// MIDDLE ... LAST (rxe_resp.c duplicate_request: the replay state).
+		{"read responses begun again with a MIDDLE at the PSN asked again (rxe)",
+			"rd256/4096 rf256 -rm257 rm258~ rl259 rd257/3072 rm257 rm258 rl259"},
+		{"read response LAST alone at the PSN asked again (rxe)",
+			"rd256/4096 rf256 rm257 rm258 -rl259 rd259/1024 rl259"},
 		// WRITE and SEND: go-back-N after the NAK.
 		{"write FIRST lost",
 			"wf256/4096 wm257 wm258 wl259 -wf260/4096 wm261~ wm262 wl263 nak260 wf260/4096 wm261 wm262 wl263"},
@@ -134,8 +140,8 @@ func TestAnalyzeSequenceAfterLoss(t *testing.T) {
 			"rd256/4096 rm256! rm257 rm258 rl259"},
 		{"read response MIDDLE straight after a LAST",
 			"rd256/4096 rf256 rm257 rm258 rl259 rm260! rl261"},
-		{"read responses begun again with a MIDDLE at the PSN asked again",
-			"rd256/4096 rf256 -rm257 rm258~ rl259 rd257/3072 rm257! rm258 rl259"},
+		{"read responses asked again whole begun with a MIDDLE",
+			"rd256/4096 rf256 -rm257 rm258~ rl259 rd256/4096 rm256! rm257 rm258 rl259"},
 		{"write MIDDLE with no FIRST", "wo256/8 wm257! wl258"},
 		{"send FIRST while a message is open", "sf256 sm257 sf258! sl259"},
 		{"send MIDDLE after a message with a hole ended", "sf256 -sm257 sm258~ sl259 sm260! sl261"},
@@ -204,12 +210,31 @@ func TestAnalyzeRandomLossNoSequenceErrors(t *testing.T) {
 			require.NoError(t, err)
 			require.NoError(t, c.Run(ops, craft.Faults{Seed: seed, Loss: craft.Loss{Prob: 0.02}}))
 			tr := c.Trace()
-			a := decode.NewAnalyzer(decode.AnalyzerOptions{})
+			var gaps, retrans, lats, complete int
+			a := decode.NewAnalyzer(decode.AnalyzerOptions{
+				OnFinding: func(f decode.Finding) {
+					switch f.Kind {
+					case decode.FindPSNGap:
+						gaps++
+					case decode.FindRetransmission:
+						retrans++
+					}
+				},
+				OnLatency: func(decode.Latency) { lats++ },
+			})
 			dec := decode.NewDecoder(decode.Options{})
 			for i, fr := range tr.Frames {
 				p := dec.Decode(decode.Input{Number: i + 1, Time: fr.Time, Length: len(fr.Data), LinkType: fr.LinkType, Data: fr.Data})
 				a.Analyze(p)
 				an := &p.Analysis
+				if an.Info&decode.InfoMessage != 0 {
+					complete++
+					// A SEND or WRITE whose FIRST was not captured yet
+					// when its LAST came has no size known there.
+					if kind == craft.OpRead {
+						assert.EqualValues(t, 4096, an.MessageSize, "%v seed %d frame %d: message size", kind, seed, i+1)
+					}
+				}
 				if an.Has(decode.FindBadOpcodeSequence) {
 					assert.True(t, i == 0 && an.Severity == decode.SevWarn, "%v seed %d frame %d %v: opcode out of sequence",
 						kind, seed, i+1, fr.Info)
@@ -225,6 +250,18 @@ func TestAnalyzeRandomLossNoSequenceErrors(t *testing.T) {
 				}
 			}
 			a.Finish()
+			// One definition of each count, whatever view reads it: the
+			// row, the expert, the latency table, follow (InfoMessage).
+			cs := a.Conversations()
+			require.Len(t, cs, 1)
+			cv := &cs[0]
+			what := fmt.Sprintf("%v seed %d", kind, seed)
+			assert.EqualValues(t, len(ops), cv.Messages(), "%s: messages", what)
+			assert.Equal(t, len(ops), complete, "%s: messages complete (follow)", what)
+			assert.EqualValues(t, len(ops), cv.Latency.Count, "%s: latencies in the row", what)
+			assert.Equal(t, len(ops), lats, "%s: latencies", what)
+			assert.EqualValues(t, gaps, cv.Sum(func(d *decode.DirStats) uint64 { return d.PSNGaps }), "%s: gaps", what)
+			assert.EqualValues(t, retrans, cv.Sum(func(d *decode.DirStats) uint64 { return d.Retransmissions }), "%s: retransmissions", what)
 		}
 	}
 }

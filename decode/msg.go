@@ -16,6 +16,7 @@ type msgState struct {
 	frame    uint32
 	pkts     uint32 // distinct PSNs seen
 	bytes    uint32
+	mtu      uint32 // payload of its FIRST and MIDDLE packets
 	reth     uint32
 	out      *outReq
 }
@@ -49,26 +50,36 @@ func (a *Analyzer) message(d *direction, r *reqState, p *Packet, b *layers.BTH, 
 			if pos == layers.PosLast {
 				a.lastOf(r, psn)
 				if newData {
-					a.countMessage(d, p, cls)
+					a.messageEnd(d, r, p, cls, psn, payload, true)
 				}
 			}
-			a.tryFinish(d, r, p)
+			a.tryFinish(d, r)
 			return
 		}
 		if pos == layers.PosLast && newData {
 			// The LAST of a message followed no more (lost before the
 			// capture point, sent again): it still counts once.
-			a.countMessage(d, p, cls)
+			a.messageEnd(d, r, p, cls, psn, payload, false)
 		}
-		if cls == OpClassRead || cls == OpClassFetchAdd || cls == OpClassCompareSwap {
-			if o := r.findOut(psn, cls); o == nil {
-				// A READ asked again for what is left, or an atomic resent
-				// after its answer was lost: follow the new request.
-				a.pushOut(d, r, p, b, psn, span, cls, false, false)
-			} else if o.done && cls == OpClassRead {
-				o.done, o.gap = false, true
-				o.nextResp, o.startAt = psn, true
+		switch o := r.findOut(psn, cls); {
+		case cls == OpClassRead && o != nil:
+			// The same READ asked again, whole or from a missing PSN on
+			// (a new RETH for the rest): the same message.
+			if !o.completed {
+				a.retryRead(o, psn)
 			}
+		case cls == OpClassRead && newData:
+			// Its first transmission was not captured: the message
+			// begins here.
+			a.pushOut(d, r, p, b, psn, span, cls, false, true)
+		case cls == OpClassRead && r.ring.at(psn).psnf&slotDone == 0:
+			// A READ given up (an ACK went beyond it) and forgotten,
+			// asked again: follow it again.
+			a.pushOut(d, r, p, b, psn, span, cls, false, false)
+		case (cls == OpClassFetchAdd || cls == OpClassCompareSwap) && o == nil:
+			// An atomic resent after its answer was lost: follow the new
+			// request.
+			a.pushOut(d, r, p, b, psn, span, cls, false, false)
 		}
 		return
 	}
@@ -80,7 +91,7 @@ func (a *Analyzer) message(d *direction, r *reqState, p *Packet, b *layers.BTH, 
 		if judge && open {
 			a.badSequence(d, p, psn, first)
 		}
-		*cur = msgState{active: true, op: op, first: psn, frame: a.frame, pkts: 1, bytes: payload, gapped: ahead}
+		*cur = msgState{active: true, op: op, first: psn, frame: a.frame, pkts: 1, bytes: payload, gapped: ahead, mtu: payload}
 		if info.Has(layers.HdrRETH) {
 			cur.hasRETH, cur.reth = true, b.RETH.DMALength
 		}
@@ -100,7 +111,7 @@ func (a *Analyzer) message(d *direction, r *reqState, p *Packet, b *layers.BTH, 
 			cur.out = a.pushOut(d, r, p, b, psn, 0, cls, true, false)
 			if pos == layers.PosLast {
 				a.lastOf(r, psn)
-				a.countMessage(d, p, cls)
+				a.messageEnd(d, r, p, cls, psn, payload, true)
 			}
 			return
 		}
@@ -109,10 +120,13 @@ func (a *Analyzer) message(d *direction, r *reqState, p *Packet, b *layers.BTH, 
 		}
 		cur.pkts++
 		cur.bytes += payload
+		if pos == layers.PosMiddle {
+			cur.mtu = max(cur.mtu, payload)
+		}
 		if pos == layers.PosLast {
 			a.lastOf(r, psn)
-			a.countMessage(d, p, cls)
-			a.tryFinish(d, r, p)
+			a.messageEnd(d, r, p, cls, psn, payload, true)
+			a.tryFinish(d, r)
 		}
 	default: // ONLY, and requests that are not segmented (READ, atomics)
 		if judge && open {
@@ -123,7 +137,10 @@ func (a *Analyzer) message(d *direction, r *reqState, p *Packet, b *layers.BTH, 
 			return
 		}
 		a.pushOut(d, r, p, b, psn, span, cls, false, true)
-		a.countMessage(d, p, cls)
+		if cls != OpClassRead {
+			// A READ counts when its last response is taken.
+			a.countMessage(d, p, cls)
+		}
 		if op == layers.OpSend || op == layers.OpRDMAWrite {
 			an := &p.Analysis
 			an.MessageFrame, an.MessageSize = a.frame, payload
@@ -174,16 +191,36 @@ func (a *Analyzer) lastOf(r *reqState, psn layers.PSN) {
 	}
 }
 
-// tryFinish completes the message in progress once its LAST and every PSN
-// before it were seen.
-func (a *Analyzer) tryFinish(d *direction, r *reqState, p *Packet) {
+// messageEnd counts the message whose LAST is the current packet, at psn
+// (withCur: the message in progress, r.cur): the packet says which frame
+// began it and its size, as far as known (every PSN may not be captured
+// yet: a WRITE's RETH length, else whole packets up to the LAST).
+func (a *Analyzer) messageEnd(d *direction, r *reqState, p *Packet, cls OpClass, psn layers.PSN, payload uint32, withCur bool) {
+	a.countMessage(d, p, cls)
+	an := &p.Analysis
+	an.Info |= InfoMessage
+	an.MessageFrame, an.MessageSize = a.frame, payload
+	if !withCur {
+		return
+	}
+	cur := &r.cur
+	an.MessageFrame, an.MessageSize = cur.frame, cur.bytes
+	switch {
+	case cur.orphan:
+	case cur.hasRETH:
+		an.MessageSize = cur.reth
+	case cur.mtu > 0:
+		an.MessageSize = uint32(psn.Diff(cur.first))*cur.mtu + payload
+	}
+}
+
+// tryFinish checks the message in progress once its LAST and every PSN
+// before it were seen: a WRITE moved its RETH length.
+func (a *Analyzer) tryFinish(d *direction, r *reqState) {
 	cur := &r.cur
 	if !cur.lastSeen || int(cur.pkts) != cur.last.Diff(cur.first)+1 {
 		return
 	}
-	an := &p.Analysis
-	an.MessageFrame, an.MessageSize = cur.frame, cur.bytes
-	an.Info |= InfoMessage
 	if cur.hasRETH && cur.reth != cur.bytes {
 		d.st.SeqErrors++
 		a.finding(Finding{Kind: FindRETHLengthMismatch, Frame: cur.frame, Conv: d.conv.id, PSN: cur.first})
@@ -204,9 +241,17 @@ func (a *Analyzer) badSequence(d *direction, p *Packet, psn layers.PSN, first bo
 }
 
 // countMessage counts a message of direction d, once: at its LAST or ONLY
-// packet (READs and atomics at their request), whichever transmission of it
-// was the first captured.
+// packet (atomics at their request, READs at the response that completes
+// them), whichever transmission of it was the first captured.
 func (a *Analyzer) countMessage(d *direction, p *Packet, cls OpClass) {
 	d.st.Messages++
 	d.st.Ops[cls]++
+}
+
+// retryRead follows READ o asked again from PSN q (whole, or from a
+// missing response on): the responses start again at q.
+func (a *Analyzer) retryRead(o *outReq, q layers.PSN) {
+	o.done, o.startAt = false, true
+	o.nextResp = q
+	o.retryMid = q != o.first
 }

@@ -1,6 +1,7 @@
 package decode
 
 import (
+	"errors"
 	"time"
 
 	"github.com/google/gopacket"
@@ -99,6 +100,31 @@ func (p *Packet) Has(t gopacket.LayerType) bool {
 
 // IsIB reports whether the frame carries an InfiniBand transport packet.
 func (p *Packet) IsIB() bool { return p.has&hasBTH != 0 }
+
+// IBMalformed reports whether the frame failed to decode inside InfiniBand:
+// in an LRH, GRH, BTH, extended header, MAD, payload or CRC, or after a UDP
+// header that leads to a BTH. An empty frame, or one cut or damaged before
+// anything says it is InfiniBand (Ethernet, ARP, IP of other traffic), is
+// malformed but no InfiniBand packet.
+func (p *Packet) IBMalformed() bool {
+	if p.Err == nil {
+		return false
+	}
+	if p.has&(hasBTH|hasLRH|hasGRH|hasMAD) != 0 {
+		return true
+	}
+	if p.has&hasUDP != 0 && p.Headers.UDP.NextLayerType() == layers.LayerTypeBTH {
+		return true
+	}
+	var de *layers.DecodeError
+	if errors.As(p.Err, &de) {
+		switch de.Layer {
+		case "LRH", "GRH", "BTH", "ICRC", "VCRC", "MAD":
+			return true
+		}
+	}
+	return false
+}
 
 // BTH returns the transport header, or nil when the frame has none.
 func (p *Packet) BTH() *layers.BTH {

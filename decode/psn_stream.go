@@ -27,6 +27,7 @@ const (
 	slotDupResp = 1 << 26 // the responder had already executed it (a duplicate there)
 	slotLive    = 1 << 27 // sent, not yet answered
 	slotBad     = 1 << 28 // damaged (CRC, malformed): the responder dropped it
+	slotDone    = 1 << 29 // a PSN of a READ that completed
 )
 
 func (s *psnSlot) holds(p layers.PSN) bool {
@@ -85,15 +86,28 @@ type outReq struct {
 	done        bool
 	gap         bool // responses were lost (READ)
 	op          OpClass
-	frame       uint32 // first transmission of the first packet
-	respFrame   uint32
-	t0          time.Duration
-	length      uint32 // RETH length of a READ
-	respBytes   uint32
-	nextResp    layers.PSN
 	// A response message must begin (FIRST or ONLY) at nextResp: no
 	// response to the READ, or to its latest retry, has come yet.
 	startAt bool
+	// The READ was asked again from the middle (at nextResp, after its
+	// first PSN; startAt until a response came): a responder may replay
+	// the rest as MIDDLE ... LAST (rxe does) or begin it with FIRST or ONLY.
+	retryMid bool
+	// completed: the READ's last missing response came; it is counted.
+	completed bool
+	// lastResp: its LAST (or ONLY) response was captured.
+	lastResp  bool
+	frame     uint32 // first transmission of the first packet
+	respFrame uint32
+	t0        time.Duration
+	length    uint32 // RETH length of a READ
+	respBytes uint32
+	// nextResp is the PSN after the highest response since the READ (or
+	// its latest retry) was sent.
+	nextResp layers.PSN
+	// seen counts the READ's response PSNs captured, each once, whichever
+	// transmission carried it.
+	seen uint32
 }
 
 // respState is the READ-response stream of a direction, whose PSNs must
@@ -192,10 +206,8 @@ func (a *Analyzer) request(d *direction, p *Packet, b *layers.BTH, info *layers.
 		}
 	case layers.PSNAhead:
 		r.inEpisode = false
-		d.st.PSNGaps++
-		d.st.GapPSNs += uint64(gap)
 		an.GapPSNs = uint32(gap)
-		a.finding(Finding{Kind: FindPSNGap, Frame: a.frame, Conv: c.id, PSN: psn, Count: uint32(gap)})
+		a.psnGap(d, psn, gap)
 	case layers.PSNLate:
 		if r.inEpisode || r.cause != CauseNone || a.now-r.highT > a.opts.ReorderWindow {
 			retrans, lost = true, true
@@ -252,6 +264,9 @@ func (a *Analyzer) request(d *direction, p *Packet, b *layers.BTH, info *layers.
 
 	// The responder model: executed in order, a duplicate, or dropped.
 	flags := uint32(slotValid | slotLive)
+	if had {
+		flags |= slot.psnf & slotDone
+	}
 	if b.AckReq {
 		flags |= slotAckReq
 	}
@@ -489,7 +504,7 @@ func (a *Analyzer) ack(d *direction, r *reqState, p *Packet, psn, done layers.PS
 		}
 	}
 	r.answered(psn)
-	a.complete(d, r, done, p)
+	a.complete(d, r, done, p, false)
 	if atomic {
 		if o := r.findOut(psn, OpClassNone); o != nil && (o.op == OpClassFetchAdd || o.op == OpClassCompareSwap) && !o.done {
 			a.finishOut(d, r, o, p)
@@ -501,8 +516,10 @@ func (a *Analyzer) ack(d *direction, r *reqState, p *Packet, psn, done layers.PS
 // complete marks every SEND/WRITE request ending at or before p answered by
 // the current response. A READ or atomic that ends before p and is still
 // waiting lost its response before the capture point (responses come in
-// order): it stops waiting, with no latency.
-func (a *Analyzer) complete(d *direction, r *reqState, p layers.PSN, pkt *Packet) {
+// order). After an ACK beyond it, it stops waiting, with no latency, until
+// it is asked again (retryRead). After a NAK or the response of a later
+// READ (keep), it keeps waiting: the requester will ask again.
+func (a *Analyzer) complete(d *direction, r *reqState, p layers.PSN, pkt *Packet, keep bool) {
 	for i := 0; i < r.outLen; i++ {
 		o := &r.out[(r.outHead+i)&(outRingSize-1)]
 		if o.first.Diff(p) > 0 {
@@ -514,7 +531,7 @@ func (a *Analyzer) complete(d *direction, r *reqState, p layers.PSN, pkt *Packet
 		switch o.op {
 		case OpClassRead, OpClassFetchAdd, OpClassCompareSwap:
 			if o.last.Diff(p) < 0 {
-				o.done, o.gap = true, true
+				o.done, o.gap = !keep, true
 			}
 			continue
 		}
@@ -560,7 +577,7 @@ func (a *Analyzer) nak(d *direction, r *reqState, p *Packet, psn layers.PSN, syn
 			p.Analysis.Info |= InfoRequest
 			r.answered(q)
 		}
-		a.complete(d, r, psn.Add(-1), p)
+		a.complete(d, r, psn.Add(-1), p, true)
 		r.pop()
 		if code == layers.NAKPSNSequenceError {
 			if r.cause == CauseNone {
@@ -589,7 +606,7 @@ func (a *Analyzer) rnrNak(d *direction, r *reqState, p *Packet, psn layers.PSN, 
 			p.Analysis.Info |= InfoRequest
 			r.answered(q)
 		}
-		a.complete(d, r, psn.Add(-1), p)
+		a.complete(d, r, psn.Add(-1), p, true)
 		r.pop()
 		if r.cause == CauseNone {
 			r.cause = CauseRNR
@@ -599,7 +616,10 @@ func (a *Analyzer) rnrNak(d *direction, r *reqState, p *Packet, psn layers.PSN, 
 	a.finding(Finding{Kind: FindRNRNAK, Sub: syn.Value(), Frame: a.frame, Ref: ref, Conv: d.conv.id, PSN: psn})
 }
 
-// readResponse follows a READ response packet.
+// readResponse follows a READ response packet. A READ completes at the
+// response that leaves none of its PSNs missing, its LAST (or ONLY) among
+// them, whichever transmission carried each: a READ asked again, whole or
+// from a missing PSN on, is the same message (see retryRead).
 func (a *Analyzer) readResponse(d *direction, r *reqState, p *Packet, b *layers.BTH, info *layers.OpcodeInfo, psn layers.PSN) {
 	an := &p.Analysis
 	rs := a.respOf(d)
@@ -609,7 +629,7 @@ func (a *Analyzer) readResponse(d *direction, r *reqState, p *Packet, b *layers.
 		c.mtu = len(b.PacketPayload())
 	}
 	o := r.findOut(psn, OpClassRead)
-	st, _ := rs.win.Observe(psn)
+	st, gap := rs.win.Observe(psn)
 	slot := rs.ring.at(psn)
 	had := slot.holds(psn)
 	retrans := st == layers.PSNDuplicate || st == layers.PSNTooOld
@@ -620,13 +640,17 @@ func (a *Analyzer) readResponse(d *direction, r *reqState, p *Packet, b *layers.
 		// point (the READ may be answered already).
 		retrans, lost = true, true
 	}
-	if o != nil && !retrans {
-		if d := psn.Diff(o.nextResp); d > 0 && (pos == layers.PosMiddle || pos == layers.PosLast) {
-			an.GapPSNs = uint32(d)
-			o.gap = true
-			r.cause = CauseReadLoss
-			a.finding(Finding{Kind: FindPSNGap, Frame: a.frame, Conv: c.id, PSN: psn, Count: uint32(d)})
-		}
+	if st == layers.PSNFirst && o != nil && psn.Diff(o.first) > 0 {
+		st, gap = layers.PSNAhead, psn.Diff(o.first)
+	}
+	if st == layers.PSNAhead && o != nil && r.findOut(psn.Add(-1), OpClassRead) != nil {
+		// Response PSNs of a READ were skipped (the PSNs of requests that
+		// an ACK answers are no gap; a response that answers no READ
+		// followed is not judged).
+		an.GapPSNs = uint32(gap)
+		o.gap = true
+		r.cause = CauseReadLoss
+		a.psnGap(d, psn, gap)
 	}
 	if pos == layers.PosMiddle || pos == layers.PosLast {
 		a.readSequence(d, rs, o, psn)
@@ -665,43 +689,101 @@ func (a *Analyzer) readResponse(d *direction, r *reqState, p *Packet, b *layers.
 			o.respFrame = a.frame
 		}
 		// A READ response means the requests before the READ are done.
-		a.complete(d, r, o.first.Add(-1), p)
-	}
-	if !retrans || lost {
-		o.respBytes += uint32(len(b.PacketPayload()))
+		a.complete(d, r, o.first.Add(-1), p, true)
 	}
 	if psn.Diff(o.nextResp) >= 0 {
 		o.nextResp = psn.Add(1)
 	}
+	if o.completed {
+		return
+	}
+	if !retrans || lost {
+		o.seen++
+		o.respBytes += uint32(len(b.PacketPayload()))
+	}
 	if pos == layers.PosLast || pos == layers.PosOnly {
-		o.last, o.lastKnown = psn, true
+		o.last, o.lastKnown, o.lastResp = psn, true, true
 		r.answered(psn)
-		an.MessageFrame = o.frame
-		an.MessageSize = o.respBytes
-		an.Info |= InfoMessage
-		if !o.done {
-			a.finishOut(d, r, o, p)
-			if !o.gap && !retrans && o.respBytes != o.length {
-				d.st.SeqErrors++
-				a.finding(Finding{Kind: FindRETHLengthMismatch, Frame: o.frame, Conv: c.id, PSN: o.first})
+	}
+	if !o.lastResp {
+		return
+	}
+	span := o.last.Diff(o.first) + 1
+	if int(o.seen) < span {
+		// Some came before the READ was followed (its request resent
+		// after its first responses): the ring of recent PSNs knows.
+		if span > psnRingSize || !rs.ring.holdsAll(o.first, span) {
+			return
+		}
+		if c.mtu > 0 && layers.Segments(int(o.length), c.mtu) == span {
+			o.respBytes = o.length
+		}
+	}
+	a.completeRead(d, r, o, p)
+	r.pop()
+}
+
+// holdsAll reports whether the n PSNs from p on were all captured.
+func (r *psnRing) holdsAll(p layers.PSN, n int) bool {
+	for ; n > 0; n, p = n-1, p.Add(1) {
+		if !r.at(p).holds(p) {
+			return false
+		}
+	}
+	return true
+}
+
+// completeRead ends READ o at the current response: its latency from the
+// first request, the message counted once with its size.
+func (a *Analyzer) completeRead(d *direction, r *reqState, o *outReq, p *Packet) {
+	an := &p.Analysis
+	o.completed = true
+	if n := o.last.Diff(o.first); n < psnRingSize {
+		// A READ asked again once its state is gone is no new message.
+		for q := o.first; n >= 0; n, q = n-1, q.Add(1) {
+			if s := r.ring.at(q); s.holds(q) {
+				s.psnf |= slotDone
 			}
 		}
-		r.pop()
 	}
+	an.MessageFrame = o.frame
+	an.MessageSize = o.respBytes
+	an.Info |= InfoMessage
+	if req := d.peer(); req != nil {
+		a.countMessage(req, p, OpClassRead)
+	}
+	a.finishOut(d, r, o, p)
+	if !o.gap && o.respBytes != o.length {
+		d.st.SeqErrors++
+		a.finding(Finding{Kind: FindRETHLengthMismatch, Frame: o.frame, Conv: d.conv.id, PSN: o.first})
+	}
+}
+
+// psnGap records n PSNs missing before psn in what d sends: one count for
+// the conversation table, the finding for the expert.
+func (a *Analyzer) psnGap(d *direction, psn layers.PSN, n int) {
+	d.st.PSNGaps++
+	d.st.GapPSNs += uint64(n)
+	a.finding(Finding{Kind: FindPSNGap, Frame: a.frame, Conv: d.conv.id, PSN: psn, Count: uint32(n)})
 }
 
 // readSequence judges a READ response MIDDLE or LAST at psn that does not
 // continue the response message of the packet before it. A responder
-// starts every response message, and every new one after a READ retry, with
-// FIRST or ONLY; so the packet is out of sequence only when no PSN of its
-// message can be missing: it is the PSN the READ (or its retry) asked to
-// start at, or it comes straight after a complete message. Otherwise the
-// message began among PSNs the capture lacks (lost before the capture
-// point: a gap, or the start of a resent sequence), which is no protocol
-// error. On the first response of the capture without its READ, the
-// capture may have begun inside the message: a warning.
+// starts every response message with FIRST or ONLY, and the rest of a READ
+// asked again from its middle with FIRST, ONLY, MIDDLE or LAST (rxe
+// replays the rest as MIDDLE ... LAST); so the packet is out of sequence
+// only when no PSN of its message can be missing: it is the first PSN of a
+// READ (or of a READ asked again whole), or it comes straight after a
+// complete message. Otherwise the message began among PSNs the capture
+// lacks (lost before the capture point: a gap, or the start of a resent
+// sequence), which is no protocol error. On the first response of the
+// capture without its READ, the capture may have begun inside the
+// message: a warning.
 func (a *Analyzer) readSequence(d *direction, rs *respState, o *outReq, psn layers.PSN) {
 	if rs.started && rs.prevOpen && psn == rs.prev.Add(1) {
+		return
+	}
+	if o != nil && o.retryMid && o.startAt && psn == o.nextResp {
 		return
 	}
 	sev := SevNone
@@ -743,10 +825,8 @@ func (a *Analyzer) udPSN(d *direction, p *Packet, b *layers.BTH) {
 	st, gap := t.win.Observe(b.PSN)
 	switch st {
 	case layers.PSNAhead:
-		d.st.PSNGaps++
-		d.st.GapPSNs += uint64(gap)
 		p.Analysis.GapPSNs = uint32(gap)
-		a.finding(Finding{Kind: FindPSNGap, Frame: a.frame, Conv: d.conv.id, PSN: b.PSN, Count: uint32(gap)})
+		a.psnGap(d, b.PSN, gap)
 	case layers.PSNDuplicate:
 		d.st.Retransmissions++
 		a.finding(Finding{Kind: FindRetransmission, Frame: a.frame, Conv: d.conv.id, PSN: b.PSN})

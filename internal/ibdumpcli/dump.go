@@ -656,6 +656,14 @@ func (d *dumper) loop(ctx context.Context, src source, live *capture.LiveSource)
 // account keeps the --check counters.
 func (d *dumper) account(p *decode.Packet) {
 	if p.Err != nil {
+		if !p.IBMalformed() {
+			// Not InfiniBand (empty, cut before any IB header): other
+			// traffic's trouble, no IB integrity failure.
+			if d.o.check {
+				d.problems = append(d.problems, fmt.Sprintf("frame %d: not InfiniBand, malformed: %v", p.Number, p.Err))
+			}
+			return
+		}
 		d.malformed++
 		if d.o.check {
 			d.problems = append(d.problems, fmt.Sprintf("frame %d: malformed: %v", p.Number, p.Err))

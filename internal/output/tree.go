@@ -96,10 +96,19 @@ func appendCRCStatus(buf []byte, st layers.CRCStatus, want uint64, width int) []
 	return buf
 }
 
+// treeBytesMax is how many bytes of a byte field the tree shows before
+// "…", as tshark -V does (its labels show 36 bytes); -x shows them all.
+const treeBytesMax = 36
+
 // appendTreeValue formats a value for the tree: names with the number in
-// parentheses, booleans as True/False, hex and decimal per the field's base.
+// parentheses, booleans as True/False, hex and decimal per the field's base,
+// long byte strings cut as tshark cuts them.
 func appendTreeValue(buf []byte, f *decode.Field, v *decode.Value) []byte {
 	switch {
+	case f.Type == decode.FTBytes && len(v.B) > treeBytesMax:
+		cut := *v
+		cut.B = v.B[:treeBytesMax]
+		return append(f.AppendValue(buf, &cut), "…"...)
 	case f.Type == decode.FTBool:
 		if v.U != 0 {
 			return append(buf, "True"...)
