@@ -2,7 +2,6 @@ package decode_test
 
 import (
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"strings"
@@ -72,18 +71,3 @@ func (r *analyzed) dump() string {
 	return b.String()
 }
 
-var debugFiles = flag.String("analyze", "", "captures whose analysis TestAnalyzeDump logs (go test ./decode -run AnalyzeDump -v -analyze FILE)")
-
-// TestAnalyzeDump logs the findings and conversations of the captures
-// named by -analyze: a debugging aid.
-func TestAnalyzeDump(t *testing.T) {
-	for _, f := range strings.Fields(*debugFiles) {
-		r := analyze(t, f, decode.AnalyzerOptions{})
-		t.Logf("%s:\n%s", f, r.dump())
-		for _, c := range r.a.Conversations() {
-			t.Logf("conv %d %v:%#x <-> %v:%#x %v paired by %v, %v, packets %d/%d, messages %d, retransmissions %d (%d lost), gaps %d",
-				c.ID, c.A, c.QPNAB, c.B, c.QPNBA, c.Service, c.PairedBy, c.State, c.Dir[0].Packets, c.Dir[1].Packets,
-				c.Messages(), c.Dir[0].Retransmissions, c.Dir[0].RetransLost, c.Dir[0].PSNGaps)
-		}
-	}
-}

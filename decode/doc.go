@@ -1,0 +1,36 @@
+// Package decode is ibwire's dissector engine: it turns captured frames into
+// packets, names every value in them as Wireshark does, and follows the
+// conversations the packets make up.
+//
+// A Decoder takes the frame records a capture source yields (Input is
+// capture.Packet) and decodes each with a layers.Parser for the frame's
+// first layer, checking the ICRC and VCRC unless told not to. The Packet it
+// returns holds the decoded headers, the error of a malformed frame (the
+// headers before the damage stay valid), and the frame's times; it is
+// reused by the next Decode, so whoever keeps one copies what it needs.
+//
+// The field registry (Lookup, Fields) names each value of a packet with
+// Wireshark's field name, type and display base, and formats it as tshark
+// prints it in -T fields, -T json and -V; display filters (package dfilter)
+// and every renderer read packets through it, so one definition of a
+// field serves all of them. ibwire's own fields (ibwire.*) sit beside
+// Wireshark's for what Wireshark does not compute: ICRC status, and the
+// analysis.
+//
+// An Analyzer follows the capture in order. It pairs the two directions of
+// each queue-pair connection (by the CM exchange, by the tools' TCP set-up
+// exchange, or by responses that answer requests), tracks each direction's
+// PSNs (gaps, retransmissions, go-back-N after a NAK, implied ACK
+// timeouts), counts each message once where it completes, matches requests
+// with their responses for latency, and reports anomalies as Findings
+// collected by the Expert. What it learns about a packet goes into
+// Packet.Analysis, where the ibwire.analysis.* fields read it, so a filter
+// can select on it; what it learns about a connection is a Conversation.
+// Its memory is bounded by the live connections, not the capture's length.
+// FrameLinks carries a first pass's knowledge back to a second (ibdump -2),
+// so packets seen before their connection was paired get its final id.
+//
+// The statistics tshark offers with -z (I/O intervals, endpoints, the
+// opcode table) are built from the same packets and fields; they keep
+// counts, and the renderers in internal/output draw them.
+package decode
