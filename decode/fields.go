@@ -40,13 +40,6 @@ func protoField(name, title string, has func(p *Packet) bool) *Field {
 	return &Field{Name: name, Title: title, Type: FTProtocol, get: func(p *Packet, v *Value) bool { return has(p) }}
 }
 
-func b2u(b bool) uint64 {
-	if b {
-		return 1
-	}
-	return 0
-}
-
 // withNames attaches value names to a field.
 func withNames(f *Field, names func(uint64) (string, bool), byName func(string) (uint64, bool)) *Field {
 	f.Names, f.ByName = names, byName

@@ -354,19 +354,6 @@ func mtuFor(n uint32, span int) int {
 	return 0
 }
 
-// lowestOutstanding is the first PSN not yet answered (hi when none).
-func (r *reqState) lowestOutstanding(hi layers.PSN) layers.PSN {
-	for i := 0; i < r.outLen; i++ {
-		if o := &r.out[(r.outHead+i)&(outRingSize-1)]; !o.done {
-			return o.first
-		}
-	}
-	if r.ansValid {
-		return r.ansPSN
-	}
-	return hi
-}
-
 // push adds an outstanding request, forgetting the oldest when full.
 func (r *reqState) push(o outReq) *outReq {
 	if r.outLen == outRingSize {
