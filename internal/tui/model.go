@@ -28,20 +28,51 @@ type statsSource interface {
 // decoding it: its conversation, direction and worst finding's severity.
 // Four bytes a packet is the whole per-packet cost of the index besides the
 // checkpoints.
+//
+// A packet of no conversation whose analysis is its findings alone (an
+// empty, cut or otherwise malformed frame) keeps its findings where the
+// conversation would be, under direction markFindings, which no packet
+// has: its mark is then its whole analysis, and a capture of malformed
+// frames costs what a capture of good ones does.
 type mark uint32
 
-func newMark(a *decode.PacketAnalysis) mark {
-	conv := min(a.Conv, 1<<27-1)
-	return mark(conv<<5 | uint32(a.Dir&3)<<3 | uint32(a.Severity&7))
+// markFindings is the direction of a mark that holds findings, not a
+// conversation.
+const markFindings = 3
+
+// markMax is the largest conversation (or findings set) a mark holds.
+const markMax = 1<<27 - 1
+
+// newMark returns a's mark, and whether the mark is all of a.
+func newMark(a *decode.PacketAnalysis) (mark, bool) {
+	if a.Conv == 0 && a.Findings <= markMax && *a == (decode.PacketAnalysis{Findings: a.Findings, Severity: a.Severity}) {
+		return mark(a.Findings<<5 | markFindings<<3 | uint32(a.Severity&7)), true
+	}
+	conv := min(a.Conv, markMax)
+	return mark(conv<<5 | uint32(a.Dir&3)<<3 | uint32(a.Severity&7)), a.Findings == 0
 }
 
-func (m mark) conv() uint32              { return uint32(m) >> 5 }
+func (m mark) conv() uint32 {
+	if m.dir() == markFindings {
+		return 0
+	}
+	return uint32(m) >> 5
+}
 func (m mark) dir() uint8                { return uint8(m>>3) & 3 }
 func (m mark) severity() decode.Severity { return decode.Severity(m & 7) }
 
-// anomaly keeps the whole analysis of a packet that has findings, so that
-// the detail view shows it without running the analysis again; packets
-// without findings keep only their mark.
+// analysis is what the mark knows of the packet's analysis: all of it
+// when it holds findings, else the conversation, direction and severity.
+func (m mark) analysis() decode.PacketAnalysis {
+	if m.dir() == markFindings {
+		return decode.PacketAnalysis{Findings: uint32(m) >> 5, Severity: m.severity()}
+	}
+	return decode.PacketAnalysis{Conv: m.conv(), Dir: m.dir(), Severity: m.severity()}
+}
+
+// anomaly keeps the whole analysis of a packet that has findings its mark
+// cannot hold, so that the detail view shows it without running the
+// analysis again; other packets keep only their mark.
 type anomaly struct {
 	frame uint32
 	a     decode.PacketAnalysis
@@ -328,8 +359,9 @@ func (st *loadState) add(in *decode.Input) {
 	p := st.dec.Decode(*in)
 	st.an.Analyze(p)
 	st.lat.Add(p)
-	st.marks = append(st.marks, newMark(&p.Analysis))
-	if p.Analysis.Findings != 0 {
+	mk, whole := newMark(&p.Analysis)
+	st.marks = append(st.marks, mk)
+	if !whole {
 		st.anom = append(st.anom, anomaly{frame: uint32(in.Number), a: p.Analysis})
 	}
 	if st.filter != nil && st.filter.Match(p) {
@@ -613,7 +645,7 @@ func (m *Model) analysisOf(frame int) (decode.PacketAnalysis, mark) {
 	if i < len(m.anomalies) && int(m.anomalies[i].frame) == frame {
 		return m.anomalies[i].a, mk
 	}
-	return decode.PacketAnalysis{Conv: mk.conv(), Dir: mk.dir(), Severity: mk.severity()}, mk
+	return mk.analysis(), mk
 }
 
 // span returns the spool bytes that hold frames [from, to] (1-based,

@@ -1,0 +1,83 @@
+package tui
+
+import (
+	"context"
+	"io"
+	"testing"
+	"time"
+
+	"github.com/google/gopacket"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ibwire/ibwire/capture"
+	"github.com/ibwire/ibwire/decode"
+)
+
+// framesSource gives n copies of data as Ethernet frames 1 µs apart.
+type framesSource struct {
+	data []byte
+	n, i int
+}
+
+func (s *framesSource) NextInto(p *capture.Packet) error {
+	if s.i == s.n {
+		return io.EOF
+	}
+	s.i++
+	p.Data = s.data
+	p.Info = gopacket.CaptureInfo{Timestamp: time.Unix(1700000000, 0).Add(time.Duration(s.i) * time.Microsecond),
+		CaptureLength: len(s.data), Length: len(s.data)}
+	p.LinkType = capture.LinkType(1)
+	p.Number = s.i
+	return nil
+}
+
+func loadSource(t testing.TB, src Source, opts Options) *Model {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	opts.Publish = time.Millisecond
+	m, err := NewModel(ctx, src, opts)
+	require.NoError(t, err)
+	t.Cleanup(func() { cancel(); m.Close() })
+	waitFor(t, changes(m), func() bool { return m.Status().Done })
+	return m
+}
+
+// TestMalformedFramesCostWhatGoodOnesCost: a frame that is empty, too short
+// for its link layer, or not RDMA at all costs the index its mark, as a
+// good frame does (it kept a whole analysis each: 88 bytes and more), and
+// the detail view still gets the analysis the loader made.
+func TestMalformedFramesCostWhatGoodOnesCost(t *testing.T) {
+	tests := []struct {
+		name string
+		data []byte
+	}{
+		{"empty", nil},
+		{"short ethernet", []byte{1, 2, 3, 4, 5}},
+		{"truncated ipv4", append(make([]byte, 12), 0x08, 0x00, 0x45, 0x00)},
+	}
+	const n = 5000
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			m := loadSource(t, &framesSource{data: tc.data, n: n}, Options{Name: tc.name})
+			require.Equal(t, n, m.Status().Packets)
+			// What a straight pass gives, frame by frame.
+			dec := decode.NewDecoder(decode.Options{})
+			an := decode.NewAnalyzer(decode.AnalyzerOptions{})
+			src := &framesSource{data: tc.data, n: n}
+			var cp capture.Packet
+			for src.NextInto(&cp) == nil {
+				p := dec.Decode(decode.Input{Number: cp.Number, Time: cp.Info.Timestamp, Length: cp.Info.Length,
+					LinkType: uint32(cp.LinkType), Data: cp.Data})
+				an.Analyze(p)
+				got, _ := m.analysisOf(cp.Number)
+				require.Equal(t, p.Analysis, got, "frame %d", cp.Number)
+				require.NotZero(t, got.Findings, "frame %d: a malformed frame has a finding", cp.Number)
+			}
+			m.mu.RLock()
+			defer m.mu.RUnlock()
+			assert.Zero(t, len(m.anomalies), "malformed frames keep a whole analysis each")
+		})
+	}
+}
