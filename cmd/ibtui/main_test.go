@@ -53,6 +53,19 @@ func TestNotATerminalIsIbdump(t *testing.T) {
 	}
 }
 
+// TestMaxPacketsIsTheViewers: --max-packets bounds the viewer's memory;
+// piped, ibtui is ibdump, which streams and needs no bound, so the flag is
+// accepted and has no effect.
+func TestMaxPacketsIsTheViewers(t *testing.T) {
+	for _, args := range [][]string{{"--max-packets", "5", writeLoss}, {"-max-packets=5", writeLoss}} {
+		var out, errOut, wantOut bytes.Buffer
+		code := run(context.Background(), args, nil, &out, &errOut, false)
+		require.Zero(t, code, "%s", errOut.String())
+		ibdumpcli.Run(context.Background(), "ibtui", []string{writeLoss}, nil, &wantOut, &bytes.Buffer{})
+		assert.Equal(t, wantOut.String(), out.String())
+	}
+}
+
 func TestHelpIsComplete(t *testing.T) {
 	var errOut bytes.Buffer
 	code := run(context.Background(), []string{"--help"}, nil, &bytes.Buffer{}, &errOut, true)
@@ -60,13 +73,17 @@ func TestHelpIsComplete(t *testing.T) {
 	var o options
 	fs := newFlagSet(&o, &bytes.Buffer{})
 	help := errOut.String()
-	for _, name := range []string{"-r", "-Y", "-c", "-i", "-s", "-p", "-d", "-dc", "-color", "-version"} {
+	for _, name := range []string{"-r", "-Y", "-c", "-i", "-s", "-p", "-d", "-dc", "-color", "-version", "-max-packets"} {
 		assert.Contains(t, help, "  "+name, "help lists %s", name)
 		require.NotNil(t, fs.Lookup(strings.TrimPrefix(name, "-")), name)
 	}
 	for _, s := range []string{"ibtui keys", "DETAIL TREE", "not a terminal", "Exit status", "NO_COLOR"} {
 		assert.Contains(t, help, s)
 	}
+	// It says where ibtui opens (the packet list, where tui.Run starts), not
+	// somewhere else.
+	assert.Contains(t, help, "opens on the packet list")
+	assert.NotContains(t, help, "starting\nfrom the queue-pair conversations")
 	// Help goes to stderr even when stdout is not a terminal: it is ibtui's.
 	errOut.Reset()
 	require.Zero(t, run(context.Background(), []string{"-h"}, nil, &bytes.Buffer{}, &errOut, false))

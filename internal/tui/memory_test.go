@@ -81,3 +81,31 @@ func TestMalformedFramesCostWhatGoodOnesCost(t *testing.T) {
 		})
 	}
 }
+
+// TestMaxPackets: loading stops at MaxPackets, and the status says so when
+// the source had more (not when it had exactly that many); the status bar
+// tells the user, with the flag that moves the bound.
+func TestMaxPackets(t *testing.T) {
+	tests := []struct {
+		name       string
+		n, max     int
+		want       int
+		wantCapped bool
+	}{
+		{"more than the bound", 1000, 100, 100, true},
+		{"exactly the bound", 100, 100, 100, false},
+		{"fewer", 50, 100, 50, false},
+		{"no bound", 1000, 0, 1000, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			m := loadSource(t, &framesSource{data: nil, n: tc.n}, Options{Name: tc.name, MaxPackets: tc.max})
+			st := m.Status()
+			assert.Equal(t, tc.want, st.Packets)
+			assert.Equal(t, tc.wantCapped, st.Capped)
+		})
+	}
+	m := loadSource(t, &framesSource{data: nil, n: 1000}, Options{Name: "x", MaxPackets: 100})
+	h := startModel(t, m, 120, 40, true)
+	h.waitFor("100 packets", "stopped at 100 packets (--max-packets)")
+}

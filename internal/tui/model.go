@@ -117,6 +117,8 @@ type Model struct {
 	filtering   bool             // a new filter is being applied to the loaded packets
 	version     uint64           // bumped by every change
 	live        bool             // the source is a live capture
+	maxPackets  int              // Options.MaxPackets
+	capped      bool             // loading stopped at maxPackets with more to read
 
 	filterReq chan string
 	notify    func()
@@ -124,11 +126,15 @@ type Model struct {
 
 // Options set up a Model.
 type Options struct {
-	Name    string         // the source's name, for the status bar
-	Decode  decode.Options // -d, --dc
-	Filter  string         // the display filter to start with
-	Count   int            // stop after this many packets (0: all)
-	TempDir string         // where the spool goes ("" is os.TempDir)
+	Name   string         // the source's name, for the status bar
+	Decode decode.Options // -d, --dc
+	Filter string         // the display filter to start with
+	Count  int            // stop after this many packets (0: all)
+	// MaxPackets bounds the packets kept (0: no bound): loading stops
+	// there, and the status says the capture had more. The index costs
+	// about 9 bytes a packet, so the bound is one on memory.
+	MaxPackets int
+	TempDir    string // where the spool goes ("" is os.TempDir)
 	// Streaming says the source may block between packets (stdin, live):
 	// each frame is then handed over as it comes rather than in batches.
 	Streaming bool
@@ -152,7 +158,7 @@ func NewModel(ctx context.Context, src Source, opts Options) (*Model, error) {
 		return nil, err
 	}
 	m := &Model{name: opts.Name, options: opts.Decode, file: sp.f, filterExpr: opts.Filter, filter: f,
-		filterReq: make(chan string, 1), notify: func() {}}
+		filterReq: make(chan string, 1), notify: func() {}, maxPackets: opts.MaxPackets}
 	if f != nil {
 		m.shown = &chunked[uint32]{}
 	}
@@ -160,7 +166,7 @@ func NewModel(ctx context.Context, src Source, opts Options) (*Model, error) {
 	if publish <= 0 {
 		publish = 100 * time.Millisecond
 	}
-	go m.load(ctx, src, sp, opts.Count, publish, opts.Streaming)
+	go m.load(ctx, src, sp, opts.Count, opts.MaxPackets, publish, opts.Streaming)
 	return m, nil
 }
 
@@ -185,13 +191,14 @@ type frameBatch struct {
 	ends   []int // where each frame's bytes end in arena
 	arena  []byte
 	err    error
+	capped bool // the last batch: the source had more than the bound
 }
 
 const batchFrames = 256
 
 // load reads src on one goroutine and indexes on this one, so that a
 // source that blocks (stdin, a quiet interface) does not stop publication.
-func (m *Model) load(ctx context.Context, src Source, sp *spoolWriter, limit int, every time.Duration, streaming bool) {
+func (m *Model) load(ctx context.Context, src Source, sp *spoolWriter, limit, bound int, every time.Duration, streaming bool) {
 	frames := make(chan *frameBatch, 4)
 	free := make(chan *frameBatch, 6)
 	for range cap(free) {
@@ -224,9 +231,14 @@ func (m *Model) load(ctx context.Context, src Source, sp *spoolWriter, limit int
 				case <-ctx.Done():
 					return
 				}
-				batch.frames, batch.ends, batch.arena, batch.err = batch.frames[:0], batch.ends[:0], batch.arena[:0], nil
+				batch.frames, batch.ends, batch.arena, batch.err, batch.capped = batch.frames[:0], batch.ends[:0], batch.arena[:0], nil, false
 			}
 			err := src.NextInto(&cp)
+			if err == nil && bound > 0 && n == bound {
+				// One packet past the bound: the user is told there was more.
+				batch.capped = true
+				break
+			}
 			if err != nil {
 				if !errors.Is(err, io.EOF) {
 					batch.err = err
@@ -247,7 +259,7 @@ func (m *Model) load(ctx context.Context, src Source, sp *spoolWriter, limit int
 				}
 			}
 		}
-		if batch != nil && (len(batch.frames) > 0 || batch.err != nil) {
+		if batch != nil && (len(batch.frames) > 0 || batch.err != nil || batch.capped) {
 			send()
 		}
 	}()
@@ -280,6 +292,11 @@ func (m *Model) load(ctx context.Context, src Source, sp *spoolWriter, limit int
 			}
 			if batch.err != nil {
 				st.fail(batch.err)
+			}
+			if batch.capped {
+				m.mu.Lock()
+				m.capped = true
+				m.mu.Unlock()
 			}
 			free <- batch
 			if st.pendingCount() >= 1<<16 {
@@ -558,6 +575,9 @@ type Status struct {
 	Convs      int
 	ExpertRows int
 	Live       bool // a live capture: it never ends by itself
+	// Capped says loading stopped at MaxPackets with more to read.
+	Capped     bool
+	MaxPackets int
 }
 
 // Status returns a consistent snapshot of the counters.
@@ -566,7 +586,8 @@ func (m *Model) Status() Status {
 	defer m.mu.RUnlock()
 	s := Status{Name: m.name, Packets: m.count, Displayed: m.count, Filter: m.filterExpr, Filtering: m.filtering,
 		Done: m.done, Err: m.err, Rate: m.rate, Received: m.received, Dropped: m.dropped, First: m.first, Last: m.last,
-		Version: m.version, HasFilter: m.filter != nil, Live: m.live, Anomalies: len(m.anomalies), Convs: len(m.convs), ExpertRows: len(m.expert)}
+		Version: m.version, HasFilter: m.filter != nil, Live: m.live, Anomalies: len(m.anomalies), Convs: len(m.convs), ExpertRows: len(m.expert),
+		Capped: m.capped, MaxPackets: m.maxPackets}
 	if m.filter != nil {
 		s.Displayed = m.shown.len()
 	}

@@ -1,5 +1,5 @@
-// Package tui is ibtui: a terminal viewer for RDMA captures that starts
-// from the queue-pair conversations. It draws decode's model with tview;
+// Package tui is ibtui: a terminal viewer for RDMA captures that opens on
+// the packet list, with the queue-pair conversations one key away. It draws decode's model with tview;
 // it is the only package that imports tview and tcell.
 package tui
 
@@ -462,6 +462,9 @@ func (u *UI) drawStatus(st Status) {
 		fmt.Fprintf(&b, " | capturing %.0f pkt/s | %d dropped", st.Rate, st.Dropped)
 	case !st.Done:
 		fmt.Fprintf(&b, " | loading %.0f pkt/s", st.Rate)
+	}
+	if st.Capped {
+		fmt.Fprintf(&b, " | stopped at %d packets (--max-packets)", st.MaxPackets)
 	}
 	if u.filterMsg != "" {
 		fmt.Fprintf(&b, " | %s", u.filterMsg)
