@@ -329,7 +329,10 @@ func (u *UI) psnSelected() {
 	go func() {
 		var pts []psnPoint
 		// One unwrapped PSN line per request direction: responses carry
-		// the PSNs of the requests they answer.
+		// the PSNs of the requests they answer. The line starts at its
+		// first PSN on the wire, so that the axis reads as the packet list
+		// does, and a response naming a PSN before the first request
+		// captured sits below it, not at a PSN of -1.
 		var have [3]bool
 		var last [3]layers.PSN
 		var pos [3]int64
@@ -364,7 +367,7 @@ func (u *UI) psnSelected() {
 			space &= 3
 			psn := b.PSN
 			if !have[space] {
-				have[space], last[space] = true, psn
+				have[space], last[space], pos[space] = true, psn, int64(psn)
 			}
 			pos[space] += int64(psn.Diff(last[space]))
 			last[space] = psn
@@ -465,11 +468,6 @@ func (g *psnGraph) Draw(screen tcell.Screen) {
 		return
 	}
 	const axisW = 10
-	// Below the plot: the time axis and the line of counts.
-	plotX, plotY, plotW, plotH := x+axisW+1, top, w-axisW-1, h-len(head)-2
-	if plotW < 4 || plotH < 2 {
-		return
-	}
 	lo, hi := int64(math.MaxInt64), int64(math.MinInt64)
 	var counts [6]int
 	for _, p := range g.points {
@@ -477,9 +475,25 @@ func (g *psnGraph) Draw(screen tcell.Screen) {
 			continue
 		}
 		lo, hi = min(lo, p.psn), max(hi, p.psn)
+		counts[markerRank(p.marker)]++
 	}
 	if lo > hi {
 		printLine(screen, "no packets in this time window (0 resets)", x, y+1, w, t.normal)
+		return
+	}
+	left := fmt.Sprintf("%.6fs", g.t0.Seconds())
+	right := fmt.Sprintf("%.6fs", g.t1.Seconds())
+	legend := fmt.Sprintf("PSN %d..%d  retrans %d  NAK %d  RNR %d  CNP %d", wirePSN(lo), wirePSN(hi),
+		counts[markerRank(markRetrans)], counts[markerRank(markNAK)], counts[markerRank(markRNR)], counts[markerRank(markCNP)])
+	// Below the plot: the time axis and the counts, on the time axis's
+	// line when they fit between its ends, else on a line of their own.
+	plotX, plotY, plotW := x+axisW+1, top, w-axisW-1
+	inline := len(left)+2+len(legend) < plotW-len(right)
+	plotH := h - len(head) - 2
+	if !inline {
+		plotH--
+	}
+	if plotW < 4 || plotH < 2 {
 		return
 	}
 	if hi == lo {
@@ -496,12 +510,11 @@ func (g *psnGraph) Draw(screen tcell.Screen) {
 		if markerRank(p.marker) > markerRank(grid[i]) {
 			grid[i] = p.marker
 		}
-		counts[markerRank(p.marker)]++
 	}
 	for row := 0; row < plotH; row++ {
 		if row == 0 || row == plotH-1 || row == plotH/2 {
 			v := hi - int64(float64(row)/float64(plotH-1)*float64(hi-lo))
-			printLine(screen, fmt.Sprintf("%*d", axisW, v), x, plotY+row, axisW, t.normal)
+			printLine(screen, fmt.Sprintf("%*d", axisW, wirePSN(v)), x, plotY+row, axisW, t.normal)
 		}
 		screen.SetContent(plotX-1, plotY+row, '│', nil, t.normal)
 		for col := 0; col < plotW; col++ {
@@ -524,15 +537,19 @@ func (g *psnGraph) Draw(screen tcell.Screen) {
 	for col := 0; col < plotW; col++ {
 		screen.SetContent(plotX+col, plotY+plotH, '─', nil, t.normal)
 	}
-	left := fmt.Sprintf("%.6fs", g.t0.Seconds())
-	right := fmt.Sprintf("%.6fs", g.t1.Seconds())
 	printLine(screen, left, plotX, plotY+plotH+1, plotW, t.normal)
 	printLine(screen, right, plotX+plotW-len(right), plotY+plotH+1, len(right), t.normal)
-	legend := fmt.Sprintf("PSN %d..%d  retrans %d  NAK %d  RNR %d  CNP %d", lo, hi,
-		counts[markerRank(markRetrans)], counts[markerRank(markNAK)], counts[markerRank(markRNR)], counts[markerRank(markCNP)])
-	if mid := plotX + len(left) + 2; mid+len(legend) < plotX+plotW-len(right) {
-		printLine(screen, legend, mid, plotY+plotH+1, len(legend), t.normal)
+	if inline {
+		printLine(screen, legend, plotX+len(left)+2, plotY+plotH+1, len(legend), t.normal)
+	} else {
+		printLine(screen, legend, plotX, plotY+plotH+2, plotW, t.normal)
 	}
+}
+
+// wirePSN is the PSN on the wire at a place of an unwrapped line.
+func wirePSN(v int64) int64 {
+	const space = 1 << 24
+	return (v%space + space) % space
 }
 
 // latencyView draws -z latency: a summary and a histogram per operation.

@@ -1,0 +1,62 @@
+package tui
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ibwire/ibwire/capture"
+)
+
+// Issue 17 item 8: the rough edges, each at 120×40 and 80×24.
+var sizes = []struct{ w, h int }{{120, 40}, {80, 24}}
+
+func forSizes(t *testing.T, fn func(t *testing.T, w, h int)) {
+	for _, sz := range sizes {
+		t.Run(strconv.Itoa(sz.w)+"x"+strconv.Itoa(sz.h), func(t *testing.T) { fn(t, sz.w, sz.h) })
+	}
+}
+
+// writeFrames writes frames from..to (1-based) of path to a new pcap.
+func writeFrames(t *testing.T, path string, from, to int) string {
+	t.Helper()
+	r, err := capture.Open(path)
+	require.NoError(t, err)
+	defer r.Close()
+	out := filepath.Join(t.TempDir(), "cut.pcap")
+	f, err := os.Create(out)
+	require.NoError(t, err)
+	defer f.Close()
+	w, err := capture.NewWriter(f, capture.FormatPcap, capture.LinkType(1), false)
+	require.NoError(t, err)
+	var p capture.Packet
+	for n := 1; n <= to; n++ {
+		require.NoError(t, r.NextInto(&p))
+		if n >= from {
+			require.NoError(t, w.WritePacket(p))
+		}
+	}
+	require.NoError(t, w.Close())
+	return out
+}
+
+// TestPSNGraphAxisIsThePSN: a capture that starts after a lost request
+// holds a NAK naming a PSN before its first request. The axis is the PSN
+// on the wire (it was the distance from the first PSN seen: -1 there).
+func TestPSNGraphAxisIsThePSN(t *testing.T) {
+	// write_bw_loss from frame 148, a request for PSN 11705655: the ACKs
+	// after it name 11705530 and on, the NAK of frame 159 11705568.
+	path := writeFrames(t, writeLoss, 148, 170)
+	forSizes(t, func(t *testing.T, w, hh int) {
+		h := start(t, path, "", w, hh)
+		h.keys("P")
+		s := h.waitFor("PSN graph, connection")
+		s = h.waitFor("PSN 11705530..11705655")
+		assert.NotRegexp(t, regexp.MustCompile(`(?m)^\s+-\d+│`), s, "a PSN below the first")
+	})
+}
