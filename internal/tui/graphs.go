@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -255,13 +256,44 @@ func (g *ioGraph) Draw(screen tcell.Screen) {
 			maxV = math.Max(maxV, v)
 			sum += v
 		}
-		printLine(screen, fmt.Sprintf("%s  (max %g, total %g)", g.titles[i], maxV, sum), x, row, w, t.normal)
+		printLine(screen, fmt.Sprintf("%s  (max %s, total %s)", g.titles[i], ioNumber(maxV), ioNumber(sum)), x, row, w, t.normal)
 		for k := 0; k < min(len(s), w); k++ {
 			screen.SetContent(x+k, row+1, spark(s[k], maxV), nil, t.good)
 		}
 		row += 3
 	}
+	if len(g.series) > 0 && row-1 < y+h-1 {
+		// As far as the capture goes, and one tick past its end.
+		n := len(g.series[0]) + ioAxisStep - 1
+		g.drawTimeAxis(screen, x, row-1, min(w, n-n%ioAxisStep+1))
+	}
 }
+
+// ioAxisStep is how many columns lie between two ticks of the time axis.
+const ioAxisStep = 10
+
+// drawTimeAxis draws under the sparklines a tick every ioAxisStep columns
+// and, below, the time since the capture's start at each tick a label fits.
+func (g *ioGraph) drawTimeAxis(screen tcell.Screen, x, y, w int) {
+	t := &g.u.theme
+	free := 0 // the first column a label may take
+	for col := 0; col < w; col++ {
+		r := '─'
+		if col%ioAxisStep == 0 {
+			r = '┬'
+			label := (time.Duration(col) * g.interval).String()
+			if col >= free && col+len(label) <= w {
+				printLine(screen, label, x+col, y+1, len(label), t.normal)
+				free = col + len(label) + 1
+			}
+		}
+		screen.SetContent(x+col, y, r, nil, t.normal)
+	}
+}
+
+// ioNumber prints a column's value as -z io,stat does: integers whole,
+// fractions as short as they are exact.
+func ioNumber(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
 
 // psnPoint is one packet of the PSN graph.
 type psnPoint struct {

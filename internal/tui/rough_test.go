@@ -60,3 +60,19 @@ func TestPSNGraphAxisIsThePSN(t *testing.T) {
 		assert.NotRegexp(t, regexp.MustCompile(`(?m)^\s+-\d+│`), s, "a PSN below the first")
 	})
 }
+
+// TestIOGraphNumbers: the I/O graph's totals and maxima are integers as
+// ibdump's -z io,stat prints them (2039808, not 2.039808e+06), and the
+// sparklines have a time axis (from the capture's start).
+func TestIOGraphNumbers(t *testing.T) {
+	forSizes(t, func(t *testing.T, w, hh int) {
+		h := start(t, writeLoss, "", w, hh)
+		h.keys("I")
+		s := h.waitFor("SUM(ibwire.payload.len)  (max")
+		h.waitUntil(func(u *UI) bool { return !u.io.busy }, "the I/O graph computed")
+		s = h.waitFor("SUM(ibwire.payload.len)  (max")
+		assert.Contains(t, s, "total 2039808)")
+		assert.NotContains(t, s, "e+0")
+		assert.Regexp(t, regexp.MustCompile(`(?m)^┬[─┬]+\n0s +\d+m?s +\d+m?s`), s, "a time axis under the sparklines")
+	})
+}
