@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -74,5 +75,21 @@ func TestIOGraphNumbers(t *testing.T) {
 		assert.Contains(t, s, "total 2039808)")
 		assert.NotContains(t, s, "e+0")
 		assert.Regexp(t, regexp.MustCompile(`(?m)^┬[─┬]+\n0s +\d+m?s +\d+m?s`), s, "a time axis under the sparklines")
+	})
+}
+
+// TestHelpScrollsByHalfPages: ctrl-d and ctrl-u move the help half a
+// page, as they move the packet list.
+func TestHelpScrollsByHalfPages(t *testing.T) {
+	forSizes(t, func(t *testing.T, w, hh int) {
+		h := start(t, writeLoss, "", w, hh)
+		h.keys("?")
+		h.waitFor("ibtui keys")
+		h.keys("<ctrl-d>")
+		s := h.waitScreen(func(s string) bool { return !strings.Contains(s, "ibtui keys") }, "ctrl-d scrolled the help")
+		assert.Contains(t, s, "[ Help ]")
+		h.waitUntil(func(u *UI) bool { r, _ := u.help.GetScrollOffset(); return r == (hh-4)/2 }, "half a page down")
+		h.keys("<ctrl-u>")
+		h.waitFor("ibtui keys")
 	})
 }

@@ -605,6 +605,8 @@ func (u *UI) scope() string {
 		return scopeFollow
 	case viewIO, viewPSN, viewLatency:
 		return scopeGraph
+	case viewHelp:
+		return scopeHelp
 	}
 	return scopeGlobal
 }

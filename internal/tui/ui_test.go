@@ -370,6 +370,11 @@ var viewCases = []viewCase{
 	{name: "help", h: 60, keys: []string{"?"}, expect: []string{"ibtui keys"}},
 	// At the default size the help scrolls too: its end.
 	{name: "help-end", keys: []string{"?", "<end>"}, expect: []string{"Mouse: click a row"}},
+	// ctrl-d and ctrl-u move it half a page, as in the packet list.
+	{name: "help-ctrl-d", w: 80, h: 24, keys: []string{"?", "<ctrl-d>", "<ctrl-d>"}, expect: []string{"[ Help ]", "PACKET LIST"},
+		until: func(u *UI) bool { r, _ := u.help.GetScrollOffset(); return r == 20 }},
+	{name: "help-ctrl-u", w: 80, h: 24, keys: []string{"?", "<ctrl-d>", "<ctrl-d>", "<ctrl-d>", "<ctrl-u>"}, expect: []string{"[ Help ]", "PACKET LIST"},
+		golden: "help-ctrl-d", until: func(u *UI) bool { r, _ := u.help.GetScrollOffset(); return r == 20 }},
 	{name: "help-f1", h: 60, keys: []string{"<f1>"}, expect: []string{"ibtui keys"}, golden: "help"},
 	{name: "help-q-back", keys: []string{"C", "?", "q"}, expect: []string{"[ QPs ]", "1204"}, golden: "convs",
 		until: func(u *UI) bool { return u.view == viewConvs }},
