@@ -93,3 +93,37 @@ func TestHelpScrollsByHalfPages(t *testing.T) {
 		h.waitFor("ibtui keys")
 	})
 }
+
+// TestTreeOpensOnInfiniBand: the detail tree opens with the InfiniBand part
+// (and the analysis) expanded and selected, and the layers below it
+// collapsed, as Wireshark users expect; a protocol the user opens or
+// closes stays so from packet to packet.
+func TestTreeOpensOnInfiniBand(t *testing.T) {
+	forSizes(t, func(t *testing.T, w, hh int) {
+		h := start(t, writeLoss, "", w, hh)
+		h.keys("100G")
+		s := h.waitFor("Frame 100:", "InfiniBand (RoCEv2)", "Base Transport Header")
+		assert.NotContains(t, s, "Frame Number:")
+		open := func(u *UI) map[string]bool {
+			m := map[string]bool{}
+			for i, n := range u.detail.nodes {
+				if n.Depth == 0 {
+					m[n.Field.Name] = u.detail.tree[i].IsExpanded()
+				}
+			}
+			return m
+		}
+		h.waitUntil(func(u *UI) bool {
+			i := u.currentNode()
+			return u.selected == 100 && i >= 0 && u.detail.nodes[i].Field.Name == "infiniband"
+		}, "the InfiniBand line selected")
+		var got map[string]bool
+		h.onLoop(false, "the tree", func() { got = open(h.ui) })
+		assert.Equal(t, map[string]bool{"frame": false, "eth": false, "ip": false, "udp": false, "infiniband": true, "ibwire": true}, got)
+		// Open the IP header, close InfiniBand: the next packet keeps that.
+		h.keys("<tab>", "h", "kk", "l", "<backtab>", "j")
+		h.waitUntil(func(u *UI) bool { return u.selected == 101 }, "the next packet")
+		h.onLoop(false, "the tree", func() { got = open(h.ui) })
+		assert.Equal(t, map[string]bool{"frame": false, "eth": false, "ip": true, "udp": false, "infiniband": false, "ibwire": true}, got)
+	})
+}

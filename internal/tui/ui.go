@@ -108,6 +108,12 @@ type UI struct {
 	marks   map[rune]int
 	back    int // the frame before the last jump, for ''
 
+	// The detail tree: the field the user last selected, and the
+	// protocols the user opened (true) or closed, by name.
+	treeKeep  *decode.Field
+	treeOpen  map[string]bool
+	treeStart *tview.TreeNode // the line the tree of the packet shown started on
+
 	search      string
 	refreshing  atomic.Bool
 	lastVersion uint64
@@ -118,7 +124,7 @@ type UI struct {
 func newUI(app *tview.Application, cfg Config) *UI {
 	ctx, stop := context.WithCancel(context.Background())
 	u := &UI{app: app, m: cfg.Model, theme: newTheme(cfg.Mono), keys: keyTable(), open: cfg.Open, ctx: ctx, stop: stop,
-		marks: map[rune]int{}}
+		marks: map[rune]int{}, treeOpen: map[string]bool{}}
 	u.theme.apply()
 	u.rd = newReader(u.m)
 	u.build()
@@ -198,7 +204,14 @@ func (u *UI) build() {
 		return a, ev
 	})
 	u.tree = tview.NewTreeView()
-	u.tree.SetChangedFunc(func(n *tview.TreeNode) { u.treeSelected(n) })
+	u.tree.SetChangedFunc(func(n *tview.TreeNode) {
+		u.treeSelected(n)
+		// tview calls this at the next draw for the line a new packet's
+		// tree starts on too: only another line is the user's choice.
+		if n != u.treeStart {
+			u.treeChose()
+		}
+	})
 	u.tree.SetMouseCapture(func(a tview.MouseAction, ev *tcell.EventMouse) (tview.MouseAction, *tcell.EventMouse) {
 		if a == tview.MouseLeftClick {
 			u.pane = paneTree

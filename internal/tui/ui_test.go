@@ -425,29 +425,29 @@ var viewCases = []viewCase{
 	{name: "tree-right", keys: []string{"100G", "<tab>", "h", "<right>"}, expect: []string{"Frame 100:"}, until: treeExpanded(true), golden: "tree-tab"},
 	{name: "tree-space", keys: []string{"100G", "<tab>", " "}, expect: []string{"Frame 100:"}, until: treeExpanded(false), golden: "tree-collapse"},
 	{name: "tree-enter", keys: []string{"100G", "<tab>", " ", "<enter>"}, expect: []string{"Frame 100:"}, until: treeExpanded(true), golden: "tree-tab"},
-	{name: "tree", keys: []string{"100G", "<tab>", strings.Repeat("j", 42)}, expect: []string{"Destination Queue Pair"}},
-	{name: "tree-k", keys: []string{"100G", "<tab>", strings.Repeat("j", 43), "k"}, expect: []string{"Destination Queue Pair"},
+	{name: "tree", keys: []string{"100G", "<tab>", strings.Repeat("j", 9)}, expect: []string{"Destination Queue Pair"}},
+	{name: "tree-k", keys: []string{"100G", "<tab>", strings.Repeat("j", 10), "k"}, expect: []string{"Destination Queue Pair"},
 		until: func(u *UI) bool {
 			i := u.currentNode()
 			return i >= 0 && u.detail.nodes[i].Field.Name == "infiniband.bth.destqp"
 		}},
-	{name: "tree-apply", keys: []string{"100G", "<tab>", strings.Repeat("j", 42), "a"},
+	{name: "tree-apply", keys: []string{"100G", "<tab>", strings.Repeat("j", 9), "a"},
 		expect: []string{"filter: infiniband.bth.destqp == 0x000011", "2202 displayed"}},
 	{name: "tree-and", keys: []string{"100G", "a"}, expect: []string{"2202 displayed"},
-		then:       []string{"<tab>", strings.Repeat("j", 42), "&"},
+		then:       []string{"<tab>", strings.Repeat("j", 9), "&"},
 		thenExpect: []string{"filter: (ibwire.analysis.conv_id == 1) && infiniba", "2202 displayed"},
 		until: func(u *UI) bool {
 			st := u.m.Status()
 			return st.Filter == "(ibwire.analysis.conv_id == 1) && infiniband.bth.destqp == 0x000011" && !st.Filtering
 		}},
-	{name: "tree-not", keys: []string{"100G", "<tab>", strings.Repeat("j", 42), "!"},
+	{name: "tree-not", keys: []string{"100G", "<tab>", strings.Repeat("j", 9), "!"},
 		expect: []string{"filter: !(infiniband.bth.destqp == 0x000011)", "41 displayed"}},
 	// The hex pane.
-	{name: "hex", keys: []string{"100G", "<tab>", strings.Repeat("j", 42), "<tab>"}, expect: []string{"Destination Queue Pair"},
+	{name: "hex", keys: []string{"100G", "<tab>", strings.Repeat("j", 9), "<tab>"}, expect: []string{"Destination Queue Pair"},
 		until: func(u *UI) bool { return u.pane == paneHex && u.hex.cursor == 47 }},
-	{name: "hex-moves", keys: []string{"100G", "<tab>", strings.Repeat("j", 42), "<tab>", "lll", "jj", "k", "h"}, expect: []string{"[ Packets ]"},
+	{name: "hex-moves", keys: []string{"100G", "<tab>", strings.Repeat("j", 9), "<tab>", "lll", "jj", "k", "h"}, expect: []string{"[ Packets ]"},
 		until: func(u *UI) bool { return u.pane == paneHex && u.hex.cursor == 47+3+16+16-16-1 }},
-	{name: "hex-arrows", keys: []string{"100G", "<tab>", strings.Repeat("j", 42), "<tab>", "<right>", "<right>", "<right>", "<down>", "<down>", "<up>", "<left>"},
+	{name: "hex-arrows", keys: []string{"100G", "<tab>", strings.Repeat("j", 9), "<tab>", "<right>", "<right>", "<right>", "<down>", "<down>", "<up>", "<left>"},
 		expect: []string{"[ Packets ]"}, golden: "hex-moves",
 		until: func(u *UI) bool { return u.pane == paneHex && u.hex.cursor == 47+3+16+16-16-1 }},
 	// The QP conversations.
