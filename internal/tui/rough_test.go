@@ -127,3 +127,21 @@ func TestTreeOpensOnInfiniBand(t *testing.T) {
 		assert.Equal(t, map[string]bool{"frame": false, "eth": false, "ip": true, "udp": false, "infiniband": false, "ibwire": true}, got)
 	})
 }
+
+// TestPacketListShowsPSN: the packet list has a PSN column: the BTH's PSN
+// of each InfiniBand packet, blank for the others.
+func TestPacketListShowsPSN(t *testing.T) {
+	m := loadModel(t, writeLoss, "")
+	p, err := newReader(m).packet(100)
+	require.NoError(t, err)
+	psn := strconv.Itoa(int(p.BTH().PSN))
+	forSizes(t, func(t *testing.T, w, hh int) {
+		h := start(t, writeLoss, "", w, hh)
+		s := h.waitFor("Frame 1:")
+		assert.Regexp(t, regexp.MustCompile(`(?m)^No\. +Time +Source +Destination +Protocol +Length +PSN +Info`), s)
+		assert.Regexp(t, regexp.MustCompile(`(?m)^  1 0\.000000 .* ARP +42 *$`), s, "no PSN for ARP")
+		h.keys("100G")
+		s = h.waitFor("Frame 100:")
+		assert.Regexp(t, regexp.MustCompile(`(?m)^100 .* 1082 +`+psn+` RC RDMA Write`), s)
+	})
+}
