@@ -145,3 +145,57 @@ func TestPacketListShowsPSN(t *testing.T) {
 		assert.Regexp(t, regexp.MustCompile(`(?m)^100 .* 1082 +`+psn+` RC RDMA Write`), s)
 	})
 }
+
+// TestStatusNoteGoesWithTheNextKey: a note in the status bar (a search's
+// result) is about the key that made it: the next key, here the one that
+// opens the PSN graph, takes it away.
+func TestStatusNoteGoesWithTheNextKey(t *testing.T) {
+	forSizes(t, func(t *testing.T, w, hh int) {
+		h := start(t, writeLoss, "", w, hh)
+		h.keys("<ctrl-f>", "infiniband.aeth.syndrome.opcode == 3", "<enter>")
+		h.waitFor("Frame 159:", "search: frame 159")
+		h.keys("P")
+		h.waitUntil(func(u *UI) bool { return u.view == viewPSN && !u.psn.busy }, "the PSN graph")
+		s := h.waitFor("PSN graph, connection 1")
+		assert.NotContains(t, s, "search: frame 159")
+	})
+}
+
+// TestBadFilterSaysWhy: a filter that does not compile shows the reason
+// ibdump prints, whole, with a caret under the column it names.
+func TestBadFilterSaysWhy(t *testing.T) {
+	tests := []struct{ filter, want, caret string }{
+		{"bth.psn ==", "column 11: unexpected end of filter expression", "        " + strings.Repeat(" ", 10) + "^"},
+		{"bth.psnx == 3", `column 1: "bth.psnx" is neither a field nor a protocol name`, "        ^"},
+	}
+	for _, tc := range tests {
+		forSizes(t, func(t *testing.T, w, hh int) {
+			h := start(t, writeLoss, "", w, hh)
+			h.keys("/", tc.filter)
+			s := h.waitFor("Filter✗ " + tc.filter)
+			joined := strings.Join(strings.Fields(s), " ")
+			assert.Contains(t, joined, tc.want)
+			assert.Contains(t, s, "\n"+tc.caret)
+			// Fixed, the reason goes.
+			h.keys("<esc>")
+			s = h.waitFor("\nFilter:\n")
+			assert.NotContains(t, strings.Join(strings.Fields(s), " "), tc.want)
+		})
+	}
+}
+
+// TestStatusErrorsWrap: an error longer than the status line is shown
+// whole, on as many lines as it needs.
+func TestStatusErrorsWrap(t *testing.T) {
+	path := "/nonexistent/" + strings.Repeat("a-long-directory-name/", 4) + "capture.pcap"
+	forSizes(t, func(t *testing.T, w, hh int) {
+		h := start(t, writeLoss, "", w, hh)
+		h.keys(":", "load "+path, "<enter>")
+		// Lines may break anywhere a word wraps: compare without spaces.
+		squeeze := func(s string) string { return strings.Join(strings.Fields(s), "") }
+		want := squeeze("load " + path + ": capture: stat " + path + ": no such file or directory")
+		s := h.waitScreen(func(s string) bool { return strings.Contains(squeeze(s), want) }, "the whole error")
+		lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+		require.Len(t, lines, hh)
+	})
+}

@@ -67,14 +67,22 @@ type UI struct {
 	root      *tview.Flex
 	tabs      *tview.TextView
 	filterBar *tview.InputField
-	filterMsg string
-	pages     *tview.Pages
-	bottom    *tview.Pages
-	status    *tview.TextView
-	prompt    *tview.InputField
-	promptFor string // "command" or "search"
-	view      string
-	prevView  string
+	// filterErr is the line under the filter bar that says why the filter
+	// does not compile, as ibdump does: a caret under the column, the
+	// reason. Empty when it compiles.
+	filterErr    *tview.TextView
+	filterErrMsg string
+	filterErrCol int // 1-based; 0 when the error names no column
+	// msg is a note about the last key, in the status bar until the next.
+	msg        string
+	statusText string
+	pages      *tview.Pages
+	bottom     *tview.Pages
+	status     *tview.TextView
+	prompt     *tview.InputField
+	promptFor  string // "command" or "search"
+	view       string
+	prevView   string
 
 	// The packets view.
 	packets  *tview.Flex
@@ -244,7 +252,7 @@ func (u *UI) build() {
 		AddPage(viewLatency, u.latency, true, false).
 		AddPage(viewHelp, u.help, true, false)
 
-	u.status = tview.NewTextView().SetWrap(false)
+	u.status = tview.NewTextView().SetWrap(true).SetWordWrap(true)
 	u.status.SetTextStyle(u.theme.status)
 	_, statusBG, _ := u.theme.status.Decompose()
 	u.status.SetBackgroundColor(statusBG)
@@ -253,11 +261,47 @@ func (u *UI) build() {
 	u.prompt.SetAutocompleteFunc(u.completeCommand)
 	u.bottom = tview.NewPages().AddPage("status", u.status, true, true).AddPage("prompt", u.prompt, true, false)
 
+	u.filterErr = tview.NewTextView().SetWrap(false)
+	u.filterErr.SetTextStyle(u.theme.bad)
+
 	u.root = tview.NewFlex().SetDirection(tview.FlexRow).
 		AddItem(u.tabs, 1, 0, false).
 		AddItem(u.filterBar, 1, 0, false).
+		AddItem(u.filterErr, 0, 0, false).
 		AddItem(u.pages, 0, 1, true).
 		AddItem(u.bottom, 1, 0, false)
+	u.root.SetDrawFunc(func(_ tcell.Screen, x, y, w, h int) (int, int, int, int) {
+		u.fitMessages(w, h)
+		return x, y, w, h
+	})
+}
+
+// fitMessages gives the filter's error and the status bar the lines they
+// need at width w (out of h), so that neither is cut at the width.
+func (u *UI) fitMessages(w, h int) {
+	var errLines []string
+	if u.filterErrMsg != "" {
+		caret := ""
+		if u.filterErrCol > 0 {
+			caret = strings.Repeat(" ", len([]rune("Filter✗ "))+u.filterErrCol-1) + "^"
+		}
+		switch {
+		case caret == "":
+			errLines = tview.WordWrap(u.filterErrMsg, w)
+		case len(caret)+1+len(u.filterErrMsg) <= w:
+			errLines = []string{caret + " " + u.filterErrMsg}
+		default:
+			errLines = append([]string{caret}, tview.WordWrap(u.filterErrMsg, w)...)
+		}
+	}
+	errLines = errLines[:min(len(errLines), 3)]
+	u.filterErr.SetText(tview.Escape(strings.Join(errLines, "\n")))
+	u.root.ResizeItem(u.filterErr, len(errLines), 0)
+	status := 1
+	if name, _ := u.bottom.GetFrontPage(); name == "status" {
+		status = min(max(len(tview.WordWrap(u.statusText, w)), 1), max(h/3, 1))
+	}
+	u.root.ResizeItem(u.bottom, status, 0)
 }
 
 // layoutPackets arranges the three panes: stacked, or the hex beside the
@@ -479,26 +523,27 @@ func (u *UI) drawStatus(st Status) {
 	if st.Capped {
 		fmt.Fprintf(&b, " | stopped at %d packets (--max-packets)", st.MaxPackets)
 	}
-	if u.filterMsg != "" {
-		fmt.Fprintf(&b, " | %s", u.filterMsg)
+	if u.msg != "" {
+		fmt.Fprintf(&b, " | %s", u.msg)
 	}
-	u.status.SetText(b.String())
+	u.statusText = b.String()
+	u.status.SetText(u.statusText)
 }
 
 // validateFilter colours the filter bar as the filter is typed: green
 // when it compiles, red with the error's column when it does not.
 func (u *UI) validateFilter(text string) {
 	st := u.theme.filterOff
-	u.filterMsg = ""
+	u.filterErrMsg, u.filterErrCol = "", 0
 	label := "Filter: "
 	if strings.TrimSpace(text) != "" {
 		if err := dfilter.Validate(text); err != nil {
 			st = u.theme.filterBad
 			label = "Filter✗ "
+			u.filterErrMsg = err.Error()
 			if se, ok := err.(*dfilter.SyntaxError); ok {
-				u.filterMsg = fmt.Sprintf("column %d: %s", se.Column, se.Msg)
-			} else {
-				u.filterMsg = err.Error()
+				u.filterErrMsg = fmt.Sprintf("column %d: %s", se.Column, se.Msg)
+				u.filterErrCol = se.Column
 			}
 		} else {
 			st = u.theme.filterOK
@@ -559,6 +604,11 @@ func (u *UI) handleKey(ev *tcell.EventKey) *tcell.EventKey {
 	switch u.app.GetFocus() {
 	case u.filterBar, u.prompt:
 		return ev // typing: the field handles its keys
+	}
+	// A note is about the key before: the next one takes it away.
+	if u.msg != "" {
+		u.msg = ""
+		u.drawStatus(u.m.Status())
 	}
 	if u.pending != 0 {
 		p := u.pending
@@ -663,7 +713,7 @@ func (u *UI) prefix(p rune, ev *tcell.EventKey) bool {
 }
 
 func (u *UI) note(s string) {
-	u.filterMsg = s
+	u.msg = s
 	u.drawStatus(u.m.Status())
 }
 

@@ -434,8 +434,9 @@ var viewCases = []viewCase{
 	{name: "tree-apply", keys: []string{"100G", "<tab>", strings.Repeat("j", 9), "a"},
 		expect: []string{"filter: infiniband.bth.destqp == 0x000011", "2202 displayed"}},
 	{name: "tree-and", keys: []string{"100G", "a"}, expect: []string{"2202 displayed"},
-		then:       []string{"<tab>", strings.Repeat("j", 9), "&"},
-		thenExpect: []string{"filter: (ibwire.analysis.conv_id == 1) && infiniba", "2202 displayed"},
+		then: []string{"<tab>", strings.Repeat("j", 9), "&"},
+		// The status bar wraps the filter it cannot show on one line.
+		thenExpect: []string{"filter: (ibwire.analysis.conv_id == 1) &&\ninfiniband.bth.destqp == 0x000011", "2202 displayed"},
 		until: func(u *UI) bool {
 			st := u.m.Status()
 			return st.Filter == "(ibwire.analysis.conv_id == 1) && infiniband.bth.destqp == 0x000011" && !st.Filtering
