@@ -166,10 +166,27 @@ func TestTmuxEndToEnd(t *testing.T) {
 	// cursor hidden, the keypad in application mode.
 	assert.Equal(t, "alternate=1 mouse=1 cursor=0 keypad=1\n", x.modes())
 
-	// The QP conversations: one RC connection, 1204 retransmissions.
+	// The packet list has a PSN column; the tree opens on InfiniBand.
+	x.run("send-keys", "-t", "T", "1", "0", "0", "G")
+	s := x.waitFor("Frame 100:", "InfiniBand (RoCEv2)", "Base Transport Header")
+	assert.Regexp(t, `No\. +Time +Source +Destination +Protocol +Length +PSN +Info`, s)
+	assert.NotContains(t, s, "Frame Number:", "Frame is closed")
+
+	// The QP conversations: one RC connection, 1204 retransmissions, 13
+	// NAKs, at 120 columns without scrolling: the per-direction columns
+	// are left out, and the view says so.
 	x.run("send-keys", "-t", "T", "C")
-	s := x.waitFor("[ QPs ]", "0x000011")
-	assert.Regexp(t, `192\.168\.77\.11 +192\.168\.77\.12 +0x000011 +0x000011 +RC +oob +210 +13020 +1992 +2163392 +2202 +2176412 +200 +1204 +12`, s)
+	s = x.waitFor("[ QPs ]", "0x000011")
+	assert.Regexp(t, `192\.168\.77\.11 +192\.168\.77\.12 +0x000011 +0x000011 +2202 +2176412 +200 +1204 +12 +13 +0 +0 +0 +1\.091453 +0\.1620`, s)
+	assert.Contains(t, s, "not shown at this width: Svc, Paired, <- Frms, <- Bytes, -> Frms, -> Bytes")
+
+	// At 80×24 a filter that does not compile says why, whole.
+	x.run("resize-window", "-t", "T", "-x", "80", "-y", "24")
+	x.run("send-keys", "-t", "T", "/")
+	x.run("send-keys", "-t", "T", "-l", "bth.psnx == 3")
+	x.waitFor(`^ column 1: "bth.psnx" is neither a field nor a protocol name`)
+	x.run("send-keys", "-t", "T", "Escape")
+	x.run("resize-window", "-t", "T", "-x", "120", "-y", "30")
 
 	// The NAKs, typed in the filter bar.
 	x.run("send-keys", "-t", "T", "Escape")
@@ -178,12 +195,13 @@ func TestTmuxEndToEnd(t *testing.T) {
 	x.run("send-keys", "-t", "T", "-l", "infiniband.aeth.syndrome.opcode == 3")
 	x.waitFor("Filter✓ infiniband.aeth.syndrome.opcode == 3")
 	x.run("send-keys", "-t", "T", "Enter")
-	s = x.waitFor("13 displayed", "Frame 159:")
-	assert.Contains(t, s, "RC Acknowledge QP=0x000011 [PSN Sequence")
+	// (once back at 120 columns, where the Info column holds it)
+	x.waitFor("13 displayed", "Frame 159:", "RC Acknowledge QP=0x000011 [PSN Sequence")
 
-	// The PSN graph of the selected NAK's connection.
+	// The PSN graph of the selected NAK's connection, its axis the PSNs
+	// on the wire.
 	x.run("send-keys", "-t", "T", "P")
-	x.waitFor("PSN graph, connection 1", "retrans 1204", "NAK 13")
+	x.waitFor("PSN graph, connection 1", "retrans 1204", "NAK 13", "PSN 11705527..11706326")
 
 	x.run("send-keys", "-t", "T", "q")
 	s = x.waitFor("IBTUI-EXITED 0")

@@ -199,3 +199,39 @@ func TestStatusErrorsWrap(t *testing.T) {
 		require.Len(t, lines, hh)
 	})
 }
+
+// TestQPTableFitsTheWidth: the QP table shows the columns that matter for
+// a connection's health (NAKs, RNR, CNP, CE, Start, Duration) without
+// scrolling at 120 columns, by leaving out the per-direction ones first;
+// whatever it leaves out, it names.
+func TestQPTableFitsTheWidth(t *testing.T) {
+	forSizes(t, func(t *testing.T, w, hh int) {
+		h := start(t, writeLoss, "", w, hh)
+		h.keys("C")
+		s := h.waitFor("[ QPs ]", "0x000011")
+		lines := strings.Split(s, "\n")
+		var header string
+		for _, l := range lines {
+			if strings.HasPrefix(l, "A ") {
+				header = l
+			}
+		}
+		require.NotEmpty(t, header, "the table's header line")
+		assert.NotContains(t, header, "…", "a column cut at the width")
+		var hidden []string
+		for _, c := range convColumns {
+			if !regexp.MustCompile(`(^|\s)` + regexp.QuoteMeta(c) + `(\s|$)`).MatchString(header) {
+				hidden = append(hidden, c)
+			}
+		}
+		if w >= 120 {
+			for _, c := range []string{"Retr", "Gaps", "NAKs", "RNR", "CNP", "CE", "Start", "Duration"} {
+				assert.Contains(t, header, c)
+			}
+		}
+		if len(hidden) > 0 {
+			assert.Contains(t, strings.Join(strings.Fields(s), " "), "not shown at this width: "+strings.Join(hidden, ", "))
+		}
+		h.waitUntil(func(u *UI) bool { _, co := u.convs.GetOffset(); return co == 0 }, "not scrolled")
+	})
+}

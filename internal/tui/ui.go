@@ -244,7 +244,7 @@ func (u *UI) build() {
 
 	u.pages = tview.NewPages().
 		AddPage(viewPackets, u.packets, true, true).
-		AddPage(viewConvs, u.convs.Table, true, false).
+		AddPage(viewConvs, u.convs.view, true, false).
 		AddPage(viewExpert, u.expert, true, false).
 		AddPage(viewFollow, u.follow.Flex, true, false).
 		AddPage(viewIO, u.io, true, false).

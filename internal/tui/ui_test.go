@@ -453,7 +453,7 @@ var viewCases = []viewCase{
 		until: func(u *UI) bool { return u.pane == paneHex && u.hex.cursor == 47+3+16+16-16-1 }},
 	// The QP conversations.
 	{name: "convs", keys: []string{"C"}, expect: []string{"[ QPs ]", "1204"}},
-	{name: "convs-sort", path: rping, keys: []string{"C", "sssssssssssS"}, expect: []string{"Frames▼"}},
+	{name: "convs-sort", path: rping, keys: []string{"C", "sssssS"}, expect: []string{"Frames▼"}},
 	{name: "convs-jk", path: rping, keys: []string{"C", "jj", "k", "j"}, expect: []string{"[ QPs ]"},
 		until: func(u *UI) bool { r, _ := u.convs.GetSelection(); return r == 2 && u.convs.selectedID() != 0 }},
 	{name: "convs-down-up", path: rping, keys: []string{"C", "<down>", "<down>", "<up>", "<down>"}, expect: []string{"[ QPs ]"},
