@@ -1,8 +1,10 @@
 package tui
 
 import (
+	"bufio"
 	"context"
 	"os"
+	"path/filepath"
 	"runtime"
 	"testing"
 	"time"
@@ -109,5 +111,49 @@ func BenchmarkLoad(b *testing.B) {
 		cancel()
 		m.Close()
 		r.Close()
+	}
+}
+
+// BenchmarkLoadEmptyFrames is BenchmarkLoad on a capture of 1M zero-length
+// frames (each a malformed packet), written to IBWIRE_BENCH_EMPTY_PCAP
+// (kept there, for measuring ibtui itself) or to a temporary directory:
+//
+//	IBWIRE_BENCH_EMPTY_PCAP=/tmp/empty.pcap go test -run '^$' -bench LoadEmptyFrames -benchtime 1x ./internal/tui/
+//
+// A malformed packet must cost the index what a good one costs.
+func BenchmarkLoadEmptyFrames(b *testing.B) {
+	path := os.Getenv("IBWIRE_BENCH_EMPTY_PCAP")
+	if path == "" {
+		path = filepath.Join(b.TempDir(), "empty.pcap")
+	}
+	writeEmptyFrames(b, path, 1000000)
+	b.Setenv("IBWIRE_BENCH_PCAP", path)
+	BenchmarkLoad(b)
+}
+
+// writeEmptyFrames writes a pcap of n zero-length Ethernet frames, 1 µs apart.
+func writeEmptyFrames(b *testing.B, path string, n int) {
+	f, err := os.Create(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	bw := bufio.NewWriterSize(f, 1<<20)
+	w, err := capture.NewWriter(bw, capture.FormatPcap, capture.LinkType(1), false)
+	if err != nil {
+		b.Fatal(err)
+	}
+	src := &framesSource{n: n}
+	var p capture.Packet
+	for src.NextInto(&p) == nil {
+		if err := w.WritePacket(p); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		b.Fatal(err)
+	}
+	if err := bw.Flush(); err != nil {
+		b.Fatal(err)
 	}
 }
