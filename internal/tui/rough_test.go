@@ -167,6 +167,8 @@ func TestBadFilterSaysWhy(t *testing.T) {
 	tests := []struct{ filter, want, caret string }{
 		{"bth.psn ==", "column 11: unexpected end of filter expression", "        " + strings.Repeat(" ", 10) + "^"},
 		{"bth.psnx == 3", `column 1: "bth.psnx" is neither a field nor a protocol name`, "        ^"},
+		// Brackets are text, not colour tags.
+		{"bth.psn == [red]", `column 12: "[" was unexpected in this context`, "        " + strings.Repeat(" ", 11) + "^"},
 	}
 	for _, tc := range tests {
 		forSizes(t, func(t *testing.T, w, hh int) {

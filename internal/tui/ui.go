@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"unicode/utf8"
 
 	"github.com/gdamore/tcell/v2"
 	"github.com/rivo/tview"
@@ -261,7 +262,7 @@ func (u *UI) build() {
 	u.prompt.SetAutocompleteFunc(u.completeCommand)
 	u.bottom = tview.NewPages().AddPage("status", u.status, true, true).AddPage("prompt", u.prompt, true, false)
 
-	u.filterErr = tview.NewTextView().SetWrap(false)
+	u.filterErr = tview.NewTextView().SetWrap(false).SetDynamicColors(true)
 	u.filterErr.SetTextStyle(u.theme.bad)
 
 	u.root = tview.NewFlex().SetDirection(tview.FlexRow).
@@ -285,21 +286,23 @@ func (u *UI) fitMessages(w, h int) {
 		if u.filterErrCol > 0 {
 			caret = strings.Repeat(" ", len([]rune("Filter✗ "))+u.filterErrCol-1) + "^"
 		}
+		// Escaped, so that brackets in the filter are text, not tags.
+		msg := tview.Escape(u.filterErrMsg)
 		switch {
 		case caret == "":
-			errLines = tview.WordWrap(u.filterErrMsg, w)
-		case len(caret)+1+len(u.filterErrMsg) <= w:
-			errLines = []string{caret + " " + u.filterErrMsg}
+			errLines = tview.WordWrap(msg, w)
+		case len(caret)+1+utf8.RuneCountInString(u.filterErrMsg) <= w:
+			errLines = []string{caret + " " + msg}
 		default:
-			errLines = append([]string{caret}, tview.WordWrap(u.filterErrMsg, w)...)
+			errLines = append([]string{caret}, tview.WordWrap(msg, w)...)
 		}
 	}
 	errLines = errLines[:min(len(errLines), 3)]
-	u.filterErr.SetText(tview.Escape(strings.Join(errLines, "\n")))
+	u.filterErr.SetText(strings.Join(errLines, "\n"))
 	u.root.ResizeItem(u.filterErr, len(errLines), 0)
 	status := 1
 	if name, _ := u.bottom.GetFrontPage(); name == "status" {
-		status = min(max(len(tview.WordWrap(u.statusText, w)), 1), max(h/3, 1))
+		status = min(max(len(tview.WordWrap(tview.Escape(u.statusText), w)), 1), max(h/3, 1))
 	}
 	u.root.ResizeItem(u.bottom, status, 0)
 }

@@ -60,7 +60,7 @@ type convTable struct {
 
 func newConvTable(u *UI) *convTable {
 	c := &convTable{Table: tview.NewTable().SetSelectable(true, false).SetFixed(1, 0), u: u, sortCol: -1,
-		note: tview.NewTextView().SetWrap(true).SetWordWrap(true), hidden: make([]bool, len(convColumns))}
+		note: tview.NewTextView().SetWrap(true).SetWordWrap(true).SetDynamicColors(true), hidden: make([]bool, len(convColumns))}
 	c.SetSelectedStyle(u.theme.selected)
 	c.SetSelectedFunc(func(int, int) { u.applyConv() })
 	c.view = tview.NewFlex().SetDirection(tview.FlexRow).AddItem(c.note, 0, 0, false).AddItem(c.Table, 0, 1, true)
@@ -113,7 +113,7 @@ func (c *convTable) fit() {
 	if len(names) > 0 {
 		text := "not shown at this width: " + strings.Join(names, ", ") + " (ibdump -z conv,qp prints every column)"
 		c.note.SetText(tview.Escape(text))
-		lines = len(tview.WordWrap(text, max(c.width, 1)))
+		lines = len(tview.WordWrap(tview.Escape(text), max(c.width, 1)))
 	}
 	c.view.ResizeItem(c.note, lines, 0)
 }
