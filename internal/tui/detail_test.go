@@ -328,6 +328,12 @@ func TestCommands(t *testing.T) {
 		{nil, "iograph COUNT(infiniband.bth.psn)infiniband.bth.psn", "COUNT(infiniband.bth.psn)", nil},
 		{nil, "nonsense", "unknown command", nil},
 		{nil, "help", "ibtui keys", nil},
+		// A filter that does not compile goes to the bar, with its
+		// reason under it, for the user to mend (last: the bar keeps the
+		// keys).
+		{nil, "filter bth.psn ==", "                  ^ column 11: unexpected end of filter expression", func(u *UI) bool {
+			return u.filterBar.GetText() == "bth.psn ==" && focused(u, u.filterBar) && noFilter(u)
+		}},
 	} {
 		if tc.keys != nil {
 			h.keys(tc.keys...)

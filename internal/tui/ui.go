@@ -592,7 +592,13 @@ func (u *UI) focusFilter() {
 func (u *UI) applyFilter(expr string) {
 	expr = strings.TrimSpace(expr)
 	if err := u.m.SetFilter(expr); err != nil {
+		// In the bar (from the command line too), with its reason, for
+		// the user to mend.
+		if u.filterBar.GetText() != expr {
+			u.filterBar.SetText(expr)
+		}
 		u.validateFilter(expr)
+		u.app.SetFocus(u.filterBar)
 		return
 	}
 	u.filterBar.SetText(expr)
