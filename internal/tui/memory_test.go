@@ -77,7 +77,7 @@ func TestMalformedFramesCostWhatGoodOnesCost(t *testing.T) {
 			}
 			m.mu.RLock()
 			defer m.mu.RUnlock()
-			assert.Zero(t, len(m.anomalies), "malformed frames keep a whole analysis each")
+			assert.Zero(t, m.anomalies.len(), "malformed frames keep a whole analysis each")
 		})
 	}
 }
@@ -108,4 +108,47 @@ func TestMaxPackets(t *testing.T) {
 	m := loadSource(t, &framesSource{data: nil, n: 1000}, Options{Name: "x", MaxPackets: 100})
 	h := startModel(t, m, 120, 40, true)
 	h.waitFor("100 packets", "stopped at 100 packets (--max-packets)")
+}
+
+// bustICRC is a capture read with the last byte of every frame inverted:
+// each RoCE packet's ICRC then fails.
+type bustICRC struct{ *capture.Reader }
+
+func (s bustICRC) NextInto(p *capture.Packet) error {
+	if err := s.Reader.NextInto(p); err != nil {
+		return err
+	}
+	if n := len(p.Data); n > 0 {
+		p.Data = append([]byte(nil), p.Data...)
+		p.Data[n-1] ^= 0xFF
+	}
+	return nil
+}
+
+// TestBadICRCCostsNothingMore: RoCE packets whose ICRC fails (what a
+// corrupting link or a forger sends) keep no more in the index than the
+// same packets intact: the finding rides in the mark beside the
+// conversation.
+func TestBadICRCCostsNothingMore(t *testing.T) {
+	for _, path := range []string{rping, readBW} {
+		t.Run(path, func(t *testing.T) {
+			clean := loadModel(t, path, "")
+			r, err := capture.Open(path)
+			require.NoError(t, err)
+			defer r.Close()
+			bad := loadSource(t, bustICRC{r}, Options{Name: path})
+			require.Equal(t, clean.Status().Packets, bad.Status().Packets)
+			busted := 0
+			for f := 1; f <= bad.Status().Packets; f++ {
+				a, _ := bad.analysisOf(f)
+				if a.Has(decode.FindICRCBad) {
+					busted++
+					c, _ := clean.analysisOf(f)
+					assert.Equal(t, c.Conv, a.Conv, "frame %d", f)
+				}
+			}
+			require.Positive(t, busted)
+			assert.Equal(t, clean.anomalies.len(), bad.anomalies.len(), "a bad ICRC keeps a record of its own")
+		})
+	}
 }

@@ -29,45 +29,71 @@ type statsSource interface {
 // Four bytes a packet is the whole per-packet cost of the index besides the
 // checkpoints.
 //
-// A packet of no conversation whose analysis is its findings alone (an
-// empty, cut or otherwise malformed frame) keeps its findings where the
-// conversation would be, under direction markFindings, which no packet
-// has: its mark is then its whole analysis, and a capture of malformed
-// frames costs what a capture of good ones does.
+//	conv (24 bits) | malformation (3) | dir (2) | severity (3)
+//
+// A malformed packet costs what a good one does. Its malformation (a bad
+// ICRC or VCRC, a cut or impossible header: findings about the packet
+// alone, not the connection's state) rides in the mark beside its
+// conversation. A packet of no conversation whose analysis is its findings
+// alone (an empty or cut frame) keeps its findings where the conversation
+// would be, under direction markFindings, which no packet has: its mark is
+// then its whole analysis.
 type mark uint32
 
 // markFindings is the direction of a mark that holds findings, not a
 // conversation.
 const markFindings = 3
 
-// markMax is the largest conversation (or findings set) a mark holds.
-const markMax = 1<<27 - 1
+// markMaxFindings is the largest findings set a mark holds; markMaxConv
+// the largest conversation (more than --max-packets' default allows).
+const (
+	markMaxFindings = 1<<27 - 1
+	markMaxConv     = 1<<24 - 1
+)
 
-// newMark returns a's mark, and whether the mark is all of a.
+// markKinds are the malformations a mark holds beside a conversation, by
+// their number in bits 5-7 (0: none).
+var markKinds = [...]decode.FindingKind{decode.FindNone, decode.FindICRCBad, decode.FindVCRCBad, decode.FindTruncated,
+	decode.FindMalformed}
+
+// newMark returns a's mark, and whether the mark holds all that the index
+// keeps of a: a packet whose findings the mark holds keeps, as a good
+// packet does, only its mark; one with other findings its whole analysis.
 func newMark(a *decode.PacketAnalysis) (mark, bool) {
-	if a.Conv == 0 && a.Findings <= markMax && *a == (decode.PacketAnalysis{Findings: a.Findings, Severity: a.Severity}) {
+	if a.Conv == 0 && a.Findings <= markMaxFindings && *a == (decode.PacketAnalysis{Findings: a.Findings, Severity: a.Severity}) {
 		return mark(a.Findings<<5 | markFindings<<3 | uint32(a.Severity&7)), true
 	}
-	conv := min(a.Conv, markMax)
-	return mark(conv<<5 | uint32(a.Dir&3)<<3 | uint32(a.Severity&7)), a.Findings == 0
+	kind := 0
+	for k, f := range markKinds[1:] {
+		if a.Findings == 1<<f {
+			kind = k + 1
+		}
+	}
+	conv := min(a.Conv, markMaxConv)
+	return mark(conv<<8 | uint32(kind)<<5 | uint32(a.Dir&3)<<3 | uint32(a.Severity&7)), a.Findings == 0 || kind != 0
 }
 
 func (m mark) conv() uint32 {
 	if m.dir() == markFindings {
 		return 0
 	}
-	return uint32(m) >> 5
+	return uint32(m) >> 8
 }
 func (m mark) dir() uint8                { return uint8(m>>3) & 3 }
 func (m mark) severity() decode.Severity { return decode.Severity(m & 7) }
 
 // analysis is what the mark knows of the packet's analysis: all of it
-// when it holds findings, else the conversation, direction and severity.
+// when it holds findings, else the conversation, direction, severity and
+// malformation.
 func (m mark) analysis() decode.PacketAnalysis {
 	if m.dir() == markFindings {
 		return decode.PacketAnalysis{Findings: uint32(m) >> 5, Severity: m.severity()}
 	}
-	return decode.PacketAnalysis{Conv: m.conv(), Dir: m.dir(), Severity: m.severity()}
+	a := decode.PacketAnalysis{Conv: m.conv(), Dir: m.dir(), Severity: m.severity()}
+	if k := uint32(m>>5) & 7; k != 0 && int(k) < len(markKinds) {
+		a.Findings = 1 << markKinds[k]
+	}
+	return a
 }
 
 // anomaly keeps the whole analysis of a packet that has findings its mark
@@ -100,7 +126,7 @@ type Model struct {
 	end         int64   // spool bytes flushed
 	checkpoints []int64 // spool offset of packet k*checkpointEvery+1
 	marks       chunked[mark]
-	anomalies   []anomaly
+	anomalies   chunked[anomaly] // in small chunks: a slice that doubles would hold twice their size
 	first       time.Time
 	last        time.Time
 	convs       []decode.Conversation
@@ -157,7 +183,7 @@ func NewModel(ctx context.Context, src Source, opts Options) (*Model, error) {
 	if err != nil {
 		return nil, err
 	}
-	m := &Model{name: opts.Name, options: opts.Decode, file: sp.f, filterExpr: opts.Filter, filter: f,
+	m := &Model{anomalies: chunked[anomaly]{size: 1024}, name: opts.Name, options: opts.Decode, file: sp.f, filterExpr: opts.Filter, filter: f,
 		filterReq: make(chan string, 1), notify: func() {}, maxPackets: opts.MaxPackets}
 	if f != nil {
 		m.shown = &chunked[uint32]{}
@@ -434,7 +460,7 @@ func (st *loadState) publish(final bool, lastPublish *time.Time, lastCount *int)
 	m.end = st.sp.off
 	m.checkpoints = append(m.checkpoints, st.cps...)
 	m.marks.append(st.marks...)
-	m.anomalies = append(m.anomalies, st.anom...)
+	m.anomalies.append(st.anom...)
 	if m.filter == st.filter && m.filter != nil && !m.filtering {
 		m.shown.append(st.shown...)
 	}
@@ -458,6 +484,9 @@ func (st *loadState) publish(final bool, lastPublish *time.Time, lastCount *int)
 	m.mu.Unlock()
 	*lastPublish, *lastCount = now, st.count
 	st.cps, st.marks, st.anom, st.shown = st.cps[:0], st.marks[:0], st.anom[:0], st.shown[:0]
+	if cap(st.anom) > 4096 {
+		st.anom = nil // a burst of findings: do not keep its buffer
+	}
 	notify()
 }
 
@@ -586,7 +615,7 @@ func (m *Model) Status() Status {
 	defer m.mu.RUnlock()
 	s := Status{Name: m.name, Packets: m.count, Displayed: m.count, Filter: m.filterExpr, Filtering: m.filtering,
 		Done: m.done, Err: m.err, Rate: m.rate, Received: m.received, Dropped: m.dropped, First: m.first, Last: m.last,
-		Version: m.version, HasFilter: m.filter != nil, Live: m.live, Anomalies: len(m.anomalies), Convs: len(m.convs), ExpertRows: len(m.expert),
+		Version: m.version, HasFilter: m.filter != nil, Live: m.live, Anomalies: m.anomalies.len(), Convs: len(m.convs), ExpertRows: len(m.expert),
 		Capped: m.capped, MaxPackets: m.maxPackets}
 	if m.filter != nil {
 		s.Displayed = m.shown.len()
@@ -662,9 +691,10 @@ func (m *Model) analysisOf(frame int) (decode.PacketAnalysis, mark) {
 		return decode.PacketAnalysis{}, 0
 	}
 	mk := m.marks.at(frame - 1)
-	i := sort.Search(len(m.anomalies), func(i int) bool { return int(m.anomalies[i].frame) >= frame })
-	if i < len(m.anomalies) && int(m.anomalies[i].frame) == frame {
-		return m.anomalies[i].a, mk
+	n := m.anomalies.len()
+	i := sort.Search(n, func(i int) bool { return int(m.anomalies.at(i).frame) >= frame })
+	if i < n && int(m.anomalies.at(i).frame) == frame {
+		return m.anomalies.at(i).a, mk
 	}
 	return mk.analysis(), mk
 }
