@@ -132,7 +132,10 @@ func BenchmarkLoadEmptyFrames(b *testing.B) {
 }
 
 // writeEmptyFrames writes a pcap of n zero-length Ethernet frames, 1 µs apart.
-func writeEmptyFrames(b *testing.B, path string, n int) {
+func writeEmptyFrames(b *testing.B, path string, n int) { writeSource(b, path, &framesSource{n: n}) }
+
+// writeSource writes what src gives to a pcap at path.
+func writeSource(b *testing.B, path string, src Source) {
 	f, err := os.Create(path)
 	if err != nil {
 		b.Fatal(err)
@@ -143,7 +146,6 @@ func writeEmptyFrames(b *testing.B, path string, n int) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	src := &framesSource{n: n}
 	var p capture.Packet
 	for src.NextInto(&p) == nil {
 		if err := w.WritePacket(p); err != nil {
@@ -156,4 +158,25 @@ func writeEmptyFrames(b *testing.B, path string, n int) {
 	if err := bw.Flush(); err != nil {
 		b.Fatal(err)
 	}
+}
+
+// BenchmarkLoadBadICRC is BenchmarkLoad on the benchmark capture with every
+// frame's last byte inverted (each RoCE packet's ICRC fails), written to
+// IBWIRE_BENCH_ICRC_PCAP (kept) or to a temporary directory:
+//
+//	IBWIRE_BENCH_PCAP=/tmp/bench.pcap IBWIRE_BENCH_ICRC_PCAP=/tmp/icrc.pcap go test -run '^$' -bench LoadBadICRC -benchtime 1x ./internal/tui/
+func BenchmarkLoadBadICRC(b *testing.B) {
+	src := benchCapture(b)
+	path := os.Getenv("IBWIRE_BENCH_ICRC_PCAP")
+	if path == "" {
+		path = filepath.Join(b.TempDir(), "icrc.pcap")
+	}
+	r, err := capture.Open(src)
+	if err != nil {
+		b.Fatal(err)
+	}
+	writeSource(b, path, bustICRC{r})
+	r.Close()
+	b.Setenv("IBWIRE_BENCH_PCAP", path)
+	BenchmarkLoad(b)
 }
