@@ -622,7 +622,27 @@ func (l *latencyView) Draw(screen tcell.Screen) {
 		for i, b := range bins {
 			screen.SetContent(x+1+i, line+1, spark(b, peak), nil, t.good)
 		}
-		line += 3
+		if line+2 < y+h {
+			latencyAxis(screen, r.quantiles[0], r.quantiles[len(r.quantiles)-1], x+1, line+2, len(bins), t.normal)
+		}
+		line += 4
+	}
+}
+
+// latencyAxis labels a histogram's ends, lo and hi, and its middle (their
+// geometric mean: the scale is logarithmic) on the line under it.
+func latencyAxis(screen tcell.Screen, lo, hi time.Duration, x, y, w int, st tcell.Style) {
+	left, right := fmtDur(lo), fmtDur(hi)
+	n, m := utf8.RuneCountInString(left), utf8.RuneCountInString(right)
+	if n+m+1 > w {
+		return
+	}
+	printLine(screen, left, x, y, n, st)
+	printLine(screen, right, x+w-m, y, m, st)
+	mid := fmtDur(time.Duration(math.Sqrt(float64(max(lo, 1)) * float64(max(hi, 1)))))
+	k := utf8.RuneCountInString(mid)
+	if at := x + (w-k)/2; at > x+n+1 && at+k < x+w-m-1 {
+		printLine(screen, mid, at, y, k, st)
 	}
 }
 

@@ -237,3 +237,19 @@ func TestQPTableFitsTheWidth(t *testing.T) {
 		h.waitUntil(func(u *UI) bool { _, co := u.convs.GetOffset(); return co == 0 }, "not scrolled")
 	})
 }
+
+// TestLatencyHistogramAxis: each latency histogram says what its ends are
+// (the smallest and the largest latency) and what its middle is, on a line
+// under it.
+func TestLatencyHistogramAxis(t *testing.T) {
+	m := loadModel(t, readBW, "")
+	snaps := m.latencySnaps()
+	require.NotEmpty(t, snaps)
+	s0 := snaps[0].summary
+	forSizes(t, func(t *testing.T, w, hh int) {
+		h := start(t, readBW, "", w, hh)
+		h.keys("T")
+		s := h.waitFor("RDMA_READ")
+		assert.Regexp(t, regexp.MustCompile(`(?m)^ `+regexp.QuoteMeta(fmtDur(s0.Min))+` .*\S.* `+regexp.QuoteMeta(fmtDur(s0.Max))+`$`), s)
+	})
+}
