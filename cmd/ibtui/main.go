@@ -142,6 +142,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if o.version {
 		return ibdumpcli.Run(ctx, "ibtui", []string{"--version"}, stdin, stdout, stderr)
 	}
+	if o.maxPkts < 0 {
+		fmt.Fprintf(stderr, "ibtui: --max-packets %d: want 0 (no bound) or more\n", o.maxPkts)
+		return ibdumpcli.ExitError
+	}
 	// The heap is mostly the packet index, which never becomes garbage:
 	// collecting at half again its size, not twice, keeps ibtui's memory
 	// within twice ibdump's on large captures for a little CPU while loading.

@@ -66,6 +66,15 @@ func TestMaxPacketsIsTheViewers(t *testing.T) {
 	}
 }
 
+// TestMaxPacketsMustBeABound: a negative bound is refused before any
+// screen opens.
+func TestMaxPacketsMustBeABound(t *testing.T) {
+	var errOut bytes.Buffer
+	code := run(context.Background(), []string{"--max-packets", "-1", writeLoss}, nil, &bytes.Buffer{}, &errOut, true)
+	assert.Equal(t, ibdumpcli.ExitError, code)
+	assert.Equal(t, "ibtui: --max-packets -1: want 0 (no bound) or more\n", errOut.String())
+}
+
 func TestHelpIsComplete(t *testing.T) {
 	var errOut bytes.Buffer
 	code := run(context.Background(), []string{"--help"}, nil, &bytes.Buffer{}, &errOut, true)
