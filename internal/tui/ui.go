@@ -1,6 +1,7 @@
 // Package tui is ibtui: a terminal viewer for RDMA captures that opens on
-// the packet list, with the queue-pair conversations one key away. It draws decode's model with tview;
-// it is the only package that imports tview and tcell.
+// the packet list, with the queue-pair conversations one key away. It
+// draws decode's model with tview; it is the only package that imports
+// tview and tcell.
 package tui
 
 import (
@@ -284,7 +285,7 @@ func (u *UI) fitMessages(w, h int) {
 	if u.filterErrMsg != "" {
 		caret := ""
 		if u.filterErrCol > 0 {
-			caret = strings.Repeat(" ", len([]rune("Filter✗ "))+u.filterErrCol-1) + "^"
+			caret = strings.Repeat(" ", utf8.RuneCountInString(filterBadLabel)+u.filterErrCol-1) + "^"
 		}
 		// Escaped, so that brackets in the filter are text, not tags.
 		msg := tview.Escape(u.filterErrMsg)
@@ -533,6 +534,10 @@ func (u *UI) drawStatus(st Status) {
 	u.status.SetText(u.statusText)
 }
 
+// filterBadLabel is the filter bar's label while its filter does not
+// compile.
+const filterBadLabel = "Filter✗ "
+
 // validateFilter colours the filter bar as the filter is typed: green
 // when it compiles, red with the error's column when it does not.
 func (u *UI) validateFilter(text string) {
@@ -542,7 +547,7 @@ func (u *UI) validateFilter(text string) {
 	if strings.TrimSpace(text) != "" {
 		if err := dfilter.Validate(text); err != nil {
 			st = u.theme.filterBad
-			label = "Filter✗ "
+			label = filterBadLabel
 			u.filterErrMsg = err.Error()
 			if se, ok := err.(*dfilter.SyntaxError); ok {
 				u.filterErrMsg = fmt.Sprintf("column %d: %s", se.Column, se.Msg)
