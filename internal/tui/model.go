@@ -183,8 +183,9 @@ func NewModel(ctx context.Context, src Source, opts Options) (*Model, error) {
 	if err != nil {
 		return nil, err
 	}
-	m := &Model{anomalies: chunked[anomaly]{size: 1024}, name: opts.Name, options: opts.Decode, file: sp.f, filterExpr: opts.Filter, filter: f,
-		filterReq: make(chan string, 1), notify: func() {}, maxPackets: opts.MaxPackets}
+	m := &Model{name: opts.Name, options: opts.Decode, file: sp.f, filterExpr: opts.Filter, filter: f,
+		filterReq: make(chan string, 1), notify: func() {}, maxPackets: opts.MaxPackets,
+		anomalies: chunked[anomaly]{size: 1024}}
 	if f != nil {
 		m.shown = &chunked[uint32]{}
 	}
