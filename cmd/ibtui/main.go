@@ -1,8 +1,7 @@
 // Command ibtui is a terminal viewer for RDMA captures (RoCEv1, RoCEv2,
-// InfiniBand) that starts from the queue-pair conversations: QP table,
-// packet list, detail tree and bytes, expert findings, Follow QP, I/O, PSN
-// and latency graphs. When its standard output is not a terminal it is
-// ibdump, with the same flags.
+// InfiniBand): packet list, detail tree and bytes (where it opens), QP
+// table, expert findings, Follow QP, I/O, PSN and latency graphs. When its
+// standard output is not a terminal it is ibdump, with the same flags.
 package main
 
 import (
@@ -50,6 +49,7 @@ type options struct {
 	dc        bool
 	color     string
 	version   bool
+	maxPkts   int
 }
 
 type listFlag []string
@@ -70,18 +70,26 @@ func newFlagSet(o *options, stderr io.Writer) *flag.FlagSet {
 	fs.BoolVar(&o.dc, "dc", false, "decode opcodes 0x40-0x5F as Mellanox DC (20-byte BTH) instead of IBTA RD")
 	fs.StringVar(&o.color, "color", "auto", "colour: auto, always or never (auto honours NO_COLOR and TERM=dumb)")
 	fs.BoolVar(&o.version, "version", false, "print the version and exit")
+	fs.IntVar(&o.maxPkts, "max-packets", defaultMaxPackets, "keep at most `n` packets (about 9 bytes of memory each); reading stops there and the\nstatus bar says so (0: no bound)")
 	fs.Usage = func() { usage(fs, stderr) }
 	return fs
 }
 
+// defaultMaxPackets bounds ibtui's memory at about 90 MB of index: ten
+// times the benchmark capture, and far past what a screen is for (a larger
+// capture is ibdump's, or -Y's in ibdump -w first).
+const defaultMaxPackets = 10_000_000
+
 func usage(fs *flag.FlagSet, w io.Writer) {
 	fmt.Fprint(w, `Usage: ibtui [flags] [file ...]
 
-ibtui shows RoCEv1, RoCEv2 and InfiniBand captures in the terminal, starting
-from the queue-pair conversations. Given no file and no -i, it opens a
-bundled sample. Large files load in the background while you look; the
-memory it needs grows by about 4 bytes a packet (frames are spooled to a
-temporary file and decoded again when shown).
+ibtui shows RoCEv1, RoCEv2 and InfiniBand captures in the terminal. It
+opens on the packet list, which shows packets as soon as they are read; C
+shows the queue-pair conversations, E the expert findings. Given no file
+and no -i, it opens a bundled sample. Large files load in the background
+while you look; the memory it needs grows by about 9 bytes a packet
+(frames are spooled to a temporary file and decoded again when shown), up
+to --max-packets.
 
 When standard output is not a terminal, ibtui behaves exactly like ibdump
 with the same arguments (every ibdump flag is accepted then), so
@@ -121,7 +129,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		}
 	}
 	if !tty {
-		return ibdumpcli.Run(ctx, "ibtui", args, stdin, stdout, stderr)
+		return ibdumpcli.Run(ctx, "ibtui", withoutViewerFlags(args), stdin, stdout, stderr)
 	}
 	var o options
 	fs := newFlagSet(&o, stderr)
@@ -133,6 +141,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 	if o.version {
 		return ibdumpcli.Run(ctx, "ibtui", []string{"--version"}, stdin, stdout, stderr)
+	}
+	if o.maxPkts < 0 {
+		fmt.Fprintf(stderr, "ibtui: --max-packets %d: want 0 (no bound) or more\n", o.maxPkts)
+		return ibdumpcli.ExitError
 	}
 	// The heap is mostly the packet index, which never becomes garbage:
 	// collecting at half again its size, not twice, keeps ibtui's memory
@@ -162,7 +174,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			return nil, nil, err
 		}
 		m, err := tui.NewModel(ctx, src, tui.Options{Name: name, Decode: dopts, Filter: o.filter, Count: o.count,
-			Streaming: streaming})
+			MaxPackets: o.maxPkts, Streaming: streaming})
 		if err != nil {
 			closeSrc()
 			return nil, nil, err
@@ -192,6 +204,27 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return ibdumpcli.ExitError
 	}
 	return ibdumpcli.ExitOK
+}
+
+// withoutViewerFlags drops --max-packets, which bounds the viewer's memory
+// and means nothing to ibdump, which streams.
+func withoutViewerFlags(args []string) []string {
+	var out []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			return append(out, args[i:]...)
+		}
+		name := strings.TrimLeft(a, "-")
+		switch {
+		case a != name && name == "max-packets":
+			i++ // and its value
+		case a != name && strings.HasPrefix(name, "max-packets="):
+		default:
+			out = append(out, a)
+		}
+	}
+	return out
 }
 
 // monochrome applies --color, NO_COLOR and TERM=dumb.

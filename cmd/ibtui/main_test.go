@@ -53,6 +53,28 @@ func TestNotATerminalIsIbdump(t *testing.T) {
 	}
 }
 
+// TestMaxPacketsIsTheViewers: --max-packets bounds the viewer's memory;
+// piped, ibtui is ibdump, which streams and needs no bound, so the flag is
+// accepted and has no effect.
+func TestMaxPacketsIsTheViewers(t *testing.T) {
+	for _, args := range [][]string{{"--max-packets", "5", writeLoss}, {"-max-packets=5", writeLoss}} {
+		var out, errOut, wantOut bytes.Buffer
+		code := run(context.Background(), args, nil, &out, &errOut, false)
+		require.Zero(t, code, "%s", errOut.String())
+		ibdumpcli.Run(context.Background(), "ibtui", []string{writeLoss}, nil, &wantOut, &bytes.Buffer{})
+		assert.Equal(t, wantOut.String(), out.String())
+	}
+}
+
+// TestMaxPacketsMustBeABound: a negative bound is refused before any
+// screen opens.
+func TestMaxPacketsMustBeABound(t *testing.T) {
+	var errOut bytes.Buffer
+	code := run(context.Background(), []string{"--max-packets", "-1", writeLoss}, nil, &bytes.Buffer{}, &errOut, true)
+	assert.Equal(t, ibdumpcli.ExitError, code)
+	assert.Equal(t, "ibtui: --max-packets -1: want 0 (no bound) or more\n", errOut.String())
+}
+
 func TestHelpIsComplete(t *testing.T) {
 	var errOut bytes.Buffer
 	code := run(context.Background(), []string{"--help"}, nil, &bytes.Buffer{}, &errOut, true)
@@ -60,13 +82,17 @@ func TestHelpIsComplete(t *testing.T) {
 	var o options
 	fs := newFlagSet(&o, &bytes.Buffer{})
 	help := errOut.String()
-	for _, name := range []string{"-r", "-Y", "-c", "-i", "-s", "-p", "-d", "-dc", "-color", "-version"} {
+	for _, name := range []string{"-r", "-Y", "-c", "-i", "-s", "-p", "-d", "-dc", "-color", "-version", "-max-packets"} {
 		assert.Contains(t, help, "  "+name, "help lists %s", name)
 		require.NotNil(t, fs.Lookup(strings.TrimPrefix(name, "-")), name)
 	}
 	for _, s := range []string{"ibtui keys", "DETAIL TREE", "not a terminal", "Exit status", "NO_COLOR"} {
 		assert.Contains(t, help, s)
 	}
+	// It says where ibtui opens (the packet list, where tui.Run starts), not
+	// somewhere else.
+	assert.Contains(t, help, "opens on the packet list")
+	assert.NotContains(t, help, "starting\nfrom the queue-pair conversations")
 	// Help goes to stderr even when stdout is not a terminal: it is ibtui's.
 	errOut.Reset()
 	require.Zero(t, run(context.Background(), []string{"-h"}, nil, &bytes.Buffer{}, &errOut, false))
@@ -149,10 +175,27 @@ func TestTmuxEndToEnd(t *testing.T) {
 	// cursor hidden, the keypad in application mode.
 	assert.Equal(t, "alternate=1 mouse=1 cursor=0 keypad=1\n", x.modes())
 
-	// The QP conversations: one RC connection, 1204 retransmissions.
+	// The packet list has a PSN column; the tree opens on InfiniBand.
+	x.run("send-keys", "-t", "T", "1", "0", "0", "G")
+	s := x.waitFor("Frame 100:", "InfiniBand (RoCEv2)", "Base Transport Header")
+	assert.Regexp(t, `No\. +Time +Source +Destination +Protocol +Length +PSN +Info`, s)
+	assert.NotContains(t, s, "Frame Number:", "Frame is closed")
+
+	// The QP conversations: one RC connection, 1204 retransmissions, 13
+	// NAKs, at 120 columns without scrolling: the per-direction columns
+	// are left out, and the view says so.
 	x.run("send-keys", "-t", "T", "C")
-	s := x.waitFor("[ QPs ]", "0x000011")
-	assert.Regexp(t, `192\.168\.77\.11 +192\.168\.77\.12 +0x000011 +0x000011 +RC +oob +210 +13020 +1992 +2163392 +2202 +2176412 +200 +1204 +12`, s)
+	s = x.waitFor("[ QPs ]", "0x000011")
+	assert.Regexp(t, `192\.168\.77\.11 +192\.168\.77\.12 +0x000011 +0x000011 +2202 +2176412 +200 +1204 +12 +13 +0 +0 +0 +1\.091453 +0\.1620`, s)
+	assert.Contains(t, s, "not shown at this width: Svc, Paired, <- Frms, <- Bytes, -> Frms, -> Bytes")
+
+	// At 80×24 a filter that does not compile says why, whole.
+	x.run("resize-window", "-t", "T", "-x", "80", "-y", "24")
+	x.run("send-keys", "-t", "T", "/")
+	x.run("send-keys", "-t", "T", "-l", "bth.psnx == 3")
+	x.waitFor(`^ column 1: "bth.psnx" is neither a field nor a protocol name`)
+	x.run("send-keys", "-t", "T", "Escape")
+	x.run("resize-window", "-t", "T", "-x", "120", "-y", "30")
 
 	// The NAKs, typed in the filter bar.
 	x.run("send-keys", "-t", "T", "Escape")
@@ -161,12 +204,13 @@ func TestTmuxEndToEnd(t *testing.T) {
 	x.run("send-keys", "-t", "T", "-l", "infiniband.aeth.syndrome.opcode == 3")
 	x.waitFor("Filter✓ infiniband.aeth.syndrome.opcode == 3")
 	x.run("send-keys", "-t", "T", "Enter")
-	s = x.waitFor("13 displayed", "Frame 159:")
-	assert.Contains(t, s, "RC Acknowledge QP=0x000011 [PSN Sequence")
+	// (once back at 120 columns, where the Info column holds it)
+	x.waitFor("13 displayed", "Frame 159:", "RC Acknowledge QP=0x000011 [PSN Sequence")
 
-	// The PSN graph of the selected NAK's connection.
+	// The PSN graph of the selected NAK's connection, its axis the PSNs
+	// on the wire.
 	x.run("send-keys", "-t", "T", "P")
-	x.waitFor("PSN graph, connection 1", "retrans 1204", "NAK 13")
+	x.waitFor("PSN graph, connection 1", "retrans 1204", "NAK 13", "PSN 11705527..11706326")
 
 	x.run("send-keys", "-t", "T", "q")
 	s = x.waitFor("IBTUI-EXITED 0")

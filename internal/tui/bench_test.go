@@ -1,8 +1,10 @@
 package tui
 
 import (
+	"bufio"
 	"context"
 	"os"
+	"path/filepath"
 	"runtime"
 	"testing"
 	"time"
@@ -110,4 +112,71 @@ func BenchmarkLoad(b *testing.B) {
 		m.Close()
 		r.Close()
 	}
+}
+
+// BenchmarkLoadEmptyFrames is BenchmarkLoad on a capture of 1M zero-length
+// frames (each a malformed packet), written to IBWIRE_BENCH_EMPTY_PCAP
+// (kept there, for measuring ibtui itself) or to a temporary directory:
+//
+//	IBWIRE_BENCH_EMPTY_PCAP=/tmp/empty.pcap go test -run '^$' -bench LoadEmptyFrames -benchtime 1x ./internal/tui/
+//
+// A malformed packet must cost the index what a good one costs.
+func BenchmarkLoadEmptyFrames(b *testing.B) {
+	path := os.Getenv("IBWIRE_BENCH_EMPTY_PCAP")
+	if path == "" {
+		path = filepath.Join(b.TempDir(), "empty.pcap")
+	}
+	writeEmptyFrames(b, path, 1000000)
+	b.Setenv("IBWIRE_BENCH_PCAP", path)
+	BenchmarkLoad(b)
+}
+
+// writeEmptyFrames writes a pcap of n zero-length Ethernet frames, 1 µs apart.
+func writeEmptyFrames(b *testing.B, path string, n int) { writeSource(b, path, &framesSource{n: n}) }
+
+// writeSource writes what src gives to a pcap at path.
+func writeSource(b *testing.B, path string, src Source) {
+	f, err := os.Create(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	bw := bufio.NewWriterSize(f, 1<<20)
+	w, err := capture.NewWriter(bw, capture.FormatPcap, capture.LinkType(1), false)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var p capture.Packet
+	for src.NextInto(&p) == nil {
+		if err := w.WritePacket(p); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		b.Fatal(err)
+	}
+	if err := bw.Flush(); err != nil {
+		b.Fatal(err)
+	}
+}
+
+// BenchmarkLoadBadICRC is BenchmarkLoad on the benchmark capture with every
+// frame's last byte inverted (each RoCE packet's ICRC fails), written to
+// IBWIRE_BENCH_ICRC_PCAP (kept) or to a temporary directory:
+//
+//	IBWIRE_BENCH_PCAP=/tmp/bench.pcap IBWIRE_BENCH_ICRC_PCAP=/tmp/icrc.pcap go test -run '^$' -bench LoadBadICRC -benchtime 1x ./internal/tui/
+func BenchmarkLoadBadICRC(b *testing.B) {
+	src := benchCapture(b)
+	path := os.Getenv("IBWIRE_BENCH_ICRC_PCAP")
+	if path == "" {
+		path = filepath.Join(b.TempDir(), "icrc.pcap")
+	}
+	r, err := capture.Open(src)
+	if err != nil {
+		b.Fatal(err)
+	}
+	writeSource(b, path, bustICRC{r})
+	r.Close()
+	b.Setenv("IBWIRE_BENCH_PCAP", path)
+	BenchmarkLoad(b)
 }

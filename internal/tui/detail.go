@@ -158,24 +158,43 @@ func (u *UI) showPacket(frame int) {
 		stack = append(stack, tn)
 		d.tree[i] = tn
 	}
-	// Keep the field the user was looking at selected from packet to packet.
-	var keep *decode.Field
-	if u.detail != nil {
-		if i := u.currentNode(); i >= 0 {
-			keep = u.detail.nodes[i].Field
+	// The layers open as Wireshark users expect: the InfiniBand part
+	// (and its analysis) open, the lower layers closed; without one, the
+	// top layer open. A protocol the user opened or closed stays so.
+	top := -1
+	for i, n := range d.nodes {
+		if n.Depth == 0 && n.Field.Name == "infiniband" {
+			top = i
+			break
+		}
+		if n.Depth == 0 && n.Field.Name != "ibwire" {
+			top = i
 		}
 	}
+	for i, n := range d.nodes {
+		if n.Depth != 0 {
+			continue
+		}
+		open, chosen := u.treeOpen[n.Field.Name]
+		if !chosen {
+			open = i == top || n.Field.Name == "ibwire"
+		}
+		d.tree[i].SetExpanded(open)
+	}
+	// Keep the field the user chose selected from packet to packet; else
+	// the opened layer's line.
 	u.detail = d
 	u.tree.SetRoot(root).SetTopLevel(1)
-	sel := 0
+	sel := max(top, 0)
 	for i, n := range d.nodes {
-		if n.Field == keep {
+		if u.treeKeep != nil && n.Field == u.treeKeep {
 			sel = i
 			break
 		}
 	}
 	if len(d.tree) > 0 {
 		u.tree.SetCurrentNode(d.tree[sel])
+		u.treeStart = d.tree[sel]
 		u.treeSelected(d.tree[sel])
 	}
 	u.hex.setData(d.data)
@@ -221,8 +240,13 @@ func (u *UI) selectByte(b int) {
 		}
 	}
 	if best >= 0 {
+		// Open the layers the field is in, as Wireshark does.
+		for _, n := range u.tree.GetPath(u.detail.tree[best]) {
+			n.SetExpanded(true)
+		}
 		u.tree.SetCurrentNode(u.detail.tree[best])
 		u.hex.setSpan(u.detail.spans[best])
+		u.treeKeep = u.detail.nodes[best].Field
 	}
 }
 
@@ -248,17 +272,34 @@ func (u *UI) moveTree(d int) {
 	at = min(max(at+d, 0), len(visible)-1)
 	u.tree.SetCurrentNode(visible[at])
 	u.treeSelected(visible[at])
+	u.treeChose()
+}
+
+// treeChose remembers the field the user selected, for the next packets.
+func (u *UI) treeChose() {
+	if i := u.currentNode(); i >= 0 {
+		u.treeKeep = u.detail.nodes[i].Field
+	}
 }
 
 func (u *UI) expandTree(open bool) {
 	if n := u.tree.GetCurrentNode(); n != nil {
-		n.SetExpanded(open)
+		u.setExpanded(n, open)
 	}
 }
 
 func (u *UI) toggleTree() {
 	if n := u.tree.GetCurrentNode(); n != nil {
-		n.SetExpanded(!n.IsExpanded())
+		u.setExpanded(n, !n.IsExpanded())
+	}
+}
+
+// setExpanded opens or closes n; for a protocol, the next packets' trees
+// open or close it too.
+func (u *UI) setExpanded(n *tview.TreeNode, open bool) {
+	n.SetExpanded(open)
+	if i := u.currentNode(); i >= 0 && u.detail.tree[i] == n && u.detail.nodes[i].Depth == 0 {
+		u.treeOpen[u.detail.nodes[i].Field.Name] = open
 	}
 }
 

@@ -63,7 +63,7 @@ func TestBytesAndFieldsSelectEachOther(t *testing.T) {
 	h := start(t, writeLoss, "", 120, 40)
 	h.keys("100G")
 	h.waitFor("Frame 100:")
-	h.keys("<tab>", strings.Repeat("j", 42))
+	h.keys("<tab>", strings.Repeat("j", 9))
 	h.waitFor("Destination Queue Pair")
 	h.waitUntil(func(u *UI) bool {
 		i := u.currentNode()
@@ -90,7 +90,7 @@ func TestBytesAndFieldsSelectEachOther(t *testing.T) {
 // TestApplyAsFilter makes filters from a tree field and a QP row.
 func TestApplyAsFilter(t *testing.T) {
 	h := start(t, writeLoss, "", 120, 40)
-	h.keys("100G", "<tab>", strings.Repeat("j", 42))
+	h.keys("100G", "<tab>", strings.Repeat("j", 9))
 	h.waitFor("Destination Queue Pair")
 	h.keys("a")
 	h.waitFor("filter: infiniband.bth.destqp == 0x000011", "displayed")
@@ -328,6 +328,12 @@ func TestCommands(t *testing.T) {
 		{nil, "iograph COUNT(infiniband.bth.psn)infiniband.bth.psn", "COUNT(infiniband.bth.psn)", nil},
 		{nil, "nonsense", "unknown command", nil},
 		{nil, "help", "ibtui keys", nil},
+		// A filter that does not compile goes to the bar, with its
+		// reason under it, for the user to mend (last: the bar keeps the
+		// keys).
+		{nil, "filter bth.psn ==", "                  ^ column 11: unexpected end of filter expression", func(u *UI) bool {
+			return u.filterBar.GetText() == "bth.psn ==" && focused(u, u.filterBar) && noFilter(u)
+		}},
 	} {
 		if tc.keys != nil {
 			h.keys(tc.keys...)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -255,13 +256,44 @@ func (g *ioGraph) Draw(screen tcell.Screen) {
 			maxV = math.Max(maxV, v)
 			sum += v
 		}
-		printLine(screen, fmt.Sprintf("%s  (max %g, total %g)", g.titles[i], maxV, sum), x, row, w, t.normal)
+		printLine(screen, fmt.Sprintf("%s  (max %s, total %s)", g.titles[i], ioNumber(maxV), ioNumber(sum)), x, row, w, t.normal)
 		for k := 0; k < min(len(s), w); k++ {
 			screen.SetContent(x+k, row+1, spark(s[k], maxV), nil, t.good)
 		}
 		row += 3
 	}
+	if len(g.series) > 0 && row-1 < y+h-1 {
+		// As far as the capture goes, and one tick past its end.
+		n := len(g.series[0]) + ioAxisStep - 1
+		g.drawTimeAxis(screen, x, row-1, min(w, n-n%ioAxisStep+1))
+	}
 }
+
+// ioAxisStep is how many columns lie between two ticks of the time axis.
+const ioAxisStep = 10
+
+// drawTimeAxis draws under the sparklines a tick every ioAxisStep columns
+// and, below, the time since the capture's start at each tick a label fits.
+func (g *ioGraph) drawTimeAxis(screen tcell.Screen, x, y, w int) {
+	t := &g.u.theme
+	free := 0 // the first column a label may take
+	for col := 0; col < w; col++ {
+		r := '─'
+		if col%ioAxisStep == 0 {
+			r = '┬'
+			label := (time.Duration(col) * g.interval).String()
+			if col >= free && col+len(label) <= w {
+				printLine(screen, label, x+col, y+1, len(label), t.normal)
+				free = col + len(label) + 1
+			}
+		}
+		screen.SetContent(x+col, y, r, nil, t.normal)
+	}
+}
+
+// ioNumber prints a column's value as -z io,stat does: integers whole,
+// fractions as short as they are exact.
+func ioNumber(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
 
 // psnPoint is one packet of the PSN graph.
 type psnPoint struct {
@@ -329,7 +361,10 @@ func (u *UI) psnSelected() {
 	go func() {
 		var pts []psnPoint
 		// One unwrapped PSN line per request direction: responses carry
-		// the PSNs of the requests they answer.
+		// the PSNs of the requests they answer. The line starts at its
+		// first PSN on the wire, so that the axis reads as the packet list
+		// does, and a response naming a PSN before the first request
+		// captured sits below it, not at a PSN of -1.
 		var have [3]bool
 		var last [3]layers.PSN
 		var pos [3]int64
@@ -364,7 +399,7 @@ func (u *UI) psnSelected() {
 			space &= 3
 			psn := b.PSN
 			if !have[space] {
-				have[space], last[space] = true, psn
+				have[space], last[space], pos[space] = true, psn, int64(psn)
 			}
 			pos[space] += int64(psn.Diff(last[space]))
 			last[space] = psn
@@ -465,11 +500,6 @@ func (g *psnGraph) Draw(screen tcell.Screen) {
 		return
 	}
 	const axisW = 10
-	// Below the plot: the time axis and the line of counts.
-	plotX, plotY, plotW, plotH := x+axisW+1, top, w-axisW-1, h-len(head)-2
-	if plotW < 4 || plotH < 2 {
-		return
-	}
 	lo, hi := int64(math.MaxInt64), int64(math.MinInt64)
 	var counts [6]int
 	for _, p := range g.points {
@@ -477,9 +507,25 @@ func (g *psnGraph) Draw(screen tcell.Screen) {
 			continue
 		}
 		lo, hi = min(lo, p.psn), max(hi, p.psn)
+		counts[markerRank(p.marker)]++
 	}
 	if lo > hi {
 		printLine(screen, "no packets in this time window (0 resets)", x, y+1, w, t.normal)
+		return
+	}
+	left := fmt.Sprintf("%.6fs", g.t0.Seconds())
+	right := fmt.Sprintf("%.6fs", g.t1.Seconds())
+	legend := fmt.Sprintf("PSN %d..%d  retrans %d  NAK %d  RNR %d  CNP %d", wirePSN(lo), wirePSN(hi),
+		counts[markerRank(markRetrans)], counts[markerRank(markNAK)], counts[markerRank(markRNR)], counts[markerRank(markCNP)])
+	// Below the plot: the time axis and the counts, on the time axis's
+	// line when they fit between its ends, else on a line of their own.
+	plotX, plotY, plotW := x+axisW+1, top, w-axisW-1
+	inline := len(left)+2+len(legend) < plotW-len(right)
+	plotH := h - len(head) - 2
+	if !inline {
+		plotH--
+	}
+	if plotW < 4 || plotH < 2 {
 		return
 	}
 	if hi == lo {
@@ -496,12 +542,11 @@ func (g *psnGraph) Draw(screen tcell.Screen) {
 		if markerRank(p.marker) > markerRank(grid[i]) {
 			grid[i] = p.marker
 		}
-		counts[markerRank(p.marker)]++
 	}
 	for row := 0; row < plotH; row++ {
 		if row == 0 || row == plotH-1 || row == plotH/2 {
 			v := hi - int64(float64(row)/float64(plotH-1)*float64(hi-lo))
-			printLine(screen, fmt.Sprintf("%*d", axisW, v), x, plotY+row, axisW, t.normal)
+			printLine(screen, fmt.Sprintf("%*d", axisW, wirePSN(v)), x, plotY+row, axisW, t.normal)
 		}
 		screen.SetContent(plotX-1, plotY+row, '│', nil, t.normal)
 		for col := 0; col < plotW; col++ {
@@ -524,15 +569,19 @@ func (g *psnGraph) Draw(screen tcell.Screen) {
 	for col := 0; col < plotW; col++ {
 		screen.SetContent(plotX+col, plotY+plotH, '─', nil, t.normal)
 	}
-	left := fmt.Sprintf("%.6fs", g.t0.Seconds())
-	right := fmt.Sprintf("%.6fs", g.t1.Seconds())
 	printLine(screen, left, plotX, plotY+plotH+1, plotW, t.normal)
 	printLine(screen, right, plotX+plotW-len(right), plotY+plotH+1, len(right), t.normal)
-	legend := fmt.Sprintf("PSN %d..%d  retrans %d  NAK %d  RNR %d  CNP %d", lo, hi,
-		counts[markerRank(markRetrans)], counts[markerRank(markNAK)], counts[markerRank(markRNR)], counts[markerRank(markCNP)])
-	if mid := plotX + len(left) + 2; mid+len(legend) < plotX+plotW-len(right) {
-		printLine(screen, legend, mid, plotY+plotH+1, len(legend), t.normal)
+	if inline {
+		printLine(screen, legend, plotX+len(left)+2, plotY+plotH+1, len(legend), t.normal)
+	} else {
+		printLine(screen, legend, plotX, plotY+plotH+2, plotW, t.normal)
 	}
+}
+
+// wirePSN is the PSN on the wire at a place of an unwrapped line.
+func wirePSN(v int64) int64 {
+	const space = 1 << 24
+	return (v%space + space) % space
 }
 
 // latencyView draws -z latency: a summary and a histogram per operation.
@@ -573,7 +622,27 @@ func (l *latencyView) Draw(screen tcell.Screen) {
 		for i, b := range bins {
 			screen.SetContent(x+1+i, line+1, spark(b, peak), nil, t.good)
 		}
-		line += 3
+		if line+2 < y+h {
+			latencyAxis(screen, r.quantiles[0], r.quantiles[len(r.quantiles)-1], x+1, line+2, len(bins), t.normal)
+		}
+		line += 4
+	}
+}
+
+// latencyAxis labels a histogram's ends, lo and hi, and its middle (their
+// geometric mean: the scale is logarithmic) on the line under it.
+func latencyAxis(screen tcell.Screen, lo, hi time.Duration, x, y, w int, st tcell.Style) {
+	left, right := fmtDur(lo), fmtDur(hi)
+	n, m := utf8.RuneCountInString(left), utf8.RuneCountInString(right)
+	if n+m+1 > w {
+		return
+	}
+	printLine(screen, left, x, y, n, st)
+	printLine(screen, right, x+w-m, y, m, st)
+	mid := fmtDur(time.Duration(math.Sqrt(float64(max(lo, 1)) * float64(max(hi, 1)))))
+	k := utf8.RuneCountInString(mid)
+	if at := x + (w-k)/2; at > x+n+1 && at+k < x+w-m-1 {
+		printLine(screen, mid, at, y, k, st)
 	}
 }
 

@@ -55,6 +55,7 @@ const (
 	scopeExpert = "expert"
 	scopeFollow = "follow QP"
 	scopeGraph  = "graphs"
+	scopeHelp   = "help"
 )
 
 // binding is one row of THE key table: the keys, where they apply, what
@@ -141,6 +142,9 @@ func keyTable() []binding {
 		{scopeGraph, []key{r('l'), c(tcell.KeyRight)}, "PSN graph: pan right", func(u *UI) { u.psn.pan(1) }},
 		{scopeGraph, []key{r('0')}, "PSN graph: the whole connection", func(u *UI) { u.psn.reset() }},
 		{scopeGraph, []key{r('e')}, "I/O graph: edit the columns (as -z io,stat: FILTER or FUNC(field)FILTER, comma separated)", (*UI).editIOColumns},
+
+		{scopeHelp, []key{c(tcell.KeyCtrlD)}, "half a page down (j/k, pgdn/pgup, g/G scroll too)", func(u *UI) { u.help.scroll(1) }},
+		{scopeHelp, []key{c(tcell.KeyCtrlU)}, "half a page up", func(u *UI) { u.help.scroll(-1) }},
 	}
 }
 
@@ -217,6 +221,13 @@ type helpView struct {
 
 func newHelpView(keys []binding) *helpView {
 	return &helpView{TextView: tview.NewTextView().SetWrap(false), keys: keys, width: -1}
+}
+
+// scroll moves the help half a page down (d > 0) or up.
+func (h *helpView) scroll(d int) {
+	_, _, _, height := h.GetInnerRect()
+	row, col := h.GetScrollOffset()
+	h.ScrollTo(max(row+d*max(height/2, 1), 0), col)
 }
 
 // Draw lays the text out for the width the view was given, then draws it.

@@ -11,12 +11,20 @@ import (
 	"github.com/ibwire/ibwire/layers"
 )
 
-// listColumns are the packet list's columns, as tshark's text line has them.
-var listColumns = []string{"No.", "Time", "Source", "Destination", "Protocol", "Length", "Info"}
+// listColumns are the packet list's columns: tshark's text line's, and the
+// BTH's PSN, which RDMA work reads the list by.
+var listColumns = []string{"No.", "Time", "Source", "Destination", "Protocol", "Length", "PSN", "Info"}
+
+// Where the list's columns are.
+const (
+	listLength = 5
+	listPSN    = 6
+	listInfo   = 7
+)
 
 // listRow is one packet's row, rendered once and cached.
 type listRow struct {
-	cols  [7]string
+	cols  [listInfo + 1]string
 	style tcell.Style
 }
 
@@ -49,9 +57,9 @@ func (c *listContent) GetCell(row, col int) *tview.TableCell {
 	}
 	cell := tview.NewTableCell(r.cols[col]).SetStyle(r.style)
 	switch col {
-	case 0, 5:
+	case 0, listLength, listPSN:
 		cell.SetAlign(tview.AlignRight)
-	case 6:
+	case listInfo:
 		cell.SetExpansion(1)
 	}
 	return cell
@@ -96,8 +104,11 @@ func (f *rowFormatter) row(p *decode.Packet, t *theme) *listRow {
 	r.cols[2] = string(output.AppendAddress(nil, p, true))
 	r.cols[3] = string(output.AppendAddress(nil, p, false))
 	r.cols[4] = output.Protocol(p)
-	r.cols[5] = strconv.Itoa(p.Length)
-	r.cols[6] = f.info(p)
+	r.cols[listLength] = strconv.Itoa(p.Length)
+	if b := p.BTH(); b != nil {
+		r.cols[listPSN] = strconv.FormatUint(uint64(b.PSN), 10)
+	}
+	r.cols[listInfo] = f.info(p)
 	return r
 }
 

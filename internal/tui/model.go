@@ -28,20 +28,77 @@ type statsSource interface {
 // decoding it: its conversation, direction and worst finding's severity.
 // Four bytes a packet is the whole per-packet cost of the index besides the
 // checkpoints.
+//
+//	conv (24 bits) | malformation (3) | dir (2) | severity (3)
+//
+// A malformed packet costs what a good one does. Its malformation (a bad
+// ICRC or VCRC, a cut or impossible header: findings about the packet
+// alone, not the connection's state) rides in the mark beside its
+// conversation. A packet of no conversation whose analysis is its findings
+// alone (an empty or cut frame) keeps its findings where the conversation
+// would be, under direction markFindings, which no packet has: its mark is
+// then its whole analysis.
 type mark uint32
 
-func newMark(a *decode.PacketAnalysis) mark {
-	conv := min(a.Conv, 1<<27-1)
-	return mark(conv<<5 | uint32(a.Dir&3)<<3 | uint32(a.Severity&7))
+// markFindings is the direction of a mark that holds findings, not a
+// conversation.
+const markFindings = 3
+
+// markMaxFindings is the largest findings set a mark holds; markMaxConv
+// the largest conversation (more than --max-packets' default allows).
+const (
+	markMaxFindings = 1<<27 - 1
+	markMaxConv     = 1<<24 - 1
+)
+
+// markKinds are the malformations a mark holds beside a conversation, by
+// their number in bits 5-7 (0: none).
+var markKinds = [...]decode.FindingKind{decode.FindNone, decode.FindICRCBad, decode.FindVCRCBad, decode.FindTruncated,
+	decode.FindMalformed}
+
+// newMark returns a's mark, and whether the mark holds all that the index
+// keeps of a: a packet whose findings the mark holds keeps, as a good
+// packet does, only its mark; one with other findings its whole analysis.
+func newMark(a *decode.PacketAnalysis) (mark, bool) {
+	if a.Conv == 0 && a.Findings <= markMaxFindings && *a == (decode.PacketAnalysis{Findings: a.Findings, Severity: a.Severity}) {
+		return mark(a.Findings<<5 | markFindings<<3 | uint32(a.Severity&7)), true
+	}
+	kind := 0
+	for k, f := range markKinds[1:] {
+		if a.Findings == 1<<f {
+			kind = k + 1
+		}
+	}
+	conv := min(a.Conv, markMaxConv)
+	return mark(conv<<8 | uint32(kind)<<5 | uint32(a.Dir&3)<<3 | uint32(a.Severity&7)), a.Findings == 0 || kind != 0
 }
 
-func (m mark) conv() uint32              { return uint32(m) >> 5 }
+func (m mark) conv() uint32 {
+	if m.dir() == markFindings {
+		return 0
+	}
+	return uint32(m) >> 8
+}
 func (m mark) dir() uint8                { return uint8(m>>3) & 3 }
 func (m mark) severity() decode.Severity { return decode.Severity(m & 7) }
 
-// anomaly keeps the whole analysis of a packet that has findings, so that
-// the detail view shows it without running the analysis again; packets
-// without findings keep only their mark.
+// analysis is what the mark knows of the packet's analysis: all of it
+// when it holds findings, else the conversation, direction, severity and
+// malformation.
+func (m mark) analysis() decode.PacketAnalysis {
+	if m.dir() == markFindings {
+		return decode.PacketAnalysis{Findings: uint32(m) >> 5, Severity: m.severity()}
+	}
+	a := decode.PacketAnalysis{Conv: m.conv(), Dir: m.dir(), Severity: m.severity()}
+	if k := uint32(m>>5) & 7; k != 0 && int(k) < len(markKinds) {
+		a.Findings = 1 << markKinds[k]
+	}
+	return a
+}
+
+// anomaly keeps the whole analysis of a packet that has findings its mark
+// cannot hold, so that the detail view shows it without running the
+// analysis again; other packets keep only their mark.
 type anomaly struct {
 	frame uint32
 	a     decode.PacketAnalysis
@@ -69,7 +126,7 @@ type Model struct {
 	end         int64   // spool bytes flushed
 	checkpoints []int64 // spool offset of packet k*checkpointEvery+1
 	marks       chunked[mark]
-	anomalies   []anomaly
+	anomalies   chunked[anomaly] // in small chunks: a slice that doubles would hold twice their size
 	first       time.Time
 	last        time.Time
 	convs       []decode.Conversation
@@ -86,6 +143,8 @@ type Model struct {
 	filtering   bool             // a new filter is being applied to the loaded packets
 	version     uint64           // bumped by every change
 	live        bool             // the source is a live capture
+	maxPackets  int              // Options.MaxPackets
+	capped      bool             // loading stopped at maxPackets with more to read
 
 	filterReq chan string
 	notify    func()
@@ -93,11 +152,15 @@ type Model struct {
 
 // Options set up a Model.
 type Options struct {
-	Name    string         // the source's name, for the status bar
-	Decode  decode.Options // -d, --dc
-	Filter  string         // the display filter to start with
-	Count   int            // stop after this many packets (0: all)
-	TempDir string         // where the spool goes ("" is os.TempDir)
+	Name   string         // the source's name, for the status bar
+	Decode decode.Options // -d, --dc
+	Filter string         // the display filter to start with
+	Count  int            // stop after this many packets (0: all)
+	// MaxPackets bounds the packets kept (0: no bound): loading stops
+	// there, and the status says the capture had more. The index costs
+	// about 9 bytes a packet, so the bound is one on memory.
+	MaxPackets int
+	TempDir    string // where the spool goes ("" is os.TempDir)
 	// Streaming says the source may block between packets (stdin, live):
 	// each frame is then handed over as it comes rather than in batches.
 	Streaming bool
@@ -121,7 +184,8 @@ func NewModel(ctx context.Context, src Source, opts Options) (*Model, error) {
 		return nil, err
 	}
 	m := &Model{name: opts.Name, options: opts.Decode, file: sp.f, filterExpr: opts.Filter, filter: f,
-		filterReq: make(chan string, 1), notify: func() {}}
+		filterReq: make(chan string, 1), notify: func() {}, maxPackets: opts.MaxPackets,
+		anomalies: chunked[anomaly]{size: 1024}}
 	if f != nil {
 		m.shown = &chunked[uint32]{}
 	}
@@ -129,7 +193,7 @@ func NewModel(ctx context.Context, src Source, opts Options) (*Model, error) {
 	if publish <= 0 {
 		publish = 100 * time.Millisecond
 	}
-	go m.load(ctx, src, sp, opts.Count, publish, opts.Streaming)
+	go m.load(ctx, src, sp, opts.Count, opts.MaxPackets, publish, opts.Streaming)
 	return m, nil
 }
 
@@ -154,13 +218,14 @@ type frameBatch struct {
 	ends   []int // where each frame's bytes end in arena
 	arena  []byte
 	err    error
+	capped bool // the last batch: the source had more than the bound
 }
 
 const batchFrames = 256
 
 // load reads src on one goroutine and indexes on this one, so that a
 // source that blocks (stdin, a quiet interface) does not stop publication.
-func (m *Model) load(ctx context.Context, src Source, sp *spoolWriter, limit int, every time.Duration, streaming bool) {
+func (m *Model) load(ctx context.Context, src Source, sp *spoolWriter, limit, bound int, every time.Duration, streaming bool) {
 	frames := make(chan *frameBatch, 4)
 	free := make(chan *frameBatch, 6)
 	for range cap(free) {
@@ -193,9 +258,14 @@ func (m *Model) load(ctx context.Context, src Source, sp *spoolWriter, limit int
 				case <-ctx.Done():
 					return
 				}
-				batch.frames, batch.ends, batch.arena, batch.err = batch.frames[:0], batch.ends[:0], batch.arena[:0], nil
+				batch.frames, batch.ends, batch.arena, batch.err, batch.capped = batch.frames[:0], batch.ends[:0], batch.arena[:0], nil, false
 			}
 			err := src.NextInto(&cp)
+			if err == nil && bound > 0 && n == bound {
+				// One packet past the bound: the user is told there was more.
+				batch.capped = true
+				break
+			}
 			if err != nil {
 				if !errors.Is(err, io.EOF) {
 					batch.err = err
@@ -217,7 +287,7 @@ func (m *Model) load(ctx context.Context, src Source, sp *spoolWriter, limit int
 				}
 			}
 		}
-		if batch != nil && (len(batch.frames) > 0 || batch.err != nil) {
+		if batch != nil && (len(batch.frames) > 0 || batch.err != nil || batch.capped) {
 			send()
 		}
 	}()
@@ -250,6 +320,11 @@ func (m *Model) load(ctx context.Context, src Source, sp *spoolWriter, limit int
 			}
 			if batch.err != nil {
 				st.fail(batch.err)
+			}
+			if batch.capped {
+				m.mu.Lock()
+				m.capped = true
+				m.mu.Unlock()
 			}
 			free <- batch
 			if st.pendingCount() >= 1<<16 {
@@ -329,8 +404,9 @@ func (st *loadState) add(in *decode.Input) {
 	p := st.dec.Decode(*in)
 	st.an.Analyze(p)
 	st.lat.Add(p)
-	st.marks = append(st.marks, newMark(&p.Analysis))
-	if p.Analysis.Findings != 0 {
+	mk, whole := newMark(&p.Analysis)
+	st.marks = append(st.marks, mk)
+	if !whole {
 		st.anom = append(st.anom, anomaly{frame: uint32(in.Number), a: p.Analysis})
 	}
 	if st.filter != nil && st.filter.Match(p) {
@@ -386,7 +462,7 @@ func (st *loadState) publish(final bool, lastPublish *time.Time, lastCount *int)
 	m.end = st.sp.off
 	m.checkpoints = append(m.checkpoints, st.cps...)
 	m.marks.append(st.marks...)
-	m.anomalies = append(m.anomalies, st.anom...)
+	m.anomalies.append(st.anom...)
 	if m.filter == st.filter && m.filter != nil && !m.filtering {
 		m.shown.append(st.shown...)
 	}
@@ -410,6 +486,9 @@ func (st *loadState) publish(final bool, lastPublish *time.Time, lastCount *int)
 	m.mu.Unlock()
 	*lastPublish, *lastCount = now, st.count
 	st.cps, st.marks, st.anom, st.shown = st.cps[:0], st.marks[:0], st.anom[:0], st.shown[:0]
+	if cap(st.anom) > 4096 {
+		st.anom = nil // a burst of findings: do not keep its buffer
+	}
 	notify()
 }
 
@@ -527,6 +606,9 @@ type Status struct {
 	Convs      int
 	ExpertRows int
 	Live       bool // a live capture: it never ends by itself
+	// Capped says loading stopped at MaxPackets with more to read.
+	Capped     bool
+	MaxPackets int
 }
 
 // Status returns a consistent snapshot of the counters.
@@ -535,7 +617,8 @@ func (m *Model) Status() Status {
 	defer m.mu.RUnlock()
 	s := Status{Name: m.name, Packets: m.count, Displayed: m.count, Filter: m.filterExpr, Filtering: m.filtering,
 		Done: m.done, Err: m.err, Rate: m.rate, Received: m.received, Dropped: m.dropped, First: m.first, Last: m.last,
-		Version: m.version, HasFilter: m.filter != nil, Live: m.live, Anomalies: len(m.anomalies), Convs: len(m.convs), ExpertRows: len(m.expert)}
+		Version: m.version, HasFilter: m.filter != nil, Live: m.live, Anomalies: m.anomalies.len(), Convs: len(m.convs), ExpertRows: len(m.expert),
+		Capped: m.capped, MaxPackets: m.maxPackets}
 	if m.filter != nil {
 		s.Displayed = m.shown.len()
 	}
@@ -610,11 +693,12 @@ func (m *Model) analysisOf(frame int) (decode.PacketAnalysis, mark) {
 		return decode.PacketAnalysis{}, 0
 	}
 	mk := m.marks.at(frame - 1)
-	i := sort.Search(len(m.anomalies), func(i int) bool { return int(m.anomalies[i].frame) >= frame })
-	if i < len(m.anomalies) && int(m.anomalies[i].frame) == frame {
-		return m.anomalies[i].a, mk
+	n := m.anomalies.len()
+	i := sort.Search(n, func(i int) bool { return int(m.anomalies.at(i).frame) >= frame })
+	if i < n && int(m.anomalies.at(i).frame) == frame {
+		return m.anomalies.at(i).a, mk
 	}
-	return decode.PacketAnalysis{Conv: mk.conv(), Dir: mk.dir(), Severity: mk.severity()}, mk
+	return mk.analysis(), mk
 }
 
 // span returns the spool bytes that hold frames [from, to] (1-based,

@@ -1,6 +1,7 @@
-// Package tui is ibtui: a terminal viewer for RDMA captures that starts
-// from the queue-pair conversations. It draws decode's model with tview;
-// it is the only package that imports tview and tcell.
+// Package tui is ibtui: a terminal viewer for RDMA captures that opens on
+// the packet list, with the queue-pair conversations one key away. It
+// draws decode's model with tview; it is the only package that imports
+// tview and tcell.
 package tui
 
 import (
@@ -11,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"unicode/utf8"
 
 	"github.com/gdamore/tcell/v2"
 	"github.com/rivo/tview"
@@ -67,14 +69,22 @@ type UI struct {
 	root      *tview.Flex
 	tabs      *tview.TextView
 	filterBar *tview.InputField
-	filterMsg string
-	pages     *tview.Pages
-	bottom    *tview.Pages
-	status    *tview.TextView
-	prompt    *tview.InputField
-	promptFor string // "command" or "search"
-	view      string
-	prevView  string
+	// filterErr is the line under the filter bar that says why the filter
+	// does not compile, as ibdump does: a caret under the column, the
+	// reason. Empty when it compiles.
+	filterErr    *tview.TextView
+	filterErrMsg string
+	filterErrCol int // 1-based; 0 when the error names no column
+	// msg is a note about the last key, in the status bar until the next.
+	msg        string
+	statusText string
+	pages      *tview.Pages
+	bottom     *tview.Pages
+	status     *tview.TextView
+	prompt     *tview.InputField
+	promptFor  string // "command" or "search"
+	view       string
+	prevView   string
 
 	// The packets view.
 	packets  *tview.Flex
@@ -108,6 +118,12 @@ type UI struct {
 	marks   map[rune]int
 	back    int // the frame before the last jump, for ''
 
+	// The detail tree: the field the user last selected, and the
+	// protocols the user opened (true) or closed, by name.
+	treeKeep  *decode.Field
+	treeOpen  map[string]bool
+	treeStart *tview.TreeNode // the line the tree of the packet shown started on
+
 	search      string
 	refreshing  atomic.Bool
 	lastVersion uint64
@@ -118,7 +134,7 @@ type UI struct {
 func newUI(app *tview.Application, cfg Config) *UI {
 	ctx, stop := context.WithCancel(context.Background())
 	u := &UI{app: app, m: cfg.Model, theme: newTheme(cfg.Mono), keys: keyTable(), open: cfg.Open, ctx: ctx, stop: stop,
-		marks: map[rune]int{}}
+		marks: map[rune]int{}, treeOpen: map[string]bool{}}
 	u.theme.apply()
 	u.rd = newReader(u.m)
 	u.build()
@@ -198,7 +214,14 @@ func (u *UI) build() {
 		return a, ev
 	})
 	u.tree = tview.NewTreeView()
-	u.tree.SetChangedFunc(func(n *tview.TreeNode) { u.treeSelected(n) })
+	u.tree.SetChangedFunc(func(n *tview.TreeNode) {
+		u.treeSelected(n)
+		// tview calls this at the next draw for the line a new packet's
+		// tree starts on too: only another line is the user's choice.
+		if n != u.treeStart {
+			u.treeChose()
+		}
+	})
 	u.tree.SetMouseCapture(func(a tview.MouseAction, ev *tcell.EventMouse) (tview.MouseAction, *tcell.EventMouse) {
 		if a == tview.MouseLeftClick {
 			u.pane = paneTree
@@ -223,7 +246,7 @@ func (u *UI) build() {
 
 	u.pages = tview.NewPages().
 		AddPage(viewPackets, u.packets, true, true).
-		AddPage(viewConvs, u.convs.Table, true, false).
+		AddPage(viewConvs, u.convs.view, true, false).
 		AddPage(viewExpert, u.expert, true, false).
 		AddPage(viewFollow, u.follow.Flex, true, false).
 		AddPage(viewIO, u.io, true, false).
@@ -231,7 +254,7 @@ func (u *UI) build() {
 		AddPage(viewLatency, u.latency, true, false).
 		AddPage(viewHelp, u.help, true, false)
 
-	u.status = tview.NewTextView().SetWrap(false)
+	u.status = tview.NewTextView().SetWrap(true).SetWordWrap(true)
 	u.status.SetTextStyle(u.theme.status)
 	_, statusBG, _ := u.theme.status.Decompose()
 	u.status.SetBackgroundColor(statusBG)
@@ -240,11 +263,49 @@ func (u *UI) build() {
 	u.prompt.SetAutocompleteFunc(u.completeCommand)
 	u.bottom = tview.NewPages().AddPage("status", u.status, true, true).AddPage("prompt", u.prompt, true, false)
 
+	u.filterErr = tview.NewTextView().SetWrap(false).SetDynamicColors(true)
+	u.filterErr.SetTextStyle(u.theme.bad)
+
 	u.root = tview.NewFlex().SetDirection(tview.FlexRow).
 		AddItem(u.tabs, 1, 0, false).
 		AddItem(u.filterBar, 1, 0, false).
+		AddItem(u.filterErr, 0, 0, false).
 		AddItem(u.pages, 0, 1, true).
 		AddItem(u.bottom, 1, 0, false)
+	u.root.SetDrawFunc(func(_ tcell.Screen, x, y, w, h int) (int, int, int, int) {
+		u.fitMessages(w, h)
+		return x, y, w, h
+	})
+}
+
+// fitMessages gives the filter's error and the status bar the lines they
+// need at width w (out of h), so that neither is cut at the width.
+func (u *UI) fitMessages(w, h int) {
+	var errLines []string
+	if u.filterErrMsg != "" {
+		caret := ""
+		if u.filterErrCol > 0 {
+			caret = strings.Repeat(" ", utf8.RuneCountInString(filterBadLabel)+u.filterErrCol-1) + "^"
+		}
+		// Escaped, so that brackets in the filter are text, not tags.
+		msg := tview.Escape(u.filterErrMsg)
+		switch {
+		case caret == "":
+			errLines = tview.WordWrap(msg, w)
+		case len(caret)+1+utf8.RuneCountInString(u.filterErrMsg) <= w:
+			errLines = []string{caret + " " + msg}
+		default:
+			errLines = append([]string{caret}, tview.WordWrap(msg, w)...)
+		}
+	}
+	errLines = errLines[:min(len(errLines), 3)]
+	u.filterErr.SetText(strings.Join(errLines, "\n"))
+	u.root.ResizeItem(u.filterErr, len(errLines), 0)
+	status := 1
+	if name, _ := u.bottom.GetFrontPage(); name == "status" {
+		status = min(max(len(tview.WordWrap(tview.Escape(u.statusText), w)), 1), max(h/3, 1))
+	}
+	u.root.ResizeItem(u.bottom, status, 0)
 }
 
 // layoutPackets arranges the three panes: stacked, or the hex beside the
@@ -463,26 +524,34 @@ func (u *UI) drawStatus(st Status) {
 	case !st.Done:
 		fmt.Fprintf(&b, " | loading %.0f pkt/s", st.Rate)
 	}
-	if u.filterMsg != "" {
-		fmt.Fprintf(&b, " | %s", u.filterMsg)
+	if st.Capped {
+		fmt.Fprintf(&b, " | stopped at %d packets (--max-packets)", st.MaxPackets)
 	}
-	u.status.SetText(b.String())
+	if u.msg != "" {
+		fmt.Fprintf(&b, " | %s", u.msg)
+	}
+	u.statusText = b.String()
+	u.status.SetText(u.statusText)
 }
+
+// filterBadLabel is the filter bar's label while its filter does not
+// compile.
+const filterBadLabel = "Filter✗ "
 
 // validateFilter colours the filter bar as the filter is typed: green
 // when it compiles, red with the error's column when it does not.
 func (u *UI) validateFilter(text string) {
 	st := u.theme.filterOff
-	u.filterMsg = ""
+	u.filterErrMsg, u.filterErrCol = "", 0
 	label := "Filter: "
 	if strings.TrimSpace(text) != "" {
 		if err := dfilter.Validate(text); err != nil {
 			st = u.theme.filterBad
-			label = "Filter✗ "
+			label = filterBadLabel
+			u.filterErrMsg = err.Error()
 			if se, ok := err.(*dfilter.SyntaxError); ok {
-				u.filterMsg = fmt.Sprintf("column %d: %s", se.Column, se.Msg)
-			} else {
-				u.filterMsg = err.Error()
+				u.filterErrMsg = fmt.Sprintf("column %d: %s", se.Column, se.Msg)
+				u.filterErrCol = se.Column
 			}
 		} else {
 			st = u.theme.filterOK
@@ -528,7 +597,13 @@ func (u *UI) focusFilter() {
 func (u *UI) applyFilter(expr string) {
 	expr = strings.TrimSpace(expr)
 	if err := u.m.SetFilter(expr); err != nil {
+		// In the bar (from the command line too), with its reason, for
+		// the user to mend.
+		if u.filterBar.GetText() != expr {
+			u.filterBar.SetText(expr)
+		}
 		u.validateFilter(expr)
+		u.app.SetFocus(u.filterBar)
 		return
 	}
 	u.filterBar.SetText(expr)
@@ -543,6 +618,11 @@ func (u *UI) handleKey(ev *tcell.EventKey) *tcell.EventKey {
 	switch u.app.GetFocus() {
 	case u.filterBar, u.prompt:
 		return ev // typing: the field handles its keys
+	}
+	// A note is about the key before: the next one takes it away.
+	if u.msg != "" {
+		u.msg = ""
+		u.drawStatus(u.m.Status())
 	}
 	if u.pending != 0 {
 		p := u.pending
@@ -602,6 +682,8 @@ func (u *UI) scope() string {
 		return scopeFollow
 	case viewIO, viewPSN, viewLatency:
 		return scopeGraph
+	case viewHelp:
+		return scopeHelp
 	}
 	return scopeGlobal
 }
@@ -645,7 +727,7 @@ func (u *UI) prefix(p rune, ev *tcell.EventKey) bool {
 }
 
 func (u *UI) note(s string) {
-	u.filterMsg = s
+	u.msg = s
 	u.drawStatus(u.m.Status())
 }
 

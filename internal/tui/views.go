@@ -6,7 +6,9 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
+	"github.com/gdamore/tcell/v2"
 	"github.com/rivo/tview"
 
 	"github.com/ibwire/ibwire/decode"
@@ -30,6 +32,12 @@ const (
 	convDuration    = 20
 )
 
+// convDropOrder is the order columns leave the QP table when the terminal
+// is too narrow for all of them: the per-direction counts first (Frames
+// and Bytes sum them), the connection's health (Retr to CE) last but the
+// endpoints. What is left out, the view names.
+var convDropOrder = []int{6, 7, 8, 9, 5, 4, 19, 3, 11, 12, 20, 18, 17, 16, 10, 15, 14, 13, 2, 1, 0}
+
 type convRow struct {
 	id    uint32
 	cells []string
@@ -40,17 +48,74 @@ type convRow struct {
 // capture loads.
 type convTable struct {
 	*tview.Table
+	view    *tview.Flex     // the note over the table
+	note    *tview.TextView // names the columns left out
 	u       *UI
 	rows    []convRow
 	sortCol int
 	desc    bool
+	width   int    // the width the columns were fitted to
+	hidden  []bool // by column: left out at this width
 }
 
 func newConvTable(u *UI) *convTable {
-	c := &convTable{Table: tview.NewTable().SetSelectable(true, false).SetFixed(1, 0), u: u, sortCol: -1}
+	c := &convTable{Table: tview.NewTable().SetSelectable(true, false).SetFixed(1, 0), u: u, sortCol: -1,
+		note: tview.NewTextView().SetWrap(true).SetWordWrap(true).SetDynamicColors(true), hidden: make([]bool, len(convColumns))}
 	c.SetSelectedStyle(u.theme.selected)
 	c.SetSelectedFunc(func(int, int) { u.applyConv() })
+	c.view = tview.NewFlex().SetDirection(tview.FlexRow).AddItem(c.note, 0, 0, false).AddItem(c.Table, 0, 1, true)
+	c.view.SetDrawFunc(func(_ tcell.Screen, x, y, w, h int) (int, int, int, int) {
+		if w != c.width {
+			c.width = w
+			c.fill(c.selectedID())
+		}
+		return x, y, w, h
+	})
 	return c
+}
+
+// fit leaves out columns, in convDropOrder, until the rest fit the width,
+// and says which in the note.
+func (c *convTable) fit() {
+	widths := make([]int, len(convColumns))
+	for j, h := range convColumns {
+		widths[j] = utf8.RuneCountInString(h) + 1 // and the sort arrow
+		for _, r := range c.rows {
+			widths[j] = max(widths[j], utf8.RuneCountInString(r.cells[j]))
+		}
+	}
+	total := -1
+	for j := range widths {
+		c.hidden[j] = false
+		total += widths[j] + 1
+	}
+	for _, j := range convDropOrder {
+		if total <= c.width || j <= 1 {
+			break
+		}
+		c.hidden[j] = true
+		total -= widths[j] + 1
+	}
+	// Room left takes back what fits, the most wanted first.
+	for i := len(convDropOrder) - 1; i >= 0; i-- {
+		if j := convDropOrder[i]; c.hidden[j] && total+widths[j]+1 <= c.width {
+			c.hidden[j] = false
+			total += widths[j] + 1
+		}
+	}
+	var names []string
+	for j, h := range convColumns {
+		if c.hidden[j] {
+			names = append(names, h)
+		}
+	}
+	lines := 0
+	if len(names) > 0 {
+		text := "not shown at this width: " + strings.Join(names, ", ") + " (ibdump -z conv,qp prints every column)"
+		c.note.SetText(tview.Escape(text))
+		lines = len(tview.WordWrap(tview.Escape(text), max(c.width, 1)))
+	}
+	c.view.ResizeItem(c.note, lines, 0)
 }
 
 func naks(d *decode.DirStats) uint64 {
@@ -125,11 +190,20 @@ func (c *convTable) selectedID() uint32 {
 
 func (c *convTable) fill(keep uint32) {
 	c.Clear()
+	c.fit()
+	// col is where column j goes: the columns left out take no place.
+	col := make([]int, len(convColumns))
+	k := 0
 	for j, h := range convColumns {
+		col[j] = k
+		if c.hidden[j] {
+			continue
+		}
+		k++
 		if j == c.sortCol {
 			h += map[bool]string{false: "▲", true: "▼"}[c.desc]
 		}
-		c.SetCell(0, j, tview.NewTableCell(h).SetStyle(c.u.theme.header).SetSelectable(false))
+		c.SetCell(0, col[j], tview.NewTableCell(h).SetStyle(c.u.theme.header).SetSelectable(false))
 	}
 	sel := 1
 	for i, r := range c.rows {
@@ -138,11 +212,14 @@ func (c *convTable) fill(keep uint32) {
 			st = c.u.theme.warn
 		}
 		for j, s := range r.cells {
+			if c.hidden[j] {
+				continue
+			}
 			cell := tview.NewTableCell(s).SetStyle(st)
 			if j >= convFirstNumber {
 				cell.SetAlign(tview.AlignRight)
 			}
-			c.SetCell(i+1, j, cell)
+			c.SetCell(i+1, col[j], cell)
 		}
 		if r.id == keep {
 			sel = i + 1
@@ -157,10 +234,16 @@ func (c *convTable) fill(keep uint32) {
 	c.Select(sel, 0)
 }
 
+// sortNext sorts by the next column shown (after the last: none).
 func (c *convTable) sortNext(d int) {
-	c.sortCol = (c.sortCol + d + len(convColumns) + 1) % (len(convColumns) + 1)
-	if c.sortCol == len(convColumns) {
-		c.sortCol = -1
+	for {
+		c.sortCol = (c.sortCol + d + len(convColumns) + 1) % (len(convColumns) + 1)
+		if c.sortCol == len(convColumns) {
+			c.sortCol = -1
+		}
+		if c.sortCol < 0 || !c.hidden[c.sortCol] {
+			break
+		}
 	}
 	c.update(c.u.m.Conversations())
 }
