@@ -13,6 +13,7 @@ import (
 	"github.com/rivo/tview"
 
 	"github.com/ibwire/ibwire/capture"
+	"github.com/ibwire/ibwire/layers"
 )
 
 // The model benchmarks run on the 1M-packet benchmark capture:
@@ -142,7 +143,7 @@ func writeSource(b *testing.B, path string, src Source) {
 	}
 	defer f.Close()
 	bw := bufio.NewWriterSize(f, 1<<20)
-	w, err := capture.NewWriter(bw, capture.FormatPcap, capture.LinkType(1), false)
+	w, err := capture.NewWriter(bw, capture.FormatPcap, layers.LinkTypeEthernet, false)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -6,12 +6,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/gopacket"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/ibwire/ibwire/capture"
 	"github.com/ibwire/ibwire/decode"
+	"github.com/ibwire/ibwire/layers"
 )
 
 // framesSource gives n copies of data as Ethernet frames 1 µs apart.
@@ -26,9 +26,8 @@ func (s *framesSource) NextInto(p *capture.Packet) error {
 	}
 	s.i++
 	p.Data = s.data
-	p.Info = gopacket.CaptureInfo{Timestamp: time.Unix(1700000000, 0).Add(time.Duration(s.i) * time.Microsecond),
-		CaptureLength: len(s.data), Length: len(s.data)}
-	p.LinkType = capture.LinkType(1)
+	p.Time, p.Length = time.Unix(1700000000, 0).Add(time.Duration(s.i)*time.Microsecond), len(s.data)
+	p.LinkType = layers.LinkTypeEthernet
 	p.Number = s.i
 	return nil
 }
@@ -45,17 +44,28 @@ func loadSource(t testing.TB, src Source, opts Options) *Model {
 }
 
 // TestMalformedFramesCostWhatGoodOnesCost: a frame that is empty, too short
-// for its link layer, or not RDMA at all costs the index its mark, as a
-// good frame does (it kept a whole analysis each: 88 bytes and more), and
-// the detail view still gets the analysis the loader made.
+// for its link layer, not RDMA at all, or RoCE cut inside its BTH costs the
+// index its mark, as a good frame does (it kept a whole analysis each: 88
+// bytes and more), and the detail view still gets the analysis the loader
+// made. Only the RoCE frame is malformed InfiniBand, with a finding; the
+// others are no InfiniBand at all.
 func TestMalformedFramesCostWhatGoodOnesCost(t *testing.T) {
+	r, err := capture.Open("../../pcaps/rxe/rping.pcap")
+	require.NoError(t, err)
+	var roce capture.Packet
+	for roce.Number != 6 { // RC SEND ONLY: Ethernet, IPv4, UDP 4791, BTH, 16 bytes, ICRC
+		require.NoError(t, r.NextInto(&roce))
+	}
+	r.Close()
 	tests := []struct {
-		name string
-		data []byte
+		name    string
+		data    []byte
+		finding bool
 	}{
-		{"empty", nil},
-		{"short ethernet", []byte{1, 2, 3, 4, 5}},
-		{"truncated ipv4", append(make([]byte, 12), 0x08, 0x00, 0x45, 0x00)},
+		{"empty", nil, false},
+		{"short ethernet", []byte{1, 2, 3, 4, 5}, false},
+		{"truncated ipv4", append(make([]byte, 12), 0x08, 0x00, 0x45, 0x00), false},
+		{"roce cut inside the BTH", roce.Data[:14+20+8+6], true},
 	}
 	const n = 5000
 	for _, tc := range tests {
@@ -68,12 +78,11 @@ func TestMalformedFramesCostWhatGoodOnesCost(t *testing.T) {
 			src := &framesSource{data: tc.data, n: n}
 			var cp capture.Packet
 			for src.NextInto(&cp) == nil {
-				p := dec.Decode(decode.Input{Number: cp.Number, Time: cp.Info.Timestamp, Length: cp.Info.Length,
-					LinkType: uint32(cp.LinkType), Data: cp.Data})
+				p := dec.Decode(cp)
 				an.Analyze(p)
 				got, _ := m.analysisOf(cp.Number)
 				require.Equal(t, p.Analysis, got, "frame %d", cp.Number)
-				require.NotZero(t, got.Findings, "frame %d: a malformed frame has a finding", cp.Number)
+				assert.Equal(t, tc.finding, got.Findings != 0, "frame %d: findings %v", cp.Number, got.Findings)
 			}
 			m.mu.RLock()
 			defer m.mu.RUnlock()

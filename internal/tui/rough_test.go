@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ibwire/ibwire/capture"
+	"github.com/ibwire/ibwire/layers"
 )
 
 // Issue 17 item 8: the rough edges, each at 120×40 and 80×24.
@@ -33,7 +34,7 @@ func writeFrames(t *testing.T, path string, from, to int) string {
 	f, err := os.Create(out)
 	require.NoError(t, err)
 	defer f.Close()
-	w, err := capture.NewWriter(f, capture.FormatPcap, capture.LinkType(1), false)
+	w, err := capture.NewWriter(f, capture.FormatPcap, layers.LinkTypeEthernet, false)
 	require.NoError(t, err)
 	var p capture.Packet
 	for n := 1; n <= to; n++ {
