@@ -70,4 +70,3 @@ func (r *analyzed) dump() string {
 	}
 	return b.String()
 }
-

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ibwire/ibwire/capture"
 	"github.com/ibwire/ibwire/decode"
 	"github.com/ibwire/ibwire/layers"
 )
@@ -96,4 +97,44 @@ func TestInTreeOfAgreesWithInTree(t *testing.T) {
 		}
 	}
 	require.Greater(t, protos, 10)
+}
+
+// TestProtocolsAsTshark: frame.protocols names what tshark 4.0.17 names on
+// the same frames (its -T fields -e frame.protocols), link layer, the
+// dispatch between headers, and "data" for a payload no dissector takes.
+func TestProtocolsAsTshark(t *testing.T) {
+	tests := []struct {
+		file  string
+		frame int
+		want  string
+	}{
+		{"../pcaps/rxe/rping.pcap", 1, "eth:ethertype:arp"},
+		{"../pcaps/rxe/rping.pcap", 3, "eth:ethertype:ip:udp:infiniband"}, // CM: a MAD, not data
+		{"../pcaps/rxe/rping.pcap", 6, "eth:ethertype:ip:udp:infiniband:data"},
+		{"../pcaps/rxe/rping.pcap", 7, "eth:ethertype:ip:udp:infiniband"}, // ACK
+		{"../testdata/sll2-tcpdump-any.pcap", 1, "sll:ethertype:ip:udp:infiniband"},
+		{"../testdata/sll2-tcpdump-any.pcap", 4, "sll:ethertype:ip:udp:infiniband:data"},
+		{"../pcaps/conv_rocev1.pcap", 1, "eth:ethertype:infiniband"},
+		{"../pcaps/conv_rocev1.pcap", 4, "eth:ethertype:infiniband:data"},
+		{"../pcaps/conv_erf.pcap", 1, "erf:infiniband"},
+		{"../pcaps/conv_erf.pcap", 4, "erf:infiniband:data"},
+		{"../pcaps/rxe/write_bw_loss.pcap", 3, "eth:ethertype:ip:tcp"},
+		{"../pcaps/rxe/write_bw_loss.pcap", 6, "eth:ethertype:ip:tcp:data"},
+		{"../pcaps/conv_rocev2_ipv6.pcap", 4, "eth:ethertype:ipv6:udp:infiniband:data"},
+	}
+	for _, tt := range tests {
+		r, err := capture.Open(tt.file)
+		require.NoError(t, err)
+		d := decode.NewDecoder(decode.Options{})
+		var rec capture.Packet
+		for rec.Number != tt.frame {
+			require.NoError(t, r.NextInto(&rec))
+		}
+		r.Close()
+		assert.Equal(t, tt.want, d.Decode(rec).Protocols(), "%s frame %d", tt.file, tt.frame)
+	}
+	// Raw IP has no link layer (tshark: "raw:ip:udp").
+	raw := []byte{0x45, 0, 0, 29, 0, 0, 0x40, 0, 64, 17, 0, 0, 10, 0, 0, 1, 10, 0, 0, 2, 0x30, 0x39, 0x30, 0x39, 0, 9, 0, 0, 0x0a}
+	p := decode.NewDecoder(decode.Options{}).Decode(decode.Input{Number: 1, LinkType: layers.LinkTypeRaw, Data: raw, Length: len(raw)})
+	assert.Equal(t, "raw:ip:udp:data", p.Protocols())
 }

@@ -2,6 +2,7 @@ package decode
 
 import (
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/ibwire/ibwire/layers"
@@ -160,35 +161,78 @@ func ecnByName(s string) (uint64, bool) {
 
 var epoch = time.Unix(0, 0)
 
-// Protocols lists the frame's protocols as frame.protocols does ("eth:ethertype:ip:udp:infiniband").
+// Protocols lists the frame's protocols as frame.protocols does
+// ("eth:ethertype:ip:udp:infiniband:data"): each header decoded, with
+// Wireshark's names for the dispatch between them ("ethertype" after an
+// Ethernet or cooked-capture header), and "data" for a payload no
+// dissector takes. The string is built once for each combination of
+// layers and kept.
 func (p *Packet) Protocols() string {
+	key := protocolsKey{has: p.has}
 	switch {
-	case p.has&hasBTH != 0 && p.has&hasUDP != 0 && p.has&hasIPv4 != 0:
-		return protoIPv4UDPIB
-	case p.has&hasBTH != 0 && p.has&hasUDP != 0:
-		return protoIPv6UDPIB
-	case p.has&hasBTH != 0 && p.has&hasGRH != 0 && p.has&hasEthernet != 0:
-		return "eth:ethertype:infiniband"
-	case p.has&(hasLRH|hasERF) != 0:
-		if p.has&hasERF != 0 {
-			return "erf:infiniband"
-		}
-		return "infiniband"
-	case p.has&hasUDP != 0 && p.has&hasIPv4 != 0:
-		return "eth:ethertype:ip:udp"
-	case p.has&hasTCP != 0 && p.has&hasIPv4 != 0:
-		return "eth:ethertype:ip:tcp"
-	case p.has&hasIPv6 != 0:
-		return "eth:ethertype:ipv6"
-	case p.has&hasIPv4 != 0:
-		return "eth:ethertype:ip"
-	case p.has&hasEthernet != 0:
-		return "eth:ethertype"
+	case p.has&hasBTH != 0:
+		key.data = p.has&hasMAD == 0 && len(p.Headers.BTH.PacketPayload()) > 0
+	case p.has&hasTCP != 0:
+		key.data = len(p.Headers.TCP.Payload) > 0
+	case p.has&hasUDP != 0:
+		key.data = len(p.Headers.UDP.Payload) > 0
 	}
-	return ""
+	if s, ok := protocolStrings.Load(key); ok {
+		return s.(string)
+	}
+	s := key.String()
+	protocolStrings.Store(key, s)
+	return s
 }
 
-const (
-	protoIPv4UDPIB = "eth:ethertype:ip:udp:infiniband"
-	protoIPv6UDPIB = "eth:ethertype:ipv6:udp:infiniband"
-)
+// protocolsKey is what frame.protocols depends on.
+type protocolsKey struct {
+	has  layerSet
+	data bool // a payload no dissector takes
+}
+
+var protocolStrings sync.Map // protocolsKey -> string
+
+func (k protocolsKey) String() string {
+	var parts []string
+	switch {
+	case k.has&hasSLL != 0:
+		parts = append(parts, "sll", "ethertype")
+	case k.has&hasEthernet != 0:
+		parts = append(parts, "eth", "ethertype")
+	case k.has&hasERF != 0:
+		parts = append(parts, "erf")
+	case k.has&(hasIPv4|hasIPv6) != 0: // no link-layer header: raw IP
+		parts = append(parts, "raw")
+	}
+	if k.has&hasDot1Q != 0 {
+		parts = append(parts, "vlan", "ethertype")
+	}
+	switch {
+	case k.has&hasLRH != 0:
+		parts = append(parts, "infiniband") // LRH, GRH and BTH are one protocol
+	case k.has&hasGRH != 0 && k.has&(hasEthernet|hasSLL) != 0:
+		parts = append(parts, "infiniband") // RoCEv1
+	case k.has&hasARP != 0:
+		parts = append(parts, "arp")
+	}
+	if k.has&hasIPv4 != 0 {
+		parts = append(parts, "ip")
+	}
+	if k.has&hasIPv6 != 0 {
+		parts = append(parts, "ipv6")
+	}
+	if k.has&hasUDP != 0 {
+		parts = append(parts, "udp")
+		if k.has&hasBTH != 0 {
+			parts = append(parts, "infiniband")
+		}
+	}
+	if k.has&hasTCP != 0 {
+		parts = append(parts, "tcp")
+	}
+	if k.data {
+		parts = append(parts, "data")
+	}
+	return strings.Join(parts, ":")
+}

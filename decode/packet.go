@@ -66,6 +66,7 @@ const (
 	hasMAD
 	hasPayload
 	hasARP
+	hasSLL // a Linux cooked-capture header, version 1 or 2
 )
 
 // layerBits maps layer types to their bit; an array indexed by type costs
@@ -76,7 +77,7 @@ var layerBits = func() (t [2000]layerSet) {
 		gplayers.LayerTypeIPv6: hasIPv6, gplayers.LayerTypeUDP: hasUDP, gplayers.LayerTypeTCP: hasTCP,
 		layers.LayerTypeERF: hasERF, layers.LayerTypeLRH: hasLRH, layers.LayerTypeGRH: hasGRH,
 		layers.LayerTypeBTH: hasBTH, layers.LayerTypeMAD: hasMAD, gopacket.LayerTypePayload: hasPayload,
-		gplayers.LayerTypeARP: hasARP,
+		gplayers.LayerTypeARP: hasARP, layers.LayerTypeLinuxSLL: hasSLL, layers.LayerTypeLinuxSLL2: hasSLL,
 	} {
 		t[lt] = bit
 	}
