@@ -303,7 +303,7 @@ func (a *Analyzer) transport(p *Packet) {
 	svc := serviceOf(b.Opcode)
 	k := &a.key
 	packetKey(k, p, b.DestQP)
-	if svc == layers.ServiceUD && info.Has(layers.HdrDETH) && p.Err == nil {
+	if svc == layers.ServiceUD && b.HasETH(layers.HdrDETH) && (p.Err == nil || p.Cut()) {
 		k.udSrc = udSrcFlag | b.DETH.SrcQP
 	}
 	d := a.direction(k, svc)
@@ -333,15 +333,16 @@ func (a *Analyzer) transport(p *Packet) {
 		st.First = a.now
 	}
 	st.Last = a.now
-	payload := len(b.PacketPayload())
+	payload := p.PayloadLength()
 	// One test keeps the common packet off the rare paths: damage, an
 	// unknown opcode, a congestion mark.
-	bad := p.Err != nil || p.ICRC == layers.CRCBad || p.VCRC == layers.CRCBad
+	// A packet the capture cut is no damage: its headers are what was sent.
+	bad := p.Err != nil && !p.Cut() || p.ICRC == layers.CRCBad || p.VCRC == layers.CRCBad
 	if bad || !info.Known || info.Operation == layers.OpUnknown || b.FECN || b.BECN || a.ecnCE(p) ||
 		b.PadCount != uint8((4-payload%4)%4) {
 		a.unusual(d, p, b, info)
 	}
-	if p.Err == nil {
+	if p.Err == nil || p.Cut() {
 		st.Payload += uint64(payload)
 	}
 
@@ -355,8 +356,8 @@ func (a *Analyzer) transport(p *Packet) {
 		if b.DestQP > 1 && p.Err == nil && k.udSrc&^udSrcFlag > 1 {
 			a.udPSN(d, p, b)
 		}
-		if p.Err == nil {
-			st.Goodput += uint64(len(b.PacketPayload()))
+		if p.Err == nil || p.Cut() {
+			st.Goodput += uint64(payload)
 			if st.Packets > 0 {
 				st.Messages++
 				st.Ops[OpClassSend]++
@@ -444,7 +445,7 @@ func (a *Analyzer) ecnCE(p *Packet) bool {
 // fit, congestion marks (ECN CE, FECN, BECN).
 func (a *Analyzer) unusual(d *direction, p *Packet, b *layers.BTH, info *layers.OpcodeInfo) {
 	st, c := &d.st, d.conv
-	if p.Err != nil {
+	if p.Err != nil && !p.Cut() {
 		st.Malformed++
 	}
 	if p.ICRC == layers.CRCBad {

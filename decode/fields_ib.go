@@ -16,7 +16,7 @@ func infinibandFields() []*Field {
 	G := func(p *Packet) *layers.GRH { return &p.Headers.GRH }
 	B := func(p *Packet) *layers.BTH { return &p.Headers.BTH }
 	eth := func(k layers.HeaderKind) func(p *Packet) bool {
-		return func(p *Packet) bool { return p.has&hasBTH != 0 && p.Headers.BTH.Info().Has(k) }
+		return func(p *Packet) bool { return p.has&hasBTH != 0 && p.Headers.BTH.HasETH(k) }
 	}
 	reth, aeth, deth := eth(layers.HdrRETH), eth(layers.HdrAETH), eth(layers.HdrDETH)
 	atomic, ack, imm, ieth, rdeth := eth(layers.HdrAtomicETH), eth(layers.HdrAtomicAckETH), eth(layers.HdrImmDt), eth(layers.HdrIETH), eth(layers.HdrRDETH)

@@ -28,7 +28,7 @@ func (a *Analyzer) message(d *direction, r *reqState, p *Packet, b *layers.BTH, 
 	op := info.Operation
 	cls := opClassOf(op)
 	pos := info.Position
-	payload := uint32(len(b.PacketPayload()))
+	payload := uint32(p.PayloadLength())
 	cur := &r.cur
 	first := d.st.Packets == 1 || streamStart
 	// The packet just before this one (judge: it was captured) left a
@@ -92,7 +92,7 @@ func (a *Analyzer) message(d *direction, r *reqState, p *Packet, b *layers.BTH, 
 			a.badSequence(d, p, psn, first)
 		}
 		*cur = msgState{active: true, op: op, first: psn, frame: a.frame, pkts: 1, bytes: payload, gapped: ahead, mtu: payload}
-		if info.Has(layers.HdrRETH) {
+		if b.HasETH(layers.HdrRETH) {
 			cur.hasRETH, cur.reth = true, b.RETH.DMALength
 		}
 		cur.out = a.pushOut(d, r, p, b, psn, 0, cls, true, false)
@@ -145,7 +145,7 @@ func (a *Analyzer) message(d *direction, r *reqState, p *Packet, b *layers.BTH, 
 			an := &p.Analysis
 			an.MessageFrame, an.MessageSize = a.frame, payload
 			an.Info |= InfoMessage | InfoMessageStart
-			if op == layers.OpRDMAWrite && b.RETH.DMALength != payload {
+			if op == layers.OpRDMAWrite && b.HasETH(layers.HdrRETH) && b.RETH.DMALength != payload {
 				d.st.SeqErrors++
 				a.finding(Finding{Kind: FindRETHLengthMismatch, Frame: a.frame, Conv: d.conv.id, PSN: psn})
 			}
@@ -169,7 +169,7 @@ func (a *Analyzer) pushOut(d *direction, r *reqState, p *Packet, b *layers.BTH, 
 		o.last, o.lastKnown = psn.Add(span-1), !r.spanPending || r.spanPSN != psn
 	}
 	if cls == OpClassRead {
-		o.length = b.RETH.DMALength
+		o.length, o.lengthUnknown = b.RETH.DMALength, !b.HasETH(layers.HdrRETH)
 		o.startAt = true
 	}
 	if start {

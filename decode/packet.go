@@ -102,13 +102,46 @@ func (p *Packet) Has(t gopacket.LayerType) bool {
 // IsIB reports whether the frame carries an InfiniBand transport packet.
 func (p *Packet) IsIB() bool { return p.has&hasBTH != 0 }
 
+// Cut reports an InfiniBand packet that the capture cut short (fewer bytes
+// captured than were on the wire: a snapshot length) after its BTH: the
+// packet was whole on the wire, so what its headers say holds (the BTH, and
+// each extended header BTH.HasETH names), and only the payload and ICRC are
+// missing. The analysis follows such packets as it follows whole ones.
+func (p *Packet) Cut() bool {
+	return p.Err != nil && p.has&hasBTH != 0 && p.Length > len(p.Data) && errors.Is(p.Err, layers.ErrTruncated)
+}
+
+// PayloadLength is the length of the IB payload the packet carried, pad
+// excluded: what BTH.PacketPayload holds, or, for a packet the capture Cut,
+// what the enclosing header's length says the packet had (UDP length for
+// RoCEv2, GRH PayLen for RoCEv1 and IB with a GRH, LRH PktLen for IB), so
+// messages keep their sizes in a capture taken with a snapshot length.
+func (p *Packet) PayloadLength() int {
+	b := &p.Headers.BTH
+	if !p.Cut() {
+		return len(b.PacketPayload())
+	}
+	var transport int // BTH to ICRC
+	switch {
+	case p.has&hasUDP != 0:
+		transport = int(p.Headers.UDP.Length) - 8
+	case p.has&hasGRH != 0:
+		transport = int(p.Headers.GRH.PayLen)
+	case p.has&hasLRH != 0:
+		transport = int(p.Headers.LRH.PktLen)*4 - layers.LRHLength
+	}
+	n := transport - len(b.Contents) - (b.Info().HeaderLength() - layers.BTHLength) - int(b.PadCount) - layers.ICRCLength
+	return max(n, 0)
+}
+
 // IBMalformed reports whether the frame failed to decode inside InfiniBand:
 // in an LRH, GRH, BTH, extended header, MAD, payload or CRC, or after a UDP
 // header that leads to a BTH. An empty frame, or one cut or damaged before
 // anything says it is InfiniBand (Ethernet, ARP, IP of other traffic), is
-// malformed but no InfiniBand packet.
+// malformed but no InfiniBand packet; neither is a packet the capture Cut,
+// which was whole on the wire (tshark reports nothing for those either).
 func (p *Packet) IBMalformed() bool {
-	if p.Err == nil {
+	if p.Err == nil || p.Cut() {
 		return false
 	}
 	if p.has&(hasBTH|hasLRH|hasGRH|hasMAD) != 0 {

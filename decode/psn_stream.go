@@ -38,6 +38,15 @@ type psnRing [psnRingSize]psnSlot
 
 func (r *psnRing) at(p layers.PSN) *psnSlot { return &r[uint32(p)%psnRingSize] }
 
+// A READ request whose RETH was not captured (a snapshot length cut it)
+// has an unknown length: spanUnknown marks it, and the next request may
+// land up to maxUnknownSpan PSNs on (a READ of 2 GiB at MTU 256 would take
+// more, but no tool reads that much at once) before its PSNs count as lost.
+const (
+	spanUnknown    = ^uint32(0)
+	maxUnknownSpan = 1 << 16
+)
+
 // reqState is the request stream of a direction: the PSNs its sender used,
 // a model of what the receiving responder executed, and the requests not
 // yet answered.
@@ -53,7 +62,7 @@ type reqState struct {
 	// the next request shows how many PSNs it used.
 	spanPending bool
 	spanPSN     layers.PSN
-	spanLen     uint32
+	spanLen     uint32 // spanUnknown: the READ's RETH was not captured
 	// Retransmission episode: from the first PSN sent again until new PSNs.
 	inEpisode  bool
 	epCause    RetransCause
@@ -96,12 +105,14 @@ type outReq struct {
 	// completed: the READ's last missing response came; it is counted.
 	completed bool
 	// lastResp: its LAST (or ONLY) response was captured.
-	lastResp  bool
-	frame     uint32 // first transmission of the first packet
-	respFrame uint32
-	t0        time.Duration
-	length    uint32 // RETH length of a READ
-	respBytes uint32
+	lastResp bool
+	// lengthUnknown: its RETH was not captured (a snapshot length cut it).
+	lengthUnknown bool
+	frame         uint32 // first transmission of the first packet
+	respFrame     uint32
+	t0            time.Duration
+	length        uint32 // RETH length of a READ
+	respBytes     uint32
 	// nextResp is the PSN after the highest response since the READ (or
 	// its latest retry) was sent.
 	nextResp layers.PSN
@@ -155,7 +166,10 @@ func (a *Analyzer) request(d *direction, p *Packet, b *layers.BTH, info *layers.
 	an := &p.Analysis
 	psn := b.PSN
 	d.lastReq = a.now
-	isRead := info.Operation == layers.OpRDMAReadRequest && p.Err == nil
+	isRead := info.Operation == layers.OpRDMAReadRequest && b.HasETH(layers.HdrRETH) && (p.Err == nil || p.Cut())
+	// A READ request whose RETH the capture did not keep takes as many
+	// PSNs as its length says, which the next request's PSN tells.
+	unknownRead := info.Operation == layers.OpRDMAReadRequest && !isRead
 
 	// The set-up exchange named the starting PSNs, but implementations
 	// disagree on which side's a CM REQ carries (Linux puts the passive
@@ -167,7 +181,12 @@ func (a *Analyzer) request(d *direction, p *Packet, b *layers.BTH, info *layers.
 			// The READ before this request used as many PSNs as its
 			// responses will: known from the path MTU once a response told
 			// it, else from where this request's PSN lands.
-			if c.mtu != 0 {
+			if r.spanLen == spanUnknown {
+				if dd := psn.Diff(hi); dd > 1 && dd <= maxUnknownSpan {
+					r.fill(hi.Add(1), psn, a)
+					guessed = true
+				}
+			} else if c.mtu != 0 {
 				if n := layers.Segments(int(r.spanLen), c.mtu); n > 1 {
 					r.fill(hi.Add(1), hi.Add(n), a)
 				}
@@ -292,12 +311,14 @@ func (a *Analyzer) request(d *direction, p *Packet, b *layers.BTH, info *layers.
 			r.next = psn.Add(span)
 		} else if isRead && c.mtu == 0 && b.RETH.DMALength > 256 {
 			r.spanPending, r.spanPSN, r.spanLen = true, psn, b.RETH.DMALength
+		} else if unknownRead {
+			r.spanPending, r.spanPSN, r.spanLen = true, psn, spanUnknown
 		}
 	}
 	r.prevPSN, r.hasPrev = psn, true
 
 	newHigh := st == layers.PSNFirst || st == layers.PSNInOrder || st == layers.PSNAhead
-	if p.Err != nil || !info.Known {
+	if p.Err != nil && !p.Cut() || !info.Known {
 		if newHigh {
 			r.tailKnown = false
 		}
@@ -306,7 +327,7 @@ func (a *Analyzer) request(d *direction, p *Packet, b *layers.BTH, info *layers.
 	newData := !retrans || lost
 	if newData {
 		an.Info |= InfoNewData
-		d.st.Goodput += uint64(len(b.PacketPayload()))
+		d.st.Goodput += uint64(p.PayloadLength())
 	}
 	// A packet right after the highest PSN, sent for the first time, must
 	// fit the packet before it; after missing PSNs (a gap), a resent one
@@ -382,7 +403,10 @@ func (r *reqState) findOut(p layers.PSN, op OpClass) *outReq {
 			continue
 		}
 		last := o.last
-		if !o.lastKnown {
+		switch {
+		case !o.lastKnown && o.lengthUnknown:
+			last = o.first.Add(maxUnknownSpan - 1)
+		case !o.lastKnown:
 			last = o.first.Add(layers.Segments(int(o.length), 256) - 1)
 		}
 		if p.Diff(o.first) >= 0 && p.Diff(last) <= 0 {
@@ -431,7 +455,7 @@ func (a *Analyzer) response(d *direction, p *Packet, b *layers.BTH, info *layers
 		}
 	}
 	c := d.conv
-	hasAETH := info.Has(layers.HdrAETH) && p.Err == nil
+	hasAETH := b.HasETH(layers.HdrAETH) && (p.Err == nil || p.Cut())
 	syn := b.AETH.Syndrome
 	if hasAETH {
 		// MSN progress is counted, not judged: rxe ignores the MSN.
@@ -612,8 +636,8 @@ func (a *Analyzer) readResponse(d *direction, r *reqState, p *Packet, b *layers.
 	rs := a.respOf(d)
 	c := d.conv
 	pos := info.Position
-	if p.Err == nil && (pos == layers.PosFirst || pos == layers.PosMiddle) && len(b.PacketPayload()) > c.mtu {
-		c.mtu = len(b.PacketPayload())
+	if (p.Err == nil || p.Cut()) && (pos == layers.PosFirst || pos == layers.PosMiddle) && p.PayloadLength() > c.mtu {
+		c.mtu = p.PayloadLength()
 	}
 	o := r.findOut(psn, OpClassRead)
 	st, gap := rs.win.Observe(psn)
@@ -661,14 +685,14 @@ func (a *Analyzer) readResponse(d *direction, r *reqState, p *Packet, b *layers.
 		a.finding(Finding{Kind: FindRetransmission, Frame: a.frame, Ref: ref, Conv: c.id, PSN: psn})
 	}
 	*slot = psnSlot{psnf: slotValid | uint32(psn), frame: a.frame, t: a.now}
-	if o == nil || p.Err != nil {
+	if o == nil || p.Err != nil && !p.Cut() {
 		return
 	}
 	an.RequestFrame = o.frame
 	an.Info |= InfoRequest
 	if !retrans || lost {
 		an.Info |= InfoNewData
-		d.st.Goodput += uint64(len(b.PacketPayload()))
+		d.st.Goodput += uint64(p.PayloadLength())
 	}
 	if pos == layers.PosFirst || pos == layers.PosOnly {
 		an.Info |= InfoMessageStart
@@ -686,7 +710,7 @@ func (a *Analyzer) readResponse(d *direction, r *reqState, p *Packet, b *layers.
 	}
 	if !retrans || lost {
 		o.seen++
-		o.respBytes += uint32(len(b.PacketPayload()))
+		o.respBytes += uint32(p.PayloadLength())
 	}
 	if pos == layers.PosLast || pos == layers.PosOnly {
 		o.last, o.lastKnown, o.lastResp = psn, true, true
@@ -740,7 +764,7 @@ func (a *Analyzer) completeRead(d *direction, r *reqState, o *outReq, p *Packet)
 		a.countMessage(req, p, OpClassRead)
 	}
 	a.finishOut(d, r, o, p)
-	if !o.gap && o.respBytes != o.length {
+	if !o.gap && !o.lengthUnknown && o.respBytes != o.length {
 		d.st.SeqErrors++
 		a.finding(Finding{Kind: FindRETHLengthMismatch, Frame: o.frame, Conv: d.conv.id, PSN: o.first})
 	}

@@ -13,6 +13,11 @@ const (
 	ICRCLength        = 4  // invariant CRC at the end of every transport packet
 )
 
+// Cut reports a BTH whose packet ended before its extended headers or its
+// ICRC: the base header is valid, and so is each extended header HasETH
+// names; the payload is what there was of it.
+func (b *BTH) Cut() bool { return b.Contents != nil && b.Trailer.Contents == nil }
+
 // PeekDestQP reads the destination QP of the BTH that b starts with,
 // without decoding it (for demultiplexing before a full decode); false
 // when b is shorter than a BTH.
@@ -91,6 +96,11 @@ type BTH struct {
 	payload     []byte
 	payloadType gopacket.LayerType
 	first       gopacket.LayerType
+	// eths has a bit for each extended header decoded (1<<HeaderKind):
+	// all the opcode calls for, unless the data ended before one (a
+	// capture cut the packet short), when the base header and those before
+	// it stay valid.
+	eths uint16
 }
 
 var bthFields = []fieldSpan{{"OpCode", 0, 1}, {"SE/M/PadCnt/TVer", 1, 1}, {"P_Key", 2, 2},
@@ -123,6 +133,12 @@ func (b *BTH) PacketPayload() []byte { return b.payload }
 // PayloadType is the layer type of the payload: LayerTypeMAD for datagrams
 // to or from QP0/QP1, gopacket.LayerTypePayload otherwise.
 func (b *BTH) PayloadType() gopacket.LayerType { return b.payloadType }
+
+// HasETH reports whether the packet carries the extended header of kind k
+// and it was decoded: the opcode calls for it, and the data did not end
+// before it. Read an ETH field only when this says so: the ETH structs keep
+// the previous packet's values otherwise.
+func (b *BTH) HasETH(k HeaderKind) bool { return b.eths&(1<<k) != 0 }
 
 // ETH returns the embedded extended header of kind k (nil for HdrNone).
 func (b *BTH) ETH(k HeaderKind) ExtendedHeader {
@@ -190,6 +206,7 @@ func (b *BTH) DecodingLayers() []gopacket.DecodingLayer {
 // for, and the trailer. data must end with the ICRC (the caller trims link
 // padding: UDP, GRH.PayLen and LRH.PktLen all delimit it).
 func (b *BTH) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
+	b.eths, b.Contents = 0, nil
 	if len(data) < BTHLength {
 		df.SetTruncated()
 		return checkLength("BTH", bthFields, len(data))
@@ -231,13 +248,15 @@ func (b *BTH) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
 			if de, ok := err.(*DecodeError); ok {
 				de.Offset += ethEnd
 				de.Detail = "before the 4-byte ICRC"
-				return de
+				err = de
 			}
+			b.decodeCut(data, hdr)
 			return err
 		}
 		ethEnd += k.Size()
 	}
 	if end < ethEnd {
+		b.decodeCut(data, hdr)
 		df.SetTruncated()
 		return &DecodeError{Layer: "ICRC", Field: "ICRC", Offset: ethEnd, Need: ICRCLength, Have: len(data) - ethEnd, Err: ErrTruncated}
 	}
@@ -272,6 +291,9 @@ func (b *BTH) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
 		next = hs[i].LayerType()
 	}
 	b.first = next
+	for _, k := range hs {
+		b.eths |= 1 << k
+	}
 
 	b.Contents = data[:hdr]
 	b.Payload = data[hdr:payloadEnd]
@@ -280,6 +302,30 @@ func (b *BTH) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
 		return err
 	}
 	return padErr
+}
+
+// decodeCut decodes the extended headers the data holds whole, for a
+// packet whose data ends before one of them or before its ICRC: a capture's
+// snapshot length cuts packets so, and the headers it kept are still what
+// was sent. The bytes after them are the payload as far as it was
+// captured; there is no trailer.
+func (b *BTH) decodeCut(data []byte, hdr int) {
+	off := hdr
+	for _, k := range b.Opcode.Info().HeaderList() {
+		if off+k.Size() > len(data) {
+			break
+		}
+		if b.ETH(k).DecodeFromBytes(data[off:off+k.Size()], gopacket.NilDecodeFeedback) != nil {
+			break
+		}
+		off += k.Size()
+		b.eths |= 1 << k
+	}
+	b.Contents = data[:hdr]
+	b.Payload = data[hdr:]
+	b.payload = data[off:]
+	b.payloadType = gopacket.LayerTypePayload
+	b.Trailer = Trailer{}
 }
 
 // SerializeTo prepends the BTH (and DC extension). The extended headers,

@@ -153,22 +153,33 @@ func (p *Parser) Decode(frame []byte) error {
 // whatever stopped it.
 func (p *Parser) decode(frame []byte) error {
 	err := p.dlp.DecodeLayers(frame, &p.Decoded)
+	var located error
+	if err != nil {
+		t, _ := p.layerInput()
+		located = p.locate(err)
+		if t == LayerTypeBTH && p.BTH.Contents != nil {
+			// The base header was read before the fault: a pad count larger
+			// than the payload (every extended header read too), or data
+			// that ends before an extended header or the ICRC, as a
+			// capture's snapshot length cuts packets (those read whole
+			// count: BTH.HasETH). Keep them visible, as Wireshark does.
+			p.Decoded = append(p.Decoded, LayerTypeBTH)
+		}
+	}
 	if p.dlp.Truncated {
 		// A length field says the frame should be longer: the layer that
 		// failed, if any, only saw the short remainder, so the length fields
 		// tell more truly where the frame was cut.
 		if terr := p.truncation(); terr != nil {
+			if p.BTH.Contents != nil && !p.BTH.Cut() && p.Has(LayerTypeBTH) {
+				// The BTH took the last bytes captured for its pad and
+				// ICRC; they are payload, and the trailer was not captured.
+				p.BTH.decodeCut(p.frame[offsetIn(p.frame, p.BTH.Contents):], len(p.BTH.Contents))
+			}
 			return terr
 		}
 	}
 	if err != nil {
-		t, _ := p.layerInput()
-		located := p.locate(err)
-		if t == LayerTypeBTH && errors.Is(err, ErrMalformed) {
-			// The BTH and all its extended headers were read before the
-			// fault (a pad count larger than the payload): keep them visible.
-			p.Decoded = append(p.Decoded, LayerTypeBTH)
-		}
 		return located
 	}
 	if next, in := p.layerInput(); len(in) == 0 && next != gopacket.LayerTypePayload && p.decodingLayer(next) != nil {

@@ -14,7 +14,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ibwire/ibwire/capture"
 	"github.com/ibwire/ibwire/internal/ibdumpcli"
+	"github.com/ibwire/ibwire/layers"
 )
 
 // The exit statuses, under the names the tests were written with.
@@ -345,4 +347,46 @@ func TestCRCCheckedWhenAsked(t *testing.T) {
 	assert.Equal(t, "1 packets\n", count)
 	field, _, _ := ibdump(t, nil, "-T", "fields", "-e", "ibwire.icrc.status", badICRC)
 	assert.Equal(t, "bad\n", field)
+}
+
+// TestSnaplenCapture reads a capture taken with a snapshot length (as
+// tcpdump -s 64 or editcap -s 64 makes them): each packet says how much
+// was captured instead of calling it malformed, its RETH is shown only
+// when captured, its length is the payload it had on the wire, the fields
+// tshark shows for the headers captured are there, and --check passes,
+// saying how many ICRCs it could not check.
+func TestSnaplenCapture(t *testing.T) {
+	r, err := capture.Open("../../pcaps/rxe/read_bw.pcap")
+	require.NoError(t, err)
+	cut := filepath.Join(t.TempDir(), "read_bw_s64.pcap")
+	w, err := capture.Create(cut, capture.FormatPcap, layers.LinkTypeEthernet, false)
+	require.NoError(t, err)
+	var p capture.Packet
+	for r.NextInto(&p) == nil {
+		if len(p.Data) > 64 {
+			p.Data = p.Data[:64]
+		}
+		require.NoError(t, w.WritePacket(p))
+	}
+	r.Close()
+	require.NoError(t, w.Close())
+
+	out, _, code := ibdump(t, nil, "-Y", "frame.number in {22 55 56}", cut)
+	require.Zero(t, code)
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	require.Len(t, lines, 3)
+	assert.Contains(t, lines[0], "RC RDMA Read Request QP 0x000011 PSN 11292704 A, length 0 [captured 64 of 74 bytes]")
+	assert.NotContains(t, lines[0], "RETH", "the RETH was not captured")
+	assert.Contains(t, lines[1], "RC RDMA Read Response First QP 0x000011 PSN 11292704, AETH ACK credits=unlimited MSN 1, length 1024 [captured 64 of 1086 bytes]")
+	assert.Contains(t, lines[2], "Read Response Middle")
+
+	// tshark 4.0.17 -T fields on the same cut frames: BTH and AETH fields, no RETH, no ICRC.
+	out, _, code = ibdump(t, nil, "-T", "fields", "-e", "bth.opcode", "-e", "bth.psn", "-e", "reth.dmalen", "-e", "aeth.syndrome",
+		"-e", "infiniband.invariant.crc", "-Y", "frame.number in {22 55}", cut)
+	require.Zero(t, code)
+	assert.Equal(t, "12\t11292704\t\t\t\n13\t11292704\t\t31\t\n", out)
+
+	out, _, code = ibdump(t, nil, "--check", "-q", cut)
+	assert.Zero(t, code)
+	assert.Contains(t, out, "check ok: 1042 packets, 1000 RoCE/IB, 0 bad ICRC, 0 bad VCRC, 0 malformed, 1000 cut by the snapshot length (their ICRC not captured)")
 }

@@ -25,7 +25,7 @@ func AppendInfo(buf []byte, p *decode.Packet) []byte {
 	buf = append(buf, "QP="...)
 	buf = appendHex(buf, uint64(b.DestQP), 6)
 	buf = append(buf, ' ')
-	if e.Has(layers.HdrAETH) && b.AETH.Syndrome.IsNak() && e.WiresharkDissects() {
+	if b.HasETH(layers.HdrAETH) && b.AETH.Syndrome.IsNak() && e.WiresharkDissects() {
 		buf = append(append(append(buf, '['), b.AETH.Syndrome.NAKCode().String()...), "] "...)
 	}
 	if p.HasMAD() {

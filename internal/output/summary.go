@@ -112,7 +112,16 @@ func (s *Summary) Append(buf []byte, p *decode.Packet) []byte {
 		buf = append(buf, ", length "...)
 		buf = strconv.AppendInt(buf, int64(p.Length), 10)
 	}
-	if p.Err != nil {
+	switch {
+	case p.Cut():
+		// A snapshot length, not damage: say how much the capture kept,
+		// as tcpdump's [|proto] does.
+		buf = append(buf, " [captured "...)
+		buf = strconv.AppendInt(buf, int64(len(p.Data)), 10)
+		buf = append(buf, " of "...)
+		buf = strconv.AppendInt(buf, int64(p.Length), 10)
+		buf = append(buf, " bytes]"...)
+	case p.Err != nil:
 		buf = append(buf, " [malformed: "...)
 		buf = append(buf, p.Err.Error()...)
 		buf = append(buf, ']')
@@ -234,8 +243,10 @@ func (s *Summary) appendIB(buf []byte, p *decode.Packet) []byte {
 		buf = appendHex(buf, uint64(b.PKey), 4)
 	}
 	for _, k := range e.HeaderList() {
-		buf = append(buf, ", "...)
-		buf = appendETH(buf, b, k)
+		if b.HasETH(k) {
+			buf = append(buf, ", "...)
+			buf = appendETH(buf, b, k)
+		}
 	}
 	if p.HasMAD() {
 		m := &h.MAD
@@ -244,9 +255,9 @@ func (s *Summary) appendIB(buf []byte, p *decode.Packet) []byte {
 		buf = append(buf, " tid "...)
 		buf = appendHex(buf, m.TransactionID, 16)
 	}
-	if p.Err == nil {
+	if p.Err == nil || p.Cut() {
 		buf = append(buf, ", length "...)
-		buf = strconv.AppendInt(buf, int64(len(b.PacketPayload())), 10)
+		buf = strconv.AppendInt(buf, int64(p.PayloadLength()), 10)
 	}
 	if p.ICRC == layers.CRCBad {
 		buf = append(buf, " [bad ICRC "...)
