@@ -117,6 +117,13 @@ func (p *Packet) Cut() bool {
 // RoCEv2, GRH PayLen for RoCEv1 and IB with a GRH, LRH PktLen for IB), so
 // messages keep their sizes in a capture taken with a snapshot length.
 func (p *Packet) PayloadLength() int {
+	if p.Err == nil { // the common case, inlined
+		return len(p.Headers.BTH.PacketPayload())
+	}
+	return p.cutPayloadLength()
+}
+
+func (p *Packet) cutPayloadLength() int {
 	b := &p.Headers.BTH
 	if !p.Cut() {
 		return len(b.PacketPayload())
