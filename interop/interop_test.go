@@ -1,7 +1,3 @@
-// Package interop holds the harness that runs Linux rdma_rxe in QEMU guests against each other and
-// against ibpeer (run.sh, scenarios.sh, build.sh, ci.sh; see README.md). The harness needs root and
-// QEMU; these tests need neither: they check the scenario table and the runner's refusals, so a
-// broken table fails `go test` instead of a long `make interop`.
 package interop
 
 import (
