@@ -22,24 +22,7 @@ import (
 // read_bw.pcap a gap: 199 gaps where there are none).
 func TestSnaplenKeepsTheSequence(t *testing.T) {
 	for _, snaplen := range []int{54, 64, 80, 96} {
-		r, err := capture.Open("../pcaps/rxe/read_bw.pcap")
-		require.NoError(t, err)
-		dec := decode.NewDecoder(decode.Options{})
-		a := decode.NewAnalyzer(decode.AnalyzerOptions{})
-		var rec capture.Packet
-		for {
-			if err := r.NextInto(&rec); errors.Is(err, io.EOF) {
-				break
-			} else {
-				require.NoError(t, err)
-			}
-			if len(rec.Data) > snaplen {
-				rec.Data = rec.Data[:snaplen]
-			}
-			a.Analyze(dec.Decode(rec))
-		}
-		r.Close()
-		a.Finish()
+		a := analyzeCut(t, "../pcaps/rxe/read_bw.pcap", snaplen)
 		convs := a.Conversations()
 		require.Len(t, convs, 1, "snaplen %d", snaplen)
 		c := convs[0]
@@ -50,6 +33,32 @@ func TestSnaplenKeepsTheSequence(t *testing.T) {
 		}
 		assert.Zero(t, a.Expert().Count(decode.FindPSNGap), "snaplen %d: PSN gap findings", snaplen)
 	}
+}
+
+// analyzeCut analyses the capture at path with every frame cut to snaplen
+// bytes (0: whole), as tcpdump -s snaplen would have recorded it: the
+// frame's length on the wire is kept.
+func analyzeCut(t *testing.T, path string, snaplen int) *decode.Analyzer {
+	t.Helper()
+	r, err := capture.Open(path)
+	require.NoError(t, err)
+	defer r.Close()
+	dec := decode.NewDecoder(decode.Options{})
+	a := decode.NewAnalyzer(decode.AnalyzerOptions{})
+	var rec capture.Packet
+	for {
+		if err := r.NextInto(&rec); errors.Is(err, io.EOF) {
+			break
+		} else {
+			require.NoError(t, err)
+		}
+		if snaplen > 0 && len(rec.Data) > snaplen {
+			rec.Data = rec.Data[:snaplen]
+		}
+		a.Analyze(dec.Decode(rec))
+	}
+	a.Finish()
+	return a
 }
 
 // TestSnaplenAgreesWithWhole: on real rxe captures, a copy cut to a
@@ -65,27 +74,6 @@ func TestSnaplenAgreesWithWhole(t *testing.T) {
 		"../pcaps/rxe/atomic_fadd.pcap": {64, 128}, "../pcaps/rxe/rc_pingpong.pcap": {64, 128},
 		"../pcaps/rxe/write_bw.pcap": {64, 128}, "../pcaps/rxe/rping.pcap": {64, 128}, "../pcaps/rxe/read_bw.pcap": {64, 128},
 		"../interop/testdata/rxe_read_bw_loss.pcap.gz": {128}, "../interop/testdata/rxe_send_bw_loss.pcap.gz": {64, 128},
-	}
-	run := func(path string, snaplen int) *decode.Analyzer {
-		r, err := capture.Open(path)
-		require.NoError(t, err)
-		defer r.Close()
-		dec := decode.NewDecoder(decode.Options{})
-		a := decode.NewAnalyzer(decode.AnalyzerOptions{})
-		var rec capture.Packet
-		for {
-			if err := r.NextInto(&rec); errors.Is(err, io.EOF) {
-				break
-			} else {
-				require.NoError(t, err)
-			}
-			if snaplen > 0 && len(rec.Data) > snaplen {
-				rec.Data = rec.Data[:snaplen]
-			}
-			a.Analyze(dec.Decode(rec))
-		}
-		a.Finish()
-		return a
 	}
 	type row struct {
 		msgs, retr, gaps, naks [2]uint64
@@ -108,9 +96,9 @@ func TestSnaplenAgreesWithWhole(t *testing.T) {
 		return out
 	}
 	for f, snaplens := range files {
-		whole := run(f, 0)
+		whole := analyzeCut(t, f, 0)
 		for _, snaplen := range snaplens {
-			cut := run(f, snaplen)
+			cut := analyzeCut(t, f, snaplen)
 			assert.Equal(t, rows(whole), rows(cut), "%s at snaplen %d", f, snaplen)
 			for _, er := range cut.Expert().Rows() {
 				assert.NotZero(t, whole.Expert().Count(er.Kind), "%s at snaplen %d: %s appears only when cut", f, snaplen, er.Summary)
