@@ -374,7 +374,7 @@ type followView struct {
 	title   *tview.TextView
 	list    *tview.Table
 	payload *tview.TextView
-	msgs    []output.FollowMessage
+	msgs    []decode.FollowMessage
 	hex     bool
 	conv    uint32
 	cancel  context.CancelFunc
@@ -412,7 +412,7 @@ func (u *UI) followSelected() {
 	u.showView(viewFollow)
 	total := u.m.Status().Packets
 	go func() {
-		fl := output.NewFollow(func(p *decode.Packet) bool { return cv.HasID(p.Analysis.Conv) }, convFilter(&cv), false)
+		fl := decode.NewFollower(func(p *decode.Packet) bool { return cv.HasID(p.Analysis.Conv) })
 		err := u.m.Scan(ctx, total, func(p *decode.Packet) bool { fl.Add(p); return true })
 		if err != nil {
 			return
