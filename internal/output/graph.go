@@ -115,6 +115,8 @@ func (g *PSNGraph) WriteSVG(w io.Writer, title string) error {
 	if len(g.points) > 0 {
 		base = g.points[0].PSN
 	}
+	// The axes span what is drawn: requests and NAK markers at their
+	// PSN, the ACK line at the highest PSN answered yet, CNPs on it.
 	var t0, t1 time.Duration
 	var y0, y1 int64
 	lastAck := int64(0)
@@ -124,13 +126,17 @@ func (g *PSNGraph) WriteSVG(w io.Writer, title string) error {
 			t0, t1 = pt.T, pt.T
 		}
 		t0, t1 = min(t0, pt.T), max(t1, pt.T)
-		if pt.Mark != decode.MarkCNP {
-			if psn := pt.PSN - base; i == 0 || psn < y0 {
-				y0 = psn
-			}
-			y1 = max(y1, pt.PSN-base)
+		psn := pt.PSN - base
+		switch g.kind(pt) {
+		case gCNP:
+			continue
+		case gAck:
+			lastAck = max(lastAck, psn)
+			psn = lastAck
 		}
+		y0, y1 = min(y0, psn), max(y1, psn)
 	}
+	lastAck = 0
 	if t1 == t0 {
 		t1 = t0 + time.Microsecond
 	}
