@@ -123,6 +123,11 @@ type Table[R any] struct {
 // WriteText writes the table framed as tshark frames its statistics: a
 // ruler, the title, the filter, the header, one line per row, a ruler.
 func (t *Table[R]) WriteText(w io.Writer, rows []R, filter string) error {
+	return t.writeText(w, rows, filter, "")
+}
+
+// writeText writes the table with footer (whole lines) under the rows.
+func (t *Table[R]) writeText(w io.Writer, rows []R, filter, footer string) error {
 	if filter == "" {
 		filter = "<No Filter>"
 	}
@@ -133,7 +138,7 @@ func (t *Table[R]) WriteText(w io.Writer, rows []R, filter string) error {
 		r := &rows[i]
 		t.line(&b, func(c *Column[R]) string { return c.TextOf(r) })
 	}
-	b.WriteString(ruler80 + "\n")
+	b.WriteString(footer + ruler80 + "\n")
 	_, err := io.WriteString(w, b.String())
 	return err
 }
