@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"strconv"
 	"strings"
 )
@@ -170,36 +171,52 @@ func (t *Table[R]) line(b *strings.Builder, cell func(*Column[R]) string) {
 	b.WriteString(t.End + "\n")
 }
 
+const spaces = "                                                                "
+
 func writePad(b *strings.Builder, n int) {
-	for ; n > 0; n-- {
-		b.WriteByte(' ')
+	for ; n > len(spaces); n -= len(spaces) {
+		b.WriteString(spaces)
+	}
+	if n > 0 {
+		b.WriteString(spaces[:n])
 	}
 }
 
 // AppendJSON appends the table as a JSON array, one object per row, its
 // keys in Keys' order, indented by two spaces, and a newline.
 func (t *Table[R]) AppendJSON(buf []byte, rows []R) []byte {
+	if len(rows) == 0 {
+		return append(buf, "[]\n"...)
+	}
 	cols := t.jsonColumns()
-	compact := []byte{'['}
+	buf = append(buf, '[')
+	var nested bytes.Buffer
 	for i := range rows {
 		if i > 0 {
-			compact = append(compact, ',')
+			buf = append(buf, ',')
 		}
-		compact = append(compact, '{')
+		buf = append(buf, "\n  {"...)
 		for j, c := range cols {
 			if j > 0 {
-				compact = append(compact, ',')
+				buf = append(buf, ',')
 			}
-			k, _ := json.Marshal(c.Key)
-			v, _ := json.Marshal(c.Value(&rows[i]))
-			compact = append(append(append(compact, k...), ':'), v...)
+			buf = appendJSONValue(append(buf, "\n    "...), c.Key)
+			buf = append(buf, ": "...)
+			mark := len(buf)
+			buf = appendJSONValue(buf, c.Value(&rows[i]))
+			if v := buf[mark:]; len(v) > 2 && (v[0] == '{' || v[0] == '[') {
+				// An object or array within: indented as json.MarshalIndent does.
+				nested.Reset()
+				_ = json.Indent(&nested, v, "    ", "  ")
+				buf = append(buf[:mark], nested.Bytes()...)
+			}
 		}
-		compact = append(compact, '}')
+		if len(cols) > 0 {
+			buf = append(buf, "\n  "...)
+		}
+		buf = append(buf, '}')
 	}
-	compact = append(compact, ']')
-	var out bytes.Buffer
-	_ = json.Indent(&out, compact, "", "  ")
-	return append(append(buf, out.Bytes()...), '\n')
+	return append(buf, "\n]\n"...)
 }
 
 // jsonColumns are the columns with a key, in Keys' order.
@@ -221,4 +238,56 @@ func (t *Table[R]) jsonColumns() []*Column[R] {
 		}
 	}
 	return cols
+}
+
+// appendJSONValue appends v as encoding/json writes it: numbers and plain
+// strings directly (a table has many), the rest through json.Marshal.
+func appendJSONValue(b []byte, v any) []byte {
+	switch v := v.(type) {
+	case uint64:
+		return strconv.AppendUint(b, v, 10)
+	case uint32:
+		return strconv.AppendUint(b, uint64(v), 10)
+	case int:
+		return strconv.AppendInt(b, int64(v), 10)
+	case float64:
+		if !math.IsInf(v, 0) && !math.IsNaN(v) {
+			return appendJSONFloat(b, v)
+		}
+	case string:
+		if plainJSON(v) {
+			return append(append(append(b, '"'), v...), '"')
+		}
+	}
+	m, _ := json.Marshal(v)
+	return append(b, m...)
+}
+
+// appendJSONFloat formats f as encoding/json does (ES6): 'f' between 1e-6
+// and 1e21, else 'e' with a short exponent.
+func appendJSONFloat(b []byte, f float64) []byte {
+	format := byte('f')
+	if abs := math.Abs(f); abs != 0 && (abs < 1e-6 || abs >= 1e21) {
+		format = 'e'
+	}
+	b = strconv.AppendFloat(b, f, format, -1, 64)
+	if format == 'e' {
+		// clean up e-09 to e-9
+		if n := len(b); n >= 4 && b[n-4] == 'e' && b[n-3] == '-' && b[n-2] == '0' {
+			b[n-2] = b[n-1]
+			b = b[:n-1]
+		}
+	}
+	return b
+}
+
+// plainJSON says whether s needs no escaping in JSON (encoding/json also
+// escapes <, > and &).
+func plainJSON(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7F || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			return false
+		}
+	}
+	return true
 }
