@@ -8,6 +8,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // Align is where a cell sits in its column.
@@ -159,7 +160,7 @@ func (t *Table[R]) line(b *strings.Builder, cell func(*Column[R]) string) {
 		}
 		first = false
 		s := cell(c)
-		pad := c.Width - len(s)
+		pad := c.Width - utf8.RuneCountInString(s) // as fmt pads: by rune
 		if c.Align == AlignRight {
 			writePad(b, pad)
 		}

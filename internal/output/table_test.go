@@ -43,10 +43,11 @@ func TestTableText(t *testing.T) {
 		want []string
 	}{
 		{"empty", nil, []string{"Name     |  Count  Price |"}},
-		{"rows", []fruit{{"apple", 3, &seven}, {"kiwifruits", 12, nil}}, []string{
+		{"rows", []fruit{{"apple", 3, &seven}, {"kiwifruits", 12, nil}, {"prunéau", 1, nil}}, []string{
 			"Name     |  Count  Price |",
 			"apple    |      3     $7 |",
-			"kiwifruits |     12      - |"}},
+			"kiwifruits |     12      - |",
+			"prunéau  |      1      - |"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
