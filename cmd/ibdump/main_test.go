@@ -7,6 +7,8 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -321,6 +323,26 @@ func TestGraphSVG(t *testing.T) {
 	_, stderr, code := ibdump(t, nil, "--graph", "tcptrace:x.svg", writeLoss)
 	assert.Equal(t, exitError, code)
 	assert.Contains(t, stderr, "psn:FILE.svg")
+}
+
+// TestGraphSVGDrawsInsideThePlot: a NAK and retransmissions of a PSN
+// before the first request drawn (frame 1 is malformed, so the graph starts
+// at PSN 257) sit inside the plot, not below it, out of the picture.
+func TestGraphSVGDrawsInsideThePlot(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "psn.svg")
+	_, stderr, code := ibdump(t, nil, "-q", "--graph", "psn:"+file, "../../pcaps/broken_truncated.pcap")
+	require.Zero(t, code, stderr)
+	got, err := os.ReadFile(file)
+	require.NoError(t, err)
+	const top, bottom = 50, 470 // the plot's frame
+	marks := regexp.MustCompile(`<path d="M[\d.]+ ([\d.]+)l8 8|<line x1="[\d.]+" y1="([\d.]+)" x2="[\d.]+" y2="[\d.]+" stroke=`).
+		FindAllStringSubmatch(string(got), -1)
+	require.NotEmpty(t, marks)
+	for _, m := range marks {
+		y, err := strconv.ParseFloat(m[1]+m[2], 64)
+		require.NoError(t, err)
+		assert.True(t, y >= top-8 && y <= bottom+8, "a marker at y=%v, outside the plot (%d to %d): %s", y, top, bottom, m[0])
+	}
 }
 
 // TestTwoPassNeedsAFile: -2 reads the capture twice.

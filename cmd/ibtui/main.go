@@ -23,6 +23,7 @@ import (
 	"github.com/ibwire/ibwire/capture"
 	"github.com/ibwire/ibwire/decode"
 	"github.com/ibwire/ibwire/internal/ibdumpcli"
+	"github.com/ibwire/ibwire/internal/output"
 	"github.com/ibwire/ibwire/internal/tui"
 	"github.com/ibwire/ibwire/pcaps"
 )
@@ -227,17 +228,11 @@ func withoutViewerFlags(args []string) []string {
 	return out
 }
 
-// monochrome applies --color, NO_COLOR and TERM=dumb.
+// monochrome applies --color, NO_COLOR and TERM=dumb (output.UseColor):
+// ibtui draws on the terminal, so auto means colour unless they say not.
 func monochrome(mode string) (bool, error) {
-	switch mode {
-	case "always":
-		return false, nil
-	case "never":
-		return true, nil
-	case "auto":
-		return os.Getenv("NO_COLOR") != "" || os.Getenv("TERM") == "dumb", nil
-	}
-	return false, fmt.Errorf("--color=%s: want auto, always or never", mode)
+	color, err := output.UseColor(mode, true, os.Getenv)
+	return !color, err
 }
 
 func decodeOptions(o *options) (decode.Options, error) {

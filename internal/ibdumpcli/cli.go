@@ -21,6 +21,7 @@ import (
 
 	"github.com/ibwire/ibwire/capture"
 	"github.com/ibwire/ibwire/decode"
+	"github.com/ibwire/ibwire/internal/output"
 )
 
 // Exit statuses.
@@ -291,19 +292,9 @@ func parseDecodeAs(specs []string) ([]uint16, error) {
 	return ports, nil
 }
 
-// colorEnabled applies --color, NO_COLOR and TERM=dumb.
+// colorEnabled applies --color, NO_COLOR, TERM=dumb and whether out is a
+// terminal (output.UseColor).
 func colorEnabled(mode string, out io.Writer) (bool, error) {
-	switch mode {
-	case "always":
-		return true, nil
-	case "never":
-		return false, nil
-	case "auto":
-		if os.Getenv("NO_COLOR") != "" || os.Getenv("TERM") == "dumb" {
-			return false, nil
-		}
-		f, ok := out.(*os.File)
-		return ok && term.IsTerminal(int(f.Fd())), nil
-	}
-	return false, fmt.Errorf("--color=%s: want auto, always or never", mode)
+	f, ok := out.(*os.File)
+	return output.UseColor(mode, ok && term.IsTerminal(int(f.Fd())), os.Getenv)
 }

@@ -4,11 +4,10 @@ import (
 	"runtime"
 
 	"github.com/ibwire/ibwire/decode"
-	"github.com/ibwire/ibwire/layers"
+	"github.com/ibwire/ibwire/internal/output"
 )
 
-// ANSI colours for the summary line: problems in red, NAKs and RNR NAKs in
-// yellow, CNPs and congestion marks in magenta.
+// ANSI colours for the summary line.
 const (
 	ansiRed     = "\x1b[31m"
 	ansiYellow  = "\x1b[33m"
@@ -16,21 +15,15 @@ const (
 	ansiReset   = "\x1b[0m"
 )
 
+// classColors are the summary line's colours by output.ClassOf: problems
+// in red, NAKs and warnings in yellow, congestion in magenta.
+var classColors = [...]string{output.ClassBad: ansiRed, output.ClassWarn: ansiYellow, output.ClassCongestion: ansiMagenta}
+
 // colorize wraps the line that starts at buf[start:] in a colour that says
 // what kind of packet it is.
 func colorize(buf []byte, start int, p *decode.Packet) []byte {
-	c := ""
-	b := p.BTH()
-	switch {
-	case p.Err != nil || p.ICRC == layers.CRCBad || p.VCRC == layers.CRCBad:
-		c = ansiRed
-	case b == nil:
-		return buf
-	case b.Info().Has(layers.HdrAETH) && !b.AETH.Syndrome.IsAck():
-		c = ansiYellow
-	case b.Info().Service == layers.ServiceCNP || b.FECN || b.BECN:
-		c = ansiMagenta
-	default:
+	c := classColors[output.ClassOf(p)]
+	if c == "" {
 		return buf
 	}
 	line := append([]byte(nil), buf[start:]...)

@@ -1,85 +1,91 @@
 package output
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
-	"strings"
+	"strconv"
 
 	"github.com/ibwire/ibwire/decode"
 )
 
-// WriteOpcodes writes -z opcodes: packets and bytes per BTH opcode.
-func WriteOpcodes(w io.Writer, rows []decode.OpcodeRow, total uint64, filter string) error {
-	if filter == "" {
-		filter = "<No Filter>"
-	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "%s\nInfiniBand opcodes\nFilter:%s\n", ruler80, filter)
-	fmt.Fprintf(&b, "%-6s %-36s %10s %14s %8s\n", "Opcode", "Name", "Packets", "Bytes", "Percent")
-	for _, r := range rows {
-		pct := 0.0
-		if total > 0 {
-			pct = 100 * float64(r.Packets) / float64(total)
-		}
-		fmt.Fprintf(&b, "0x%02x   %-36s %10d %14d %7.2f%%\n", uint8(r.Opcode), r.Opcode, r.Packets, r.Bytes, pct)
-	}
-	fmt.Fprintf(&b, "%-43s %10d\n%s\n", "Total", total, ruler80)
-	_, err := io.WriteString(w, b.String())
-	return err
+// OpcodeShare is a row of -z opcodes: an opcode's counts and the packet
+// total they are a share of.
+type OpcodeShare struct {
+	decode.OpcodeRow
+	Total uint64
 }
 
-type opcodeJSON struct {
-	Opcode  uint8  `json:"opcode"`
-	Name    string `json:"name"`
-	Packets uint64 `json:"packets"`
-	Bytes   uint64 `json:"bytes"`
+func opcodeCount(header, key string, width int, get func(*OpcodeShare) uint64) Column[OpcodeShare] {
+	return Column[OpcodeShare]{Header: header, Key: key, Width: width, Align: AlignRight,
+		Value: func(r *OpcodeShare) any { return get(r) }}
+}
+
+// OpcodesTable is -z opcodes: packets and bytes per BTH opcode.
+var OpcodesTable = &Table[OpcodeShare]{
+	Title: "InfiniBand opcodes",
+	Columns: []Column[OpcodeShare]{
+		{Header: "Opcode", Key: "opcode", Width: 6, Value: func(r *OpcodeShare) any { return uint8(r.Opcode) },
+			Text: func(r *OpcodeShare) string { return fmt.Sprintf("0x%02x", uint8(r.Opcode)) }},
+		{Header: "Name", Key: "name", Width: 36, Value: func(r *OpcodeShare) any { return r.Opcode.String() }},
+		opcodeCount("Packets", "packets", 10, func(r *OpcodeShare) uint64 { return r.Packets }),
+		opcodeCount("Bytes", "bytes", 14, func(r *OpcodeShare) uint64 { return r.Bytes }),
+		{Header: "Percent", Width: 8, Align: AlignRight, Value: func(r *OpcodeShare) any { return r.percent() },
+			Text: func(r *OpcodeShare) string { return strconv.FormatFloat(r.percent(), 'f', 2, 64) + "%" }},
+	},
+}
+
+func (r *OpcodeShare) percent() float64 {
+	if r.Total == 0 {
+		return 0
+	}
+	return 100 * float64(r.Packets) / float64(r.Total)
+}
+
+func opcodeShares(rows []decode.OpcodeRow, total uint64) []OpcodeShare {
+	out := make([]OpcodeShare, len(rows))
+	for i, r := range rows {
+		out[i] = OpcodeShare{r, total}
+	}
+	return out
+}
+
+// WriteOpcodes writes -z opcodes, and the packet total under the rows.
+func WriteOpcodes(w io.Writer, rows []decode.OpcodeRow, total uint64, filter string) error {
+	return OpcodesTable.writeText(w, opcodeShares(rows, total), filter, fmt.Sprintf("%-43s %10d\n", "Total", total))
 }
 
 // AppendOpcodesJSON appends -z opcodes as a JSON array.
 func AppendOpcodesJSON(buf []byte, rows []decode.OpcodeRow) []byte {
-	out := []opcodeJSON{}
-	for _, r := range rows {
-		out = append(out, opcodeJSON{uint8(r.Opcode), r.Opcode.String(), r.Packets, r.Bytes})
-	}
-	b, _ := json.MarshalIndent(out, "", "  ")
-	return append(append(buf, b...), '\n')
+	return OpcodesTable.AppendJSON(buf, opcodeShares(rows, 0))
 }
 
-// WriteEndpoints writes -z endpoints,gid: per address, packets and bytes
-// sent and received, QPs, CNPs.
+func endpointCount(header, key string, width int, get func(*decode.EndpointRow) uint64) Column[decode.EndpointRow] {
+	return Column[decode.EndpointRow]{Header: header, Key: key, Width: width, Align: AlignRight,
+		Value: func(r *decode.EndpointRow) any { return get(r) }}
+}
+
+// EndpointsTable is -z endpoints,gid: per address, packets and bytes sent
+// and received, QPs, CNPs.
+var EndpointsTable = &Table[decode.EndpointRow]{
+	Title: "InfiniBand endpoints (IP, GID or LID)",
+	Columns: []Column[decode.EndpointRow]{
+		{Header: "Endpoint", Key: "endpoint", Width: 40, Value: func(r *decode.EndpointRow) any { return r.Endpoint.String() }},
+		endpointCount("Tx Frames", "tx_packets", 9, func(r *decode.EndpointRow) uint64 { return r.TxPackets }),
+		endpointCount("Tx Bytes", "tx_bytes", 14, func(r *decode.EndpointRow) uint64 { return r.TxBytes }),
+		endpointCount("Rx Frames", "rx_packets", 9, func(r *decode.EndpointRow) uint64 { return r.RxPackets }),
+		endpointCount("Rx Bytes", "rx_bytes", 14, func(r *decode.EndpointRow) uint64 { return r.RxBytes }),
+		{Header: "QPs", Key: "qps", Width: 5, Align: AlignRight, Value: func(r *decode.EndpointRow) any { return r.QPs }},
+		endpointCount("CNPs sent", "cnps_sent", 9, func(r *decode.EndpointRow) uint64 { return r.CNPsSent }),
+		endpointCount("CNPs rcvd", "cnps_received", 9, func(r *decode.EndpointRow) uint64 { return r.CNPsRecv }),
+	},
+}
+
+// WriteEndpoints writes -z endpoints,gid.
 func WriteEndpoints(w io.Writer, rows []decode.EndpointRow, filter string) error {
-	if filter == "" {
-		filter = "<No Filter>"
-	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "%s\nInfiniBand endpoints (IP, GID or LID)\nFilter:%s\n", ruler80, filter)
-	fmt.Fprintf(&b, "%-40s %9s %14s %9s %14s %5s %9s %9s\n", "Endpoint", "Tx Frames", "Tx Bytes", "Rx Frames", "Rx Bytes", "QPs", "CNPs sent", "CNPs rcvd")
-	for _, r := range rows {
-		fmt.Fprintf(&b, "%-40s %9d %14d %9d %14d %5d %9d %9d\n", r.Endpoint, r.TxPackets, r.TxBytes, r.RxPackets, r.RxBytes, r.QPs, r.CNPsSent, r.CNPsRecv)
-	}
-	b.WriteString(ruler80 + "\n")
-	_, err := io.WriteString(w, b.String())
-	return err
-}
-
-type endpointJSON struct {
-	Endpoint  string `json:"endpoint"`
-	TxPackets uint64 `json:"tx_packets"`
-	TxBytes   uint64 `json:"tx_bytes"`
-	RxPackets uint64 `json:"rx_packets"`
-	RxBytes   uint64 `json:"rx_bytes"`
-	QPs       int    `json:"qps"`
-	CNPsSent  uint64 `json:"cnps_sent"`
-	CNPsRecv  uint64 `json:"cnps_received"`
+	return EndpointsTable.WriteText(w, rows, filter)
 }
 
 // AppendEndpointsJSON appends -z endpoints,gid as a JSON array.
 func AppendEndpointsJSON(buf []byte, rows []decode.EndpointRow) []byte {
-	out := []endpointJSON{}
-	for _, r := range rows {
-		out = append(out, endpointJSON{r.Endpoint.String(), r.TxPackets, r.TxBytes, r.RxPackets, r.RxBytes, r.QPs, r.CNPsSent, r.CNPsRecv})
-	}
-	b, _ := json.MarshalIndent(out, "", "  ")
-	return append(append(buf, b...), '\n')
+	return EndpointsTable.AppendJSON(buf, rows)
 }

@@ -1,10 +1,9 @@
 package output
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
-	"strings"
+	"strconv"
 	"time"
 
 	"github.com/ibwire/ibwire/decode"
@@ -18,35 +17,112 @@ const ruler80 = "===============================================================
 // directions paired, in the manner of tshark's conversation tables ("<-" is
 // B to A, "->" is A to B).
 func WriteConversations(w io.Writer, cs []decode.Conversation, filter string) error {
-	if filter == "" {
-		filter = "<No Filter>"
-	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "%s\nQP Conversations\nFilter:%s\n", ruler80, filter)
-	fmt.Fprintf(&b, "%-24s <-> %-24s %-8s %-8s %-3s %-6s | %7s %16s | %7s %16s | %7s %16s | %5s | %5s %4s %4s %4s %4s %4s | %14s | %12s |\n",
-		"A", "B", "QPN A>B", "QPN B>A", "Svc", "Paired", "<- Frms", "Bytes", "-> Frms", "Bytes", "Frames", "Bytes",
-		"Msgs", "Retr", "Gaps", "NAKs", "RNR", "CNP", "CE", "Rel Start", "Duration")
-	for i := range cs {
-		c := &cs[i]
-		ba := "-"
-		if c.HasBA {
-			ba = fmt.Sprintf("0x%06x", c.QPNBA)
+	return ConvTable.WriteText(w, cs, filter)
+}
+
+// Conv is a row of ConvTable.
+type Conv = decode.Conversation
+
+func convUint(header, name, key string, width int, sep string, get func(*Conv) uint64) Column[Conv] {
+	return Column[Conv]{Header: header, Name: name, Key: key, Width: width, Align: AlignRight, Sep: sep,
+		Value: func(c *Conv) any { return get(c) }}
+}
+
+func convBytes(name, key string, sep string, get func(*Conv) uint64) Column[Conv] {
+	return Column[Conv]{Header: "Bytes", Name: name, Key: key, Width: 16, Align: AlignRight, Sep: sep,
+		Value: func(c *Conv) any { return get(c) },
+		Text:  func(c *Conv) string { return byteCount(get(c)) },
+		Cell:  func(c *Conv) string { return strconv.FormatUint(get(c), 10) }}
+}
+
+func convSum(header, key string, width int, sep string, f func(*decode.DirStats) uint64) Column[Conv] {
+	return convUint(header, "", key, width, sep, func(c *Conv) uint64 { return c.Sum(f) })
+}
+
+func convJSONOnly(key string, get func(*Conv) any) Column[Conv] {
+	return Column[Conv]{Key: key, Value: get}
+}
+
+func convNAKs(c *Conv) any {
+	naks := func(code layers.NAKCode) uint64 { return c.Dir[0].NAKs[code] + c.Dir[1].NAKs[code] }
+	return nakJSON{naks(layers.NAKPSNSequenceError), naks(layers.NAKInvalidRequest), naks(layers.NAKRemoteAccessError),
+		naks(layers.NAKRemoteOperationalError), naks(layers.NAKInvalidRDRequest)}
+}
+
+func convOps(c *Conv) any {
+	ops := map[string]uint64{}
+	for op := decode.OpClassSend; op < decode.NumOpClasses; op++ {
+		if n := c.Dir[0].Ops[op] + c.Dir[1].Ops[op]; n > 0 {
+			ops[op.String()] = n
 		}
-		sum := func(f func(*decode.DirStats) uint64) uint64 { return c.Sum(f) }
-		fmt.Fprintf(&b, "%-24s <-> %-24s 0x%06x %-8s %-3s %-6s | %7d %16s | %7d %16s | %7d %16s | %5d | %5d %4d %4d %4d %4d %4d | %14.9f | %12.4f |\n",
-			c.A, c.B, c.QPNAB, ba, serviceName(c.Service), c.PairedBy,
-			c.Dir[1].Packets, byteCount(c.Dir[1].Bytes), c.Dir[0].Packets, byteCount(c.Dir[0].Bytes),
-			c.Dir[0].Packets+c.Dir[1].Packets, byteCount(c.Dir[0].Bytes+c.Dir[1].Bytes), c.Messages(),
-			sum(func(d *decode.DirStats) uint64 { return d.Retransmissions }),
-			sum(func(d *decode.DirStats) uint64 { return d.PSNGaps }),
-			sum(naksOf), sum(func(d *decode.DirStats) uint64 { return d.RNRNAKs }),
-			sum(func(d *decode.DirStats) uint64 { return d.CNPs }),
-			sum(func(d *decode.DirStats) uint64 { return d.ECNCE }),
-			c.Start.Seconds(), c.Duration.Seconds())
 	}
-	b.WriteString(ruler80 + "\n")
-	_, err := io.WriteString(w, b.String())
-	return err
+	return ops
+}
+
+func qpnText(c *Conv) string {
+	if !c.HasBA {
+		return "-"
+	}
+	return fmt.Sprintf("0x%06x", c.QPNBA)
+}
+
+// ConvTable is -z conv,qp: its text, its JSON (the keys are a promise to
+// scripts: change none) and ibtui's QP table.
+var ConvTable = &Table[Conv]{
+	Title: "QP Conversations",
+	End:   " |",
+	Columns: []Column[Conv]{
+		{Header: "A", Key: "a", Width: 24, Value: func(c *Conv) any { return c.A.String() }},
+		{Header: "B", Key: "b", Width: 24, Sep: " <-> ", Value: func(c *Conv) any { return c.B.String() }},
+		{Header: "QPN A>B", Key: "qpn_ab", Width: 8, Value: func(c *Conv) any { return c.QPNAB },
+			Text: func(c *Conv) string { return fmt.Sprintf("0x%06x", c.QPNAB) }},
+		{Header: "QPN B>A", Key: "qpn_ba", Width: 8, Text: qpnText, Value: func(c *Conv) any {
+			if !c.HasBA {
+				return (*uint32)(nil)
+			}
+			qpn := c.QPNBA
+			return &qpn
+		}},
+		{Header: "Svc", Key: "service", Width: 3, Value: func(c *Conv) any { return serviceName(c.Service) }},
+		{Header: "Paired", Key: "paired_by", Width: 6, Value: func(c *Conv) any { return c.PairedBy.String() }},
+		convUint("<- Frms", "", "packets_ba", 7, " | ", func(c *Conv) uint64 { return c.Dir[1].Packets }),
+		convBytes("<- Bytes", "bytes_ba", "", func(c *Conv) uint64 { return c.Dir[1].Bytes }),
+		convUint("-> Frms", "", "packets_ab", 7, " | ", func(c *Conv) uint64 { return c.Dir[0].Packets }),
+		convBytes("-> Bytes", "bytes_ab", "", func(c *Conv) uint64 { return c.Dir[0].Bytes }),
+		convUint("Frames", "", "", 7, " | ", func(c *Conv) uint64 { return c.Dir[0].Packets + c.Dir[1].Packets }),
+		convBytes("Bytes", "", "", func(c *Conv) uint64 { return c.Dir[0].Bytes + c.Dir[1].Bytes }),
+		convUint("Msgs", "", "messages", 5, " | ", (*Conv).Messages),
+		convJSONOnly("ops", convOps),
+		convSum("Retr", "retransmissions", 5, " | ", func(d *decode.DirStats) uint64 { return d.Retransmissions }),
+		convSum("", "duplicates", 0, "", func(d *decode.DirStats) uint64 { return d.Duplicates }),
+		convSum("Gaps", "psn_gaps", 4, "", func(d *decode.DirStats) uint64 { return d.PSNGaps }),
+		convSum("", "out_of_order", 0, "", func(d *decode.DirStats) uint64 { return d.OutOfOrder }),
+		convSum("NAKs", "", 4, "", naksOf),
+		convJSONOnly("naks", convNAKs),
+		convSum("RNR", "rnr_naks", 4, "", func(d *decode.DirStats) uint64 { return d.RNRNAKs }),
+		convSum("CNP", "cnps", 4, "", func(d *decode.DirStats) uint64 { return d.CNPs }),
+		convSum("CE", "ecn_ce", 4, "", func(d *decode.DirStats) uint64 { return d.ECNCE }),
+		convSum("", "icrc_errors", 0, "", func(d *decode.DirStats) uint64 { return d.ICRCErrors }),
+		{Header: "Rel Start", Name: "Start", Key: "start", Width: 14, Align: AlignRight, Sep: " | ",
+			Value: func(c *Conv) any { return c.Start.Seconds() },
+			Text:  func(c *Conv) string { return strconv.FormatFloat(c.Start.Seconds(), 'f', 9, 64) },
+			Cell:  func(c *Conv) string { return strconv.FormatFloat(c.Start.Seconds(), 'f', 6, 64) }},
+		{Header: "Duration", Key: "duration", Width: 12, Align: AlignRight, Sep: " | ",
+			Value: func(c *Conv) any { return c.Duration.Seconds() },
+			Text:  func(c *Conv) string { return strconv.FormatFloat(c.Duration.Seconds(), 'f', 4, 64) }},
+		convJSONOnly("goodput_ab_bps", func(c *Conv) any { return c.Goodput(0) }),
+		convJSONOnly("goodput_ba_bps", func(c *Conv) any { return c.Goodput(1) }),
+		convJSONOnly("latency_us", func(c *Conv) any { return latencyOf(&c.Latency) }),
+	},
+	Keys: []string{"a", "b", "qpn_ab", "qpn_ba", "service", "paired_by", "packets_ab", "packets_ba", "bytes_ab", "bytes_ba",
+		"messages", "ops", "retransmissions", "duplicates", "psn_gaps", "out_of_order", "naks", "rnr_naks", "cnps", "ecn_ce",
+		"icrc_errors", "start", "duration", "goodput_ab_bps", "goodput_ba_bps", "latency_us"},
+}
+
+// ConvTroubled says whether a connection lost or refused packets: its row
+// stands out.
+func ConvTroubled(c *Conv) bool {
+	return c.Sum(func(d *decode.DirStats) uint64 { return d.Retransmissions + d.PSNGaps }) > 0 || c.Sum(naksOf) > 0
 }
 
 func byteCount(n uint64) string { return fmt.Sprintf("%d bytes", n) }
@@ -65,37 +141,6 @@ func serviceName(s layers.ServiceType) string {
 		return "RC"
 	}
 	return s.String()
-}
-
-// convJSON is one connection of -z conv,qp -T json. Its keys are a
-// promise to scripts: change none.
-type convJSON struct {
-	A              string            `json:"a"`
-	B              string            `json:"b"`
-	QPNAB          uint32            `json:"qpn_ab"`
-	QPNBA          *uint32           `json:"qpn_ba"`
-	Service        string            `json:"service"`
-	PairedBy       string            `json:"paired_by"`
-	PacketsAB      uint64            `json:"packets_ab"`
-	PacketsBA      uint64            `json:"packets_ba"`
-	BytesAB        uint64            `json:"bytes_ab"`
-	BytesBA        uint64            `json:"bytes_ba"`
-	Messages       uint64            `json:"messages"`
-	Ops            map[string]uint64 `json:"ops"`
-	Retransmission uint64            `json:"retransmissions"`
-	Duplicates     uint64            `json:"duplicates"`
-	PSNGaps        uint64            `json:"psn_gaps"`
-	OutOfOrder     uint64            `json:"out_of_order"`
-	NAKs           nakJSON           `json:"naks"`
-	RNRNAKs        uint64            `json:"rnr_naks"`
-	CNPs           uint64            `json:"cnps"`
-	ECNCE          uint64            `json:"ecn_ce"`
-	ICRCErrors     uint64            `json:"icrc_errors"`
-	Start          float64           `json:"start"`
-	Duration       float64           `json:"duration"`
-	GoodputAB      float64           `json:"goodput_ab_bps"`
-	GoodputBA      float64           `json:"goodput_ba_bps"`
-	Latency        latencyJSON       `json:"latency_us"`
 }
 
 type nakJSON struct {
@@ -123,37 +168,5 @@ func latencyOf(l *decode.LatencySummary) latencyJSON {
 // AppendConversationsJSON appends -z conv,qp as a JSON array, one object
 // per connection.
 func AppendConversationsJSON(buf []byte, cs []decode.Conversation) []byte {
-	out := make([]convJSON, 0, len(cs))
-	for i := range cs {
-		c := &cs[i]
-		sum := func(f func(*decode.DirStats) uint64) uint64 { return c.Sum(f) }
-		j := convJSON{A: c.A.String(), B: c.B.String(), QPNAB: c.QPNAB, Service: serviceName(c.Service),
-			PairedBy: c.PairedBy.String(), PacketsAB: c.Dir[0].Packets, PacketsBA: c.Dir[1].Packets,
-			BytesAB: c.Dir[0].Bytes, BytesBA: c.Dir[1].Bytes, Messages: c.Messages(), Ops: map[string]uint64{},
-			Retransmission: sum(func(d *decode.DirStats) uint64 { return d.Retransmissions }),
-			Duplicates:     sum(func(d *decode.DirStats) uint64 { return d.Duplicates }),
-			PSNGaps:        sum(func(d *decode.DirStats) uint64 { return d.PSNGaps }),
-			OutOfOrder:     sum(func(d *decode.DirStats) uint64 { return d.OutOfOrder }),
-			RNRNAKs:        sum(func(d *decode.DirStats) uint64 { return d.RNRNAKs }),
-			CNPs:           sum(func(d *decode.DirStats) uint64 { return d.CNPs }),
-			ECNCE:          sum(func(d *decode.DirStats) uint64 { return d.ECNCE }),
-			ICRCErrors:     sum(func(d *decode.DirStats) uint64 { return d.ICRCErrors }),
-			Start:          c.Start.Seconds(), Duration: c.Duration.Seconds(),
-			GoodputAB: c.Goodput(0), GoodputBA: c.Goodput(1), Latency: latencyOf(&c.Latency)}
-		if c.HasBA {
-			qpn := c.QPNBA
-			j.QPNBA = &qpn
-		}
-		for op := decode.OpClassSend; op < decode.NumOpClasses; op++ {
-			if n := c.Dir[0].Ops[op] + c.Dir[1].Ops[op]; n > 0 {
-				j.Ops[op.String()] = n
-			}
-		}
-		naks := func(code layers.NAKCode) uint64 { return c.Dir[0].NAKs[code] + c.Dir[1].NAKs[code] }
-		j.NAKs = nakJSON{naks(layers.NAKPSNSequenceError), naks(layers.NAKInvalidRequest), naks(layers.NAKRemoteAccessError),
-			naks(layers.NAKRemoteOperationalError), naks(layers.NAKInvalidRDRequest)}
-		out = append(out, j)
-	}
-	b, _ := json.MarshalIndent(out, "", "  ")
-	return append(append(buf, b...), '\n')
+	return ConvTable.AppendJSON(buf, cs)
 }

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/ibwire/ibwire/decode"
-	"github.com/ibwire/ibwire/layers"
 )
 
 // PSNGraph gathers the points of --graph psn: for one connection, the PSN
@@ -20,18 +19,16 @@ import (
 type PSNGraph struct {
 	conv    uint32
 	dir     uint8 // the request direction (1 or 2)
-	base    layers.PSN
-	prev    layers.PSN
-	off     int64 // unwrapped PSN of prev, from base
-	started bool
-	points  []graphPoint
+	series  decode.PSNSeries
+	points  []decode.PSNPoint
 	dropped int
 }
 
 type graphKind uint8
 
 const (
-	gRequest graphKind = iota
+	gNone graphKind = iota
+	gRequest
 	gRetrans
 	gAck
 	gNAK
@@ -39,10 +36,30 @@ const (
 	gCNP
 )
 
-type graphPoint struct {
-	t    time.Duration
-	psn  int64
-	kind graphKind
+// kind is how the graph draws pt: the requests of the request direction,
+// and the answers and CNPs of the other; nothing else.
+func (g *PSNGraph) kind(pt *decode.PSNPoint) graphKind {
+	if pt.Dir == g.dir {
+		switch {
+		case pt.Response:
+		case pt.Mark == decode.MarkRequest:
+			return gRequest
+		case pt.Mark == decode.MarkRetransmission:
+			return gRetrans
+		}
+		return gNone
+	}
+	switch {
+	case pt.Mark == decode.MarkCNP:
+		return gCNP
+	case pt.Mark == decode.MarkNAK:
+		return gNAK
+	case pt.Mark == decode.MarkRNRNAK:
+		return gRNR
+	case pt.Response:
+		return gAck
+	}
+	return gNone
 }
 
 // maxGraphPoints bounds the points kept.
@@ -69,51 +86,21 @@ func (g *PSNGraph) Add(p *decode.Packet, shown bool) {
 	if a.Conv != g.conv {
 		return
 	}
-	info := b.Info()
 	if g.dir == 0 {
-		if !info.IsRequest() {
+		if !b.Info().IsRequest() {
 			return
 		}
 		g.dir = a.Dir
 	}
-	var kind graphKind
-	switch {
-	case a.Dir == g.dir && info.IsRequest():
-		kind = gRequest
-		if a.Has(decode.FindRetransmission) {
-			kind = gRetrans
-		}
-	case a.Dir != g.dir && a.Has(decode.FindCNP):
-		kind = gCNP
-	case a.Dir != g.dir && a.Has(decode.FindNAK):
-		kind = gNAK
-	case a.Dir != g.dir && a.Has(decode.FindRNRNAK):
-		kind = gRNR
-	case a.Dir != g.dir && info.Response:
-		kind = gAck
-	default:
+	pt := g.series.Point(p)
+	if g.kind(&pt) == gNone {
 		return
-	}
-	psn := g.unwrap(b.PSN)
-	if kind == gCNP {
-		psn = -1 // drawn at the last ACK's height
 	}
 	if len(g.points) >= maxGraphPoints {
 		g.dropped++
 		return
 	}
-	g.points = append(g.points, graphPoint{p.RelTime, psn, kind})
-}
-
-// unwrap places a 24-bit PSN on a line that does not wrap.
-func (g *PSNGraph) unwrap(p layers.PSN) int64 {
-	if !g.started {
-		g.base, g.prev, g.started = p, p, true
-		return 0
-	}
-	g.off += int64(p.Diff(g.prev))
-	g.prev = p
-	return g.off
+	g.points = append(g.points, pt)
 }
 
 // WriteSVG draws the graph as a plain SVG document.
@@ -123,21 +110,33 @@ func (g *PSNGraph) WriteSVG(w io.Writer, title string) error {
 		left, right   = 90, 30
 		top, bottom   = 50, 70
 	)
+	// The PSNs count from the first request's: base.
+	var base int64
+	if len(g.points) > 0 {
+		base = g.points[0].PSN
+	}
+	// The axes span what is drawn: requests and NAK markers at their
+	// PSN, the ACK line at the highest PSN answered yet, CNPs on it.
 	var t0, t1 time.Duration
 	var y0, y1 int64
 	lastAck := int64(0)
-	for i, pt := range g.points {
+	for i := range g.points {
+		pt := &g.points[i]
 		if i == 0 {
-			t0, t1 = pt.t, pt.t
+			t0, t1 = pt.T, pt.T
 		}
-		t0, t1 = min(t0, pt.t), max(t1, pt.t)
-		if pt.psn >= 0 {
-			if i == 0 || pt.psn < y0 {
-				y0 = pt.psn
-			}
-			y1 = max(y1, pt.psn)
+		t0, t1 = min(t0, pt.T), max(t1, pt.T)
+		psn := pt.PSN - base
+		switch g.kind(pt) {
+		case gCNP:
+			continue
+		case gAck:
+			lastAck = max(lastAck, psn)
+			psn = lastAck
 		}
+		y0, y1 = min(y0, psn), max(y1, psn)
 	}
+	lastAck = 0
 	if t1 == t0 {
 		t1 = t0 + time.Microsecond
 	}
@@ -165,13 +164,14 @@ func (g *PSNGraph) WriteSVG(w io.Writer, title string) error {
 	}
 	b.WriteString("</g>\n")
 	fmt.Fprintf(&b, "<text x=\"%.0f\" y=\"%d\" text-anchor=\"middle\">time (s)</text>\n", left+pw/2, height-30)
-	fmt.Fprintf(&b, "<text x=\"20\" y=\"%.0f\" text-anchor=\"middle\" transform=\"rotate(-90 20 %.0f)\">PSN (from %d)</text>\n", top+ph/2, top+ph/2, g.base)
+	fmt.Fprintf(&b, "<text x=\"20\" y=\"%.0f\" text-anchor=\"middle\" transform=\"rotate(-90 20 %.0f)\">PSN (from %d)</text>\n", top+ph/2, top+ph/2, decode.WirePSN(base))
 	// The ACK trace: a step line of the highest PSN answered.
 	var acks []string
-	for _, pt := range g.points {
-		if pt.kind == gAck || pt.kind == gNAK || pt.kind == gRNR {
-			acks = append(acks, fmt.Sprintf("%.1f,%.1f", x(pt.t), y(max(pt.psn, lastAck))))
-			lastAck = max(lastAck, pt.psn)
+	for i := range g.points {
+		pt := &g.points[i]
+		if k := g.kind(pt); k == gAck || k == gNAK || k == gRNR {
+			acks = append(acks, fmt.Sprintf("%.1f,%.1f", x(pt.T), y(max(pt.PSN-base, lastAck))))
+			lastAck = max(lastAck, pt.PSN-base)
 		}
 	}
 	if len(acks) > 0 {
@@ -180,22 +180,23 @@ func (g *PSNGraph) WriteSVG(w io.Writer, title string) error {
 	// Requests: a tick each, red when sent again; markers for NAK, RNR, CNP.
 	b.WriteString("<g stroke-width=\"1.5\">\n")
 	lastAck = 0
-	for _, pt := range g.points {
-		px := x(pt.t)
-		switch pt.kind {
+	for i := range g.points {
+		pt := &g.points[i]
+		px, psn := x(pt.T), pt.PSN-base
+		switch k := g.kind(pt); k {
 		case gRequest, gRetrans:
 			color := "#238"
-			if pt.kind == gRetrans {
+			if k == gRetrans {
 				color = "#d22"
 			}
-			fmt.Fprintf(&b, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\"/>\n", px, y(pt.psn)+3, px, y(pt.psn)-3, color)
+			fmt.Fprintf(&b, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\"/>\n", px, y(psn)+3, px, y(psn)-3, color)
 		case gAck:
-			lastAck = max(lastAck, pt.psn)
+			lastAck = max(lastAck, psn)
 		case gNAK:
-			py := y(pt.psn)
+			py := y(psn)
 			fmt.Fprintf(&b, "<path d=\"M%.1f %.1fl8 8m0 -8l-8 8\" stroke=\"#d22\"/>\n", px-4, py-4)
 		case gRNR:
-			py := y(pt.psn)
+			py := y(psn)
 			fmt.Fprintf(&b, "<path d=\"M%.1f %.1fl5 9h-10z\" fill=\"#e90\" stroke=\"none\"/>\n", px, py-5)
 		case gCNP:
 			py := y(lastAck)

@@ -1,52 +1,46 @@
 package output
 
 import (
-	"encoding/json"
-	"fmt"
 	"io"
-	"strings"
+	"strconv"
+	"time"
 
 	"github.com/ibwire/ibwire/decode"
 )
 
-// WriteLatency writes -z latency: per operation, the request-to-response
-// latency distribution in microseconds.
-func WriteLatency(w io.Writer, rows []decode.LatencyRow, filter string) error {
-	if filter == "" {
-		filter = "<No Filter>"
-	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "%s\nRDMA request latency (microseconds)\nFilter:%s\n", ruler80, filter)
-	fmt.Fprintf(&b, "%-14s %8s %10s %10s %10s %10s %10s %10s\n", "Operation", "Count", "Min", "P50", "P90", "P99", "Max", "Mean")
-	for _, r := range rows {
-		h := r.Histogram
-		fmt.Fprintf(&b, "%-14s %8d %10.3f %10.3f %10.3f %10.3f %10.3f %10.3f\n", r.Name, h.Count(), micros(h.Min()),
-			micros(h.Quantile(0.5)), micros(h.Quantile(0.9)), micros(h.Quantile(0.99)), micros(h.Max()), micros(h.Mean()))
-	}
-	b.WriteString(ruler80 + "\n")
-	_, err := io.WriteString(w, b.String())
-	return err
+// latencyUs is a column of -z latency in microseconds.
+func latencyUs(header, key string, get func(*decode.Histogram) time.Duration) Column[decode.LatencyRow] {
+	return Column[decode.LatencyRow]{Header: header, Key: key, Width: 10, Align: AlignRight,
+		Value: func(r *decode.LatencyRow) any { return micros(get(r.Histogram)) },
+		Text:  func(r *decode.LatencyRow) string { return strconv.FormatFloat(micros(get(r.Histogram)), 'f', 3, 64) }}
 }
 
-type latencyRowJSON struct {
-	Operation string  `json:"operation"`
-	Count     uint64  `json:"count"`
-	Min       float64 `json:"min_us"`
-	P50       float64 `json:"p50_us"`
-	P90       float64 `json:"p90_us"`
-	P99       float64 `json:"p99_us"`
-	Max       float64 `json:"max_us"`
-	Mean      float64 `json:"mean_us"`
+func quantile(q float64) func(*decode.Histogram) time.Duration {
+	return func(h *decode.Histogram) time.Duration { return h.Quantile(q) }
+}
+
+// LatencyTable is -z latency: per operation, the request-to-response
+// latency distribution in microseconds.
+var LatencyTable = &Table[decode.LatencyRow]{
+	Title: "RDMA request latency (microseconds)",
+	Columns: []Column[decode.LatencyRow]{
+		{Header: "Operation", Key: "operation", Width: 14, Value: func(r *decode.LatencyRow) any { return r.Name }},
+		{Header: "Count", Key: "count", Width: 8, Align: AlignRight, Value: func(r *decode.LatencyRow) any { return r.Count() }},
+		latencyUs("Min", "min_us", (*decode.Histogram).Min),
+		latencyUs("P50", "p50_us", quantile(0.5)),
+		latencyUs("P90", "p90_us", quantile(0.9)),
+		latencyUs("P99", "p99_us", quantile(0.99)),
+		latencyUs("Max", "max_us", (*decode.Histogram).Max),
+		latencyUs("Mean", "mean_us", (*decode.Histogram).Mean),
+	},
+}
+
+// WriteLatency writes -z latency.
+func WriteLatency(w io.Writer, rows []decode.LatencyRow, filter string) error {
+	return LatencyTable.WriteText(w, rows, filter)
 }
 
 // AppendLatencyJSON appends -z latency as a JSON array.
 func AppendLatencyJSON(buf []byte, rows []decode.LatencyRow) []byte {
-	out := []latencyRowJSON{}
-	for _, r := range rows {
-		h := r.Histogram
-		out = append(out, latencyRowJSON{r.Name, h.Count(), micros(h.Min()), micros(h.Quantile(0.5)), micros(h.Quantile(0.9)),
-			micros(h.Quantile(0.99)), micros(h.Max()), micros(h.Mean())})
-	}
-	b, _ := json.MarshalIndent(out, "", "  ")
-	return append(append(buf, b...), '\n')
+	return LatencyTable.AppendJSON(buf, rows)
 }

@@ -290,15 +290,6 @@ func TestCommandCompletion(t *testing.T) {
 	}
 }
 
-// TestConvColumnNames: the named column indexes of the QP table are the
-// columns their names say.
-func TestConvColumnNames(t *testing.T) {
-	for col, name := range map[int]string{convFirstNumber: "<- Frms", convFrames: "Frames", convRetr: "Retr",
-		convGaps: "Gaps", convNAKs: "NAKs", convStart: "Start", convDuration: "Duration"} {
-		assert.Equal(t, name, convColumns[col])
-	}
-}
-
 func TestCommands(t *testing.T) {
 	h := start(t, writeLoss, "", 120, 40)
 	noFilter := func(u *UI) bool { st := u.m.Status(); return !st.Filtering && !st.HasFilter }

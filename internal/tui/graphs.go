@@ -14,7 +14,6 @@ import (
 
 	"github.com/ibwire/ibwire/decode"
 	"github.com/ibwire/ibwire/dfilter"
-	"github.com/ibwire/ibwire/layers"
 )
 
 // sparks are the eight heights of a sparkline cell.
@@ -295,38 +294,10 @@ func (g *ioGraph) drawTimeAxis(screen tcell.Screen, x, y, w int) {
 // fractions as short as they are exact.
 func ioNumber(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
 
-// psnPoint is one packet of the PSN graph.
-type psnPoint struct {
-	t      time.Duration
-	psn    int64
-	marker rune
-	frame  uint32
-}
-
-// The markers, most important last: a point drawn later wins its cell.
-const (
-	markRequest  = '·'
-	markResponse = '+'
-	markRetrans  = 'R'
-	markNAK      = 'N'
-	markRNR      = 'Z'
-	markCNP      = 'C'
-)
-
-// markerOrder ranks markers for a cell that several points share, least
-// first. An RNR NAK outranks a NAK: it is the rarer and more specific
-// finding, and a sequence NAK and retransmissions usually share its cell.
-var markerOrder = []rune{markRequest, markResponse, markCNP, markRetrans, markNAK, markRNR}
-
-// markerRank orders markers by importance; -1 for an empty cell.
-func markerRank(r rune) int {
-	for i, m := range markerOrder {
-		if m == r {
-			return i
-		}
-	}
-	return -1
-}
+// psnMarkers are the PSN graph's markers by decode.PSNMark, whose order
+// says which wins a cell that several points share.
+var psnMarkers = [decode.NumPSNMarks]rune{decode.MarkRequest: '·', decode.MarkResponse: '+', decode.MarkCNP: 'C',
+	decode.MarkRetransmission: 'R', decode.MarkNAK: 'N', decode.MarkRNRNAK: 'Z'}
 
 // psnGraph plots time against unwrapped PSN for one connection, with
 // retransmissions, NAKs, RNR NAKs and CNPs marked (tcptrace style).
@@ -334,7 +305,7 @@ type psnGraph struct {
 	*tview.Box
 	u      *UI
 	conv   uint32
-	points []psnPoint
+	points []decode.PSNPoint
 	busy   bool
 	t0, t1 time.Duration // the time window shown
 	cancel context.CancelFunc
@@ -359,54 +330,14 @@ func (u *UI) psnSelected() {
 	u.showView(viewPSN)
 	total := u.m.Status().Packets
 	go func() {
-		var pts []psnPoint
-		// One unwrapped PSN line per request direction: responses carry
-		// the PSNs of the requests they answer. The line starts at its
-		// first PSN on the wire, so that the axis reads as the packet list
-		// does, and a response naming a PSN before the first request
-		// captured sits below it, not at a PSN of -1.
-		var have [3]bool
-		var last [3]layers.PSN
-		var pos [3]int64
-		var lastY int64
+		var series decode.PSNSeries
 		err := u.m.Scan(ctx, total, func(p *decode.Packet) bool {
-			a := &p.Analysis
-			if !cv.HasID(a.Conv) {
-				return true
+			if cv.HasID(p.Analysis.Conv) && p.BTH() != nil {
+				series.Add(p)
 			}
-			b := p.BTH()
-			if b == nil {
-				return true
-			}
-			info := b.Info()
-			mk := rune(markRequest)
-			space := a.Dir
-			if info.Response {
-				mk = markResponse
-				space = 3 - a.Dir
-			}
-			switch {
-			case info.Service == layers.ServiceCNP || a.Has(decode.FindCNP):
-				pts = append(pts, psnPoint{t: p.RelTime, psn: lastY, marker: markCNP, frame: uint32(p.Number)})
-				return true
-			case a.Has(decode.FindRNRNAK):
-				mk = markRNR
-			case a.Has(decode.FindNAK):
-				mk = markNAK
-			case a.Has(decode.FindRetransmission):
-				mk = markRetrans
-			}
-			space &= 3
-			psn := b.PSN
-			if !have[space] {
-				have[space], last[space], pos[space] = true, psn, int64(psn)
-			}
-			pos[space] += int64(psn.Diff(last[space]))
-			last[space] = psn
-			lastY = pos[space]
-			pts = append(pts, psnPoint{t: p.RelTime, psn: pos[space], marker: mk, frame: uint32(p.Number)})
 			return true
 		})
+		pts := series.Points
 		if err != nil {
 			return
 		}
@@ -424,7 +355,7 @@ func (g *psnGraph) reset() {
 	if len(g.points) == 0 {
 		return
 	}
-	g.t0, g.t1 = g.points[0].t, g.points[len(g.points)-1].t
+	g.t0, g.t1 = g.points[0].T, g.points[len(g.points)-1].T
 	if g.t1 <= g.t0 {
 		g.t1 = g.t0 + time.Microsecond
 	}
@@ -501,13 +432,13 @@ func (g *psnGraph) Draw(screen tcell.Screen) {
 	}
 	const axisW = 10
 	lo, hi := int64(math.MaxInt64), int64(math.MinInt64)
-	var counts [6]int
+	var counts [decode.NumPSNMarks]int
 	for _, p := range g.points {
-		if p.t < g.t0 || p.t > g.t1 {
+		if p.T < g.t0 || p.T > g.t1 {
 			continue
 		}
-		lo, hi = min(lo, p.psn), max(hi, p.psn)
-		counts[markerRank(p.marker)]++
+		lo, hi = min(lo, p.PSN), max(hi, p.PSN)
+		counts[p.Mark]++
 	}
 	if lo > hi {
 		printLine(screen, "no packets in this time window (0 resets)", x, y+1, w, t.normal)
@@ -516,7 +447,7 @@ func (g *psnGraph) Draw(screen tcell.Screen) {
 	left := fmt.Sprintf("%.6fs", g.t0.Seconds())
 	right := fmt.Sprintf("%.6fs", g.t1.Seconds())
 	legend := fmt.Sprintf("PSN %d..%d  retrans %d  NAK %d  RNR %d  CNP %d", wirePSN(lo), wirePSN(hi),
-		counts[markerRank(markRetrans)], counts[markerRank(markNAK)], counts[markerRank(markRNR)], counts[markerRank(markCNP)])
+		counts[decode.MarkRetransmission], counts[decode.MarkNAK], counts[decode.MarkRNRNAK], counts[decode.MarkCNP])
 	// Below the plot: the time axis and the counts, on the time axis's
 	// line when they fit between its ends, else on a line of their own.
 	plotX, plotY, plotW := x+axisW+1, top, w-axisW-1
@@ -531,17 +462,16 @@ func (g *psnGraph) Draw(screen tcell.Screen) {
 	if hi == lo {
 		hi = lo + 1
 	}
-	grid := make([]rune, plotW*plotH)
+	// The highest mark wins a cell (decode.PSNMark); 0 is an empty one.
+	grid := make([]uint8, plotW*plotH)
 	for _, p := range g.points {
-		if p.t < g.t0 || p.t > g.t1 {
+		if p.T < g.t0 || p.T > g.t1 {
 			continue
 		}
-		cx := int(float64(p.t-g.t0) / float64(g.t1-g.t0) * float64(plotW-1))
-		cy := plotH - 1 - int(float64(p.psn-lo)/float64(hi-lo)*float64(plotH-1))
+		cx := int(float64(p.T-g.t0) / float64(g.t1-g.t0) * float64(plotW-1))
+		cy := plotH - 1 - int(float64(p.PSN-lo)/float64(hi-lo)*float64(plotH-1))
 		i := cy*plotW + cx
-		if markerRank(p.marker) > markerRank(grid[i]) {
-			grid[i] = p.marker
-		}
+		grid[i] = max(grid[i], uint8(p.Mark)+1)
 	}
 	for row := 0; row < plotH; row++ {
 		if row == 0 || row == plotH-1 || row == plotH/2 {
@@ -550,20 +480,21 @@ func (g *psnGraph) Draw(screen tcell.Screen) {
 		}
 		screen.SetContent(plotX-1, plotY+row, '│', nil, t.normal)
 		for col := 0; col < plotW; col++ {
-			r := grid[row*plotW+col]
-			if r == 0 {
+			m := grid[row*plotW+col]
+			if m == 0 {
 				continue
 			}
+			mark := decode.PSNMark(m - 1)
 			st := t.normal
-			switch r {
-			case markRetrans, markNAK:
+			switch mark {
+			case decode.MarkRetransmission, decode.MarkNAK:
 				st = t.bad
-			case markRNR:
+			case decode.MarkRNRNAK:
 				st = t.warn
-			case markCNP:
+			case decode.MarkCNP:
 				st = t.congestion
 			}
-			screen.SetContent(plotX+col, plotY+row, r, nil, st)
+			screen.SetContent(plotX+col, plotY+row, psnMarkers[mark], nil, st)
 		}
 	}
 	for col := 0; col < plotW; col++ {
@@ -579,10 +510,7 @@ func (g *psnGraph) Draw(screen tcell.Screen) {
 }
 
 // wirePSN is the PSN on the wire at a place of an unwrapped line.
-func wirePSN(v int64) int64 {
-	const space = 1 << 24
-	return (v%space + space) % space
-}
+func wirePSN(v int64) int64 { return int64(decode.WirePSN(v)) }
 
 // latencyView draws -z latency: a summary and a histogram per operation.
 type latencyView struct {

@@ -8,7 +8,6 @@ import (
 
 	"github.com/ibwire/ibwire/decode"
 	"github.com/ibwire/ibwire/internal/output"
-	"github.com/ibwire/ibwire/layers"
 )
 
 // listColumns are the packet list's columns: tshark's text line's, and the
@@ -112,16 +111,14 @@ func (f *rowFormatter) row(p *decode.Packet, t *theme) *listRow {
 	return r
 }
 
-// rowStyle colours a row as ibdump colours a line: problems red, NAKs and
-// warnings yellow, congestion magenta.
+// rowStyle colours a row as ibdump colours a line (output.ClassOf).
 func rowStyle(p *decode.Packet, t *theme) tcell.Style {
-	b := p.BTH()
-	switch {
-	case p.Err != nil || p.ICRC == layers.CRCBad || p.VCRC == layers.CRCBad || p.Analysis.Severity >= decode.SevError:
+	switch output.ClassOf(p) {
+	case output.ClassBad:
 		return t.bad
-	case b != nil && b.Info().Has(layers.HdrAETH) && !b.AETH.Syndrome.IsAck(), p.Analysis.Severity == decode.SevWarn:
+	case output.ClassWarn:
 		return t.warn
-	case b != nil && (b.Info().Service == layers.ServiceCNP || b.FECN || b.BECN):
+	case output.ClassCongestion:
 		return t.congestion
 	}
 	return t.normal

@@ -222,7 +222,7 @@ func TestQPTableFitsTheWidth(t *testing.T) {
 		require.NotEmpty(t, header, "the table's header line")
 		assert.NotContains(t, header, "…", "a column cut at the width")
 		var hidden []string
-		for _, c := range convColumns {
+		for _, c := range convNames {
 			if !regexp.MustCompile(`(^|\s)` + regexp.QuoteMeta(c) + `(\s|$)`).MatchString(header) {
 				hidden = append(hidden, c)
 			}

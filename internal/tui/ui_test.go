@@ -338,7 +338,7 @@ func psnWindow(g *psnGraph, t0, t1 float64) bool {
 	if g.busy || len(g.points) == 0 {
 		return false
 	}
-	first, last := g.points[0].t, g.points[len(g.points)-1].t
+	first, last := g.points[0].T, g.points[len(g.points)-1].T
 	at := func(f float64) time.Duration { return first + time.Duration(f*float64(last-first)) }
 	near := func(a, b time.Duration) bool { return (a - b).Abs() <= 2*time.Microsecond }
 	return near(g.t0, at(t0)) && near(g.t1, at(t1))

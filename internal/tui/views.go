@@ -15,33 +15,51 @@ import (
 	"github.com/ibwire/ibwire/internal/output"
 )
 
-// convColumns are -z conv,qp's columns.
-// "<-" is B to A and "->" A to B, as ibdump prints them.
-var convColumns = []string{"A", "B", "QPN A>B", "QPN B>A", "Svc", "Paired", "<- Frms", "<- Bytes", "-> Frms", "-> Bytes",
-	"Frames", "Bytes", "Msgs", "Retr", "Gaps", "NAKs", "RNR", "CNP", "CE", "Start", "Duration"}
+// convColumns are -z conv,qp's columns (output.ConvTable's text ones),
+// and convNames their names: "<-" is B to A and "->" A to B, as ibdump
+// prints them.
+var convColumns, convNames = func() ([]*output.Column[output.Conv], []string) {
+	var cols []*output.Column[output.Conv]
+	var names []string
+	for i := range output.ConvTable.Columns {
+		if c := &output.ConvTable.Columns[i]; c.Header != "" {
+			cols, names = append(cols, c), append(names, c.Label())
+		}
+	}
+	return cols, names
+}()
 
-// Where the numeric columns start, the Frames column (S sorts by it when
-// no column is chosen), and the columns that make a row a troubled one.
-const (
-	convFirstNumber = 6
-	convFrames      = 10
-	convRetr        = 13
-	convGaps        = 14
-	convNAKs        = 15
-	convStart       = 19
-	convDuration    = 20
-)
+// convColumn is the index of the column named name.
+func convColumn(name string) int {
+	for j, n := range convNames {
+		if n == name {
+			return j
+		}
+	}
+	panic("tui: no QP table column " + name)
+}
+
+// convFrames is the column S sorts by when none is chosen.
+var convFrames = convColumn("Frames")
 
 // convDropOrder is the order columns leave the QP table when the terminal
 // is too narrow for all of them: the per-direction counts first (Frames
 // and Bytes sum them), the connection's health (Retr to CE) last but the
-// endpoints. What is left out, the view names.
-var convDropOrder = []int{6, 7, 8, 9, 5, 4, 19, 3, 11, 12, 20, 18, 17, 16, 10, 15, 14, 13, 2, 1, 0}
+// endpoints, which always stay. What is left out, the view names.
+var convDropOrder = func() []int {
+	var order []int
+	for _, name := range []string{"<- Frms", "<- Bytes", "-> Frms", "-> Bytes", "Paired", "Svc", "Start", "QPN B>A",
+		"Bytes", "Msgs", "Duration", "CE", "CNP", "RNR", "Frames", "NAKs", "Gaps", "Retr", "QPN A>B"} {
+		order = append(order, convColumn(name))
+	}
+	return order
+}()
 
 type convRow struct {
-	id    uint32
-	cells []string
-	keys  []float64 // numeric sort keys; NaN-free, strings sort by cells
+	id       uint32
+	cells    []string
+	keys     []float64 // numeric sort keys; NaN-free, strings sort by cells
+	troubled bool
 }
 
 // convTable is the QP conversations view: sortable, refreshed while the
@@ -78,7 +96,7 @@ func newConvTable(u *UI) *convTable {
 // and says which in the note.
 func (c *convTable) fit() {
 	widths := make([]int, len(convColumns))
-	for j, h := range convColumns {
+	for j, h := range convNames {
 		widths[j] = utf8.RuneCountInString(h) + 1 // and the sort arrow
 		for _, r := range c.rows {
 			widths[j] = max(widths[j], utf8.RuneCountInString(r.cells[j]))
@@ -90,7 +108,7 @@ func (c *convTable) fit() {
 		total += widths[j] + 1
 	}
 	for _, j := range convDropOrder {
-		if total <= c.width || j <= 1 {
+		if total <= c.width {
 			break
 		}
 		c.hidden[j] = true
@@ -104,7 +122,7 @@ func (c *convTable) fit() {
 		}
 	}
 	var names []string
-	for j, h := range convColumns {
+	for j, h := range convNames {
 		if c.hidden[j] {
 			names = append(names, h)
 		}
@@ -118,47 +136,32 @@ func (c *convTable) fit() {
 	c.view.ResizeItem(c.note, lines, 0)
 }
 
-func naks(d *decode.DirStats) uint64 {
-	var n uint64
-	for _, x := range d.NAKs {
-		n += x
-	}
-	return n
-}
-
 func (c *convTable) update(cs []decode.Conversation) {
 	keep := c.selectedID()
 	c.rows = c.rows[:0]
 	for i := range cs {
 		cv := &cs[i]
-		sum := func(f func(*decode.DirStats) uint64) uint64 { return cv.Sum(f) }
-		ba := "-"
-		if cv.HasBA {
-			ba = fmt.Sprintf("0x%06x", cv.QPNBA)
+		r := convRow{id: cv.ID, cells: make([]string, len(convColumns)), keys: make([]float64, len(convColumns)),
+			troubled: output.ConvTroubled(cv)}
+		for j, col := range convColumns {
+			r.cells[j] = col.CellOf(cv)
+			r.keys[j], _ = col.Number(cv)
 		}
-		frames := cv.Dir[0].Packets + cv.Dir[1].Packets
-		bytes := cv.Dir[0].Bytes + cv.Dir[1].Bytes
-		nums := []uint64{cv.Dir[1].Packets, cv.Dir[1].Bytes, cv.Dir[0].Packets, cv.Dir[0].Bytes, frames, bytes, cv.Messages(),
-			sum(func(d *decode.DirStats) uint64 { return d.Retransmissions }),
-			sum(func(d *decode.DirStats) uint64 { return d.PSNGaps }),
-			sum(naks), sum(func(d *decode.DirStats) uint64 { return d.RNRNAKs }),
-			sum(func(d *decode.DirStats) uint64 { return d.CNPs }),
-			sum(func(d *decode.DirStats) uint64 { return d.ECNCE })}
-		r := convRow{id: cv.ID, cells: []string{cv.A.String(), cv.B.String(), fmt.Sprintf("0x%06x", cv.QPNAB), ba,
-			output.ServiceName(cv.Service), cv.PairedBy.String()}}
-		r.keys = make([]float64, len(convColumns))
-		r.keys[2], r.keys[3] = float64(cv.QPNAB), float64(cv.QPNBA)
-		for j, n := range nums {
-			r.cells = append(r.cells, strconv.FormatUint(n, 10))
-			r.keys[convFirstNumber+j] = float64(n)
-		}
-		r.cells = append(r.cells, fmt.Sprintf("%.6f", cv.Start.Seconds()), fmt.Sprintf("%.4f", cv.Duration.Seconds()))
-		r.keys[convStart], r.keys[convDuration] = cv.Start.Seconds(), cv.Duration.Seconds()
 		c.rows = append(c.rows, r)
 	}
 	c.sort()
 	c.fill(keep)
 }
+
+// convNumeric says by column whether it sorts by number, not by text.
+var convNumeric = func() []bool {
+	var cv decode.Conversation
+	numeric := make([]bool, len(convColumns))
+	for j, col := range convColumns {
+		_, numeric[j] = col.Number(&cv)
+	}
+	return numeric
+}()
 
 func (c *convTable) sort() {
 	if c.sortCol < 0 {
@@ -168,7 +171,7 @@ func (c *convTable) sort() {
 	sort.SliceStable(c.rows, func(i, j int) bool {
 		a, b := &c.rows[i], &c.rows[j]
 		var less bool
-		if col >= 2 && col != 4 && col != 5 {
+		if convNumeric[col] {
 			less = a.keys[col] < b.keys[col]
 		} else {
 			less = a.cells[col] < b.cells[col]
@@ -194,7 +197,7 @@ func (c *convTable) fill(keep uint32) {
 	// col is where column j goes: the columns left out take no place.
 	col := make([]int, len(convColumns))
 	k := 0
-	for j, h := range convColumns {
+	for j, h := range convNames {
 		col[j] = k
 		if c.hidden[j] {
 			continue
@@ -208,7 +211,7 @@ func (c *convTable) fill(keep uint32) {
 	sel := 1
 	for i, r := range c.rows {
 		st := c.u.theme.normal
-		if r.keys[convRetr] > 0 || r.keys[convGaps] > 0 || r.keys[convNAKs] > 0 {
+		if r.troubled {
 			st = c.u.theme.warn
 		}
 		for j, s := range r.cells {
@@ -216,7 +219,7 @@ func (c *convTable) fill(keep uint32) {
 				continue
 			}
 			cell := tview.NewTableCell(s).SetStyle(st)
-			if j >= convFirstNumber {
+			if convColumns[j].Align == output.AlignRight {
 				cell.SetAlign(tview.AlignRight)
 			}
 			c.SetCell(i+1, col[j], cell)
@@ -371,7 +374,7 @@ type followView struct {
 	title   *tview.TextView
 	list    *tview.Table
 	payload *tview.TextView
-	msgs    []output.FollowMessage
+	msgs    []decode.FollowMessage
 	hex     bool
 	conv    uint32
 	cancel  context.CancelFunc
@@ -409,7 +412,7 @@ func (u *UI) followSelected() {
 	u.showView(viewFollow)
 	total := u.m.Status().Packets
 	go func() {
-		fl := output.NewFollow(func(p *decode.Packet) bool { return cv.HasID(p.Analysis.Conv) }, convFilter(&cv), false)
+		fl := decode.NewFollower(func(p *decode.Packet) bool { return cv.HasID(p.Analysis.Conv) })
 		err := u.m.Scan(ctx, total, func(p *decode.Packet) bool { fl.Add(p); return true })
 		if err != nil {
 			return
