@@ -181,3 +181,42 @@ func BenchmarkLoadBadICRC(b *testing.B) {
 	b.Setenv("IBWIRE_BENCH_PCAP", path)
 	BenchmarkLoad(b)
 }
+
+// The detail benchmarks run on a capture in the tree (frame 100 of
+// write_bw_loss.pcap, a 1082-byte RDMA WRITE):
+//
+//	go test -run '^$' -bench 'ShowPacket|SelectTreeLine' -benchmem ./internal/tui/
+//
+// BenchmarkShowPacket is a cursor move in the packet list: the packet
+// decoded again, its tree built with each line's bytes, the hex pane filled.
+func BenchmarkShowPacket(b *testing.B) {
+	u := benchUI(b)
+	for b.Loop() {
+		u.showPacket(100)
+	}
+}
+
+// BenchmarkSelectTreeLine is a cursor move in the tree: the next line
+// selected and its bytes highlighted.
+func BenchmarkSelectTreeLine(b *testing.B) {
+	u := benchUI(b)
+	u.showPacket(100)
+	d := 1
+	for b.Loop() {
+		u.moveTree(d)
+		d = -d
+	}
+}
+
+func benchUI(b *testing.B) *UI {
+	m := loadModel(b, writeLoss, "")
+	sim := tcell.NewSimulationScreen("UTF-8")
+	app := tview.NewApplication()
+	app.SetScreen(sim)
+	sim.SetSize(120, 40)
+	u := newUI(app, Config{Model: m, Mono: true})
+	b.Cleanup(u.Close)
+	u.root.SetRect(0, 0, 120, 40)
+	u.root.Draw(sim)
+	return u
+}
