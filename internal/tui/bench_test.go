@@ -65,16 +65,8 @@ func BenchmarkFirstScreen(b *testing.B) {
 // the screen drawn.
 func BenchmarkJumpToLast(b *testing.B) {
 	path := benchCapture(b)
-	m := loadModel(b, path, "")
-	sim := tcell.NewSimulationScreen("UTF-8")
-	app := tview.NewApplication()
-	app.SetScreen(sim)
-	sim.SetSize(120, 40)
-	u := newUI(app, Config{Model: m, Mono: true})
-	defer u.Close()
-	u.root.SetRect(0, 0, 120, 40)
-	u.root.Draw(sim)
-	last := m.Status().Packets
+	u, sim := benchUI(b, path)
+	last := u.m.Status().Packets
 	for b.Loop() {
 		u.selectRow(0)
 		u.listData.invalidate()
@@ -190,7 +182,7 @@ func BenchmarkLoadBadICRC(b *testing.B) {
 // BenchmarkShowPacket is a cursor move in the packet list: the packet
 // decoded again, its tree built with each line's bytes, the hex pane filled.
 func BenchmarkShowPacket(b *testing.B) {
-	u := benchUI(b)
+	u, _ := benchUI(b, writeLoss)
 	for b.Loop() {
 		u.showPacket(100)
 	}
@@ -199,7 +191,7 @@ func BenchmarkShowPacket(b *testing.B) {
 // BenchmarkSelectTreeLine is a cursor move in the tree: the next line
 // selected and its bytes highlighted.
 func BenchmarkSelectTreeLine(b *testing.B) {
-	u := benchUI(b)
+	u, _ := benchUI(b, writeLoss)
 	u.showPacket(100)
 	d := 1
 	for b.Loop() {
@@ -208,8 +200,9 @@ func BenchmarkSelectTreeLine(b *testing.B) {
 	}
 }
 
-func benchUI(b *testing.B) *UI {
-	m := loadModel(b, writeLoss, "")
+// benchUI is ibtui at 120×40 on the capture at path, loaded and drawn.
+func benchUI(b *testing.B, path string) (*UI, tcell.SimulationScreen) {
+	m := loadModel(b, path, "")
 	sim := tcell.NewSimulationScreen("UTF-8")
 	app := tview.NewApplication()
 	app.SetScreen(sim)
@@ -218,5 +211,5 @@ func benchUI(b *testing.B) *UI {
 	b.Cleanup(u.Close)
 	u.root.SetRect(0, 0, 120, 40)
 	u.root.Draw(sim)
-	return u
+	return u, sim
 }
