@@ -26,7 +26,7 @@ type AETH struct {
 	MSN      uint32 // 24 bits
 }
 
-var aethFields = []fieldSpan{{"Syndrome", 0, 1}, {"MSN", 1, 3}}
+var aethFields = []FieldSpan{{"Syndrome", 0, 1}, {"MSN", 1, 3}}
 
 // LayerType returns LayerTypeAETH.
 func (a *AETH) LayerType() gopacket.LayerType { return LayerTypeAETH }

@@ -24,7 +24,7 @@ type AtomicAckETH struct {
 	OrigRemoteData uint64
 }
 
-var atomicAckFields = []fieldSpan{{"OrigRemoteData", 0, 8}}
+var atomicAckFields = []FieldSpan{{"OrigRemoteData", 0, 8}}
 
 // LayerType returns LayerTypeAtomicAckETH.
 func (a *AtomicAckETH) LayerType() gopacket.LayerType { return LayerTypeAtomicAckETH }

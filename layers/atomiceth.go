@@ -38,7 +38,7 @@ type AtomicETH struct {
 	CompareData uint64
 }
 
-var atomicETHFields = []fieldSpan{{"VA", 0, 8}, {"R_Key", 8, 4}, {"SwapAddData", 12, 8}, {"CompareData", 20, 8}}
+var atomicETHFields = []FieldSpan{{"VA", 0, 8}, {"R_Key", 8, 4}, {"SwapAddData", 12, 8}, {"CompareData", 20, 8}}
 
 // LayerType returns LayerTypeAtomicETH.
 func (a *AtomicETH) LayerType() gopacket.LayerType { return LayerTypeAtomicETH }

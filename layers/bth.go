@@ -103,7 +103,7 @@ type BTH struct {
 	eths uint16
 }
 
-var bthFields = []fieldSpan{{"OpCode", 0, 1}, {"SE/M/PadCnt/TVer", 1, 1}, {"P_Key", 2, 2},
+var bthFields = []FieldSpan{{"OpCode", 0, 1}, {"SE/M/PadCnt/TVer", 1, 1}, {"P_Key", 2, 2},
 	{"FECN/BECN/Resv6", 4, 1}, {"DestQP", 5, 3}, {"AckReq/Resv7", 8, 1}, {"PSN", 9, 3}}
 
 // LayerType returns LayerTypeBTH.

@@ -948,11 +948,11 @@ func (s CMAPRStatus) String() string { return enumName(cmAPRNames[:], uint(s), "
 
 // Field lists of each message, for truncation errors.
 var (
-	cmPathFields = []fieldSpan{{"LocalLID", 0, 2}, {"RemoteLID", 2, 2}, {"LocalGID", 4, 16}, {"RemoteGID", 20, 16},
+	cmPathFields = []FieldSpan{{"LocalLID", 0, 2}, {"RemoteLID", 2, 2}, {"LocalGID", 4, 16}, {"RemoteGID", 20, 16},
 		{"FlowLabel/PacketRate", 36, 4}, {"TrafficClass", 40, 1}, {"HopLimit", 41, 1}, {"SL/SubnetLocal", 42, 1},
 		{"LocalACKTimeout", 43, 1}}
-	cmReqFields = func() []fieldSpan {
-		f := []fieldSpan{{"REQ.LocalCommID", 0, 4}, {"REQ.Reserved", 4, 4}, {"REQ.ServiceID", 8, 8},
+	cmReqFields = func() []FieldSpan {
+		f := []FieldSpan{{"REQ.LocalCommID", 0, 4}, {"REQ.Reserved", 4, 4}, {"REQ.ServiceID", 8, 8},
 			{"REQ.LocalCAGUID", 16, 8}, {"REQ.Reserved", 24, 4}, {"REQ.LocalQKey", 28, 4},
 			{"REQ.LocalQPN/ResponderResources", 32, 4}, {"REQ.LocalEECN/InitiatorDepth", 36, 4},
 			{"REQ.RemoteEECN/RemoteCMResponseTimeout/TransportServiceType/EndToEndFlowControl", 40, 4},
@@ -963,42 +963,42 @@ var (
 			off  int
 		}{{"REQ.Primary", 52}, {"REQ.Alternate", 96}} {
 			for _, s := range cmPathFields {
-				f = append(f, fieldSpan{p.name + s.Name, p.off + s.Offset, s.Size})
+				f = append(f, FieldSpan{p.name + s.Name, p.off + s.Offset, s.Size})
 			}
 		}
-		return append(f, fieldSpan{"REQ.PrivateData", 140, 92})
+		return append(f, FieldSpan{"REQ.PrivateData", 140, 92})
 	}()
-	cmMraFields = []fieldSpan{{"MRA.LocalCommID", 0, 4}, {"MRA.RemoteCommID", 4, 4}, {"MRA.MessageMRAed", 8, 1},
+	cmMraFields = []FieldSpan{{"MRA.LocalCommID", 0, 4}, {"MRA.RemoteCommID", 4, 4}, {"MRA.MessageMRAed", 8, 1},
 		{"MRA.ServiceTimeout", 9, 1}, {"MRA.PrivateData", 10, 222}}
-	cmRejFields = []fieldSpan{{"REJ.LocalCommID", 0, 4}, {"REJ.RemoteCommID", 4, 4}, {"REJ.MessageRejected", 8, 1},
+	cmRejFields = []FieldSpan{{"REJ.LocalCommID", 0, 4}, {"REJ.RemoteCommID", 4, 4}, {"REJ.MessageRejected", 8, 1},
 		{"REJ.RejectInfoLength", 9, 1}, {"REJ.Reason", 10, 2}, {"REJ.ARI", 12, 72}, {"REJ.PrivateData", 84, 148}}
-	cmRepFields = []fieldSpan{{"REP.LocalCommID", 0, 4}, {"REP.RemoteCommID", 4, 4}, {"REP.LocalQKey", 8, 4},
+	cmRepFields = []FieldSpan{{"REP.LocalCommID", 0, 4}, {"REP.RemoteCommID", 4, 4}, {"REP.LocalQKey", 8, 4},
 		{"REP.LocalQPN", 12, 4}, {"REP.LocalEECN", 16, 4}, {"REP.StartingPSN", 20, 4}, {"REP.ResponderResources", 24, 1},
 		{"REP.InitiatorDepth", 25, 1}, {"REP.TargetACKDelay/FailoverAccepted/EndToEndFlowControl", 26, 1},
 		{"REP.RNRRetryCount/SRQ", 27, 1}, {"REP.LocalCAGUID", 28, 8}, {"REP.PrivateData", 36, 196}}
-	cmRtuFields  = []fieldSpan{{"RTU.LocalCommID", 0, 4}, {"RTU.RemoteCommID", 4, 4}, {"RTU.PrivateData", 8, 224}}
-	cmDreqFields = []fieldSpan{{"DREQ.LocalCommID", 0, 4}, {"DREQ.RemoteCommID", 4, 4}, {"DREQ.RemoteQPN/EECN", 8, 4},
+	cmRtuFields  = []FieldSpan{{"RTU.LocalCommID", 0, 4}, {"RTU.RemoteCommID", 4, 4}, {"RTU.PrivateData", 8, 224}}
+	cmDreqFields = []FieldSpan{{"DREQ.LocalCommID", 0, 4}, {"DREQ.RemoteCommID", 4, 4}, {"DREQ.RemoteQPN/EECN", 8, 4},
 		{"DREQ.PrivateData", 12, 220}}
-	cmDrepFields    = []fieldSpan{{"DREP.LocalCommID", 0, 4}, {"DREP.RemoteCommID", 4, 4}, {"DREP.PrivateData", 8, 224}}
-	cmSidrReqFields = []fieldSpan{{"SIDR_REQ.RequestID", 0, 4}, {"SIDR_REQ.P_Key", 4, 2}, {"SIDR_REQ.Reserved", 6, 2},
+	cmDrepFields    = []FieldSpan{{"DREP.LocalCommID", 0, 4}, {"DREP.RemoteCommID", 4, 4}, {"DREP.PrivateData", 8, 224}}
+	cmSidrReqFields = []FieldSpan{{"SIDR_REQ.RequestID", 0, 4}, {"SIDR_REQ.P_Key", 4, 2}, {"SIDR_REQ.Reserved", 6, 2},
 		{"SIDR_REQ.ServiceID", 8, 8}, {"SIDR_REQ.PrivateData", 16, 216}}
-	cmSidrRepFields = []fieldSpan{{"SIDR_REP.RequestID", 0, 4}, {"SIDR_REP.Status", 4, 1},
+	cmSidrRepFields = []FieldSpan{{"SIDR_REP.RequestID", 0, 4}, {"SIDR_REP.Status", 4, 1},
 		{"SIDR_REP.AdditionalInfoLength", 5, 1}, {"SIDR_REP.Reserved", 6, 2}, {"SIDR_REP.QPN", 8, 4},
 		{"SIDR_REP.ServiceID", 12, 8}, {"SIDR_REP.QKey", 20, 4}, {"SIDR_REP.AdditionalInfo", 24, 72},
 		{"SIDR_REP.PrivateData", 96, 136}}
-	cmLapFields = []fieldSpan{{"LAP.LocalCommID", 0, 4}, {"LAP.RemoteCommID", 4, 4}, {"LAP.Reserved", 8, 4},
+	cmLapFields = []FieldSpan{{"LAP.LocalCommID", 0, 4}, {"LAP.RemoteCommID", 4, 4}, {"LAP.Reserved", 8, 4},
 		{"LAP.RemoteQPN/EECN/RemoteCMResponseTimeout", 12, 4}, {"LAP.Reserved", 16, 4},
 		{"LAP.AlternateLocalLID", 20, 2}, {"LAP.AlternateRemoteLID", 22, 2}, {"LAP.AlternateLocalGID", 24, 16},
 		{"LAP.AlternateRemoteGID", 40, 16}, {"LAP.AlternateFlowLabel/TrafficClass", 56, 4},
 		{"LAP.AlternateHopLimit", 60, 1}, {"LAP.AlternatePacketRate", 61, 1}, {"LAP.AlternateSL/SubnetLocal", 62, 1},
 		{"LAP.AlternateLocalACKTimeout", 63, 1}, {"LAP.PrivateData", 64, 168}}
-	cmAprFields = []fieldSpan{{"APR.LocalCommID", 0, 4}, {"APR.RemoteCommID", 4, 4},
+	cmAprFields = []FieldSpan{{"APR.LocalCommID", 0, 4}, {"APR.RemoteCommID", 4, 4},
 		{"APR.AdditionalInfoLength", 8, 1}, {"APR.APStatus", 9, 1}, {"APR.Reserved", 10, 2},
 		{"APR.AdditionalInfo", 12, 72}, {"APR.PrivateData", 84, 148}}
-	cmDataFields = []fieldSpan{{"Data", 0, MADDataLength}}
+	cmDataFields = []FieldSpan{{"Data", 0, MADDataLength}}
 )
 
-func cmFieldsOf(a CMAttribute) []fieldSpan {
+func cmFieldsOf(a CMAttribute) []FieldSpan {
 	switch a {
 	case CMAttrREQ:
 		return cmReqFields

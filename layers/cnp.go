@@ -24,7 +24,7 @@ type CNP struct {
 	Reserved [CNPLength]byte
 }
 
-var cnpFields = []fieldSpan{{"Reserved", 0, CNPLength}}
+var cnpFields = []FieldSpan{{"Reserved", 0, CNPLength}}
 
 // LayerType returns LayerTypeCNP.
 func (c *CNP) LayerType() gopacket.LayerType { return LayerTypeCNP }

@@ -30,7 +30,7 @@ type DETH struct {
 	SrcQP    uint32 // 24 bits
 }
 
-var dethFields = []fieldSpan{{"Q_Key", 0, 4}, {"Reserved", 4, 1}, {"SrcQP", 5, 3}}
+var dethFields = []FieldSpan{{"Q_Key", 0, 4}, {"Reserved", 4, 1}, {"SrcQP", 5, 3}}
 
 // LayerType returns LayerTypeDETH.
 func (d *DETH) LayerType() gopacket.LayerType { return LayerTypeDETH }

@@ -66,7 +66,7 @@ type ERF struct {
 	short int // packet bytes WLen claims beyond the input (0 when whole)
 }
 
-var erfFields = []fieldSpan{{"Timestamp", 0, 8}, {"Type", 8, 1}, {"Flags", 9, 1}, {"RLen", 10, 2}, {"LCtr", 12, 2}, {"WLen", 14, 2}}
+var erfFields = []FieldSpan{{"Timestamp", 0, 8}, {"Type", 8, 1}, {"Flags", 9, 1}, {"RLen", 10, 2}, {"LCtr", 12, 2}, {"WLen", 14, 2}}
 
 // LayerType returns LayerTypeERF.
 func (e *ERF) LayerType() gopacket.LayerType { return LayerTypeERF }

@@ -47,10 +47,10 @@ func (e *DecodeError) Error() string {
 // Unwrap returns the error class (ErrTruncated or ErrMalformed).
 func (e *DecodeError) Unwrap() error { return e.Err }
 
-// fieldSpan names the bytes [Offset, Offset+Size) of a header. Each header keeps
+// FieldSpan names the bytes [Offset, Offset+Size) of a header. Each header keeps
 // an ordered list of them so a short input can be reported by the first field
 // that does not fit, rather than by a generic "too short".
-type fieldSpan struct {
+type FieldSpan struct {
 	Name   string
 	Offset int
 	Size   int
@@ -58,7 +58,7 @@ type fieldSpan struct {
 
 // checkLength returns a truncation error naming the first field of spans that
 // does not fit into have bytes, or nil when all fit.
-func checkLength(layer string, spans []fieldSpan, have int) error {
+func checkLength(layer string, spans []FieldSpan, have int) error {
 	for _, f := range spans {
 		if f.Offset+f.Size > have {
 			return &DecodeError{Layer: layer, Field: f.Name, Offset: f.Offset, Need: f.Size, Have: max(have-f.Offset, 0), Err: ErrTruncated}

@@ -33,7 +33,7 @@ func (e *ethBase) NextLayerType() gopacket.LayerType {
 
 // split checks that data holds size bytes and slices it; on a short input it
 // reports the first field that does not fit.
-func (e *ethBase) split(layer string, spans []fieldSpan, size int, data []byte, df gopacket.DecodeFeedback) error {
+func (e *ethBase) split(layer string, spans []FieldSpan, size int, data []byte, df gopacket.DecodeFeedback) error {
 	if len(data) < size {
 		df.SetTruncated()
 		return checkLength(layer, spans, len(data))
@@ -44,7 +44,7 @@ func (e *ethBase) split(layer string, spans []fieldSpan, size int, data []byte, 
 }
 
 // splitWord decodes a one-word (4-byte) ETH and returns the word.
-func (e *ethBase) splitWord(layer string, spans []fieldSpan, data []byte, df gopacket.DecodeFeedback) (uint32, error) {
+func (e *ethBase) splitWord(layer string, spans []FieldSpan, data []byte, df gopacket.DecodeFeedback) (uint32, error) {
 	if err := e.split(layer, spans, 4, data, df); err != nil {
 		return 0, err
 	}

@@ -21,7 +21,7 @@ type FETH struct {
 	PlacementType    uint8  // 4 bits: bit 0 global visibility, bit 1 persistence
 }
 
-var fethFields = []fieldSpan{{"Reserved", 0, 4}}
+var fethFields = []FieldSpan{{"Reserved", 0, 4}}
 
 // LayerType returns LayerTypeFETH.
 func (f *FETH) LayerType() gopacket.LayerType { return LayerTypeFETH }

@@ -48,7 +48,7 @@ type GRH struct {
 	short int // bytes PayLen claims beyond the input (0 when whole)
 }
 
-var grhFields = []fieldSpan{{"IPVer/TClass/FlowLabel", 0, 4}, {"PayLen", 4, 2}, {"NxtHdr", 6, 1},
+var grhFields = []FieldSpan{{"IPVer/TClass/FlowLabel", 0, 4}, {"PayLen", 4, 2}, {"NxtHdr", 6, 1},
 	{"HopLmt", 7, 1}, {"SGID", 8, 16}, {"DGID", 24, 16}}
 
 // LayerType returns LayerTypeGRH.

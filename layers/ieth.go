@@ -18,7 +18,7 @@ type IETH struct {
 	RKey uint32
 }
 
-var iethFields = []fieldSpan{{"R_Key", 0, 4}}
+var iethFields = []FieldSpan{{"R_Key", 0, 4}}
 
 // LayerType returns LayerTypeIETH.
 func (i *IETH) LayerType() gopacket.LayerType { return LayerTypeIETH }

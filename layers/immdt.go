@@ -18,7 +18,7 @@ type ImmDt struct {
 	Value uint32 // big-endian as on the wire (verbs hands it over as __be32)
 }
 
-var immDtFields = []fieldSpan{{"ImmediateData", 0, 4}}
+var immDtFields = []FieldSpan{{"ImmediateData", 0, 4}}
 
 // LayerType returns LayerTypeImmDt.
 func (i *ImmDt) LayerType() gopacket.LayerType { return LayerTypeImmDt }

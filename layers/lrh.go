@@ -72,7 +72,7 @@ func (l LinkNextHeader) String() string {
 	return fmt.Sprintf("Unknown(%d)", uint8(l))
 }
 
-var lrhFields = []fieldSpan{{"VL/LVer", 0, 1}, {"SL/LNH", 1, 1}, {"DLID", 2, 2}, {"PktLen", 4, 2}, {"SLID", 6, 2}}
+var lrhFields = []FieldSpan{{"VL/LVer", 0, 1}, {"SL/LNH", 1, 1}, {"DLID", 2, 2}, {"PktLen", 4, 2}, {"SLID", 6, 2}}
 
 // LayerType returns LayerTypeLRH.
 func (l *LRH) LayerType() gopacket.LayerType { return LayerTypeLRH }

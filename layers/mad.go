@@ -148,7 +148,7 @@ type MAD struct {
 	next gopacket.LayerType
 }
 
-var madFields = []fieldSpan{{"BaseVersion", 0, 1}, {"MgmtClass", 1, 1}, {"ClassVersion", 2, 1}, {"Method", 3, 1},
+var madFields = []FieldSpan{{"BaseVersion", 0, 1}, {"MgmtClass", 1, 1}, {"ClassVersion", 2, 1}, {"Method", 3, 1},
 	{"Status", 4, 2}, {"ClassSpecific", 6, 2}, {"TransactionID", 8, 8}, {"AttributeID", 16, 2},
 	{"Reserved", 18, 2}, {"AttributeModifier", 20, 4}}
 
@@ -362,7 +362,7 @@ func (b *madBody) NextLayerType() gopacket.LayerType { return gopacket.LayerType
 
 // split checks that data holds a whole class body, reporting the first field
 // of spans that does not fit, and keeps its 232 bytes.
-func (b *madBody) split(layer string, spans []fieldSpan, data []byte, df gopacket.DecodeFeedback) ([]byte, error) {
+func (b *madBody) split(layer string, spans []FieldSpan, data []byte, df gopacket.DecodeFeedback) ([]byte, error) {
 	if len(data) < MADDataLength {
 		df.SetTruncated()
 		b.Contents = nil

@@ -192,7 +192,7 @@ func (p *Parser) decode(frame []byte) error {
 }
 
 // headerFields names a layer type and lists its fields.
-func headerFields(t gopacket.LayerType) (string, []fieldSpan) {
+func headerFields(t gopacket.LayerType) (string, []FieldSpan) {
 	if g, ok := gopacketFields[t]; ok {
 		return g.name, g.spans
 	}
@@ -213,7 +213,7 @@ func headerFields(t gopacket.LayerType) (string, []fieldSpan) {
 			return k.String(), ethFieldSpans(k)
 		}
 	}
-	return t.String(), []fieldSpan{{"Header", 0, 1}}
+	return t.String(), []FieldSpan{{"Header", 0, 1}}
 }
 
 // Frame returns the frame last decoded.
@@ -442,22 +442,22 @@ func (p *Parser) decodingLayer(t gopacket.LayerType) gopacket.DecodingLayer {
 
 // Fields of gopacket's own headers, to name what a short frame cuts.
 var (
-	ethernetFields = []fieldSpan{{"DstMAC", 0, 6}, {"SrcMAC", 6, 6}, {"EthernetType", 12, 2}}
-	dot1QFields    = []fieldSpan{{"VLANIdentifier", 0, 2}, {"Type", 2, 2}}
-	ipv4Fields     = []fieldSpan{{"Version/IHL", 0, 1}, {"TOS", 1, 1}, {"Length", 2, 2}, {"Id", 4, 2},
+	ethernetFields = []FieldSpan{{"DstMAC", 0, 6}, {"SrcMAC", 6, 6}, {"EthernetType", 12, 2}}
+	dot1QFields    = []FieldSpan{{"VLANIdentifier", 0, 2}, {"Type", 2, 2}}
+	ipv4Fields     = []FieldSpan{{"Version/IHL", 0, 1}, {"TOS", 1, 1}, {"Length", 2, 2}, {"Id", 4, 2},
 		{"Flags/FragOffset", 6, 2}, {"TTL", 8, 1}, {"Protocol", 9, 1}, {"Checksum", 10, 2}, {"SrcIP", 12, 4}, {"DstIP", 16, 4}}
-	ipv6Fields = []fieldSpan{{"Version/TrafficClass/FlowLabel", 0, 4}, {"Length", 4, 2}, {"NextHeader", 6, 1},
+	ipv6Fields = []FieldSpan{{"Version/TrafficClass/FlowLabel", 0, 4}, {"Length", 4, 2}, {"NextHeader", 6, 1},
 		{"HopLimit", 7, 1}, {"SrcIP", 8, 16}, {"DstIP", 24, 16}}
-	udpFields = []fieldSpan{{"SrcPort", 0, 2}, {"DstPort", 2, 2}, {"Length", 4, 2}, {"Checksum", 6, 2}}
-	arpFields = []fieldSpan{{"AddrType", 0, 2}, {"Protocol", 2, 2}, {"HwAddressSize", 4, 1}, {"ProtAddressSize", 5, 1},
+	udpFields = []FieldSpan{{"SrcPort", 0, 2}, {"DstPort", 2, 2}, {"Length", 4, 2}, {"Checksum", 6, 2}}
+	arpFields = []FieldSpan{{"AddrType", 0, 2}, {"Protocol", 2, 2}, {"HwAddressSize", 4, 1}, {"ProtAddressSize", 5, 1},
 		{"Operation", 6, 2}, {"SourceHwAddress", 8, 6}, {"SourceProtAddress", 14, 4}, {"DstHwAddress", 18, 6}, {"DstProtAddress", 24, 4}}
-	tcpFields = []fieldSpan{{"SrcPort", 0, 2}, {"DstPort", 2, 2}, {"Seq", 4, 4}, {"Ack", 8, 4},
+	tcpFields = []FieldSpan{{"SrcPort", 0, 2}, {"DstPort", 2, 2}, {"Seq", 4, 4}, {"Ack", 8, 4},
 		{"DataOffset/Flags", 12, 2}, {"Window", 14, 2}, {"Checksum", 16, 2}, {"Urgent", 18, 2}}
 )
 
 var gopacketFields = map[gopacket.LayerType]struct {
 	name   string
-	spans  []fieldSpan
+	spans  []FieldSpan
 	length string // the field that a malformed header most often has wrong
 }{
 	gplayers.LayerTypeEthernet: {"Ethernet", ethernetFields, "EthernetType"},
@@ -616,7 +616,7 @@ func transportFieldAt(op Opcode, dc bool, off, total int) (layer, field string, 
 }
 
 // ethFieldSpans returns the field list of an extended header kind.
-func ethFieldSpans(k HeaderKind) []fieldSpan {
+func ethFieldSpans(k HeaderKind) []FieldSpan {
 	switch k {
 	case HdrRDETH:
 		return rdethFields

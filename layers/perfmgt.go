@@ -40,7 +40,7 @@ type PerfMgt struct {
 	Data     []byte // 192 bytes
 }
 
-var perfMgtFields = []fieldSpan{{"Reserved", 0, PerfMgtReservedLength}, {"Data", PerfMgtReservedLength, PerfMgtDataLength}}
+var perfMgtFields = []FieldSpan{{"Reserved", 0, PerfMgtReservedLength}, {"Data", PerfMgtReservedLength, PerfMgtDataLength}}
 
 // LayerType returns LayerTypePerfMgt.
 func (p *PerfMgt) LayerType() gopacket.LayerType { return LayerTypePerfMgt }

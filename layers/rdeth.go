@@ -19,7 +19,7 @@ type RDETH struct {
 	EEContext uint32 // 24 bits
 }
 
-var rdethFields = []fieldSpan{{"Reserved", 0, 1}, {"EEContext", 1, 3}}
+var rdethFields = []FieldSpan{{"Reserved", 0, 1}, {"EEContext", 1, 3}}
 
 // LayerType returns LayerTypeRDETH.
 func (r *RDETH) LayerType() gopacket.LayerType { return LayerTypeRDETH }

@@ -30,7 +30,7 @@ type RETH struct {
 	DMALength uint32
 }
 
-var rethFields = []fieldSpan{{"VA", 0, 8}, {"R_Key", 8, 4}, {"DMALength", 12, 4}}
+var rethFields = []FieldSpan{{"VA", 0, 8}, {"R_Key", 8, 4}, {"DMALength", 12, 4}}
 
 // LayerType returns LayerTypeRETH.
 func (r *RETH) LayerType() gopacket.LayerType { return LayerTypeRETH }

@@ -57,7 +57,7 @@ type SA struct {
 	Data            []byte // SubnetAdminData, 200 bytes
 }
 
-var saFields = []fieldSpan{{"RMPPVersion", 0, 1}, {"RMPPType", 1, 1}, {"RRespTime/RMPPFlags", 2, 1}, {"RMPPStatus", 3, 1},
+var saFields = []FieldSpan{{"RMPPVersion", 0, 1}, {"RMPPType", 1, 1}, {"RRespTime/RMPPFlags", 2, 1}, {"RMPPStatus", 3, 1},
 	{"Data1", 4, 4}, {"Data2", 8, 4}, {"SM_Key", 12, 8}, {"AttributeOffset", 20, 2}, {"Reserved", 22, 2},
 	{"ComponentMask", 24, 8}, {"SubnetAdminData", 32, SADataLength}}
 

@@ -14,8 +14,8 @@ import (
 // the address field when the address length exceeds 8.
 
 var (
-	sllFields  = []fieldSpan{{"PacketType", 0, 2}, {"AddrType", 2, 2}, {"AddrLen", 4, 2}, {"Addr", 6, 8}, {"Protocol", 14, 2}}
-	sll2Fields = []fieldSpan{{"Protocol", 0, 2}, {"Reserved", 2, 2}, {"InterfaceIndex", 4, 4}, {"AddrType", 8, 2},
+	sllFields  = []FieldSpan{{"PacketType", 0, 2}, {"AddrType", 2, 2}, {"AddrLen", 4, 2}, {"Addr", 6, 8}, {"Protocol", 14, 2}}
+	sll2Fields = []FieldSpan{{"Protocol", 0, 2}, {"Reserved", 2, 2}, {"InterfaceIndex", 4, 4}, {"AddrType", 8, 2},
 		{"PacketType", 10, 1}, {"AddrLen", 11, 1}, {"Addr", 12, 8}}
 	errSLLAddr = errors.New("linux sll: address longer than 8 bytes")
 )

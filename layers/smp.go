@@ -45,7 +45,7 @@ type SMP struct {
 	Reserved2 []byte // 128 bytes
 }
 
-var smpFields = []fieldSpan{{"M_Key", 0, 8}, {"Reserved", 8, 32}, {"SMPData", 40, 64}, {"Reserved", 104, 128}}
+var smpFields = []FieldSpan{{"M_Key", 0, 8}, {"Reserved", 8, 32}, {"SMPData", 40, 64}, {"Reserved", 104, 128}}
 
 // LayerType returns LayerTypeSMP.
 func (s *SMP) LayerType() gopacket.LayerType { return LayerTypeSMP }
@@ -146,7 +146,7 @@ type SMPDirected struct {
 	classSpecific uint16
 }
 
-var smpDirectedFields = []fieldSpan{{"M_Key", 0, 8}, {"DrSLID", 8, 2}, {"DrDLID", 10, 2}, {"Reserved", 12, 28},
+var smpDirectedFields = []FieldSpan{{"M_Key", 0, 8}, {"DrSLID", 8, 2}, {"DrDLID", 10, 2}, {"Reserved", 12, 28},
 	{"SMPData", 40, 64}, {"InitialPath", 104, 64}, {"ReturnPath", 168, 64}}
 
 // LayerType returns LayerTypeSMPDirected.

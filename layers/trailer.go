@@ -24,7 +24,7 @@ type Trailer struct {
 	ICRC     uint32 // the CRC value
 }
 
-var trailerFields = []fieldSpan{{"ICRC", 0, ICRCLength}}
+var trailerFields = []FieldSpan{{"ICRC", 0, ICRCLength}}
 
 // LayerType returns LayerTypeTrailer.
 func (t *Trailer) LayerType() gopacket.LayerType { return LayerTypeTrailer }

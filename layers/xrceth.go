@@ -19,7 +19,7 @@ type XRCETH struct {
 	XRCSRQ   uint32 // 24 bits
 }
 
-var xrcethFields = []fieldSpan{{"Reserved", 0, 1}, {"XRCSRQ", 1, 3}}
+var xrcethFields = []FieldSpan{{"Reserved", 0, 1}, {"XRCSRQ", 1, 3}}
 
 // LayerType returns LayerTypeXRCETH.
 func (x *XRCETH) LayerType() gopacket.LayerType { return LayerTypeXRCETH }

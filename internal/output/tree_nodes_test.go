@@ -31,3 +31,44 @@ func TestTreeNodesMatchTree(t *testing.T) {
 		require.Equal(t, string(tree.Append(nil, p)), b.String(), "frame %d", cp.Number)
 	}
 }
+
+// BenchmarkTree is the -V text tree of write_bw_loss.pcap's first 200
+// packets, and BenchmarkTreeNodes the same tree as nodes with their bytes
+// (ibtui's detail pane):
+//
+//	go test -run '^$' -bench Tree -benchmem ./internal/output/
+func BenchmarkTree(b *testing.B) {
+	ps := benchPackets(b, 200)
+	var t output.Tree
+	var buf []byte
+	for b.Loop() {
+		for _, p := range ps {
+			buf = t.Append(buf[:0], p)
+		}
+	}
+}
+
+func BenchmarkTreeNodes(b *testing.B) {
+	ps := benchPackets(b, 200)
+	for b.Loop() {
+		for _, p := range ps {
+			output.TreeNodes(p)
+		}
+	}
+}
+
+// benchPackets decodes the first n packets of write_bw_loss.pcap, each with
+// its own decoder so that each keeps its headers.
+func benchPackets(b *testing.B, n int) []*decode.Packet {
+	r, err := capture.Open("../../pcaps/rxe/write_bw_loss.pcap")
+	require.NoError(b, err)
+	defer r.Close()
+	var ps []*decode.Packet
+	for range n {
+		cp, err := r.Next()
+		require.NoError(b, err)
+		cp.Data = append([]byte(nil), cp.Data...)
+		ps = append(ps, decode.NewDecoder(decode.Options{}).Decode(cp))
+	}
+	return ps
+}

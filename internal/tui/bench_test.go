@@ -65,16 +65,8 @@ func BenchmarkFirstScreen(b *testing.B) {
 // the screen drawn.
 func BenchmarkJumpToLast(b *testing.B) {
 	path := benchCapture(b)
-	m := loadModel(b, path, "")
-	sim := tcell.NewSimulationScreen("UTF-8")
-	app := tview.NewApplication()
-	app.SetScreen(sim)
-	sim.SetSize(120, 40)
-	u := newUI(app, Config{Model: m, Mono: true})
-	defer u.Close()
-	u.root.SetRect(0, 0, 120, 40)
-	u.root.Draw(sim)
-	last := m.Status().Packets
+	u, sim := benchUI(b, path)
+	last := u.m.Status().Packets
 	for b.Loop() {
 		u.selectRow(0)
 		u.listData.invalidate()
@@ -180,4 +172,44 @@ func BenchmarkLoadBadICRC(b *testing.B) {
 	r.Close()
 	b.Setenv("IBWIRE_BENCH_PCAP", path)
 	BenchmarkLoad(b)
+}
+
+// The detail benchmarks run on a capture in the tree (frame 100 of
+// write_bw_loss.pcap, a 1082-byte RDMA WRITE):
+//
+//	go test -run '^$' -bench 'ShowPacket|SelectTreeLine' -benchmem ./internal/tui/
+//
+// BenchmarkShowPacket is a cursor move in the packet list: the packet
+// decoded again, its tree built with each line's bytes, the hex pane filled.
+func BenchmarkShowPacket(b *testing.B) {
+	u, _ := benchUI(b, writeLoss)
+	for b.Loop() {
+		u.showPacket(100)
+	}
+}
+
+// BenchmarkSelectTreeLine is a cursor move in the tree: the next line
+// selected and its bytes highlighted.
+func BenchmarkSelectTreeLine(b *testing.B) {
+	u, _ := benchUI(b, writeLoss)
+	u.showPacket(100)
+	d := 1
+	for b.Loop() {
+		u.moveTree(d)
+		d = -d
+	}
+}
+
+// benchUI is ibtui at 120×40 on the capture at path, loaded and drawn.
+func benchUI(b *testing.B, path string) (*UI, tcell.SimulationScreen) {
+	m := loadModel(b, path, "")
+	sim := tcell.NewSimulationScreen("UTF-8")
+	app := tview.NewApplication()
+	app.SetScreen(sim)
+	sim.SetSize(120, 40)
+	u := newUI(app, Config{Model: m, Mono: true})
+	b.Cleanup(u.Close)
+	u.root.SetRect(0, 0, 120, 40)
+	u.root.Draw(sim)
+	return u, sim
 }

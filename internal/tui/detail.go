@@ -12,103 +12,13 @@ import (
 	"github.com/ibwire/ibwire/internal/output"
 )
 
-// detail is the selected packet: its tree lines, a copy of its bytes, and
-// which bytes each line's field comes from.
+// detail is the selected packet: the frame, and its tree lines, each with
+// the bytes its field was decoded from.
 type detail struct {
 	frame int
-	data  []byte
+	in    decode.Input // the frame, its bytes copied
 	nodes []output.TreeNode
-	spans []byteSpan // per node
-	value []string   // per node: the field's filter value, "" when none
 	tree  []*tview.TreeNode
-}
-
-// byteSpan is a set of byte offsets, kept as a range: fields occupy
-// contiguous bytes, and a protocol the range of its fields.
-type byteSpan struct{ lo, hi int } // [lo, hi); empty when lo == hi
-
-func (s byteSpan) empty() bool    { return s.hi <= s.lo }
-func (s byteSpan) has(i int) bool { return i >= s.lo && i < s.hi }
-func (s byteSpan) union(o byteSpan) byteSpan {
-	switch {
-	case s.empty():
-		return o
-	case o.empty():
-		return s
-	}
-	return byteSpan{min(s.lo, o.lo), max(s.hi, o.hi)}
-}
-
-// probeLimit bounds the bytes probed for field positions: headers end
-// well before it, trailers are probed at the frame's end, and payloads are
-// located by their slices.
-const probeLimit = 256
-
-// fieldSpans finds which bytes of p's frame each tree line's field is
-// decoded from. The registry knows values, not positions, so it asks the
-// decoder: a field whose value is a slice of the frame is located exactly;
-// for the others, each header byte is inverted in a copy of the frame in
-// turn, and a field whose value changes (while it stays present) is made of
-// that byte. Protocols cover the bytes of their fields.
-func fieldSpans(in decode.Input, opts decode.Options, nodes []output.TreeNode) []byteSpan {
-	opts.SkipCRC = true
-	dec := decode.NewDecoder(opts)
-	frame := append([]byte(nil), in.Data...)
-	in.Data = frame
-	p := dec.Decode(in)
-	spans := make([]byteSpan, len(nodes))
-	base := make([]string, len(nodes))
-	var v decode.Value
-	probe := make([]bool, len(nodes))
-	for i, n := range nodes {
-		if n.Field.Type == decode.FTProtocol || !n.Field.Get(p, &v) {
-			continue
-		}
-		if n.Field.Type == decode.FTBytes && len(v.B) > 0 && cap(v.B) <= cap(frame) {
-			if off := cap(frame) - cap(v.B); off >= 0 && off+len(v.B) <= len(frame) && &frame[off] == &v.B[0] {
-				spans[i] = byteSpan{off, off + len(v.B)}
-				continue
-			}
-		}
-		if n.Field.Name == "frame" || strings.HasPrefix(n.Field.Name, "frame.") || strings.HasPrefix(n.Field.Name, "ibwire.analysis") {
-			continue // about the frame, not from its bytes
-		}
-		base[i] = n.Field.String(&v)
-		probe[i] = true
-	}
-	mut := make([]byte, len(frame))
-	// The headers, and the trailers (ICRC, VCRC) at the end.
-	var positions []int
-	for b := 0; b < min(len(frame), probeLimit); b++ {
-		positions = append(positions, b)
-	}
-	for b := max(probeLimit, len(frame)-8); b < len(frame); b++ {
-		positions = append(positions, b)
-	}
-	for _, b := range positions {
-		copy(mut, frame)
-		mut[b] ^= 0xFF
-		in.Data = mut
-		q := dec.Decode(in)
-		for i, n := range nodes {
-			if !probe[i] || !n.Field.Get(q, &v) {
-				continue
-			}
-			if n.Field.String(&v) != base[i] {
-				spans[i] = spans[i].union(byteSpan{b, b + 1})
-			}
-		}
-	}
-	// Protocols and headers: the union of what they hold.
-	for i := len(nodes) - 1; i >= 0; i-- {
-		if nodes[i].Field.Type != decode.FTProtocol {
-			continue
-		}
-		for j := i + 1; j < len(nodes) && nodes[j].Depth > nodes[i].Depth; j++ {
-			spans[i] = spans[i].union(spans[j])
-		}
-	}
-	return spans
 }
 
 // filterValue is how the selected field goes into a filter: field ==
@@ -133,20 +43,12 @@ func filterValue(f *decode.Field, p *decode.Packet) string {
 	return ""
 }
 
-// showPacket decodes frame and fills the tree and the hex pane.
-func (u *UI) showPacket(frame int) {
-	p, err := u.rd.packet(frame)
-	if err != nil {
-		u.note(fmt.Sprintf("frame %d: %v", frame, err))
-		return
-	}
-	d := &detail{frame: frame, data: append([]byte(nil), p.Data...), nodes: output.TreeNodes(p)}
-	d.value = make([]string, len(d.nodes))
-	for i, n := range d.nodes {
-		d.value[i] = filterValue(n.Field, p)
-	}
-	d.spans = fieldSpans(p.Input, u.m.options, d.nodes)
-	root := tview.NewTreeNode(fmt.Sprintf("Frame %d", frame))
+// newDetail builds the detail of packet p, numbered frame, and its tree
+// under root: the lines and their bytes as output places them.
+func newDetail(frame int, p *decode.Packet) (d *detail, root *tview.TreeNode) {
+	d = &detail{frame: frame, in: p.Input, nodes: output.TreeNodes(p)}
+	d.in.Data = append([]byte(nil), p.Data...)
+	root = tview.NewTreeNode(fmt.Sprintf("Frame %d", frame))
 	stack := []*tview.TreeNode{root}
 	d.tree = make([]*tview.TreeNode, len(d.nodes))
 	for i, n := range d.nodes {
@@ -158,6 +60,17 @@ func (u *UI) showPacket(frame int) {
 		stack = append(stack, tn)
 		d.tree[i] = tn
 	}
+	return d, root
+}
+
+// showPacket decodes frame and fills the tree and the hex pane.
+func (u *UI) showPacket(frame int) {
+	p, err := u.rd.packet(frame)
+	if err != nil {
+		u.note(fmt.Sprintf("frame %d: %v", frame, err))
+		return
+	}
+	d, root := newDetail(frame, p)
 	// The layers open as Wireshark users expect: the InfiniBand part
 	// (and its analysis) open, the lower layers closed; without one, the
 	// top layer open. A protocol the user opened or closed stays so.
@@ -197,7 +110,7 @@ func (u *UI) showPacket(frame int) {
 		u.treeStart = d.tree[sel]
 		u.treeSelected(d.tree[sel])
 	}
-	u.hex.setData(d.data)
+	u.hex.setData(d.in.Data)
 }
 
 // currentNode is the index of the selected tree line, -1 when none.
@@ -217,12 +130,13 @@ func (u *UI) currentNode() int {
 func (u *UI) treeSelected(n *tview.TreeNode) {
 	i := u.currentNode()
 	if i < 0 {
-		u.hex.setSpan(byteSpan{})
+		u.hex.setSpan(output.Span{})
 		return
 	}
-	u.hex.setSpan(u.detail.spans[i])
-	if !u.detail.spans[i].empty() && !u.hex.span.has(u.hex.cursor) {
-		u.hex.cursor = u.detail.spans[i].lo
+	s := u.detail.nodes[i].Span
+	u.hex.setSpan(s)
+	if !s.Empty() && !s.Has(u.hex.cursor) {
+		u.hex.cursor = s.Lo
 	}
 }
 
@@ -234,8 +148,8 @@ func (u *UI) selectByte(b int) {
 		return
 	}
 	best := -1
-	for i, s := range u.detail.spans {
-		if s.has(b) && (best < 0 || s.hi-s.lo < u.detail.spans[best].hi-u.detail.spans[best].lo) {
+	for i, n := range u.detail.nodes {
+		if n.Span.Has(b) && (best < 0 || n.Span.Len() < u.detail.nodes[best].Span.Len()) {
 			best = i
 		}
 	}
@@ -245,7 +159,7 @@ func (u *UI) selectByte(b int) {
 			n.SetExpanded(true)
 		}
 		u.tree.SetCurrentNode(u.detail.tree[best])
-		u.hex.setSpan(u.detail.spans[best])
+		u.hex.setSpan(u.detail.nodes[best].Span)
 		u.treeKeep = u.detail.nodes[best].Field
 	}
 }
@@ -312,7 +226,10 @@ func (u *UI) applyField(op string) {
 	}
 	name := u.detail.nodes[i].Field.Name
 	expr := name
-	if v := u.detail.value[i]; v != "" {
+	// The value is made when asked, from the frame shown: a filter literal
+	// of a long payload costs more than the rest of the tree.
+	p := decode.NewDecoder(u.m.options).Decode(u.detail.in)
+	if v := filterValue(u.detail.nodes[i].Field, p); v != "" {
 		expr = name + " == " + v
 	}
 	if op == "!" {
@@ -331,7 +248,7 @@ type hexView struct {
 	*tview.Box
 	u      *UI
 	data   []byte
-	span   byteSpan
+	span   output.Span
 	cursor int
 	top    int // first line shown
 }
@@ -345,10 +262,10 @@ func (h *hexView) setData(b []byte) {
 	h.cursor = min(h.cursor, max(len(b)-1, 0))
 }
 
-func (h *hexView) setSpan(s byteSpan) {
+func (h *hexView) setSpan(s output.Span) {
 	h.span = s
-	if !s.empty() {
-		h.scrollTo(s.lo)
+	if !s.Empty() {
+		h.scrollTo(s.Lo)
 	}
 }
 
@@ -387,7 +304,7 @@ func (h *hexView) Draw(screen tcell.Screen) {
 		for i := 0; i < 16 && off+i < len(h.data); i++ {
 			b := h.data[off+i]
 			st := t.normal
-			if h.span.has(off + i) {
+			if h.span.Has(off + i) {
 				st = t.highlight
 			}
 			if focused && off+i == h.cursor {

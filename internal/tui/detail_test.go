@@ -1,6 +1,10 @@
 package tui
 
 import (
+	"encoding/binary"
+	"fmt"
+	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -10,50 +14,92 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ibwire/ibwire/capture"
 	"github.com/ibwire/ibwire/decode"
 	"github.com/ibwire/ibwire/internal/output"
 )
 
-// TestFieldSpans checks the bytes found for fields of a RoCEv2 RDMA WRITE
-// (Ethernet 14 bytes, IPv4 20, UDP 8, then the BTH at 42).
+// TestFieldSpans checks the bytes placed for lines of a RoCEv2 RDMA WRITE
+// (Ethernet 14 bytes, IPv4 20, UDP 8, then the BTH at 42), the hex pane's
+// highlight when they are selected.
 func TestFieldSpans(t *testing.T) {
 	m := loadModel(t, writeLoss, "")
 	p, err := newReader(m).packet(100)
 	require.NoError(t, err)
-	nodes := output.TreeNodes(p)
-	spans := fieldSpans(p.Input, decode.Options{}, nodes)
-	find := func(name string) byteSpan {
-		for i, n := range nodes {
+	d, _ := newDetail(100, p)
+	find := func(name string) output.Span {
+		for _, n := range d.nodes {
 			if n.Field.Name == name {
-				return spans[i]
+				return n.Span
 			}
 		}
 		t.Fatalf("no field %s in the tree", name)
-		return byteSpan{}
+		return output.Span{}
 	}
 	tests := []struct {
 		field  string
 		lo, hi int
 	}{
+		{"eth", 0, 14},
 		{"eth.dst", 0, 6},
 		{"eth.src", 6, 12},
 		{"eth.type", 12, 14},
+		{"ip", 14, 34},
+		{"ip.version", 14, 15},
+		{"ip.flags.df", 20, 21}, // the flags: the top bits of byte 6
 		{"ip.ttl", 22, 23},
 		{"ip.src", 26, 30},
 		{"ip.dst", 30, 34},
+		{"udp", 34, 42},
 		{"udp.dstport", 36, 38},
+		{"infiniband.bth", 42, 54},
 		{"infiniband.bth.opcode", 42, 43},
+		{"infiniband.bth.se", 43, 44},
 		{"infiniband.bth.p_key", 44, 46},
+		{"infiniband.reserved", 46, 47},
 		{"infiniband.bth.destqp", 47, 50},
+		{"infiniband.bth.a", 50, 51},
 		{"infiniband.bth.psn", 51, 54},
+		{"ibwire.payload", 54, len(p.Data) - 4},
 		{"infiniband.invariant.crc", len(p.Data) - 4, len(p.Data)},
 		{"infiniband", 42, len(p.Data)},
 	}
 	for _, tc := range tests {
-		assert.Equal(t, byteSpan{tc.lo, tc.hi}, find(tc.field), tc.field)
+		assert.Equal(t, output.Span{Lo: tc.lo, Hi: tc.hi}, find(tc.field), tc.field)
 	}
-	// Fields the frame's bytes do not hold have none.
-	assert.True(t, find("frame.number").empty())
+	// What the frame's bytes do not hold has none.
+	for _, name := range []string{"frame", "frame.number", "ibwire.payload.len"} {
+		assert.True(t, find(name).Empty(), name)
+	}
+}
+
+// TestDetailCostsNothingPerByte builds the detail of one RDMA WRITE with
+// payloads of 16 and 1024 bytes (the same tree): placing each line's
+// bytes must not cost allocations per byte of the frame, as decoding it
+// again with each byte inverted did.
+func TestDetailCostsNothingPerByte(t *testing.T) {
+	if raceEnabled {
+		t.Skip("allocation counts are not exact under the race detector")
+	}
+	m := loadModel(t, writeLoss, "")
+	p, err := newReader(m).packet(100)
+	require.NoError(t, err)
+	require.Len(t, p.Data, 42+12+1024+4, "frame 100 is an RDMA WRITE MIDDLE of 1024 bytes")
+	allocs := map[int]float64{}
+	for _, payload := range []int{16, 1024} {
+		frame := append(append([]byte(nil), p.Data[:42+12+payload]...), p.Data[len(p.Data)-4:]...)
+		binary.BigEndian.PutUint16(frame[16:], uint16(len(frame)-14)) // IPv4 total length
+		binary.BigEndian.PutUint16(frame[38:], uint16(len(frame)-34)) // UDP length
+		in := p.Input
+		in.Data, in.Length = frame, len(frame)
+		dec := decode.NewDecoder(decode.Options{})
+		q := dec.Decode(in)
+		require.NoError(t, q.Err)
+		d, _ := newDetail(100, q)
+		require.Equal(t, output.Span{Lo: 54, Hi: 54 + payload}, d.nodes[slices.IndexFunc(d.nodes, func(n output.TreeNode) bool { return n.Field.Name == "ibwire.payload" })].Span)
+		allocs[payload] = testing.AllocsPerRun(20, func() { newDetail(100, q) })
+	}
+	assert.Equal(t, allocs[16], allocs[1024], "allocations for a 16-byte and a 1024-byte payload")
 }
 
 // TestBytesAndFieldsSelectEachOther drives the tree to a field and checks
@@ -67,7 +113,7 @@ func TestBytesAndFieldsSelectEachOther(t *testing.T) {
 	h.waitFor("Destination Queue Pair")
 	h.waitUntil(func(u *UI) bool {
 		i := u.currentNode()
-		return i >= 0 && u.detail.nodes[i].Field.Name == "infiniband.bth.destqp" && u.hex.span == byteSpan{47, 50}
+		return i >= 0 && u.detail.nodes[i].Field.Name == "infiniband.bth.destqp" && u.hex.span == (output.Span{Lo: 47, Hi: 50})
 	}, "the destination QP's bytes are highlighted")
 	// The hex pane: the cursor is on the field's first byte; four bytes on
 	// is the PSN's first byte.
@@ -364,4 +410,181 @@ func TestColours(t *testing.T) {
 	assert.Equal(t, selBG, bg)
 	fg, _, _ := cells[4*width+1].Style.Decompose()
 	assert.Equal(t, warn, fg)
+}
+
+// TestFieldSpansAgreeWithProbing compares the bytes the tree places with
+// those found the way ibtui found them before the tree placed them: invert
+// each byte of a copy of the frame, decode it again, and see which lines'
+// values change (probeSpans). On every packet of the corpus each line
+// agrees, or differs in a way the probe explains:
+//   - a byte the probe finds that is not placed must choose the layout:
+//     with it inverted the field's value changes because the field is read
+//     from elsewhere (an opcode that brings other headers, a length);
+//   - a placed byte the probe does not find must make the field vanish
+//     when inverted (a header no longer decoded): inverting all of a byte
+//     changes any value with a bit in it;
+//   - values the decoder computes have no bytes, though the bytes they are
+//     computed from change them.
+func TestFieldSpansAgreeWithProbing(t *testing.T) {
+	computed := map[string]bool{"ibwire.payload.len": true, "tcp.len": true, "ibwire.malformed": true}
+	// A value that names a class of the raw values (every unknown opcode
+	// is of the unknown service) can stay the same with all its bits
+	// inverted.
+	classes := map[string]bool{"ibwire.service": true}
+	files, err := filepath.Glob("../../pcaps/*.pcap")
+	require.NoError(t, err)
+	vectors, err := filepath.Glob("../../testdata/vectors/*.pcap")
+	require.NoError(t, err)
+	files = append(append(files, vectors...), "../../testdata/sll2-tcpdump-any.pcap",
+		"../../pcaps/rxe/atomic_fadd.pcap", "../../pcaps/rxe/interop/ud_pingpong_gs.pcap", writeLoss)
+	var lines, same, layout, unseen int
+	for _, path := range files {
+		r, err := capture.Open(path)
+		require.NoError(t, err, path)
+		dec := decode.NewDecoder(decode.Options{})
+		for range 200 {
+			cp, err := r.Next()
+			if err != nil {
+				break
+			}
+			p := dec.Decode(cp)
+			nodes := output.TreeNodes(p)
+			probed := probeSpans(p.Input, nodes)
+			for i, n := range nodes {
+				lines++
+				f, old, now := n.Field, probed[i], n.Span
+				where := fmt.Sprintf("%s frame %d %s: placed %v, probed %v", filepath.Base(path), cp.Number, n.Field.Name, now, old)
+				switch {
+				case old == now || old.Empty() && now.Empty():
+					same++
+					continue
+				case computed[n.Field.Name]:
+					assert.True(t, now.Empty(), where)
+					continue
+				case n.Field.Type == decode.FTProtocol:
+					// Its header's bytes and its lines' (FuzzFieldSpans), and
+					// the probe's union of its lines', checked line by line.
+					continue
+				}
+				if old.Union(now) != now {
+					layout++
+					for b := old.Lo; b < old.Hi; b++ {
+						if !now.Has(b) {
+							assert.True(t, readElsewhere(t, p, nodes, i, b), "byte %d: %s", b, where)
+						}
+					}
+				}
+				if now.Union(old) != old {
+					unseen++
+					for b := now.Lo; b < now.Hi; b++ {
+						if !old.Has(b) && (b < 256 || b >= len(p.Data)-8) && !classes[f.Name] {
+							assert.True(t, vanishes(p, f, b), "byte %d: %s", b, where)
+						}
+					}
+				}
+			}
+		}
+		r.Close()
+	}
+	t.Logf("%d lines: %d the same, %d with bytes the probe finds that choose the layout, %d with bytes the probe cannot see",
+		lines, same, layout, unseen)
+	assert.Greater(t, same, 9*lines/10, "nine lines in ten agree")
+}
+
+// vanishes reports whether, with byte b of p's frame inverted, p has no
+// field f: inverting all of a byte changes any value that byte holds bits
+// of, so a byte the probe does not find either holds none or removes the
+// field.
+func vanishes(p *decode.Packet, f *decode.Field, b int) bool {
+	in := p.Input
+	in.Data = append([]byte(nil), p.Data...)
+	in.Data[b] ^= 0xFF
+	var v decode.Value
+	return !f.Get(decode.NewDecoder(decode.Options{SkipCRC: true}).Decode(in), &v)
+}
+
+// readElsewhere reports whether, with byte b of p's frame inverted, line i
+// of p's tree (nodes) is absent, shows the same value, or is read from other bytes
+// than it is in p: whether b changes the line only by choosing the layout.
+func readElsewhere(t *testing.T, p *decode.Packet, nodes []output.TreeNode, i, b int) bool {
+	f := nodes[i].Field
+	var v decode.Value
+	require.True(t, f.Get(p, &v))
+	want := f.String(&v)
+	in := p.Input
+	in.Data = append([]byte(nil), p.Data...)
+	in.Data[b] ^= 0xFF
+	q := decode.NewDecoder(decode.Options{SkipCRC: true}).Decode(in)
+	if !f.Get(q, &v) || f.String(&v) == want {
+		return true
+	}
+	for _, n := range output.TreeNodes(q) {
+		if n.Field == f {
+			return n.Span != nodes[i].Span
+		}
+	}
+	return true
+}
+
+// probeSpans finds which bytes of the frame each tree line's field is
+// decoded from, without knowing the wire format: a field whose value is a
+// slice of the frame is located exactly; for the others, each of the first
+// 256 bytes and the last 8 is inverted in a copy of the frame in turn, and
+// a field whose value changes (while it stays present) is made of that byte.
+// Protocols cover the bytes of their fields. ibtui did this on each cursor
+// move until the tree placed the bytes; it is kept as the oracle above.
+func probeSpans(in decode.Input, nodes []output.TreeNode) []output.Span {
+	const probeLimit = 256
+	dec := decode.NewDecoder(decode.Options{SkipCRC: true})
+	frame := append([]byte(nil), in.Data...)
+	in.Data = frame
+	p := dec.Decode(in)
+	spans := make([]output.Span, len(nodes))
+	base := make([]string, len(nodes))
+	var v decode.Value
+	probe := make([]bool, len(nodes))
+	for i, n := range nodes {
+		if n.Field.Type == decode.FTProtocol || !n.Field.Get(p, &v) {
+			continue
+		}
+		if n.Field.Type == decode.FTBytes && len(v.B) > 0 && cap(v.B) <= cap(frame) {
+			if off := cap(frame) - cap(v.B); off >= 0 && off+len(v.B) <= len(frame) && &frame[off] == &v.B[0] {
+				spans[i] = output.Span{Lo: off, Hi: off + len(v.B)}
+				continue
+			}
+		}
+		if n.Field.Name == "frame" || strings.HasPrefix(n.Field.Name, "frame.") || strings.HasPrefix(n.Field.Name, "ibwire.analysis") {
+			continue // about the frame, not from its bytes
+		}
+		base[i] = n.Field.String(&v)
+		probe[i] = true
+	}
+	mut := make([]byte, len(frame))
+	var positions []int
+	for b := 0; b < min(len(frame), probeLimit); b++ {
+		positions = append(positions, b)
+	}
+	for b := max(probeLimit, len(frame)-8); b < len(frame); b++ {
+		positions = append(positions, b)
+	}
+	for _, b := range positions {
+		copy(mut, frame)
+		mut[b] ^= 0xFF
+		in.Data = mut
+		q := dec.Decode(in)
+		for i, n := range nodes {
+			if probe[i] && n.Field.Get(q, &v) && n.Field.String(&v) != base[i] {
+				spans[i] = spans[i].Union(output.Span{Lo: b, Hi: b + 1})
+			}
+		}
+	}
+	for i := len(nodes) - 1; i >= 0; i-- {
+		if nodes[i].Field.Type != decode.FTProtocol {
+			continue
+		}
+		for j := i + 1; j < len(nodes) && nodes[j].Depth > nodes[i].Depth; j++ {
+			spans[i] = spans[i].Union(spans[j])
+		}
+	}
+	return spans
 }

@@ -10,8 +10,9 @@ import (
 	"github.com/ibwire/ibwire/layers"
 )
 
-// FuzzFieldSpans feeds arbitrary frames to the byte locator of the detail
-// view: it must not panic, and every span must lie inside the frame.
+// FuzzFieldSpans feeds arbitrary frames to the detail tree: placing its
+// lines' bytes must not panic, every span must lie inside the frame, and a
+// protocol's span must hold those of its lines.
 func FuzzFieldSpans(f *testing.F) {
 	for _, path := range []string{writeLoss, rping, sendRNR} {
 		r, err := capture.Open(path)
@@ -35,13 +36,14 @@ func FuzzFieldSpans(f *testing.F) {
 		in := decode.Input{Number: 1, Length: len(frame), LinkType: layers.LinkTypeEthernet, Data: frame}
 		p := dec.Decode(in)
 		nodes := output.TreeNodes(p)
-		spans := fieldSpans(p.Input, decode.Options{}, nodes)
-		if len(spans) != len(nodes) {
-			t.Fatalf("%d spans for %d lines", len(spans), len(nodes))
-		}
-		for i, s := range spans {
-			if !s.empty() && (s.lo < 0 || s.hi > len(frame)) {
-				t.Fatalf("%s: span %v outside a %d-byte frame", nodes[i].Field.Name, s, len(frame))
+		for i, n := range nodes {
+			if !n.Span.Empty() && (n.Span.Lo < 0 || n.Span.Hi > len(frame)) {
+				t.Fatalf("%s: span %v outside a %d-byte frame", n.Field.Name, n.Span, len(frame))
+			}
+			for j := i + 1; j < len(nodes) && nodes[j].Depth > n.Depth; j++ {
+				if s := nodes[j].Span; !s.Empty() && n.Span.Union(s) != n.Span {
+					t.Fatalf("%s %v does not hold %s %v", n.Field.Name, n.Span, nodes[j].Field.Name, s)
+				}
 			}
 		}
 	})

@@ -1,0 +1,144 @@
+package output
+
+import "github.com/ibwire/ibwire/decode"
+
+// Span is the bytes [Lo, Hi) of a frame that a tree line shows; empty when
+// Lo == Hi.
+type Span struct{ Lo, Hi int }
+
+// Empty reports whether the span holds no byte.
+func (s Span) Empty() bool { return s.Hi <= s.Lo }
+
+// Has reports whether byte i is in the span.
+func (s Span) Has(i int) bool { return i >= s.Lo && i < s.Hi }
+
+// Len is the number of bytes in the span.
+func (s Span) Len() int { return max(s.Hi-s.Lo, 0) }
+
+// Union is the smallest span holding both.
+func (s Span) Union(o Span) Span {
+	switch {
+	case s.Empty():
+		return o
+	case o.Empty():
+		return s
+	}
+	return Span{min(s.Lo, o.Lo), max(s.Hi, o.Hi)}
+}
+
+// wireField names where a registry field is decoded from: a header, as
+// layers names it, and the entry of that header's field table (a bit field
+// by the byte or bytes that hold it).
+type wireField struct{ header, field string }
+
+// fieldWire says, for each registry field read from a header's field table,
+// which entry: the tree highlights what the decoder read. Fields whose value
+// is a slice of the frame (addresses, payloads) are located by that slice;
+// fields the decoder computes (lengths of payloads, analysis, the frame's
+// metadata) have no bytes, as in Wireshark. reth.va and reth.r_key serve the
+// AtomicETH too, so they list both.
+var fieldWire = map[string][]wireField{
+	"eth.src": {{"Ethernet", "SrcMAC"}}, "eth.dst": {{"Ethernet", "DstMAC"}}, "eth.type": {{"Ethernet", "EthernetType"}},
+
+	"vlan.id": {{"Dot1Q", "VLANIdentifier"}}, "vlan.priority": {{"Dot1Q", "Priority"}},
+
+	"ip.version": {{"IPv4", "Version/IHL"}}, "ip.hdr_len": {{"IPv4", "Version/IHL"}},
+	"ip.dsfield": {{"IPv4", "TOS"}}, "ip.dsfield.dscp": {{"IPv4", "TOS"}}, "ip.dsfield.ecn": {{"IPv4", "TOS"}},
+	"ip.len": {{"IPv4", "Length"}}, "ip.id": {{"IPv4", "Id"}}, "ip.flags.df": {{"IPv4", "Flags"}},
+	"ip.ttl": {{"IPv4", "TTL"}}, "ip.proto": {{"IPv4", "Protocol"}}, "ip.checksum": {{"IPv4", "Checksum"}},
+	"ip.src": {{"IPv4", "SrcIP"}}, "ip.dst": {{"IPv4", "DstIP"}},
+
+	"ipv6.tclass": {{"IPv6", "TrafficClass"}}, "ipv6.tclass.dscp": {{"IPv6", "DSCP"}},
+	"ipv6.tclass.ecn": {{"IPv6", "ECN"}}, "ipv6.flow": {{"IPv6", "FlowLabel"}},
+	"ipv6.plen": {{"IPv6", "Length"}}, "ipv6.nxt": {{"IPv6", "NextHeader"}}, "ipv6.hlim": {{"IPv6", "HopLimit"}},
+	"ipv6.src": {{"IPv6", "SrcIP"}}, "ipv6.dst": {{"IPv6", "DstIP"}},
+
+	"udp.srcport": {{"UDP", "SrcPort"}}, "udp.dstport": {{"UDP", "DstPort"}}, "udp.length": {{"UDP", "Length"}},
+	"udp.checksum": {{"UDP", "Checksum"}},
+
+	"tcp.srcport": {{"TCP", "SrcPort"}}, "tcp.dstport": {{"TCP", "DstPort"}}, "tcp.seq": {{"TCP", "Seq"}},
+
+	"infiniband.lrh.vl": {{"LRH", "VL/LVer"}}, "infiniband.lrh.lver": {{"LRH", "VL/LVer"}},
+	"infiniband.lrh.sl": {{"LRH", "SL/LNH"}}, "infiniband.lrh.reserved2": {{"LRH", "SL/LNH"}}, "infiniband.lrh.lnh": {{"LRH", "SL/LNH"}},
+	"infiniband.lrh.dlid": {{"LRH", "DLID"}}, "infiniband.lrh.reserved5": {{"LRH", "Reserved5"}}, "infiniband.lrh.pktlen": {{"LRH", "PktLen"}},
+	"infiniband.lrh.slid": {{"LRH", "SLID"}}, "infiniband.variant.crc": {{"LRH", "VCRC"}},
+
+	"infiniband.grh.ipver": {{"GRH", "IPVer"}}, "infiniband.grh.tclass": {{"GRH", "TClass"}},
+	"infiniband.grh.flowlabel": {{"GRH", "FlowLabel"}}, "infiniband.grh.paylen": {{"GRH", "PayLen"}},
+	"infiniband.grh.nxthdr": {{"GRH", "NxtHdr"}}, "infiniband.grh.hoplmt": {{"GRH", "HopLmt"}},
+	"infiniband.grh.sgid": {{"GRH", "SGID"}}, "infiniband.grh.dgid": {{"GRH", "DGID"}},
+
+	"infiniband.bth.opcode": {{"BTH", "OpCode"}}, "infiniband.bth.se": {{"BTH", "SE/M/PadCnt/TVer"}},
+	"infiniband.bth.m": {{"BTH", "SE/M/PadCnt/TVer"}}, "infiniband.bth.padcnt": {{"BTH", "SE/M/PadCnt/TVer"}},
+	"infiniband.bth.tver": {{"BTH", "SE/M/PadCnt/TVer"}}, "infiniband.bth.p_key": {{"BTH", "P_Key"}},
+	"infiniband.reserved": {{"BTH", "FECN/BECN/Resv6"}}, "infiniband.bth.destqp": {{"BTH", "DestQP"}},
+	"infiniband.bth.a": {{"BTH", "AckReq/Resv7"}}, "infiniband.bth.reserved7": {{"BTH", "AckReq/Resv7"}},
+	"infiniband.bth.psn": {{"BTH", "PSN"}},
+	"ibwire.fecn":        {{"BTH", "FECN/BECN/Resv6"}}, "ibwire.becn": {{"BTH", "FECN/BECN/Resv6"}},
+	"ibwire.opcode": {{"BTH", "OpCode"}}, "ibwire.service": {{"BTH", "OpCode"}},
+
+	"infiniband.rdeth.eecnxt": {{"RDETH", "EEContext"}},
+	"infiniband.deth.q_key":   {{"DETH", "Q_Key"}}, "infiniband.deth.srcqp": {{"DETH", "SrcQP"}},
+	"infiniband.reth.va": {{"RETH", "VA"}, {"AtomicETH", "VA"}}, "infiniband.reth.r_key": {{"RETH", "R_Key"}, {"AtomicETH", "R_Key"}},
+	"infiniband.reth.dmalen":      {{"RETH", "DMALength"}},
+	"infiniband.atomiceth.swapdt": {{"AtomicETH", "SwapAddData"}}, "infiniband.atomiceth.cmpdt": {{"AtomicETH", "CompareData"}},
+	"infiniband.aeth.syndrome": {{"AETH", "Syndrome"}}, "infiniband.aeth.syndrome.reserved": {{"AETH", "Syndrome"}},
+	"infiniband.aeth.syndrome.opcode": {{"AETH", "Syndrome"}}, "infiniband.aeth.syndrome.credit_count": {{"AETH", "Syndrome"}},
+	"infiniband.aeth.syndrome.timer": {{"AETH", "Syndrome"}}, "infiniband.aeth.syndrome.reserved_value": {{"AETH", "Syndrome"}},
+	"infiniband.aeth.syndrome.error_code": {{"AETH", "Syndrome"}}, "infiniband.aeth.msn": {{"AETH", "MSN"}},
+	"infiniband.atomicacketh.origremdt": {{"AtomicAckETH", "OrigRemoteData"}},
+	"infiniband.immdt":                  {{"ImmDt", "ImmediateData"}}, "infiniband.ieth": {{"IETH", "R_Key"}},
+	"infiniband.invariant.crc": {{"ICRC", "ICRC"}},
+
+	"infiniband.mad.baseversion": {{"MAD", "BaseVersion"}}, "infiniband.mad.mgmtclass": {{"MAD", "MgmtClass"}},
+	"infiniband.mad.classversion": {{"MAD", "ClassVersion"}}, "infiniband.mad.method": {{"MAD", "Method"}},
+	"infiniband.mad.status": {{"MAD", "Status"}}, "infiniband.mad.classspecific": {{"MAD", "ClassSpecific"}},
+	"infiniband.mad.transactionid": {{"MAD", "TransactionID"}}, "infiniband.mad.attributeid": {{"MAD", "AttributeID"}},
+	"infiniband.mad.attributemodifier": {{"MAD", "AttributeModifier"}},
+}
+
+// protocolHeader is the header each protocol or header line of the tree
+// stands for; a line with none (frame, infiniband, ibwire) covers the
+// bytes of what it holds.
+var protocolHeader = map[string]string{
+	"eth": "Ethernet", "vlan": "Dot1Q", "ip": "IPv4", "ipv6": "IPv6", "udp": "UDP", "tcp": "TCP",
+	"infiniband.lrh": "LRH", "infiniband.grh": "GRH", "infiniband.bth": "BTH", "infiniband.rdeth": "RDETH",
+	"infiniband.deth": "DETH", "infiniband.reth": "RETH", "infiniband.atomiceth": "AtomicETH",
+	"infiniband.aeth": "AETH", "infiniband.atomicacketh": "AtomicAckETH", "infiniband.mad": "MAD",
+}
+
+// fieldSpan is where in p's frame the tree line of f, whose value is v,
+// was decoded from.
+func fieldSpan(p *decode.Packet, f *decode.Field, v *decode.Value) Span {
+	for _, w := range fieldWire[f.Name] {
+		if lo, hi, ok := p.Headers.FieldBytes(w.header, w.field); ok {
+			return Span{lo, hi}
+		}
+	}
+	switch f.Type {
+	case decode.FTBytes, decode.FTEther, decode.FTIPv4, decode.FTIPv6:
+		return sliceSpan(p.Data, v.B)
+	}
+	return Span{}
+}
+
+// protocolSpan is the bytes of the header a protocol line stands for, empty
+// when it stands for none.
+func protocolSpan(p *decode.Packet, f *decode.Field) Span {
+	if h, ok := protocolHeader[f.Name]; ok {
+		if lo, hi, ok := p.Headers.HeaderBytes(h); ok {
+			return Span{lo, hi}
+		}
+	}
+	return Span{}
+}
+
+// sliceSpan is where b, a slice of frame, lies in it: empty when b is not
+// cut from frame (a value the decoder built).
+func sliceSpan(frame, b []byte) Span {
+	off := cap(frame) - cap(b)
+	if len(b) == 0 || off < 0 || off+len(b) > len(frame) || &frame[off] != &b[0] {
+		return Span{}
+	}
+	return Span{off, off + len(b)}
+}

@@ -1,0 +1,149 @@
+package layers
+
+import (
+	"slices"
+
+	"github.com/google/gopacket"
+)
+
+// HeaderFields names the header of layer type t and lists its fields in wire
+// order, each with its offset and size in the header: the table the decoder
+// reads the header by and names a short header's missing field from. Bit
+// fields are listed by the byte(s) holding them ("SE/M/PadCnt/TVer"). The
+// slice is the caller's.
+func HeaderFields(t gopacket.LayerType) (string, []FieldSpan) {
+	name, spans := headerFields(t)
+	return name, slices.Clone(spans)
+}
+
+// VCRCField names the LRH's variant CRC for FieldBytes: it follows the
+// packet PktLen counts rather than sitting at an offset in the LRH.
+const VCRCField = "VCRC"
+
+// HeaderBytes returns where the header named header (as HeaderFields names
+// it: "Ethernet", "IPv4", "BTH", "RETH", "ICRC" for the pad and ICRC, ...)
+// lies in the last frame: bytes [lo, hi). ok is false when the frame has no
+// such header.
+func (p *Parser) HeaderBytes(header string) (lo, hi int, ok bool) {
+	b := p.headerContents(header)
+	if len(b) == 0 {
+		return 0, 0, false
+	}
+	lo = offsetIn(p.frame, b)
+	// A header not cut from this frame (a layer the frame left undecoded
+	// keeps its last contents) has no place in it.
+	if lo < 0 || lo+len(b) > len(p.frame) || &p.frame[lo] != &b[0] {
+		return 0, 0, false
+	}
+	return lo, lo + len(b), true
+}
+
+// FieldBytes returns where field of the header named header lies in the last
+// frame, by the header's field table (see HeaderFields): bytes [lo, hi), cut
+// to the header's bytes when the frame cut the header. ok is false when the
+// frame has no such header or no byte of the field.
+func (p *Parser) FieldBytes(header, field string) (lo, hi int, ok bool) {
+	hlo, hhi, ok := p.HeaderBytes(header)
+	if !ok {
+		return 0, 0, false
+	}
+	switch {
+	case header == "LRH" && field == VCRCField:
+		if !p.LRH.HasVCRC {
+			return 0, 0, false
+		}
+		lo = hlo + int(p.LRH.PktLen)*4
+		return lo, lo + VCRCLength, lo+VCRCLength <= len(p.frame)
+	case header == trailerName:
+		// The ICRC ends the trailer, after 0-3 pad bytes.
+		return max(hhi-ICRCLength, hlo), hhi, field == "ICRC"
+	}
+	for _, b := range bitFields[header] {
+		if b.name == field {
+			lo, hi = hlo+b.from/8, min(hlo+(b.from+b.width+7)/8, hhi)
+			return lo, hi, lo < hi
+		}
+	}
+	_, spans := headerFields(p.layerNamed(header))
+	for _, f := range spans {
+		if f.Name == field {
+			lo, hi = hlo+f.Offset, min(hlo+f.Offset+f.Size, hhi)
+			return lo, hi, lo < hi
+		}
+	}
+	return 0, 0, false
+}
+
+// bitField places a field that shares its bytes with others: bits [from,
+// from+width) of its header, counted from the most significant bit of the
+// header's first byte.
+type bitField struct {
+	name        string
+	from, width int
+}
+
+// bitFields are the bit fields whose bytes FieldBytes names more closely
+// than the field tables do: those that straddle a byte boundary or share a
+// multi-byte word (the tables list such words whole).
+var bitFields = map[string][]bitField{
+	"Dot1Q": {{"Priority", 0, 3}, {"DropEligible", 3, 1}, {"VLANIdentifier", 4, 12}},
+	"IPv4":  {{"Flags", 48, 3}, {"FragOffset", 51, 13}},
+	"IPv6":  {{"Version", 0, 4}, {"TrafficClass", 4, 8}, {"DSCP", 4, 6}, {"ECN", 10, 2}, {"FlowLabel", 12, 20}},
+	"LRH":   {{"Reserved5", 32, 5}, {"PktLen", 37, 11}},
+	"GRH":   {{"IPVer", 0, 4}, {"TClass", 4, 8}, {"FlowLabel", 12, 20}},
+}
+
+// trailerName is how HeaderFields names the pad and ICRC.
+const trailerName = "ICRC"
+
+// layerNamed is the layer type of the last frame's header named name,
+// LayerTypeZero when it has none.
+func (p *Parser) layerNamed(name string) gopacket.LayerType {
+	for _, t := range p.Decoded {
+		if n, _ := headerFields(t); n == name {
+			return t
+		}
+	}
+	if p.Has(LayerTypeBTH) {
+		for _, k := range p.BTH.Info().HeaderList() {
+			if k.String() == name {
+				return k.LayerType()
+			}
+		}
+		if name == trailerName {
+			return LayerTypeTrailer
+		}
+	}
+	return gopacket.LayerTypeZero
+}
+
+// headerContents is the bytes of the header named name in the last frame,
+// nil when the frame has none.
+func (p *Parser) headerContents(name string) []byte {
+	t := p.layerNamed(name)
+	switch {
+	case t == gopacket.LayerTypeZero:
+		return nil
+	case t == LayerTypeTrailer:
+		return p.BTH.Trailer.Contents
+	case t == LayerTypeBTH:
+		return p.BTH.Contents
+	case t == LayerTypeMAD:
+		// The MAD's contents are cut to their length, so their capacity no
+		// longer says where they start: the BTH's payload does.
+		b, m := p.BTH.payload, p.MAD.Contents
+		if len(m) == 0 || len(b) < len(m) || &b[0] != &m[0] {
+			return nil
+		}
+		return b[:len(m)]
+	}
+	for _, k := range p.BTH.Info().HeaderList() {
+		if k.LayerType() == t {
+			return p.BTH.ETH(k).LayerContents()
+		}
+	}
+	if l, ok := p.decodingLayer(t).(interface{ LayerContents() []byte }); ok {
+		return l.LayerContents()
+	}
+	return nil
+}
