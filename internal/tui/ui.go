@@ -504,14 +504,17 @@ func (u *UI) refresh() {
 func (u *UI) drawStatus(st Status) {
 	var b strings.Builder
 	fmt.Fprintf(&b, " %s | %d packets", st.Name, st.Packets)
-	if st.HasFilter || st.Filtering {
+	// While a filter runs the bar is no longer than once it is done: a
+	// bar that wrapped for a moment shrank the panes, and the tree stayed
+	// scrolled by the line it lost.
+	switch {
+	case st.Filtering:
+		b.WriteString(" | filtering...")
+	case st.HasFilter:
 		fmt.Fprintf(&b, " | %d displayed", st.Displayed)
 	}
 	if st.Filter != "" {
 		fmt.Fprintf(&b, " | filter: %s", st.Filter)
-	}
-	if st.Filtering {
-		b.WriteString(" (filtering...)")
 	}
 	switch {
 	case st.Err != nil:
