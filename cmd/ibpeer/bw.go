@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/ibwire/ibwire/endpoint"
+	"github.com/ibwire/ibwire/endpoint/wiretest"
 	"github.com/ibwire/ibwire/layers"
 	"github.com/ibwire/ibwire/setup"
 )
@@ -95,7 +96,8 @@ type bwJob struct {
 	mtu         int // 0: the server's
 	verify, lat bool
 	cas         bool
-	faults      faultConfig
+	faults      wiretest.Faults
+	seed        uint64
 	stall       time.Duration
 	pcap        string
 }
@@ -121,11 +123,11 @@ func runBW(op string, args []string, stdout, stderr io.Writer) int {
 	if op == "atomic" {
 		fs.StringVar(&atomicOp, "A", "FETCH_AND_ADD", "atomic operation: FETCH_AND_ADD or CMP_AND_SWAP")
 	}
-	var fc faultConfig
-	fs.Float64Var(&fc.loss, "loss", 0, "drop each datagram this side sends with probability `P` (0-1)")
-	fs.Float64Var(&fc.reorder, "reorder", 0, "send a datagram after the next one with probability `P` (0-1)")
-	fs.Float64Var(&fc.dup, "dup", 0, "send a datagram twice with probability `P` (0-1)")
-	fs.Uint64Var(&fc.seed, "seed", 1, "seed of the fault decisions")
+	var fc wiretest.Faults
+	fs.Float64Var(&fc.Loss, "loss", 0, "drop each datagram this side sends with probability `P` (0-1)")
+	fs.Float64Var(&fc.Reorder, "reorder", 0, "send a datagram after the next one with probability `P` (0-1)")
+	fs.Float64Var(&fc.Duplicate, "dup", 0, "send a datagram twice with probability `P` (0-1)")
+	seed := fs.Uint64("seed", 1, "seed of the fault decisions")
 	stall := fs.Duration("timeout", 10*time.Second, "fail when no completion arrives for this long")
 	pcap := fs.String("pcap", "", "write the RoCEv2 packets this side sends and receives to pcap `FILE` (raw IP)")
 	fs.Usage = func() {}
@@ -146,7 +148,7 @@ func runBW(op string, args []string, stdout, stderr io.Writer) int {
 	if fs.NArg() > 0 {
 		return bad("unexpected argument %q", fs.Arg(0))
 	}
-	j := &bwJob{op: op, size: *size, iters: *iters, qps: *qps, depth: *depth, mtu: *mtu, verify: *verify, lat: *lat, faults: fc, stall: *stall, pcap: *pcap}
+	j := &bwJob{op: op, size: *size, iters: *iters, qps: *qps, depth: *depth, mtu: *mtu, verify: *verify, lat: *lat, faults: fc, seed: *seed, stall: *stall, pcap: *pcap}
 	if *addr == "" {
 		return bad("give --addr IP, the local address")
 	}
@@ -190,7 +192,7 @@ func runBW(op string, args []string, stdout, stderr io.Writer) int {
 	for _, p := range []struct {
 		name string
 		v    float64
-	}{{"--loss", fc.loss}, {"--reorder", fc.reorder}, {"--dup", fc.dup}} {
+	}{{"--loss", fc.Loss}, {"--reorder", fc.Reorder}, {"--dup", fc.Duplicate}} {
 		if !(p.v >= 0 && p.v < 1) {
 			return bad("%s %v: want a probability in [0, 1)", p.name, p.v)
 		}
@@ -289,9 +291,13 @@ func (j *bwJob) run(ctx context.Context, stdout, stderr io.Writer) error {
 		}
 		w = pw
 	}
-	var fw *faultWire
-	if j.faults.any() {
-		fw = newFaultWire(w, j.faults) // faults before the capture: it holds what went out
+	var fw *wiretest.FaultyWire
+	if j.faults.Any() {
+		// faults before the capture: it holds what went out
+		if fw, err = wiretest.NewFaulty(w, j.faults, j.seed); err != nil {
+			w.Close()
+			return err
+		}
 		w = fw
 	}
 	diag := newDiagDevice(w, stderr)
@@ -361,7 +367,7 @@ func (j *bwJob) run(ctx context.Context, stdout, stderr io.Writer) error {
 	}
 	if err != nil {
 		if fw != nil {
-			err = fmt.Errorf("%w; %s", err, fw.summary())
+			err = fmt.Errorf("%w; %s", err, fw.Summary())
 		}
 		return err
 	}
@@ -372,7 +378,7 @@ func (j *bwJob) run(ctx context.Context, stdout, stderr io.Writer) error {
 		fmt.Fprintln(stdout, "verified:", verified)
 	}
 	if fw != nil {
-		fmt.Fprintln(stdout, fw.summary())
+		fmt.Fprintln(stdout, fw.Summary())
 	}
 	for _, c := range conns {
 		c.tcp.Close()

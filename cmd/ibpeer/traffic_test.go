@@ -1,95 +1,13 @@
 package main
 
 import (
-	"encoding/binary"
 	"net/netip"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/ibwire/ibwire/endpoint"
 )
-
-// recordWire remembers the number (two payload bytes) of every datagram
-// written.
-type recordWire struct {
-	endpoint.Wire // nil: only WriteBatch is called
-	got           []int
-}
-
-func (w *recordWire) WriteBatch(dgs []endpoint.Datagram) (int, error) {
-	for _, d := range dgs {
-		w.got = append(w.got, int(binary.BigEndian.Uint16(d.Payload)))
-	}
-	return len(dgs), nil
-}
-
-// sendThrough writes n datagrams numbered 0, 1, … in batches of batch and
-// returns what reached the inner wire.
-func sendThrough(t *testing.T, cfg faultConfig, n, batch int) ([]int, *faultWire) {
-	t.Helper()
-	rec := &recordWire{}
-	fw := newFaultWire(rec, cfg)
-	for i := 0; i < n; i += batch {
-		var dgs []endpoint.Datagram
-		for k := i; k < min(i+batch, n); k++ {
-			dgs = append(dgs, endpoint.Datagram{Payload: binary.BigEndian.AppendUint16(nil, uint16(k))})
-		}
-		sent, err := fw.WriteBatch(dgs)
-		require.NoError(t, err)
-		require.Equal(t, len(dgs), sent, "every datagram counts as sent")
-	}
-	return rec.got, fw
-}
-
-func TestFaultWire(t *testing.T) {
-	t.Run("clean", func(t *testing.T) {
-		got, fw := sendThrough(t, faultConfig{seed: 1}, 200, 7)
-		require.Len(t, got, 200)
-		for i, b := range got {
-			require.Equal(t, i, b)
-		}
-		assert.Equal(t, "faults on 200 datagrams sent (seed 1): 0 dropped, 0 reordered, 0 duplicated", fw.summary())
-	})
-	t.Run("loss", func(t *testing.T) {
-		got, fw := sendThrough(t, faultConfig{loss: 0.1, seed: 3}, 10000, 16)
-		assert.Equal(t, uint64(10000)-uint64(len(got)), fw.dropped)
-		assert.InDelta(t, 1000, fw.dropped, 150, "about 10%% lost")
-		for i := 1; i < len(got); i++ {
-			require.NotEqual(t, got[i-1], got[i], "nothing duplicated")
-		}
-		again, _ := sendThrough(t, faultConfig{loss: 0.1, seed: 3}, 10000, 16)
-		assert.Equal(t, got, again, "the same seed drops the same datagrams")
-		other, _ := sendThrough(t, faultConfig{loss: 0.1, seed: 4}, 10000, 16)
-		assert.NotEqual(t, got, other)
-	})
-	t.Run("reorder", func(t *testing.T) {
-		got, fw := sendThrough(t, faultConfig{reorder: 0.2, seed: 5}, 1000, 8)
-		assert.InDelta(t, 150, fw.reordered, 60)
-		swaps := 0
-		for i := 1; i < len(got); i++ {
-			if got[i] < got[i-1] {
-				swaps++
-			}
-		}
-		assert.Equal(t, int(fw.reordered), swaps+boolInt(fw.holding), "each held datagram comes right after the next one")
-		assert.Len(t, got, 1000-boolInt(fw.holding))
-	})
-	t.Run("dup", func(t *testing.T) {
-		got, fw := sendThrough(t, faultConfig{dup: 0.3, seed: 9}, 1000, 32)
-		assert.Len(t, got, 1000+int(fw.dups))
-		assert.InDelta(t, 300, fw.dups, 60)
-	})
-}
-
-func boolInt(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
-}
 
 func TestTrafficTimes(t *testing.T) {
 	ms := time.Millisecond
