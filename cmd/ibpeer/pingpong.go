@@ -316,54 +316,11 @@ func runPingpong(args []string, stdout, stderr io.Writer) int {
 // on stderr.
 var errPingpongReported = errors.New("reported")
 
-// ppPortMTU is the IB MTU a RoCE port on addr's interface would have, as
-// rxe derives it: the largest IB MTU that fits the netdev MTU less 80
-// bytes of headers (1500 gives 1024, 9000 gives 4096). The interface is
-// the one holding addr, or else one whose subnet holds it (127.0.0.0/8
-// on lo); 1024 when there is none.
-func ppPortMTU(addr netip.Addr) int {
-	ifMTU := 0
-	ifs, _ := net.Interfaces()
-	for _, ifc := range ifs {
-		addrs, err := ifc.Addrs()
-		if err != nil {
-			continue
-		}
-		for _, a := range addrs {
-			n, ok := a.(*net.IPNet)
-			if !ok {
-				continue
-			}
-			ip, ok := netip.AddrFromSlice(n.IP)
-			if !ok {
-				continue
-			}
-			ones, _ := n.Mask.Size()
-			if ip.Unmap() == addr {
-				ifMTU = ifc.MTU
-				break
-			}
-			if p, err := ip.Unmap().Prefix(ones); err == nil && p.Contains(addr) && ifMTU == 0 {
-				ifMTU = ifc.MTU
-			}
-		}
-	}
-	if ifMTU == 0 {
-		return 1024
-	}
-	for m := 4096; m >= 256; m /= 2 {
-		if m <= ifMTU-80 {
-			return m
-		}
-	}
-	return 256
-}
-
 // pingpong runs one test; the local and remote address lines and the
 // report go to stdout.
 func pingpong(ctx context.Context, cfg pingpongConfig, stdout, stderr io.Writer) error {
 	if cfg.typ == endpoint.UD {
-		if mtu := ppPortMTU(cfg.addr); cfg.size > mtu {
+		if mtu := activeMTU(cfg.addr); cfg.size > mtu {
 			fmt.Fprintf(stderr, "Requested size larger than port MTU (%d)\n", mtu)
 			return errPingpongReported
 		}

@@ -52,7 +52,13 @@ func TestPatternAndDiff(t *testing.T) {
 }
 
 func TestMTUHelpers(t *testing.T) {
-	for _, tt := range []struct{ netdev, ib int }{{1500, 1024}, {9000, 4096}, {65536, 4096}, {576, 256}, {300, 256}, {2048, 1024}, {2100, 1024}, {2128, 2048}} {
+	// The kernel's rule (rxe_net.c, eth_mtu_int_to_enum): the largest IB
+	// MTU not above the netdev MTU less 80 bytes of headers. Below 336 the
+	// kernel finds none; ibpeer still needs one and takes 256.
+	for _, tt := range []struct{ netdev, ib int }{
+		{1500, 1024}, {9000, 4096}, {65536, 4096}, {576, 256}, {300, 256}, {335, 256}, {336, 256},
+		{2048, 1024}, {2100, 1024}, {2127, 1024}, {2128, 2048}, {4175, 2048}, {4176, 4096},
+	} {
 		assert.Equal(t, tt.ib, ibMTUBelow(tt.netdev), "netdev MTU %d", tt.netdev)
 	}
 	assert.Equal(t, 4096, activeMTU(netip.MustParseAddr("127.0.0.1")), "loopback")
