@@ -75,9 +75,11 @@ var allowedImports = map[string][]string{
 	"pcaps":             {"craft", "layers", "capture", "github.com/google/gopacket"},
 	"internal/fuzzseed": {"capture"},
 	"internal/looptest": {"golang.org/x/sys/unix"},
-	"cmd/":              {"*"},
-	"interop":           {"*"},
-	"bench":             {"*"},
+	// internal/peer: ibpeer's programs, one package each, and what they share.
+	"internal/peer/device": {"capture", "endpoint", "layers", "github.com/google/gopacket"},
+	"cmd/":                 {"*"},
+	"interop":              {"*"},
+	"bench":                {"*"},
 }
 
 // uiToolkits may be imported by internal/tui alone, tests included, whatever

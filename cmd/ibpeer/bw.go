@@ -17,6 +17,7 @@ import (
 
 	"github.com/ibwire/ibwire/endpoint"
 	"github.com/ibwire/ibwire/endpoint/wiretest"
+	"github.com/ibwire/ibwire/internal/peer/device"
 	"github.com/ibwire/ibwire/layers"
 	"github.com/ibwire/ibwire/setup"
 )
@@ -198,7 +199,7 @@ func runBW(op string, args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	if j.mtu != 0 {
-		if _, err := pathMTU(j.mtu); err != nil {
+		if _, err := device.PathMTU(j.mtu); err != nil {
 			return bad("--mtu: %v", err)
 		}
 	}
@@ -252,7 +253,7 @@ func (j *bwJob) connect(ctx context.Context, dev *endpoint.Device, c *bwConn) er
 	if j.mtu != 0 && j.mtu != c.region.MTU {
 		return fmt.Errorf("--mtu %d: the server's QPs use MTU %d (its --mtu); both sides must use the same", j.mtu, c.region.MTU)
 	}
-	mtu, _ := pathMTU(c.region.MTU)
+	mtu, _ := device.PathMTU(c.region.MTU)
 	peer := netip.AddrFrom16(c.remote.GID).Unmap()
 	return c.qp.Connect(endpoint.ConnectAttr{Remote: peer, RemoteQPN: c.remote.QPN, RemotePSN: layers.PSN(c.remote.PSN),
 		LocalPSN: c.psn, MTU: mtu})
@@ -283,9 +284,9 @@ func (j *bwJob) run(ctx context.Context, stdout, stderr io.Writer) error {
 		return err
 	}
 	var w endpoint.Wire = wire
-	var pw *pcapWire
+	var pw *device.PcapWire
 	if j.pcap != "" {
-		if pw, err = newPcapWire(wire, j.pcap); err != nil {
+		if pw, err = device.NewPcapWire(wire, j.pcap); err != nil {
 			wire.Close()
 			return fmt.Errorf("--pcap: %w", err)
 		}
@@ -300,7 +301,7 @@ func (j *bwJob) run(ctx context.Context, stdout, stderr io.Writer) error {
 		}
 		w = fw
 	}
-	diag := newDiagDevice(w, stderr)
+	diag := device.Open(w, stderr)
 	defer diag.Close()
 	dev := diag.Device
 	pd := dev.AllocPD()
@@ -387,7 +388,7 @@ func (j *bwJob) run(ctx context.Context, stdout, stderr io.Writer) error {
 		return fmt.Errorf("--pcap: %w", err)
 	}
 	if pw != nil {
-		fmt.Fprintf(stdout, "%s: %d packets sent and received\n", j.pcap, pw.n)
+		fmt.Fprintf(stdout, "%s: %d packets sent and received\n", j.pcap, pw.Packets())
 	}
 	return nil
 }

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/ibwire/ibwire/endpoint"
+	"github.com/ibwire/ibwire/internal/peer/device"
 	"github.com/ibwire/ibwire/layers"
 )
 
@@ -129,7 +130,7 @@ type cmServer struct {
 // ends) and returns the exit status.
 func cmServe(ctx context.Context, cfg cmServeConfig, stdout, stderr io.Writer) int {
 	cfg.cm.MaxPending, cfg.cm.Backlog = cfg.maxConns, cfg.maxConns
-	dev, cm, err := openCM(cfg.local, cfg.wire, cfg.cm, stderr)
+	dev, cm, err := device.OpenCM(cfg.local, cfg.wire, cfg.cm, stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "ibpeer serve: %v\n", err)
 		return exitError

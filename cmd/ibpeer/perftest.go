@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/ibwire/ibwire/endpoint"
+	"github.com/ibwire/ibwire/internal/peer/device"
 	"github.com/ibwire/ibwire/layers"
 	"github.com/ibwire/ibwire/setup"
 )
@@ -200,8 +201,8 @@ func parsePerftest(args []string, stdout, stderr io.Writer) (*perftestJob, int) 
 		return bad("--timeout %v: want a positive duration", j.stall)
 	}
 	if j.mtu == 0 {
-		j.mtu = activeMTU(j.addr)
-	} else if _, err := pathMTU(j.mtu); err != nil {
+		j.mtu = device.ActiveMTU(j.addr)
+	} else if _, err := device.PathMTU(j.mtu); err != nil {
 		return bad("-m: %v", err)
 	}
 	return j, exitOK
@@ -273,7 +274,7 @@ func (j *perftestJob) run(ctx context.Context, stdout io.Writer) (err error) {
 	if diagOut == nil {
 		diagOut = io.Discard
 	}
-	diag := newDiagDevice(wire, diagOut)
+	diag := device.Open(wire, diagOut)
 	defer diag.Close()
 	dev := diag.Device
 	var cmx *perftestCM

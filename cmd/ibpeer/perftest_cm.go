@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/ibwire/ibwire/endpoint"
+	"github.com/ibwire/ibwire/internal/peer/device"
 	"github.com/ibwire/ibwire/layers"
 )
 
@@ -68,7 +69,7 @@ func (j *perftestJob) dialCM(ctx context.Context, dev *endpoint.Device, stdout i
 		return nil, err
 	}
 	// perftest's set-up connection asks for no READ/atomic resources.
-	mtu, err := pathMTU(j.mtu)
+	mtu, err := device.PathMTU(j.mtu)
 	if err != nil {
 		return nil, err
 	}

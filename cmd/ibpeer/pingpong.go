@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/ibwire/ibwire/endpoint"
+	"github.com/ibwire/ibwire/internal/peer/device"
 	"github.com/ibwire/ibwire/layers"
 	"github.com/ibwire/ibwire/setup"
 )
@@ -320,7 +321,7 @@ var errPingpongReported = errors.New("reported")
 // report go to stdout.
 func pingpong(ctx context.Context, cfg pingpongConfig, stdout, stderr io.Writer) error {
 	if cfg.typ == endpoint.UD {
-		if mtu := activeMTU(cfg.addr); cfg.size > mtu {
+		if mtu := device.ActiveMTU(cfg.addr); cfg.size > mtu {
 			fmt.Fprintf(stderr, "Requested size larger than port MTU (%d)\n", mtu)
 			return errPingpongReported
 		}
@@ -329,7 +330,7 @@ func pingpong(ctx context.Context, cfg pingpongConfig, stdout, stderr io.Writer)
 	if err != nil {
 		return fmt.Errorf("RoCEv2 socket on %v: %w", cfg.addr, err)
 	}
-	dev := newDiagDevice(wire, stderr)
+	dev := device.Open(wire, stderr)
 	defer dev.Close()
 
 	bufLen := cfg.size

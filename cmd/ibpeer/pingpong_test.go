@@ -156,7 +156,7 @@ func TestPingpongMismatchDiagnosed(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var srvOut, cliOut, cliErr bytes.Buffer
-	var srvErr diagBuffer
+	var srvErr syncBuffer
 	listening := make(chan struct{})
 	srvDone, cliDone := make(chan error, 1), make(chan error, 1)
 	go func() {
@@ -304,7 +304,7 @@ func TestPingpongZeroGID(t *testing.T) {
 	srvIP, _ := ppAddrs(101)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	var srvOut, srvErr diagBuffer
+	var srvOut, srvErr syncBuffer
 	addr := make(chan net.Addr, 1)
 	done := make(chan error, 1)
 	go func() {

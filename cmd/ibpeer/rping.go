@@ -16,6 +16,7 @@ import (
 	"syscall"
 
 	"github.com/ibwire/ibwire/endpoint"
+	"github.com/ibwire/ibwire/internal/peer/device"
 	"github.com/ibwire/ibwire/layers"
 )
 
@@ -258,7 +259,7 @@ func rping(ctx context.Context, cfg rpingConfig, stdout, stderr io.Writer) error
 	if err != nil {
 		return fmt.Errorf("RoCEv2 socket on %v: %w", cfg.local, err)
 	}
-	dev := newDiagDevice(wire, stderr)
+	dev := device.Open(wire, stderr)
 	defer dev.Close()
 	cm, err := endpoint.NewCM(dev.Device, cfg.cm)
 	if err != nil {

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/ibwire/ibwire/endpoint"
+	"github.com/ibwire/ibwire/internal/peer/device"
 	"github.com/ibwire/ibwire/setup"
 )
 
@@ -163,7 +164,7 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	case *maxConns < 1 || *maxConns > 1<<16:
 		return bad("--max-conns %d: want 1-65536", *maxConns)
 	}
-	if _, err := pathMTU(*mtu); err != nil {
+	if _, err := device.PathMTU(*mtu); err != nil {
 		return bad("--mtu: %v", err)
 	}
 	if *image != "" {
@@ -227,7 +228,7 @@ func parseServeRegion(b []byte) (serveRegion, error) {
 		v[i] = n
 	}
 	r := serveRegion{RKey: uint32(v[0]), VA: v[1], Size: v[2], MTU: int(v[3]), RecvLen: uint32(v[4]), RecvCount: int(v[5])}
-	if _, err := pathMTU(r.MTU); err != nil {
+	if _, err := device.PathMTU(r.MTU); err != nil {
 		return serveRegion{}, fmt.Errorf("region message: %v", err)
 	}
 	if r.Size == 0 || r.RecvCount == 0 || uint64(r.RecvLen)*uint64(r.RecvCount) > r.Size {
@@ -282,9 +283,9 @@ func serve(ctx context.Context, cfg serveConfig, out io.Writer) error {
 		return err
 	}
 	var w endpoint.Wire = wire
-	var pw *pcapWire
+	var pw *device.PcapWire
 	if cfg.pcap != "" {
-		if pw, err = newPcapWire(wire, cfg.pcap); err != nil {
+		if pw, err = device.NewPcapWire(wire, cfg.pcap); err != nil {
 			wire.Close()
 			return fmt.Errorf("--pcap: %w", err)
 		}
@@ -294,7 +295,7 @@ func serve(ctx context.Context, cfg serveConfig, out io.Writer) error {
 	if diagOut == nil {
 		diagOut = out
 	}
-	diag := newDiagDevice(w, diagOut)
+	diag := device.Open(w, diagOut)
 	defer diag.Close()
 	dev := diag.Device
 	ln, err := net.Listen("tcp", netip.AddrPortFrom(cfg.addr, uint16(cfg.port)).String())
@@ -379,7 +380,7 @@ func serve(ctx context.Context, cfg serveConfig, out io.Writer) error {
 		return errors.Join(acceptErr, fmt.Errorf("--pcap: %w", err))
 	}
 	if pw != nil {
-		s.printf("%s: %d packets sent and received\n", cfg.pcap, pw.n)
+		s.printf("%s: %d packets sent and received\n", cfg.pcap, pw.Packets())
 	}
 	return acceptErr
 }
@@ -418,7 +419,7 @@ func (s *server) handle(ctx context.Context, id int, c net.Conn) {
 		return
 	}
 	defer qp.Destroy()
-	mtu, _ := pathMTU(cfg.mtu)
+	mtu, _ := device.PathMTU(cfg.mtu)
 	slot := cfg.mrSize / cfg.recv
 	psn := endpoint.RandomPSN()
 	local := setup.PingpongDest{QPN: qp.QPN(), PSN: psn, GID: s.dev.GID()}

@@ -13,6 +13,7 @@ import (
 	"syscall"
 
 	"github.com/ibwire/ibwire/endpoint"
+	"github.com/ibwire/ibwire/internal/peer/device"
 	"github.com/ibwire/ibwire/layers"
 )
 
@@ -156,32 +157,10 @@ func runUcmatose(args []string, stdout, stderr io.Writer) int {
 	return ucmatose(ctx, cfg, stdout, stderr)
 }
 
-// openCM opens the UDP wire on local, a device that reports drops on
-// stderr, and its connection manager.
-func openCM(local netip.Addr, wireFn func(netip.Addr) (endpoint.Wire, error), cfg endpoint.CMConfig, stderr io.Writer) (*diagDevice, *endpoint.CM, error) {
-	var wire endpoint.Wire
-	var err error
-	if wireFn != nil {
-		wire, err = wireFn(local)
-	} else {
-		wire, err = endpoint.ListenUDP(netip.AddrPortFrom(local, endpoint.RoCEv2Port))
-	}
-	if err != nil {
-		return nil, nil, fmt.Errorf("RoCEv2 socket on %v: %w", local, err)
-	}
-	dev := newDiagDevice(wire, stderr)
-	cm, err := endpoint.NewCM(dev.Device, cfg)
-	if err != nil {
-		dev.Close()
-		return nil, nil, err
-	}
-	return dev, cm, nil
-}
-
 // ucmatose runs the test and returns the exit status (ucmatose's return
 // status: 0, or 1 for a failure).
 func ucmatose(ctx context.Context, cfg ucmatoseConfig, stdout, stderr io.Writer) int {
-	dev, cm, err := openCM(cfg.local, cfg.wire, cfg.cm, stderr)
+	dev, cm, err := device.OpenCM(cfg.local, cfg.wire, cfg.cm, stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "ibpeer ucmatose: %v\n", err)
 		return exitError

@@ -1,4 +1,4 @@
-package main
+package device
 
 import (
 	"bytes"
@@ -142,13 +142,13 @@ func TestDropWhy(t *testing.T) {
 	}
 }
 
-// A diagDevice reports a drop on the stderr it was given, and Close
+// A Device reports a drop on the stderr it was given, and Close
 // flushes; packets that are fine are not reported.
 func TestDiagDevice(t *testing.T) {
 	wa, wb := wiretest.NewPair(wiretest.Config{})
 	defer wa.Close()
 	var out diagBuffer
-	dev := newDiagDevice(wb, &out)
+	dev := Open(wb, &out)
 	pkt := make([]byte, 12+8+4)
 	pkt[0] = 0x04
 	pkt[5], pkt[6], pkt[7] = 0x00, 0x01, 0x23
