@@ -77,6 +77,7 @@ var allowedImports = map[string][]string{
 	"internal/looptest": {"golang.org/x/sys/unix"},
 	// internal/peer: ibpeer's programs, one package each, and what they share.
 	"internal/peer/device": {"capture", "endpoint", "layers", "github.com/google/gopacket"},
+	"internal/peer/perf":   {"endpoint"},
 	"cmd/":                 {"*"},
 	"interop":              {"*"},
 	"bench":                {"*"},

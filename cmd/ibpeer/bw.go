@@ -18,6 +18,7 @@ import (
 	"github.com/ibwire/ibwire/endpoint"
 	"github.com/ibwire/ibwire/endpoint/wiretest"
 	"github.com/ibwire/ibwire/internal/peer/device"
+	"github.com/ibwire/ibwire/internal/peer/perf"
 	"github.com/ibwire/ibwire/layers"
 	"github.com/ibwire/ibwire/setup"
 )
@@ -346,11 +347,11 @@ func (j *bwJob) run(ctx context.Context, stdout, stderr io.Writer) error {
 			return err
 		}
 	}
-	var times trafficTimes
+	var times perf.Times
 	var lat []float64
-	measured := func(r trafficTimes) {
-		times.add(r)
-		lat = append(lat, r.latencyMicros()...)
+	measured := func(r perf.Times) {
+		times.Add(r)
+		lat = append(lat, r.LatencyMicros()...)
 	}
 	var verified string
 	switch {
@@ -359,9 +360,9 @@ func (j *bwJob) run(ctx context.Context, stdout, stderr io.Writer) error {
 	case j.verify:
 		verified, err = j.runVerified(ctx, cq, conns, window, measured)
 	default:
-		var r trafficTimes
-		r, err = runTraffic(ctx, trafficConfig{cq: cq, qps: qpsOf(conns), depth: j.depth, iters: j.iters, stall: j.stall,
-			next: func(q, i int) endpoint.SendWR { return j.wr(conns[q], i, i%window) }})
+		var r perf.Times
+		r, err = perf.RunTraffic(ctx, perf.Traffic{CQ: cq, QPs: qpsOf(conns), Depth: j.depth, Iters: j.iters, Stall: j.stall,
+			Next: func(q, i int) endpoint.SendWR { return j.wr(conns[q], i, i%window) }})
 		if err == nil {
 			measured(r)
 		}
@@ -421,18 +422,15 @@ func (j *bwJob) wr(c *bwConn, i, s int) endpoint.SendWR {
 	return endpoint.SendWR{Op: endpoint.WRFetchAdd, SGL: local, RemoteAddr: c.region.VA, RKey: c.region.RKey, CompareAdd: 1}
 }
 
-// patternSeed names message i of QP q.
-func patternSeed(q, i int) uint64 { return uint64(q)<<32 | uint64(i) }
-
 // runVerified runs WRITE, READ or SEND in rounds of window messages per
 // QP, each round prepared and checked around its measured part.
-func (j *bwJob) runVerified(ctx context.Context, cq *endpoint.CQ, conns []*bwConn, window int, measured func(trafficTimes)) (string, error) {
+func (j *bwJob) runVerified(ctx context.Context, cq *endpoint.CQ, conns []*bwConn, window int, measured func(perf.Times)) (string, error) {
 	qps := qpsOf(conns)
 	size := j.size
 	// side runs one unmeasured WR per slot of the round on every QP.
 	side := func(n int, wr func(c *bwConn, s int) endpoint.SendWR) error {
-		_, err := runTraffic(ctx, trafficConfig{cq: cq, qps: qps, depth: j.depth, iters: n, stall: j.stall,
-			next: func(q, s int) endpoint.SendWR { return wr(conns[q], s) }})
+		_, err := perf.RunTraffic(ctx, perf.Traffic{CQ: cq, QPs: qps, Depth: j.depth, Iters: n, Stall: j.stall,
+			Next: func(q, s int) endpoint.SendWR { return wr(conns[q], s) }})
 		if err != nil {
 			return fmt.Errorf("verification traffic: %w", err)
 		}
@@ -447,7 +445,7 @@ func (j *bwJob) runVerified(ctx context.Context, cq *endpoint.CQ, conns []*bwCon
 		n := min(window, j.iters-base)
 		for q, c := range conns {
 			for s := range n {
-				fillPattern(c.mem[s*size:(s+1)*size], patternSeed(q, base+s))
+				perf.FillPattern(c.mem[s*size:(s+1)*size], perf.PatternSeed(q, base+s))
 			}
 		}
 		if j.op == "read" {
@@ -461,8 +459,8 @@ func (j *bwJob) runVerified(ctx context.Context, cq *endpoint.CQ, conns []*bwCon
 				clear(c.mem[:n*size])
 			}
 		}
-		r, err := runTraffic(ctx, trafficConfig{cq: cq, qps: qps, depth: j.depth, iters: n, stall: j.stall,
-			next: func(q, s int) endpoint.SendWR { return j.wr(conns[q], base+s, s) }})
+		r, err := perf.RunTraffic(ctx, perf.Traffic{CQ: cq, QPs: qps, Depth: j.depth, Iters: n, Stall: j.stall,
+			Next: func(q, s int) endpoint.SendWR { return j.wr(conns[q], base+s, s) }})
 		if err != nil {
 			return "", err
 		}
@@ -482,8 +480,8 @@ func (j *bwJob) runVerified(ctx context.Context, cq *endpoint.CQ, conns []*bwCon
 				if j.op != "read" {
 					got = c.checkMe[s*size : (s+1)*size] // what the server holds
 				}
-				fillPattern(want, patternSeed(q, i))
-				if d := firstDiff(got, want); d >= 0 {
+				perf.FillPattern(want, perf.PatternSeed(q, i))
+				if d := perf.FirstDiff(got, want); d >= 0 {
 					return "", fmt.Errorf("verify: QP %d message %d (%d bytes, server VA %#x): byte %d is %#02x, want %#02x",
 						q, i, size, remoteOf(c, i), d, got[d], want[d])
 				}
@@ -496,11 +494,11 @@ func (j *bwJob) runVerified(ctx context.Context, cq *endpoint.CQ, conns []*bwCon
 
 // runAtomic runs the atomics; verifying, it zeroes the word first and
 // checks every returned value and the final word.
-func (j *bwJob) runAtomic(ctx context.Context, cq *endpoint.CQ, conns []*bwConn, window int, measured func(trafficTimes)) (string, error) {
+func (j *bwJob) runAtomic(ctx context.Context, cq *endpoint.CQ, conns []*bwConn, window int, measured func(perf.Times)) (string, error) {
 	qps := qpsOf(conns)
 	word := func(op endpoint.WROpcode) error {
-		_, err := runTraffic(ctx, trafficConfig{cq: cq, qps: qps, depth: 1, iters: 1, stall: j.stall,
-			next: func(q, _ int) endpoint.SendWR {
+		_, err := perf.RunTraffic(ctx, perf.Traffic{CQ: cq, QPs: qps, Depth: 1, Iters: 1, Stall: j.stall,
+			Next: func(q, _ int) endpoint.SendWR {
 				c := conns[q]
 				return endpoint.SendWR{Op: op, SGL: []endpoint.SGE{c.check.SGE(0, 8)}, RemoteAddr: c.region.VA, RKey: c.region.RKey}
 			}})
@@ -517,8 +515,8 @@ func (j *bwJob) runAtomic(ctx context.Context, cq *endpoint.CQ, conns []*bwConn,
 			return "", err
 		}
 	}
-	r, err := runTraffic(ctx, trafficConfig{cq: cq, qps: qps, depth: j.depth, iters: j.iters, stall: j.stall,
-		next: func(q, i int) endpoint.SendWR {
+	r, err := perf.RunTraffic(ctx, perf.Traffic{CQ: cq, QPs: qps, Depth: j.depth, Iters: j.iters, Stall: j.stall,
+		Next: func(q, i int) endpoint.SendWR {
 			s := i % window
 			if j.verify {
 				s = i
@@ -553,7 +551,7 @@ func (j *bwJob) runAtomic(ctx context.Context, cq *endpoint.CQ, conns []*bwConn,
 }
 
 // report prints perftest's report of the run.
-func (j *bwJob) report(w io.Writer, dev *endpoint.Device, conns []*bwConn, times *trafficTimes, lat []float64) error {
+func (j *bwJob) report(w io.Writer, dev *endpoint.Device, conns []*bwConn, times *perf.Times, lat []float64) error {
 	rdma := j.op != "send"
 	outReads := 0
 	if j.op == "read" || j.op == "atomic" {
@@ -563,28 +561,28 @@ func (j *bwJob) report(w io.Writer, dev *endpoint.Device, conns []*bwConn, times
 		}
 		outReads = int(a.MaxRdAtomic)
 	}
-	info := perfTestInfo{Verb: bwOps[j.op].verb, Latency: j.lat, Device: "ibpeer", QPs: len(conns), Transport: "IB",
+	info := perf.TestInfo{Verb: bwOps[j.op].verb, Latency: j.lat, Device: "ibpeer", QPs: len(conns), Transport: "IB",
 		Connection: "RC", TXDepth: j.depth, MTU: conns[0].region.MTU, LinkType: "Ethernet", GIDIndex: -1, OutReads: outReads}
 	if !j.lat {
 		info.CQModeration = 1 // every work request is signalled
 	}
-	if err := writePerfTestInfo(w, info); err != nil {
+	if err := perf.WriteTestInfo(w, info); err != nil {
 		return err
 	}
 	for _, c := range conns {
-		d := perfDest{QPN: c.qp.QPN(), PSN: uint32(c.psn), OutReads: outReads, RKey: c.mr.RKey(), VAddr: c.mr.Addr(), RDMA: rdma, GID: dev.GID()}
-		if err := writePerfDest(w, "local", d); err != nil {
+		d := perf.Dest{QPN: c.qp.QPN(), PSN: uint32(c.psn), OutReads: outReads, RKey: c.mr.RKey(), VAddr: c.mr.Addr(), RDMA: rdma, GID: dev.GID()}
+		if err := perf.WriteDest(w, "local", d); err != nil {
 			return err
 		}
 	}
 	for _, c := range conns {
-		d := perfDest{LID: c.remote.LID, QPN: c.remote.QPN, PSN: uint32(c.remote.PSN), OutReads: outReads, RKey: c.region.RKey, VAddr: c.region.VA, RDMA: rdma, GID: c.remote.GID}
-		if err := writePerfDest(w, "remote", d); err != nil {
+		d := perf.Dest{LID: c.remote.LID, QPN: c.remote.QPN, PSN: uint32(c.remote.PSN), OutReads: outReads, RKey: c.region.RKey, VAddr: c.region.VA, RDMA: rdma, GID: c.remote.GID}
+		if err := perf.WriteDest(w, "remote", d); err != nil {
 			return err
 		}
 	}
 	if j.lat {
-		return writePerfLatTable(w, []perfLatRow{perfLatStats(uint64(j.size), lat)})
+		return perf.WriteLatTable(w, []perf.LatRow{perf.LatStats(uint64(j.size), lat)})
 	}
-	return writePerfBWTable(w, false, []perfBWRow{times.bwRow(uint64(j.size), j.iters, j.iters*len(conns), false)})
+	return perf.WriteBWTable(w, false, []perf.BWRow{times.BWRow(uint64(j.size), j.iters, j.iters*len(conns), false)})
 }

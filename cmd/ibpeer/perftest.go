@@ -15,6 +15,7 @@ import (
 
 	"github.com/ibwire/ibwire/endpoint"
 	"github.com/ibwire/ibwire/internal/peer/device"
+	"github.com/ibwire/ibwire/internal/peer/perf"
 	"github.com/ibwire/ibwire/layers"
 	"github.com/ibwire/ibwire/setup"
 )
@@ -308,7 +309,7 @@ func (j *perftestJob) run(ctx context.Context, stdout io.Writer) (err error) {
 	if j.verb != "atomic" {
 		// perftest fills its buffers with rand(); data that differs from
 		// byte to byte is what lets a capture show a misplaced segment.
-		fillPattern(mem, uint64(time.Now().UnixNano()))
+		perf.FillPattern(mem, uint64(time.Now().UnixNano()))
 	}
 	if j.dump != "" {
 		defer func() {
@@ -377,7 +378,7 @@ func (j *perftestJob) run(ctx context.Context, stdout io.Writer) (err error) {
 	if _, err := p.Handshake(local); err != nil { // #2
 		return err
 	}
-	info := perfTestInfo{Verb: perftestVerbs[j.verb], Device: "ibpeer", QPs: 1, Transport: "IB", Connection: "RC",
+	info := perf.TestInfo{Verb: perftestVerbs[j.verb], Device: "ibpeer", QPs: 1, Transport: "IB", Connection: "RC",
 		CQModeration: 1, MTU: mtu.Bytes(), LinkType: "Ethernet", GIDIndex: -1, RDMACM: j.rdmacm, DataExRDMACM: j.rdmacm}
 	if !j.isServer() {
 		info.TXDepth = j.depth
@@ -388,29 +389,29 @@ func (j *perftestJob) run(ctx context.Context, stdout io.Writer) (err error) {
 	if j.verb == "read" || j.verb == "atomic" {
 		info.OutReads = outReads
 	}
-	if err := writePerfTestInfo(stdout, info); err != nil {
+	if err := perf.WriteTestInfo(stdout, info); err != nil {
 		return err
 	}
-	dest := func(d setup.PerftestDest) perfDest {
-		pd := perfDest{LID: d.LID, QPN: d.QPN, PSN: uint32(d.PSN), RKey: d.RKey, VAddr: d.VAddr, RDMA: rdma, GID: d.GID}
+	dest := func(d setup.PerftestDest) perf.Dest {
+		pd := perf.Dest{LID: d.LID, QPN: d.QPN, PSN: uint32(d.PSN), RKey: d.RKey, VAddr: d.VAddr, RDMA: rdma, GID: d.GID}
 		if j.verb == "read" || j.verb == "atomic" {
 			pd.OutReads = int(d.OutReads)
 		}
 		return pd
 	}
-	if err := writePerfDest(stdout, "local", dest(local)); err != nil {
+	if err := perf.WriteDest(stdout, "local", dest(local)); err != nil {
 		return err
 	}
 	if _, err := p.Handshake(local); err != nil { // #3
 		return err
 	}
-	if err := writePerfDest(stdout, "remote", dest(remote)); err != nil {
+	if err := perf.WriteDest(stdout, "remote", dest(remote)); err != nil {
 		return err
 	}
 	size := uint64(j.size)
 
 	if j.verb == "send" {
-		var times trafficTimes
+		var times perf.Times
 		var runErr error
 		if j.isServer() {
 			for k := range rx {
@@ -426,15 +427,15 @@ func (j *perftestJob) run(ctx context.Context, stdout io.Writer) (err error) {
 			if _, err := p.Handshake(local); err != nil { // #4
 				return err
 			}
-			times, runErr = runTraffic(ctx, trafficConfig{cq: cq, qps: []*endpoint.QP{qp}, depth: j.depth, iters: j.iters, stall: j.stall,
-				next: func(_, _ int) endpoint.SendWR {
+			times, runErr = perf.RunTraffic(ctx, perf.Traffic{CQ: cq, QPs: []*endpoint.QP{qp}, Depth: j.depth, Iters: j.iters, Stall: j.stall,
+				Next: func(_, _ int) endpoint.SendWR {
 					return endpoint.SendWR{Op: endpoint.WRSend, SGL: []endpoint.SGE{mr.SGE(0, j.size)}}
 				}})
 		}
 		if runErr != nil {
 			return runErr
 		}
-		if err := writePerfBWTable(stdout, j.mbps, []perfBWRow{times.bwRow(size, j.iters, j.iters, j.mbps)}); err != nil {
+		if err := perf.WriteBWTable(stdout, j.mbps, []perf.BWRow{times.BWRow(size, j.iters, j.iters, j.mbps)}); err != nil {
 			return err
 		}
 		if _, err := p.Handshake(local); err != nil { // closing
@@ -443,14 +444,14 @@ func (j *perftestJob) run(ctx context.Context, stdout io.Writer) (err error) {
 		return j.done(ctx, p, cmx)
 	}
 
-	var row perfBWRow
+	var row perf.BWRow
 	if !j.isServer() {
-		times, err := runTraffic(ctx, trafficConfig{cq: cq, qps: []*endpoint.QP{qp}, depth: j.depth, iters: j.iters, stall: j.stall,
-			next: func(_, i int) endpoint.SendWR { return j.wr(mr, remote, i) }})
+		times, err := perf.RunTraffic(ctx, perf.Traffic{CQ: cq, QPs: []*endpoint.QP{qp}, Depth: j.depth, Iters: j.iters, Stall: j.stall,
+			Next: func(_, i int) endpoint.SendWR { return j.wr(mr, remote, i) }})
 		if err != nil {
 			return err
 		}
-		row = times.bwRow(size, j.iters, j.iters, j.mbps)
+		row = times.BWRow(size, j.iters, j.iters, j.mbps)
 	}
 	mine := setup.PerftestBWReport{Size: row.Bytes, Iterations: row.Iterations, BWPeak: row.PeakGbps, BWAverage: row.AvgGbps, MsgRate: row.MsgRate}
 	// The server waits in Finish for the end of the traffic.
@@ -458,12 +459,12 @@ func (j *perftestJob) run(ctx context.Context, stdout io.Writer) (err error) {
 		if j.isServer() {
 			// The server prints the client's figures, as perftest's
 			// does, and checks its QP before the client may tear it down.
-			row = perfBWRow{Bytes: theirs.Size, Iterations: theirs.Iterations, PeakGbps: theirs.BWPeak, AvgGbps: theirs.BWAverage, MsgRate: theirs.MsgRate}
+			row = perf.BWRow{Bytes: theirs.Size, Iterations: theirs.Iterations, PeakGbps: theirs.BWPeak, AvgGbps: theirs.BWAverage, MsgRate: theirs.MsgRate}
 			if st, err := qp.Query(); err == nil && st.State != endpoint.StateRTS {
 				return fmt.Errorf("the QP ended in %v", st.State)
 			}
 		}
-		return writePerfBWTable(stdout, j.mbps, []perfBWRow{row})
+		return perf.WriteBWTable(stdout, j.mbps, []perf.BWRow{row})
 	})
 	if err != nil {
 		return err
@@ -533,14 +534,14 @@ func (j *perftestJob) dial(ctx context.Context, stdout io.Writer) (net.Conn, err
 // ones reposted as they complete while more are due. Its times have every
 // message "posted" when the first receive was waited for, perftest's
 // tposted[0] for the whole run.
-func receiveTraffic(ctx context.Context, qp *endpoint.QP, cq *endpoint.CQ, mr *endpoint.MR, size, iters, rx int, stall time.Duration) (trafficTimes, error) {
-	t := trafficTimes{posted: make([]time.Duration, 0, iters), completed: make([]time.Duration, 0, iters)}
+func receiveTraffic(ctx context.Context, qp *endpoint.QP, cq *endpoint.CQ, mr *endpoint.MR, size, iters, rx int, stall time.Duration) (perf.Times, error) {
+	t := perf.Times{Posted: make([]time.Duration, 0, iters), Completed: make([]time.Duration, 0, iters)}
 	posted := rx
 	wcs := make([]endpoint.WC, 64)
 	timer := time.NewTimer(stall)
 	defer timer.Stop()
 	start := time.Now()
-	for len(t.completed) < iters {
+	for len(t.Completed) < iters {
 		n := cq.Poll(wcs)
 		if n == 0 {
 			select {
@@ -548,20 +549,20 @@ func receiveTraffic(ctx context.Context, qp *endpoint.QP, cq *endpoint.CQ, mr *e
 			case <-ctx.Done():
 				return t, ctx.Err()
 			case <-timer.C:
-				return t, fmt.Errorf("%w for %v: %d of %d SENDs received", errStall, stall, len(t.completed), iters)
+				return t, fmt.Errorf("%w for %v: %d of %d SENDs received", perf.ErrStall, stall, len(t.Completed), iters)
 			}
 			continue
 		}
 		now := time.Since(start)
 		for _, wc := range wcs[:n] {
 			if wc.Status != endpoint.StatusSuccess {
-				return t, &wcError{i: len(t.completed), wc: wc}
+				return t, &perf.WCError{WR: len(t.Completed), WC: wc}
 			}
 			if wc.ByteLen != uint32(size) {
-				return t, fmt.Errorf("SEND %d carried %d bytes, want %d", len(t.completed), wc.ByteLen, size)
+				return t, fmt.Errorf("SEND %d carried %d bytes, want %d", len(t.Completed), wc.ByteLen, size)
 			}
-			t.posted = append(t.posted, 0)
-			t.completed = append(t.completed, now)
+			t.Posted = append(t.Posted, 0)
+			t.Completed = append(t.Completed, now)
 			if posted < iters {
 				if err := qp.PostRecv(endpoint.RecvWR{ID: wc.ID, SGL: []endpoint.SGE{mr.SGE(0, size)}}); err != nil {
 					return t, err

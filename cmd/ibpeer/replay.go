@@ -18,6 +18,7 @@ import (
 	"github.com/ibwire/ibwire/decode"
 	"github.com/ibwire/ibwire/dfilter"
 	"github.com/ibwire/ibwire/endpoint"
+	"github.com/ibwire/ibwire/internal/peer/perf"
 	"github.com/ibwire/ibwire/layers"
 	"github.com/ibwire/ibwire/replay"
 	"github.com/ibwire/ibwire/setup"
@@ -680,7 +681,7 @@ func playReport(res *replay.Result) setup.PerftestBWReport {
 		return setup.PerftestBWReport{}
 	}
 	size := bytes / uint64(n)
-	avg, rate := perfBWFigures(size, uint64(n), res.Elapsed.Seconds(), true)
+	avg, rate := perf.BWFigures(size, uint64(n), res.Elapsed.Seconds(), true)
 	return setup.PerftestBWReport{Size: size, Iterations: uint64(n), BWAverage: avg, MsgRate: rate}
 }
 
