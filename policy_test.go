@@ -76,11 +76,12 @@ var allowedImports = map[string][]string{
 	"internal/fuzzseed": {"capture"},
 	"internal/looptest": {"golang.org/x/sys/unix"},
 	// internal/peer: ibpeer's programs, one package each, and what they share.
-	"internal/peer/device": {"capture", "endpoint", "layers", "github.com/google/gopacket"},
-	"internal/peer/perf":   {"endpoint"},
-	"cmd/":                 {"*"},
-	"interop":              {"*"},
-	"bench":                {"*"},
+	"internal/peer/device":   {"capture", "endpoint", "layers", "github.com/google/gopacket"},
+	"internal/peer/perf":     {"endpoint"},
+	"internal/peer/craftcmd": {"capture", "craft", "layers"},
+	"cmd/":                   {"*"},
+	"interop":                {"*"},
+	"bench":                  {"*"},
 }
 
 // uiToolkits may be imported by internal/tui alone, tests included, whatever

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/binary"
 	"fmt"
 	"io"
@@ -18,6 +19,7 @@ import (
 	"github.com/ibwire/ibwire/capture"
 	"github.com/ibwire/ibwire/craft"
 	"github.com/ibwire/ibwire/endpoint"
+	"github.com/ibwire/ibwire/internal/peer/craftcmd"
 	"github.com/ibwire/ibwire/layers"
 	"github.com/ibwire/ibwire/replay"
 )
@@ -27,16 +29,13 @@ import (
 // mtu. It returns the capture's path.
 func craftLat(t *testing.T, mtu, n int, op craft.Op) string {
 	t.Helper()
-	c, err := craft.New(craft.Config{MTU: mtu})
-	require.NoError(t, err)
 	op.Wait = true
 	ops := make([]craft.Op, n)
 	for i := range ops {
 		ops[i] = op
 	}
-	require.NoError(t, c.Run(ops, craft.Faults{}))
 	path := filepath.Join(t.TempDir(), "lat.pcap")
-	require.NoError(t, write(path, capture.FormatPcap, c.Frames()))
+	require.NoError(t, craftcmd.Run(context.Background(), craftcmd.Config{Craft: craft.Config{MTU: mtu}, Ops: ops, Format: capture.FormatPcap, Out: path}, io.Discard))
 	return path
 }
 
