@@ -79,6 +79,8 @@ var allowedImports = map[string][]string{
 	"internal/peer/device":   {"capture", "endpoint", "layers", "github.com/google/gopacket"},
 	"internal/peer/perf":     {"endpoint"},
 	"internal/peer/craftcmd": {"capture", "craft", "layers"},
+	"internal/peer/rping":    {"endpoint", "internal/peer/device", "layers"},
+	"internal/peer/peertest": {"endpoint", "internal/looptest"},
 	"cmd/":                   {"*"},
 	"interop":                {"*"},
 	"bench":                  {"*"},

@@ -15,6 +15,7 @@ import (
 
 	"github.com/ibwire/ibwire/endpoint"
 	"github.com/ibwire/ibwire/internal/looptest"
+	"github.com/ibwire/ibwire/internal/peer/peertest"
 	"github.com/ibwire/ibwire/layers"
 )
 
@@ -157,7 +158,7 @@ func TestServeCMUnderFlood(t *testing.T) {
 			flood := newCMFlooder(t, netip.MustParseAddr(fmt.Sprintf("127.79.%d.66", 60+i)))
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
-			var so, se syncBuf
+			var so, se peertest.Buffer
 			srvDone := make(chan int, 1)
 			listening := make(chan struct{})
 			scfg, err := ucmatoseParse([]string{"--bind", srv.String(), "-p", fmt.Sprint(port)})
@@ -189,7 +190,7 @@ func TestServeCMUnderFlood(t *testing.T) {
 				ccfg.cm.ResponseTimeout = 17
 				cctx, ccancel := context.WithTimeout(ctx, 20*time.Second)
 				start := time.Now()
-				var co, ce syncBuf
+				var co, ce peertest.Buffer
 				code := ucmatose(cctx, ccfg, &co, &ce)
 				ccancel()
 				require.Equal(t, exitOK, code, "run %d: client: %s%s\nserver: %s%s", run, co.String(), ce.String(), so.String(), se.String())

@@ -20,6 +20,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ibwire/ibwire/endpoint"
+	"github.com/ibwire/ibwire/internal/peer/peertest"
 	"github.com/ibwire/ibwire/setup"
 )
 
@@ -156,7 +157,7 @@ func TestPingpongMismatchDiagnosed(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var srvOut, cliOut, cliErr bytes.Buffer
-	var srvErr syncBuffer
+	var srvErr peertest.Buffer
 	listening := make(chan struct{})
 	srvDone, cliDone := make(chan error, 1), make(chan error, 1)
 	go func() {
@@ -304,7 +305,7 @@ func TestPingpongZeroGID(t *testing.T) {
 	srvIP, _ := ppAddrs(101)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	var srvOut, srvErr syncBuffer
+	var srvOut, srvErr peertest.Buffer
 	addr := make(chan net.Addr, 1)
 	done := make(chan error, 1)
 	go func() {

@@ -20,6 +20,7 @@ import (
 	"github.com/ibwire/ibwire/craft"
 	"github.com/ibwire/ibwire/endpoint"
 	"github.com/ibwire/ibwire/internal/peer/craftcmd"
+	"github.com/ibwire/ibwire/internal/peer/peertest"
 	"github.com/ibwire/ibwire/layers"
 	"github.com/ibwire/ibwire/replay"
 )
@@ -53,7 +54,7 @@ var (
 // cannot tell the path MTU; any MTU at which they are single packets
 // answers the same, so serve's 1024 must do.
 func TestReplayCompareLatencyAgainstServe(t *testing.T) {
-	needLoopbackPorts(t)
+	peertest.NeedLoopbackPorts(t)
 	defer goleak.VerifyNone(t)
 	tests := []struct {
 		name string
@@ -85,7 +86,7 @@ func TestReplayCompareLatencyAgainstServe(t *testing.T) {
 // would do; a peer at any of them is accepted, through each set-up that
 // learns the peer's MTU.
 func TestReplayCompareMTURange(t *testing.T) {
-	needLoopbackPorts(t)
+	peertest.NeedLoopbackPorts(t)
 	defer goleak.VerifyNone(t)
 	// 300-byte WRITEs are single packets at 512 and more, two at 256.
 	writes300 := craft.Op{Kind: craft.OpWrite, Data: craft.Pattern(300, 1), VA: 0x7f0000001000, RKey: 0x1234}
@@ -193,7 +194,7 @@ func TestReplayCompareRNRNak(t *testing.T) {
 // user would type it, with no difference. rxe resent a few SENDs and
 // WRITEs on its timer without loss: each is played once and answered once.
 func TestReplayCompareLatencyCaptures(t *testing.T) {
-	needLoopbackPorts(t)
+	peertest.NeedLoopbackPorts(t)
 	defer goleak.VerifyNone(t)
 	const dir = "../../interop/testdata/"
 	tests := []struct {

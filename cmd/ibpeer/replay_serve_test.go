@@ -9,6 +9,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/ibwire/ibwire/internal/peer/peertest"
 )
 
 // TestReplayCompareAgainstServe is issue 9's end-to-end check: the
@@ -19,7 +21,7 @@ import (
 // zeroed region. The set-up is ibpeer serve's own (pingpong exchange, then its
 // region message), so replay learns the R_Key and VA from the peer.
 func TestReplayCompareAgainstServe(t *testing.T) {
-	needLoopbackPorts(t)
+	peertest.NeedLoopbackPorts(t)
 	tests := []struct {
 		name    string
 		capture string
@@ -118,7 +120,7 @@ func TestServeImageFlag(t *testing.T) {
 // TestServeSaysWhyItDrops: packets for a QP the server never set up are
 // dropped, and the server says so with the cause, as every mode does.
 func TestServeSaysWhyItDrops(t *testing.T) {
-	needLoopbackPorts(t)
+	peertest.NeedLoopbackPorts(t)
 	srv := startServe(t, nil)
 	code, _, stderr := ibpeer("replay", "--to", "127.0.0.2", "--pps", "5000", "-c", "50", rxe+"write_bw.pcap")
 	require.Equal(t, exitOK, code, stderr)

@@ -6,7 +6,6 @@ import (
 	"io"
 	"net"
 	"net/netip"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -19,55 +18,16 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/ibwire/ibwire/endpoint"
-	"github.com/ibwire/ibwire/internal/looptest"
+	"github.com/ibwire/ibwire/internal/peer/peertest"
 	"github.com/ibwire/ibwire/layers"
 	"github.com/ibwire/ibwire/setup"
 )
-
-// needLoopbackPorts takes looptest's machine-wide lock on UDP 4791 of the
-// loopback addresses for the rest of the test (other packages' tests that
-// bind them wait meanwhile, and it waits for theirs), then skips the test
-// when 127.0.0.1:4791 or 127.0.0.2:4791 is still taken by something else.
-// Under .ci/run (IBWIRE_CI set) it fails instead: there the ports must be
-// free, and a test that skipped would pass without having run.
-func needLoopbackPorts(t *testing.T) {
-	t.Helper()
-	looptest.Hold(t)
-	for _, a := range []string{"127.0.0.1:4791", "127.0.0.2:4791"} {
-		w, err := endpoint.ListenUDP(netip.MustParseAddrPort(a))
-		if err != nil {
-			if os.Getenv("IBWIRE_CI") != "" {
-				t.Fatalf("loopback UDP %s unavailable but IBWIRE_CI is set: %v", a, err)
-			}
-			t.Skipf("loopback UDP %s unavailable: %v", a, err)
-		}
-		w.Close()
-	}
-}
-
-// syncBuffer is an io.Writer safe for the server's goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // testServer is an ibpeer serve on 127.0.0.2 with its TCP port chosen by
 // the kernel.
 type testServer struct {
 	tcp    netip.AddrPort
-	out    *syncBuffer
+	out    *peertest.Buffer
 	cancel context.CancelFunc
 	done   chan error
 }
@@ -81,7 +41,7 @@ func startServe(t *testing.T, change func(*serveConfig)) *testServer {
 	ready := make(chan netip.AddrPort, 1)
 	cfg.ready = func(a netip.AddrPort) { ready <- a }
 	ctx, cancel := context.WithCancel(context.Background())
-	s := &testServer{out: &syncBuffer{}, cancel: cancel, done: make(chan error, 1)}
+	s := &testServer{out: &peertest.Buffer{}, cancel: cancel, done: make(chan error, 1)}
 	go func() { s.done <- serve(ctx, cfg, s.out) }()
 	select {
 	case s.tcp = <-ready:
@@ -171,7 +131,7 @@ connection from ADDR: 64 connections held (--max-conns 64)"`, ""},
 // TestServeCannotServe: a TCP set-up port already taken is exit status 1
 // with the reason, as serve -h says.
 func TestServeCannotServe(t *testing.T) {
-	needLoopbackPorts(t)
+	peertest.NeedLoopbackPorts(t)
 	ln, err := net.Listen("tcp", "127.0.0.2:0")
 	require.NoError(t, err)
 	defer ln.Close()
@@ -190,7 +150,7 @@ var bwRowRE = regexp.MustCompile(`(?m)^ [0-9]+ +[0-9]+ +[0-9.]+ +[0-9.]+\s+[0-9.
 var latRowRE = regexp.MustCompile(`(?m)^ 8 +200 +[0-9.]+ +[0-9.]+ +[0-9.]+\s+[0-9.]+\s+[0-9.]+\s+[0-9.]+\s+[0-9.]+[ \t]*$`)
 
 func TestServeAndClients(t *testing.T) {
-	needLoopbackPorts(t)
+	peertest.NeedLoopbackPorts(t)
 	defer goleak.VerifyNone(t)
 	srv := startServe(t, nil)
 	to := srv.tcp.String()
@@ -251,7 +211,7 @@ func TestServeAndClients(t *testing.T) {
 }
 
 func TestClientFailures(t *testing.T) {
-	needLoopbackPorts(t)
+	peertest.NeedLoopbackPorts(t)
 	defer goleak.VerifyNone(t)
 	client := func(to netip.AddrPort, args ...string) (int, string, string) {
 		return ibpeer(append([]string{args[0], "--addr", "127.0.0.1", "--to", to.String(), "--timeout", "5s"}, args[1:]...)...)
@@ -363,7 +323,7 @@ func TestClientUsage(t *testing.T) {
 // TestPcap: --pcap on both sides records every packet with IP and UDP
 // headers under which each ICRC verifies, as ibdump --check requires.
 func TestPcap(t *testing.T) {
-	needLoopbackPorts(t)
+	peertest.NeedLoopbackPorts(t)
 	defer goleak.VerifyNone(t)
 	dir := t.TempDir()
 	spath, cpath := filepath.Join(dir, "server.pcap"), filepath.Join(dir, "client.pcap")
@@ -391,7 +351,7 @@ func TestPcap(t *testing.T) {
 // exchange gets a valid 52-byte answer, may hang up without reading the
 // region, and the server goes on serving.
 func TestServePlainPingpongClient(t *testing.T) {
-	needLoopbackPorts(t)
+	peertest.NeedLoopbackPorts(t)
 	defer goleak.VerifyNone(t)
 	srv := startServe(t, nil)
 	c, err := net.Dial("tcp", srv.tcp.String())
@@ -424,7 +384,7 @@ func TestServePlainPingpongClient(t *testing.T) {
 // once with a line saying so, and none of them gets a region; those held
 // are dropped at the set-up deadline; then a client runs.
 func TestServeMaxConns(t *testing.T) {
-	needLoopbackPorts(t)
+	peertest.NeedLoopbackPorts(t)
 	defer goleak.VerifyNone(t)
 	const maxConns, deadline = 4, 2 * time.Second
 	var mu sync.Mutex

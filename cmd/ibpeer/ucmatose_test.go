@@ -12,6 +12,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/ibwire/ibwire/internal/peer/peertest"
 )
 
 const (
@@ -44,7 +46,7 @@ func TestUcmatoseLoopback(t *testing.T) {
 			port := 7471 + i
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
-			var so syncBuf
+			var so peertest.Buffer
 			done := make(chan int, 1)
 			if tc.serverArgs == nil {
 				// ibpeer serve --cm is a process of its own here: wait
@@ -83,7 +85,7 @@ func TestUcmatoseRejected(t *testing.T) {
 	scfg.listening = func() { close(listening) }
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan int, 1)
-	go func() { done <- ucmatose(ctx, scfg, &syncBuf{}, &syncBuf{}) }()
+	go func() { done <- ucmatose(ctx, scfg, &peertest.Buffer{}, &peertest.Buffer{}) }()
 	<-listening
 	code, out, _ := ibpeer("ucmatose", "-b", cli, "-s", srv)
 	assert.Equal(t, exitError, code)
