@@ -81,6 +81,7 @@ var allowedImports = map[string][]string{
 	"internal/peer/craftcmd": {"capture", "craft", "layers"},
 	"internal/peer/rping":    {"endpoint", "internal/peer/device", "layers"},
 	"internal/peer/peertest": {"endpoint", "internal/looptest"},
+	"internal/peer/pingpong": {"endpoint", "internal/peer/device", "layers", "setup"},
 	"cmd/":                   {"*"},
 	"interop":                {"*"},
 	"bench":                  {"*"},

@@ -10,6 +10,8 @@
 package peertest
 
 import (
+	"fmt"
+	"net"
 	"net/netip"
 	"os"
 	"strings"
@@ -57,4 +59,26 @@ func (s *Buffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
+}
+
+// Addrs returns a server and a client address of their own inside
+// 127.block.0.0/16 (127.block.n.1 and 127.block.n.2), so that tests which
+// do not take the lock do not meet other tests' UDP 4791 sockets: each
+// program's tests use a block of their own, each test its own n.
+func Addrs(block, n int) (server, client string) {
+	return fmt.Sprintf("127.%d.%d.1", block, n), fmt.Sprintf("127.%d.%d.2", block, n)
+}
+
+// FreeTCPPort returns a TCP port nobody listens on right now.
+func FreeTCPPort(t *testing.T) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	if err := ln.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return port
 }
