@@ -82,6 +82,7 @@ var allowedImports = map[string][]string{
 	"internal/peer/rping":    {"endpoint", "internal/peer/device", "layers"},
 	"internal/peer/peertest": {"endpoint", "internal/looptest"},
 	"internal/peer/pingpong": {"endpoint", "internal/peer/device", "layers", "setup"},
+	"internal/peer/ucmatose": {"endpoint", "internal/peer/device", "layers"},
 	"cmd/":                   {"*"},
 	"interop":                {"*"},
 	"bench":                  {"*"},

@@ -252,7 +252,7 @@ type server struct {
 	outM sync.Mutex
 	out  io.Writer
 
-	log     *rateLog // refusals
+	log     *device.RateLog // refusals
 	mu      sync.Mutex
 	conns   map[net.Conn]struct{}
 	n       int // connections accepted
@@ -309,7 +309,7 @@ func serve(ctx context.Context, cfg serveConfig, out io.Writer) error {
 		cfg.maxConns = serveDefaultMaxConns
 	}
 	s := &server{cfg: cfg, dev: dev, pd: dev.AllocPD(), out: out, conns: map[net.Conn]struct{}{}}
-	s.log = &rateLog{out: func(line string) { s.printf("%s\n", line) }}
+	s.log = &device.RateLog{Out: func(line string) { s.printf("%s\n", line) }}
 	tcp := ln.Addr().(*net.TCPAddr).AddrPort()
 	s.printf("ibpeer serve: GID %v, RoCEv2 on %v, set-up on TCP %v\n", dev.GID(), dev.Addr(), tcp)
 	s.printf("ibpeer serve: each connection gets an RC QP (MTU %d) and a %d-byte region with %d receive buffers of %d bytes\n",
@@ -351,7 +351,7 @@ func serve(ctx context.Context, cfg serveConfig, out io.Writer) error {
 		}
 		if len(s.conns) >= cfg.maxConns {
 			s.mu.Unlock()
-			s.log.printf("set-up connections refused", "refused a set-up connection from %v: %d connections held (--max-conns %d)",
+			s.log.Printf("set-up connections refused", "refused a set-up connection from %v: %d connections held (--max-conns %d)",
 				c.RemoteAddr(), cfg.maxConns, cfg.maxConns)
 			c.Close()
 			continue
@@ -372,7 +372,7 @@ func serve(ctx context.Context, cfg serveConfig, out io.Writer) error {
 	}
 	close(stopped)
 	wg.Wait()
-	s.log.flush()
+	s.log.Flush()
 	k := dev.Counters()
 	s.printf("ibpeer serve: stopped after %d connections; packets sent %d, received %d; dropped: %d short, %d address, %d QP, %d ICRC, %d queue; duplicate requests %d, sequence NAKs sent %d, RNR NAKs sent %d\n",
 		s.n, k.SentPkts, k.RcvdPkts, k.DropShort, k.DropAddr, k.DropQP, k.DropICRC, k.DropQueue, k.DuplicateRequest, k.OutOfSeqRequest, k.SendRNRErr)

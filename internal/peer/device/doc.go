@@ -10,5 +10,7 @@
 // PcapWire between the socket and the device; it rebuilds the IP and UDP
 // headers a socket hides with gopacket's serializers. ActiveMTU is the
 // port MTU rxe would give the address's interface (layers.RXEPortMTU),
-// the default of the programs that behave as rxe does.
+// the default of the programs that behave as rxe does. RateLog is for the
+// other lines a flood could multiply (refused connections): one line per
+// kind and second, the rest counted.
 package device
