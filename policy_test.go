@@ -83,6 +83,7 @@ var allowedImports = map[string][]string{
 	"internal/peer/peertest": {"endpoint", "internal/looptest"},
 	"internal/peer/pingpong": {"endpoint", "internal/peer/device", "layers", "setup"},
 	"internal/peer/ucmatose": {"endpoint", "internal/peer/device", "layers"},
+	"internal/peer/serve":    {"endpoint", "internal/peer/device", "setup"},
 	"cmd/":                   {"*"},
 	"interop":                {"*"},
 	"bench":                  {"*"},

@@ -19,6 +19,7 @@ import (
 	"github.com/ibwire/ibwire/endpoint/wiretest"
 	"github.com/ibwire/ibwire/internal/peer/device"
 	"github.com/ibwire/ibwire/internal/peer/perf"
+	"github.com/ibwire/ibwire/internal/peer/serve"
 	"github.com/ibwire/ibwire/layers"
 	"github.com/ibwire/ibwire/setup"
 )
@@ -222,7 +223,7 @@ type bwConn struct {
 	tcp     net.Conn
 	psn     layers.PSN
 	remote  setup.PingpongDest
-	region  serveRegion
+	region  serve.Region
 	mr      *endpoint.MR // the messages (atomics: the results)
 	mem     []byte
 	check   *endpoint.MR // where verification reads back to
@@ -231,23 +232,23 @@ type bwConn struct {
 
 // connect opens the set-up connection of one QP and moves the QP to RTS.
 func (j *bwJob) connect(ctx context.Context, dev *endpoint.Device, c *bwConn) error {
-	d := net.Dialer{Timeout: setupTimeout}
+	d := net.Dialer{Timeout: serve.SetupTimeout}
 	tcp, err := d.DialContext(ctx, "tcp", j.to.String())
 	if err != nil {
 		return fmt.Errorf("set-up with %v: %w (is ibpeer serve running there?)", j.to, err)
 	}
 	c.tcp = tcp
-	tcp.SetDeadline(time.Now().Add(setupTimeout))
+	tcp.SetDeadline(time.Now().Add(serve.SetupTimeout))
 	c.psn = endpoint.RandomPSN()
 	local := setup.PingpongDest{QPN: c.qp.QPN(), PSN: c.psn, GID: dev.GID()}
 	if c.remote, err = setup.PingpongClient(tcp, local); err != nil {
 		return err
 	}
-	var msg [serveRegionSize]byte
+	var msg [serve.RegionSize]byte
 	if _, err := io.ReadFull(tcp, msg[:]); err != nil {
 		return fmt.Errorf("set-up with %v: reading the region message: %w (is the server ibpeer serve?)", j.to, err)
 	}
-	if c.region, err = parseServeRegion(msg[:]); err != nil {
+	if c.region, err = serve.ParseRegion(msg[:]); err != nil {
 		return fmt.Errorf("set-up with %v: %w", j.to, err)
 	}
 	tcp.SetDeadline(time.Time{})
@@ -263,7 +264,7 @@ func (j *bwJob) connect(ctx context.Context, dev *endpoint.Device, c *bwConn) er
 // slots returns how many messages fit the server side at once and where
 // the n-th lands: distinct slots of the region (WRITE, READ) or the
 // receive buffers (SEND).
-func (j *bwJob) slots(r serveRegion) (count int, stride uint64, err error) {
+func (j *bwJob) slots(r serve.Region) (count int, stride uint64, err error) {
 	switch j.op {
 	case "send":
 		if uint64(j.size) > uint64(r.RecvLen) {

@@ -16,6 +16,7 @@ import (
 	"github.com/ibwire/ibwire/endpoint"
 	"github.com/ibwire/ibwire/internal/peer/device"
 	"github.com/ibwire/ibwire/internal/peer/perf"
+	"github.com/ibwire/ibwire/internal/peer/serve"
 	"github.com/ibwire/ibwire/layers"
 	"github.com/ibwire/ibwire/setup"
 )
@@ -501,7 +502,7 @@ func (j *perftestJob) wr(mr *endpoint.MR, remote setup.PerftestDest, i int) endp
 // dial connects the set-up exchange: as the server, it accepts one client.
 func (j *perftestJob) dial(ctx context.Context, stdout io.Writer) (net.Conn, error) {
 	if !j.isServer() {
-		d := net.Dialer{Timeout: setupTimeout}
+		d := net.Dialer{Timeout: serve.SetupTimeout}
 		c, err := d.DialContext(ctx, "tcp", j.server.String())
 		if err != nil {
 			return nil, fmt.Errorf("set-up with %v: %w", j.server, err)

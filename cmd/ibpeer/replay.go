@@ -19,6 +19,7 @@ import (
 	"github.com/ibwire/ibwire/dfilter"
 	"github.com/ibwire/ibwire/endpoint"
 	"github.com/ibwire/ibwire/internal/peer/perf"
+	"github.com/ibwire/ibwire/internal/peer/serve"
 	"github.com/ibwire/ibwire/layers"
 	"github.com/ibwire/ibwire/replay"
 	"github.com/ibwire/ibwire/setup"
@@ -795,7 +796,7 @@ func (s *tcpSetup) pingpong(conn net.Conn, local replay.Dest) (replay.Dest, erro
 		return replay.Dest{}, err
 	}
 	d := replay.Dest{LID: r.LID, QPN: r.QPN, PSN: layers.PSN(r.PSN), GID: netip.AddrFrom16(r.GID).Unmap()}
-	reg, ok, err := readServeRegion(conn)
+	reg, ok, err := serve.ReadRegion(conn)
 	if err != nil || !ok {
 		return d, err
 	}
@@ -858,23 +859,6 @@ func negotiateCaptureMTU(p *setup.PerftestConn, mtus mtuRange) (layers.PathMTU, 
 func perftestPeer(r setup.PerftestDest) replay.Dest {
 	return replay.Dest{LID: r.LID, QPN: r.QPN, PSN: layers.PSN(r.PSN), RKey: r.RKey, VA: r.VAddr,
 		GID: netip.AddrFrom16(r.GID).Unmap(), OutReads: int(r.OutReads)}
-}
-
-// readServeRegion reads the region message ibpeer serve sends after
-// ibv_rc_pingpong's exchange. A plain ibv_rc_pingpong server hangs up
-// instead: ok is false then, and the peer has no region to offer.
-func readServeRegion(conn net.Conn) (reg serveRegion, ok bool, err error) {
-	var msg [serveRegionSize]byte
-	switch _, err := io.ReadFull(conn, msg[:]); {
-	case errors.Is(err, io.EOF):
-		return serveRegion{}, false, nil
-	case err != nil:
-		return serveRegion{}, false, fmt.Errorf("pingpong set-up: reading ibpeer serve's region message: %w", err)
-	}
-	if reg, err = parseServeRegion(msg[:]); err != nil {
-		return serveRegion{}, false, fmt.Errorf("pingpong set-up: %w", err)
-	}
-	return reg, true, nil
 }
 
 // Close ends a perftest session as a client does (end-of-test handshake,

@@ -10,6 +10,7 @@ import (
 
 	"github.com/ibwire/ibwire/decode"
 	"github.com/ibwire/ibwire/endpoint"
+	"github.com/ibwire/ibwire/internal/peer/serve"
 	"github.com/ibwire/ibwire/layers"
 	"github.com/ibwire/ibwire/replay"
 	"github.com/ibwire/ibwire/setup"
@@ -33,7 +34,7 @@ type cmSetup struct {
 	rdAtom bool     // READs or atomics to come (the plan's, --payload's read-back): ask for responder resources
 	split  *replay.SplitWire
 	dev    *endpoint.Device
-	// limit bounds the whole exchange (default setupTimeout): with nobody
+	// limit bounds the whole exchange (default serve.SetupTimeout): with nobody
 	// answering, RDMA CM would retry its REQ for minutes.
 	limit time.Duration
 
@@ -58,7 +59,7 @@ func (s *cmSetup) job() *perftestJob {
 func (s *cmSetup) Exchange(ctx context.Context, _ replay.Dest) (replay.Dest, error) {
 	limit := s.limit
 	if limit <= 0 {
-		limit = setupTimeout
+		limit = serve.SetupTimeout
 	}
 	ctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()

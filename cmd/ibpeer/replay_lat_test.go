@@ -21,6 +21,7 @@ import (
 	"github.com/ibwire/ibwire/endpoint"
 	"github.com/ibwire/ibwire/internal/peer/craftcmd"
 	"github.com/ibwire/ibwire/internal/peer/peertest"
+	"github.com/ibwire/ibwire/internal/peer/serve"
 	"github.com/ibwire/ibwire/layers"
 	"github.com/ibwire/ibwire/replay"
 )
@@ -113,7 +114,7 @@ func TestReplayCompareMTURange(t *testing.T) {
 			args := []string{"replay", "--compare", "--to", "127.0.0.2", "--setup", tt.setup, "--timeout", "2s"}
 			var stop func() string
 			if tt.setup == "pingpong" {
-				srv := startServe(t, func(c *serveConfig) { c.mtu = tt.peerMTU })
+				srv := startServe(t, func(c *serve.Config) { c.MTU = tt.peerMTU })
 				args = append(args, "--oob", srv.tcp.String())
 				stop = func() string { return srv.stop(t) }
 			} else {
@@ -227,7 +228,7 @@ func TestReplayCompareLatencyCaptures(t *testing.T) {
 				image, err = os.ReadFile(img)
 				require.NoError(t, err)
 			}
-			srv := startServe(t, func(c *serveConfig) { c.image = image })
+			srv := startServe(t, func(c *serve.Config) { c.Image = image })
 			args := append([]string{"replay", "--compare", "--to", "127.0.0.2", "--oob", srv.tcp.String()}, tt.args...)
 			code, stdout, stderr := ibpeer(append(args, dir+tt.capture)...)
 			out := srv.stop(t)

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ibwire/ibwire/internal/peer/peertest"
+	"github.com/ibwire/ibwire/internal/peer/serve"
 )
 
 // TestReplayCompareAgainstServe is issue 9's end-to-end check: the
@@ -66,10 +67,10 @@ func TestReplayCompareAgainstServe(t *testing.T) {
 				image, err = os.ReadFile(img)
 				require.NoError(t, err)
 			}
-			srv := startServe(t, func(c *serveConfig) {
-				c.image, c.mtu = image, tt.mtu
+			srv := startServe(t, func(c *serve.Config) {
+				c.Image, c.MTU = image, tt.mtu
 				if tt.mrSize != 0 {
-					c.mrSize, c.recv = tt.mrSize, 1
+					c.MRSize, c.Recv = tt.mrSize, 1
 				}
 			})
 			code, stdout, stderr := ibpeer("replay", "--compare", "--to", "127.0.0.2", "--oob", srv.tcp.String(),

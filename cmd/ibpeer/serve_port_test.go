@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ibwire/ibwire/internal/looptest"
+	"github.com/ibwire/ibwire/internal/peer/serve"
 )
 
 // TestServeTwiceFails: a second ibpeer serve on an address where one
@@ -20,7 +21,7 @@ import (
 func TestServeTwiceFails(t *testing.T) {
 	looptest.Hold(t)
 	const ip = "127.81.21.1"
-	first := startServe(t, func(c *serveConfig) { c.addr = netip.MustParseAddr(ip) })
+	first := startServe(t, func(c *serve.Config) { c.Addr = netip.MustParseAddr(ip) })
 	defer first.stop(t)
 
 	type result struct {

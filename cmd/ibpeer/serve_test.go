@@ -19,6 +19,7 @@ import (
 
 	"github.com/ibwire/ibwire/endpoint"
 	"github.com/ibwire/ibwire/internal/peer/peertest"
+	"github.com/ibwire/ibwire/internal/peer/serve"
 	"github.com/ibwire/ibwire/layers"
 	"github.com/ibwire/ibwire/setup"
 )
@@ -32,17 +33,17 @@ type testServer struct {
 	done   chan error
 }
 
-func startServe(t *testing.T, change func(*serveConfig)) *testServer {
+func startServe(t *testing.T, change func(*serve.Config)) *testServer {
 	t.Helper()
-	cfg := serveConfig{addr: netip.MustParseAddr("127.0.0.2"), port: 0, mrSize: 1 << 20, mtu: 1024, recv: 16}
+	cfg := serve.Config{Addr: netip.MustParseAddr("127.0.0.2"), Port: 0, MRSize: 1 << 20, MTU: 1024, Recv: 16}
 	if change != nil {
 		change(&cfg)
 	}
 	ready := make(chan netip.AddrPort, 1)
-	cfg.ready = func(a netip.AddrPort) { ready <- a }
+	cfg.Ready = func(a netip.AddrPort) { ready <- a }
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &testServer{out: &peertest.Buffer{}, cancel: cancel, done: make(chan error, 1)}
-	go func() { s.done <- serve(ctx, cfg, s.out) }()
+	go func() { s.done <- serve.Run(ctx, cfg, s.out) }()
 	select {
 	case s.tcp = <-ready:
 	case err := <-s.done:
@@ -58,37 +59,6 @@ func (s *testServer) stop(t *testing.T) string {
 	s.cancel()
 	require.NoError(t, <-s.done)
 	return s.out.String()
-}
-
-func TestServeRegionMessage(t *testing.T) {
-	r := serveRegion{RKey: 0xdeadbeef, VA: 0x7f0012345000, Size: 4 << 20, MTU: 1024, RecvLen: 1 << 18, RecvCount: 16}
-	b := r.marshal()
-	require.Len(t, b, serveRegionSize)
-	assert.Equal(t, "deadbeef:00007f0012345000:0000000000400000:0400:00040000:0010\x00", string(b))
-	got, err := parseServeRegion(b)
-	require.NoError(t, err)
-	assert.Equal(t, r, got)
-
-	bad := []struct {
-		name, msg, err string
-	}{
-		{"empty", "", "want 6 fields"},
-		{"fields", "deadbeef:00007f0012345000:0000000000400000:0400:00040000", "want 6 fields"},
-		{"width", "deadbee:00007f0012345000:0000000000400000:0400:00040000:0010", "rkey \"deadbee\": want 8"},
-		{"not hex", "deadbeeg:00007f0012345000:0000000000400000:0400:00040000:0010", "not hexadecimal"},
-		{"mtu", "deadbeef:00007f0012345000:0000000000400000:0300:00040000:0010", "MTU 768"},
-		{"no room", "deadbeef:00007f0012345000:0000000000400000:0400:00080000:0010", "do not fit"},
-		{"no buffers", "deadbeef:00007f0012345000:0000000000400000:0400:00040000:0000", "do not fit"},
-		{"zero size", "deadbeef:00007f0012345000:0000000000000000:0400:00000000:0001", "do not fit"},
-		{"garbage", "\xff\xfe:::::", "want 8 hexadecimal"},
-	}
-	for _, tt := range bad {
-		t.Run(tt.name, func(t *testing.T) {
-			_, err := parseServeRegion(append([]byte(tt.msg), 0))
-			require.Error(t, err)
-			assert.Contains(t, err.Error(), tt.err)
-		})
-	}
 }
 
 func TestServeUsage(t *testing.T) {
@@ -224,7 +194,7 @@ func TestClientFailures(t *testing.T) {
 		assert.Contains(t, stderr, "connection refused (is ibpeer serve running there?)")
 	})
 	t.Run("wrong rkey", func(t *testing.T) {
-		srv := startServe(t, func(c *serveConfig) { c.region = func(r *serveRegion) { r.RKey ^= 0x100 } })
+		srv := startServe(t, func(c *serve.Config) { c.Region = func(r *serve.Region) { r.RKey ^= 0x100 } })
 		code, _, stderr := client(srv.tcp, "write", "--iters", "10")
 		out := srv.stop(t)
 		assert.Equal(t, exitError, code)
@@ -234,8 +204,8 @@ func TestClientFailures(t *testing.T) {
 	t.Run("server gone", func(t *testing.T) {
 		// The server stops 300 ms after it handed out its region.
 		served := make(chan struct{}, 1)
-		srv := startServe(t, func(c *serveConfig) {
-			c.region = func(*serveRegion) { served <- struct{}{} }
+		srv := startServe(t, func(c *serve.Config) {
+			c.Region = func(*serve.Region) { served <- struct{}{} }
 		})
 		go func() {
 			<-served
@@ -251,7 +221,7 @@ func TestClientFailures(t *testing.T) {
 	t.Run("verify catches a misplaced SEND", func(t *testing.T) {
 		// The server says its receive buffers are half as long as they
 		// are: the second SEND is read back from the wrong place.
-		srv := startServe(t, func(c *serveConfig) { c.region = func(r *serveRegion) { r.RecvLen /= 2 } })
+		srv := startServe(t, func(c *serve.Config) { c.Region = func(r *serve.Region) { r.RecvLen /= 2 } })
 		code, _, stderr := client(srv.tcp, "send", "--size", "4096", "--iters", "4", "--verify")
 		srv.stop(t)
 		assert.Equal(t, exitError, code)
@@ -327,7 +297,7 @@ func TestPcap(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	dir := t.TempDir()
 	spath, cpath := filepath.Join(dir, "server.pcap"), filepath.Join(dir, "client.pcap")
-	srv := startServe(t, func(c *serveConfig) { c.pcap = spath })
+	srv := startServe(t, func(c *serve.Config) { c.Pcap = spath })
 	code, stdout, stderr := ibpeer("write", "--addr", "127.0.0.1", "--to", srv.tcp.String(), "--size", "8192", "--iters", "50",
 		"--verify", "--loss", "0.05", "--pcap", cpath)
 	out := srv.stop(t)
@@ -389,9 +359,9 @@ func TestServeMaxConns(t *testing.T) {
 	const maxConns, deadline = 4, 2 * time.Second
 	var mu sync.Mutex
 	peak := 0
-	srv := startServe(t, func(c *serveConfig) {
-		c.maxConns, c.setupTimeout = maxConns, deadline
-		c.held = func(n int) {
+	srv := startServe(t, func(c *serve.Config) {
+		c.MaxConns, c.SetupTimeout = maxConns, deadline
+		c.Held = func(n int) {
 			mu.Lock()
 			peak = max(peak, n)
 			mu.Unlock()
