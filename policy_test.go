@@ -84,6 +84,7 @@ var allowedImports = map[string][]string{
 	"internal/peer/pingpong": {"endpoint", "internal/peer/device", "layers", "setup"},
 	"internal/peer/ucmatose": {"endpoint", "internal/peer/device", "layers"},
 	"internal/peer/serve":    {"endpoint", "internal/peer/device", "setup"},
+	"internal/peer/bw":       {"endpoint", "internal/peer/device", "internal/peer/perf", "internal/peer/serve", "layers", "setup"},
 	"cmd/":                   {"*"},
 	"interop":                {"*"},
 	"bench":                  {"*"},
