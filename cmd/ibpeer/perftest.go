@@ -15,8 +15,8 @@ import (
 
 	"github.com/ibwire/ibwire/endpoint"
 	"github.com/ibwire/ibwire/internal/peer/device"
+	"github.com/ibwire/ibwire/internal/peer/exchange"
 	"github.com/ibwire/ibwire/internal/peer/perf"
-	"github.com/ibwire/ibwire/internal/peer/serve"
 	"github.com/ibwire/ibwire/layers"
 	"github.com/ibwire/ibwire/setup"
 )
@@ -267,6 +267,12 @@ const perftestRxDepth = 512
 
 func (j *perftestJob) isServer() bool { return !j.server.IsValid() }
 
+// cmConfig is this side of perftest -R's connections.
+func (j *perftestJob) cmConfig() exchange.PerftestCMConfig {
+	mtu, _ := layers.PathMTUOf(j.mtu) // checked with the flags
+	return exchange.PerftestCMConfig{Server: j.server.Addr(), Local: j.addr, Port: j.port, MTU: mtu, Ready: j.ready}
+}
+
 func (j *perftestJob) run(ctx context.Context, stdout io.Writer) (err error) {
 	wire, err := endpoint.ListenUDP(netip.AddrPortFrom(j.addr, endpoint.RoCEv2Port))
 	if err != nil {
@@ -279,14 +285,14 @@ func (j *perftestJob) run(ctx context.Context, stdout io.Writer) (err error) {
 	diag := device.Open(wire, diagOut)
 	defer diag.Close()
 	dev := diag.Device
-	var cmx *perftestCM
+	var cmx *exchange.PerftestCM
 	var conn net.Conn
 	if j.rdmacm {
-		if cmx, err = j.dialCM(ctx, dev, stdout); err != nil {
+		if cmx, err = exchange.DialPerftestCM(ctx, dev, j.cmConfig(), stdout); err != nil {
 			return err
 		}
-		defer cmx.close()
-		conn = cmx.msg
+		defer cmx.Close()
+		conn = cmx.Msg()
 	} else if conn, err = j.dial(ctx, stdout); err != nil {
 		return err
 	}
@@ -349,7 +355,7 @@ func (j *perftestJob) run(ctx context.Context, stdout io.Writer) (err error) {
 		if j.isServer() || j.verb == "read" || j.verb == "atomic" {
 			resources = uint8(outReads)
 		}
-		if err := cmx.connectData(ctx, j, qp, mtu, resources); err != nil {
+		if err := cmx.ConnectData(ctx, qp, mtu, resources); err != nil {
 			return err
 		}
 		if err := p.ExchangeEmptyDest(); err != nil {
@@ -476,11 +482,11 @@ func (j *perftestJob) run(ctx context.Context, stdout io.Writer) (err error) {
 // done ends the set-up exchange: TCP's "done" message, or perftest -R's
 // disconnects (the client's DREQ for the data QP, then the server's for
 // the set-up connection).
-func (j *perftestJob) done(ctx context.Context, p *setup.PerftestConn, cmx *perftestCM) error {
+func (j *perftestJob) done(ctx context.Context, p *setup.PerftestConn, cmx *exchange.PerftestCM) error {
 	if cmx == nil {
 		return p.ExchangeDone()
 	}
-	return cmx.disconnect(ctx, j.isServer())
+	return cmx.Disconnect(ctx)
 }
 
 // wr is the client's i-th work request: to the start of the server's
@@ -502,7 +508,7 @@ func (j *perftestJob) wr(mr *endpoint.MR, remote setup.PerftestDest, i int) endp
 // dial connects the set-up exchange: as the server, it accepts one client.
 func (j *perftestJob) dial(ctx context.Context, stdout io.Writer) (net.Conn, error) {
 	if !j.isServer() {
-		d := net.Dialer{Timeout: serve.SetupTimeout}
+		d := net.Dialer{Timeout: exchange.SetupTimeout}
 		c, err := d.DialContext(ctx, "tcp", j.server.String())
 		if err != nil {
 			return nil, fmt.Errorf("set-up with %v: %w", j.server, err)

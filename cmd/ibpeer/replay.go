@@ -18,8 +18,8 @@ import (
 	"github.com/ibwire/ibwire/decode"
 	"github.com/ibwire/ibwire/dfilter"
 	"github.com/ibwire/ibwire/endpoint"
+	"github.com/ibwire/ibwire/internal/peer/exchange"
 	"github.com/ibwire/ibwire/internal/peer/perf"
-	"github.com/ibwire/ibwire/internal/peer/serve"
 	"github.com/ibwire/ibwire/layers"
 	"github.com/ibwire/ibwire/replay"
 	"github.com/ibwire/ibwire/setup"
@@ -796,7 +796,7 @@ func (s *tcpSetup) pingpong(conn net.Conn, local replay.Dest) (replay.Dest, erro
 		return replay.Dest{}, err
 	}
 	d := replay.Dest{LID: r.LID, QPN: r.QPN, PSN: layers.PSN(r.PSN), GID: netip.AddrFrom16(r.GID).Unmap()}
-	reg, ok, err := serve.ReadRegion(conn)
+	reg, ok, err := exchange.ReadRegion(conn)
 	if err != nil || !ok {
 		return d, err
 	}

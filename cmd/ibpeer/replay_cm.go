@@ -10,7 +10,7 @@ import (
 
 	"github.com/ibwire/ibwire/decode"
 	"github.com/ibwire/ibwire/endpoint"
-	"github.com/ibwire/ibwire/internal/peer/serve"
+	"github.com/ibwire/ibwire/internal/peer/exchange"
 	"github.com/ibwire/ibwire/layers"
 	"github.com/ibwire/ibwire/replay"
 	"github.com/ibwire/ibwire/setup"
@@ -34,11 +34,11 @@ type cmSetup struct {
 	rdAtom bool     // READs or atomics to come (the plan's, --payload's read-back): ask for responder resources
 	split  *replay.SplitWire
 	dev    *endpoint.Device
-	// limit bounds the whole exchange (default serve.SetupTimeout): with nobody
+	// limit bounds the whole exchange (default exchange.SetupTimeout): with nobody
 	// answering, RDMA CM would retry its REQ for minutes.
 	limit time.Duration
 
-	cmx      *perftestCM
+	cmx      *exchange.PerftestCM
 	p        *setup.PerftestConn
 	qp       *endpoint.QP
 	local    setup.PerftestDest
@@ -59,7 +59,7 @@ func (s *cmSetup) job() *perftestJob {
 func (s *cmSetup) Exchange(ctx context.Context, _ replay.Dest) (replay.Dest, error) {
 	limit := s.limit
 	if limit <= 0 {
-		limit = serve.SetupTimeout
+		limit = exchange.SetupTimeout
 	}
 	ctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
@@ -72,14 +72,14 @@ func (s *cmSetup) Exchange(ctx context.Context, _ replay.Dest) (replay.Dest, err
 
 func (s *cmSetup) exchange(ctx context.Context) (replay.Dest, error) {
 	j := s.job()
-	cmx, err := j.dialCM(ctx, s.dev, io.Discard)
+	cmx, err := exchange.DialPerftestCM(ctx, s.dev, j.cmConfig(), io.Discard)
 	if err != nil {
 		return replay.Dest{}, err
 	}
 	s.cmx = cmx
-	stop := context.AfterFunc(ctx, func() { cmx.msg.Close() })
+	stop := context.AfterFunc(ctx, func() { cmx.Msg().Close() })
 	defer stop()
-	s.p = setup.NewPerftestConnRDMACM(cmx.msg, false)
+	s.p = setup.NewPerftestConnRDMACM(cmx.Msg(), false)
 	if _, err := s.p.ExchangeVersions(setup.PerftestVersion); err != nil {
 		return replay.Dest{}, err
 	}
@@ -101,7 +101,7 @@ func (s *cmSetup) exchange(ctx context.Context) (replay.Dest, error) {
 	if s.rdAtom {
 		outReads, resources = perftestOutReads, perftestOutReads
 	}
-	if err := cmx.connectData(ctx, j, s.qp, mtu, resources); err != nil {
+	if err := cmx.ConnectData(ctx, s.qp, mtu, resources); err != nil {
 		return replay.Dest{}, err
 	}
 	if err := s.p.ExchangeEmptyDest(); err != nil {
@@ -142,25 +142,22 @@ func (s *cmSetup) Close() error {
 	defer cancel()
 	done := false
 	if s.ready {
-		s.cmx.msg.SetDeadline(time.Now().Add(cmSetupTimeout))
+		s.cmx.Msg().SetDeadline(time.Now().Add(cmSetupTimeout))
 		err := s.p.Finish(s.local, s.report, nil)
 		done = err == nil
 	}
 	var err error
 	if done {
-		err = s.cmx.disconnect(ctx, false)
+		err = s.cmx.Disconnect(ctx)
 	} else {
 		// The session broke off: end both connections here rather than
 		// wait for a server that is waiting for us.
-		if s.cmx.data != nil {
-			s.cmx.data.Disconnect(ctx)
-		}
-		err = s.cmx.ctrl.Disconnect(ctx)
+		err = s.cmx.Abort(ctx)
 	}
 	if errors.Is(err, context.DeadlineExceeded) {
 		err = nil
 	}
-	s.cmx.close()
+	s.cmx.Close()
 	if s.qp != nil {
 		s.qp.Destroy()
 	}

@@ -18,6 +18,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/ibwire/ibwire/endpoint"
+	"github.com/ibwire/ibwire/internal/peer/exchange"
 	"github.com/ibwire/ibwire/internal/peer/peertest"
 	"github.com/ibwire/ibwire/internal/peer/serve"
 	"github.com/ibwire/ibwire/layers"
@@ -194,7 +195,7 @@ func TestClientFailures(t *testing.T) {
 		assert.Contains(t, stderr, "connection refused (is ibpeer serve running there?)")
 	})
 	t.Run("wrong rkey", func(t *testing.T) {
-		srv := startServe(t, func(c *serve.Config) { c.Region = func(r *serve.Region) { r.RKey ^= 0x100 } })
+		srv := startServe(t, func(c *serve.Config) { c.Region = func(r *exchange.Region) { r.RKey ^= 0x100 } })
 		code, _, stderr := client(srv.tcp, "write", "--iters", "10")
 		out := srv.stop(t)
 		assert.Equal(t, exitError, code)
@@ -205,7 +206,7 @@ func TestClientFailures(t *testing.T) {
 		// The server stops 300 ms after it handed out its region.
 		served := make(chan struct{}, 1)
 		srv := startServe(t, func(c *serve.Config) {
-			c.Region = func(*serve.Region) { served <- struct{}{} }
+			c.Region = func(*exchange.Region) { served <- struct{}{} }
 		})
 		go func() {
 			<-served
@@ -221,7 +222,7 @@ func TestClientFailures(t *testing.T) {
 	t.Run("verify catches a misplaced SEND", func(t *testing.T) {
 		// The server says its receive buffers are half as long as they
 		// are: the second SEND is read back from the wrong place.
-		srv := startServe(t, func(c *serve.Config) { c.Region = func(r *serve.Region) { r.RecvLen /= 2 } })
+		srv := startServe(t, func(c *serve.Config) { c.Region = func(r *exchange.Region) { r.RecvLen /= 2 } })
 		code, _, stderr := client(srv.tcp, "send", "--size", "4096", "--iters", "4", "--verify")
 		srv.stop(t)
 		assert.Equal(t, exitError, code)

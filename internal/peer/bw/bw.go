@@ -27,8 +27,8 @@ import (
 	"github.com/ibwire/ibwire/endpoint"
 	"github.com/ibwire/ibwire/endpoint/wiretest"
 	"github.com/ibwire/ibwire/internal/peer/device"
+	"github.com/ibwire/ibwire/internal/peer/exchange"
 	"github.com/ibwire/ibwire/internal/peer/perf"
-	"github.com/ibwire/ibwire/internal/peer/serve"
 	"github.com/ibwire/ibwire/layers"
 	"github.com/ibwire/ibwire/setup"
 )
@@ -81,7 +81,7 @@ type bwConn struct {
 	tcp     net.Conn
 	psn     layers.PSN
 	remote  setup.PingpongDest
-	region  serve.Region
+	region  exchange.Region
 	mr      *endpoint.MR // the messages (atomics: the results)
 	mem     []byte
 	check   *endpoint.MR // where verification reads back to
@@ -90,23 +90,23 @@ type bwConn struct {
 
 // connect opens the set-up connection of one QP and moves the QP to RTS.
 func (j *job) connect(ctx context.Context, dev *endpoint.Device, c *bwConn) error {
-	d := net.Dialer{Timeout: serve.SetupTimeout}
+	d := net.Dialer{Timeout: exchange.SetupTimeout}
 	tcp, err := d.DialContext(ctx, "tcp", j.To.String())
 	if err != nil {
 		return fmt.Errorf("set-up with %v: %w (is ibpeer serve running there?)", j.To, err)
 	}
 	c.tcp = tcp
-	tcp.SetDeadline(time.Now().Add(serve.SetupTimeout))
+	tcp.SetDeadline(time.Now().Add(exchange.SetupTimeout))
 	c.psn = endpoint.RandomPSN()
 	local := setup.PingpongDest{QPN: c.qp.QPN(), PSN: c.psn, GID: dev.GID()}
 	if c.remote, err = setup.PingpongClient(tcp, local); err != nil {
 		return err
 	}
-	var msg [serve.RegionSize]byte
+	var msg [exchange.RegionSize]byte
 	if _, err := io.ReadFull(tcp, msg[:]); err != nil {
 		return fmt.Errorf("set-up with %v: reading the region message: %w (is the server ibpeer serve?)", j.To, err)
 	}
-	if c.region, err = serve.ParseRegion(msg[:]); err != nil {
+	if c.region, err = exchange.ParseRegion(msg[:]); err != nil {
 		return fmt.Errorf("set-up with %v: %w", j.To, err)
 	}
 	tcp.SetDeadline(time.Time{})
@@ -122,7 +122,7 @@ func (j *job) connect(ctx context.Context, dev *endpoint.Device, c *bwConn) erro
 // slots returns how many messages fit the server side at once and where
 // the n-th lands: distinct slots of the region (WRITE, READ) or the
 // receive buffers (SEND).
-func (j *job) slots(r serve.Region) (count int, stride uint64, err error) {
+func (j *job) slots(r exchange.Region) (count int, stride uint64, err error) {
 	switch j.Op {
 	case "send":
 		if uint64(j.Size) > uint64(r.RecvLen) {

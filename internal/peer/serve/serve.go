@@ -5,13 +5,12 @@
 // exchange, which is ibv_rc_pingpong's with one message more: each TCP
 // connection gets its own QP, and, once the client has sent its address,
 // its own memory region, whose rkey, VA, size, path MTU and receive
-// buffers the Region message tells the client after the pingpong
+// buffers the region message (exchange.Region) tells the client after the pingpong
 // messages. SENDs land in the region's receive buffers, each posted again
 // as soon as it completed. The QP and the region live as long as the TCP
 // connection; MaxConns bounds the connections held, SetupTimeout the
-// set-up of each, and refusals are logged at most once a second.
-// ParseRegion and ReadRegion are the client's side of the Region message,
-// which the write/read/send/atomic clients and replay's compare mode read.
+// set-up of each, and refusals are logged at most once a second. The
+// clients' side of the region message is package exchange's.
 package serve
 
 import (
@@ -27,6 +26,7 @@ import (
 
 	"github.com/ibwire/ibwire/endpoint"
 	"github.com/ibwire/ibwire/internal/peer/device"
+	"github.com/ibwire/ibwire/internal/peer/exchange"
 	"github.com/ibwire/ibwire/setup"
 )
 
@@ -48,11 +48,12 @@ type Config struct {
 	Ready func(tcp netip.AddrPort)
 	// Region, when set, may change what a connection is told about its
 	// region (tests use it to hand out a wrong rkey).
-	Region func(*Region)
+	Region func(*exchange.Region)
 	// Held, when set, learns the number of regions the server holds each
 	// time it changes (tests).
 	Held func(n int)
-	// SetupTimeout bounds each set-up exchange (default SetupTimeout).
+	// SetupTimeout bounds each set-up exchange (default
+	// exchange.SetupTimeout).
 	SetupTimeout time.Duration
 	// MaxConns bounds the connections held at once (default
 	// DefaultMaxConns).
@@ -119,7 +120,7 @@ func Run(ctx context.Context, cfg Config, out io.Writer) error {
 		return fmt.Errorf("set-up listener: %w", err)
 	}
 	if cfg.SetupTimeout <= 0 {
-		cfg.SetupTimeout = SetupTimeout
+		cfg.SetupTimeout = exchange.SetupTimeout
 	}
 	if cfg.MaxConns <= 0 {
 		cfg.MaxConns = DefaultMaxConns
@@ -201,10 +202,6 @@ func Run(ctx context.Context, cfg Config, out io.Writer) error {
 	return acceptErr
 }
 
-// SetupTimeout bounds each set-up exchange: a connection that has not
-// finished it by then is dropped. ibpeer's clients give a server as long.
-const SetupTimeout = 10 * time.Second
-
 // DefaultMaxConns is --max-conns's default.
 const DefaultMaxConns = 64
 
@@ -264,7 +261,7 @@ func (s *server) handle(ctx context.Context, id int, c net.Conn) {
 		fail(err)
 		return
 	}
-	reg := Region{RKey: mr.RKey(), VA: mr.Addr(), Size: uint64(cfg.MRSize), MTU: cfg.MTU, RecvLen: uint32(slot), RecvCount: cfg.Recv}
+	reg := exchange.Region{RKey: mr.RKey(), VA: mr.Addr(), Size: uint64(cfg.MRSize), MTU: cfg.MTU, RecvLen: uint32(slot), RecvCount: cfg.Recv}
 	if cfg.Region != nil {
 		cfg.Region(&reg)
 	}

@@ -1,4 +1,4 @@
-package serve
+package exchange
 
 import (
 	"bytes"
@@ -7,9 +7,15 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"time"
 
-	"github.com/ibwire/ibwire/internal/peer/device"
+	"github.com/ibwire/ibwire/layers"
 )
+
+// SetupTimeout bounds a set-up exchange: ibpeer serve drops a connection
+// that has not finished it by then, and ibpeer's clients give a server as
+// long.
+const SetupTimeout = 10 * time.Second
 
 // RegionSize is the size of the region message: 61 characters and a
 // NUL.
@@ -56,8 +62,8 @@ func ParseRegion(b []byte) (Region, error) {
 		v[i] = n
 	}
 	r := Region{RKey: uint32(v[0]), VA: v[1], Size: v[2], MTU: int(v[3]), RecvLen: uint32(v[4]), RecvCount: int(v[5])}
-	if _, err := device.PathMTU(r.MTU); err != nil {
-		return Region{}, fmt.Errorf("region message: %v", err)
+	if _, ok := layers.PathMTUOf(r.MTU); !ok {
+		return Region{}, fmt.Errorf("region message: MTU %d: want 256, 512, 1024, 2048 or 4096", r.MTU)
 	}
 	if r.Size == 0 || r.RecvCount == 0 || uint64(r.RecvLen)*uint64(r.RecvCount) > r.Size {
 		return Region{}, fmt.Errorf("region message: %d receive buffers of %d bytes do not fit a region of %d bytes", r.RecvCount, r.RecvLen, r.Size)
