@@ -86,6 +86,7 @@ var allowedImports = map[string][]string{
 	"internal/peer/serve":    {"endpoint", "internal/peer/device", "internal/peer/exchange", "setup"},
 	"internal/peer/bw":       {"endpoint", "internal/peer/device", "internal/peer/exchange", "internal/peer/perf", "layers", "setup"},
 	"internal/peer/exchange": {"endpoint", "layers"},
+	"internal/peer/perftest": {"endpoint", "internal/peer/device", "internal/peer/exchange", "internal/peer/perf", "layers", "setup"},
 	"cmd/":                   {"*"},
 	"interop":                {"*"},
 	"bench":                  {"*"},

@@ -19,6 +19,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/ibwire/ibwire/internal/peer/peertest"
+	"github.com/ibwire/ibwire/internal/peer/perftest"
 	"github.com/ibwire/ibwire/setup"
 )
 
@@ -37,9 +38,9 @@ func runPerftestServer(t *testing.T, args ...string) *perftestServer {
 	j, code := parsePerftest(args, io.Discard, &errb)
 	require.NotNil(t, j, "exit %d: %s", code, errb.String())
 	ready := make(chan netip.AddrPort, 1)
-	j.ready = func(a netip.AddrPort) { ready <- a }
+	j.Ready = func(a netip.AddrPort) { ready <- a }
 	s := &perftestServer{out: &peertest.Buffer{}, done: make(chan error, 1)}
-	go func() { s.done <- j.run(context.Background(), s.out) }()
+	go func() { s.done <- perftest.Run(context.Background(), *j, s.out) }()
 	select {
 	case s.addr = <-ready:
 	case err := <-s.done:

@@ -839,7 +839,7 @@ func (r mtuRange) refusal() string {
 // responses differently).
 func negotiateCaptureMTU(p *setup.PerftestConn, mtus mtuRange) (layers.PathMTU, error) {
 	proposed, _ := layers.PathMTUOf(mtus.max) // a plan's MTUs are IB MTUs
-	o, err := p.Negotiate(setup.PerftestParams{CycleBuffer: perftestCycleBuffer, CacheLine: perftestCacheLine, MTU: proposed})
+	o, err := p.Negotiate(setup.PerftestParams{CycleBuffer: exchange.PerftestCycleBuffer, CacheLine: exchange.PerftestCacheLine, MTU: proposed})
 	if err != nil {
 		return 0, err
 	}

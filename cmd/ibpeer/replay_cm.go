@@ -52,8 +52,10 @@ func (s *cmSetup) setReport(r setup.PerftestBWReport) { s.report = r }
 // cmSetupTimeout bounds Close's steps.
 const cmSetupTimeout = 5 * time.Second
 
-func (s *cmSetup) job() *perftestJob {
-	return &perftestJob{server: netip.AddrPortFrom(s.server, uint16(s.port)), port: s.port, mtu: s.mtus.max}
+// cmConfig is the client side of perftest -R's connections.
+func (s *cmSetup) cmConfig() exchange.PerftestCMConfig {
+	mtu, _ := layers.PathMTUOf(s.mtus.max) // a plan's MTUs are IB MTUs
+	return exchange.PerftestCMConfig{Server: s.server, Port: s.port, MTU: mtu}
 }
 
 func (s *cmSetup) Exchange(ctx context.Context, _ replay.Dest) (replay.Dest, error) {
@@ -71,8 +73,7 @@ func (s *cmSetup) Exchange(ctx context.Context, _ replay.Dest) (replay.Dest, err
 }
 
 func (s *cmSetup) exchange(ctx context.Context) (replay.Dest, error) {
-	j := s.job()
-	cmx, err := exchange.DialPerftestCM(ctx, s.dev, j.cmConfig(), io.Discard)
+	cmx, err := exchange.DialPerftestCM(ctx, s.dev, s.cmConfig(), io.Discard)
 	if err != nil {
 		return replay.Dest{}, err
 	}
@@ -99,7 +100,7 @@ func (s *cmSetup) exchange(ctx context.Context) (replay.Dest, error) {
 	s.split.Divert(s.qp.QPN())
 	outReads, resources := 1, uint8(0)
 	if s.rdAtom {
-		outReads, resources = perftestOutReads, perftestOutReads
+		outReads, resources = exchange.PerftestOutReads, exchange.PerftestOutReads
 	}
 	if err := cmx.ConnectData(ctx, s.qp, mtu, resources); err != nil {
 		return replay.Dest{}, err
