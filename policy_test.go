@@ -68,7 +68,9 @@ var allowedImports = map[string][]string{
 	// endpoint: gopacket only for the SerializeBuffer type layers' SerializeTo takes.
 	"endpoint":          {"layers", "golang.org/x/net/ipv4", "golang.org/x/net/ipv6", "golang.org/x/sys/unix", "github.com/google/gopacket"},
 	"endpoint/wiretest": {"endpoint", "layers"},
-	"replay":            {"capture", "craft", "layers", "decode", "endpoint", "setup", "github.com/google/gopacket"},
+	// replay: internal/peer/exchange for ibpeer serve's region message and
+	// perftest -R's RDMA CM steps, which its set-ups share with ibpeer.
+	"replay": {"capture", "craft", "layers", "decode", "endpoint", "setup", "internal/peer/exchange", "github.com/google/gopacket"},
 	// setup: the tools' set-up messages and steps, a leaf beside layers.
 	"setup":             {"layers"},
 	"fuzz":              {"capture", "decode", "internal/output", "endpoint", "layers", "dfilter", "craft", "github.com/google/gopacket"},

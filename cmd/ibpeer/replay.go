@@ -18,7 +18,6 @@ import (
 	"github.com/ibwire/ibwire/decode"
 	"github.com/ibwire/ibwire/dfilter"
 	"github.com/ibwire/ibwire/endpoint"
-	"github.com/ibwire/ibwire/internal/peer/exchange"
 	"github.com/ibwire/ibwire/internal/peer/perf"
 	"github.com/ibwire/ibwire/layers"
 	"github.com/ibwire/ibwire/replay"
@@ -591,20 +590,20 @@ func (j *replayJob) compare(ctx context.Context, c *replay.Capture, info io.Writ
 		peer = replay.NewWirePeer(split.Diverted(), j.target)
 		dev := endpoint.NewDevice(split.Rest())
 		defer dev.Close()
-		cs := &cmSetup{server: j.target.Addr(), port: j.cmPort, mtus: planMTUs(plan), rdAtom: hasReadsOrAtomics(plan) || f.payload, split: split, dev: dev}
+		cs := &replay.CMSetup{Server: j.target.Addr(), Port: j.cmPort, MTUs: plan.MTURange(), RdAtom: hasReadsOrAtomics(plan) || f.payload, Split: split, Dev: dev}
 		defer cs.Close()
 		how = cs
 	case "manual":
 		peer = replay.NewWirePeer(w, j.target)
-		how = manualSetup{replay.Dest{QPN: uint32(f.peerQPN), PSN: layers.PSN(f.peerPSN), RKey: uint32(f.peerRKey), VA: f.peerVA}}
+		how = replay.ManualSetup{Remote: replay.Dest{QPN: uint32(f.peerQPN), PSN: layers.PSN(f.peerPSN), RKey: uint32(f.peerRKey), VA: f.peerVA}}
 	default:
 		peer = replay.NewWirePeer(w, j.target)
 		oob := f.oob
 		if oob == "" {
 			oob = net.JoinHostPort(j.target.Addr().String(), strconv.Itoa(setup.DefaultPort))
 		}
-		ts := &tcpSetup{kind: f.setup, addr: oob, gid: w.LocalAddr().Addr().As16(), mtus: planMTUs(plan), regionLen: plan.RegionLen,
-			fallback: !f.setupGiven}
+		ts := &replay.TCPSetup{Kind: f.setup, Addr: oob, GID: w.LocalAddr().Addr().As16(), MTUs: plan.MTURange(), RegionLen: plan.RegionLen,
+			Fallback: !f.setupGiven}
 		defer ts.Close()
 		how = ts
 	}
@@ -618,11 +617,11 @@ func (j *replayJob) compare(ctx context.Context, c *replay.Capture, info io.Writ
 		return exitError, err
 	}
 	if r, ok := how.(reporter); ok {
-		r.setReport(playReport(res))
+		r.SetReport(playReport(res))
 	}
-	if ts, ok := how.(*tcpSetup); ok && ts.fellBack {
+	if ts, ok := how.(*replay.TCPSetup); ok && ts.FellBack() {
 		f.setup = "pingpong"
-		fmt.Fprintf(info, "compare: the peer did not answer perftest's set-up within %v; it answered ibpeer serve's (--setup pingpong)\n", setupFallbackWait)
+		fmt.Fprintf(info, "compare: the peer did not answer perftest's set-up within %v; it answered ibpeer serve's (--setup pingpong)\n", replay.SetupFallbackWait)
 	}
 	res.WriteRNR(info, rnrFix[f.setup])
 	res.WriteDiff(info, j.target.String())
@@ -669,7 +668,7 @@ func cmPort(oob string, target netip.Addr) (int, error) {
 // reporter is a perftest set-up, whose closing steps send the client's
 // bandwidth report, which the server prints as its own.
 type reporter interface {
-	setReport(setup.PerftestBWReport)
+	SetReport(setup.PerftestBWReport)
 }
 
 // playReport is the report of a play as a perftest client's: the
@@ -684,198 +683,6 @@ func playReport(res *replay.Result) setup.PerftestBWReport {
 	size := bytes / uint64(n)
 	avg, rate := perf.BWFigures(size, uint64(n), res.Elapsed.Seconds(), true)
 	return setup.PerftestBWReport{Size: size, Iterations: uint64(n), BWAverage: avg, MsgRate: rate}
-}
-
-// manualSetup announces nothing and takes the peer's values from flags.
-type manualSetup struct{ remote replay.Dest }
-
-func (m manualSetup) Exchange(context.Context, replay.Dest) (replay.Dest, error) {
-	return m.remote, nil
-}
-
-// tcpSetup runs the client side of ibv_rc_pingpong's or perftest's TCP
-// exchange with endpoint's codecs, and perftest's closing steps on Close.
-type tcpSetup struct {
-	kind, addr string
-	gid        [16]byte
-	mtus       mtuRange
-	regionLen  uint64 // bytes of the peer's region the requests touch
-	// fallback: --setup was not given, so a peer that does not answer
-	// perftest's version message within setupFallbackWait gets ibpeer
-	// serve's exchange (pingpong) on a new connection; fellBack says it
-	// did.
-	fallback, fellBack bool
-	conn               net.Conn
-	pt                 *setup.PerftestConn
-	local              setup.PerftestDest
-	report             setup.PerftestBWReport // sent on Close
-}
-
-func (s *tcpSetup) setReport(r setup.PerftestBWReport) { s.report = r }
-
-func (s *tcpSetup) Exchange(ctx context.Context, local replay.Dest) (replay.Dest, error) {
-	conn, err := s.dial(ctx)
-	if err != nil {
-		return replay.Dest{}, err
-	}
-	if s.kind == "pingpong" {
-		return s.pingpong(conn, local)
-	}
-	s.pt = setup.NewPerftestConn(conn, false)
-	if s.fallback {
-		conn.SetDeadline(time.Now().Add(setupFallbackWait))
-	}
-	if _, err := s.pt.ExchangeVersions(setup.PerftestVersion); err != nil {
-		if !s.fallback || !silentPeer(err) {
-			return replay.Dest{}, err
-		}
-		// Not a perftest server: ibpeer serve waits for the pingpong
-		// message and says nothing to perftest's.
-		conn.Close()
-		s.pt, s.kind, s.fellBack = nil, "pingpong", true
-		if conn, err = s.dial(ctx); err != nil {
-			return replay.Dest{}, err
-		}
-		d, err := s.pingpong(conn, local)
-		if err != nil {
-			err = fmt.Errorf("the peer did not answer perftest's first message within %v, and ibpeer serve's exchange (--setup pingpong) failed: %w", setupFallbackWait, err)
-		}
-		return d, err
-	}
-	s.deadline(ctx)
-	mtu, err := negotiateCaptureMTU(s.pt, s.mtus)
-	if err != nil {
-		return replay.Dest{}, err
-	}
-	s.local = setup.PerftestDest{OutReads: 1, QPN: local.QPN, PSN: local.PSN, GID: s.gid}
-	var r setup.PerftestDest
-	for range 3 { // handshakes #1 (addresses), #2 and #3 (after RTR)
-		if r, err = s.pt.Handshake(s.local); err != nil {
-			return replay.Dest{}, err
-		}
-	}
-	peer := perftestPeer(r)
-	peer.MTU = mtu.Bytes()
-	return peer, nil
-}
-
-// setupFallbackWait is how long a peer has to answer perftest's version
-// message before replay, not told --setup, takes it for ibpeer serve. A
-// perftest server answers at once.
-const setupFallbackWait = time.Second
-
-// silentPeer reports a set-up step that failed because the peer said
-// nothing back: it timed out, or hung up before answering in full.
-func silentPeer(err error) bool {
-	var ne net.Error
-	return errors.As(err, &ne) && ne.Timeout() || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)
-}
-
-// dial connects the set-up exchange, bounded by ctx's deadline.
-func (s *tcpSetup) dial(ctx context.Context) (net.Conn, error) {
-	var d net.Dialer
-	conn, err := d.DialContext(ctx, "tcp", s.addr)
-	if err != nil {
-		return nil, err
-	}
-	s.conn = conn
-	s.deadline(ctx)
-	return conn, nil
-}
-
-func (s *tcpSetup) deadline(ctx context.Context) {
-	dl, _ := ctx.Deadline()
-	s.conn.SetDeadline(dl)
-}
-
-// pingpong runs ibv_rc_pingpong's exchange and reads ibpeer serve's region
-// message after it.
-func (s *tcpSetup) pingpong(conn net.Conn, local replay.Dest) (replay.Dest, error) {
-	r, err := setup.PingpongClient(conn, setup.PingpongDest{QPN: local.QPN, PSN: local.PSN, GID: s.gid})
-	if err != nil {
-		return replay.Dest{}, err
-	}
-	d := replay.Dest{LID: r.LID, QPN: r.QPN, PSN: layers.PSN(r.PSN), GID: netip.AddrFrom16(r.GID).Unmap()}
-	reg, ok, err := exchange.ReadRegion(conn)
-	if err != nil || !ok {
-		return d, err
-	}
-	if !s.mtus.has(reg.MTU) {
-		return d, fmt.Errorf("the peer's QPs use path MTU %d%s: start ibpeer serve with --mtu %d", reg.MTU, s.mtus.refusal(), s.mtus.nearest(reg.MTU))
-	}
-	d.MTU = reg.MTU
-	if reg.Size < s.regionLen {
-		return d, fmt.Errorf("the peer's region has %d bytes, the captured requests touch %d: start ibpeer serve with --mr-size %d or more", reg.Size, s.regionLen, s.regionLen)
-	}
-	d.RKey, d.VA = reg.RKey, reg.VA
-	return d, nil
-}
-
-// mtuRange is the path MTUs at which a plan's messages segment as
-// captured (replay.Plan's MTUMin to MTUMax).
-type mtuRange struct{ min, max int }
-
-func planMTUs(p *replay.Plan) mtuRange { return mtuRange{p.MTUMin, p.MTUMax} }
-
-func (r mtuRange) has(mtu int) bool { return r.min <= mtu && mtu <= r.max }
-
-// nearest is the MTU of the range closest to mtu: the one to ask a peer
-// at mtu for.
-func (r mtuRange) nearest(mtu int) int { return min(max(mtu, r.min), r.max) }
-
-// refusal says, after a peer's MTU, what the capture needs.
-func (r mtuRange) refusal() string {
-	if r.min == r.max {
-		return fmt.Sprintf(", the capture %d", r.min)
-	}
-	return fmt.Sprintf("; the captured messages segment the same only at path MTUs %d to %d", r.min, r.max)
-}
-
-// negotiateCaptureMTU runs the rest of perftest's opening exchange as a
-// client, after the versions (buffer sizes, MTU), proposing the largest MTU at which the
-// captured messages segment as captured, and refuses a peer that settles
-// on one below the range: perftest takes the smaller MTU, and the peer's
-// QP would drop the capture's full-size packets (or split its READ
-// responses differently).
-func negotiateCaptureMTU(p *setup.PerftestConn, mtus mtuRange) (layers.PathMTU, error) {
-	proposed, _ := layers.PathMTUOf(mtus.max) // a plan's MTUs are IB MTUs
-	o, err := p.Negotiate(setup.PerftestParams{CycleBuffer: exchange.PerftestCycleBuffer, CacheLine: exchange.PerftestCacheLine, MTU: proposed})
-	if err != nil {
-		return 0, err
-	}
-	mtu := o.MTU
-	if !mtus.has(mtu.Bytes()) {
-		refusal := mtus.refusal()
-		if mtus.min == mtus.max {
-			refusal = fmt.Sprintf(", the capture's path MTU %d", mtus.min)
-		}
-		return 0, fmt.Errorf("the peer's active MTU is %d%s: give the peer -m %d", mtu.Bytes(), refusal, mtus.nearest(mtu.Bytes()))
-	}
-	return mtu, nil
-}
-
-// perftestPeer is what a peer's perftest QP message announces, as the
-// responder compare mode plays against.
-func perftestPeer(r setup.PerftestDest) replay.Dest {
-	return replay.Dest{LID: r.LID, QPN: r.QPN, PSN: layers.PSN(r.PSN), RKey: r.RKey, VA: r.VAddr,
-		GID: netip.AddrFrom16(r.GID).Unmap(), OutReads: int(r.OutReads)}
-}
-
-// Close ends a perftest session as a client does (end-of-test handshake,
-// reports, closing handshake, done) so the server finishes cleanly; the
-// report is the play's (setReport), which the server prints; errors
-// there change nothing about the comparison and are ignored.
-func (s *tcpSetup) Close() error {
-	if s.conn == nil {
-		return nil
-	}
-	if s.pt != nil {
-		s.conn.SetDeadline(time.Now().Add(2 * time.Second))
-		if err := s.pt.Finish(s.local, s.report, nil); err == nil {
-			s.pt.ExchangeDone()
-		}
-	}
-	return s.conn.Close()
 }
 
 // writeImage writes the responder's region as the capture shows it
