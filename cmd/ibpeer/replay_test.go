@@ -450,14 +450,3 @@ func TestReplayToInterface(t *testing.T) {
 	assert.Equal(t, exitUsage, code)
 	assert.Contains(t, stderr, "interface nonexistent0")
 }
-
-// TestWriteImageRefusesHugeRegion: a capture whose requests span more than
-// replay builds in memory (two VAs a TiB apart) is refused with the span,
-// and no file is written.
-func TestWriteImageRefusesHugeRegion(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "region.bin")
-	err := writeImage(&replay.Plan{RegionLen: 1 << 40}, path)
-	require.Error(t, err)
-	assert.Contains(t, err.Error(), "--image: the requests span 1099511627776 bytes")
-	assert.NoFileExists(t, path)
-}
