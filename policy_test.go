@@ -95,6 +95,12 @@ var allowedImports = map[string][]string{
 	"bench":                   {"*"},
 }
 
+// packetLibraries may not be imported by a command's own code: a command
+// parses flags, builds a package's Config and turns its result into an
+// exit status; frames are the packages' business (layers, craft, replay,
+// endpoint...). Its tests may decode what it wrote.
+var packetLibraries = []string{"github.com/google/gopacket"}
+
 // uiToolkits may be imported by internal/tui alone, tests included, whatever
 // allowedImports says of a package (cmd/ may import anything else).
 var uiToolkits = []string{"github.com/rivo/tview", "github.com/gdamore/tcell"}
@@ -130,6 +136,11 @@ func TestImportDirection(t *testing.T) {
 				continue // standard library
 			}
 			assert.True(t, importAllowed(imp, allowed), "%s must not import %s (ARCHITECTURE.md)", rel, imp)
+		}
+		if strings.HasPrefix(rel, "cmd/") {
+			for _, imp := range p.Imports {
+				assert.False(t, importAllowed(imp, packetLibraries), "%s must not import %s: a command builds a package's Config and runs it; the package handles frames", rel, imp)
+			}
 		}
 		if rel != "internal/tui" {
 			for _, imp := range append(append(p.Imports, p.TestImports...), p.XTestImports...) {
