@@ -22,6 +22,7 @@ import (
 	"github.com/ibwire/ibwire/internal/peer/craftcmd"
 	"github.com/ibwire/ibwire/internal/peer/peertest"
 	"github.com/ibwire/ibwire/internal/peer/serve"
+	"github.com/ibwire/ibwire/internal/peer/serve/servetest"
 	"github.com/ibwire/ibwire/layers"
 	"github.com/ibwire/ibwire/replay"
 )
@@ -71,10 +72,10 @@ func TestReplayCompareLatencyAgainstServe(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			pcap := craftLat(t, tt.mtu, 20, tt.op)
-			srv := startServe(t, nil)
-			code, stdout, stderr := ibpeer("replay", "--compare", "--to", "127.0.0.2", "--oob", srv.tcp.String(),
+			srv := servetest.Start(t, nil)
+			code, stdout, stderr := ibpeer("replay", "--compare", "--to", "127.0.0.2", "--oob", srv.TCP.String(),
 				"--setup", "pingpong", "--timeout", "2s", pcap)
-			out := srv.stop(t)
+			out := srv.Stop(t)
 			require.Equal(t, exitOK, code, "summary:\n%s\nstderr:\n%s\nserver:\n%s", summaryLines(stdout), stderr, out)
 			assert.Contains(t, stdout, "compare: played 20 requests")
 			ackSummary(t, stdout, 20)
@@ -114,9 +115,9 @@ func TestReplayCompareMTURange(t *testing.T) {
 			args := []string{"replay", "--compare", "--to", "127.0.0.2", "--setup", tt.setup, "--timeout", "2s"}
 			var stop func() string
 			if tt.setup == "pingpong" {
-				srv := startServe(t, func(c *serve.Config) { c.MTU = tt.peerMTU })
-				args = append(args, "--oob", srv.tcp.String())
-				stop = func() string { return srv.stop(t) }
+				srv := servetest.Start(t, func(c *serve.Config) { c.MTU = tt.peerMTU })
+				args = append(args, "--oob", srv.TCP.String())
+				stop = func() string { return srv.Stop(t) }
 			} else {
 				port, wait := startPerftestServer(t, "write", "-m", fmt.Sprint(tt.peerMTU))
 				args = append(args, "--oob", fmt.Sprintf("127.0.0.2:%d", port))
@@ -228,10 +229,10 @@ func TestReplayCompareLatencyCaptures(t *testing.T) {
 				image, err = os.ReadFile(img)
 				require.NoError(t, err)
 			}
-			srv := startServe(t, func(c *serve.Config) { c.Image = image })
-			args := append([]string{"replay", "--compare", "--to", "127.0.0.2", "--oob", srv.tcp.String()}, tt.args...)
+			srv := servetest.Start(t, func(c *serve.Config) { c.Image = image })
+			args := append([]string{"replay", "--compare", "--to", "127.0.0.2", "--oob", srv.TCP.String()}, tt.args...)
 			code, stdout, stderr := ibpeer(append(args, dir+tt.capture)...)
-			out := srv.stop(t)
+			out := srv.Stop(t)
 			require.Equal(t, exitOK, code, "report:\n%s\nstderr:\n%s\nserver:\n%s", stdout, stderr, out)
 			assert.Contains(t, stdout, "compare: played 200 requests")
 			ackSummary(t, stdout, 200)

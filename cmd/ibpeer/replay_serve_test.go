@@ -12,6 +12,7 @@ import (
 
 	"github.com/ibwire/ibwire/internal/peer/peertest"
 	"github.com/ibwire/ibwire/internal/peer/serve"
+	"github.com/ibwire/ibwire/internal/peer/serve/servetest"
 )
 
 // TestReplayCompareAgainstServe is issue 9's end-to-end check: the
@@ -67,15 +68,15 @@ func TestReplayCompareAgainstServe(t *testing.T) {
 				image, err = os.ReadFile(img)
 				require.NoError(t, err)
 			}
-			srv := startServe(t, func(c *serve.Config) {
+			srv := servetest.Start(t, func(c *serve.Config) {
 				c.Image, c.MTU = image, tt.mtu
 				if tt.mrSize != 0 {
 					c.MRSize, c.Recv = tt.mrSize, 1
 				}
 			})
-			code, stdout, stderr := ibpeer("replay", "--compare", "--to", "127.0.0.2", "--oob", srv.tcp.String(),
+			code, stdout, stderr := ibpeer("replay", "--compare", "--to", "127.0.0.2", "--oob", srv.TCP.String(),
 				"--setup", "pingpong", "--payload", "--timeout", "2s", pcap)
-			out := srv.stop(t)
+			out := srv.Stop(t)
 			assert.Equal(t, tt.code, code, "summary:\n%s\nstderr:\n%s\nserver:\n%s", summaryLines(stdout), stderr, out)
 			for _, s := range tt.stdout {
 				assert.True(t, strings.Contains(stdout, s), "want %q in the report; its summary:\n%s", s, summaryLines(stdout))
@@ -122,16 +123,16 @@ func TestServeImageFlag(t *testing.T) {
 // dropped, and the server says so with the cause, as every mode does.
 func TestServeSaysWhyItDrops(t *testing.T) {
 	peertest.NeedLoopbackPorts(t)
-	srv := startServe(t, nil)
+	srv := servetest.Start(t, nil)
 	code, _, stderr := ibpeer("replay", "--to", "127.0.0.2", "--pps", "5000", "-c", "50", rxe+"write_bw.pcap")
 	require.Equal(t, exitOK, code, stderr)
 	// replay is done when its datagrams are sent, not when the server has
 	// read them: stopped at once, the server closed with all 50 still in
 	// its socket and reported "received 0" (1 run in 15). The first drop
 	// is reported as it happens, so wait for it.
-	require.Eventually(t, func() bool { return strings.Contains(srv.out.String(), "ibpeer: dropped ") },
-		10*time.Second, 5*time.Millisecond, "the server never reported a drop: %s", srv.out.String())
-	out := srv.stop(t)
+	require.Eventually(t, func() bool { return strings.Contains(srv.Out.String(), "ibpeer: dropped ") },
+		10*time.Second, 5*time.Millisecond, "the server never reported a drop: %s", srv.Out.String())
+	out := srv.Stop(t)
 	assert.Contains(t, out, "ibpeer: dropped ")
 	assert.Contains(t, out, " packets from 127.0.0.1: unknown destination QPN 0x000011 (no such QP; was the set-up exchange answered?)")
 }

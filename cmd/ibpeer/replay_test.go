@@ -20,6 +20,7 @@ import (
 	"github.com/ibwire/ibwire/capture"
 	"github.com/ibwire/ibwire/decode"
 	"github.com/ibwire/ibwire/endpoint"
+	"github.com/ibwire/ibwire/internal/peer/peertest"
 	"github.com/ibwire/ibwire/layers"
 	"github.com/ibwire/ibwire/replay"
 )
@@ -201,7 +202,7 @@ func TestReplaySelect(t *testing.T) {
 	code, stdout, stderr := ibpeer("replay", "-Y", "bth.opcode == 17", "-F", "pcapng", "-w", out, rxe+"write_bw.pcap")
 	require.Equal(t, exitOK, code, stderr)
 	assert.Contains(t, stdout, "Wrote 200 of 1043 frames")
-	ps := readFrames(t, out)
+	ps := peertest.ReadFrames(t, out)
 	assert.Len(t, ps, 200)
 	code, stdout, stderr = ibpeer("replay", "-Y", "bth.opcode == 17", "--conn", "-w", out, rxe+"write_bw.pcap")
 	require.Equal(t, exitOK, code, stderr)

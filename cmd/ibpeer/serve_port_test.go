@@ -12,6 +12,7 @@ import (
 
 	"github.com/ibwire/ibwire/internal/looptest"
 	"github.com/ibwire/ibwire/internal/peer/serve"
+	"github.com/ibwire/ibwire/internal/peer/serve/servetest"
 )
 
 // TestServeTwiceFails: a second ibpeer serve on an address where one
@@ -21,8 +22,8 @@ import (
 func TestServeTwiceFails(t *testing.T) {
 	looptest.Hold(t)
 	const ip = "127.81.21.1"
-	first := startServe(t, func(c *serve.Config) { c.Addr = netip.MustParseAddr(ip) })
-	defer first.stop(t)
+	first := servetest.Start(t, func(c *serve.Config) { c.Addr = netip.MustParseAddr(ip) })
+	defer first.Stop(t)
 
 	type result struct {
 		code           int

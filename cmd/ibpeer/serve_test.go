@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"net"
@@ -21,46 +20,10 @@ import (
 	"github.com/ibwire/ibwire/internal/peer/exchange"
 	"github.com/ibwire/ibwire/internal/peer/peertest"
 	"github.com/ibwire/ibwire/internal/peer/serve"
+	"github.com/ibwire/ibwire/internal/peer/serve/servetest"
 	"github.com/ibwire/ibwire/layers"
 	"github.com/ibwire/ibwire/setup"
 )
-
-// testServer is an ibpeer serve on 127.0.0.2 with its TCP port chosen by
-// the kernel.
-type testServer struct {
-	tcp    netip.AddrPort
-	out    *peertest.Buffer
-	cancel context.CancelFunc
-	done   chan error
-}
-
-func startServe(t *testing.T, change func(*serve.Config)) *testServer {
-	t.Helper()
-	cfg := serve.Config{Addr: netip.MustParseAddr("127.0.0.2"), Port: 0, MRSize: 1 << 20, MTU: 1024, Recv: 16}
-	if change != nil {
-		change(&cfg)
-	}
-	ready := make(chan netip.AddrPort, 1)
-	cfg.Ready = func(a netip.AddrPort) { ready <- a }
-	ctx, cancel := context.WithCancel(context.Background())
-	s := &testServer{out: &peertest.Buffer{}, cancel: cancel, done: make(chan error, 1)}
-	go func() { s.done <- serve.Run(ctx, cfg, s.out) }()
-	select {
-	case s.tcp = <-ready:
-	case err := <-s.done:
-		cancel()
-		t.Fatalf("serve did not start: %v", err)
-	}
-	return s
-}
-
-// stop ends the server as SIGINT does and returns its output.
-func (s *testServer) stop(t *testing.T) string {
-	t.Helper()
-	s.cancel()
-	require.NoError(t, <-s.done)
-	return s.out.String()
-}
 
 func TestServeUsage(t *testing.T) {
 	tests := []struct {
@@ -123,8 +86,8 @@ var latRowRE = regexp.MustCompile(`(?m)^ 8 +200 +[0-9.]+ +[0-9.]+ +[0-9.]+\s+[0-
 func TestServeAndClients(t *testing.T) {
 	peertest.NeedLoopbackPorts(t)
 	defer goleak.VerifyNone(t)
-	srv := startServe(t, nil)
-	to := srv.tcp.String()
+	srv := servetest.Start(t, nil)
+	to := srv.TCP.String()
 	tests := []struct {
 		name  string
 		args  []string
@@ -174,7 +137,7 @@ func TestServeAndClients(t *testing.T) {
 			assert.Contains(t, stdout, "GID: 00:00:00:00:00:00:00:00:00:00:255:255:127:00:00:02")
 		})
 	}
-	out := srv.stop(t)
+	out := srv.Stop(t)
 	assert.Contains(t, out, "ibpeer serve: GID ::ffff:127.0.0.2, RoCEv2 on 127.0.0.2:4791")
 	assert.Contains(t, out, "conn 1 from 127.0.0.1:")
 	assert.Contains(t, out, "conn 3 closed: 100 SENDs received (6553600 bytes), QP RTS")
@@ -195,9 +158,9 @@ func TestClientFailures(t *testing.T) {
 		assert.Contains(t, stderr, "connection refused (is ibpeer serve running there?)")
 	})
 	t.Run("wrong rkey", func(t *testing.T) {
-		srv := startServe(t, func(c *serve.Config) { c.Region = func(r *exchange.Region) { r.RKey ^= 0x100 } })
-		code, _, stderr := client(srv.tcp, "write", "--iters", "10")
-		out := srv.stop(t)
+		srv := servetest.Start(t, func(c *serve.Config) { c.Region = func(r *exchange.Region) { r.RKey ^= 0x100 } })
+		code, _, stderr := client(srv.TCP, "write", "--iters", "10")
+		out := srv.Stop(t)
 		assert.Equal(t, exitError, code)
 		assert.Contains(t, stderr, "ibpeer write: QP 0 (QPN 0x000011), work request 0: completed REM_ACCESS_ERR")
 		assert.Contains(t, out, "QP failed")
@@ -205,47 +168,47 @@ func TestClientFailures(t *testing.T) {
 	t.Run("server gone", func(t *testing.T) {
 		// The server stops 300 ms after it handed out its region.
 		served := make(chan struct{}, 1)
-		srv := startServe(t, func(c *serve.Config) {
+		srv := servetest.Start(t, func(c *serve.Config) {
 			c.Region = func(*exchange.Region) { served <- struct{}{} }
 		})
 		go func() {
 			<-served
 			time.Sleep(300 * time.Millisecond)
-			srv.cancel()
+			srv.Cancel()
 		}()
 		// retry_cnt 7 retries for ever (rxe's rule): the stall timeout ends it.
-		code, _, stderr := client(srv.tcp, "write", "--iters", "1000000", "--timeout", "1s")
-		srv.stop(t)
+		code, _, stderr := client(srv.TCP, "write", "--iters", "1000000", "--timeout", "1s")
+		srv.Stop(t)
 		assert.Equal(t, exitError, code)
 		assert.Regexp(t, `^ibpeer write: no completion for 1s \(is the peer still there\?\): [0-9]+ of 1000000 work requests completed\n$`, stderr)
 	})
 	t.Run("verify catches a misplaced SEND", func(t *testing.T) {
 		// The server says its receive buffers are half as long as they
 		// are: the second SEND is read back from the wrong place.
-		srv := startServe(t, func(c *serve.Config) { c.Region = func(r *exchange.Region) { r.RecvLen /= 2 } })
-		code, _, stderr := client(srv.tcp, "send", "--size", "4096", "--iters", "4", "--verify")
-		srv.stop(t)
+		srv := servetest.Start(t, func(c *serve.Config) { c.Region = func(r *exchange.Region) { r.RecvLen /= 2 } })
+		code, _, stderr := client(srv.TCP, "send", "--size", "4096", "--iters", "4", "--verify")
+		srv.Stop(t)
 		assert.Equal(t, exitError, code)
 		assert.Regexp(t, `ibpeer send: verify: QP 0 message 1 \(4096 bytes, server VA 0x[0-9a-f]+\): byte 0 is 0x[0-9a-f]+, want 0x[0-9a-f]+`, stderr)
 	})
 	t.Run("mtu mismatch", func(t *testing.T) {
-		srv := startServe(t, nil)
-		code, _, stderr := client(srv.tcp, "read", "--mtu", "4096", "--iters", "10")
-		srv.stop(t)
+		srv := servetest.Start(t, nil)
+		code, _, stderr := client(srv.TCP, "read", "--mtu", "4096", "--iters", "10")
+		srv.Stop(t)
 		assert.Equal(t, exitError, code)
 		assert.Contains(t, stderr, "--mtu 4096: the server's QPs use MTU 1024 (its --mtu); both sides must use the same")
 	})
 	t.Run("too big for the region", func(t *testing.T) {
-		srv := startServe(t, nil)
-		code, _, stderr := client(srv.tcp, "write", "--size", "2000000", "--iters", "10")
-		srv.stop(t)
+		srv := servetest.Start(t, nil)
+		code, _, stderr := client(srv.TCP, "write", "--size", "2000000", "--iters", "10")
+		srv.Stop(t)
 		assert.Equal(t, exitError, code)
 		assert.Contains(t, stderr, "--size 2000000: the server's region has 1048576 bytes (ibpeer serve --mr-size)")
 	})
 	t.Run("send too big for a receive buffer", func(t *testing.T) {
-		srv := startServe(t, nil)
-		code, _, stderr := client(srv.tcp, "send", "--size", "70000", "--iters", "10")
-		srv.stop(t)
+		srv := servetest.Start(t, nil)
+		code, _, stderr := client(srv.TCP, "send", "--size", "70000", "--iters", "10")
+		srv.Stop(t)
 		assert.Equal(t, exitError, code)
 		assert.Contains(t, stderr, "--size 70000: the server's receive buffers hold 65536 bytes")
 	})
@@ -298,15 +261,15 @@ func TestPcap(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	dir := t.TempDir()
 	spath, cpath := filepath.Join(dir, "server.pcap"), filepath.Join(dir, "client.pcap")
-	srv := startServe(t, func(c *serve.Config) { c.Pcap = spath })
-	code, stdout, stderr := ibpeer("write", "--addr", "127.0.0.1", "--to", srv.tcp.String(), "--size", "8192", "--iters", "50",
+	srv := servetest.Start(t, func(c *serve.Config) { c.Pcap = spath })
+	code, stdout, stderr := ibpeer("write", "--addr", "127.0.0.1", "--to", srv.TCP.String(), "--size", "8192", "--iters", "50",
 		"--verify", "--loss", "0.05", "--pcap", cpath)
-	out := srv.stop(t)
+	out := srv.Stop(t)
 	require.Equal(t, exitOK, code, stderr)
 	for _, f := range []struct {
 		path, log string
 	}{{cpath, stdout}, {spath, out}} {
-		frames := readFrames(t, f.path)
+		frames := peertest.ReadFrames(t, f.path)
 		assert.Contains(t, f.log, fmt.Sprintf("%s: %d packets sent and received\n", f.path, len(frames)))
 		require.Greater(t, len(frames), 400, "50 WRITEs of 8 packets, their READs back and the ACKs")
 		for i, p := range frames {
@@ -324,8 +287,8 @@ func TestPcap(t *testing.T) {
 func TestServePlainPingpongClient(t *testing.T) {
 	peertest.NeedLoopbackPorts(t)
 	defer goleak.VerifyNone(t)
-	srv := startServe(t, nil)
-	c, err := net.Dial("tcp", srv.tcp.String())
+	srv := servetest.Start(t, nil)
+	c, err := net.Dial("tcp", srv.TCP.String())
 	require.NoError(t, err)
 	gid := netip.MustParseAddr("127.0.0.1").As16()
 	remote, err := setup.PingpongClient(c, setup.PingpongDest{QPN: 0x77, PSN: 0x123456, GID: gid})
@@ -335,16 +298,16 @@ func TestServePlainPingpongClient(t *testing.T) {
 	// may not have read it yet, and a server stopped before then reports
 	// the exchange cut short (1 run in 30, when the read client below was
 	// quick). Wait for the server to finish with this connection.
-	require.Eventually(t, func() bool { return strings.Contains(srv.out.String(), "conn 1 closed") },
-		10*time.Second, 5*time.Millisecond, "the server never finished conn 1: %s", srv.out.String())
+	require.Eventually(t, func() bool { return strings.Contains(srv.Out.String(), "conn 1 closed") },
+		10*time.Second, 5*time.Millisecond, "the server never finished conn 1: %s", srv.Out.String())
 	assert.Equal(t, netip.MustParseAddr("::ffff:127.0.0.2").As16(), remote.GID)
 	assert.Equal(t, uint32(0x11), remote.QPN)
 	assert.LessOrEqual(t, remote.PSN, uint32(0xFFFFFF))
 
-	code, stdout, stderr := ibpeer("read", "--addr", "127.0.0.1", "--to", srv.tcp.String(), "--size", "4096", "--iters", "20", "--verify")
+	code, stdout, stderr := ibpeer("read", "--addr", "127.0.0.1", "--to", srv.TCP.String(), "--size", "4096", "--iters", "20", "--verify")
 	require.Equal(t, exitOK, code, stderr)
 	assert.Contains(t, stdout, "verified: 20 READs")
-	out := srv.stop(t)
+	out := srv.Stop(t)
 	assert.Contains(t, out, "conn 1 from 127.0.0.1:")
 	assert.Contains(t, out, "client QPN 0x000077 PSN 0x123456 GID 127.0.0.1; served by QPN 0x000011")
 	assert.Contains(t, out, "conn 1 closed: 0 SENDs received (0 bytes), QP RTS")
@@ -360,7 +323,7 @@ func TestServeMaxConns(t *testing.T) {
 	const maxConns, deadline = 4, 2 * time.Second
 	var mu sync.Mutex
 	peak := 0
-	srv := startServe(t, func(c *serve.Config) {
+	srv := servetest.Start(t, func(c *serve.Config) {
 		c.MaxConns, c.SetupTimeout = maxConns, deadline
 		c.Held = func(n int) {
 			mu.Lock()
@@ -381,7 +344,7 @@ func TestServeMaxConns(t *testing.T) {
 			start := time.Now()
 			closedAfter := make(chan time.Duration, 3*maxConns)
 			for range 3 * maxConns {
-				c, err := net.Dial("tcp", srv.tcp.String())
+				c, err := net.Dial("tcp", srv.TCP.String())
 				require.NoError(t, err)
 				defer c.Close()
 				if tc.hello {
@@ -409,9 +372,9 @@ func TestServeMaxConns(t *testing.T) {
 			assert.Equal(t, maxConns, dropped, "closed at the set-up deadline")
 		})
 	}
-	code, stdout, stderr := ibpeer("write", "--addr", "127.0.0.1", "--to", srv.tcp.String(), "--iters", "10", "--verify")
+	code, stdout, stderr := ibpeer("write", "--addr", "127.0.0.1", "--to", srv.TCP.String(), "--iters", "10", "--verify")
 	require.Equal(t, exitOK, code, "stderr: %s\nstdout: %s", stderr, stdout)
-	out := srv.stop(t)
+	out := srv.Stop(t)
 	mu.Lock()
 	assert.LessOrEqual(t, peak, maxConns, "regions held at once")
 	mu.Unlock()

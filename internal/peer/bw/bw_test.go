@@ -15,7 +15,7 @@ import (
 	"github.com/ibwire/ibwire/endpoint/wiretest"
 	"github.com/ibwire/ibwire/internal/peer/bw"
 	"github.com/ibwire/ibwire/internal/peer/peertest"
-	"github.com/ibwire/ibwire/internal/peer/serve"
+	"github.com/ibwire/ibwire/internal/peer/serve/servetest"
 )
 
 // TestRun runs each client, verified, against an ibpeer serve of package
@@ -24,20 +24,9 @@ import (
 func TestRun(t *testing.T) {
 	peertest.NeedLoopbackPorts(t)
 	defer goleak.VerifyNone(t)
-	ready := make(chan netip.AddrPort, 1)
-	scfg := serve.Config{Addr: netip.MustParseAddr("127.0.0.2"), MRSize: 1 << 20, MTU: 1024, Recv: 16,
-		Ready: func(a netip.AddrPort) { ready <- a }}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	var sout peertest.Buffer
-	done := make(chan error, 1)
-	go func() { done <- serve.Run(ctx, scfg, &sout) }()
-	var to netip.AddrPort
-	select {
-	case to = <-ready:
-	case err := <-done:
-		t.Fatalf("serve did not start: %v", err)
-	}
+	srv := servetest.Start(t, nil)
+	to := srv.TCP
+	ctx := context.Background()
 	for _, tc := range []struct {
 		op         string
 		size, qps  int
@@ -64,6 +53,5 @@ func TestRun(t *testing.T) {
 			assert.Equal(t, tc.faultsLine, regexp.MustCompile(`faults on \d+ datagrams sent \(seed 1\): \d+ dropped`).MatchString(out.String()))
 		})
 	}
-	cancel()
-	require.NoError(t, <-done)
+	srv.Stop(t)
 }

@@ -2,8 +2,6 @@ package device
 
 import (
 	"encoding/hex"
-	"errors"
-	"io"
 	"net/netip"
 	"path/filepath"
 	"testing"
@@ -12,9 +10,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/ibwire/ibwire/capture"
 	"github.com/ibwire/ibwire/endpoint"
 	"github.com/ibwire/ibwire/endpoint/wiretest"
+	"github.com/ibwire/ibwire/internal/peer/peertest"
 )
 
 // TestPcapWireSkipsDroppedSlots: --pcap records the datagrams read, not the
@@ -48,18 +46,7 @@ func TestPcapWireSkipsDroppedSlots(t *testing.T) {
 	}
 	require.NoError(t, pw.Close())
 	assert.Equal(t, 1, drops)
-	r, err := capture.Open(path)
-	require.NoError(t, err)
-	defer r.Close()
-	var frames []capture.Packet
-	for {
-		p, err := r.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		require.NoError(t, err)
-		frames = append(frames, p)
-	}
+	frames := peertest.ReadFrames(t, path)
 	require.Len(t, frames, 1)
 	assert.Equal(t, 20+8+len(good), len(frames[0].Data))
 }

@@ -5,12 +5,15 @@
 // 4791 on loopback addresses. NeedLoopbackPorts takes internal/looptest's
 // machine-wide lock for the test, so that no other package's test binds
 // those ports meanwhile, and checks that the two addresses the tests use
-// are free. Buffer collects what a program writes from several goroutines
-// while the test reads it.
+// are free; Addrs gives a test addresses of its own instead. Buffer collects
+// what a program writes from several goroutines while the test reads it;
+// ReadFrames reads back a capture a program wrote.
 package peertest
 
 import (
+	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/netip"
 	"os"
@@ -18,6 +21,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/ibwire/ibwire/capture"
 	"github.com/ibwire/ibwire/endpoint"
 	"github.com/ibwire/ibwire/internal/looptest"
 )
@@ -81,4 +85,26 @@ func FreeTCPPort(t *testing.T) int {
 		t.Fatal(err)
 	}
 	return port
+}
+
+// ReadFrames reads a capture file back, each frame's bytes its own.
+func ReadFrames(t *testing.T, path string) []capture.Packet {
+	t.Helper()
+	r, err := capture.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	var ps []capture.Packet
+	for {
+		p, err := r.Next()
+		if errors.Is(err, io.EOF) {
+			return ps
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		p.Data = append([]byte(nil), p.Data...)
+		ps = append(ps, p)
+	}
 }
