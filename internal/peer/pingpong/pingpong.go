@@ -1,10 +1,10 @@
-// Package pingpong is ibv_rc_pingpong, ibv_uc_pingpong and ibv_ud_pingpong
-// (rdma-core libibverbs/examples) in either role, over the endpoint, for ibpeer pingpong. The
-// set-up exchange is theirs (setup.PingpongClient/Server, ENDPOINT.md
-// §2.1), and so are the defaults, the flags, the QP attributes, the traffic
-// pattern, the output and the exit status (0, or 1 for any failure
-// including bad flags).
-
+// Package pingpong is ibv_rc_pingpong, ibv_uc_pingpong and
+// ibv_ud_pingpong (rdma-core libibverbs/examples) in either role over the
+// endpoint, for ibpeer pingpong. The set-up exchange is theirs
+// (setup.PingpongClient/Server, ENDPOINT.md §2.1), and so are the
+// defaults, the QP attributes, the traffic pattern and the output; the
+// command line checks the flags as the tools do.
+//
 // Run opens the device on Config.Addr (drop reports on Config.Stderr),
 // creates the QP as the tool does, runs the TCP set-up exchange as client
 // or server, moves the QP to RTS and then plays the ping-pong: the client

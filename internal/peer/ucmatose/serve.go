@@ -11,13 +11,6 @@ import (
 	"github.com/ibwire/ibwire/layers"
 )
 
-// Serve, ibpeer serve --cm PORT: accept RDMA CM connections (QP1, TCP port
-// space, port PORT) and answer them as ucmatose's server does: -C SENDs
-// of -S bytes on each connection, the client's as many back, then the
-// server's DREQ. One test, as ucmatose, unless --loop. Unlike ucmatose's
-// server, it answers each connection request on its own, so that one a
-// client never completes holds no one else up.
-
 // ServeConfig is serve --cm's configuration: ucmatose's server's, and
 // the bound.
 type ServeConfig struct {

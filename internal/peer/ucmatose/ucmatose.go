@@ -1,9 +1,9 @@
-// Package ucmatose is librdmacm's ucmatose (rdma-core librdmacm/examples/
-// cmatose.c) in either role, for ibpeer
-// ucmatose and ibpeer serve --cm: RDMA CM connections on QP1, then the server
-// SENDs -C messages of -S bytes on each connection, the client answers
+// Package ucmatose is librdmacm's ucmatose (rdma-core
+// librdmacm/examples/cmatose.c) in either role, for ibpeer ucmatose and
+// ibpeer serve --cm: RDMA CM connections on QP1, then the server SENDs
+// Count messages of Size bytes on each connection, the client answers
 // with as many, and the server disconnects.
-
+//
 // Run is ucmatose: as the client (Config.Server set) it connects
 // Connections RC QPs by RDMA CM, receives the server's messages and sends
 // as many back, then answers the server's DREQs; as the server it accepts
