@@ -18,8 +18,7 @@ func ActiveMTU(addr netip.Addr) int {
 	if err != nil {
 		return 1024
 	}
-	addr = addr.Unmap()
-	found := 0 // the MTU of an interface whose prefix holds addr (127.0.0.2 on lo)
+	var nets []ifaceNet
 	for _, ifi := range ifs {
 		addrs, err := ifi.Addrs()
 		if err != nil {
@@ -35,12 +34,29 @@ func ActiveMTU(addr netip.Addr) int {
 				continue
 			}
 			ones, _ := p.Mask.Size()
-			switch {
-			case ip.Unmap() == addr:
-				return ibMTUBelow(ifi.MTU)
-			case found == 0 && netip.PrefixFrom(ip.Unmap(), ones).Contains(addr):
-				found = ifi.MTU
-			}
+			nets = append(nets, ifaceNet{netip.PrefixFrom(ip.Unmap(), ones), ifi.MTU})
+		}
+	}
+	return activeMTUOn(addr, nets)
+}
+
+// ifaceNet is one address of an interface, with the interface's MTU.
+type ifaceNet struct {
+	prefix netip.Prefix // the address and its subnet
+	mtu    int
+}
+
+// activeMTUOn is ActiveMTU over a given list of interface addresses: the
+// interface holding addr wins, else the first whose subnet holds it.
+func activeMTUOn(addr netip.Addr, nets []ifaceNet) int {
+	addr = addr.Unmap()
+	found := 0 // the MTU of an interface whose prefix holds addr (127.0.0.2 on lo)
+	for _, n := range nets {
+		switch {
+		case n.prefix.Addr() == addr:
+			return ibMTUBelow(n.mtu)
+		case found == 0 && n.prefix.Contains(addr):
+			found = n.mtu
 		}
 	}
 	if found > 0 {
