@@ -68,17 +68,39 @@ var allowedImports = map[string][]string{
 	// endpoint: gopacket only for the SerializeBuffer type layers' SerializeTo takes.
 	"endpoint":          {"layers", "golang.org/x/net/ipv4", "golang.org/x/net/ipv6", "golang.org/x/sys/unix", "github.com/google/gopacket"},
 	"endpoint/wiretest": {"endpoint", "layers"},
-	"replay":            {"capture", "craft", "layers", "decode", "endpoint", "setup", "github.com/google/gopacket"},
+	// replay: internal/peer/exchange for ibpeer serve's region message and
+	// perftest -R's RDMA CM steps, which its set-ups share with ibpeer.
+	"replay": {"capture", "craft", "layers", "decode", "endpoint", "setup", "internal/peer/exchange", "github.com/google/gopacket"},
 	// setup: the tools' set-up messages and steps, a leaf beside layers.
 	"setup":             {"layers"},
 	"fuzz":              {"capture", "decode", "internal/output", "endpoint", "layers", "dfilter", "craft", "github.com/google/gopacket"},
 	"pcaps":             {"craft", "layers", "capture", "github.com/google/gopacket"},
 	"internal/fuzzseed": {"capture"},
 	"internal/looptest": {"golang.org/x/sys/unix"},
-	"cmd/":              {"*"},
-	"interop":           {"*"},
-	"bench":             {"*"},
+	// internal/peer: ibpeer's programs, one package each, and what they share.
+	"internal/peer/device":          {"capture", "endpoint", "layers", "github.com/google/gopacket"},
+	"internal/peer/perf":            {"endpoint"},
+	"internal/peer/craftcmd":        {"capture", "craft", "layers"},
+	"internal/peer/rping":           {"endpoint", "internal/peer/device", "layers"},
+	"internal/peer/peertest":        {"capture", "endpoint", "internal/looptest"},
+	"internal/peer/pingpong":        {"endpoint", "internal/peer/device", "layers", "setup"},
+	"internal/peer/ucmatose":        {"endpoint", "internal/peer/device", "layers"},
+	"internal/peer/serve":           {"endpoint", "internal/peer/device", "internal/peer/exchange", "setup"},
+	"internal/peer/bw":              {"endpoint", "internal/peer/device", "internal/peer/exchange", "internal/peer/perf", "layers", "setup"},
+	"internal/peer/exchange":        {"endpoint", "layers"},
+	"internal/peer/perftest":        {"endpoint", "internal/peer/device", "internal/peer/exchange", "internal/peer/perf", "layers", "setup"},
+	"internal/peer/replaycmd":       {"capture", "decode", "dfilter", "endpoint", "internal/peer/exchange", "internal/peer/perf", "layers", "replay", "setup"},
+	"internal/peer/serve/servetest": {"internal/peer/peertest", "internal/peer/serve"},
+	"cmd/":                          {"*"},
+	"interop":                       {"*"},
+	"bench":                         {"*"},
 }
+
+// packetLibraries may not be imported by a command's own code: a command
+// parses flags, builds a package's Config and turns its result into an
+// exit status; frames are the packages' business (layers, craft, replay,
+// endpoint...). Its tests may decode what it wrote.
+var packetLibraries = []string{"github.com/google/gopacket"}
 
 // uiToolkits may be imported by internal/tui alone, tests included, whatever
 // allowedImports says of a package (cmd/ may import anything else).
@@ -115,6 +137,11 @@ func TestImportDirection(t *testing.T) {
 				continue // standard library
 			}
 			assert.True(t, importAllowed(imp, allowed), "%s must not import %s (ARCHITECTURE.md)", rel, imp)
+		}
+		if strings.HasPrefix(rel, "cmd/") {
+			for _, imp := range p.Imports {
+				assert.False(t, importAllowed(imp, packetLibraries), "%s must not import %s: a command builds a package's Config and runs it; the package handles frames", rel, imp)
+			}
 		}
 		if rel != "internal/tui" {
 			for _, imp := range append(append(p.Imports, p.TestImports...), p.XTestImports...) {

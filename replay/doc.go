@@ -65,8 +65,12 @@
 // with it; a region wider than 256 MiB is not built (RegionErr).
 //
 // A Setup connects the player to the peer: it learns the peer's QPN, PSN,
-// R_Key and VA (perftest's TCP exchange, ibpeer serve's, or an RDMA CM
-// connection), and the requests are rewritten to them. A set-up that
+// R_Key and VA, and the requests are rewritten to them. TCPSetup runs
+// perftest's TCP exchange or ibv_rc_pingpong's followed by ibpeer serve's
+// region message, CMSetup perftest -R's over RDMA CM, and ManualSetup
+// takes values known already; the first two refuse a peer whose MTU the
+// plan's MTURange does not hold, and send perftest's closing steps on
+// Close. A set-up that
 // connects a QP of the player's own through RDMA CM (an AssigningSetup)
 // shares the player's wire through SplitWire, which hands the data QP's
 // datagrams to the player and everything else to the set-up's device; a

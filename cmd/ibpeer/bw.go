@@ -2,21 +2,19 @@ package main
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"net"
 	"net/netip"
 	"os"
 	"os/signal"
-	"strings"
 	"syscall"
 	"time"
 
-	"github.com/ibwire/ibwire/endpoint"
-	"github.com/ibwire/ibwire/layers"
+	"github.com/ibwire/ibwire/endpoint/wiretest"
+	"github.com/ibwire/ibwire/internal/peer/bw"
+	"github.com/ibwire/ibwire/internal/peer/device"
 	"github.com/ibwire/ibwire/setup"
 )
 
@@ -67,15 +65,6 @@ Examples:
 Flags:
 `
 
-// bwOps are the client commands: their name, the operation, perftest's
-// name of the verb.
-var bwOps = map[string]struct{ what, verb string }{
-	"write":  {"WRITEs", "RDMA_Write"},
-	"read":   {"READs", "RDMA_Read"},
-	"send":   {"SENDs", "Send"},
-	"atomic": {"atomics (FETCH_ADD, or CMP_SWAP with -A CMP_AND_SWAP)", "Atomic"},
-}
-
 func runWrite(args []string, stdout, stderr io.Writer) int {
 	return runBW("write", args, stdout, stderr)
 }
@@ -83,21 +72,6 @@ func runRead(args []string, stdout, stderr io.Writer) int { return runBW("read",
 func runSend(args []string, stdout, stderr io.Writer) int { return runBW("send", args, stdout, stderr) }
 func runAtomic(args []string, stdout, stderr io.Writer) int {
 	return runBW("atomic", args, stdout, stderr)
-}
-
-// bwJob is a checked client run.
-type bwJob struct {
-	op          string
-	addr        netip.Addr
-	to          netip.AddrPort
-	size, iters int
-	qps, depth  int
-	mtu         int // 0: the server's
-	verify, lat bool
-	cas         bool
-	faults      faultConfig
-	stall       time.Duration
-	pcap        string
 }
 
 func runBW(op string, args []string, stdout, stderr io.Writer) int {
@@ -121,17 +95,17 @@ func runBW(op string, args []string, stdout, stderr io.Writer) int {
 	if op == "atomic" {
 		fs.StringVar(&atomicOp, "A", "FETCH_AND_ADD", "atomic operation: FETCH_AND_ADD or CMP_AND_SWAP")
 	}
-	var fc faultConfig
-	fs.Float64Var(&fc.loss, "loss", 0, "drop each datagram this side sends with probability `P` (0-1)")
-	fs.Float64Var(&fc.reorder, "reorder", 0, "send a datagram after the next one with probability `P` (0-1)")
-	fs.Float64Var(&fc.dup, "dup", 0, "send a datagram twice with probability `P` (0-1)")
-	fs.Uint64Var(&fc.seed, "seed", 1, "seed of the fault decisions")
+	var fc wiretest.Faults
+	fs.Float64Var(&fc.Loss, "loss", 0, "drop each datagram this side sends with probability `P` (0-1)")
+	fs.Float64Var(&fc.Reorder, "reorder", 0, "send a datagram after the next one with probability `P` (0-1)")
+	fs.Float64Var(&fc.Duplicate, "dup", 0, "send a datagram twice with probability `P` (0-1)")
+	seed := fs.Uint64("seed", 1, "seed of the fault decisions")
 	stall := fs.Duration("timeout", 10*time.Second, "fail when no completion arrives for this long")
 	pcap := fs.String("pcap", "", "write the RoCEv2 packets this side sends and receives to pcap `FILE` (raw IP)")
 	fs.Usage = func() {}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintf(stdout, bwUsage, op, bwOps[op].what)
+			fmt.Fprintf(stdout, bwUsage, op, bw.Ops[op].What)
 			fs.SetOutput(stdout)
 			fs.PrintDefaults()
 			return exitOK
@@ -146,7 +120,7 @@ func runBW(op string, args []string, stdout, stderr io.Writer) int {
 	if fs.NArg() > 0 {
 		return bad("unexpected argument %q", fs.Arg(0))
 	}
-	j := &bwJob{op: op, size: *size, iters: *iters, qps: *qps, depth: *depth, mtu: *mtu, verify: *verify, lat: *lat, faults: fc, stall: *stall, pcap: *pcap}
+	j := &bw.Config{Op: op, Size: *size, Iters: *iters, QPs: *qps, Depth: *depth, MTU: *mtu, Verify: *verify, Lat: *lat, Faults: fc, Seed: *seed, Stall: *stall, Pcap: *pcap, Stderr: stderr}
 	if *addr == "" {
 		return bad("give --addr IP, the local address")
 	}
@@ -154,430 +128,60 @@ func runBW(op string, args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return bad("--addr %q: not an IP address", *addr)
 	}
-	j.addr = a.Unmap()
+	j.Addr = a.Unmap()
 	if *to == "" {
 		return bad("give --to HOST, the ibpeer serve to run against")
 	}
-	if j.to, err = parseHostPort(*to, setup.DefaultPort); err != nil {
+	if j.To, err = parseHostPort(*to, setup.DefaultPort); err != nil {
 		return bad("--to %q: %v", *to, err)
 	}
-	if !j.to.Addr().IsValid() {
+	if !j.To.Addr().IsValid() {
 		return bad("--to %q: want an IP address", *to)
 	}
 	switch atomicOp {
 	case "FETCH_AND_ADD":
 	case "CMP_AND_SWAP":
-		j.cas = true
+		j.CAS = true
 	default:
 		return bad("-A %q: want FETCH_AND_ADD or CMP_AND_SWAP", atomicOp)
 	}
 	switch {
-	case op == "atomic" && j.size != 8:
-		return bad("--size %d: atomics move 8 bytes", j.size)
-	case j.size < 1 || j.size > 1<<30:
-		return bad("--size %d: want 1 to 1073741824 bytes", j.size)
-	case j.iters < 1:
-		return bad("--iters %d: want at least 1", j.iters)
-	case j.qps < 1 || j.qps > 64:
-		return bad("--qps %d: want 1-64", j.qps)
-	case j.depth < 1 || j.depth > 1024:
-		return bad("--tx-depth %d: want 1-1024", j.depth)
-	case j.stall <= 0:
-		return bad("--timeout %v: want a positive duration", j.stall)
-	case int64(j.qps)*int64(j.iters) > 1<<24:
-		return bad("--qps × --iters is %d: at most %d work requests in all", int64(j.qps)*int64(j.iters), 1<<24)
+	case op == "atomic" && j.Size != 8:
+		return bad("--size %d: atomics move 8 bytes", j.Size)
+	case j.Size < 1 || j.Size > 1<<30:
+		return bad("--size %d: want 1 to 1073741824 bytes", j.Size)
+	case j.Iters < 1:
+		return bad("--iters %d: want at least 1", j.Iters)
+	case j.QPs < 1 || j.QPs > 64:
+		return bad("--qps %d: want 1-64", j.QPs)
+	case j.Depth < 1 || j.Depth > 1024:
+		return bad("--tx-depth %d: want 1-1024", j.Depth)
+	case j.Stall <= 0:
+		return bad("--timeout %v: want a positive duration", j.Stall)
+	case int64(j.QPs)*int64(j.Iters) > 1<<24:
+		return bad("--qps × --iters is %d: at most %d work requests in all", int64(j.QPs)*int64(j.Iters), 1<<24)
 	}
 	for _, p := range []struct {
 		name string
 		v    float64
-	}{{"--loss", fc.loss}, {"--reorder", fc.reorder}, {"--dup", fc.dup}} {
+	}{{"--loss", fc.Loss}, {"--reorder", fc.Reorder}, {"--dup", fc.Duplicate}} {
 		if !(p.v >= 0 && p.v < 1) {
 			return bad("%s %v: want a probability in [0, 1)", p.name, p.v)
 		}
 	}
-	if j.mtu != 0 {
-		if _, err := pathMTU(j.mtu); err != nil {
+	if j.MTU != 0 {
+		if _, err := device.PathMTU(j.MTU); err != nil {
 			return bad("--mtu: %v", err)
 		}
 	}
-	if j.lat {
-		j.depth = 1
+	if j.Lat {
+		j.Depth = 1
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := j.run(ctx, stdout, stderr); err != nil {
+	if err := bw.Run(ctx, *j, stdout); err != nil {
 		fmt.Fprintf(stderr, "%s: %v\n", name, err)
 		return exitError
 	}
 	return exitOK
-}
-
-// bwConn is one QP of the client with its server side.
-type bwConn struct {
-	qp      *endpoint.QP
-	tcp     net.Conn
-	psn     layers.PSN
-	remote  setup.PingpongDest
-	region  serveRegion
-	mr      *endpoint.MR // the messages (atomics: the results)
-	mem     []byte
-	check   *endpoint.MR // where verification reads back to
-	checkMe []byte
-}
-
-// connect opens the set-up connection of one QP and moves the QP to RTS.
-func (j *bwJob) connect(ctx context.Context, dev *endpoint.Device, c *bwConn) error {
-	d := net.Dialer{Timeout: setupTimeout}
-	tcp, err := d.DialContext(ctx, "tcp", j.to.String())
-	if err != nil {
-		return fmt.Errorf("set-up with %v: %w (is ibpeer serve running there?)", j.to, err)
-	}
-	c.tcp = tcp
-	tcp.SetDeadline(time.Now().Add(setupTimeout))
-	c.psn = endpoint.RandomPSN()
-	local := setup.PingpongDest{QPN: c.qp.QPN(), PSN: c.psn, GID: dev.GID()}
-	if c.remote, err = setup.PingpongClient(tcp, local); err != nil {
-		return err
-	}
-	var msg [serveRegionSize]byte
-	if _, err := io.ReadFull(tcp, msg[:]); err != nil {
-		return fmt.Errorf("set-up with %v: reading the region message: %w (is the server ibpeer serve?)", j.to, err)
-	}
-	if c.region, err = parseServeRegion(msg[:]); err != nil {
-		return fmt.Errorf("set-up with %v: %w", j.to, err)
-	}
-	tcp.SetDeadline(time.Time{})
-	if j.mtu != 0 && j.mtu != c.region.MTU {
-		return fmt.Errorf("--mtu %d: the server's QPs use MTU %d (its --mtu); both sides must use the same", j.mtu, c.region.MTU)
-	}
-	mtu, _ := pathMTU(c.region.MTU)
-	peer := netip.AddrFrom16(c.remote.GID).Unmap()
-	return c.qp.Connect(endpoint.ConnectAttr{Remote: peer, RemoteQPN: c.remote.QPN, RemotePSN: layers.PSN(c.remote.PSN),
-		LocalPSN: c.psn, MTU: mtu})
-}
-
-// slots returns how many messages fit the server side at once and where
-// the n-th lands: distinct slots of the region (WRITE, READ) or the
-// receive buffers (SEND).
-func (j *bwJob) slots(r serveRegion) (count int, stride uint64, err error) {
-	switch j.op {
-	case "send":
-		if uint64(j.size) > uint64(r.RecvLen) {
-			return 0, 0, fmt.Errorf("--size %d: the server's receive buffers hold %d bytes (ibpeer serve --mr-size/--recv)", j.size, r.RecvLen)
-		}
-		return r.RecvCount, uint64(r.RecvLen), nil
-	case "atomic":
-		return 1, 0, nil
-	}
-	if uint64(j.size) > r.Size {
-		return 0, 0, fmt.Errorf("--size %d: the server's region has %d bytes (ibpeer serve --mr-size)", j.size, r.Size)
-	}
-	return int(min(r.Size/uint64(j.size), 1<<20)), uint64(j.size), nil
-}
-
-func (j *bwJob) run(ctx context.Context, stdout, stderr io.Writer) error {
-	wire, err := endpoint.ListenUDP(netip.AddrPortFrom(j.addr, endpoint.RoCEv2Port))
-	if err != nil {
-		return err
-	}
-	var w endpoint.Wire = wire
-	var pw *pcapWire
-	if j.pcap != "" {
-		if pw, err = newPcapWire(wire, j.pcap); err != nil {
-			wire.Close()
-			return fmt.Errorf("--pcap: %w", err)
-		}
-		w = pw
-	}
-	var fw *faultWire
-	if j.faults.any() {
-		fw = newFaultWire(w, j.faults) // faults before the capture: it holds what went out
-		w = fw
-	}
-	diag := newDiagDevice(w, stderr)
-	defer diag.Close()
-	dev := diag.Device
-	pd := dev.AllocPD()
-	cq := dev.CreateCQ(j.qps*(j.depth+8) + 64)
-	conns := make([]*bwConn, j.qps)
-	defer func() {
-		for _, c := range conns {
-			if c != nil && c.tcp != nil {
-				c.tcp.Close()
-			}
-		}
-	}()
-	window := j.depth
-	for q := range conns {
-		c := &bwConn{}
-		conns[q] = c
-		if c.qp, err = pd.CreateQP(endpoint.QPConfig{Type: endpoint.RC, SendCQ: cq, RecvCQ: cq, MaxSendWR: j.depth + 8, MaxRecvWR: 1}); err != nil {
-			return err
-		}
-		if err := j.connect(ctx, dev, c); err != nil {
-			return fmt.Errorf("QP %d: %w", q, err)
-		}
-		k, _, err := j.slots(c.region)
-		if err != nil {
-			return err
-		}
-		window = min(window, k)
-	}
-	// Local memory: one slot per message in flight (atomics: one result
-	// word per work request when verifying), and as much for reading back.
-	for _, c := range conns {
-		n := window * j.size
-		if j.op == "atomic" && j.verify {
-			n = 8 * j.iters
-		}
-		c.mem = make([]byte, n)
-		if c.mr, err = pd.RegMR(c.mem, endpoint.AccessLocalWrite); err != nil {
-			return err
-		}
-		c.checkMe = make([]byte, window*j.size)
-		if c.check, err = pd.RegMR(c.checkMe, endpoint.AccessLocalWrite); err != nil {
-			return err
-		}
-	}
-	var times trafficTimes
-	var lat []float64
-	measured := func(r trafficTimes) {
-		times.add(r)
-		lat = append(lat, r.latencyMicros()...)
-	}
-	var verified string
-	switch {
-	case j.op == "atomic":
-		verified, err = j.runAtomic(ctx, cq, conns, window, measured)
-	case j.verify:
-		verified, err = j.runVerified(ctx, cq, conns, window, measured)
-	default:
-		var r trafficTimes
-		r, err = runTraffic(ctx, trafficConfig{cq: cq, qps: qpsOf(conns), depth: j.depth, iters: j.iters, stall: j.stall,
-			next: func(q, i int) endpoint.SendWR { return j.wr(conns[q], i, i%window) }})
-		if err == nil {
-			measured(r)
-		}
-	}
-	if err != nil {
-		if fw != nil {
-			err = fmt.Errorf("%w; %s", err, fw.summary())
-		}
-		return err
-	}
-	if err := j.report(stdout, dev, conns, &times, lat); err != nil {
-		return err
-	}
-	if verified != "" {
-		fmt.Fprintln(stdout, "verified:", verified)
-	}
-	if fw != nil {
-		fmt.Fprintln(stdout, fw.summary())
-	}
-	for _, c := range conns {
-		c.tcp.Close()
-	}
-	if err := diag.Close(); err != nil && pw != nil {
-		return fmt.Errorf("--pcap: %w", err)
-	}
-	if pw != nil {
-		fmt.Fprintf(stdout, "%s: %d packets sent and received\n", j.pcap, pw.n)
-	}
-	return nil
-}
-
-func qpsOf(conns []*bwConn) []*endpoint.QP {
-	qps := make([]*endpoint.QP, len(conns))
-	for i, c := range conns {
-		qps[i] = c.qp
-	}
-	return qps
-}
-
-// wr is the measured work request number i of c, using local slot s.
-func (j *bwJob) wr(c *bwConn, i, s int) endpoint.SendWR {
-	k, stride, _ := j.slots(c.region)
-	remote := c.region.VA + uint64(i%k)*stride
-	local := []endpoint.SGE{c.mr.SGE(s*j.size, j.size)}
-	switch j.op {
-	case "write":
-		return endpoint.SendWR{Op: endpoint.WRWrite, SGL: local, RemoteAddr: remote, RKey: c.region.RKey}
-	case "read":
-		return endpoint.SendWR{Op: endpoint.WRRead, SGL: local, RemoteAddr: remote, RKey: c.region.RKey}
-	case "send":
-		return endpoint.SendWR{Op: endpoint.WRSend, SGL: local}
-	}
-	if j.cas {
-		return endpoint.SendWR{Op: endpoint.WRCompareSwap, SGL: local, RemoteAddr: c.region.VA, RKey: c.region.RKey,
-			CompareAdd: uint64(i), Swap: uint64(i) + 1}
-	}
-	return endpoint.SendWR{Op: endpoint.WRFetchAdd, SGL: local, RemoteAddr: c.region.VA, RKey: c.region.RKey, CompareAdd: 1}
-}
-
-// patternSeed names message i of QP q.
-func patternSeed(q, i int) uint64 { return uint64(q)<<32 | uint64(i) }
-
-// runVerified runs WRITE, READ or SEND in rounds of window messages per
-// QP, each round prepared and checked around its measured part.
-func (j *bwJob) runVerified(ctx context.Context, cq *endpoint.CQ, conns []*bwConn, window int, measured func(trafficTimes)) (string, error) {
-	qps := qpsOf(conns)
-	size := j.size
-	// side runs one unmeasured WR per slot of the round on every QP.
-	side := func(n int, wr func(c *bwConn, s int) endpoint.SendWR) error {
-		_, err := runTraffic(ctx, trafficConfig{cq: cq, qps: qps, depth: j.depth, iters: n, stall: j.stall,
-			next: func(q, s int) endpoint.SendWR { return wr(conns[q], s) }})
-		if err != nil {
-			return fmt.Errorf("verification traffic: %w", err)
-		}
-		return nil
-	}
-	remoteOf := func(c *bwConn, i int) uint64 {
-		k, stride, _ := j.slots(c.region)
-		return c.region.VA + uint64(i%k)*stride
-	}
-	want := make([]byte, size)
-	for base := 0; base < j.iters; base += window {
-		n := min(window, j.iters-base)
-		for q, c := range conns {
-			for s := range n {
-				fillPattern(c.mem[s*size:(s+1)*size], patternSeed(q, base+s))
-			}
-		}
-		if j.op == "read" {
-			err := side(n, func(c *bwConn, s int) endpoint.SendWR {
-				return endpoint.SendWR{Op: endpoint.WRWrite, SGL: []endpoint.SGE{c.mr.SGE(s*size, size)}, RemoteAddr: remoteOf(c, base+s), RKey: c.region.RKey}
-			})
-			if err != nil {
-				return "", err
-			}
-			for _, c := range conns {
-				clear(c.mem[:n*size])
-			}
-		}
-		r, err := runTraffic(ctx, trafficConfig{cq: cq, qps: qps, depth: j.depth, iters: n, stall: j.stall,
-			next: func(q, s int) endpoint.SendWR { return j.wr(conns[q], base+s, s) }})
-		if err != nil {
-			return "", err
-		}
-		measured(r)
-		if j.op != "read" {
-			err := side(n, func(c *bwConn, s int) endpoint.SendWR {
-				return endpoint.SendWR{Op: endpoint.WRRead, SGL: []endpoint.SGE{c.check.SGE(s*size, size)}, RemoteAddr: remoteOf(c, base+s), RKey: c.region.RKey}
-			})
-			if err != nil {
-				return "", err
-			}
-		}
-		for q, c := range conns {
-			for s := range n {
-				i := base + s
-				got := c.mem[s*size : (s+1)*size] // what READ brought
-				if j.op != "read" {
-					got = c.checkMe[s*size : (s+1)*size] // what the server holds
-				}
-				fillPattern(want, patternSeed(q, i))
-				if d := firstDiff(got, want); d >= 0 {
-					return "", fmt.Errorf("verify: QP %d message %d (%d bytes, server VA %#x): byte %d is %#02x, want %#02x",
-						q, i, size, remoteOf(c, i), d, got[d], want[d])
-				}
-			}
-		}
-	}
-	how := map[string]string{"write": "read back from the server", "read": "compared with what was written there", "send": "read back from the server's receive buffers"}[j.op]
-	return fmt.Sprintf("%d %s of %d bytes on %d QPs, %s, byte-exact", j.iters*len(conns), strings.ToUpper(j.op)+"s", size, len(conns), how), nil
-}
-
-// runAtomic runs the atomics; verifying, it zeroes the word first and
-// checks every returned value and the final word.
-func (j *bwJob) runAtomic(ctx context.Context, cq *endpoint.CQ, conns []*bwConn, window int, measured func(trafficTimes)) (string, error) {
-	qps := qpsOf(conns)
-	word := func(op endpoint.WROpcode) error {
-		_, err := runTraffic(ctx, trafficConfig{cq: cq, qps: qps, depth: 1, iters: 1, stall: j.stall,
-			next: func(q, _ int) endpoint.SendWR {
-				c := conns[q]
-				return endpoint.SendWR{Op: op, SGL: []endpoint.SGE{c.check.SGE(0, 8)}, RemoteAddr: c.region.VA, RKey: c.region.RKey}
-			}})
-		if err != nil {
-			return fmt.Errorf("verification traffic: %w", err)
-		}
-		return nil
-	}
-	if j.verify {
-		for _, c := range conns {
-			clear(c.checkMe[:8])
-		}
-		if err := word(endpoint.WRWrite); err != nil {
-			return "", err
-		}
-	}
-	r, err := runTraffic(ctx, trafficConfig{cq: cq, qps: qps, depth: j.depth, iters: j.iters, stall: j.stall,
-		next: func(q, i int) endpoint.SendWR {
-			s := i % window
-			if j.verify {
-				s = i
-			}
-			return j.wr(conns[q], i, s)
-		}})
-	if err != nil {
-		return "", err
-	}
-	measured(r)
-	if !j.verify {
-		return "", nil
-	}
-	if err := word(endpoint.WRRead); err != nil {
-		return "", err
-	}
-	name := "FETCH_ADD"
-	if j.cas {
-		name = "CMP_SWAP"
-	}
-	for q, c := range conns {
-		for i := range j.iters {
-			if v := binary.NativeEndian.Uint64(c.mem[8*i:]); v != uint64(i) {
-				return "", fmt.Errorf("verify: QP %d %s %d returned %d, want %d", q, name, i, v, i)
-			}
-		}
-		if v := binary.NativeEndian.Uint64(c.checkMe); v != uint64(j.iters) {
-			return "", fmt.Errorf("verify: QP %d: the server's word is %d after %d %ss, want %d", q, v, j.iters, name, j.iters)
-		}
-	}
-	return fmt.Sprintf("%d %ss on %d QPs returned 0, 1, 2, … in order and left each server word at %d", j.iters*len(conns), name, len(conns), j.iters), nil
-}
-
-// report prints perftest's report of the run.
-func (j *bwJob) report(w io.Writer, dev *endpoint.Device, conns []*bwConn, times *trafficTimes, lat []float64) error {
-	rdma := j.op != "send"
-	outReads := 0
-	if j.op == "read" || j.op == "atomic" {
-		a, err := conns[0].qp.Query()
-		if err != nil {
-			return err
-		}
-		outReads = int(a.MaxRdAtomic)
-	}
-	info := perfTestInfo{Verb: bwOps[j.op].verb, Latency: j.lat, Device: "ibpeer", QPs: len(conns), Transport: "IB",
-		Connection: "RC", TXDepth: j.depth, MTU: conns[0].region.MTU, LinkType: "Ethernet", GIDIndex: -1, OutReads: outReads}
-	if !j.lat {
-		info.CQModeration = 1 // every work request is signalled
-	}
-	if err := writePerfTestInfo(w, info); err != nil {
-		return err
-	}
-	for _, c := range conns {
-		d := perfDest{QPN: c.qp.QPN(), PSN: uint32(c.psn), OutReads: outReads, RKey: c.mr.RKey(), VAddr: c.mr.Addr(), RDMA: rdma, GID: dev.GID()}
-		if err := writePerfDest(w, "local", d); err != nil {
-			return err
-		}
-	}
-	for _, c := range conns {
-		d := perfDest{LID: c.remote.LID, QPN: c.remote.QPN, PSN: uint32(c.remote.PSN), OutReads: outReads, RKey: c.region.RKey, VAddr: c.region.VA, RDMA: rdma, GID: c.remote.GID}
-		if err := writePerfDest(w, "remote", d); err != nil {
-			return err
-		}
-	}
-	if j.lat {
-		return writePerfLatTable(w, []perfLatRow{perfLatStats(uint64(j.size), lat)})
-	}
-	return writePerfBWTable(w, false, []perfBWRow{times.bwRow(uint64(j.size), j.iters, j.iters*len(conns), false)})
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/ibwire/ibwire/capture"
 	"github.com/ibwire/ibwire/craft"
+	"github.com/ibwire/ibwire/internal/peer/craftcmd"
 	"github.com/ibwire/ibwire/layers"
 )
 
@@ -101,11 +103,7 @@ func runCraft(args []string, stdout, stderr io.Writer) int {
 	if f.out == "" {
 		return bad("no output: give -w FILE")
 	}
-	job, err := f.job()
-	if err != nil {
-		return bad("%v", err)
-	}
-	tr, err := job.run()
+	cfg, err := f.config()
 	if err != nil {
 		return bad("%v", err)
 	}
@@ -113,44 +111,31 @@ func runCraft(args []string, stdout, stderr io.Writer) int {
 	if f.out == "-" {
 		info = stderr
 	}
-	if f.verbose {
-		for i, fr := range tr.Frames {
-			fmt.Fprintf(info, "%4d %s %-9v %v\n", i+1, fr.Time.Format("15:04:05.000000"), fr.Info.From, fr.Info)
+	if err := craftcmd.Run(context.Background(), cfg, info); err != nil {
+		var inv *craftcmd.InvalidError
+		if errors.As(err, &inv) {
+			return bad("%v", err)
 		}
-		for _, fd := range tr.Findings {
-			fmt.Fprintln(info, fd)
-		}
-	}
-	if err := write(f.out, job.format, tr.Frames); err != nil {
 		fmt.Fprintf(stderr, "ibpeer craft: %v\n", err)
 		return exitError
 	}
 	return exitOK
 }
 
-// craftJob is everything a run needs, checked.
-type craftJob struct {
-	cfg    craft.Config
-	ops    []craft.Op
-	faults craft.Faults
-	cm     bool
-	format capture.Format
-}
-
-// job turns the flags into a craft job, with errors that name the flag.
-func (f *craftFlags) job() (*craftJob, error) {
-	j := &craftJob{cm: f.cm}
+// config turns the flags into a craft run, with errors that name the flag.
+func (f *craftFlags) config() (craftcmd.Config, error) {
+	j := craftcmd.Config{CM: f.cm, Out: f.out, Verbose: f.verbose}
 	encap, err := craft.ParseEncap(f.encap)
 	if err != nil {
-		return nil, fmt.Errorf("--encap: %w", err)
+		return j, fmt.Errorf("--encap: %w", err)
 	}
 	switch strings.ToLower(f.format) {
 	case "pcap":
-		j.format = capture.FormatPcap
+		j.Format = capture.FormatPcap
 	case "pcapng":
-		j.format = capture.FormatPcapNG
+		j.Format = capture.FormatPcapNG
 	default:
-		return nil, fmt.Errorf("-F %q: want pcap or pcapng", f.format)
+		return j, fmt.Errorf("-F %q: want pcap or pcapng", f.format)
 	}
 	op := strings.ToLower(f.op)
 	service := layers.ServiceRC
@@ -159,51 +144,51 @@ func (f *craftFlags) job() (*craftJob, error) {
 	}
 	kind, err := craft.ParseOpKind(op)
 	if err != nil {
-		return nil, fmt.Errorf("--op: %w", err)
+		return j, fmt.Errorf("--op: %w", err)
 	}
 	switch strings.ToLower(f.service) {
 	case "":
 	case "rc":
 		if service == layers.ServiceUD {
-			return nil, fmt.Errorf("--service rc with --op %s", f.op)
+			return j, fmt.Errorf("--service rc with --op %s", f.op)
 		}
 	case "uc":
 		if service == layers.ServiceUD {
-			return nil, fmt.Errorf("--service uc with --op %s", f.op)
+			return j, fmt.Errorf("--service uc with --op %s", f.op)
 		}
 		service = layers.ServiceUC
 	case "ud":
 		service = layers.ServiceUD
 	default:
-		return nil, fmt.Errorf("--service %q: want rc or uc", f.service)
+		return j, fmt.Errorf("--service %q: want rc or uc", f.service)
 	}
 	switch {
 	case f.mtu != 256 && f.mtu != 512 && f.mtu != 1024 && f.mtu != 2048 && f.mtu != 4096:
-		return nil, fmt.Errorf("--mtu %d: want 256, 512, 1024, 2048 or 4096", f.mtu)
+		return j, fmt.Errorf("--mtu %d: want 256, 512, 1024, 2048 or 4096", f.mtu)
 	case f.size < 0 || f.size > 1<<30:
-		return nil, fmt.Errorf("--size %d: want 0 to 1 GiB", f.size)
+		return j, fmt.Errorf("--size %d: want 0 to 1 GiB", f.size)
 	case f.iters < 1 || f.iters > 1<<20:
-		return nil, fmt.Errorf("--iters %d: want 1 to 1048576", f.iters)
+		return j, fmt.Errorf("--iters %d: want 1 to 1048576", f.iters)
 	case f.qpn == 0 || f.qpn > 0xFFFFFF || f.destQPN == 0 || f.destQPN > 0xFFFFFF:
-		return nil, fmt.Errorf("--qpn/--dest-qpn: want 1 to 0xFFFFFF")
+		return j, fmt.Errorf("--qpn/--dest-qpn: want 1 to 0xFFFFFF")
 	case f.psn > 0xFFFFFF:
-		return nil, fmt.Errorf("--psn 0x%x does not fit 24 bits", f.psn)
+		return j, fmt.Errorf("--psn 0x%x does not fit 24 bits", f.psn)
 	case f.pkey == 0 || f.pkey > 0xFFFF:
-		return nil, fmt.Errorf("--pkey 0x%x: want 1 to 0xFFFF", f.pkey)
+		return j, fmt.Errorf("--pkey 0x%x: want 1 to 0xFFFF", f.pkey)
 	case f.loss < 0 || f.loss >= 1:
-		return nil, fmt.Errorf("--loss %v: want a probability in [0, 1)", f.loss)
+		return j, fmt.Errorf("--loss %v: want a probability in [0, 1)", f.loss)
 	case f.ecnCE < 0 || f.ecnCE > 1:
-		return nil, fmt.Errorf("--ecn-ce %v: want a probability in [0, 1]", f.ecnCE)
+		return j, fmt.Errorf("--ecn-ce %v: want a probability in [0, 1]", f.ecnCE)
 	case f.rnr < 0 || f.cnpEvery < 0:
-		return nil, fmt.Errorf("--rnr and --cnp-every count from 0")
+		return j, fmt.Errorf("--rnr and --cnp-every count from 0")
 	case f.rnrTimer > 31:
-		return nil, fmt.Errorf("--rnr-timer %d: want 0 to 31", f.rnrTimer)
+		return j, fmt.Errorf("--rnr-timer %d: want 0 to 31", f.rnrTimer)
 	}
 	req, resp := craft.DefaultRequester, craft.DefaultResponder
 	req.QPN, resp.QPN, req.PSN = uint32(f.qpn), uint32(f.destQPN), layers.PSN(f.psn)
-	j.cfg = craft.Config{Encap: encap, Service: service, Requester: req, Responder: resp, MTU: f.mtu, PKey: uint16(f.pkey)}
-	if _, err := craft.New(j.cfg); err != nil {
-		return nil, err
+	j.Craft = craft.Config{Encap: encap, Service: service, Requester: req, Responder: resp, MTU: f.mtu, PKey: uint16(f.pkey)}
+	if _, err := craft.New(j.Craft); err != nil {
+		return j, err
 	}
 	for i := 0; i < f.iters; i++ {
 		o := craft.Op{Kind: kind, VA: 0x7f0000000000 + uint64(i)*uint64((f.size+4095)&^4095+4096), RKey: 0x1234,
@@ -216,25 +201,25 @@ func (f *craftFlags) job() (*craftJob, error) {
 		default:
 			o.Data = craft.Pattern(f.size, byte(i))
 		}
-		j.ops = append(j.ops, o)
+		j.Ops = append(j.Ops, o)
 	}
-	j.faults = craft.Faults{Seed: f.seed, Loss: craft.Loss{Prob: f.loss}, CNPEvery: f.cnpEvery, CE: craft.CEMarks{Prob: f.ecnCE}}
+	j.Faults = craft.Faults{Seed: f.seed, Loss: craft.Loss{Prob: f.loss}, CNPEvery: f.cnpEvery, CE: craft.CEMarks{Prob: f.ecnCE}}
 	for _, s := range f.naks {
 		n, err := parseNAK(s)
 		if err != nil {
-			return nil, fmt.Errorf("--nak %q: %w", s, err)
+			return j, fmt.Errorf("--nak %q: %w", s, err)
 		}
-		j.faults.NAKs = append(j.faults.NAKs, n)
+		j.Faults.NAKs = append(j.Faults.NAKs, n)
 	}
 	if f.rnr > 0 {
-		j.faults.RNRs = []craft.RNR{{Packet: 1, Times: f.rnr, Timer: layers.RNRTimerCode(f.rnrTimer)}}
+		j.Faults.RNRs = []craft.RNR{{Packet: 1, Times: f.rnr, Timer: layers.RNRTimerCode(f.rnrTimer)}}
 	}
 	for _, s := range f.broken {
 		c, err := parseBroken(s)
 		if err != nil {
-			return nil, fmt.Errorf("--broken %q: %w", s, err)
+			return j, fmt.Errorf("--broken %q: %w", s, err)
 		}
-		j.faults.Corrupt = append(j.faults.Corrupt, c)
+		j.Faults.Corrupt = append(j.Faults.Corrupt, c)
 	}
 	return j, nil
 }
@@ -280,65 +265,4 @@ func parseBroken(s string) (craft.Corrupt, error) {
 		}
 	}
 	return c, nil
-}
-
-// run crafts the conversation.
-func (j *craftJob) run() (craft.Trace, error) {
-	c, err := craft.New(j.cfg)
-	if err != nil {
-		return craft.Trace{}, err
-	}
-	ud := j.cfg.Service == layers.ServiceUD
-	if j.cm {
-		if ud {
-			err = c.ResolveService(craft.CMOptions{})
-		} else {
-			err = c.Connect(craft.CMOptions{})
-		}
-		if err != nil {
-			return craft.Trace{}, err
-		}
-	}
-	// --broken counts frames in the file; Run counts them in its own output.
-	f := j.faults
-	f.Corrupt = append([]craft.Corrupt(nil), f.Corrupt...)
-	for i := range f.Corrupt {
-		if f.Corrupt[i].Frame == 0 {
-			continue
-		}
-		if f.Corrupt[i].Frame <= len(c.Frames()) {
-			return craft.Trace{}, fmt.Errorf("--broken %v@%d: frame %d is a CM frame; break a frame of the conversation after it",
-				f.Corrupt[i].Kind, f.Corrupt[i].Frame, f.Corrupt[i].Frame)
-		}
-		f.Corrupt[i].Frame -= len(c.Frames())
-	}
-	if err := c.Run(j.ops, f); err != nil {
-		return craft.Trace{}, err
-	}
-	if j.cm && !ud {
-		if err := c.Disconnect(); err != nil {
-			return craft.Trace{}, err
-		}
-	}
-	return c.Trace(), nil
-}
-
-// write stores frames in a capture file.
-func write(path string, format capture.Format, frames []craft.Frame) error {
-	if len(frames) == 0 {
-		return errors.New("no frames to write")
-	}
-	w, err := capture.Create(path, format, layers.LinkType(frames[0].LinkType), true)
-	if err != nil {
-		return err
-	}
-	for _, f := range frames {
-		p := capture.Packet{Data: f.Data, LinkType: layers.LinkType(f.LinkType),
-			Time: f.Time, Length: len(f.Data)}
-		if err := w.WritePacket(p); err != nil {
-			w.Close()
-			return err
-		}
-	}
-	return w.Close()
 }

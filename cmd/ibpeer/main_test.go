@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"errors"
 	"io"
 	"os"
 	"path/filepath"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/ibwire/ibwire/capture"
 	"github.com/ibwire/ibwire/craft"
+	"github.com/ibwire/ibwire/internal/peer/peertest"
 	"github.com/ibwire/ibwire/layers"
 )
 
@@ -22,24 +22,6 @@ func ibpeer(args ...string) (code int, stdout, stderr string) {
 	var out, errb bytes.Buffer
 	code = run(args, &out, &errb)
 	return code, out.String(), errb.String()
-}
-
-// readFrames reads a capture file back with package capture.
-func readFrames(t *testing.T, path string) []capture.Packet {
-	t.Helper()
-	r, err := capture.Open(path)
-	require.NoError(t, err)
-	defer r.Close()
-	var ps []capture.Packet
-	for {
-		p, err := r.Next()
-		if errors.Is(err, io.EOF) {
-			return ps
-		}
-		require.NoError(t, err)
-		p.Data = append([]byte(nil), p.Data...)
-		ps = append(ps, p)
-	}
 }
 
 func TestCommandLine(t *testing.T) {
@@ -154,7 +136,7 @@ func TestCraftWrites(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "out")
 			code, _, stderr := ibpeer(append([]string{"craft", "-w", path}, tt.args...)...)
 			require.Equal(t, exitOK, code, stderr)
-			ps := readFrames(t, path)
+			ps := peertest.ReadFrames(t, path)
 			require.NotEmpty(t, ps)
 			assert.Equal(t, tt.encap.LinkType(), ps[0].LinkType)
 			assert.Equal(t, craft.DefaultStart, ps[0].Time.UTC())

@@ -6,15 +6,15 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net"
 	"net/netip"
 	"os"
 	"os/signal"
 	"syscall"
 	"time"
 
-	"github.com/ibwire/ibwire/endpoint"
-	"github.com/ibwire/ibwire/layers"
+	"github.com/ibwire/ibwire/internal/peer/device"
+	"github.com/ibwire/ibwire/internal/peer/exchange"
+	"github.com/ibwire/ibwire/internal/peer/perftest"
 	"github.com/ibwire/ibwire/setup"
 )
 
@@ -69,42 +69,16 @@ otherwise, 2 for bad flags.
 Flags:
 `
 
-// perftestJob is a checked ibpeer perftest run.
-type perftestJob struct {
-	verb   string // write, read, send, atomic
-	addr   netip.Addr
-	server netip.AddrPort // invalid: this side is the server
-	port   int
-	size   int
-	iters  int
-	mtu    int // bytes, this side's proposal
-	depth  int
-	outs   int
-	cas    bool
-	mbps   bool // perftest's default report unit; --report_gbits: Gb/s
-	stall  time.Duration
-	rdmacm bool   // -R: set-up exchange and QP connected over RDMA CM
-	dump   string // --dump-region: where the buffer goes when the test has ended
-
-	// diag receives the drop reports (stderr; tests may leave it nil).
-	diag io.Writer
-	// ready, when set, learns the listener's address (tests).
-	ready func(netip.AddrPort)
-}
-
-// perftestVerbs maps the verb to perftest's name of the test.
-var perftestVerbs = map[string]string{"write": "RDMA_Write", "read": "RDMA_Read", "send": "Send", "atomic": "Atomic"}
-
 func runPerftest(args []string, stdout, stderr io.Writer) int {
 	j, code := parsePerftest(args, stdout, stderr)
 	if j == nil {
 		return code
 	}
-	j.diag = stderr
+	j.Stderr = stderr
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := j.run(ctx, stdout); err != nil {
-		fmt.Fprintf(stderr, "ibpeer perftest %s: %v\n", j.verb, err)
+	if err := perftest.Run(ctx, *j, stdout); err != nil {
+		fmt.Fprintf(stderr, "ibpeer perftest %s: %v\n", j.Verb, err)
 		return exitError
 	}
 	return exitOK
@@ -112,7 +86,7 @@ func runPerftest(args []string, stdout, stderr io.Writer) int {
 
 // parsePerftest checks the command line; it returns no job and the exit
 // status when there is nothing to run (help, bad flags).
-func parsePerftest(args []string, stdout, stderr io.Writer) (*perftestJob, int) {
+func parsePerftest(args []string, stdout, stderr io.Writer) (*perftest.Config, int) {
 	if len(args) > 0 {
 		switch args[0] {
 		case "-h", "-help", "--help":
@@ -123,7 +97,7 @@ func parsePerftest(args []string, stdout, stderr io.Writer) (*perftestJob, int) 
 			return nil, exitOK
 		}
 	}
-	bad := func(format string, a ...any) (*perftestJob, int) {
+	bad := func(format string, a ...any) (*perftest.Config, int) {
 		fmt.Fprintf(stderr, "ibpeer perftest: %s\nRun 'ibpeer perftest -h' for usage.\n", fmt.Sprintf(format, a...))
 		return nil, exitUsage
 	}
@@ -131,7 +105,7 @@ func parsePerftest(args []string, stdout, stderr io.Writer) (*perftestJob, int) 
 		return bad("give the test: write, read, send or atomic")
 	}
 	verb := args[0]
-	if _, ok := perftestVerbs[verb]; !ok {
+	if _, ok := perftest.Verbs[verb]; !ok {
 		return bad("unknown test %q: want write, read, send or atomic", verb)
 	}
 	fs, v := perftestFlags(verb, stderr)
@@ -155,7 +129,7 @@ func parsePerftest(args []string, stdout, stderr io.Writer) (*perftestJob, int) 
 		operands = append(operands, fs.Arg(0))
 		rest = fs.Args()[1:]
 	}
-	j := &perftestJob{verb: verb, port: *v.port, size: *v.size, iters: *v.iters, mtu: *v.mtu, depth: *v.depth, outs: *v.outs, mbps: !*v.gbits, stall: *v.stall, rdmacm: *v.rdmacm, dump: *v.dump}
+	j := &perftest.Config{Verb: verb, Port: *v.port, Size: *v.size, Iters: *v.iters, MTU: *v.mtu, Depth: *v.depth, OutReads: *v.outs, MBps: !*v.gbits, Stall: *v.stall, RDMACM: *v.rdmacm, Dump: *v.dump}
 	if *v.addr == "" {
 		return bad("give --addr IP, the local address (its GID is what the peer learns)")
 	}
@@ -163,7 +137,7 @@ func parsePerftest(args []string, stdout, stderr io.Writer) (*perftestJob, int) 
 	if err != nil {
 		return bad("--addr %q: not an IP address", *v.addr)
 	}
-	j.addr = a.Unmap()
+	j.Addr = a.Unmap()
 	switch len(operands) {
 	case 0:
 	case 1:
@@ -171,37 +145,37 @@ func parsePerftest(args []string, stdout, stderr io.Writer) (*perftestJob, int) 
 		if err != nil {
 			return bad("server %q: not an IP address", operands[0])
 		}
-		j.server = netip.AddrPortFrom(s.Unmap(), uint16(j.port))
+		j.Server = netip.AddrPortFrom(s.Unmap(), uint16(j.Port))
 	default:
 		return bad("unexpected argument %q", operands[1])
 	}
 	switch *v.atomic {
 	case "FETCH_AND_ADD":
 	case "CMP_AND_SWAP":
-		j.cas = true
+		j.CAS = true
 	default:
 		return bad("-A %q: want FETCH_AND_ADD or CMP_AND_SWAP", *v.atomic)
 	}
-	if verb == "atomic" && j.size != 8 {
-		return bad("-s %d: atomics move 8 bytes", j.size)
+	if verb == "atomic" && j.Size != 8 {
+		return bad("-s %d: atomics move 8 bytes", j.Size)
 	}
 	switch {
-	case j.port < 0 || j.port > 65535 || j.port == 0 && j.server.IsValid():
-		return bad("-p %d: want a TCP port", j.port)
-	case j.size < 1 || j.size > 1<<30:
-		return bad("-s %d: want 1 to 1073741824 bytes", j.size)
-	case j.iters < 5 || j.iters > 1<<24:
-		return bad("-n %d: want at least 5 (perftest's minimum) and at most %d", j.iters, 1<<24)
-	case j.depth < 1 || j.depth > 1024:
-		return bad("-t %d: want 1-1024", j.depth)
-	case j.outs < 1 || j.outs > perftestOutReads:
-		return bad("-o %d: want 1-%d", j.outs, perftestOutReads)
-	case j.stall <= 0:
-		return bad("--timeout %v: want a positive duration", j.stall)
+	case j.Port < 0 || j.Port > 65535 || j.Port == 0 && j.Server.IsValid():
+		return bad("-p %d: want a TCP port", j.Port)
+	case j.Size < 1 || j.Size > 1<<30:
+		return bad("-s %d: want 1 to 1073741824 bytes", j.Size)
+	case j.Iters < 5 || j.Iters > 1<<24:
+		return bad("-n %d: want at least 5 (perftest's minimum) and at most %d", j.Iters, 1<<24)
+	case j.Depth < 1 || j.Depth > 1024:
+		return bad("-t %d: want 1-1024", j.Depth)
+	case j.OutReads < 1 || j.OutReads > exchange.PerftestOutReads:
+		return bad("-o %d: want 1-%d", j.OutReads, exchange.PerftestOutReads)
+	case j.Stall <= 0:
+		return bad("--timeout %v: want a positive duration", j.Stall)
 	}
-	if j.mtu == 0 {
-		j.mtu = activeMTU(j.addr)
-	} else if _, err := pathMTU(j.mtu); err != nil {
+	if j.MTU == 0 {
+		j.MTU = device.ActiveMTU(j.Addr)
+	} else if _, err := device.PathMTU(j.MTU); err != nil {
 		return bad("-m: %v", err)
 	}
 	return j, exitOK
@@ -233,7 +207,7 @@ func perftestFlags(verb string, out io.Writer) (*flag.FlagSet, perftestFlagValue
 	v.iters = fs.Int("n", iters, "number of `iterations` (5000 for write, 1000 for the others)")
 	v.mtu = fs.Int("m", 0, "proposed path `MTU` in bytes (default: the active MTU of --addr's interface)")
 	v.depth = fs.Int("t", 128, "TX depth: work requests outstanding on the client")
-	v.outs = fs.Int("o", perftestOutReads, "outstanding READs/atomics this side accepts as responder, advertised to the peer (read and atomic)")
+	v.outs = fs.Int("o", exchange.PerftestOutReads, "outstanding READs/atomics this side accepts as responder, advertised to the peer (read and atomic)")
 	v.atomic = fs.String("A", "FETCH_AND_ADD", "atomic operation: FETCH_AND_ADD or CMP_AND_SWAP")
 	v.gbits = fs.Bool("report_gbits", false, "report Gb/s instead of MB/s (perftest's flag; both sides should agree, the server prints the client's figures)")
 	v.stall = fs.Duration("timeout", 10*time.Second, "fail when no completion arrives for this long")
@@ -241,334 +215,4 @@ func perftestFlags(verb string, out io.Writer) (*flag.FlagSet, perftestFlagValue
 	fs.BoolVar(v.rdmacm, "rdma_cm", false, "same as -R")
 	v.dump = fs.String("dump-region", "", "write the test's buffer to `FILE` when the test has ended (what a WRITE or SEND server received, a READ client read, a client sent)")
 	return fs, v
-}
-
-// perftestCycleBuffer and perftestCacheLine are what this side proposes in
-// the buffer-size exchange: perftest's page size and cache-line defaults.
-const (
-	perftestCycleBuffer = 4096
-	perftestCacheLine   = 64
-)
-
-// perftestMaxCycleBuffer bounds the peer's cycle buffer, which sizes the
-// region (perftest sends its page size).
-const perftestMaxCycleBuffer = 1 << 24
-
-// perftestOutReads is the most READs/atomics outstanding perftest's read
-// and atomic tests use and grant (-o 128, rxe's max_qp_rd_atom).
-const perftestOutReads = 128
-
-// perftestRxDepth is the receives a SEND server posts (perftest's
-// DEF_RX_SEND), at most one per iteration.
-const perftestRxDepth = 512
-
-func (j *perftestJob) isServer() bool { return !j.server.IsValid() }
-
-func (j *perftestJob) run(ctx context.Context, stdout io.Writer) (err error) {
-	wire, err := endpoint.ListenUDP(netip.AddrPortFrom(j.addr, endpoint.RoCEv2Port))
-	if err != nil {
-		return err
-	}
-	diagOut := j.diag
-	if diagOut == nil {
-		diagOut = io.Discard
-	}
-	diag := newDiagDevice(wire, diagOut)
-	defer diag.Close()
-	dev := diag.Device
-	var cmx *perftestCM
-	var conn net.Conn
-	if j.rdmacm {
-		if cmx, err = j.dialCM(ctx, dev, stdout); err != nil {
-			return err
-		}
-		defer cmx.close()
-		conn = cmx.msg
-	} else if conn, err = j.dial(ctx, stdout); err != nil {
-		return err
-	}
-	defer conn.Close()
-	stopWatch := context.AfterFunc(ctx, func() { conn.Close() })
-	defer stopWatch()
-	p := setup.NewPerftestConn(conn, j.isServer())
-	if j.rdmacm {
-		p = setup.NewPerftestConnRDMACM(conn, j.isServer())
-	}
-	proposed, _ := layers.PathMTUOf(j.mtu) // checked with the flags
-	opening, err := p.Open(setup.PerftestParams{CycleBuffer: perftestCycleBuffer, CacheLine: perftestCacheLine,
-		MaxCycle: perftestMaxCycleBuffer, MTU: proposed})
-	if err != nil {
-		return err
-	}
-	cycle, mtu := opening.CycleBuffer, opening.MTU
-
-	pd := dev.AllocPD()
-	mem := make([]byte, 2*max(j.size, int(cycle)))
-	if j.verb != "atomic" {
-		// perftest fills its buffers with rand(); data that differs from
-		// byte to byte is what lets a capture show a misplaced segment.
-		fillPattern(mem, uint64(time.Now().UnixNano()))
-	}
-	if j.dump != "" {
-		defer func() {
-			if err == nil {
-				err = os.WriteFile(j.dump, mem, 0o644)
-			}
-		}()
-	}
-	mr, err := pd.RegMR(mem, endpoint.AccessLocalWrite|endpoint.AccessRemoteWrite|endpoint.AccessRemoteRead|endpoint.AccessRemoteAtomic)
-	if err != nil {
-		return err
-	}
-	rx := min(perftestRxDepth, j.iters)
-	cq := dev.CreateCQ(j.depth + rx + 64)
-	qp, err := pd.CreateQP(endpoint.QPConfig{Type: endpoint.RC, SendCQ: cq, RecvCQ: cq, MaxSendWR: j.depth + 8, MaxRecvWR: rx})
-	if err != nil {
-		return err
-	}
-	outReads := 1
-	if j.verb == "read" || j.verb == "atomic" {
-		outReads = j.outs
-	}
-	psn := endpoint.RandomPSN()
-	if j.rdmacm {
-		// perftest -R: an all-zero pingpong_dest each way, the data QP's
-		// own RDMA CM connection, another zero exchange; the QP messages
-		// that follow only inform.
-		if err := p.ExchangeEmptyDest(); err != nil {
-			return err
-		}
-		// A client asks for READ/atomic resources only for those tests,
-		// as perftest's does; a server grants what its TCP mode grants
-		// (at least one), so a READ-back of a WRITE test's region
-		// (ibpeer replay --payload) is answered on -R too.
-		resources := uint8(0)
-		if j.isServer() || j.verb == "read" || j.verb == "atomic" {
-			resources = uint8(outReads)
-		}
-		if err := cmx.connectData(ctx, j, qp, mtu, resources); err != nil {
-			return err
-		}
-		if err := p.ExchangeEmptyDest(); err != nil {
-			return err
-		}
-		if a, err := qp.Query(); err == nil {
-			psn = a.SQPSN
-		}
-	}
-	local := setup.PerftestDest{OutReads: uint16(outReads), QPN: qp.QPN(), PSN: psn, RKey: mr.RKey(), VAddr: mr.Addr(), GID: dev.GID()}
-	remote, err := p.Handshake(local) // #1
-	if err != nil {
-		return err
-	}
-	peer := netip.AddrFrom16(remote.GID)
-	if peer.Is4In6() != netip.AddrFrom16(local.GID).Is4In6() {
-		return fmt.Errorf("the peer's GID %v and ours %v are not of the same IP version (perftest's GID compatibility check)", peer, dev.GID())
-	}
-	maxRd := min(max(int(remote.OutReads), 1), perftestOutReads)
-	if !j.rdmacm {
-		err = qp.Connect(endpoint.ConnectAttr{Remote: peer.Unmap(), RemoteQPN: remote.QPN, RemotePSN: layers.PSN(remote.PSN), LocalPSN: psn,
-			MTU: mtu, HopLimit: 255, MaxRdAtomic: uint8(maxRd), MaxDestRdAtomic: uint8(outReads)})
-		if err != nil {
-			return err
-		}
-	}
-	if _, err := p.Handshake(local); err != nil { // #2
-		return err
-	}
-	info := perfTestInfo{Verb: perftestVerbs[j.verb], Device: "ibpeer", QPs: 1, Transport: "IB", Connection: "RC",
-		CQModeration: 1, MTU: mtu.Bytes(), LinkType: "Ethernet", GIDIndex: -1, RDMACM: j.rdmacm, DataExRDMACM: j.rdmacm}
-	if !j.isServer() {
-		info.TXDepth = j.depth
-	} else if j.verb == "send" {
-		info.RXDepth = rx
-	}
-	rdma := j.verb != "send"
-	if j.verb == "read" || j.verb == "atomic" {
-		info.OutReads = outReads
-	}
-	if err := writePerfTestInfo(stdout, info); err != nil {
-		return err
-	}
-	dest := func(d setup.PerftestDest) perfDest {
-		pd := perfDest{LID: d.LID, QPN: d.QPN, PSN: uint32(d.PSN), RKey: d.RKey, VAddr: d.VAddr, RDMA: rdma, GID: d.GID}
-		if j.verb == "read" || j.verb == "atomic" {
-			pd.OutReads = int(d.OutReads)
-		}
-		return pd
-	}
-	if err := writePerfDest(stdout, "local", dest(local)); err != nil {
-		return err
-	}
-	if _, err := p.Handshake(local); err != nil { // #3
-		return err
-	}
-	if err := writePerfDest(stdout, "remote", dest(remote)); err != nil {
-		return err
-	}
-	size := uint64(j.size)
-
-	if j.verb == "send" {
-		var times trafficTimes
-		var runErr error
-		if j.isServer() {
-			for k := range rx {
-				if err := qp.PostRecv(endpoint.RecvWR{ID: uint64(k), SGL: []endpoint.SGE{mr.SGE(0, j.size)}}); err != nil {
-					return err
-				}
-			}
-			if _, err := p.Handshake(local); err != nil { // #4: receives are posted
-				return err
-			}
-			times, runErr = receiveTraffic(ctx, qp, cq, mr, j.size, j.iters, rx, j.stall)
-		} else {
-			if _, err := p.Handshake(local); err != nil { // #4
-				return err
-			}
-			times, runErr = runTraffic(ctx, trafficConfig{cq: cq, qps: []*endpoint.QP{qp}, depth: j.depth, iters: j.iters, stall: j.stall,
-				next: func(_, _ int) endpoint.SendWR {
-					return endpoint.SendWR{Op: endpoint.WRSend, SGL: []endpoint.SGE{mr.SGE(0, j.size)}}
-				}})
-		}
-		if runErr != nil {
-			return runErr
-		}
-		if err := writePerfBWTable(stdout, j.mbps, []perfBWRow{times.bwRow(size, j.iters, j.iters, j.mbps)}); err != nil {
-			return err
-		}
-		if _, err := p.Handshake(local); err != nil { // closing
-			return err
-		}
-		return j.done(ctx, p, cmx)
-	}
-
-	var row perfBWRow
-	if !j.isServer() {
-		times, err := runTraffic(ctx, trafficConfig{cq: cq, qps: []*endpoint.QP{qp}, depth: j.depth, iters: j.iters, stall: j.stall,
-			next: func(_, i int) endpoint.SendWR { return j.wr(mr, remote, i) }})
-		if err != nil {
-			return err
-		}
-		row = times.bwRow(size, j.iters, j.iters, j.mbps)
-	}
-	mine := setup.PerftestBWReport{Size: row.Bytes, Iterations: row.Iterations, BWPeak: row.PeakGbps, BWAverage: row.AvgGbps, MsgRate: row.MsgRate}
-	// The server waits in Finish for the end of the traffic.
-	err = p.Finish(local, mine, func(theirs setup.PerftestBWReport) error {
-		if j.isServer() {
-			// The server prints the client's figures, as perftest's
-			// does, and checks its QP before the client may tear it down.
-			row = perfBWRow{Bytes: theirs.Size, Iterations: theirs.Iterations, PeakGbps: theirs.BWPeak, AvgGbps: theirs.BWAverage, MsgRate: theirs.MsgRate}
-			if st, err := qp.Query(); err == nil && st.State != endpoint.StateRTS {
-				return fmt.Errorf("the QP ended in %v", st.State)
-			}
-		}
-		return writePerfBWTable(stdout, j.mbps, []perfBWRow{row})
-	})
-	if err != nil {
-		return err
-	}
-	return j.done(ctx, p, cmx)
-}
-
-// done ends the set-up exchange: TCP's "done" message, or perftest -R's
-// disconnects (the client's DREQ for the data QP, then the server's for
-// the set-up connection).
-func (j *perftestJob) done(ctx context.Context, p *setup.PerftestConn, cmx *perftestCM) error {
-	if cmx == nil {
-		return p.ExchangeDone()
-	}
-	return cmx.disconnect(ctx, j.isServer())
-}
-
-// wr is the client's i-th work request: to the start of the server's
-// buffer, from the start of ours.
-func (j *perftestJob) wr(mr *endpoint.MR, remote setup.PerftestDest, i int) endpoint.SendWR {
-	switch j.verb {
-	case "write":
-		return endpoint.SendWR{Op: endpoint.WRWrite, SGL: []endpoint.SGE{mr.SGE(0, j.size)}, RemoteAddr: remote.VAddr, RKey: remote.RKey}
-	case "read":
-		return endpoint.SendWR{Op: endpoint.WRRead, SGL: []endpoint.SGE{mr.SGE(0, j.size)}, RemoteAddr: remote.VAddr, RKey: remote.RKey}
-	}
-	if j.cas {
-		return endpoint.SendWR{Op: endpoint.WRCompareSwap, SGL: []endpoint.SGE{mr.SGE(0, 8)}, RemoteAddr: remote.VAddr, RKey: remote.RKey,
-			CompareAdd: uint64(i), Swap: uint64(i) + 1}
-	}
-	return endpoint.SendWR{Op: endpoint.WRFetchAdd, SGL: []endpoint.SGE{mr.SGE(0, 8)}, RemoteAddr: remote.VAddr, RKey: remote.RKey, CompareAdd: 1}
-}
-
-// dial connects the set-up exchange: as the server, it accepts one client.
-func (j *perftestJob) dial(ctx context.Context, stdout io.Writer) (net.Conn, error) {
-	if !j.isServer() {
-		d := net.Dialer{Timeout: setupTimeout}
-		c, err := d.DialContext(ctx, "tcp", j.server.String())
-		if err != nil {
-			return nil, fmt.Errorf("set-up with %v: %w", j.server, err)
-		}
-		return c, nil
-	}
-	ln, err := net.Listen("tcp", netip.AddrPortFrom(j.addr, uint16(j.port)).String())
-	if err != nil {
-		return nil, fmt.Errorf("set-up listener: %w", err)
-	}
-	defer ln.Close()
-	fmt.Fprint(stdout, "\n************************************\n* Waiting for client to connect... *\n************************************\n")
-	if j.ready != nil {
-		a := ln.Addr().(*net.TCPAddr).AddrPort()
-		j.ready(netip.AddrPortFrom(a.Addr().Unmap(), a.Port()))
-	}
-	stop := context.AfterFunc(ctx, func() { ln.Close() })
-	defer stop()
-	c, err := ln.Accept()
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-		return nil, fmt.Errorf("set-up listener: %w", err)
-	}
-	return c, nil
-}
-
-// receiveTraffic is a SEND server's side: iters receives, the rx posted
-// ones reposted as they complete while more are due. Its times have every
-// message "posted" when the first receive was waited for, perftest's
-// tposted[0] for the whole run.
-func receiveTraffic(ctx context.Context, qp *endpoint.QP, cq *endpoint.CQ, mr *endpoint.MR, size, iters, rx int, stall time.Duration) (trafficTimes, error) {
-	t := trafficTimes{posted: make([]time.Duration, 0, iters), completed: make([]time.Duration, 0, iters)}
-	posted := rx
-	wcs := make([]endpoint.WC, 64)
-	timer := time.NewTimer(stall)
-	defer timer.Stop()
-	start := time.Now()
-	for len(t.completed) < iters {
-		n := cq.Poll(wcs)
-		if n == 0 {
-			select {
-			case <-cq.Notify():
-			case <-ctx.Done():
-				return t, ctx.Err()
-			case <-timer.C:
-				return t, fmt.Errorf("%w for %v: %d of %d SENDs received", errStall, stall, len(t.completed), iters)
-			}
-			continue
-		}
-		now := time.Since(start)
-		for _, wc := range wcs[:n] {
-			if wc.Status != endpoint.StatusSuccess {
-				return t, &wcError{i: len(t.completed), wc: wc}
-			}
-			if wc.ByteLen != uint32(size) {
-				return t, fmt.Errorf("SEND %d carried %d bytes, want %d", len(t.completed), wc.ByteLen, size)
-			}
-			t.posted = append(t.posted, 0)
-			t.completed = append(t.completed, now)
-			if posted < iters {
-				if err := qp.PostRecv(endpoint.RecvWR{ID: wc.ID, SGL: []endpoint.SGE{mr.SGE(0, size)}}); err != nil {
-					return t, err
-				}
-				posted++
-			}
-		}
-		timer.Reset(stall)
-	}
-	return t, nil
 }

@@ -18,13 +18,15 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
+	"github.com/ibwire/ibwire/internal/peer/peertest"
+	"github.com/ibwire/ibwire/internal/peer/perftest"
 	"github.com/ibwire/ibwire/setup"
 )
 
 // perftestServer is an ibpeer perftest server running in-process.
 type perftestServer struct {
 	addr netip.AddrPort // where it listens: TCP, or RDMA CM's port with -R
-	out  *syncBuffer
+	out  *peertest.Buffer
 	done chan error // its run's error, once it has ended
 }
 
@@ -36,9 +38,9 @@ func runPerftestServer(t *testing.T, args ...string) *perftestServer {
 	j, code := parsePerftest(args, io.Discard, &errb)
 	require.NotNil(t, j, "exit %d: %s", code, errb.String())
 	ready := make(chan netip.AddrPort, 1)
-	j.ready = func(a netip.AddrPort) { ready <- a }
-	s := &perftestServer{out: &syncBuffer{}, done: make(chan error, 1)}
-	go func() { s.done <- j.run(context.Background(), s.out) }()
+	j.Ready = func(a netip.AddrPort) { ready <- a }
+	s := &perftestServer{out: &peertest.Buffer{}, done: make(chan error, 1)}
+	go func() { s.done <- perftest.Run(context.Background(), *j, s.out) }()
 	select {
 	case s.addr = <-ready:
 	case err := <-s.done:
@@ -73,7 +75,7 @@ func perfRow(t *testing.T, out string) string {
 }
 
 func TestPerftestBothRoles(t *testing.T) {
-	needLoopbackPorts(t)
+	peertest.NeedLoopbackPorts(t)
 	defer goleak.VerifyNone(t)
 	tests := []struct {
 		name       string
@@ -126,7 +128,7 @@ func TestPerftestBothRoles(t *testing.T) {
 // TestPerftestPeerFailures: a client with nothing to talk to, and a server
 // whose client is too old or goes away, end with exit 1 and the reason.
 func TestPerftestPeerFailures(t *testing.T) {
-	needLoopbackPorts(t)
+	peertest.NeedLoopbackPorts(t)
 	defer goleak.VerifyNone(t)
 	t.Run("no server", func(t *testing.T) {
 		code, _, stderr := ibpeer("perftest", "write", "--addr", "127.0.0.1", "-p", "1", "127.0.0.2")
@@ -204,7 +206,7 @@ func TestPerftestUsage(t *testing.T) {
 // TestPerftestHugeCycleBuffer: a peer's cycle buffer sizes the region, so
 // an absurd one is refused instead of allocated.
 func TestPerftestHugeCycleBuffer(t *testing.T) {
-	needLoopbackPorts(t)
+	peertest.NeedLoopbackPorts(t)
 	defer goleak.VerifyNone(t)
 	port, wait := startPerftestServer(t, "write")
 	c, err := net.Dial("tcp", "127.0.0.2:"+strconv.Itoa(port))
@@ -223,7 +225,7 @@ func TestPerftestHugeCycleBuffer(t *testing.T) {
 // TestPerftestRDMACM runs both roles of perftest -R in-process: the set-up
 // exchange over an RDMA CM connection, the data QP connected by RDMA CM.
 func TestPerftestRDMACM(t *testing.T) {
-	needLoopbackPorts(t)
+	peertest.NeedLoopbackPorts(t)
 	defer goleak.VerifyNone(t)
 	tests := []struct {
 		name string
@@ -256,7 +258,7 @@ func TestPerftestRDMACM(t *testing.T) {
 // client's with the server's. The buffers are random, so a match says the
 // data crossed, not that both sides were zero.
 func TestPerftestDumpRegion(t *testing.T) {
-	needLoopbackPorts(t)
+	peertest.NeedLoopbackPorts(t)
 	defer goleak.VerifyNone(t)
 	const size = 10000 // three 4096-byte segments, the last one short
 	for _, verb := range []string{"write", "read", "send"} {

@@ -1,10 +1,7 @@
 package main
 
 import (
-	"bytes"
-	"context"
 	"flag"
-	"fmt"
 	"io"
 	"net"
 	"net/netip"
@@ -20,24 +17,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ibwire/ibwire/endpoint"
-	"github.com/ibwire/ibwire/setup"
+	"github.com/ibwire/ibwire/internal/peer/peertest"
+	"github.com/ibwire/ibwire/internal/peer/pingpong"
 )
-
-// Loopback addresses of their own (127.77.0.0/16), so that these tests do
-// not meet other tests' UDP 4791 sockets on 127.0.0.1/127.0.0.2.
-func ppAddrs(n int) (server, client string) {
-	return fmt.Sprintf("127.77.%d.1", n), fmt.Sprintf("127.77.%d.2", n)
-}
-
-// ppFreePort returns a TCP port nobody listens on right now.
-func ppFreePort(t *testing.T) int {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	port := ln.Addr().(*net.TCPAddr).Port
-	require.NoError(t, ln.Close())
-	return port
-}
 
 type ppResult struct {
 	code           int
@@ -123,7 +105,7 @@ func TestPingpongLoopback(t *testing.T) {
 	for i, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			srvIP, cliIP := ppAddrs(i + 1)
-			port := strconv.Itoa(ppFreePort(t))
+			port := strconv.Itoa(peertest.FreeTCPPort(t))
 			// Flags after the host, as getopt allows.
 			srv, cli := ppRunPair(t,
 				append([]string{"--addr", srvIP, "-p", port}, tc.flags...),
@@ -147,50 +129,6 @@ func TestPingpongLoopback(t *testing.T) {
 	}
 }
 
-// A server of another transport drops the client's packets and says why
-// on stderr, once per second however many arrive. (The RC client retries
-// for ever: retry_cnt 7 is unlimited on rxe, so the tool hangs too.)
-func TestPingpongMismatchDiagnosed(t *testing.T) {
-	srvIP, cliIP := ppAddrs(100)
-	port := ppFreePort(t)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	var srvOut, cliOut, cliErr bytes.Buffer
-	var srvErr diagBuffer
-	listening := make(chan struct{})
-	srvDone, cliDone := make(chan error, 1), make(chan error, 1)
-	go func() {
-		cfg := pingpongConfig{typ: endpoint.UD, addr: ppMustAddr(t, srvIP), port: port, size: 1024, rxDepth: 16, iters: 5,
-			listening: func(net.Addr) { close(listening) }}
-		srvDone <- pingpong(ctx, cfg, &srvOut, &srvErr)
-	}()
-	<-listening
-	go func() {
-		cfg := pingpongConfig{typ: endpoint.RC, addr: ppMustAddr(t, cliIP), host: srvIP, port: port, size: 1024,
-			mtu: 3, rxDepth: 16, iters: 5}
-		cliDone <- pingpong(ctx, cfg, &cliOut, &cliErr)
-	}()
-	deadline := time.Now().Add(10 * time.Second)
-	for srvErr.String() == "" && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond)
-	}
-	time.Sleep(1200 * time.Millisecond)
-	cancel()
-	require.ErrorIs(t, <-srvDone, context.Canceled)
-	require.ErrorIs(t, <-cliDone, context.Canceled)
-	assert.Contains(t, cliOut.String(), "  remote address: LID 0x0000, QPN 0x000011")
-	assert.Empty(t, cliErr.String())
-	lines := strings.Split(strings.TrimSuffix(srvErr.String(), "\n"), "\n")
-	// The first report within a tick, one a second later, the rest at exit.
-	assert.GreaterOrEqual(t, len(lines), 2, "%s", srvErr.String())
-	assert.LessOrEqual(t, len(lines), 3, "%s", srvErr.String())
-	re := regexp.MustCompile(`^ibpeer: dropped \d+ packets? from ` + regexp.QuoteMeta(cliIP) +
-		`: RC_SEND_ONLY to QPN 0x000011, a UD QP \(do both sides run the same transport: --rc, --uc, --ud\?\)$`)
-	for _, l := range lines {
-		assert.Regexp(t, re, l)
-	}
-}
-
 func ppMustAddr(t *testing.T, s string) netip.Addr {
 	t.Helper()
 	a, err := netip.ParseAddr(s)
@@ -199,7 +137,7 @@ func ppMustAddr(t *testing.T, s string) netip.Addr {
 }
 
 func TestPingpongExitStatus(t *testing.T) {
-	port := strconv.Itoa(ppFreePort(t))
+	port := strconv.Itoa(peertest.FreeTCPPort(t))
 	_, ip := ppAddrs(200)
 	taken, err := net.Listen("tcp", net.JoinHostPort(ip, "0"))
 	require.NoError(t, err)
@@ -278,63 +216,25 @@ func TestPingpongHelpComplete(t *testing.T) {
 func TestPingpongParse(t *testing.T) {
 	cfg, err := ppParse(pingpongFlags(io.Discard), []string{"host1", "-s8192", "--ud", "-e", "--bind=10.0.0.1", "-n7"})
 	require.NoError(t, err)
-	assert.Equal(t, pingpongConfig{typ: endpoint.UD, addr: ppMustAddr(t, "10.0.0.1"), host: "host1", port: 18515,
-		size: 8192, mtu: 3, rxDepth: 500, iters: 7, events: true}, cfg)
+	assert.Equal(t, pingpong.Config{Type: endpoint.UD, Addr: ppMustAddr(t, "10.0.0.1"), Host: "host1", Port: 18515,
+		Size: 8192, MTU: 3, RXDepth: 500, Iters: 7, Events: true}, cfg)
 	cfg, err = ppParse(pingpongFlags(io.Discard), []string{"--addr", "::ffff:10.0.0.2", "--uc"})
 	require.NoError(t, err)
-	assert.Equal(t, 4096, cfg.size, "the rc/uc default")
-	assert.Equal(t, "10.0.0.2", cfg.addr.String())
+	assert.Equal(t, 4096, cfg.Size, "the rc/uc default")
+	assert.Equal(t, "10.0.0.2", cfg.Addr.String())
 	cfg, err = ppParse(pingpongFlags(io.Discard), []string{"--addr", "10.0.0.2", "--ud"})
 	require.NoError(t, err)
-	assert.Equal(t, 1024, cfg.size, "ibv_ud_pingpong's default in rdma-core 44")
+	assert.Equal(t, 1024, cfg.Size, "ibv_ud_pingpong's default in rdma-core 44")
 	// -e takes no value: "-eX" is not split.
 	_, err = ppParse(pingpongFlags(io.Discard), []string{"--addr", "10.0.0.2", "-ex"})
 	assert.ErrorContains(t, err, "flag provided but not defined: -ex")
-}
-
-func TestPingpongStatusStrings(t *testing.T) {
-	assert.Equal(t, "transport retry counter exceeded", ppStatusStr(endpoint.StatusRetryExcErr))
-	assert.Equal(t, "Work Request Flushed Error", ppStatusStr(endpoint.StatusWRFlushErr))
-	assert.Equal(t, "unknown", ppStatusStr(endpoint.Status(99)))
-}
-
-// A tool run without -g sends GID ::; the server says so and falls back to
-// the set-up connection's address.
-func TestPingpongZeroGID(t *testing.T) {
-	srvIP, _ := ppAddrs(101)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	var srvOut, srvErr diagBuffer
-	addr := make(chan net.Addr, 1)
-	done := make(chan error, 1)
-	go func() {
-		cfg := pingpongConfig{typ: endpoint.RC, addr: ppMustAddr(t, srvIP), port: 0, size: 64, mtu: 3, rxDepth: 4, iters: 1,
-			listening: func(a net.Addr) { addr <- a }}
-		done <- pingpong(ctx, cfg, &srvOut, &srvErr)
-	}()
-	port := (<-addr).(*net.TCPAddr).Port
-	conn, err := net.Dial("tcp", net.JoinHostPort(srvIP, strconv.Itoa(port)))
-	require.NoError(t, err)
-	remote, err := setup.PingpongClient(conn, setup.PingpongDest{QPN: 0x99, PSN: 0x1234})
-	require.NoError(t, err)
-	conn.Close()
-	assert.Equal(t, uint32(0x11), remote.QPN)
-	// The server has read "done" once it prints the remote address.
-	deadline := time.Now().Add(5 * time.Second)
-	for !strings.Contains(srvOut.String(), "remote address") && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond)
-	}
-	cancel()
-	require.ErrorIs(t, <-done, context.Canceled)
-	assert.Contains(t, srvOut.String(), "  remote address: LID 0x0000, QPN 0x000099, PSN 0x001234, GID ::\n")
-	assert.Equal(t, "ibpeer pingpong: the peer sent GID :: (run the tool with -g <RoCEv2 GID index>); using 127.0.0.1\n", srvErr.String())
 }
 
 // -c on the server finds data that the client did not mark: the report
 // still comes, then each bad page and exit status 1.
 func TestPingpongCheckFails(t *testing.T) {
 	srvIP, cliIP := ppAddrs(102)
-	port := strconv.Itoa(ppFreePort(t))
+	port := strconv.Itoa(peertest.FreeTCPPort(t))
 	size := 2 * os.Getpagesize()
 	srv, cli := ppRunPair(t,
 		[]string{"--addr", srvIP, "-p", port, "-c", "-n", "3", "-s", strconv.Itoa(size)},
@@ -345,33 +245,5 @@ func TestPingpongCheckFails(t *testing.T) {
 	assert.Equal(t, 3*size*2, ppParseOutput(t, srv.stdout).bytes)
 }
 
-// TestPingpongListensOnAddr: the server's TCP set-up port binds --addr,
-// not the wildcard, so it starts beside an ibpeer serve (or another
-// pingpong server) that has the same port on another address of the
-// machine (issue 17), and nobody reaches it through another address.
-func TestPingpongListensOnAddr(t *testing.T) {
-	srvIP, otherIP := ppAddrs(103)
-	other, err := net.Listen("tcp", net.JoinHostPort(otherIP, "0"))
-	require.NoError(t, err)
-	defer other.Close()
-	port := other.Addr().(*net.TCPAddr).Port
-
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	var srvOut, srvErr bytes.Buffer
-	addr := make(chan net.Addr, 1)
-	done := make(chan error, 1)
-	go func() {
-		cfg := pingpongConfig{typ: endpoint.RC, addr: ppMustAddr(t, srvIP), port: port, size: 64, mtu: 3, rxDepth: 4, iters: 1,
-			listening: func(a net.Addr) { addr <- a }}
-		done <- pingpong(ctx, cfg, &srvOut, &srvErr)
-	}()
-	select {
-	case a := <-addr:
-		assert.Equal(t, net.JoinHostPort(srvIP, strconv.Itoa(port)), a.String())
-	case err := <-done:
-		t.Fatalf("the server did not listen beside %v: %v; stderr %q", other.Addr(), err, srvErr.String())
-	}
-	cancel()
-	require.ErrorIs(t, <-done, context.Canceled)
-}
+// ppAddrs are pingpong's tests' loopback addresses (127.77.0.0/16).
+func ppAddrs(n int) (server, client string) { return peertest.Addrs(77, n) }

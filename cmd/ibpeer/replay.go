@@ -15,10 +15,9 @@ import (
 	"time"
 
 	"github.com/ibwire/ibwire/capture"
-	"github.com/ibwire/ibwire/decode"
 	"github.com/ibwire/ibwire/dfilter"
 	"github.com/ibwire/ibwire/endpoint"
-	"github.com/ibwire/ibwire/layers"
+	"github.com/ibwire/ibwire/internal/peer/replaycmd"
 	"github.com/ibwire/ibwire/replay"
 	"github.com/ibwire/ibwire/setup"
 )
@@ -236,7 +235,7 @@ func runReplay(args []string, stdout, stderr io.Writer) int {
 		}
 		return bad("unexpected argument %q", fs.Arg(1))
 	}
-	job, err := f.job(fs.Arg(0))
+	cfg, err := f.config(fs.Arg(0))
 	if err != nil {
 		return bad("%v", err)
 	}
@@ -246,31 +245,21 @@ func runReplay(args []string, stdout, stderr io.Writer) int {
 	if f.out == "-" {
 		info = stderr
 	}
-	code, err := job.run(ctx, info)
-	if err != nil {
-		fmt.Fprintf(stderr, "ibpeer replay: %v\n", err)
+	if err := replaycmd.Run(ctx, *cfg, info); err != nil {
+		if !errors.Is(err, replaycmd.ErrReported) {
+			fmt.Fprintf(stderr, "ibpeer replay: %v\n", err)
+		}
 		return exitError
 	}
-	return code
+	return exitOK
 }
 
-// replayJob is a checked replay.
-type replayJob struct {
-	f      *replayFlags
-	path   string
-	rules  *replay.Rules
-	filter *dfilter.Filter
-	format capture.Format
-	hasFmt bool
-	target netip.AddrPort
-	local  netip.AddrPort
-	pace   replay.PaceOptions
-	cmPort int // --setup cm: the RDMA CM service's port
-}
-
-// job checks the flags, with errors that name the flag.
-func (f *replayFlags) job(path string) (*replayJob, error) {
-	j := &replayJob{f: f, path: path, rules: &replay.Rules{FixCRC: f.fixCRC}}
+// config checks the flags, with errors that name the flag.
+func (f *replayFlags) config(path string) (*replaycmd.Config, error) {
+	j := &replaycmd.Config{Path: path, Rules: &replay.Rules{FixCRC: f.fixCRC}, MaxFrames: f.count, WholeConnections: f.conn,
+		Out: f.out, Iface: f.iface, To: f.to, Quiet: f.quiet, ImageOut: f.imageOut, Compare: f.compare, SetupGiven: f.setupGiven,
+		OOB: f.oob, PeerQPN: f.peerQPN, PeerPSN: f.peerPSN, PeerRKey: f.peerRKey, PeerVA: f.peerVA, LocalQPN: f.localQPN,
+		LocalPSN: f.localPSN, Conv: f.convNo, Side: f.side, Payload: f.payload, StrictACKs: f.strictACK, Timeout: f.timeout}
 	dests := 0
 	for _, d := range []string{f.out, f.to, f.iface} {
 		if d != "" {
@@ -288,9 +277,9 @@ func (f *replayFlags) job(path string) (*replayJob, error) {
 	switch strings.ToLower(f.format) {
 	case "":
 	case "pcap":
-		j.format, j.hasFmt = capture.FormatPcap, true
+		j.Format, j.HasFormat = capture.FormatPcap, true
 	case "pcapng":
-		j.format, j.hasFmt = capture.FormatPcapNG, true
+		j.Format, j.HasFormat = capture.FormatPcapNG, true
 	default:
 		return nil, fmt.Errorf("-F %q: want pcap or pcapng", f.format)
 	}
@@ -299,28 +288,28 @@ func (f *replayFlags) job(path string) (*replayJob, error) {
 		if err != nil {
 			return nil, fmt.Errorf("-Y: %w", err)
 		}
-		j.filter = flt
+		j.Filter = flt
 	} else if f.conn {
 		return nil, errors.New("--conn needs -Y FILTER")
 	}
 	if f.mapFile != "" {
-		if err := replay.LoadRules(f.mapFile, j.rules); err != nil {
+		if err := replay.LoadRules(f.mapFile, j.Rules); err != nil {
 			return nil, fmt.Errorf("--map: %w", err)
 		}
 	}
 	for _, k := range ruleKinds {
 		for _, v := range *f.rules[k] {
-			if err := j.rules.Add(k, v); err != nil {
+			if err := j.Rules.Add(k, v); err != nil {
 				return nil, fmt.Errorf("--%w", err)
 			}
 		}
 	}
 	if f.reverse {
-		inv, err := j.rules.Inverse()
+		inv, err := j.Rules.Inverse()
 		if err != nil {
 			return nil, fmt.Errorf("--reverse: %w", err)
 		}
-		j.rules = inv
+		j.Rules = inv
 	}
 	paced := 0
 	for _, on := range []bool{f.speed != 0, f.pps != 0, f.mbps != 0, f.top} {
@@ -340,7 +329,7 @@ func (f *replayFlags) job(path string) (*replayJob, error) {
 	case f.out != "" && paced > 0:
 		return nil, errors.New("-w writes a file at once: --speed, --pps, --mbps and --top pace sending only")
 	}
-	j.pace = replay.PaceOptions{Speed: f.speed, PPS: f.pps, Mbps: f.mbps, Top: f.top, Loop: f.loop,
+	j.Pace = replay.PaceOptions{Speed: f.speed, PPS: f.pps, Mbps: f.mbps, Top: f.top, Loop: f.loop,
 		CapPPS: f.capPPS, CapMbps: f.capMbps}
 	if f.to != "" {
 		t, err := parseHostPort(f.to, 0)
@@ -353,17 +342,17 @@ func (f *replayFlags) job(path string) (*replayJob, error) {
 		if t.Port() == 0 {
 			t = netip.AddrPortFrom(t.Addr(), endpoint.RoCEv2Port)
 		}
-		j.target = t
+		j.Target = t
 		port := uint16(0)
 		if f.compare {
 			port = endpoint.RoCEv2Port // responses come to port 4791
 		}
 		if f.from != "" {
-			if j.local, err = parseHostPort(f.from, port); err != nil {
+			if j.Local, err = parseHostPort(f.from, port); err != nil {
 				return nil, fmt.Errorf("--from %q: %w", f.from, err)
 			}
 		} else {
-			j.local = netip.AddrPortFrom(besideLoopback(t.Addr()), port)
+			j.Local = netip.AddrPortFrom(besideLoopback(t.Addr()), port)
 		}
 	}
 	if f.iface != "" {
@@ -383,11 +372,11 @@ func (f *replayFlags) job(path string) (*replayJob, error) {
 			if f.localQPN != 0 || f.localPSN != 0 {
 				return nil, errors.New("--setup cm: RDMA CM picks the QPN and first PSN of the QP it connects; leave out --local-qpn and --local-psn")
 			}
-			port, err := cmPort(f.oob, j.target.Addr())
+			port, err := cmPort(f.oob, j.Target.Addr())
 			if err != nil {
 				return nil, err
 			}
-			j.cmPort = port
+			j.CMPort = port
 		}
 		if f.peerQPN > 0xFFFFFF || f.localQPN > 0xFFFFFF || f.peerPSN > 0xFFFFFF || f.localPSN > 0xFFFFFF || f.peerRKey > 0xFFFFFFFF {
 			return nil, errors.New("--peer-qpn, --peer-psn, --local-qpn and --local-psn take 24 bits, --peer-rkey 32")
@@ -398,10 +387,11 @@ func (f *replayFlags) job(path string) (*replayJob, error) {
 		if f.side != "" && f.side != "a" && f.side != "b" {
 			return nil, fmt.Errorf("--side %q: want a or b", f.side)
 		}
-		if !j.rules.Empty() {
+		if !j.Rules.Empty() {
 			return nil, errors.New("--compare remaps QPNs, PSNs, R_Keys and VAs itself: leave out the rewrite rules")
 		}
 	}
+	j.Setup = f.setup
 	return j, nil
 }
 
@@ -451,195 +441,6 @@ func besideLoopback(t netip.Addr) netip.Addr {
 	return netip.IPv6Unspecified()
 }
 
-// run does the replay and returns the exit status.
-func (j *replayJob) run(ctx context.Context, info io.Writer) (int, error) {
-	f := j.f
-	opts := replay.LoadOptions{Decode: decode.Options{}, MaxFrames: f.count,
-		WholeConnections: f.conn}
-	if j.filter != nil {
-		opts.Select = j.filter.Match
-	}
-	c, err := replay.Load(j.path, opts)
-	if err != nil {
-		return exitError, err
-	}
-	if f.compare {
-		return j.compare(ctx, c, info)
-	}
-	if f.imageOut != "" {
-		plan, err := j.plan(c)
-		if err != nil {
-			return exitError, err
-		}
-		if err := writeImage(plan, f.imageOut); err != nil {
-			return exitError, err
-		}
-		if !f.quiet {
-			fmt.Fprintf(info, "Wrote the %d-byte region of conversation %d's responder (va 0x%x) to %s\n",
-				plan.RegionLen, plan.Conv, plan.Responder.VA, f.imageOut)
-		}
-		if f.out == "" && f.to == "" && f.iface == "" {
-			return exitOK, nil
-		}
-	}
-	st, err := c.Rewrite(j.rules, c.Decode)
-	if err != nil {
-		return exitError, err
-	}
-	if f.out != "" {
-		format := c.Format
-		if j.hasFmt {
-			format = j.format
-		}
-		if err := c.WriteFile(f.out, format); err != nil {
-			return exitError, err
-		}
-		if !f.quiet {
-			fmt.Fprintf(info, "Wrote %d of %d frames to %s: %d rewritten, %d ICRCs and %d VCRCs recomputed\n",
-				c.Selected(), len(c.Frames), f.out, st.Changed, st.ICRCs, st.VCRCs)
-			j.rewriteNotes(info, st)
-		}
-		return exitOK, nil
-	}
-	var s replay.Sender
-	dest := f.iface
-	if f.iface != "" {
-		ps, err := replay.OpenPacketSender(f.iface)
-		if err != nil {
-			return exitError, err
-		}
-		s = ps
-	} else {
-		w, err := endpoint.ListenUDP(j.local)
-		if err != nil {
-			return exitError, fmt.Errorf("UDP wire on %v: %w", j.local, err)
-		}
-		s = replay.NewWireSender(w, j.target)
-		dest = j.target.String()
-	}
-	sum, err := replay.Play(ctx, c, s, j.pace)
-	if cerr := s.Close(); err == nil {
-		err = cerr
-	}
-	if !f.quiet {
-		fmt.Fprintf(info, "Replayed %s to %s\n", j.path, dest)
-		if st.Changed > 0 {
-			fmt.Fprintf(info, "Rewrote %d frames (%d ICRCs, %d VCRCs recomputed)\n", st.Changed, st.ICRCs, st.VCRCs)
-		}
-		j.rewriteNotes(info, st)
-		sum.Write(info)
-	}
-	if errors.Is(err, context.Canceled) {
-		return exitError, nil
-	}
-	if err != nil {
-		return exitError, err
-	}
-	return exitOK, nil
-}
-
-func (j *replayJob) rewriteNotes(w io.Writer, st replay.RewriteStats) {
-	if st.NoPSNSpace > 0 {
-		fmt.Fprintf(w, "Note: %d responses belong to no paired connection; psn-base left their PSNs alone\n", st.NoPSNSpace)
-	}
-	if st.Undecodable > 0 && !j.rules.Empty() {
-		fmt.Fprintf(w, "Note: %d damaged frames were rewritten only up to the damage\n", st.Undecodable)
-	}
-}
-
-// plan cuts the conversation --conv/--side name into a compare plan.
-func (j *replayJob) plan(c *replay.Capture) (*replay.Plan, error) {
-	side := uint8(0)
-	switch j.f.side {
-	case "a":
-		side = 1
-	case "b":
-		side = 2
-	}
-	conv := uint32(j.f.convNo)
-	if conv == 0 && j.f.compare && j.f.setup == "cm" {
-		conv = perftestDataConv(c)
-	}
-	return replay.NewPlan(c, conv, side)
-}
-
-// compare runs compare mode.
-func (j *replayJob) compare(ctx context.Context, c *replay.Capture, info io.Writer) (int, error) {
-	f := j.f
-	plan, err := j.plan(c)
-	if err != nil {
-		return exitError, err
-	}
-	if f.imageOut != "" {
-		if err := writeImage(plan, f.imageOut); err != nil {
-			return exitError, err
-		}
-	}
-	w, err := endpoint.ListenUDP(j.local)
-	if err != nil {
-		return exitError, fmt.Errorf("UDP wire on %v: %w", j.local, err)
-	}
-	var how replay.Setup
-	var peer *replay.WirePeer
-	switch f.setup {
-	case "cm":
-		// The CM, the set-up QP and the player share the wire: the
-		// datagrams for the data QP go to the player, the rest to a device.
-		split := replay.NewSplitWire(w)
-		peer = replay.NewWirePeer(split.Diverted(), j.target)
-		dev := endpoint.NewDevice(split.Rest())
-		defer dev.Close()
-		cs := &cmSetup{server: j.target.Addr(), port: j.cmPort, mtus: planMTUs(plan), rdAtom: hasReadsOrAtomics(plan) || f.payload, split: split, dev: dev}
-		defer cs.Close()
-		how = cs
-	case "manual":
-		peer = replay.NewWirePeer(w, j.target)
-		how = manualSetup{replay.Dest{QPN: uint32(f.peerQPN), PSN: layers.PSN(f.peerPSN), RKey: uint32(f.peerRKey), VA: f.peerVA}}
-	default:
-		peer = replay.NewWirePeer(w, j.target)
-		oob := f.oob
-		if oob == "" {
-			oob = net.JoinHostPort(j.target.Addr().String(), strconv.Itoa(setup.DefaultPort))
-		}
-		ts := &tcpSetup{kind: f.setup, addr: oob, gid: w.LocalAddr().Addr().As16(), mtus: planMTUs(plan), regionLen: plan.RegionLen,
-			fallback: !f.setupGiven}
-		defer ts.Close()
-		how = ts
-	}
-	defer peer.Close()
-	local := replay.Dest{QPN: uint32(f.localQPN), PSN: layers.PSN(f.localPSN)}
-	if f.localQPN != 0 && f.localPSN == 0 {
-		local.PSN = plan.Requester.PSN
-	}
-	res, err := replay.Compare(ctx, plan, how, peer, replay.CompareOptions{Local: local, Payload: f.payload, StrictACKs: f.strictACK, Timeout: f.timeout})
-	if err != nil {
-		return exitError, err
-	}
-	if r, ok := how.(reporter); ok {
-		r.setReport(playReport(res))
-	}
-	if ts, ok := how.(*tcpSetup); ok && ts.fellBack {
-		f.setup = "pingpong"
-		fmt.Fprintf(info, "compare: the peer did not answer perftest's set-up within %v; it answered ibpeer serve's (--setup pingpong)\n", setupFallbackWait)
-	}
-	res.WriteRNR(info, rnrFix[f.setup])
-	res.WriteDiff(info, j.target.String())
-	res.WriteSummary(info)
-	if res.Differ() {
-		return exitError, nil
-	}
-	return exitOK, nil
-}
-
-// rnrFix says, for each --setup, how to give the peer more receive
-// buffers when it answered RNR NAK.
-var rnrFix = map[string]string{
-	"pingpong": "start ibpeer serve with more --recv",
-	"perftest": "give the perftest server a deeper receive queue (ib_send_bw's -r)",
-	"cm":       "give the perftest server a deeper receive queue (ib_send_bw's -r)",
-	"manual":   "post more receive buffers on the peer's QP",
-}
-
 // cmPort is the port of --setup cm's RDMA CM service (perftest's -p):
 // --oob's, as :PORT or with --to's host (the CM runs over the same UDP
 // wire), else 18515.
@@ -662,242 +463,4 @@ func cmPort(oob string, target netip.Addr) (int, error) {
 		return 0, fmt.Errorf("--oob %v: with --setup cm the RDMA CM runs on --to's address %v; give :PORT", ap.Addr(), target)
 	}
 	return int(ap.Port()), nil
-}
-
-// reporter is a perftest set-up, whose closing steps send the client's
-// bandwidth report, which the server prints as its own.
-type reporter interface {
-	setReport(setup.PerftestBWReport)
-}
-
-// playReport is the report of a play as a perftest client's: the
-// messages played, their size (the mean, for a capture of mixed sizes),
-// and the average rate from the first request to the last response, in
-// MB/s as perftest's default. There is no peak (0, as perftest -N prints).
-func playReport(res *replay.Result) setup.PerftestBWReport {
-	n, bytes := res.Plan.Messages()
-	if n == 0 {
-		return setup.PerftestBWReport{}
-	}
-	size := bytes / uint64(n)
-	avg, rate := perfBWFigures(size, uint64(n), res.Elapsed.Seconds(), true)
-	return setup.PerftestBWReport{Size: size, Iterations: uint64(n), BWAverage: avg, MsgRate: rate}
-}
-
-// manualSetup announces nothing and takes the peer's values from flags.
-type manualSetup struct{ remote replay.Dest }
-
-func (m manualSetup) Exchange(context.Context, replay.Dest) (replay.Dest, error) {
-	return m.remote, nil
-}
-
-// tcpSetup runs the client side of ibv_rc_pingpong's or perftest's TCP
-// exchange with endpoint's codecs, and perftest's closing steps on Close.
-type tcpSetup struct {
-	kind, addr string
-	gid        [16]byte
-	mtus       mtuRange
-	regionLen  uint64 // bytes of the peer's region the requests touch
-	// fallback: --setup was not given, so a peer that does not answer
-	// perftest's version message within setupFallbackWait gets ibpeer
-	// serve's exchange (pingpong) on a new connection; fellBack says it
-	// did.
-	fallback, fellBack bool
-	conn               net.Conn
-	pt                 *setup.PerftestConn
-	local              setup.PerftestDest
-	report             setup.PerftestBWReport // sent on Close
-}
-
-func (s *tcpSetup) setReport(r setup.PerftestBWReport) { s.report = r }
-
-func (s *tcpSetup) Exchange(ctx context.Context, local replay.Dest) (replay.Dest, error) {
-	conn, err := s.dial(ctx)
-	if err != nil {
-		return replay.Dest{}, err
-	}
-	if s.kind == "pingpong" {
-		return s.pingpong(conn, local)
-	}
-	s.pt = setup.NewPerftestConn(conn, false)
-	if s.fallback {
-		conn.SetDeadline(time.Now().Add(setupFallbackWait))
-	}
-	if _, err := s.pt.ExchangeVersions(setup.PerftestVersion); err != nil {
-		if !s.fallback || !silentPeer(err) {
-			return replay.Dest{}, err
-		}
-		// Not a perftest server: ibpeer serve waits for the pingpong
-		// message and says nothing to perftest's.
-		conn.Close()
-		s.pt, s.kind, s.fellBack = nil, "pingpong", true
-		if conn, err = s.dial(ctx); err != nil {
-			return replay.Dest{}, err
-		}
-		d, err := s.pingpong(conn, local)
-		if err != nil {
-			err = fmt.Errorf("the peer did not answer perftest's first message within %v, and ibpeer serve's exchange (--setup pingpong) failed: %w", setupFallbackWait, err)
-		}
-		return d, err
-	}
-	s.deadline(ctx)
-	mtu, err := negotiateCaptureMTU(s.pt, s.mtus)
-	if err != nil {
-		return replay.Dest{}, err
-	}
-	s.local = setup.PerftestDest{OutReads: 1, QPN: local.QPN, PSN: local.PSN, GID: s.gid}
-	var r setup.PerftestDest
-	for range 3 { // handshakes #1 (addresses), #2 and #3 (after RTR)
-		if r, err = s.pt.Handshake(s.local); err != nil {
-			return replay.Dest{}, err
-		}
-	}
-	peer := perftestPeer(r)
-	peer.MTU = mtu.Bytes()
-	return peer, nil
-}
-
-// setupFallbackWait is how long a peer has to answer perftest's version
-// message before replay, not told --setup, takes it for ibpeer serve. A
-// perftest server answers at once.
-const setupFallbackWait = time.Second
-
-// silentPeer reports a set-up step that failed because the peer said
-// nothing back: it timed out, or hung up before answering in full.
-func silentPeer(err error) bool {
-	var ne net.Error
-	return errors.As(err, &ne) && ne.Timeout() || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)
-}
-
-// dial connects the set-up exchange, bounded by ctx's deadline.
-func (s *tcpSetup) dial(ctx context.Context) (net.Conn, error) {
-	var d net.Dialer
-	conn, err := d.DialContext(ctx, "tcp", s.addr)
-	if err != nil {
-		return nil, err
-	}
-	s.conn = conn
-	s.deadline(ctx)
-	return conn, nil
-}
-
-func (s *tcpSetup) deadline(ctx context.Context) {
-	dl, _ := ctx.Deadline()
-	s.conn.SetDeadline(dl)
-}
-
-// pingpong runs ibv_rc_pingpong's exchange and reads ibpeer serve's region
-// message after it.
-func (s *tcpSetup) pingpong(conn net.Conn, local replay.Dest) (replay.Dest, error) {
-	r, err := setup.PingpongClient(conn, setup.PingpongDest{QPN: local.QPN, PSN: local.PSN, GID: s.gid})
-	if err != nil {
-		return replay.Dest{}, err
-	}
-	d := replay.Dest{LID: r.LID, QPN: r.QPN, PSN: layers.PSN(r.PSN), GID: netip.AddrFrom16(r.GID).Unmap()}
-	reg, ok, err := readServeRegion(conn)
-	if err != nil || !ok {
-		return d, err
-	}
-	if !s.mtus.has(reg.MTU) {
-		return d, fmt.Errorf("the peer's QPs use path MTU %d%s: start ibpeer serve with --mtu %d", reg.MTU, s.mtus.refusal(), s.mtus.nearest(reg.MTU))
-	}
-	d.MTU = reg.MTU
-	if reg.Size < s.regionLen {
-		return d, fmt.Errorf("the peer's region has %d bytes, the captured requests touch %d: start ibpeer serve with --mr-size %d or more", reg.Size, s.regionLen, s.regionLen)
-	}
-	d.RKey, d.VA = reg.RKey, reg.VA
-	return d, nil
-}
-
-// mtuRange is the path MTUs at which a plan's messages segment as
-// captured (replay.Plan's MTUMin to MTUMax).
-type mtuRange struct{ min, max int }
-
-func planMTUs(p *replay.Plan) mtuRange { return mtuRange{p.MTUMin, p.MTUMax} }
-
-func (r mtuRange) has(mtu int) bool { return r.min <= mtu && mtu <= r.max }
-
-// nearest is the MTU of the range closest to mtu: the one to ask a peer
-// at mtu for.
-func (r mtuRange) nearest(mtu int) int { return min(max(mtu, r.min), r.max) }
-
-// refusal says, after a peer's MTU, what the capture needs.
-func (r mtuRange) refusal() string {
-	if r.min == r.max {
-		return fmt.Sprintf(", the capture %d", r.min)
-	}
-	return fmt.Sprintf("; the captured messages segment the same only at path MTUs %d to %d", r.min, r.max)
-}
-
-// negotiateCaptureMTU runs the rest of perftest's opening exchange as a
-// client, after the versions (buffer sizes, MTU), proposing the largest MTU at which the
-// captured messages segment as captured, and refuses a peer that settles
-// on one below the range: perftest takes the smaller MTU, and the peer's
-// QP would drop the capture's full-size packets (or split its READ
-// responses differently).
-func negotiateCaptureMTU(p *setup.PerftestConn, mtus mtuRange) (layers.PathMTU, error) {
-	proposed, _ := layers.PathMTUOf(mtus.max) // a plan's MTUs are IB MTUs
-	o, err := p.Negotiate(setup.PerftestParams{CycleBuffer: perftestCycleBuffer, CacheLine: perftestCacheLine, MTU: proposed})
-	if err != nil {
-		return 0, err
-	}
-	mtu := o.MTU
-	if !mtus.has(mtu.Bytes()) {
-		refusal := mtus.refusal()
-		if mtus.min == mtus.max {
-			refusal = fmt.Sprintf(", the capture's path MTU %d", mtus.min)
-		}
-		return 0, fmt.Errorf("the peer's active MTU is %d%s: give the peer -m %d", mtu.Bytes(), refusal, mtus.nearest(mtu.Bytes()))
-	}
-	return mtu, nil
-}
-
-// perftestPeer is what a peer's perftest QP message announces, as the
-// responder compare mode plays against.
-func perftestPeer(r setup.PerftestDest) replay.Dest {
-	return replay.Dest{LID: r.LID, QPN: r.QPN, PSN: layers.PSN(r.PSN), RKey: r.RKey, VA: r.VAddr,
-		GID: netip.AddrFrom16(r.GID).Unmap(), OutReads: int(r.OutReads)}
-}
-
-// readServeRegion reads the region message ibpeer serve sends after
-// ibv_rc_pingpong's exchange. A plain ibv_rc_pingpong server hangs up
-// instead: ok is false then, and the peer has no region to offer.
-func readServeRegion(conn net.Conn) (reg serveRegion, ok bool, err error) {
-	var msg [serveRegionSize]byte
-	switch _, err := io.ReadFull(conn, msg[:]); {
-	case errors.Is(err, io.EOF):
-		return serveRegion{}, false, nil
-	case err != nil:
-		return serveRegion{}, false, fmt.Errorf("pingpong set-up: reading ibpeer serve's region message: %w", err)
-	}
-	if reg, err = parseServeRegion(msg[:]); err != nil {
-		return serveRegion{}, false, fmt.Errorf("pingpong set-up: %w", err)
-	}
-	return reg, true, nil
-}
-
-// Close ends a perftest session as a client does (end-of-test handshake,
-// reports, closing handshake, done) so the server finishes cleanly; the
-// report is the play's (setReport), which the server prints; errors
-// there change nothing about the comparison and are ignored.
-func (s *tcpSetup) Close() error {
-	if s.conn == nil {
-		return nil
-	}
-	if s.pt != nil {
-		s.conn.SetDeadline(time.Now().Add(2 * time.Second))
-		if err := s.pt.Finish(s.local, s.report, nil); err == nil {
-			s.pt.ExchangeDone()
-		}
-	}
-	return s.conn.Close()
-}
-
-// writeImage writes the responder's region as the capture shows it
-// (--image), or says why the capture's requests span too much memory.
-func writeImage(plan *replay.Plan, path string) error {
-	if err := plan.RegionErr(); err != nil {
-		return fmt.Errorf("--image: %w", err)
-	}
-	return os.WriteFile(path, plan.Image(), 0o644)
 }

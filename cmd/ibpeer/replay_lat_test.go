@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/binary"
 	"fmt"
 	"io"
@@ -18,6 +19,10 @@ import (
 	"github.com/ibwire/ibwire/capture"
 	"github.com/ibwire/ibwire/craft"
 	"github.com/ibwire/ibwire/endpoint"
+	"github.com/ibwire/ibwire/internal/peer/craftcmd"
+	"github.com/ibwire/ibwire/internal/peer/peertest"
+	"github.com/ibwire/ibwire/internal/peer/serve"
+	"github.com/ibwire/ibwire/internal/peer/serve/servetest"
 	"github.com/ibwire/ibwire/layers"
 	"github.com/ibwire/ibwire/replay"
 )
@@ -27,16 +32,13 @@ import (
 // mtu. It returns the capture's path.
 func craftLat(t *testing.T, mtu, n int, op craft.Op) string {
 	t.Helper()
-	c, err := craft.New(craft.Config{MTU: mtu})
-	require.NoError(t, err)
 	op.Wait = true
 	ops := make([]craft.Op, n)
 	for i := range ops {
 		ops[i] = op
 	}
-	require.NoError(t, c.Run(ops, craft.Faults{}))
 	path := filepath.Join(t.TempDir(), "lat.pcap")
-	require.NoError(t, write(path, capture.FormatPcap, c.Frames()))
+	require.NoError(t, craftcmd.Run(context.Background(), craftcmd.Config{Craft: craft.Config{MTU: mtu}, Ops: ops, Format: capture.FormatPcap, Out: path}, io.Discard))
 	return path
 }
 
@@ -54,7 +56,7 @@ var (
 // cannot tell the path MTU; any MTU at which they are single packets
 // answers the same, so serve's 1024 must do.
 func TestReplayCompareLatencyAgainstServe(t *testing.T) {
-	needLoopbackPorts(t)
+	peertest.NeedLoopbackPorts(t)
 	defer goleak.VerifyNone(t)
 	tests := []struct {
 		name string
@@ -70,10 +72,10 @@ func TestReplayCompareLatencyAgainstServe(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			pcap := craftLat(t, tt.mtu, 20, tt.op)
-			srv := startServe(t, nil)
-			code, stdout, stderr := ibpeer("replay", "--compare", "--to", "127.0.0.2", "--oob", srv.tcp.String(),
+			srv := servetest.Start(t, nil)
+			code, stdout, stderr := ibpeer("replay", "--compare", "--to", "127.0.0.2", "--oob", srv.TCP.String(),
 				"--setup", "pingpong", "--timeout", "2s", pcap)
-			out := srv.stop(t)
+			out := srv.Stop(t)
 			require.Equal(t, exitOK, code, "summary:\n%s\nstderr:\n%s\nserver:\n%s", summaryLines(stdout), stderr, out)
 			assert.Contains(t, stdout, "compare: played 20 requests")
 			ackSummary(t, stdout, 20)
@@ -86,7 +88,7 @@ func TestReplayCompareLatencyAgainstServe(t *testing.T) {
 // would do; a peer at any of them is accepted, through each set-up that
 // learns the peer's MTU.
 func TestReplayCompareMTURange(t *testing.T) {
-	needLoopbackPorts(t)
+	peertest.NeedLoopbackPorts(t)
 	defer goleak.VerifyNone(t)
 	// 300-byte WRITEs are single packets at 512 and more, two at 256.
 	writes300 := craft.Op{Kind: craft.OpWrite, Data: craft.Pattern(300, 1), VA: 0x7f0000001000, RKey: 0x1234}
@@ -113,9 +115,9 @@ func TestReplayCompareMTURange(t *testing.T) {
 			args := []string{"replay", "--compare", "--to", "127.0.0.2", "--setup", tt.setup, "--timeout", "2s"}
 			var stop func() string
 			if tt.setup == "pingpong" {
-				srv := startServe(t, func(c *serveConfig) { c.mtu = tt.peerMTU })
-				args = append(args, "--oob", srv.tcp.String())
-				stop = func() string { return srv.stop(t) }
+				srv := servetest.Start(t, func(c *serve.Config) { c.MTU = tt.peerMTU })
+				args = append(args, "--oob", srv.TCP.String())
+				stop = func() string { return srv.Stop(t) }
 			} else {
 				port, wait := startPerftestServer(t, "write", "-m", fmt.Sprint(tt.peerMTU))
 				args = append(args, "--oob", fmt.Sprintf("127.0.0.2:%d", port))
@@ -194,7 +196,7 @@ func TestReplayCompareRNRNak(t *testing.T) {
 // user would type it, with no difference. rxe resent a few SENDs and
 // WRITEs on its timer without loss: each is played once and answered once.
 func TestReplayCompareLatencyCaptures(t *testing.T) {
-	needLoopbackPorts(t)
+	peertest.NeedLoopbackPorts(t)
 	defer goleak.VerifyNone(t)
 	const dir = "../../interop/testdata/"
 	tests := []struct {
@@ -227,10 +229,10 @@ func TestReplayCompareLatencyCaptures(t *testing.T) {
 				image, err = os.ReadFile(img)
 				require.NoError(t, err)
 			}
-			srv := startServe(t, func(c *serveConfig) { c.image = image })
-			args := append([]string{"replay", "--compare", "--to", "127.0.0.2", "--oob", srv.tcp.String()}, tt.args...)
+			srv := servetest.Start(t, func(c *serve.Config) { c.Image = image })
+			args := append([]string{"replay", "--compare", "--to", "127.0.0.2", "--oob", srv.TCP.String()}, tt.args...)
 			code, stdout, stderr := ibpeer(append(args, dir+tt.capture)...)
-			out := srv.stop(t)
+			out := srv.Stop(t)
 			require.Equal(t, exitOK, code, "report:\n%s\nstderr:\n%s\nserver:\n%s", stdout, stderr, out)
 			assert.Contains(t, stdout, "compare: played 200 requests")
 			ackSummary(t, stdout, 200)

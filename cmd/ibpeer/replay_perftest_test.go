@@ -9,6 +9,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
+
+	"github.com/ibwire/ibwire/internal/peer/peertest"
 )
 
 // TestReplayComparePerftest plays rxe's captures against an in-process
@@ -19,7 +21,7 @@ import (
 // holds random bytes, so only write_bw's --payload can pass: the WRITEs'
 // span is read back.
 func TestReplayComparePerftest(t *testing.T) {
-	needLoopbackPorts(t)
+	peertest.NeedLoopbackPorts(t)
 	defer goleak.VerifyNone(t)
 	tests := []struct {
 		name, verb, capture string
@@ -67,7 +69,7 @@ func TestReplayComparePerftest(t *testing.T) {
 // than the capture's would drop its full-size packets; replay refuses
 // with the fix instead.
 func TestReplayComparePerftestMTU(t *testing.T) {
-	needLoopbackPorts(t)
+	peertest.NeedLoopbackPorts(t)
 	defer goleak.VerifyNone(t)
 	port, wait := startPerftestServer(t, "write", "-m", "512")
 	code, _, stderr := ibpeer("replay", "--compare", "--to", "127.0.0.2", "--oob", fmt.Sprintf("127.0.0.2:%d", port), rxe+"write_bw.pcap")

@@ -9,6 +9,10 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/ibwire/ibwire/internal/peer/peertest"
+	"github.com/ibwire/ibwire/internal/peer/serve"
+	"github.com/ibwire/ibwire/internal/peer/serve/servetest"
 )
 
 // TestReplayCompareAgainstServe is issue 9's end-to-end check: the
@@ -19,7 +23,7 @@ import (
 // zeroed region. The set-up is ibpeer serve's own (pingpong exchange, then its
 // region message), so replay learns the R_Key and VA from the peer.
 func TestReplayCompareAgainstServe(t *testing.T) {
-	needLoopbackPorts(t)
+	peertest.NeedLoopbackPorts(t)
 	tests := []struct {
 		name    string
 		capture string
@@ -64,15 +68,15 @@ func TestReplayCompareAgainstServe(t *testing.T) {
 				image, err = os.ReadFile(img)
 				require.NoError(t, err)
 			}
-			srv := startServe(t, func(c *serveConfig) {
-				c.image, c.mtu = image, tt.mtu
+			srv := servetest.Start(t, func(c *serve.Config) {
+				c.Image, c.MTU = image, tt.mtu
 				if tt.mrSize != 0 {
-					c.mrSize, c.recv = tt.mrSize, 1
+					c.MRSize, c.Recv = tt.mrSize, 1
 				}
 			})
-			code, stdout, stderr := ibpeer("replay", "--compare", "--to", "127.0.0.2", "--oob", srv.tcp.String(),
+			code, stdout, stderr := ibpeer("replay", "--compare", "--to", "127.0.0.2", "--oob", srv.TCP.String(),
 				"--setup", "pingpong", "--payload", "--timeout", "2s", pcap)
-			out := srv.stop(t)
+			out := srv.Stop(t)
 			assert.Equal(t, tt.code, code, "summary:\n%s\nstderr:\n%s\nserver:\n%s", summaryLines(stdout), stderr, out)
 			for _, s := range tt.stdout {
 				assert.True(t, strings.Contains(stdout, s), "want %q in the report; its summary:\n%s", s, summaryLines(stdout))
@@ -118,17 +122,17 @@ func TestServeImageFlag(t *testing.T) {
 // TestServeSaysWhyItDrops: packets for a QP the server never set up are
 // dropped, and the server says so with the cause, as every mode does.
 func TestServeSaysWhyItDrops(t *testing.T) {
-	needLoopbackPorts(t)
-	srv := startServe(t, nil)
+	peertest.NeedLoopbackPorts(t)
+	srv := servetest.Start(t, nil)
 	code, _, stderr := ibpeer("replay", "--to", "127.0.0.2", "--pps", "5000", "-c", "50", rxe+"write_bw.pcap")
 	require.Equal(t, exitOK, code, stderr)
 	// replay is done when its datagrams are sent, not when the server has
 	// read them: stopped at once, the server closed with all 50 still in
 	// its socket and reported "received 0" (1 run in 15). The first drop
 	// is reported as it happens, so wait for it.
-	require.Eventually(t, func() bool { return strings.Contains(srv.out.String(), "ibpeer: dropped ") },
-		10*time.Second, 5*time.Millisecond, "the server never reported a drop: %s", srv.out.String())
-	out := srv.stop(t)
+	require.Eventually(t, func() bool { return strings.Contains(srv.Out.String(), "ibpeer: dropped ") },
+		10*time.Second, 5*time.Millisecond, "the server never reported a drop: %s", srv.Out.String())
+	out := srv.Stop(t)
 	assert.Contains(t, out, "ibpeer: dropped ")
 	assert.Contains(t, out, " packets from 127.0.0.1: unknown destination QPN 0x000011 (no such QP; was the set-up exchange answered?)")
 }

@@ -9,12 +9,14 @@ import (
 	"net/netip"
 	"runtime"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/ibwire/ibwire/internal/peer/peertest"
+	"github.com/ibwire/ibwire/internal/peer/rping"
 )
 
 // Loopback addresses of their own (127.78.0.0/16), away from other tests'
@@ -60,25 +62,14 @@ func noLeak(t *testing.T) {
 // rpingWant is what rping prints for ping i of size bytes.
 func rpingWant(prefix string, i, size int) string {
 	b := make([]byte, size)
-	rpingFill(b, i, byte(65+i%58))
+	rping.Fill(b, i, byte(65+i%58))
 	return prefix + string(b[:size-1]) + "\n"
 }
 
-type syncBuf struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuf) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuf) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
+// withStderr sets cfg's Stderr.
+func withStderr(cfg rping.Config, w io.Writer) rping.Config {
+	cfg.Stderr = w
+	return cfg
 }
 
 // rpingPair runs an rping server and client in-process over UDP on two
@@ -91,12 +82,15 @@ func rpingPair(t *testing.T, n int, serverArgs, clientArgs []string) (scode int,
 	ccfg, err := rpingParse(append([]string{"-c", "--bind", cli, "-a", srv}, clientArgs...))
 	require.NoError(t, err)
 	listening := make(chan struct{})
-	scfg.listening = func() { close(listening) }
-	var so, se syncBuf
+	scfg.Listening = func() { close(listening) }
+	var so, se peertest.Buffer
 	done := make(chan error, 1)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	go func() { done <- rping(ctx, scfg, &so, &se) }()
+	go func() {
+		scfg.Stderr = &se
+		done <- rping.Run(ctx, scfg, &so)
+	}()
 	select {
 	case <-listening:
 	case err := <-done:
@@ -104,7 +98,7 @@ func rpingPair(t *testing.T, n int, serverArgs, clientArgs []string) (scode int,
 	}
 	var co, ce bytes.Buffer
 	ccode = exitOK
-	if err := rping(ctx, ccfg, &co, &ce); err != nil {
+	if err := rping.Run(ctx, withStderr(ccfg, &ce), &co); err != nil {
 		ccode = exitError
 	}
 	scode = exitOK
@@ -156,16 +150,6 @@ func withoutDrops(s string) string {
 	return b.String()
 }
 
-// The first pings exactly as rping printed them against rxe
-// (interop/testdata/rxe_rping.pcap's run).
-func TestRpingFormat(t *testing.T) {
-	b := make([]byte, 64)
-	rpingFill(b, 0, 65)
-	assert.Equal(t, "rdma-ping-0: ABCDEFGHIJKLMNOPQRSTUVWXYZ[\\]^_`abcdefghijklmnopqr\x00", string(b))
-	rpingFill(b, 9, 74)
-	assert.Equal(t, "rdma-ping-9: JKLMNOPQRSTUVWXYZ[\\]^_`abcdefghijklmnopqrstuvwxyzA\x00", string(b))
-}
-
 func TestRpingNoServer(t *testing.T) {
 	noLeak(t)
 	srv, cli := rpingAddrs(20)
@@ -173,10 +157,10 @@ func TestRpingNoServer(t *testing.T) {
 	scfg, err := rpingParse([]string{"-s", "--bind", srv, "-p", "7175"})
 	require.NoError(t, err)
 	listening := make(chan struct{})
-	scfg.listening = func() { close(listening) }
+	scfg.Listening = func() { close(listening) }
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- rping(ctx, scfg, io.Discard, io.Discard) }()
+	go func() { done <- rping.Run(ctx, scfg, io.Discard) }()
 	<-listening
 	code, _, stderr := ibpeer("rping", "-c", "--bind", cli, "-a", srv, "-C", "1")
 	assert.Equal(t, exitError, code)
@@ -188,17 +172,17 @@ func TestRpingNoServer(t *testing.T) {
 func TestRpingParse(t *testing.T) {
 	tests := []struct {
 		args    []string
-		want    rpingConfig
+		want    rping.Config
 		wantErr string
 	}{
 		{args: []string{"-s", "--bind", "192.168.77.1", "-v", "-V", "-C", "10"},
-			want: rpingConfig{server: true, local: netip.MustParseAddr("192.168.77.1"), port: 7174, count: 10, size: 64, verbose: true, validate: true}},
+			want: rping.Config{Server: true, Local: netip.MustParseAddr("192.168.77.1"), Port: 7174, Count: 10, Size: 64, Verbose: true, Validate: true}},
 		{args: []string{"-c", "--bind", "192.168.77.1", "-a", "192.168.77.11", "-vVd", "-C10", "-S", "100", "-p", "9999"},
-			want: rpingConfig{local: netip.MustParseAddr("192.168.77.1"), remote: netip.MustParseAddr("192.168.77.11"), port: 9999, count: 10, size: 100, verbose: true, validate: true, debug: true}},
+			want: rping.Config{Local: netip.MustParseAddr("192.168.77.1"), Remote: netip.MustParseAddr("192.168.77.11"), Port: 9999, Count: 10, Size: 100, Verbose: true, Validate: true, Debug: true}},
 		{args: []string{"-s", "-a", "10.0.0.1", "-P"},
-			want: rpingConfig{server: true, persistent: true, local: netip.MustParseAddr("10.0.0.1"), port: 7174, size: 64}},
+			want: rping.Config{Server: true, Persistent: true, Local: netip.MustParseAddr("10.0.0.1"), Port: 7174, Size: 64}},
 		{args: []string{"-c", "-I", "10.0.0.2", "-a", "10.0.0.1"},
-			want: rpingConfig{local: netip.MustParseAddr("10.0.0.2"), remote: netip.MustParseAddr("10.0.0.1"), port: 7174, size: 64}},
+			want: rping.Config{Local: netip.MustParseAddr("10.0.0.2"), Remote: netip.MustParseAddr("10.0.0.1"), Port: 7174, Size: 64}},
 		{args: []string{"-v"}, wantErr: "give -s (server) or -c (client)"},
 		{args: []string{"-c", "--bind", "10.0.0.2"}, wantErr: "the client needs -a"},
 		{args: []string{"-s"}, wantErr: "give --bind IP"},
@@ -241,11 +225,14 @@ func TestRpingPersistentServer(t *testing.T) {
 	scfg, err := rpingParse([]string{"-s", "-P", "--bind", srv, "-v"})
 	require.NoError(t, err)
 	listening := make(chan struct{})
-	scfg.listening = func() { close(listening) }
+	scfg.Listening = func() { close(listening) }
 	ctx, cancel := context.WithCancel(context.Background())
-	var so, se syncBuf
+	var so, se peertest.Buffer
 	done := make(chan error, 1)
-	go func() { done <- rping(ctx, scfg, &so, &se) }()
+	go func() {
+		scfg.Stderr = &se
+		done <- rping.Run(ctx, scfg, &so)
+	}()
 	<-listening
 	for range 2 {
 		code, out, stderr := ibpeer("rping", "-c", "--bind", cli, "-a", srv, "-v", "-V", "-C", "2")

@@ -1,23 +1,18 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"net"
 	"net/netip"
 	"os"
 	"os/signal"
-	"strconv"
-	"strings"
-	"sync"
 	"syscall"
-	"time"
 
-	"github.com/ibwire/ibwire/endpoint"
+	"github.com/ibwire/ibwire/internal/peer/device"
+	"github.com/ibwire/ibwire/internal/peer/serve"
 	"github.com/ibwire/ibwire/setup"
 )
 
@@ -82,34 +77,6 @@ Example:
 Flags:
 `
 
-// serveConfig is ibpeer serve's checked configuration.
-type serveConfig struct {
-	addr   netip.Addr
-	port   int
-	mrSize int
-	mtu    int
-	recv   int
-	pcap   string
-	image  []byte // the first bytes of every region (--image)
-
-	// diag receives the drop reports (stderr; tests leave it nil and get
-	// them with the rest of the output).
-	diag io.Writer
-	// ready, when set, learns the TCP listener's address once the server
-	// accepts connections (tests use port 0).
-	ready func(tcp netip.AddrPort)
-	// region, when set, may change what a connection is told about its
-	// region (tests use it to hand out a wrong rkey).
-	region func(*serveRegion)
-	// held, when set, learns the number of regions the server holds each
-	// time it changes (tests).
-	held func(n int)
-	// setupTimeout bounds each set-up exchange (default setupTimeout).
-	setupTimeout time.Duration
-	// maxConns bounds the connections held at once (--max-conns).
-	maxConns int
-}
-
 func runServe(args []string, stdout, stderr io.Writer) int {
 	if hasCMFlag(args) {
 		return runServeCM(args, stdout, stderr) // cmserve.go
@@ -123,7 +90,7 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	recv := fs.Int("recv", 16, "receive buffers per QP; each is mr-size/recv bytes")
 	image := fs.String("image", "", "start every connection's region with the bytes of `FILE` (ibpeer replay --image writes one from a capture)")
 	pcap := fs.String("pcap", "", "write the RoCEv2 packets the server sends and receives to pcap `FILE` (raw IP; see ibpeer write -h)")
-	maxConns := fs.Int("max-conns", serveDefaultMaxConns, "TCP connections (each with a QP and a region) held at once; more are refused")
+	maxConns := fs.Int("max-conns", serve.DefaultMaxConns, "TCP connections (each with a QP and a region) held at once; more are refused")
 	fs.Usage = func() {}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -142,7 +109,7 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	if fs.NArg() > 0 {
 		return bad("unexpected argument %q", fs.Arg(0))
 	}
-	cfg := serveConfig{port: *port, mrSize: *mrSize, mtu: *mtu, recv: *recv, pcap: *pcap, diag: stderr, maxConns: *maxConns}
+	cfg := serve.Config{Port: *port, MRSize: *mrSize, MTU: *mtu, Recv: *recv, Pcap: *pcap, Diag: stderr, MaxConns: *maxConns}
 	if *addr == "" {
 		return bad("give --addr IP, the address to serve on")
 	}
@@ -150,7 +117,7 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return bad("--addr %q: not an IP address", *addr)
 	}
-	cfg.addr = a.Unmap()
+	cfg.Addr = a.Unmap()
 	switch {
 	case *port < 0 || *port > 65535:
 		return bad("--port %d: want 0-65535", *port)
@@ -163,341 +130,22 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	case *maxConns < 1 || *maxConns > 1<<16:
 		return bad("--max-conns %d: want 1-65536", *maxConns)
 	}
-	if _, err := pathMTU(*mtu); err != nil {
+	if _, err := device.PathMTU(*mtu); err != nil {
 		return bad("--mtu: %v", err)
 	}
 	if *image != "" {
-		if cfg.image, err = os.ReadFile(*image); err != nil {
+		if cfg.Image, err = os.ReadFile(*image); err != nil {
 			return bad("--image: %v", err)
 		}
-		if len(cfg.image) > *mrSize {
-			return bad("--image %s: %d bytes do not fit a region of --mr-size %d", *image, len(cfg.image), *mrSize)
+		if len(cfg.Image) > *mrSize {
+			return bad("--image %s: %d bytes do not fit a region of --mr-size %d", *image, len(cfg.Image), *mrSize)
 		}
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := serve(ctx, cfg, stdout); err != nil {
+	if err := serve.Run(ctx, cfg, stdout); err != nil {
 		fmt.Fprintf(stderr, "ibpeer serve: %v\n", err)
 		return exitError
 	}
 	return exitOK
-}
-
-// serveRegionSize is the size of the region message: 61 characters and a
-// NUL.
-const serveRegionSize = 62
-
-// serveRegion is the message that follows ibv_rc_pingpong's exchange: what
-// a client needs to reach the connection's memory.
-type serveRegion struct {
-	RKey      uint32
-	VA        uint64
-	Size      uint64
-	MTU       int    // path MTU in bytes
-	RecvLen   uint32 // bytes per receive buffer
-	RecvCount int    // receive buffers, posted in order at offsets k·RecvLen
-}
-
-func (r serveRegion) marshal() []byte {
-	b := fmt.Appendf(make([]byte, 0, serveRegionSize), "%08x:%016x:%016x:%04x:%08x:%04x", r.RKey, r.VA, r.Size, r.MTU, r.RecvLen, r.RecvCount)
-	return append(b, 0)
-}
-
-// parseServeRegion parses a region message strictly: six hexadecimal
-// fields of the widths above, values that make sense together.
-func parseServeRegion(b []byte) (serveRegion, error) {
-	if i := bytes.IndexByte(b, 0); i >= 0 {
-		b = b[:i]
-	}
-	f := strings.Split(string(b), ":")
-	widths := []int{8, 16, 16, 4, 8, 4}
-	names := []string{"rkey", "VA", "size", "MTU", "receive length", "receive count"}
-	if len(f) != len(widths) {
-		return serveRegion{}, fmt.Errorf("region message %q: want 6 fields separated by ':', have %d", clip(b), len(f))
-	}
-	v := make([]uint64, len(f))
-	for i, s := range f {
-		if len(s) != widths[i] {
-			return serveRegion{}, fmt.Errorf("region message: %s %q: want %d hexadecimal digits", names[i], s, widths[i])
-		}
-		n, err := strconv.ParseUint(s, 16, 64)
-		if err != nil {
-			return serveRegion{}, fmt.Errorf("region message: %s %q: not hexadecimal", names[i], s)
-		}
-		v[i] = n
-	}
-	r := serveRegion{RKey: uint32(v[0]), VA: v[1], Size: v[2], MTU: int(v[3]), RecvLen: uint32(v[4]), RecvCount: int(v[5])}
-	if _, err := pathMTU(r.MTU); err != nil {
-		return serveRegion{}, fmt.Errorf("region message: %v", err)
-	}
-	if r.Size == 0 || r.RecvCount == 0 || uint64(r.RecvLen)*uint64(r.RecvCount) > r.Size {
-		return serveRegion{}, fmt.Errorf("region message: %d receive buffers of %d bytes do not fit a region of %d bytes", r.RecvCount, r.RecvLen, r.Size)
-	}
-	return r, nil
-}
-
-func clip(b []byte) []byte {
-	if len(b) > 70 {
-		return b[:70]
-	}
-	return b
-}
-
-// server is a running ibpeer serve.
-type server struct {
-	cfg  serveConfig
-	dev  *endpoint.Device
-	pd   *endpoint.PD
-	outM sync.Mutex
-	out  io.Writer
-
-	log     *rateLog // refusals
-	mu      sync.Mutex
-	conns   map[net.Conn]struct{}
-	n       int // connections accepted
-	regions int // regions allocated and not yet freed
-}
-
-// regionHeld counts a region allocated (+1) or freed (-1).
-func (s *server) regionHeld(d int) {
-	s.mu.Lock()
-	s.regions += d
-	n := s.regions
-	s.mu.Unlock()
-	if s.cfg.held != nil {
-		s.cfg.held(n)
-	}
-}
-
-func (s *server) printf(format string, a ...any) {
-	s.outM.Lock()
-	defer s.outM.Unlock()
-	fmt.Fprintf(s.out, format, a...)
-}
-
-// serve runs the server until ctx ends.
-func serve(ctx context.Context, cfg serveConfig, out io.Writer) error {
-	wire, err := endpoint.ListenUDP(netip.AddrPortFrom(cfg.addr, endpoint.RoCEv2Port))
-	if err != nil {
-		return err
-	}
-	var w endpoint.Wire = wire
-	var pw *pcapWire
-	if cfg.pcap != "" {
-		if pw, err = newPcapWire(wire, cfg.pcap); err != nil {
-			wire.Close()
-			return fmt.Errorf("--pcap: %w", err)
-		}
-		w = pw
-	}
-	diagOut := cfg.diag
-	if diagOut == nil {
-		diagOut = out
-	}
-	diag := newDiagDevice(w, diagOut)
-	defer diag.Close()
-	dev := diag.Device
-	ln, err := net.Listen("tcp", netip.AddrPortFrom(cfg.addr, uint16(cfg.port)).String())
-	if err != nil {
-		return fmt.Errorf("set-up listener: %w", err)
-	}
-	if cfg.setupTimeout <= 0 {
-		cfg.setupTimeout = setupTimeout
-	}
-	if cfg.maxConns <= 0 {
-		cfg.maxConns = serveDefaultMaxConns
-	}
-	s := &server{cfg: cfg, dev: dev, pd: dev.AllocPD(), out: out, conns: map[net.Conn]struct{}{}}
-	s.log = &rateLog{out: func(line string) { s.printf("%s\n", line) }}
-	tcp := ln.Addr().(*net.TCPAddr).AddrPort()
-	s.printf("ibpeer serve: GID %v, RoCEv2 on %v, set-up on TCP %v\n", dev.GID(), dev.Addr(), tcp)
-	s.printf("ibpeer serve: each connection gets an RC QP (MTU %d) and a %d-byte region with %d receive buffers of %d bytes\n",
-		cfg.mtu, cfg.mrSize, cfg.recv, cfg.mrSize/cfg.recv)
-	if len(cfg.image) > 0 {
-		s.printf("ibpeer serve: every region starts with the %d bytes of --image\n", len(cfg.image))
-	}
-	if cfg.ready != nil {
-		cfg.ready(netip.AddrPortFrom(tcp.Addr().Unmap(), tcp.Port()))
-	}
-	var wg sync.WaitGroup
-	stopped := make(chan struct{})
-	go func() {
-		select {
-		case <-ctx.Done():
-		case <-stopped:
-		}
-		ln.Close()
-		s.mu.Lock()
-		for c := range s.conns {
-			c.Close()
-		}
-		s.mu.Unlock()
-	}()
-	var acceptErr error
-	for {
-		c, err := ln.Accept()
-		if err != nil {
-			if ctx.Err() == nil {
-				acceptErr = fmt.Errorf("set-up listener: %w", err)
-			}
-			break
-		}
-		s.mu.Lock()
-		if ctx.Err() != nil {
-			s.mu.Unlock()
-			c.Close()
-			break
-		}
-		if len(s.conns) >= cfg.maxConns {
-			s.mu.Unlock()
-			s.log.printf("set-up connections refused", "refused a set-up connection from %v: %d connections held (--max-conns %d)",
-				c.RemoteAddr(), cfg.maxConns, cfg.maxConns)
-			c.Close()
-			continue
-		}
-		s.n++
-		id := s.n
-		s.conns[c] = struct{}{}
-		s.mu.Unlock()
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			s.handle(ctx, id, c)
-			s.mu.Lock()
-			delete(s.conns, c)
-			s.mu.Unlock()
-			c.Close()
-		}()
-	}
-	close(stopped)
-	wg.Wait()
-	s.log.flush()
-	k := dev.Counters()
-	s.printf("ibpeer serve: stopped after %d connections; packets sent %d, received %d; dropped: %d short, %d address, %d QP, %d ICRC, %d queue; duplicate requests %d, sequence NAKs sent %d, RNR NAKs sent %d\n",
-		s.n, k.SentPkts, k.RcvdPkts, k.DropShort, k.DropAddr, k.DropQP, k.DropICRC, k.DropQueue, k.DuplicateRequest, k.OutOfSeqRequest, k.SendRNRErr)
-	if err := diag.Close(); err != nil && pw != nil {
-		return errors.Join(acceptErr, fmt.Errorf("--pcap: %w", err))
-	}
-	if pw != nil {
-		s.printf("%s: %d packets sent and received\n", cfg.pcap, pw.n)
-	}
-	return acceptErr
-}
-
-// setupTimeout bounds each set-up exchange: a connection that has not
-// finished it by then is dropped.
-const setupTimeout = 10 * time.Second
-
-// serveDefaultMaxConns is --max-conns's default.
-const serveDefaultMaxConns = 64
-
-// handle runs one connection: QP, region, exchange, then the receive
-// buffers until the client closes the connection.
-func (s *server) handle(ctx context.Context, id int, c net.Conn) {
-	cfg := s.cfg
-	fail := func(err error) {
-		if errors.Is(err, os.ErrDeadlineExceeded) {
-			s.printf("conn %d from %v: set-up not finished within %v, dropped\n", id, c.RemoteAddr(), cfg.setupTimeout)
-			return
-		}
-		s.printf("conn %d from %v: %v\n", id, c.RemoteAddr(), err)
-	}
-	// The region comes once the client has sent its address: a
-	// connection that never does costs none.
-	var mr *endpoint.MR
-	defer func() {
-		if mr != nil {
-			mr.Dereg()
-			s.regionHeld(-1)
-		}
-	}()
-	cq := s.dev.CreateCQ(cfg.recv + 16)
-	qp, err := s.pd.CreateQP(endpoint.QPConfig{Type: endpoint.RC, SendCQ: cq, RecvCQ: cq, MaxRecvWR: cfg.recv, MaxSendWR: 16})
-	if err != nil {
-		fail(err)
-		return
-	}
-	defer qp.Destroy()
-	mtu, _ := pathMTU(cfg.mtu)
-	slot := cfg.mrSize / cfg.recv
-	psn := endpoint.RandomPSN()
-	local := setup.PingpongDest{QPN: qp.QPN(), PSN: psn, GID: s.dev.GID()}
-	c.SetDeadline(time.Now().Add(cfg.setupTimeout))
-	remote, err := setup.PingpongServer(c, local, func(r setup.PingpongDest) error {
-		mem := make([]byte, cfg.mrSize)
-		copy(mem, cfg.image)
-		var err error
-		mr, err = s.pd.RegMR(mem, endpoint.AccessLocalWrite|endpoint.AccessRemoteWrite|endpoint.AccessRemoteRead|endpoint.AccessRemoteAtomic)
-		if err != nil {
-			return err
-		}
-		s.regionHeld(1)
-		peer := netip.AddrFrom16(r.GID).Unmap()
-		if err := qp.Connect(endpoint.ConnectAttr{Remote: peer, RemoteQPN: r.QPN, RemotePSN: r.PSN, LocalPSN: psn, MTU: mtu}); err != nil {
-			return err
-		}
-		for k := range cfg.recv {
-			if err := qp.PostRecv(endpoint.RecvWR{ID: uint64(k), SGL: []endpoint.SGE{mr.SGE(k*slot, slot)}}); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		fail(err)
-		return
-	}
-	reg := serveRegion{RKey: mr.RKey(), VA: mr.Addr(), Size: uint64(cfg.mrSize), MTU: cfg.mtu, RecvLen: uint32(slot), RecvCount: cfg.recv}
-	if cfg.region != nil {
-		cfg.region(&reg)
-	}
-	s.printf("conn %d from %v: client QPN %#06x PSN %#06x GID %v; served by QPN %#06x PSN %#06x rkey %#08x VA %#x size %d\n",
-		id, c.RemoteAddr(), remote.QPN, uint32(remote.PSN), netip.AddrFrom16(remote.GID).Unmap(), qp.QPN(), uint32(psn), reg.RKey, reg.VA, reg.Size)
-	if _, err := c.Write(reg.marshal()); err != nil {
-		fail(fmt.Errorf("sending the region: %w", err))
-		return
-	}
-	c.SetDeadline(time.Time{})
-
-	// Receive buffers go back to the queue, in completion order, until
-	// the client closes the connection (or the server stops).
-	closed := make(chan struct{})
-	go func() {
-		io.Copy(io.Discard, c)
-		close(closed)
-	}()
-	var sends, bytesIn uint64
-	var status string
-	wcs := make([]endpoint.WC, 32)
-loop:
-	for {
-		n := cq.Poll(wcs)
-		for _, wc := range wcs[:n] {
-			if wc.Status != endpoint.StatusSuccess {
-				status = fmt.Sprintf("; QP failed: %v", wc)
-				break loop
-			}
-			sends++
-			bytesIn += uint64(wc.ByteLen)
-			k := int(wc.ID)
-			if err := qp.PostRecv(endpoint.RecvWR{ID: wc.ID, SGL: []endpoint.SGE{mr.SGE(k*slot, slot)}}); err != nil {
-				status = fmt.Sprintf("; reposting a receive: %v", err)
-				break loop
-			}
-		}
-		if n > 0 {
-			continue
-		}
-		select {
-		case <-cq.Notify():
-		case <-closed:
-			break loop
-		case <-ctx.Done():
-			break loop
-		}
-	}
-	c.Close()
-	<-closed
-	st, _ := qp.Query()
-	s.printf("conn %d closed: %d SENDs received (%d bytes), QP %v%s\n", id, sends, bytesIn, st.State, status)
 }

@@ -11,6 +11,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ibwire/ibwire/internal/looptest"
+	"github.com/ibwire/ibwire/internal/peer/serve"
+	"github.com/ibwire/ibwire/internal/peer/serve/servetest"
 )
 
 // TestServeTwiceFails: a second ibpeer serve on an address where one
@@ -20,8 +22,8 @@ import (
 func TestServeTwiceFails(t *testing.T) {
 	looptest.Hold(t)
 	const ip = "127.81.21.1"
-	first := startServe(t, func(c *serveConfig) { c.addr = netip.MustParseAddr(ip) })
-	defer first.stop(t)
+	first := servetest.Start(t, func(c *serve.Config) { c.Addr = netip.MustParseAddr(ip) })
+	defer first.Stop(t)
 
 	type result struct {
 		code           int

@@ -1,12 +1,10 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"net"
 	"net/netip"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -19,117 +17,13 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/ibwire/ibwire/endpoint"
-	"github.com/ibwire/ibwire/internal/looptest"
+	"github.com/ibwire/ibwire/internal/peer/exchange"
+	"github.com/ibwire/ibwire/internal/peer/peertest"
+	"github.com/ibwire/ibwire/internal/peer/serve"
+	"github.com/ibwire/ibwire/internal/peer/serve/servetest"
 	"github.com/ibwire/ibwire/layers"
 	"github.com/ibwire/ibwire/setup"
 )
-
-// needLoopbackPorts takes looptest's machine-wide lock on UDP 4791 of the
-// loopback addresses for the rest of the test (other packages' tests that
-// bind them wait meanwhile, and it waits for theirs), then skips the test
-// when 127.0.0.1:4791 or 127.0.0.2:4791 is still taken by something else.
-// Under .ci/run (IBWIRE_CI set) it fails instead: there the ports must be
-// free, and a test that skipped would pass without having run.
-func needLoopbackPorts(t *testing.T) {
-	t.Helper()
-	looptest.Hold(t)
-	for _, a := range []string{"127.0.0.1:4791", "127.0.0.2:4791"} {
-		w, err := endpoint.ListenUDP(netip.MustParseAddrPort(a))
-		if err != nil {
-			if os.Getenv("IBWIRE_CI") != "" {
-				t.Fatalf("loopback UDP %s unavailable but IBWIRE_CI is set: %v", a, err)
-			}
-			t.Skipf("loopback UDP %s unavailable: %v", a, err)
-		}
-		w.Close()
-	}
-}
-
-// syncBuffer is an io.Writer safe for the server's goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
-// testServer is an ibpeer serve on 127.0.0.2 with its TCP port chosen by
-// the kernel.
-type testServer struct {
-	tcp    netip.AddrPort
-	out    *syncBuffer
-	cancel context.CancelFunc
-	done   chan error
-}
-
-func startServe(t *testing.T, change func(*serveConfig)) *testServer {
-	t.Helper()
-	cfg := serveConfig{addr: netip.MustParseAddr("127.0.0.2"), port: 0, mrSize: 1 << 20, mtu: 1024, recv: 16}
-	if change != nil {
-		change(&cfg)
-	}
-	ready := make(chan netip.AddrPort, 1)
-	cfg.ready = func(a netip.AddrPort) { ready <- a }
-	ctx, cancel := context.WithCancel(context.Background())
-	s := &testServer{out: &syncBuffer{}, cancel: cancel, done: make(chan error, 1)}
-	go func() { s.done <- serve(ctx, cfg, s.out) }()
-	select {
-	case s.tcp = <-ready:
-	case err := <-s.done:
-		cancel()
-		t.Fatalf("serve did not start: %v", err)
-	}
-	return s
-}
-
-// stop ends the server as SIGINT does and returns its output.
-func (s *testServer) stop(t *testing.T) string {
-	t.Helper()
-	s.cancel()
-	require.NoError(t, <-s.done)
-	return s.out.String()
-}
-
-func TestServeRegionMessage(t *testing.T) {
-	r := serveRegion{RKey: 0xdeadbeef, VA: 0x7f0012345000, Size: 4 << 20, MTU: 1024, RecvLen: 1 << 18, RecvCount: 16}
-	b := r.marshal()
-	require.Len(t, b, serveRegionSize)
-	assert.Equal(t, "deadbeef:00007f0012345000:0000000000400000:0400:00040000:0010\x00", string(b))
-	got, err := parseServeRegion(b)
-	require.NoError(t, err)
-	assert.Equal(t, r, got)
-
-	bad := []struct {
-		name, msg, err string
-	}{
-		{"empty", "", "want 6 fields"},
-		{"fields", "deadbeef:00007f0012345000:0000000000400000:0400:00040000", "want 6 fields"},
-		{"width", "deadbee:00007f0012345000:0000000000400000:0400:00040000:0010", "rkey \"deadbee\": want 8"},
-		{"not hex", "deadbeeg:00007f0012345000:0000000000400000:0400:00040000:0010", "not hexadecimal"},
-		{"mtu", "deadbeef:00007f0012345000:0000000000400000:0300:00040000:0010", "MTU 768"},
-		{"no room", "deadbeef:00007f0012345000:0000000000400000:0400:00080000:0010", "do not fit"},
-		{"no buffers", "deadbeef:00007f0012345000:0000000000400000:0400:00040000:0000", "do not fit"},
-		{"zero size", "deadbeef:00007f0012345000:0000000000000000:0400:00000000:0001", "do not fit"},
-		{"garbage", "\xff\xfe:::::", "want 8 hexadecimal"},
-	}
-	for _, tt := range bad {
-		t.Run(tt.name, func(t *testing.T) {
-			_, err := parseServeRegion(append([]byte(tt.msg), 0))
-			require.Error(t, err)
-			assert.Contains(t, err.Error(), tt.err)
-		})
-	}
-}
 
 func TestServeUsage(t *testing.T) {
 	tests := []struct {
@@ -171,7 +65,7 @@ connection from ADDR: 64 connections held (--max-conns 64)"`, ""},
 // TestServeCannotServe: a TCP set-up port already taken is exit status 1
 // with the reason, as serve -h says.
 func TestServeCannotServe(t *testing.T) {
-	needLoopbackPorts(t)
+	peertest.NeedLoopbackPorts(t)
 	ln, err := net.Listen("tcp", "127.0.0.2:0")
 	require.NoError(t, err)
 	defer ln.Close()
@@ -190,10 +84,10 @@ var bwRowRE = regexp.MustCompile(`(?m)^ [0-9]+ +[0-9]+ +[0-9.]+ +[0-9.]+\s+[0-9.
 var latRowRE = regexp.MustCompile(`(?m)^ 8 +200 +[0-9.]+ +[0-9.]+ +[0-9.]+\s+[0-9.]+\s+[0-9.]+\s+[0-9.]+\s+[0-9.]+[ \t]*$`)
 
 func TestServeAndClients(t *testing.T) {
-	needLoopbackPorts(t)
+	peertest.NeedLoopbackPorts(t)
 	defer goleak.VerifyNone(t)
-	srv := startServe(t, nil)
-	to := srv.tcp.String()
+	srv := servetest.Start(t, nil)
+	to := srv.TCP.String()
 	tests := []struct {
 		name  string
 		args  []string
@@ -243,7 +137,7 @@ func TestServeAndClients(t *testing.T) {
 			assert.Contains(t, stdout, "GID: 00:00:00:00:00:00:00:00:00:00:255:255:127:00:00:02")
 		})
 	}
-	out := srv.stop(t)
+	out := srv.Stop(t)
 	assert.Contains(t, out, "ibpeer serve: GID ::ffff:127.0.0.2, RoCEv2 on 127.0.0.2:4791")
 	assert.Contains(t, out, "conn 1 from 127.0.0.1:")
 	assert.Contains(t, out, "conn 3 closed: 100 SENDs received (6553600 bytes), QP RTS")
@@ -251,7 +145,7 @@ func TestServeAndClients(t *testing.T) {
 }
 
 func TestClientFailures(t *testing.T) {
-	needLoopbackPorts(t)
+	peertest.NeedLoopbackPorts(t)
 	defer goleak.VerifyNone(t)
 	client := func(to netip.AddrPort, args ...string) (int, string, string) {
 		return ibpeer(append([]string{args[0], "--addr", "127.0.0.1", "--to", to.String(), "--timeout", "5s"}, args[1:]...)...)
@@ -264,9 +158,9 @@ func TestClientFailures(t *testing.T) {
 		assert.Contains(t, stderr, "connection refused (is ibpeer serve running there?)")
 	})
 	t.Run("wrong rkey", func(t *testing.T) {
-		srv := startServe(t, func(c *serveConfig) { c.region = func(r *serveRegion) { r.RKey ^= 0x100 } })
-		code, _, stderr := client(srv.tcp, "write", "--iters", "10")
-		out := srv.stop(t)
+		srv := servetest.Start(t, func(c *serve.Config) { c.Region = func(r *exchange.Region) { r.RKey ^= 0x100 } })
+		code, _, stderr := client(srv.TCP, "write", "--iters", "10")
+		out := srv.Stop(t)
 		assert.Equal(t, exitError, code)
 		assert.Contains(t, stderr, "ibpeer write: QP 0 (QPN 0x000011), work request 0: completed REM_ACCESS_ERR")
 		assert.Contains(t, out, "QP failed")
@@ -274,47 +168,47 @@ func TestClientFailures(t *testing.T) {
 	t.Run("server gone", func(t *testing.T) {
 		// The server stops 300 ms after it handed out its region.
 		served := make(chan struct{}, 1)
-		srv := startServe(t, func(c *serveConfig) {
-			c.region = func(*serveRegion) { served <- struct{}{} }
+		srv := servetest.Start(t, func(c *serve.Config) {
+			c.Region = func(*exchange.Region) { served <- struct{}{} }
 		})
 		go func() {
 			<-served
 			time.Sleep(300 * time.Millisecond)
-			srv.cancel()
+			srv.Cancel()
 		}()
 		// retry_cnt 7 retries for ever (rxe's rule): the stall timeout ends it.
-		code, _, stderr := client(srv.tcp, "write", "--iters", "1000000", "--timeout", "1s")
-		srv.stop(t)
+		code, _, stderr := client(srv.TCP, "write", "--iters", "1000000", "--timeout", "1s")
+		srv.Stop(t)
 		assert.Equal(t, exitError, code)
 		assert.Regexp(t, `^ibpeer write: no completion for 1s \(is the peer still there\?\): [0-9]+ of 1000000 work requests completed\n$`, stderr)
 	})
 	t.Run("verify catches a misplaced SEND", func(t *testing.T) {
 		// The server says its receive buffers are half as long as they
 		// are: the second SEND is read back from the wrong place.
-		srv := startServe(t, func(c *serveConfig) { c.region = func(r *serveRegion) { r.RecvLen /= 2 } })
-		code, _, stderr := client(srv.tcp, "send", "--size", "4096", "--iters", "4", "--verify")
-		srv.stop(t)
+		srv := servetest.Start(t, func(c *serve.Config) { c.Region = func(r *exchange.Region) { r.RecvLen /= 2 } })
+		code, _, stderr := client(srv.TCP, "send", "--size", "4096", "--iters", "4", "--verify")
+		srv.Stop(t)
 		assert.Equal(t, exitError, code)
 		assert.Regexp(t, `ibpeer send: verify: QP 0 message 1 \(4096 bytes, server VA 0x[0-9a-f]+\): byte 0 is 0x[0-9a-f]+, want 0x[0-9a-f]+`, stderr)
 	})
 	t.Run("mtu mismatch", func(t *testing.T) {
-		srv := startServe(t, nil)
-		code, _, stderr := client(srv.tcp, "read", "--mtu", "4096", "--iters", "10")
-		srv.stop(t)
+		srv := servetest.Start(t, nil)
+		code, _, stderr := client(srv.TCP, "read", "--mtu", "4096", "--iters", "10")
+		srv.Stop(t)
 		assert.Equal(t, exitError, code)
 		assert.Contains(t, stderr, "--mtu 4096: the server's QPs use MTU 1024 (its --mtu); both sides must use the same")
 	})
 	t.Run("too big for the region", func(t *testing.T) {
-		srv := startServe(t, nil)
-		code, _, stderr := client(srv.tcp, "write", "--size", "2000000", "--iters", "10")
-		srv.stop(t)
+		srv := servetest.Start(t, nil)
+		code, _, stderr := client(srv.TCP, "write", "--size", "2000000", "--iters", "10")
+		srv.Stop(t)
 		assert.Equal(t, exitError, code)
 		assert.Contains(t, stderr, "--size 2000000: the server's region has 1048576 bytes (ibpeer serve --mr-size)")
 	})
 	t.Run("send too big for a receive buffer", func(t *testing.T) {
-		srv := startServe(t, nil)
-		code, _, stderr := client(srv.tcp, "send", "--size", "70000", "--iters", "10")
-		srv.stop(t)
+		srv := servetest.Start(t, nil)
+		code, _, stderr := client(srv.TCP, "send", "--size", "70000", "--iters", "10")
+		srv.Stop(t)
 		assert.Equal(t, exitError, code)
 		assert.Contains(t, stderr, "--size 70000: the server's receive buffers hold 65536 bytes")
 	})
@@ -363,19 +257,19 @@ func TestClientUsage(t *testing.T) {
 // TestPcap: --pcap on both sides records every packet with IP and UDP
 // headers under which each ICRC verifies, as ibdump --check requires.
 func TestPcap(t *testing.T) {
-	needLoopbackPorts(t)
+	peertest.NeedLoopbackPorts(t)
 	defer goleak.VerifyNone(t)
 	dir := t.TempDir()
 	spath, cpath := filepath.Join(dir, "server.pcap"), filepath.Join(dir, "client.pcap")
-	srv := startServe(t, func(c *serveConfig) { c.pcap = spath })
-	code, stdout, stderr := ibpeer("write", "--addr", "127.0.0.1", "--to", srv.tcp.String(), "--size", "8192", "--iters", "50",
+	srv := servetest.Start(t, func(c *serve.Config) { c.Pcap = spath })
+	code, stdout, stderr := ibpeer("write", "--addr", "127.0.0.1", "--to", srv.TCP.String(), "--size", "8192", "--iters", "50",
 		"--verify", "--loss", "0.05", "--pcap", cpath)
-	out := srv.stop(t)
+	out := srv.Stop(t)
 	require.Equal(t, exitOK, code, stderr)
 	for _, f := range []struct {
 		path, log string
 	}{{cpath, stdout}, {spath, out}} {
-		frames := readFrames(t, f.path)
+		frames := peertest.ReadFrames(t, f.path)
 		assert.Contains(t, f.log, fmt.Sprintf("%s: %d packets sent and received\n", f.path, len(frames)))
 		require.Greater(t, len(frames), 400, "50 WRITEs of 8 packets, their READs back and the ACKs")
 		for i, p := range frames {
@@ -391,10 +285,10 @@ func TestPcap(t *testing.T) {
 // exchange gets a valid 52-byte answer, may hang up without reading the
 // region, and the server goes on serving.
 func TestServePlainPingpongClient(t *testing.T) {
-	needLoopbackPorts(t)
+	peertest.NeedLoopbackPorts(t)
 	defer goleak.VerifyNone(t)
-	srv := startServe(t, nil)
-	c, err := net.Dial("tcp", srv.tcp.String())
+	srv := servetest.Start(t, nil)
+	c, err := net.Dial("tcp", srv.TCP.String())
 	require.NoError(t, err)
 	gid := netip.MustParseAddr("127.0.0.1").As16()
 	remote, err := setup.PingpongClient(c, setup.PingpongDest{QPN: 0x77, PSN: 0x123456, GID: gid})
@@ -404,16 +298,16 @@ func TestServePlainPingpongClient(t *testing.T) {
 	// may not have read it yet, and a server stopped before then reports
 	// the exchange cut short (1 run in 30, when the read client below was
 	// quick). Wait for the server to finish with this connection.
-	require.Eventually(t, func() bool { return strings.Contains(srv.out.String(), "conn 1 closed") },
-		10*time.Second, 5*time.Millisecond, "the server never finished conn 1: %s", srv.out.String())
+	require.Eventually(t, func() bool { return strings.Contains(srv.Out.String(), "conn 1 closed") },
+		10*time.Second, 5*time.Millisecond, "the server never finished conn 1: %s", srv.Out.String())
 	assert.Equal(t, netip.MustParseAddr("::ffff:127.0.0.2").As16(), remote.GID)
 	assert.Equal(t, uint32(0x11), remote.QPN)
 	assert.LessOrEqual(t, remote.PSN, uint32(0xFFFFFF))
 
-	code, stdout, stderr := ibpeer("read", "--addr", "127.0.0.1", "--to", srv.tcp.String(), "--size", "4096", "--iters", "20", "--verify")
+	code, stdout, stderr := ibpeer("read", "--addr", "127.0.0.1", "--to", srv.TCP.String(), "--size", "4096", "--iters", "20", "--verify")
 	require.Equal(t, exitOK, code, stderr)
 	assert.Contains(t, stdout, "verified: 20 READs")
-	out := srv.stop(t)
+	out := srv.Stop(t)
 	assert.Contains(t, out, "conn 1 from 127.0.0.1:")
 	assert.Contains(t, out, "client QPN 0x000077 PSN 0x123456 GID 127.0.0.1; served by QPN 0x000011")
 	assert.Contains(t, out, "conn 1 closed: 0 SENDs received (0 bytes), QP RTS")
@@ -424,14 +318,14 @@ func TestServePlainPingpongClient(t *testing.T) {
 // once with a line saying so, and none of them gets a region; those held
 // are dropped at the set-up deadline; then a client runs.
 func TestServeMaxConns(t *testing.T) {
-	needLoopbackPorts(t)
+	peertest.NeedLoopbackPorts(t)
 	defer goleak.VerifyNone(t)
 	const maxConns, deadline = 4, 2 * time.Second
 	var mu sync.Mutex
 	peak := 0
-	srv := startServe(t, func(c *serveConfig) {
-		c.maxConns, c.setupTimeout = maxConns, deadline
-		c.held = func(n int) {
+	srv := servetest.Start(t, func(c *serve.Config) {
+		c.MaxConns, c.SetupTimeout = maxConns, deadline
+		c.Held = func(n int) {
 			mu.Lock()
 			peak = max(peak, n)
 			mu.Unlock()
@@ -450,7 +344,7 @@ func TestServeMaxConns(t *testing.T) {
 			start := time.Now()
 			closedAfter := make(chan time.Duration, 3*maxConns)
 			for range 3 * maxConns {
-				c, err := net.Dial("tcp", srv.tcp.String())
+				c, err := net.Dial("tcp", srv.TCP.String())
 				require.NoError(t, err)
 				defer c.Close()
 				if tc.hello {
@@ -478,9 +372,9 @@ func TestServeMaxConns(t *testing.T) {
 			assert.Equal(t, maxConns, dropped, "closed at the set-up deadline")
 		})
 	}
-	code, stdout, stderr := ibpeer("write", "--addr", "127.0.0.1", "--to", srv.tcp.String(), "--iters", "10", "--verify")
+	code, stdout, stderr := ibpeer("write", "--addr", "127.0.0.1", "--to", srv.TCP.String(), "--iters", "10", "--verify")
 	require.Equal(t, exitOK, code, "stderr: %s\nstdout: %s", stderr, stdout)
-	out := srv.stop(t)
+	out := srv.Stop(t)
 	mu.Lock()
 	assert.LessOrEqual(t, peak, maxConns, "regions held at once")
 	mu.Unlock()

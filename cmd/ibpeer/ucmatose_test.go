@@ -12,6 +12,9 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/ibwire/ibwire/internal/peer/peertest"
+	"github.com/ibwire/ibwire/internal/peer/ucmatose"
 )
 
 const (
@@ -44,7 +47,7 @@ func TestUcmatoseLoopback(t *testing.T) {
 			port := 7471 + i
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
-			var so syncBuf
+			var so peertest.Buffer
 			done := make(chan int, 1)
 			if tc.serverArgs == nil {
 				// ibpeer serve --cm is a process of its own here: wait
@@ -58,14 +61,14 @@ func TestUcmatoseLoopback(t *testing.T) {
 				scfg, err := ucmatoseParse(append([]string{"--bind", srv, "-p", fmt.Sprint(port)}, tc.serverArgs...))
 				require.NoError(t, err)
 				listening := make(chan struct{})
-				scfg.listening = func() { close(listening) }
-				go func() { done <- ucmatose(ctx, scfg, &so, &so) }()
+				scfg.Listening = func() { close(listening) }
+				go func() { done <- ucmatoseExit(ctx, scfg, &so, &so) }()
 				<-listening
 			}
 			ccfg, err := ucmatoseParse(append([]string{"-b", cli, "-s", srv, "-p", fmt.Sprint(port)}, tc.clientArgs...))
 			require.NoError(t, err)
 			var co, ce bytes.Buffer
-			require.Equal(t, exitOK, ucmatose(ctx, ccfg, &co, &ce), "client: %s%s", co.String(), ce.String())
+			require.Equal(t, exitOK, ucmatoseExit(ctx, ccfg, &co, &ce), "client: %s%s", co.String(), ce.String())
 			require.Equal(t, exitOK, <-done, "server: %s", so.String())
 			assert.Equal(t, tc.clientOut, co.String())
 			assert.Equal(t, tc.serverOut, so.String())
@@ -80,10 +83,10 @@ func TestUcmatoseRejected(t *testing.T) {
 	scfg, err := ucmatoseParse([]string{"-b", srv, "-p", "7000"})
 	require.NoError(t, err)
 	listening := make(chan struct{})
-	scfg.listening = func() { close(listening) }
+	scfg.Listening = func() { close(listening) }
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan int, 1)
-	go func() { done <- ucmatose(ctx, scfg, &syncBuf{}, &syncBuf{}) }()
+	go func() { done <- ucmatoseExit(ctx, scfg, &peertest.Buffer{}, &peertest.Buffer{}) }()
 	<-listening
 	code, out, _ := ibpeer("ucmatose", "-b", cli, "-s", srv)
 	assert.Equal(t, exitError, code)
@@ -96,13 +99,13 @@ func TestUcmatoseRejected(t *testing.T) {
 func TestUcmatoseParse(t *testing.T) {
 	tests := []struct {
 		args    []string
-		want    ucmatoseConfig
+		want    ucmatose.Config
 		wantErr string
 	}{
 		{args: []string{"--bind", "192.168.77.1", "-s", "192.168.77.11"},
-			want: ucmatoseConfig{server: netip.MustParseAddr("192.168.77.11"), local: netip.MustParseAddr("192.168.77.1"), port: 7471, connections: 1, count: 10, size: 100}},
+			want: ucmatose.Config{Server: netip.MustParseAddr("192.168.77.11"), Local: netip.MustParseAddr("192.168.77.1"), Port: 7471, Connections: 1, Count: 10, Size: 100}},
 		{args: []string{"-b", "10.0.0.1", "-c", "4", "-C5", "-S", "0", "-p", "9"},
-			want: ucmatoseConfig{local: netip.MustParseAddr("10.0.0.1"), port: 9, connections: 4, size: 0}},
+			want: ucmatose.Config{Local: netip.MustParseAddr("10.0.0.1"), Port: 9, Connections: 4, Size: 0}},
 		{args: []string{"-s", "10.0.0.1"}, wantErr: "give -b or --bind IP"},
 		{args: []string{"-b", "10.0.0.1", "-P", "ib"}, wantErr: "only the tcp port space"},
 		{args: []string{"-b", "10.0.0.1", "-c", "0"}, wantErr: "-c 0"},

@@ -15,6 +15,10 @@
 // bubble runs on the bubble's virtual clock. Faults can be changed while
 // traffic flows (SetFaults), e.g. to cut a link with 100% loss. Steady-state
 // traffic allocates nothing: buffers are recycled.
+//
+// The same dice serve any other Wire: NewFaulty wraps one (a kernel socket
+// in a command, say) and applies a Faults' loss, duplication and
+// reordering to what it sends, rolling in the same order as a Pair's link.
 package wiretest
 
 import (
@@ -133,7 +137,7 @@ func NewPair(cfg Config) (a, b *Wire) {
 func newLink(f Faults, seed uint64, qlen int, done chan struct{}, observe func(from, to netip.AddrPort, payload []byte)) *link {
 	l := &link{
 		faults:  f,
-		rng:     rand.New(rand.NewPCG(seed, seed^0x9E3779B97F4A7C15)),
+		rng:     newRNG(seed),
 		ready:   make(chan *packet, qlen),
 		free:    make(chan *packet, qlen+256),
 		wake:    make(chan struct{}, 1),
@@ -291,42 +295,34 @@ func (l *link) send(local netip.AddrPort, dg *endpoint.Datagram) {
 	}
 	l.stats.Written++
 	f := l.faults
-	if f.Loss > 0 && l.rng.Float64() < f.Loss {
+	v := roll(l.rng, f, p.n)
+	if v.lost {
 		l.stats.Lost++
 		l.mu.Unlock()
 		l.put(p)
 		return
 	}
-	if f.Corrupt > 0 && p.n > 0 && l.rng.Float64() < f.Corrupt {
-		bit := l.rng.IntN(p.n * 8)
-		p.buf[bit/8] ^= 1 << (bit % 8)
+	if v.corruptBit >= 0 {
+		p.buf[v.corruptBit/8] ^= 1 << (v.corruptBit % 8)
 		l.stats.Corrupted++
 	}
 	var dup *packet
-	if f.Duplicate > 0 && l.rng.Float64() < f.Duplicate {
+	if v.dup {
 		dup = l.get()
 		dup.n = copy(dup.buf[:], p.buf[:p.n])
 		dup.src, dup.dst, dup.tc, dup.hop, dup.tooLong = p.src, p.dst, p.tc, p.hop, false
 		l.stats.Duplicated++
 	}
 	delay := f.Delay
-	if f.Reorder > 0 && l.rng.Float64() < f.Reorder {
-		window := f.ReorderWindow
-		if window <= 0 {
-			window = 20 * time.Microsecond
-		}
-		delay += time.Duration(1 + l.rng.Int64N(int64(window)))
+	if v.reorder {
+		delay += time.Duration(1 + l.rng.Int64N(int64(f.reorderWindow())))
 		l.stats.Reordered++
 	}
 	var dupDelay time.Duration
 	if dup != nil {
 		dupDelay = f.Delay
 		if f.Reorder > 0 {
-			window := f.ReorderWindow
-			if window <= 0 {
-				window = 20 * time.Microsecond
-			}
-			dupDelay += time.Duration(l.rng.Int64N(int64(window)))
+			dupDelay += time.Duration(l.rng.Int64N(int64(f.reorderWindow())))
 		}
 	}
 	l.mu.Unlock()

@@ -1,4 +1,4 @@
-package main
+package ucmatose
 
 import (
 	"context"
@@ -12,9 +12,11 @@ import (
 	"github.com/google/gopacket"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
 
 	"github.com/ibwire/ibwire/endpoint"
 	"github.com/ibwire/ibwire/internal/looptest"
+	"github.com/ibwire/ibwire/internal/peer/peertest"
 	"github.com/ibwire/ibwire/layers"
 )
 
@@ -150,19 +152,18 @@ func TestServeCMUnderFlood(t *testing.T) {
 	const runs, maxConns = 3, 16
 	for i, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			noLeak(t)
+			t.Cleanup(func() { goleak.VerifyNone(t) }) // after the flooder's cleanup
 			srv := netip.MustParseAddr(fmt.Sprintf("127.79.%d.1", 60+i))
 			cli := netip.MustParseAddr(fmt.Sprintf("127.79.%d.2", 60+i))
 			port := uint16(7471)
 			flood := newCMFlooder(t, netip.MustParseAddr(fmt.Sprintf("127.79.%d.66", 60+i)))
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
-			var so, se syncBuf
-			srvDone := make(chan int, 1)
+			var so, se peertest.Buffer
+			srvDone := make(chan error, 1)
 			listening := make(chan struct{})
-			scfg, err := ucmatoseParse([]string{"--bind", srv.String(), "-p", fmt.Sprint(port)})
-			require.NoError(t, err)
-			scfg.loop, scfg.listening = true, func() { close(listening) }
+			scfg := Config{Local: srv, Port: port, Connections: 1, Count: 10, Size: 100, Loop: true,
+				Stderr: &se, Listening: func() { close(listening) }}
 			var peakMu sync.Mutex
 			peak := 0
 			held := func(n int) {
@@ -171,7 +172,7 @@ func TestServeCMUnderFlood(t *testing.T) {
 				peakMu.Unlock()
 			}
 			go func() {
-				srvDone <- cmServe(ctx, cmServeConfig{ucmatoseConfig: scfg, maxConns: maxConns, held: held}, &so, &se)
+				srvDone <- Serve(ctx, ServeConfig{Config: scfg, MaxConns: maxConns, Held: held}, &so)
 			}()
 			<-listening
 
@@ -179,21 +180,20 @@ func TestServeCMUnderFlood(t *testing.T) {
 			for run := range runs {
 				flood.send(t, srv, port, id, tc.forged, tc.retries, tc.timeout)
 				id += uint32(tc.forged)
-				ccfg, err := ucmatoseParse([]string{"-b", cli.String(), "-s", srv.String(), "-p", fmt.Sprint(port)})
-				require.NoError(t, err)
+				var co, ce peertest.Buffer
+				ccfg := Config{Local: cli, Server: srv, Port: port, Connections: 1, Count: 10, Size: 100, Stderr: &ce}
 				// The burst overflows the server's receive queues, as it
 				// would a kernel's, and may take the client's REQ with it:
 				// the client sends it again after 0.5 s (librdmacm waits
 				// 4.3 s), so that such a loss does not hide what is tested
 				// here, the server holding no one up.
-				ccfg.cm.ResponseTimeout = 17
+				ccfg.CM.ResponseTimeout = 17
 				cctx, ccancel := context.WithTimeout(ctx, 20*time.Second)
 				start := time.Now()
-				var co, ce syncBuf
-				code := ucmatose(cctx, ccfg, &co, &ce)
+				err := Run(cctx, ccfg, &co)
 				ccancel()
-				require.Equal(t, exitOK, code, "run %d: client: %s%s\nserver: %s%s", run, co.String(), ce.String(), so.String(), se.String())
-				assert.Equal(t, ucmClientOut, co.String())
+				require.NoError(t, err, "run %d: client: %s%s\nserver: %s%s", run, co.String(), ce.String(), so.String(), se.String())
+				assert.Equal(t, clientOut, co.String())
 				t.Logf("run %d: %v", run, time.Since(start))
 				assert.Less(t, time.Since(start), 2*time.Second, "run %d: connected, 10 messages each way, disconnected", run)
 			}
@@ -211,6 +211,56 @@ func TestServeCMUnderFlood(t *testing.T) {
 			peakMu.Lock()
 			assert.LessOrEqual(t, peak, 2*maxConns, "connections held")
 			peakMu.Unlock()
+		})
+	}
+}
+
+// What ucmatose prints for a test that went through.
+const (
+	serverOut = "cmatose: starting server\ninitiating data transfers\ncompleting sends\nreceiving data transfers\n" +
+		"data transfers complete\ncmatose: disconnecting\ndisconnected\ntest complete\nreturn status 0\n"
+	clientOut = "cmatose: starting client\ncmatose: connecting\nreceiving data transfers\nsending replies\n" +
+		"data transfers complete\ntest complete\nreturn status 0\n"
+)
+
+// TestRun plays ucmatose's test between a server and a client of this
+// package, and the client against Serve, with what each prints.
+func TestRun(t *testing.T) {
+	for i, tc := range []struct {
+		name                     string
+		connections, count, size int
+		serve                    bool
+		serverOut, clientOut     string
+	}{
+		{name: "3 connections, 20 messages of 3000 bytes", connections: 3, count: 20, size: 3000, serverOut: serverOut, clientOut: clientOut},
+		{name: "no messages", connections: 1, serverOut: "cmatose: starting server\ncmatose: disconnecting\ndisconnected\ntest complete\nreturn status 0\n",
+			clientOut: "cmatose: starting client\ncmatose: connecting\ntest complete\nreturn status 0\n"},
+		{name: "against Serve", connections: 2, count: 10, size: 100, serve: true, serverOut: serverOut, clientOut: clientOut},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			defer goleak.VerifyNone(t)
+			srv, cli := peertest.Addrs(79, 90+i)
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			var so, se, co, ce peertest.Buffer
+			listening := make(chan struct{})
+			scfg := Config{Local: netip.MustParseAddr(srv), Port: DefaultPort, Connections: tc.connections, Count: tc.count, Size: tc.size,
+				Stderr: &se, Listening: func() { close(listening) }}
+			done := make(chan error, 1)
+			go func() {
+				if tc.serve {
+					done <- Serve(ctx, ServeConfig{Config: scfg, MaxConns: 4}, &so)
+				} else {
+					done <- Run(ctx, scfg, &so)
+				}
+			}()
+			<-listening
+			ccfg := scfg
+			ccfg.Local, ccfg.Server, ccfg.Stderr, ccfg.Listening = netip.MustParseAddr(cli), netip.MustParseAddr(srv), &ce, nil
+			require.NoError(t, Run(ctx, ccfg, &co), "client: %s%s", co.String(), ce.String())
+			require.NoError(t, <-done, "server: %s%s", so.String(), se.String())
+			assert.Equal(t, tc.clientOut, co.String())
+			assert.Equal(t, tc.serverOut, so.String())
 		})
 	}
 }

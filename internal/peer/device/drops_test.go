@@ -1,11 +1,10 @@
-package main
+package device
 
 import (
 	"bytes"
 	"fmt"
 	"net/netip"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -14,6 +13,7 @@ import (
 
 	"github.com/ibwire/ibwire/endpoint"
 	"github.com/ibwire/ibwire/endpoint/wiretest"
+	"github.com/ibwire/ibwire/internal/peer/peertest"
 	"github.com/ibwire/ibwire/layers"
 )
 
@@ -142,13 +142,13 @@ func TestDropWhy(t *testing.T) {
 	}
 }
 
-// A diagDevice reports a drop on the stderr it was given, and Close
+// A Device reports a drop on the stderr it was given, and Close
 // flushes; packets that are fine are not reported.
 func TestDiagDevice(t *testing.T) {
 	wa, wb := wiretest.NewPair(wiretest.Config{})
 	defer wa.Close()
-	var out diagBuffer
-	dev := newDiagDevice(wb, &out)
+	var out peertest.Buffer
+	dev := Open(wb, &out)
 	pkt := make([]byte, 12+8+4)
 	pkt[0] = 0x04
 	pkt[5], pkt[6], pkt[7] = 0x00, 0x01, 0x23
@@ -164,23 +164,4 @@ func TestDiagDevice(t *testing.T) {
 	require.NoError(t, dev.Close())
 	assert.Equal(t, "ibpeer: dropped 1 packet from 127.0.0.1: unknown destination QPN 0x000123 (no such QP; was the set-up exchange answered?)\n"+
 		"ibpeer: dropped 1 packet from 127.0.0.1: unknown destination QPN 0x000123 (no such QP; was the set-up exchange answered?)\n", out.String())
-}
-
-// diagBuffer is a bytes.Buffer the reporter's goroutine may write while
-// the test reads.
-type diagBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *diagBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *diagBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
 }

@@ -1,4 +1,4 @@
-package main
+package perf
 
 // perftest's report text, reproduced exactly so that scripts which parse
 // ib_write_bw/ib_write_lat output can parse ibpeer's. The format strings
@@ -17,15 +17,15 @@ import (
 	"strings"
 )
 
-// perfResultLine is perftest's RESULT_LINE (87 dashes).
-const perfResultLine = "---------------------------------------------------------------------------------------\n"
+// ResultLine is perftest's RESULT_LINE (87 dashes).
+const ResultLine = "---------------------------------------------------------------------------------------\n"
 
-// perfTestInfo is the test-information block. Which optional lines appear
+// TestInfo is the test-information block. Which optional lines appear
 // is the caller's decision, made as perftest makes it: TX depth on the side
 // that sends (client, duplex, latency tests), RX depth on a SEND receiver,
 // CQ moderation in bandwidth tests, GID index when one was given, and
 // "Outstand reads" instead of "Max inline data" for READ and atomics.
-type perfTestInfo struct {
+type TestInfo struct {
 	Verb          string // perftest's testsStr: "Send", "RDMA_Write", "RDMA_Read", "Atomic"
 	Latency       bool   // a latency test, else bandwidth
 	Bidirectional bool
@@ -49,18 +49,18 @@ type perfTestInfo struct {
 	DataExRDMACM  bool // the set-up exchange runs over rdma_cm, not TCP
 }
 
-func perfOnOff(b bool) string {
+func OnOff(b bool) string {
 	if b {
 		return "ON"
 	}
 	return "OFF"
 }
 
-// writePerfTestInfo writes the block from its opening dashes to its closing
+// WriteTestInfo writes the block from its opening dashes to its closing
 // ones.
-func writePerfTestInfo(w io.Writer, in perfTestInfo) error {
+func WriteTestInfo(w io.Writer, in TestInfo) error {
 	var b strings.Builder
-	b.WriteString(perfResultLine)
+	b.WriteString(ResultLine)
 	b.WriteString("                    ")
 	b.WriteString(in.Verb + " ")
 	if in.Bidirectional {
@@ -72,11 +72,11 @@ func writePerfTestInfo(w io.Writer, in perfTestInfo) error {
 		b.WriteString("BW ")
 	}
 	b.WriteString("Test\n")
-	fmt.Fprintf(&b, " Dual-port       : %s\t\tDevice         : %s\n", perfOnOff(in.DualPort), in.Device)
+	fmt.Fprintf(&b, " Dual-port       : %s\t\tDevice         : %s\n", OnOff(in.DualPort), in.Device)
 	fmt.Fprintf(&b, " Number of qps   : %d\t\tTransport type : %s\n", in.QPs, in.Transport)
-	fmt.Fprintf(&b, " Connection type : %s\t\tUsing SRQ      : %s\n", in.Connection, perfOnOff(in.SRQ))
-	fmt.Fprintf(&b, " PCIe relax order: %s\n", perfOnOff(in.PCIeRelaxed))
-	fmt.Fprintf(&b, " ibv_wr* API     : %s\n", perfOnOff(in.WRAPI))
+	fmt.Fprintf(&b, " Connection type : %s\t\tUsing SRQ      : %s\n", in.Connection, OnOff(in.SRQ))
+	fmt.Fprintf(&b, " PCIe relax order: %s\n", OnOff(in.PCIeRelaxed))
+	fmt.Fprintf(&b, " ibv_wr* API     : %s\n", OnOff(in.WRAPI))
 	if in.TXDepth > 0 {
 		fmt.Fprintf(&b, " TX depth        : %d\n", in.TXDepth)
 	}
@@ -96,20 +96,20 @@ func writePerfTestInfo(w io.Writer, in perfTestInfo) error {
 	} else {
 		fmt.Fprintf(&b, " Max inline data : %d[B]\n", in.MaxInline)
 	}
-	fmt.Fprintf(&b, " rdma_cm QPs\t : %s\n", perfOnOff(in.RDMACM))
+	fmt.Fprintf(&b, " rdma_cm QPs\t : %s\n", OnOff(in.RDMACM))
 	exchange := "Ethernet"
 	if in.DataExRDMACM {
 		exchange = "rdma_cm"
 	}
 	fmt.Fprintf(&b, " Data ex. method : %s\n", exchange)
-	b.WriteString(perfResultLine)
+	b.WriteString(ResultLine)
 	_, err := io.WriteString(w, b.String())
 	return err
 }
 
-// perfDest is one side's connection data as ctx_print_pingpong_data prints
+// Dest is one side's connection data as ctx_print_pingpong_data prints
 // it.
-type perfDest struct {
+type Dest struct {
 	LID      uint16
 	QPN, PSN uint32
 	OutReads int // > 0: printed (READ and atomic tests)
@@ -132,9 +132,9 @@ func cHexAlt(v uint64, width int) string {
 	return "0x" + h
 }
 
-// writePerfDest writes " local address: …" (side "local") or " remote
+// WriteDest writes " local address: …" (side "local") or " remote
 // address: …" and the GID line, whose bytes perftest prints in decimal.
-func writePerfDest(w io.Writer, side string, d perfDest) error {
+func WriteDest(w io.Writer, side string, d Dest) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, " %s address: LID %s QPN %s PSN %s", side, cHexAlt(uint64(d.LID), 4), cHexAlt(uint64(d.QPN), 6), cHexAlt(uint64(d.PSN), 6))
 	if d.OutReads > 0 {
@@ -155,8 +155,8 @@ func writePerfDest(w io.Writer, side string, d perfDest) error {
 	return err
 }
 
-// perfBWRow is one line of a bandwidth table.
-type perfBWRow struct {
+// BWRow is one line of a bandwidth table.
+type BWRow struct {
 	Bytes      uint64
 	Iterations uint64
 	PeakGbps   float64 // or MB/s when the table says so
@@ -164,11 +164,11 @@ type perfBWRow struct {
 	MsgRate    float64 // Mpps
 }
 
-// writePerfBWTable writes the bandwidth table between dashes: the header,
+// WriteBWTable writes the bandwidth table between dashes: the header,
 // one line per row.
-func writePerfBWTable(w io.Writer, mbps bool, rows []perfBWRow) error {
+func WriteBWTable(w io.Writer, mbps bool, rows []BWRow) error {
 	var b strings.Builder
-	b.WriteString(perfResultLine)
+	b.WriteString(ResultLine)
 	if mbps {
 		b.WriteString(" #bytes     #iterations    BW peak[MB/sec]    BW average[MB/sec]   MsgRate[Mpps]\n")
 	} else {
@@ -177,15 +177,15 @@ func writePerfBWTable(w io.Writer, mbps bool, rows []perfBWRow) error {
 	for _, r := range rows {
 		fmt.Fprintf(&b, " %-7d    %-10d       %-7.2f            %-7.2f\t\t   %-7.6f\n", r.Bytes, r.Iterations, r.PeakGbps, r.AvgGbps, r.MsgRate)
 	}
-	b.WriteString(perfResultLine)
+	b.WriteString(ResultLine)
 	_, err := io.WriteString(w, b.String())
 	return err
 }
 
-// perfBWFigures turns a transfer into perftest's figures: Gb/s are 10^9
+// BWFigures turns a transfer into perftest's figures: Gb/s are 10^9
 // bits per second (perftest divides bytes/s by 125,000,000), MB/s are 2^20
 // bytes per second, MsgRate is millions of messages per second.
-func perfBWFigures(size, iterations uint64, seconds float64, mbps bool) (bw, msgRate float64) {
+func BWFigures(size, iterations uint64, seconds float64, mbps bool) (bw, msgRate float64) {
 	if seconds <= 0 {
 		return 0, 0
 	}
@@ -198,8 +198,8 @@ func perfBWFigures(size, iterations uint64, seconds float64, mbps bool) (bw, msg
 	return bw, float64(iterations) / seconds / 1e6
 }
 
-// perfLatRow is one line of a latency table, in microseconds.
-type perfLatRow struct {
+// LatRow is one line of a latency table, in microseconds.
+type LatRow struct {
 	Bytes      uint64
 	Iterations uint64
 	Min, Max   float64
@@ -209,15 +209,15 @@ type perfLatRow struct {
 	P99, P999  float64
 }
 
-// perfLatStats computes a latency row from per-iteration samples in
+// LatStats computes a latency row from per-iteration samples in
 // microseconds (one-way figures, as the tool reports them: half the round
 // trip for WRITE and SEND ping-pong): minimum, maximum, median ("typical";
 // the mean of the two middle samples when their number is even), mean,
 // population standard deviation, and the 99% and 99.9% percentiles as
 // perftest takes them, the sample at index ceil(n·p) of the sorted array
 // (clamped to the last sample).
-func perfLatStats(size uint64, samples []float64) perfLatRow {
-	row := perfLatRow{Bytes: size, Iterations: uint64(len(samples))}
+func LatStats(size uint64, samples []float64) LatRow {
+	row := LatRow{Bytes: size, Iterations: uint64(len(samples))}
 	n := len(samples)
 	if n == 0 {
 		return row
@@ -245,34 +245,34 @@ func perfLatStats(size uint64, samples []float64) perfLatRow {
 	return row
 }
 
-// writePerfLatTable writes the latency table between dashes.
-func writePerfLatTable(w io.Writer, rows []perfLatRow) error {
+// WriteLatTable writes the latency table between dashes.
+func WriteLatTable(w io.Writer, rows []LatRow) error {
 	var b strings.Builder
-	b.WriteString(perfResultLine)
+	b.WriteString(ResultLine)
 	b.WriteString(" #bytes #iterations    t_min[usec]    t_max[usec]  t_typical[usec]    t_avg[usec]    t_stdev[usec]   99% percentile[usec]   99.9% percentile[usec] \n")
 	for _, r := range rows {
 		fmt.Fprintf(&b, " %-7d %d          %-7.2f        %-7.2f      %-7.2f  \t       %-7.2f     \t%-7.2f\t\t%-7.2f \t\t%-7.2f\n",
 			r.Bytes, r.Iterations, r.Min, r.Max, r.Typical, r.Avg, r.Stdev, r.P99, r.P999)
 	}
-	b.WriteString(perfResultLine)
+	b.WriteString(ResultLine)
 	_, err := io.WriteString(w, b.String())
 	return err
 }
 
-// writePerfReport writes a whole run's text as the tool prints it: the
+// WriteReport writes a whole run's text as the tool prints it: the
 // test information, both sides' addresses, then the table.
-func writePerfReport(w io.Writer, in perfTestInfo, local, remote perfDest, bw []perfBWRow, lat []perfLatRow) error {
-	if err := writePerfTestInfo(w, in); err != nil {
+func WriteReport(w io.Writer, in TestInfo, local, remote Dest, bw []BWRow, lat []LatRow) error {
+	if err := WriteTestInfo(w, in); err != nil {
 		return err
 	}
-	if err := writePerfDest(w, "local", local); err != nil {
+	if err := WriteDest(w, "local", local); err != nil {
 		return err
 	}
-	if err := writePerfDest(w, "remote", remote); err != nil {
+	if err := WriteDest(w, "remote", remote); err != nil {
 		return err
 	}
 	if in.Latency {
-		return writePerfLatTable(w, lat)
+		return WriteLatTable(w, lat)
 	}
-	return writePerfBWTable(w, false, bw)
+	return WriteBWTable(w, false, bw)
 }

@@ -1,4 +1,4 @@
-package main
+package device
 
 import (
 	"context"
@@ -17,7 +17,7 @@ import (
 //
 //	ibpeer: dropped 3 packets from 192.168.77.11: unknown destination QPN 0x000123 (no such QP; was the set-up exchange answered?)
 //
-// Modes get it by opening their device with newDiagDevice instead of
+// Programs get it by opening their device with Open instead of
 // endpoint.NewDevice.
 
 // dropInterval is how often a cause may be reported.
@@ -173,38 +173,4 @@ func dropWhy(d endpoint.Drop) string {
 		return fmt.Sprintf("QPN %#06x ignored %v: %s", d.QPN, d.Opcode, d.Detail)
 	}
 	return fmt.Sprintf("%v to QPN %#06x", d.Reason, d.QPN)
-}
-
-// diagDevice is a device whose drops ibpeer reports on stderr.
-type diagDevice struct {
-	*endpoint.Device
-	stop func()
-	done chan struct{}
-}
-
-// newDiagDevice opens a device over w, as endpoint.NewDevice does, with
-// drop reports going to stderr ("ibpeer: dropped ..."). Close closes the
-// device and writes what was held back. Every ibpeer mode that talks to a
-// peer opens its device this way.
-func newDiagDevice(w endpoint.Wire, stderr io.Writer) *diagDevice {
-	rep := newDropReporter(stderr, "ibpeer")
-	ctx, cancel := context.WithCancel(context.Background())
-	d := &diagDevice{
-		Device: endpoint.NewDevice(w, endpoint.WithDropHandler(rep.Observe)),
-		stop:   cancel,
-		done:   make(chan struct{}),
-	}
-	go func() {
-		defer close(d.done)
-		rep.Run(ctx)
-	}()
-	return d
-}
-
-// Close closes the device, then reports the drops still held back.
-func (d *diagDevice) Close() error {
-	err := d.Device.Close()
-	d.stop()
-	<-d.done
-	return err
 }

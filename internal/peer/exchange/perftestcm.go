@@ -1,4 +1,4 @@
-package main
+package exchange
 
 import (
 	"context"
@@ -21,8 +21,38 @@ import (
 // and the QP messages in binary. At the end the client disconnects the
 // data QP and the server the set-up QP.
 
-// perftestCM is a perftest -R side's RDMA CM state.
-type perftestCM struct {
+// PerftestCycleBuffer and PerftestCacheLine are what ibpeer proposes in
+// perftest's buffer-size exchange: perftest's page size and cache-line
+// defaults.
+const (
+	PerftestCycleBuffer = 4096
+	PerftestCacheLine   = 64
+)
+
+// PerftestOutReads is the most READs/atomics outstanding perftest's read
+// and atomic tests use and grant (-o 128, rxe's max_qp_rd_atom).
+const PerftestOutReads = 128
+
+// PerftestCMConfig is one side of perftest -R's connections.
+type PerftestCMConfig struct {
+	// Server is the server's address; invalid on the server.
+	Server netip.Addr
+	// Local is this side's address (the server's Ready gets it).
+	Local netip.Addr
+	// Port is the RDMA CM port (perftest's -p).
+	Port int
+	// MTU is the set-up QP's path MTU.
+	MTU layers.PathMTU
+	// Ready, when set, learns the server's address once it listens (tests).
+	Ready func(netip.AddrPort)
+}
+
+// PerftestCM is a perftest -R side's RDMA CM state: the CM, the set-up
+// QP's connection and the message channel over it, and, once
+// ConnectData has run, the data QP's connection.
+type PerftestCM struct {
+	server   bool
+	port     int
 	cm       *endpoint.CM
 	listener *endpoint.CMListener // server
 	ctrl     *endpoint.CMConn
@@ -32,6 +62,9 @@ type perftestCM struct {
 	peer     netip.Addr
 	sid      layers.ServiceID
 }
+
+// Msg is the set-up exchange's channel: SENDs on the set-up QP.
+func (x *PerftestCM) Msg() *endpoint.MsgConn { return x.msg }
 
 // perftestMsgSize is the largest set-up message: struct pingpong_dest.
 const perftestMsgSize = 64
@@ -43,17 +76,18 @@ const perftestConnectTries = 10
 // perftestDisconnectWait bounds the wait for the peer's disconnect.
 const perftestDisconnectWait = 3 * time.Second
 
-// dialCM connects the set-up QP: as the server, it accepts one client.
-func (j *perftestJob) dialCM(ctx context.Context, dev *endpoint.Device, stdout io.Writer) (*perftestCM, error) {
+// DialPerftestCM connects the set-up QP: as the server, it accepts one
+// client, and says so on stdout as perftest does.
+func DialPerftestCM(ctx context.Context, dev *endpoint.Device, cfg PerftestCMConfig, stdout io.Writer) (*PerftestCM, error) {
 	cm, err := endpoint.NewCM(dev, endpoint.CMConfig{})
 	if err != nil {
 		return nil, err
 	}
-	x := &perftestCM{cm: cm, sid: layers.IPCMServiceID(layers.PortSpaceTCP, uint16(j.port))}
+	x := &PerftestCM{server: !cfg.Server.IsValid(), port: cfg.Port, cm: cm, sid: layers.IPCMServiceID(layers.PortSpaceTCP, uint16(cfg.Port))}
 	ok := false
 	defer func() {
 		if !ok {
-			x.close()
+			x.Close()
 		}
 	}()
 	pd := dev.AllocPD()
@@ -68,15 +102,11 @@ func (j *perftestJob) dialCM(ctx context.Context, dev *endpoint.Device, stdout i
 		return nil, err
 	}
 	// perftest's set-up connection asks for no READ/atomic resources.
-	mtu, err := pathMTU(j.mtu)
-	if err != nil {
-		return nil, err
-	}
-	p := endpoint.CMParam{RetryCount: 7, RNRRetryCount: 7, MTU: mtu}
-	if !j.isServer() {
-		x.peer = j.server.Addr()
+	p := endpoint.CMParam{RetryCount: 7, RNRRetryCount: 7, MTU: cfg.MTU}
+	if !x.server {
+		x.peer = cfg.Server
 		if x.ctrl, err = cm.Connect(ctx, x.ctrlQP, x.peer, x.sid, 0, p); err != nil {
-			return nil, fmt.Errorf("rdma_cm set-up connection to %v port %d: %w", x.peer, j.port, err)
+			return nil, fmt.Errorf("rdma_cm set-up connection to %v port %d: %w", x.peer, cfg.Port, err)
 		}
 		x.msg.SetRemote(x.peer)
 		ok = true
@@ -86,8 +116,8 @@ func (j *perftestJob) dialCM(ctx context.Context, dev *endpoint.Device, stdout i
 		return nil, err
 	}
 	fmt.Fprint(stdout, "\n************************************\n* Waiting for client to connect... *\n************************************\n")
-	if j.ready != nil {
-		j.ready(netip.AddrPortFrom(j.addr, uint16(j.port)))
+	if cfg.Ready != nil {
+		cfg.Ready(netip.AddrPortFrom(cfg.Local, uint16(cfg.Port)))
 	}
 	c, err := x.listener.Accept(ctx)
 	if err != nil {
@@ -102,11 +132,11 @@ func (j *perftestJob) dialCM(ctx context.Context, dev *endpoint.Device, stdout i
 	return x, nil
 }
 
-// connectData connects the data QP over RDMA CM: the client's second
+// ConnectData connects the data QP over RDMA CM: the client's second
 // connection to the same port, the server's second accepted one.
-func (x *perftestCM) connectData(ctx context.Context, j *perftestJob, qp *endpoint.QP, mtu layers.PathMTU, resources uint8) error {
+func (x *PerftestCM) ConnectData(ctx context.Context, qp *endpoint.QP, mtu layers.PathMTU, resources uint8) error {
 	p := endpoint.CMParam{ResponderResources: resources, InitiatorDepth: resources, RetryCount: 7, RNRRetryCount: 7, MTU: mtu}
-	if !j.isServer() {
+	if !x.server {
 		// The server may not listen for it yet: perftest's client tries
 		// 10 times, 100 ms apart, while it is rejected.
 		for try := 1; ; try++ {
@@ -140,10 +170,11 @@ func (x *perftestCM) connectData(ctx context.Context, j *perftestJob, qp *endpoi
 	return nil
 }
 
-// disconnect ends both connections as perftest does: the client sends the
+// Disconnect ends both connections as perftest does: the client sends the
 // data QP's DREQ and waits for the server's DREQ of the set-up QP; the
 // server waits for the first and sends the second.
-func (x *perftestCM) disconnect(ctx context.Context, server bool) error {
+func (x *PerftestCM) Disconnect(ctx context.Context) error {
+	server := x.server
 	wait := func(c *endpoint.CMConn) {
 		if c == nil {
 			return
@@ -170,7 +201,20 @@ func (x *perftestCM) disconnect(ctx context.Context, server bool) error {
 	return nil
 }
 
-func (x *perftestCM) close() {
+// Abort ends both connections at once, without waiting for the peer: for
+// a session that broke off, whose peer may be waiting for us.
+func (x *PerftestCM) Abort(ctx context.Context) error {
+	if x.data != nil {
+		x.data.Disconnect(ctx)
+	}
+	if x.ctrl == nil {
+		return nil
+	}
+	return x.ctrl.Disconnect(ctx)
+}
+
+// Close frees the CM, the listener and the set-up QP.
+func (x *PerftestCM) Close() {
 	if x.msg != nil {
 		x.msg.Close()
 	}

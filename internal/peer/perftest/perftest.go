@@ -1,0 +1,392 @@
+// Package perftest is ibpeer perftest: perftest's ib_write_bw,
+// ib_read_bw, ib_send_bw and ib_atomic_bw in either role.
+//
+// Run opens the device, then the set-up exchange: perftest's TCP
+// ("Ethernet") messages as perftest 6.06 runs them (setup.PerftestConn),
+// or with RDMACM the same messages as SENDs over an RC QP that RDMA CM
+// connects (exchange.PerftestCM), the data QP then connected by RDMA CM
+// too. Versions, buffer sizes and MTU (each side proposes its active MTU,
+// the smaller wins) come first, then the QP messages, the traffic (the
+// client's through perf.RunTraffic, a SEND server's receives reposted as
+// they complete), the closing handshakes and the client's bandwidth
+// report, which the server prints as its own. Output is perftest's: test
+// information, both addresses, the table.
+package perftest
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/netip"
+	"os"
+	"time"
+
+	"github.com/ibwire/ibwire/endpoint"
+	"github.com/ibwire/ibwire/internal/peer/device"
+	"github.com/ibwire/ibwire/internal/peer/exchange"
+	"github.com/ibwire/ibwire/internal/peer/perf"
+	"github.com/ibwire/ibwire/layers"
+	"github.com/ibwire/ibwire/setup"
+)
+
+// Verbs maps the test to perftest's name of it.
+var Verbs = map[string]string{"write": "RDMA_Write", "read": "RDMA_Read", "send": "Send", "atomic": "Atomic"}
+
+// maxCycleBuffer bounds the peer's cycle buffer, which sizes the region
+// (perftest sends its page size).
+const maxCycleBuffer = 1 << 24
+
+// rxDepth is the receives a SEND server posts (perftest's DEF_RX_SEND), at
+// most one per iteration.
+const rxDepth = 512
+
+// Config is a checked ibpeer perftest run.
+type Config struct {
+	Verb     string // write, read, send, atomic
+	Addr     netip.Addr
+	Server   netip.AddrPort // invalid: this side is the server
+	Port     int
+	Size     int
+	Iters    int
+	MTU      int // bytes, this side's proposal
+	Depth    int
+	OutReads int // READs/atomics this side accepts as responder, advertised
+	CAS      bool
+	MBps     bool // perftest's default report unit; else Gb/s (--report_gbits)
+	Stall    time.Duration
+	RDMACM   bool   // -R: set-up exchange and QP connected over RDMA CM
+	Dump     string // --dump-region: where the buffer goes when the test has ended
+
+	// Stderr receives the drop reports (tests may leave it nil).
+	Stderr io.Writer
+	// Ready, when set, learns the listener's address (tests).
+	Ready func(netip.AddrPort)
+}
+
+// job is a run under way.
+type job struct{ Config }
+
+// Run runs the test, as the server or the client, and writes perftest's
+// output to stdout.
+func Run(ctx context.Context, cfg Config, stdout io.Writer) error {
+	j := &job{cfg}
+	return j.run(ctx, stdout)
+}
+
+func (j *job) isServer() bool { return !j.Server.IsValid() }
+
+// cmConfig is this side of perftest -R's connections.
+func (j *job) cmConfig() exchange.PerftestCMConfig {
+	mtu, _ := layers.PathMTUOf(j.MTU) // checked with the flags
+	return exchange.PerftestCMConfig{Server: j.Server.Addr(), Local: j.Addr, Port: j.Port, MTU: mtu, Ready: j.Ready}
+}
+
+func (j *job) run(ctx context.Context, stdout io.Writer) (err error) {
+	wire, err := endpoint.ListenUDP(netip.AddrPortFrom(j.Addr, endpoint.RoCEv2Port))
+	if err != nil {
+		return err
+	}
+	diagOut := j.Stderr
+	if diagOut == nil {
+		diagOut = io.Discard
+	}
+	diag := device.Open(wire, diagOut)
+	defer diag.Close()
+	dev := diag.Device
+	var cmx *exchange.PerftestCM
+	var conn net.Conn
+	if j.RDMACM {
+		if cmx, err = exchange.DialPerftestCM(ctx, dev, j.cmConfig(), stdout); err != nil {
+			return err
+		}
+		defer cmx.Close()
+		conn = cmx.Msg()
+	} else if conn, err = j.dial(ctx, stdout); err != nil {
+		return err
+	}
+	defer conn.Close()
+	stopWatch := context.AfterFunc(ctx, func() { conn.Close() })
+	defer stopWatch()
+	p := setup.NewPerftestConn(conn, j.isServer())
+	if j.RDMACM {
+		p = setup.NewPerftestConnRDMACM(conn, j.isServer())
+	}
+	proposed, _ := layers.PathMTUOf(j.MTU) // checked with the flags
+	opening, err := p.Open(setup.PerftestParams{CycleBuffer: exchange.PerftestCycleBuffer, CacheLine: exchange.PerftestCacheLine,
+		MaxCycle: maxCycleBuffer, MTU: proposed})
+	if err != nil {
+		return err
+	}
+	cycle, mtu := opening.CycleBuffer, opening.MTU
+
+	pd := dev.AllocPD()
+	mem := make([]byte, 2*max(j.Size, int(cycle)))
+	if j.Verb != "atomic" {
+		// perftest fills its buffers with rand(); data that differs from
+		// byte to byte is what lets a capture show a misplaced segment.
+		perf.FillPattern(mem, uint64(time.Now().UnixNano()))
+	}
+	if j.Dump != "" {
+		defer func() {
+			if err == nil {
+				err = os.WriteFile(j.Dump, mem, 0o644)
+			}
+		}()
+	}
+	mr, err := pd.RegMR(mem, endpoint.AccessLocalWrite|endpoint.AccessRemoteWrite|endpoint.AccessRemoteRead|endpoint.AccessRemoteAtomic)
+	if err != nil {
+		return err
+	}
+	rx := min(rxDepth, j.Iters)
+	cq := dev.CreateCQ(j.Depth + rx + 64)
+	qp, err := pd.CreateQP(endpoint.QPConfig{Type: endpoint.RC, SendCQ: cq, RecvCQ: cq, MaxSendWR: j.Depth + 8, MaxRecvWR: rx})
+	if err != nil {
+		return err
+	}
+	outReads := 1
+	if j.Verb == "read" || j.Verb == "atomic" {
+		outReads = j.OutReads
+	}
+	psn := endpoint.RandomPSN()
+	if j.RDMACM {
+		// perftest -R: an all-zero pingpong_dest each way, the data QP's
+		// own RDMA CM connection, another zero exchange; the QP messages
+		// that follow only inform.
+		if err := p.ExchangeEmptyDest(); err != nil {
+			return err
+		}
+		// A client asks for READ/atomic resources only for those tests,
+		// as perftest's does; a server grants what its TCP mode grants
+		// (at least one), so a READ-back of a WRITE test's region
+		// (ibpeer replay --payload) is answered on -R too.
+		resources := uint8(0)
+		if j.isServer() || j.Verb == "read" || j.Verb == "atomic" {
+			resources = uint8(outReads)
+		}
+		if err := cmx.ConnectData(ctx, qp, mtu, resources); err != nil {
+			return err
+		}
+		if err := p.ExchangeEmptyDest(); err != nil {
+			return err
+		}
+		if a, err := qp.Query(); err == nil {
+			psn = a.SQPSN
+		}
+	}
+	local := setup.PerftestDest{OutReads: uint16(outReads), QPN: qp.QPN(), PSN: psn, RKey: mr.RKey(), VAddr: mr.Addr(), GID: dev.GID()}
+	remote, err := p.Handshake(local) // #1
+	if err != nil {
+		return err
+	}
+	peer := netip.AddrFrom16(remote.GID)
+	if peer.Is4In6() != netip.AddrFrom16(local.GID).Is4In6() {
+		return fmt.Errorf("the peer's GID %v and ours %v are not of the same IP version (perftest's GID compatibility check)", peer, dev.GID())
+	}
+	maxRd := min(max(int(remote.OutReads), 1), exchange.PerftestOutReads)
+	if !j.RDMACM {
+		err = qp.Connect(endpoint.ConnectAttr{Remote: peer.Unmap(), RemoteQPN: remote.QPN, RemotePSN: layers.PSN(remote.PSN), LocalPSN: psn,
+			MTU: mtu, HopLimit: 255, MaxRdAtomic: uint8(maxRd), MaxDestRdAtomic: uint8(outReads)})
+		if err != nil {
+			return err
+		}
+	}
+	if _, err := p.Handshake(local); err != nil { // #2
+		return err
+	}
+	info := perf.TestInfo{Verb: Verbs[j.Verb], Device: "ibpeer", QPs: 1, Transport: "IB", Connection: "RC",
+		CQModeration: 1, MTU: mtu.Bytes(), LinkType: "Ethernet", GIDIndex: -1, RDMACM: j.RDMACM, DataExRDMACM: j.RDMACM}
+	if !j.isServer() {
+		info.TXDepth = j.Depth
+	} else if j.Verb == "send" {
+		info.RXDepth = rx
+	}
+	rdma := j.Verb != "send"
+	if j.Verb == "read" || j.Verb == "atomic" {
+		info.OutReads = outReads
+	}
+	if err := perf.WriteTestInfo(stdout, info); err != nil {
+		return err
+	}
+	dest := func(d setup.PerftestDest) perf.Dest {
+		pd := perf.Dest{LID: d.LID, QPN: d.QPN, PSN: uint32(d.PSN), RKey: d.RKey, VAddr: d.VAddr, RDMA: rdma, GID: d.GID}
+		if j.Verb == "read" || j.Verb == "atomic" {
+			pd.OutReads = int(d.OutReads)
+		}
+		return pd
+	}
+	if err := perf.WriteDest(stdout, "local", dest(local)); err != nil {
+		return err
+	}
+	if _, err := p.Handshake(local); err != nil { // #3
+		return err
+	}
+	if err := perf.WriteDest(stdout, "remote", dest(remote)); err != nil {
+		return err
+	}
+	size := uint64(j.Size)
+
+	if j.Verb == "send" {
+		var times perf.Times
+		var runErr error
+		if j.isServer() {
+			for k := range rx {
+				if err := qp.PostRecv(endpoint.RecvWR{ID: uint64(k), SGL: []endpoint.SGE{mr.SGE(0, j.Size)}}); err != nil {
+					return err
+				}
+			}
+			if _, err := p.Handshake(local); err != nil { // #4: receives are posted
+				return err
+			}
+			times, runErr = receiveTraffic(ctx, qp, cq, mr, j.Size, j.Iters, rx, j.Stall)
+		} else {
+			if _, err := p.Handshake(local); err != nil { // #4
+				return err
+			}
+			times, runErr = perf.RunTraffic(ctx, perf.Traffic{CQ: cq, QPs: []*endpoint.QP{qp}, Depth: j.Depth, Iters: j.Iters, Stall: j.Stall,
+				Next: func(_, _ int) endpoint.SendWR {
+					return endpoint.SendWR{Op: endpoint.WRSend, SGL: []endpoint.SGE{mr.SGE(0, j.Size)}}
+				}})
+		}
+		if runErr != nil {
+			return runErr
+		}
+		if err := perf.WriteBWTable(stdout, j.MBps, []perf.BWRow{times.BWRow(size, j.Iters, j.Iters, j.MBps)}); err != nil {
+			return err
+		}
+		if _, err := p.Handshake(local); err != nil { // closing
+			return err
+		}
+		return j.done(ctx, p, cmx)
+	}
+
+	var row perf.BWRow
+	if !j.isServer() {
+		times, err := perf.RunTraffic(ctx, perf.Traffic{CQ: cq, QPs: []*endpoint.QP{qp}, Depth: j.Depth, Iters: j.Iters, Stall: j.Stall,
+			Next: func(_, i int) endpoint.SendWR { return j.wr(mr, remote, i) }})
+		if err != nil {
+			return err
+		}
+		row = times.BWRow(size, j.Iters, j.Iters, j.MBps)
+	}
+	mine := setup.PerftestBWReport{Size: row.Bytes, Iterations: row.Iterations, BWPeak: row.PeakGbps, BWAverage: row.AvgGbps, MsgRate: row.MsgRate}
+	// The server waits in Finish for the end of the traffic.
+	err = p.Finish(local, mine, func(theirs setup.PerftestBWReport) error {
+		if j.isServer() {
+			// The server prints the client's figures, as perftest's
+			// does, and checks its QP before the client may tear it down.
+			row = perf.BWRow{Bytes: theirs.Size, Iterations: theirs.Iterations, PeakGbps: theirs.BWPeak, AvgGbps: theirs.BWAverage, MsgRate: theirs.MsgRate}
+			if st, err := qp.Query(); err == nil && st.State != endpoint.StateRTS {
+				return fmt.Errorf("the QP ended in %v", st.State)
+			}
+		}
+		return perf.WriteBWTable(stdout, j.MBps, []perf.BWRow{row})
+	})
+	if err != nil {
+		return err
+	}
+	return j.done(ctx, p, cmx)
+}
+
+// done ends the set-up exchange: TCP's "done" message, or perftest -R's
+// disconnects (the client's DREQ for the data QP, then the server's for
+// the set-up connection).
+func (j *job) done(ctx context.Context, p *setup.PerftestConn, cmx *exchange.PerftestCM) error {
+	if cmx == nil {
+		return p.ExchangeDone()
+	}
+	return cmx.Disconnect(ctx)
+}
+
+// wr is the client's i-th work request: to the start of the server's
+// buffer, from the start of ours.
+func (j *job) wr(mr *endpoint.MR, remote setup.PerftestDest, i int) endpoint.SendWR {
+	switch j.Verb {
+	case "write":
+		return endpoint.SendWR{Op: endpoint.WRWrite, SGL: []endpoint.SGE{mr.SGE(0, j.Size)}, RemoteAddr: remote.VAddr, RKey: remote.RKey}
+	case "read":
+		return endpoint.SendWR{Op: endpoint.WRRead, SGL: []endpoint.SGE{mr.SGE(0, j.Size)}, RemoteAddr: remote.VAddr, RKey: remote.RKey}
+	}
+	if j.CAS {
+		return endpoint.SendWR{Op: endpoint.WRCompareSwap, SGL: []endpoint.SGE{mr.SGE(0, 8)}, RemoteAddr: remote.VAddr, RKey: remote.RKey,
+			CompareAdd: uint64(i), Swap: uint64(i) + 1}
+	}
+	return endpoint.SendWR{Op: endpoint.WRFetchAdd, SGL: []endpoint.SGE{mr.SGE(0, 8)}, RemoteAddr: remote.VAddr, RKey: remote.RKey, CompareAdd: 1}
+}
+
+// dial connects the set-up exchange: as the server, it accepts one client.
+func (j *job) dial(ctx context.Context, stdout io.Writer) (net.Conn, error) {
+	if !j.isServer() {
+		d := net.Dialer{Timeout: exchange.SetupTimeout}
+		c, err := d.DialContext(ctx, "tcp", j.Server.String())
+		if err != nil {
+			return nil, fmt.Errorf("set-up with %v: %w", j.Server, err)
+		}
+		return c, nil
+	}
+	ln, err := net.Listen("tcp", netip.AddrPortFrom(j.Addr, uint16(j.Port)).String())
+	if err != nil {
+		return nil, fmt.Errorf("set-up listener: %w", err)
+	}
+	defer ln.Close()
+	fmt.Fprint(stdout, "\n************************************\n* Waiting for client to connect... *\n************************************\n")
+	if j.Ready != nil {
+		a := ln.Addr().(*net.TCPAddr).AddrPort()
+		j.Ready(netip.AddrPortFrom(a.Addr().Unmap(), a.Port()))
+	}
+	stop := context.AfterFunc(ctx, func() { ln.Close() })
+	defer stop()
+	c, err := ln.Accept()
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, fmt.Errorf("set-up listener: %w", err)
+	}
+	return c, nil
+}
+
+// receiveTraffic is a SEND server's side: iters receives, the rx posted
+// ones reposted as they complete while more are due. Its times have every
+// message "posted" when the first receive was waited for, perftest's
+// tposted[0] for the whole run.
+func receiveTraffic(ctx context.Context, qp *endpoint.QP, cq *endpoint.CQ, mr *endpoint.MR, size, iters, rx int, stall time.Duration) (perf.Times, error) {
+	t := perf.Times{Posted: make([]time.Duration, 0, iters), Completed: make([]time.Duration, 0, iters)}
+	posted := rx
+	wcs := make([]endpoint.WC, 64)
+	timer := time.NewTimer(stall)
+	defer timer.Stop()
+	start := time.Now()
+	for len(t.Completed) < iters {
+		n := cq.Poll(wcs)
+		if n == 0 {
+			select {
+			case <-cq.Notify():
+			case <-ctx.Done():
+				return t, ctx.Err()
+			case <-timer.C:
+				return t, fmt.Errorf("%w for %v: %d of %d SENDs received", perf.ErrStall, stall, len(t.Completed), iters)
+			}
+			continue
+		}
+		now := time.Since(start)
+		for _, wc := range wcs[:n] {
+			if wc.Status != endpoint.StatusSuccess {
+				return t, &perf.WCError{WR: len(t.Completed), WC: wc}
+			}
+			if wc.ByteLen != uint32(size) {
+				return t, fmt.Errorf("SEND %d carried %d bytes, want %d", len(t.Completed), wc.ByteLen, size)
+			}
+			t.Posted = append(t.Posted, 0)
+			t.Completed = append(t.Completed, now)
+			if posted < iters {
+				if err := qp.PostRecv(endpoint.RecvWR{ID: wc.ID, SGL: []endpoint.SGE{mr.SGE(0, size)}}); err != nil {
+					return t, err
+				}
+				posted++
+			}
+		}
+		timer.Reset(stall)
+	}
+	return t, nil
+}
