@@ -152,7 +152,7 @@ func (s *TCPSetup) pingpong(conn net.Conn, local Dest) (Dest, error) {
 		return Dest{}, err
 	}
 	d := Dest{LID: r.LID, QPN: r.QPN, PSN: layers.PSN(r.PSN), GID: netip.AddrFrom16(r.GID).Unmap()}
-	reg, ok, err := exchange.ReadRegion(conn)
+	reg, ok, err := setup.ReadServeRegion(conn)
 	if err != nil || !ok {
 		return d, err
 	}
@@ -196,7 +196,7 @@ func (r MTURange) refusal() string {
 // responses differently).
 func negotiateCaptureMTU(p *setup.PerftestConn, mtus MTURange) (layers.PathMTU, error) {
 	proposed, _ := layers.PathMTUOf(mtus.Max) // a plan's MTUs are IB MTUs
-	o, err := p.Negotiate(setup.PerftestParams{CycleBuffer: exchange.PerftestCycleBuffer, CacheLine: exchange.PerftestCacheLine, MTU: proposed})
+	o, err := p.Negotiate(setup.PerftestParams{CycleBuffer: setup.PerftestCycleBuffer, CacheLine: setup.PerftestCacheLine, MTU: proposed})
 	if err != nil {
 		return 0, err
 	}
@@ -334,7 +334,7 @@ func (s *CMSetup) exchange(ctx context.Context) (Dest, error) {
 	s.Split.Divert(s.qp.QPN())
 	outReads, resources := 1, uint8(0)
 	if s.RdAtom {
-		outReads, resources = exchange.PerftestOutReads, exchange.PerftestOutReads
+		outReads, resources = setup.PerftestOutReads, setup.PerftestOutReads
 	}
 	if err := cmx.ConnectData(ctx, s.qp, mtu, resources); err != nil {
 		return Dest{}, err

@@ -16,6 +16,9 @@
 // time or as Open and Finish; perftest -R runs the same session over an
 // RDMA CM connection with the messages in binary (NewPerftestConnRDMACM).
 // PingpongClient and PingpongServer run the pingpong exchange whole.
+// ibpeer serve answers the pingpong exchange and then sends a ServeRegion
+// (rkey, address and size of the connection's memory, its path MTU and
+// receive buffers), which its clients and replay's set-up read.
 //
 // Nothing here sets deadlines: the C tools wait forever, so the caller
 // bounds an exchange with the connection's deadline or by closing it. The

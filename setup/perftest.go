@@ -23,6 +23,17 @@ const PerftestVersion = "6.06"
 // 8-byte iteration counts from 5.33) is therefore always in its modern form.
 const perftestMinVersion = 5.70
 
+// PerftestCycleBuffer and PerftestCacheLine are perftest's page-size and
+// cache-line defaults, what a side proposes in the buffer-size exchange.
+const (
+	PerftestCycleBuffer = 4096
+	PerftestCacheLine   = 64
+)
+
+// PerftestOutReads is the most READs/atomics outstanding perftest's read
+// and atomic tests use and grant (-o 128, rxe's max_qp_rd_atom).
+const PerftestOutReads = 128
+
 // Sizes of perftest's fixed messages.
 const (
 	PerftestVersionSize = 16  // NUL-padded ASCII

@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/ibwire/ibwire/internal/peer/device"
-	"github.com/ibwire/ibwire/internal/peer/exchange"
 	"github.com/ibwire/ibwire/internal/peer/perftest"
 	"github.com/ibwire/ibwire/setup"
 )
@@ -168,8 +167,8 @@ func parsePerftest(args []string, stdout, stderr io.Writer) (*perftest.Config, i
 		return bad("-n %d: want at least 5 (perftest's minimum) and at most %d", j.Iters, 1<<24)
 	case j.Depth < 1 || j.Depth > 1024:
 		return bad("-t %d: want 1-1024", j.Depth)
-	case j.OutReads < 1 || j.OutReads > exchange.PerftestOutReads:
-		return bad("-o %d: want 1-%d", j.OutReads, exchange.PerftestOutReads)
+	case j.OutReads < 1 || j.OutReads > setup.PerftestOutReads:
+		return bad("-o %d: want 1-%d", j.OutReads, setup.PerftestOutReads)
 	case j.Stall <= 0:
 		return bad("--timeout %v: want a positive duration", j.Stall)
 	}
@@ -207,7 +206,7 @@ func perftestFlags(verb string, out io.Writer) (*flag.FlagSet, perftestFlagValue
 	v.iters = fs.Int("n", iters, "number of `iterations` (5000 for write, 1000 for the others)")
 	v.mtu = fs.Int("m", 0, "proposed path `MTU` in bytes (default: the active MTU of --addr's interface)")
 	v.depth = fs.Int("t", 128, "TX depth: work requests outstanding on the client")
-	v.outs = fs.Int("o", exchange.PerftestOutReads, "outstanding READs/atomics this side accepts as responder, advertised to the peer (read and atomic)")
+	v.outs = fs.Int("o", setup.PerftestOutReads, "outstanding READs/atomics this side accepts as responder, advertised to the peer (read and atomic)")
 	v.atomic = fs.String("A", "FETCH_AND_ADD", "atomic operation: FETCH_AND_ADD or CMP_AND_SWAP")
 	v.gbits = fs.Bool("report_gbits", false, "report Gb/s instead of MB/s (perftest's flag; both sides should agree, the server prints the client's figures)")
 	v.stall = fs.Duration("timeout", 10*time.Second, "fail when no completion arrives for this long")

@@ -17,7 +17,6 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/ibwire/ibwire/endpoint"
-	"github.com/ibwire/ibwire/internal/peer/exchange"
 	"github.com/ibwire/ibwire/internal/peer/peertest"
 	"github.com/ibwire/ibwire/internal/peer/serve"
 	"github.com/ibwire/ibwire/internal/peer/serve/servetest"
@@ -158,7 +157,7 @@ func TestClientFailures(t *testing.T) {
 		assert.Contains(t, stderr, "connection refused (is ibpeer serve running there?)")
 	})
 	t.Run("wrong rkey", func(t *testing.T) {
-		srv := servetest.Start(t, func(c *serve.Config) { c.Region = func(r *exchange.Region) { r.RKey ^= 0x100 } })
+		srv := servetest.Start(t, func(c *serve.Config) { c.Region = func(r *setup.ServeRegion) { r.RKey ^= 0x100 } })
 		code, _, stderr := client(srv.TCP, "write", "--iters", "10")
 		out := srv.Stop(t)
 		assert.Equal(t, exitError, code)
@@ -169,7 +168,7 @@ func TestClientFailures(t *testing.T) {
 		// The server stops 300 ms after it handed out its region.
 		served := make(chan struct{}, 1)
 		srv := servetest.Start(t, func(c *serve.Config) {
-			c.Region = func(*exchange.Region) { served <- struct{}{} }
+			c.Region = func(*setup.ServeRegion) { served <- struct{}{} }
 		})
 		go func() {
 			<-served
@@ -185,7 +184,7 @@ func TestClientFailures(t *testing.T) {
 	t.Run("verify catches a misplaced SEND", func(t *testing.T) {
 		// The server says its receive buffers are half as long as they
 		// are: the second SEND is read back from the wrong place.
-		srv := servetest.Start(t, func(c *serve.Config) { c.Region = func(r *exchange.Region) { r.RecvLen /= 2 } })
+		srv := servetest.Start(t, func(c *serve.Config) { c.Region = func(r *setup.ServeRegion) { r.RecvLen /= 2 } })
 		code, _, stderr := client(srv.TCP, "send", "--size", "4096", "--iters", "4", "--verify")
 		srv.Stop(t)
 		assert.Equal(t, exitError, code)

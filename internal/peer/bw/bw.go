@@ -81,7 +81,7 @@ type bwConn struct {
 	tcp     net.Conn
 	psn     layers.PSN
 	remote  setup.PingpongDest
-	region  exchange.Region
+	region  setup.ServeRegion
 	mr      *endpoint.MR // the messages (atomics: the results)
 	mem     []byte
 	check   *endpoint.MR // where verification reads back to
@@ -102,11 +102,11 @@ func (j *job) connect(ctx context.Context, dev *endpoint.Device, c *bwConn) erro
 	if c.remote, err = setup.PingpongClient(tcp, local); err != nil {
 		return err
 	}
-	var msg [exchange.RegionSize]byte
+	var msg [setup.ServeRegionSize]byte
 	if _, err := io.ReadFull(tcp, msg[:]); err != nil {
 		return fmt.Errorf("set-up with %v: reading the region message: %w (is the server ibpeer serve?)", j.To, err)
 	}
-	if c.region, err = exchange.ParseRegion(msg[:]); err != nil {
+	if c.region, err = setup.ParseServeRegion(msg[:]); err != nil {
 		return fmt.Errorf("set-up with %v: %w", j.To, err)
 	}
 	tcp.SetDeadline(time.Time{})
@@ -122,7 +122,7 @@ func (j *job) connect(ctx context.Context, dev *endpoint.Device, c *bwConn) erro
 // slots returns how many messages fit the server side at once and where
 // the n-th lands: distinct slots of the region (WRITE, READ) or the
 // receive buffers (SEND).
-func (j *job) slots(r exchange.Region) (count int, stride uint64, err error) {
+func (j *job) slots(r setup.ServeRegion) (count int, stride uint64, err error) {
 	switch j.Op {
 	case "send":
 		if uint64(j.Size) > uint64(r.RecvLen) {

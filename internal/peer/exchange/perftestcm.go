@@ -21,17 +21,10 @@ import (
 // and the QP messages in binary. At the end the client disconnects the
 // data QP and the server the set-up QP.
 
-// PerftestCycleBuffer and PerftestCacheLine are what ibpeer proposes in
-// perftest's buffer-size exchange: perftest's page size and cache-line
-// defaults.
-const (
-	PerftestCycleBuffer = 4096
-	PerftestCacheLine   = 64
-)
-
-// PerftestOutReads is the most READs/atomics outstanding perftest's read
-// and atomic tests use and grant (-o 128, rxe's max_qp_rd_atom).
-const PerftestOutReads = 128
+// SetupTimeout bounds a set-up exchange: ibpeer serve drops a connection
+// that has not finished it by then, and ibpeer's clients give a server as
+// long.
+const SetupTimeout = 10 * time.Second
 
 // PerftestCMConfig is one side of perftest -R's connections.
 type PerftestCMConfig struct {

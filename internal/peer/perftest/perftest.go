@@ -113,7 +113,7 @@ func (j *job) run(ctx context.Context, stdout io.Writer) (err error) {
 		p = setup.NewPerftestConnRDMACM(conn, j.isServer())
 	}
 	proposed, _ := layers.PathMTUOf(j.MTU) // checked with the flags
-	opening, err := p.Open(setup.PerftestParams{CycleBuffer: exchange.PerftestCycleBuffer, CacheLine: exchange.PerftestCacheLine,
+	opening, err := p.Open(setup.PerftestParams{CycleBuffer: setup.PerftestCycleBuffer, CacheLine: setup.PerftestCacheLine,
 		MaxCycle: maxCycleBuffer, MTU: proposed})
 	if err != nil {
 		return err
@@ -183,7 +183,7 @@ func (j *job) run(ctx context.Context, stdout io.Writer) (err error) {
 	if peer.Is4In6() != netip.AddrFrom16(local.GID).Is4In6() {
 		return fmt.Errorf("the peer's GID %v and ours %v are not of the same IP version (perftest's GID compatibility check)", peer, dev.GID())
 	}
-	maxRd := min(max(int(remote.OutReads), 1), exchange.PerftestOutReads)
+	maxRd := min(max(int(remote.OutReads), 1), setup.PerftestOutReads)
 	if !j.RDMACM {
 		err = qp.Connect(endpoint.ConnectAttr{Remote: peer.Unmap(), RemoteQPN: remote.QPN, RemotePSN: layers.PSN(remote.PSN), LocalPSN: psn,
 			MTU: mtu, HopLimit: 255, MaxRdAtomic: uint8(maxRd), MaxDestRdAtomic: uint8(outReads)})

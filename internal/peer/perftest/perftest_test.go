@@ -12,8 +12,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
-	"github.com/ibwire/ibwire/internal/peer/exchange"
 	"github.com/ibwire/ibwire/internal/peer/peertest"
+	"github.com/ibwire/ibwire/setup"
 )
 
 // TestRun plays each test between a server and a client of this package
@@ -45,7 +45,7 @@ func TestRun(t *testing.T) {
 				size = 8
 			}
 			cfg := Config{Verb: tc.verb, Addr: netip.MustParseAddr("127.0.0.2"), Size: size, Iters: 50, MTU: 1024, Depth: 16,
-				OutReads: exchange.PerftestOutReads, MBps: true, Stall: 10 * time.Second, RDMACM: tc.rdmacm}
+				OutReads: setup.PerftestOutReads, MBps: true, Stall: 10 * time.Second, RDMACM: tc.rdmacm}
 			if tc.rdmacm {
 				cfg.Port = 18515 // an RDMA CM port: no kernel's choice
 			}

@@ -5,7 +5,7 @@
 // exchange, which is ibv_rc_pingpong's with one message more: each TCP
 // connection gets its own QP, and, once the client has sent its address,
 // its own memory region, whose rkey, VA, size, path MTU and receive
-// buffers the region message (exchange.Region) tells the client after the pingpong
+// buffers the region message (setup.ServeRegion) tells the client after the pingpong
 // messages. SENDs land in the region's receive buffers, each posted again
 // as soon as it completed. The QP and the region live as long as the TCP
 // connection; MaxConns bounds the connections held, SetupTimeout the
@@ -48,7 +48,7 @@ type Config struct {
 	Ready func(tcp netip.AddrPort)
 	// Region, when set, may change what a connection is told about its
 	// region (tests use it to hand out a wrong rkey).
-	Region func(*exchange.Region)
+	Region func(*setup.ServeRegion)
 	// Held, when set, learns the number of regions the server holds each
 	// time it changes (tests).
 	Held func(n int)
@@ -261,7 +261,7 @@ func (s *server) handle(ctx context.Context, id int, c net.Conn) {
 		fail(err)
 		return
 	}
-	reg := exchange.Region{RKey: mr.RKey(), VA: mr.Addr(), Size: uint64(cfg.MRSize), MTU: cfg.MTU, RecvLen: uint32(slot), RecvCount: cfg.Recv}
+	reg := setup.ServeRegion{RKey: mr.RKey(), VA: mr.Addr(), Size: uint64(cfg.MRSize), MTU: cfg.MTU, RecvLen: uint32(slot), RecvCount: cfg.Recv}
 	if cfg.Region != nil {
 		cfg.Region(&reg)
 	}

@@ -12,7 +12,6 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
-	"github.com/ibwire/ibwire/internal/peer/exchange"
 	"github.com/ibwire/ibwire/internal/peer/peertest"
 	"github.com/ibwire/ibwire/setup"
 )
@@ -41,7 +40,7 @@ func TestRun(t *testing.T) {
 	require.NoError(t, err)
 	remote, err := setup.PingpongClient(c, setup.PingpongDest{QPN: 0x77, PSN: 0x123456, GID: netip.MustParseAddr("127.0.0.1").As16()})
 	require.NoError(t, err)
-	reg, ok, err := exchange.ReadRegion(c)
+	reg, ok, err := setup.ReadServeRegion(c)
 	require.NoError(t, err)
 	require.True(t, ok)
 	c.Close()

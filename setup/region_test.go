@@ -1,4 +1,4 @@
-package exchange
+package setup
 
 import (
 	"bytes"
@@ -9,11 +9,11 @@ import (
 )
 
 func TestRegionMessage(t *testing.T) {
-	r := Region{RKey: 0xdeadbeef, VA: 0x7f0012345000, Size: 4 << 20, MTU: 1024, RecvLen: 1 << 18, RecvCount: 16}
+	r := ServeRegion{RKey: 0xdeadbeef, VA: 0x7f0012345000, Size: 4 << 20, MTU: 1024, RecvLen: 1 << 18, RecvCount: 16}
 	b := r.Marshal()
-	require.Len(t, b, RegionSize)
+	require.Len(t, b, ServeRegionSize)
 	assert.Equal(t, "deadbeef:00007f0012345000:0000000000400000:0400:00040000:0010\x00", string(b))
-	got, err := ParseRegion(b)
+	got, err := ParseServeRegion(b)
 	require.NoError(t, err)
 	assert.Equal(t, r, got)
 
@@ -32,7 +32,7 @@ func TestRegionMessage(t *testing.T) {
 	}
 	for _, tt := range bad {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := ParseRegion(append([]byte(tt.msg), 0))
+			_, err := ParseServeRegion(append([]byte(tt.msg), 0))
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), tt.err)
 		})
@@ -42,14 +42,14 @@ func TestRegionMessage(t *testing.T) {
 // ReadRegion: the message after the pingpong exchange, nothing from a
 // plain ibv_rc_pingpong server (it hangs up), an error for a cut one.
 func TestReadRegion(t *testing.T) {
-	r := Region{RKey: 1, VA: 0x1000, Size: 1 << 20, MTU: 4096, RecvLen: 1 << 16, RecvCount: 16}
-	got, ok, err := ReadRegion(bytes.NewReader(r.Marshal()))
+	r := ServeRegion{RKey: 1, VA: 0x1000, Size: 1 << 20, MTU: 4096, RecvLen: 1 << 16, RecvCount: 16}
+	got, ok, err := ReadServeRegion(bytes.NewReader(r.Marshal()))
 	require.NoError(t, err)
 	assert.True(t, ok)
 	assert.Equal(t, r, got)
-	_, ok, err = ReadRegion(bytes.NewReader(nil))
+	_, ok, err = ReadServeRegion(bytes.NewReader(nil))
 	require.NoError(t, err)
 	assert.False(t, ok, "no region from a peer that hung up")
-	_, _, err = ReadRegion(bytes.NewReader(r.Marshal()[:30]))
+	_, _, err = ReadServeRegion(bytes.NewReader(r.Marshal()[:30]))
 	assert.ErrorContains(t, err, "reading ibpeer serve's region message")
 }
