@@ -231,3 +231,84 @@ func TestEveryFuzzTargetRunsInCI(t *testing.T) {
 		}
 	}
 }
+
+// TestReadmePackageTable keeps the README's package table the map this file
+// enforces: each row's "may import, of ours" column names exactly the
+// packages of ours that allowedImports lets the row's packages import
+// (other than each other), and every package of the module has a row.
+func TestReadmePackageTable(t *testing.T) {
+	readme, err := os.ReadFile("README.md")
+	require.NoError(t, err)
+	text := string(readme)
+	start := strings.Index(text, "## Packages\n")
+	require.True(t, start >= 0, "README has no Packages section")
+	text = text[start:]
+	if end := strings.Index(text[1:], "\n## "); end >= 0 {
+		text = text[:end+1]
+	}
+	ticked := regexp.MustCompile("`([^`]+)`")
+	covered := map[string]bool{}
+	rows := 0
+	for _, line := range strings.Split(text, "\n") {
+		cols := strings.Split(line, " | ")
+		if len(cols) != 3 || !strings.HasPrefix(line, "| `") {
+			continue
+		}
+		rows++
+		var pkgs []string
+		for _, m := range ticked.FindAllStringSubmatch(cols[0], -1) {
+			name := strings.TrimSuffix(m[1], "/")
+			if prefix, ok := strings.CutSuffix(name, "/..."); ok {
+				for k := range allowedImports {
+					if strings.HasPrefix(k, prefix+"/") {
+						pkgs = append(pkgs, k)
+					}
+				}
+				continue
+			}
+			pkgs = append(pkgs, name)
+		}
+		want := map[string]bool{}
+		anything := false
+		for _, p := range pkgs {
+			covered[p] = true
+			allowed, ok := rulesFor(p)
+			require.True(t, ok, "README row %q: %s has no entry in allowedImports", cols[0], p)
+			for _, imp := range allowed {
+				switch {
+				case imp == "*":
+					anything = true
+				case !strings.Contains(strings.SplitN(imp, "/", 2)[0], "."):
+					want[imp] = true
+				}
+			}
+		}
+		for _, p := range pkgs {
+			delete(want, p)
+		}
+		got := map[string]bool{}
+		for _, m := range ticked.FindAllStringSubmatch(cols[2], -1) {
+			got[m[1]] = true
+		}
+		if anything {
+			assert.Contains(t, cols[2], "anything", "README row %q", cols[0])
+			continue
+		}
+		assert.Equal(t, want, got, "README row %q: its imports column disagrees with allowedImports", cols[0])
+	}
+	assert.Greater(t, rows, 10, "the README's package table was not found")
+	out, err := exec.Command("go", "list", "./...").Output()
+	require.NoError(t, err)
+	for _, path := range strings.Fields(string(out)) {
+		rel := strings.TrimPrefix(strings.TrimPrefix(path, module), "/")
+		if rel == "" || strings.HasPrefix(rel, "bench") || strings.HasPrefix(rel, "pcaps") || rel == "fuzz" ||
+			rel == "internal/fuzzseed" || strings.HasSuffix(rel, "test") {
+			continue // the root, tools and test support have no row
+		}
+		inRow := covered[rel]
+		for c := range covered {
+			inRow = inRow || strings.HasPrefix(rel, c+"/") && strings.HasPrefix(c, "cmd")
+		}
+		assert.True(t, inRow || strings.HasPrefix(rel, "cmd/") || strings.HasPrefix(rel, "interop"), "package %s has no row in the README's package table", rel)
+	}
+}
