@@ -3,12 +3,53 @@ package endpoint
 import (
 	"errors"
 	"fmt"
+	"io"
+	"net"
+	"net/netip"
 	"os"
+	"sync/atomic"
 	"syscall"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
+
+// mmsgSocket is what the UDP and packet wires share as sockets: the
+// runtime poller's handle on the socket, what closes it, the wire's address
+// and batch size, and whether it was closed. kind and where name the socket
+// in errors ("endpoint: udp read on 127.0.0.2:4791: ...").
+type mmsgSocket struct {
+	raw         syscall.RawConn
+	closer      io.Closer
+	local       netip.AddrPort
+	batch       int
+	closed      atomic.Bool
+	kind, where string
+}
+
+// LocalAddr returns the address and port the wire is bound to (IPv4 in its
+// 4-byte form).
+func (s *mmsgSocket) LocalAddr() netip.AddrPort { return s.local }
+
+// BatchSize returns the most datagrams one system call moves.
+func (s *mmsgSocket) BatchSize() int { return s.batch }
+
+// Close closes the socket; a blocked ReadBatch returns ErrWireClosed.
+func (s *mmsgSocket) Close() error {
+	if s.closed.Swap(true) {
+		return ErrWireClosed
+	}
+	return s.closer.Close()
+}
+
+// ioError turns a system call's error into the wire's: ErrWireClosed once
+// the wire is closed.
+func (s *mmsgSocket) ioError(op string, err error) error {
+	if s.closed.Load() || errors.Is(err, os.ErrClosed) || errors.Is(err, net.ErrClosed) {
+		return ErrWireClosed
+	}
+	return fmt.Errorf("endpoint: %s %s on %s: %w", s.kind, op, s.where, err)
+}
 
 // mmsgBatch is what the UDP and packet wires share of one recvmmsg or
 // sendmmsg call: the message headers, which of them the next call moves,
@@ -85,28 +126,30 @@ func (b *mmsgBatch) sendAll(raw syscall.RawConn) (int, error) {
 }
 
 // readBatch blocks until at least one message arrives and returns how many
-// of dgs it filled, at most batch. Message i always lands in slot i, whose
+// of dgs it filled, at most the batch size. Message i always lands in slot i, whose
 // payload buffer prepare points message i at (buf is the slot's buffer, cut
 // to MaxDatagram); parse then fills the slot from message i, or marks it
 // dropped. Nothing is ever swapped between slots: the caller pairs slot i
 // with whatever owns buffer i, so a dropped message must stay in its own.
-func readBatch(dgs []Datagram, batch int, b *mmsgBatch, raw syscall.RawConn, wire string,
-	prepare func(i int, buf []byte), parse func(i int, dg *Datagram), ioError func(op string, err error) error) (int, error) {
-	b.count = min(len(dgs), batch)
+func (s *mmsgSocket) readBatch(dgs []Datagram, b *mmsgBatch, prepare func(i int, buf []byte), parse func(i int, dg *Datagram)) (int, error) {
+	if s.closed.Load() {
+		return 0, ErrWireClosed
+	}
+	b.count = min(len(dgs), s.batch)
 	if b.count == 0 {
 		return 0, nil
 	}
 	for i := range b.count {
 		p := dgs[i].Payload[:cap(dgs[i].Payload)]
 		if len(p) < minRoCEDatagram {
-			return 0, fmt.Errorf("endpoint: %s read: datagram %d has a %d-byte buffer, want %d", wire, i, len(p), MaxDatagram)
+			return 0, fmt.Errorf("endpoint: %s read: datagram %d has a %d-byte buffer, want %d", s.kind, i, len(p), MaxDatagram)
 		}
 		b.msgs[i].Hdr.Flags = 0
 		prepare(i, p[:min(len(p), MaxDatagram)])
 	}
 	for {
-		if err := b.receive(raw); err != nil {
-			return 0, ioError("read", err)
+		if err := b.receive(s.raw); err != nil {
+			return 0, s.ioError("read", err)
 		}
 		for i := range b.done {
 			parse(i, &dgs[i])
@@ -117,20 +160,21 @@ func readBatch(dgs []Datagram, batch int, b *mmsgBatch, raw syscall.RawConn, wir
 	}
 }
 
-// writeBatches sends dgs in chunks of at most batch: pack prepares a chunk
-// in the wire's batch (setting its count to what it packed, and saying why
-// it stopped short), sendAll sends it. It returns how many datagrams went
-// out and the first error; ioError turns a system call's error into the
-// wire's.
-func writeBatches(dgs []Datagram, batch int, b *mmsgBatch, raw syscall.RawConn,
-	pack func(chunk []Datagram) (int, error), ioError func(op string, err error) error) (int, error) {
+// writeBatches sends dgs in chunks of at most the batch size: pack
+// prepares a chunk in the wire's batch b (setting its count to what it
+// packed, and saying why it stopped short), sendAll sends it. It returns how
+// many datagrams went out and the first error.
+func (s *mmsgSocket) writeBatches(dgs []Datagram, b *mmsgBatch, pack func(chunk []Datagram) (int, error)) (int, error) {
+	if s.closed.Load() {
+		return 0, ErrWireClosed
+	}
 	sent := 0
 	for sent < len(dgs) {
-		chunk := dgs[sent:min(len(dgs), sent+batch)]
+		chunk := dgs[sent:min(len(dgs), sent+s.batch)]
 		packed, err := pack(chunk)
-		n, werr := b.sendAll(raw)
+		n, werr := b.sendAll(s.raw)
 		if werr != nil {
-			return sent + n, ioError("write", werr)
+			return sent + n, s.ioError("write", werr)
 		}
 		sent += packed
 		if err != nil {

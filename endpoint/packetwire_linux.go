@@ -5,15 +5,12 @@ package endpoint
 import (
 	"bufio"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"net"
 	"net/netip"
 	"os"
 	"strings"
 	"sync"
-	"sync/atomic"
-	"syscall"
 
 	"golang.org/x/sys/unix"
 
@@ -40,16 +37,12 @@ import (
 // configured on the interface and nothing listens on UDP 4791, it answers
 // each with an ICMP port-unreachable, which RoCE peers ignore.
 type PacketWire struct {
-	file     *os.File
-	raw      syscall.RawConn
+	mmsgSocket
 	iface    string
 	loopback bool
 	localMAC [6]byte
-	local    netip.AddrPort
 	v4       bool
 	hdrLen   int // Ethernet + IP + UDP
-	batch    int
-	closed   atomic.Bool
 	arpFile  string
 
 	neighMu sync.RWMutex
@@ -105,12 +98,11 @@ func OpenPacketWire(iface string, local netip.Addr, opts ...PacketOption) (*Pack
 	w := &PacketWire{
 		iface:    iface,
 		loopback: ifi.Flags&net.FlagLoopback != 0,
-		local:    netip.AddrPortFrom(local, RoCEv2Port),
 		v4:       local.Is4(),
-		batch:    cfg.batch,
 		neigh:    cfg.neighbors,
 		arpFile:  cfg.arpFile,
 	}
+	w.local, w.batch, w.kind, w.where = netip.AddrPortFrom(local, RoCEv2Port), cfg.batch, "packet", iface
 	if len(ifi.HardwareAddr) == 6 {
 		w.localMAC = [6]byte(ifi.HardwareAddr)
 	} else if !w.loopback {
@@ -148,35 +140,15 @@ func OpenPacketWire(iface string, local netip.Addr, opts ...PacketOption) (*Pack
 		unix.Close(fd)
 		return nil, fmt.Errorf("endpoint: packet wire on %s: %w", iface, err)
 	}
-	w.file = os.NewFile(uintptr(fd), "packet:"+iface)
-	if w.raw, err = w.file.SyscallConn(); err != nil {
-		w.file.Close()
+	file := os.NewFile(uintptr(fd), "packet:"+iface)
+	w.closer = file
+	if w.raw, err = file.SyscallConn(); err != nil {
+		file.Close()
 		return nil, fmt.Errorf("endpoint: packet wire on %s: %w", iface, err)
 	}
 	w.rx = newPacketBatch(w.batch, w.hdrLen)
 	w.txPool.New = func() any { return newPacketBatch(w.batch, w.hdrLen) }
 	return w, nil
-}
-
-// LocalAddr returns the wire's address and RoCEv2Port.
-func (w *PacketWire) LocalAddr() netip.AddrPort { return w.local }
-
-// BatchSize returns the most frames one system call moves.
-func (w *PacketWire) BatchSize() int { return w.batch }
-
-// Close closes the socket; a blocked ReadBatch returns ErrWireClosed.
-func (w *PacketWire) Close() error {
-	if w.closed.Swap(true) {
-		return ErrWireClosed
-	}
-	return w.file.Close()
-}
-
-func (w *PacketWire) ioError(op string, err error) error {
-	if w.closed.Load() || errors.Is(err, os.ErrClosed) {
-		return ErrWireClosed
-	}
-	return fmt.Errorf("endpoint: packet %s on %s: %w", op, w.iface, err)
 }
 
 // ReadBatch blocks until at least one RoCEv2 frame for the wire's address
@@ -187,11 +159,8 @@ func (w *PacketWire) ioError(op string, err error) error {
 // DropTooShort when its headers are unusable (IPv4 options, IPv6
 // extension headers, lengths that disagree, no room for a BTH and ICRC).
 func (w *PacketWire) ReadBatch(dgs []Datagram) (int, error) {
-	if w.closed.Load() {
-		return 0, ErrWireClosed
-	}
 	b := w.rx
-	return readBatch(dgs, w.batch, &b.mmsgBatch, w.raw, "packet", func(i int, buf []byte) {
+	return w.readBatch(dgs, &b.mmsgBatch, func(i int, buf []byte) {
 		b.iovs[2*i+1].Base = &buf[0]
 		b.iovs[2*i+1].SetLen(len(buf))
 	}, func(i int, dg *Datagram) {
@@ -203,7 +172,7 @@ func (w *PacketWire) ReadBatch(dgs []Datagram) (int, error) {
 		case !ok:
 			dg.Payload, dg.Drop, dg.ICRC = dg.Payload[:0], DropTooShort, ICRCBad
 		}
-	}, w.ioError)
+	})
 }
 
 // parseFrame checks the headers of frame i and fills dg. It reports false
@@ -315,12 +284,9 @@ func lookupARP(path, iface string, ip netip.Addr) ([6]byte, bool) {
 // frames in order. It fails, after sending those before it, at the first
 // datagram whose peer MAC address is unknown.
 func (w *PacketWire) WriteBatch(dgs []Datagram) (int, error) {
-	if w.closed.Load() {
-		return 0, ErrWireClosed
-	}
 	b := w.txPool.Get().(*packetBatch)
 	defer w.txPool.Put(b)
-	return writeBatches(dgs, w.batch, &b.mmsgBatch, w.raw, func(chunk []Datagram) (int, error) { return w.pack(b, chunk) }, w.ioError)
+	return w.writeBatches(dgs, &b.mmsgBatch, func(chunk []Datagram) (int, error) { return w.pack(b, chunk) })
 }
 
 func (w *PacketWire) pack(b *packetBatch, chunk []Datagram) (int, error) {

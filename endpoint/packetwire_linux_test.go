@@ -348,8 +348,8 @@ func TestIPv4HeaderChecksum(t *testing.T) {
 // TestPacketWireFrameICRC checks a built frame as a whole with layers.
 func TestPacketWireFrameICRC(t *testing.T) {
 	for _, local := range []string{"192.168.1.1", "fd00::1"} {
-		w := &PacketWire{local: netip.AddrPortFrom(netip.MustParseAddr(local), RoCEv2Port), v4: netip.MustParseAddr(local).Is4(),
-			loopback: true, neigh: map[netip.Addr][6]byte{}}
+		w := &PacketWire{v4: netip.MustParseAddr(local).Is4(), loopback: true, neigh: map[netip.Addr][6]byte{}}
+		w.local = netip.AddrPortFrom(netip.MustParseAddr(local), RoCEv2Port)
 		w.hdrLen = ethHeaderLen + ipv6UDPHeaderLen
 		encap := layers.EncapRoCEv2IPv6
 		dst := "[fd00::2]:4791"
@@ -371,7 +371,8 @@ func TestPacketWireFrameICRC(t *testing.T) {
 // received.
 func FuzzPacketWireParseFrame(f *testing.F) {
 	for _, local := range []string{"127.0.0.1", "::1"} {
-		w := &PacketWire{local: netip.AddrPortFrom(netip.MustParseAddr(local), RoCEv2Port), v4: netip.MustParseAddr(local).Is4(), loopback: true, neigh: map[netip.Addr][6]byte{}}
+		w := &PacketWire{v4: netip.MustParseAddr(local).Is4(), loopback: true, neigh: map[netip.Addr][6]byte{}}
+		w.local = netip.AddrPortFrom(netip.MustParseAddr(local), RoCEv2Port)
 		w.hdrLen = ethHeaderLen + ipv6UDPHeaderLen
 		if w.v4 {
 			w.hdrLen = ethHeaderLen + ipv4UDPHeaderLen

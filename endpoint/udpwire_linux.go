@@ -11,7 +11,6 @@ import (
 	"net/netip"
 	"os"
 	"sync"
-	"sync/atomic"
 	"syscall"
 	"unsafe"
 
@@ -48,14 +47,11 @@ import (
 // x/net/ipv4's PacketConn.ReadBatch/WriteBatch, which allocate a net.IP and
 // a net.UDPAddr for every datagram read (BenchmarkUDPLoopback runs both).
 type UDPWire struct {
+	mmsgSocket
 	conn     *net.UDPConn
-	raw      syscall.RawConn
-	local    netip.AddrPort
 	v4       bool
 	wildcard bool
 	scopeID  uint32 // interface of a link-local IPv6 bind, for sends
-	batch    int
-	closed   atomic.Bool
 
 	rx     *udpBatch // owned by the one ReadBatch goroutine
 	txPool sync.Pool // of *udpBatch, one per concurrent WriteBatch
@@ -103,7 +99,8 @@ func ListenUDP(addr netip.AddrPort, opts ...UDPOption) (*UDPWire, error) {
 		return nil, fmt.Errorf("endpoint: listen udp: invalid address %v", addr)
 	}
 	addr = netip.AddrPortFrom(ip, addr.Port())
-	w := &UDPWire{v4: ip.Is4(), wildcard: ip.IsUnspecified(), batch: cfg.batch}
+	w := &UDPWire{v4: ip.Is4(), wildcard: ip.IsUnspecified()}
+	w.batch, w.kind = cfg.batch, "udp"
 	network := "udp6"
 	if w.v4 {
 		network = "udp4"
@@ -130,6 +127,7 @@ func ListenUDP(addr netip.AddrPort, opts ...UDPOption) (*UDPWire, error) {
 	}
 	la := w.conn.LocalAddr().(*net.UDPAddr).AddrPort()
 	w.local = netip.AddrPortFrom(la.Addr().Unmap(), la.Port())
+	w.closer, w.where = w.conn, w.local.String()
 	if z := addr.Addr().Zone(); z != "" {
 		ifi, err := net.InterfaceByName(z)
 		if err != nil {
@@ -200,28 +198,6 @@ func (w *UDPWire) setSockopts(fd int, cfg udpConfig) error {
 	return nil
 }
 
-// LocalAddr returns the address and port the wire is bound to (IPv4 in its
-// 4-byte form).
-func (w *UDPWire) LocalAddr() netip.AddrPort { return w.local }
-
-// BatchSize returns the most datagrams one system call moves.
-func (w *UDPWire) BatchSize() int { return w.batch }
-
-// Close closes the socket; a blocked ReadBatch returns ErrWireClosed.
-func (w *UDPWire) Close() error {
-	if w.closed.Swap(true) {
-		return ErrWireClosed
-	}
-	return w.conn.Close()
-}
-
-func (w *UDPWire) ioError(op string, err error) error {
-	if w.closed.Load() || errors.Is(err, net.ErrClosed) {
-		return ErrWireClosed
-	}
-	return fmt.Errorf("endpoint: udp %s on %v: %w", op, w.local, err)
-}
-
 // ReadBatch blocks until at least one datagram arrives and fills dgs[:n]
 // (at most BatchSize at a time): payload, addresses, the traffic class and
 // the received TTL or hop limit in HopLimit (rdma_cm answers with the TTL
@@ -229,17 +205,14 @@ func (w *UDPWire) ioError(op string, err error) error {
 // datagram longer than MaxDatagram or than its buffer keeps its slot,
 // empty and marked DropTooLong (the kernel truncated it).
 func (w *UDPWire) ReadBatch(dgs []Datagram) (int, error) {
-	if w.closed.Load() {
-		return 0, ErrWireClosed
-	}
 	b := w.rx
-	return readBatch(dgs, w.batch, &b.mmsgBatch, w.raw, "udp", func(i int, buf []byte) {
+	return w.readBatch(dgs, &b.mmsgBatch, func(i int, buf []byte) {
 		b.iovs[i].Base = &buf[0]
 		b.iovs[i].SetLen(len(buf))
 		h := &b.msgs[i].Hdr
 		h.Namelen = unix.SizeofSockaddrInet6
 		h.SetControllen(udpOOBSize)
-	}, func(i int, dg *Datagram) { w.parseReceived(b, i, dg) }, w.ioError)
+	}, func(i int, dg *Datagram) { w.parseReceived(b, i, dg) })
 }
 
 // parseReceived fills dg from message i of the batch: addresses, traffic
@@ -299,12 +272,9 @@ func sockaddrToAddrPort(sa *unix.RawSockaddrInet6) netip.AddrPort {
 // messages (IP_TOS/IP_TTL, IPV6_TCLASS/IPV6_HOPLIMIT), so datagrams with
 // different values share one sendmmsg call.
 func (w *UDPWire) WriteBatch(dgs []Datagram) (int, error) {
-	if w.closed.Load() {
-		return 0, ErrWireClosed
-	}
 	b := w.txPool.Get().(*udpBatch)
 	defer w.txPool.Put(b)
-	return writeBatches(dgs, w.batch, &b.mmsgBatch, w.raw, func(chunk []Datagram) (int, error) { return w.pack(b, chunk) }, w.ioError)
+	return w.writeBatches(dgs, &b.mmsgBatch, func(chunk []Datagram) (int, error) { return w.pack(b, chunk) })
 }
 
 // pack prepares chunk for sendmmsg. It stops at the first datagram it
