@@ -4,10 +4,9 @@ import (
 	"fmt"
 
 	"golang.org/x/net/bpf"
-)
 
-// RoCEv2Port is the IANA UDP port of RoCEv2 (IBTA Annex A17).
-const RoCEv2Port = 4791
+	"github.com/ibwire/ibwire/layers"
+)
 
 // EthernetTypeRoCEv1 is the ethertype of RoCEv1 (IBTA Annex A16).
 const EthernetTypeRoCEv1 = 0x8915
@@ -68,16 +67,16 @@ var roceProgram = func() []bpf.RawInstruction {
 		a.jump(bpf.JumpIf{Cond: bpf.JumpBitsSet, Val: 0x1fff}, "reject", "")
 		a.op(bpf.LoadMemShift{Off: l}) // X = IHL*4
 		a.op(bpf.LoadIndirect{Off: l, Size: 2})
-		a.jeq(RoCEv2Port, "accept", "")
+		a.jeq(layers.RoCEv2Port, "accept", "")
 		a.op(bpf.LoadIndirect{Off: l + 2, Size: 2})
-		a.jeq(RoCEv2Port, "accept", "reject")
+		a.jeq(layers.RoCEv2Port, "accept", "reject")
 		a.label(fmt.Sprintf("ip6-%d", vlan))
 		a.op(bpf.LoadAbsolute{Off: l + 6, Size: 1}) // next header; extension headers are not walked
 		a.jeq(17, "", "reject")
 		a.op(bpf.LoadAbsolute{Off: l + 40, Size: 2})
-		a.jeq(RoCEv2Port, "accept", "")
+		a.jeq(layers.RoCEv2Port, "accept", "")
 		a.op(bpf.LoadAbsolute{Off: l + 42, Size: 2})
-		a.jeq(RoCEv2Port, "accept", "reject")
+		a.jeq(layers.RoCEv2Port, "accept", "reject")
 	}
 	a.label("accept")
 	a.op(bpf.RetConstant{Val: MaxCaplen})

@@ -108,7 +108,7 @@ func TestOpenLiveBurst(t *testing.T) {
 			payload := make([]byte, size)
 			for i := range n {
 				payload[0], payload[1] = byte(i>>8), byte(i)
-				if _, err := c.WriteTo(payload, &net.UDPAddr{IP: net.IP{10, 253, 0, 2}, Port: RoCEv2Port}); err != nil {
+				if _, err := c.WriteTo(payload, &net.UDPAddr{IP: net.IP{10, 253, 0, 2}, Port: layers.RoCEv2Port}); err != nil {
 					return err
 				}
 			}
@@ -199,7 +199,7 @@ func TestOpenLive(t *testing.T) {
 	tagged := build(t, &gplayers.Ethernet{SrcMAC: net.HardwareAddr{2, 0, 0, 0, 0, 1}, DstMAC: peerMAC, EthernetType: gplayers.EthernetTypeDot1Q},
 		&gplayers.Dot1Q{VLANIdentifier: 7, Type: gplayers.EthernetTypeIPv4},
 		&gplayers.IPv4{Version: 4, IHL: 5, TTL: 64, Protocol: gplayers.IPProtocolUDP, SrcIP: net.IP{10, 253, 0, 1}, DstIP: net.IP{10, 253, 0, 2}},
-		&gplayers.UDP{SrcPort: 49152, DstPort: RoCEv2Port}, gopacket.Payload(make([]byte, 32)))
+		&gplayers.UDP{SrcPort: 49152, DstPort: layers.RoCEv2Port}, gopacket.Payload(make([]byte, 32)))
 
 	inNetns(t, a, func() error {
 		// Unconnected, so the peer's ICMP port-unreachable does not fail
@@ -209,7 +209,7 @@ func TestOpenLive(t *testing.T) {
 			return err
 		}
 		defer c.Close()
-		for port, n := range map[int]int{RoCEv2Port: 3, 9: 2} {
+		for port, n := range map[int]int{layers.RoCEv2Port: 3, 9: 2} {
 			for i := range n {
 				if _, err := c.WriteTo([]byte{byte(i)}, &net.UDPAddr{IP: net.IP{10, 253, 0, 2}, Port: port}); err != nil {
 					return err
@@ -230,7 +230,7 @@ func TestOpenLive(t *testing.T) {
 		return unix.Sendto(fd, tagged, 0, to)
 	})
 	inNetns(t, b, func() error {
-		c, err := net.Dial("udp4", fmt.Sprintf("127.0.0.1:%d", RoCEv2Port))
+		c, err := net.Dial("udp4", fmt.Sprintf("127.0.0.1:%d", layers.RoCEv2Port))
 		if err != nil {
 			return err
 		}

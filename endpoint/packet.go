@@ -152,7 +152,7 @@ func (qp *QP) finish(dst netip.Addr, sport uint16, hop uint8) {
 	}
 	t.dgs[t.n] = Datagram{
 		Src:          netip.AddrPortFrom(qp.dev.addr.Addr(), sport),
-		Dst:          netip.AddrPortFrom(dst, RoCEv2Port),
+		Dst:          netip.AddrPortFrom(dst, layers.RoCEv2Port),
 		TrafficClass: qp.attr.TrafficClass,
 		HopLimit:     hop,
 		Payload:      t.cur[:total],

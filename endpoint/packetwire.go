@@ -6,6 +6,8 @@ import (
 	"net/netip"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/ibwire/ibwire/layers"
 )
 
 // PacketOption configures OpenPacketWire.
@@ -42,7 +44,7 @@ const (
 
 // roceBPF returns the classic BPF program that keeps, of the frames on the
 // interface, only unfragmented RoCEv2 packets to local: Ethernet with the
-// local address's IP version, UDP, destination port RoCEv2Port and
+// local address's IP version, UDP, destination port layers.RoCEv2Port and
 // destination address local. (capture.RoCEFilter matches RoCE to any
 // address; endpoint may not import capture, and needs the address test.)
 func roceBPF(local netip.Addr) []unix.SockFilter {
@@ -72,7 +74,7 @@ func roceBPF(local netip.Addr) []unix.SockFilter {
 			{ldh, ethHeaderLen + 6, false}, {jset, 0x3FFF, true}, // MF or an offset: a fragment
 			{ldw, ethHeaderLen + 16, false}, {jeq, binary.BigEndian.Uint32(a[:]), true},
 			{msh, ethHeaderLen, false},
-			{ldhx, ethHeaderLen + 2, false}, {jeq, RoCEv2Port, true},
+			{ldhx, ethHeaderLen + 2, false}, {jeq, layers.RoCEv2Port, true},
 		}
 	} else {
 		a := local.As16()
@@ -83,7 +85,7 @@ func roceBPF(local netip.Addr) []unix.SockFilter {
 		for i := 0; i < 16; i += 4 {
 			steps = append(steps, step{ldw, uint32(ethHeaderLen + 24 + i), false}, step{jeq, binary.BigEndian.Uint32(a[i:]), true})
 		}
-		steps = append(steps, step{ldh, ethHeaderLen + 40 + 2, false}, step{jeq, RoCEv2Port, true})
+		steps = append(steps, step{ldh, ethHeaderLen + 40 + 2, false}, step{jeq, layers.RoCEv2Port, true})
 	}
 	prog := make([]unix.SockFilter, 0, len(steps)+2)
 	dropAt := len(steps) + 1 // after the steps: "accept", then "drop"

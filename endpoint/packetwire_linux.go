@@ -102,7 +102,7 @@ func OpenPacketWire(iface string, local netip.Addr, opts ...PacketOption) (*Pack
 		neigh:    cfg.neighbors,
 		arpFile:  cfg.arpFile,
 	}
-	w.local, w.batch, w.kind, w.where = netip.AddrPortFrom(local, RoCEv2Port), cfg.batch, "packet", iface
+	w.local, w.batch, w.kind, w.where = netip.AddrPortFrom(local, layers.RoCEv2Port), cfg.batch, "packet", iface
 	if len(ifi.HardwareAddr) == 6 {
 		w.localMAC = [6]byte(ifi.HardwareAddr)
 	} else if !w.loopback {

@@ -296,26 +296,26 @@ func TestRoCEBPF(t *testing.T) {
 	}
 	withOptions := v4("10.0.0.1", udpProto, 0x4000, 0)
 	withOptions[ethHeaderLen] = 0x46 // IHL 6: the UDP header moves by 4
-	binary.BigEndian.PutUint16(withOptions[ethHeaderLen+24+2:], RoCEv2Port)
+	binary.BigEndian.PutUint16(withOptions[ethHeaderLen+24+2:], layers.RoCEv2Port)
 	tests := []struct {
 		name, local string
 		frame       []byte
 		keep        bool
 	}{
-		{"ipv4 RoCE to us", "10.0.0.1", v4("10.0.0.1", udpProto, 0x4000, RoCEv2Port), true},
-		{"ipv4 without DF", "10.0.0.1", v4("10.0.0.1", udpProto, 0, RoCEv2Port), true},
+		{"ipv4 RoCE to us", "10.0.0.1", v4("10.0.0.1", udpProto, 0x4000, layers.RoCEv2Port), true},
+		{"ipv4 without DF", "10.0.0.1", v4("10.0.0.1", udpProto, 0, layers.RoCEv2Port), true},
 		{"ipv4 options", "10.0.0.1", withOptions, true},
-		{"ipv4 to another address", "10.0.0.1", v4("10.0.0.2", udpProto, 0x4000, RoCEv2Port), false},
+		{"ipv4 to another address", "10.0.0.1", v4("10.0.0.2", udpProto, 0x4000, layers.RoCEv2Port), false},
 		{"ipv4 other port", "10.0.0.1", v4("10.0.0.1", udpProto, 0x4000, 4792), false},
-		{"ipv4 TCP", "10.0.0.1", v4("10.0.0.1", 6, 0x4000, RoCEv2Port), false},
-		{"ipv4 first fragment", "10.0.0.1", v4("10.0.0.1", udpProto, 0x2000, RoCEv2Port), false},
-		{"ipv4 later fragment", "10.0.0.1", v4("10.0.0.1", udpProto, 0x0010, RoCEv2Port), false},
-		{"ipv6 frame to an ipv4 wire", "10.0.0.1", v6("::1", udpProto, RoCEv2Port), false},
-		{"ipv6 RoCE to us", "fd00::1", v6("fd00::1", udpProto, RoCEv2Port), true},
-		{"ipv6 to another address", "fd00::1", v6("fd00::2", udpProto, RoCEv2Port), false},
+		{"ipv4 TCP", "10.0.0.1", v4("10.0.0.1", 6, 0x4000, layers.RoCEv2Port), false},
+		{"ipv4 first fragment", "10.0.0.1", v4("10.0.0.1", udpProto, 0x2000, layers.RoCEv2Port), false},
+		{"ipv4 later fragment", "10.0.0.1", v4("10.0.0.1", udpProto, 0x0010, layers.RoCEv2Port), false},
+		{"ipv6 frame to an ipv4 wire", "10.0.0.1", v6("::1", udpProto, layers.RoCEv2Port), false},
+		{"ipv6 RoCE to us", "fd00::1", v6("fd00::1", udpProto, layers.RoCEv2Port), true},
+		{"ipv6 to another address", "fd00::1", v6("fd00::2", udpProto, layers.RoCEv2Port), false},
 		{"ipv6 other port", "fd00::1", v6("fd00::1", udpProto, 4792), false},
-		{"ipv6 extension header", "fd00::1", v6("fd00::1", 0, RoCEv2Port), false},
-		{"ipv4 frame to an ipv6 wire", "fd00::1", v4("10.0.0.1", udpProto, 0x4000, RoCEv2Port), false},
+		{"ipv6 extension header", "fd00::1", v6("fd00::1", 0, layers.RoCEv2Port), false},
+		{"ipv4 frame to an ipv6 wire", "fd00::1", v4("10.0.0.1", udpProto, 0x4000, layers.RoCEv2Port), false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -349,7 +349,7 @@ func TestIPv4HeaderChecksum(t *testing.T) {
 func TestPacketWireFrameICRC(t *testing.T) {
 	for _, local := range []string{"192.168.1.1", "fd00::1"} {
 		w := &PacketWire{v4: netip.MustParseAddr(local).Is4(), loopback: true, neigh: map[netip.Addr][6]byte{}}
-		w.local = netip.AddrPortFrom(netip.MustParseAddr(local), RoCEv2Port)
+		w.local = netip.AddrPortFrom(netip.MustParseAddr(local), layers.RoCEv2Port)
 		w.hdrLen = ethHeaderLen + ipv6UDPHeaderLen
 		encap := layers.EncapRoCEv2IPv6
 		dst := "[fd00::2]:4791"
@@ -372,7 +372,7 @@ func TestPacketWireFrameICRC(t *testing.T) {
 func FuzzPacketWireParseFrame(f *testing.F) {
 	for _, local := range []string{"127.0.0.1", "::1"} {
 		w := &PacketWire{v4: netip.MustParseAddr(local).Is4(), loopback: true, neigh: map[netip.Addr][6]byte{}}
-		w.local = netip.AddrPortFrom(netip.MustParseAddr(local), RoCEv2Port)
+		w.local = netip.AddrPortFrom(netip.MustParseAddr(local), layers.RoCEv2Port)
 		w.hdrLen = ethHeaderLen + ipv6UDPHeaderLen
 		if w.v4 {
 			w.hdrLen = ethHeaderLen + ipv4UDPHeaderLen

@@ -16,6 +16,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 	"golang.org/x/sys/unix"
+
+	"github.com/ibwire/ibwire/layers"
 )
 
 // vethLab is two network namespaces joined by a veth pair, made for one
@@ -106,7 +108,7 @@ func TestPacketWireVeth(t *testing.T) {
 			defer pw.Close()
 			lab.in(t, lab.nsB, func() {
 				var err error
-				uw, err = ListenUDP(netip.AddrPortFrom(netip.MustParseAddr(tt.b), RoCEv2Port))
+				uw, err = ListenUDP(netip.AddrPortFrom(netip.MustParseAddr(tt.b), layers.RoCEv2Port))
 				require.NoError(t, err)
 				vb, err := net.InterfaceByName("vb")
 				require.NoError(t, err)

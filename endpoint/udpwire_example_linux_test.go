@@ -14,7 +14,7 @@ import (
 // use them: one RC SEND Only packet moves, its ICRC filled by the sender and
 // checked by the receiver.
 func ExampleListenUDP() {
-	// Peers take port 4791 (endpoint.RoCEv2Port) on each address; port 0
+	// Peers take port 4791 (layers.RoCEv2Port) on each address; port 0
 	// lets this example run beside them.
 	a, err := endpoint.ListenUDP(netip.MustParseAddrPort("127.0.0.1:0"))
 	if err != nil {

@@ -153,7 +153,7 @@ func TestICRCIPv4EveryID(t *testing.T) {
 		frame[8], frame[9] = 64, udpProto
 		copy(frame[12:], []byte{10, 0, 0, 1, 10, 0, 0, 2})
 		binary.BigEndian.PutUint16(frame[20:], 0xC123)
-		binary.BigEndian.PutUint16(frame[22:], RoCEv2Port)
+		binary.BigEndian.PutUint16(frame[22:], layers.RoCEv2Port)
 		binary.BigEndian.PutUint16(frame[24:], uint16(8+payloadLen))
 		copy(frame[28:], testRoCEPayload(payloadLen, 0x12, 0x345, 7))
 		src := netip.MustParseAddrPort("10.0.0.1:49443")

@@ -18,7 +18,7 @@ import (
 )
 
 // UDPWire is the Wire over a kernel UDP socket bound to one address and
-// port (normally RoCEv2Port). It moves batches with recvmmsg/sendmmsg and
+// port (normally layers.RoCEv2Port). It moves batches with recvmmsg/sendmmsg and
 // never allocates per datagram.
 //
 // IPv4: the socket stays unconnected and uses IP_PMTUDISC_DO, so Linux sends

@@ -5,9 +5,6 @@ import (
 	"net/netip"
 )
 
-// RoCEv2Port is the UDP destination port of every RoCEv2 packet (IANA 4791).
-const RoCEv2Port = 4791
-
 // MaxDatagram is the largest UDP payload a Wire carries: a 4096-byte IB MTU
 // payload plus the longest transport header set, pad and ICRC, rounded up.
 const MaxDatagram = 4096 + 128
@@ -49,7 +46,7 @@ func (s ICRCStatus) String() string {
 // to no allocation per packet in steady state.
 type Datagram struct {
 	Src netip.AddrPort // sender's IP address and UDP source port
-	Dst netip.AddrPort // receiver's IP address and UDP port (RoCEv2Port)
+	Dst netip.AddrPort // receiver's IP address and UDP port (layers.RoCEv2Port)
 
 	// TrafficClass is the IPv4 TOS or IPv6 traffic-class byte: DSCP in the
 	// top six bits, ECN in the low two (3 = CE, congestion experienced).

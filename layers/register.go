@@ -42,9 +42,13 @@ var (
 const (
 	// EthernetTypeRoCEv1 is the ethertype of RoCE v1 (IBTA Annex A16): a GRH follows.
 	EthernetTypeRoCEv1 gplayers.EthernetType = 0x8915
-	// UDPPortRoCEv2 is the IANA port of RoCE v2 (IBTA Annex A17): a BTH follows.
-	UDPPortRoCEv2 gplayers.UDPPort = 4791
+	// UDPPortRoCEv2 is RoCEv2Port as gopacket's port type.
+	UDPPortRoCEv2 gplayers.UDPPort = RoCEv2Port
 )
+
+// RoCEv2Port is the IANA UDP port of RoCE v2 (IBTA Annex A17): the
+// destination port of every RoCEv2 packet, and a BTH follows.
+const RoCEv2Port = 4791
 
 func init() {
 	// RoCEv1: ethertype 0x8915 carries a GRH (gopacket has no constant for it).

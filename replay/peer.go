@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/ibwire/ibwire/endpoint"
+	"github.com/ibwire/ibwire/layers"
 )
 
 // WirePeer is a Peer reached through an endpoint.Wire: requests go to one
@@ -32,7 +33,7 @@ type WirePeer struct {
 // NewWirePeer starts reading w; requests go to dst (port 0 means 4791).
 func NewWirePeer(w endpoint.Wire, dst netip.AddrPort) *WirePeer {
 	if dst.Port() == 0 {
-		dst = netip.AddrPortFrom(dst.Addr(), endpoint.RoCEv2Port)
+		dst = netip.AddrPortFrom(dst.Addr(), layers.RoCEv2Port)
 	}
 	p := &WirePeer{wire: w, dst: dst, in: make(chan []byte, 4096), done: make(chan struct{}),
 		buf: make([]byte, 0, endpoint.MaxDatagram)}

@@ -72,7 +72,7 @@ type WireSender struct {
 // NewWireSender returns a sender to dst (port 0 means 4791) through w.
 func NewWireSender(w endpoint.Wire, dst netip.AddrPort) *WireSender {
 	if dst.Port() == 0 {
-		dst = netip.AddrPortFrom(dst.Addr(), endpoint.RoCEv2Port)
+		dst = netip.AddrPortFrom(dst.Addr(), layers.RoCEv2Port)
 	}
 	return &WireSender{wire: w, dst: dst}
 }

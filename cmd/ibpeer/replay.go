@@ -16,8 +16,8 @@ import (
 
 	"github.com/ibwire/ibwire/capture"
 	"github.com/ibwire/ibwire/dfilter"
-	"github.com/ibwire/ibwire/endpoint"
 	"github.com/ibwire/ibwire/internal/peer/replaycmd"
+	"github.com/ibwire/ibwire/layers"
 	"github.com/ibwire/ibwire/replay"
 	"github.com/ibwire/ibwire/setup"
 )
@@ -340,12 +340,12 @@ func (f *replayFlags) config(path string) (*replaycmd.Config, error) {
 			return nil, fmt.Errorf("--to: %w", err)
 		}
 		if t.Port() == 0 {
-			t = netip.AddrPortFrom(t.Addr(), endpoint.RoCEv2Port)
+			t = netip.AddrPortFrom(t.Addr(), layers.RoCEv2Port)
 		}
 		j.Target = t
 		port := uint16(0)
 		if f.compare {
-			port = endpoint.RoCEv2Port // responses come to port 4791
+			port = layers.RoCEv2Port // responses come to port 4791
 		}
 		if f.from != "" {
 			if j.Local, err = parseHostPort(f.from, port); err != nil {

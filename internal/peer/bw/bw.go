@@ -139,7 +139,7 @@ func (j *job) slots(r setup.ServeRegion) (count int, stride uint64, err error) {
 }
 
 func (j *job) run(ctx context.Context, stdout, stderr io.Writer) error {
-	wire, err := endpoint.ListenUDP(netip.AddrPortFrom(j.Addr, endpoint.RoCEv2Port))
+	wire, err := endpoint.ListenUDP(netip.AddrPortFrom(j.Addr, layers.RoCEv2Port))
 	if err != nil {
 		return err
 	}

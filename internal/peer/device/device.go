@@ -7,6 +7,7 @@ import (
 	"net/netip"
 
 	"github.com/ibwire/ibwire/endpoint"
+	"github.com/ibwire/ibwire/layers"
 )
 
 // Device is a device whose drops ibpeer reports on stderr.
@@ -51,7 +52,7 @@ func OpenCM(local netip.Addr, wireFn func(netip.Addr) (endpoint.Wire, error), cf
 	if wireFn != nil {
 		wire, err = wireFn(local)
 	} else {
-		wire, err = endpoint.ListenUDP(netip.AddrPortFrom(local, endpoint.RoCEv2Port))
+		wire, err = endpoint.ListenUDP(netip.AddrPortFrom(local, layers.RoCEv2Port))
 	}
 	if err != nil {
 		return nil, nil, fmt.Errorf("RoCEv2 socket on %v: %w", local, err)

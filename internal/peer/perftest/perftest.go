@@ -83,7 +83,7 @@ func (j *job) cmConfig() exchange.PerftestCMConfig {
 }
 
 func (j *job) run(ctx context.Context, stdout io.Writer) (err error) {
-	wire, err := endpoint.ListenUDP(netip.AddrPortFrom(j.Addr, endpoint.RoCEv2Port))
+	wire, err := endpoint.ListenUDP(netip.AddrPortFrom(j.Addr, layers.RoCEv2Port))
 	if err != nil {
 		return err
 	}

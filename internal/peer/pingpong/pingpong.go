@@ -77,7 +77,7 @@ func Run(ctx context.Context, cfg Config, stdout io.Writer) error {
 			return ErrReported
 		}
 	}
-	wire, err := endpoint.ListenUDP(netip.AddrPortFrom(cfg.Addr, endpoint.RoCEv2Port))
+	wire, err := endpoint.ListenUDP(netip.AddrPortFrom(cfg.Addr, layers.RoCEv2Port))
 	if err != nil {
 		return fmt.Errorf("RoCEv2 socket on %v: %w", cfg.Addr, err)
 	}

@@ -102,7 +102,7 @@ func Run(ctx context.Context, cfg Config, stdout io.Writer) error {
 	if cfg.Wire != nil {
 		wire, err = cfg.Wire(cfg.Local)
 	} else {
-		wire, err = endpoint.ListenUDP(netip.AddrPortFrom(cfg.Local, endpoint.RoCEv2Port))
+		wire, err = endpoint.ListenUDP(netip.AddrPortFrom(cfg.Local, layers.RoCEv2Port))
 	}
 	if err != nil {
 		return fmt.Errorf("RoCEv2 socket on %v: %w", cfg.Local, err)

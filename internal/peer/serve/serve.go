@@ -27,6 +27,7 @@ import (
 	"github.com/ibwire/ibwire/endpoint"
 	"github.com/ibwire/ibwire/internal/peer/device"
 	"github.com/ibwire/ibwire/internal/peer/exchange"
+	"github.com/ibwire/ibwire/layers"
 	"github.com/ibwire/ibwire/setup"
 )
 
@@ -95,7 +96,7 @@ func (s *server) printf(format string, a ...any) {
 // Run runs the server until ctx ends; its lines (and, without
 // Config.Diag, the drop reports) go to out.
 func Run(ctx context.Context, cfg Config, out io.Writer) error {
-	wire, err := endpoint.ListenUDP(netip.AddrPortFrom(cfg.Addr, endpoint.RoCEv2Port))
+	wire, err := endpoint.ListenUDP(netip.AddrPortFrom(cfg.Addr, layers.RoCEv2Port))
 	if err != nil {
 		return err
 	}

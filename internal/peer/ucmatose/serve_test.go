@@ -36,7 +36,7 @@ type cmFlooder struct {
 
 func newCMFlooder(t *testing.T, addr netip.Addr) *cmFlooder {
 	t.Helper()
-	w, err := endpoint.ListenUDP(netip.AddrPortFrom(addr, endpoint.RoCEv2Port))
+	w, err := endpoint.ListenUDP(netip.AddrPortFrom(addr, layers.RoCEv2Port))
 	require.NoError(t, err)
 	f := &cmFlooder{w: w, addr: addr, done: make(chan struct{}), reps: map[uint32]int{}, rejs: map[layers.CMRejectReason]int{}}
 	go f.read()
@@ -108,7 +108,7 @@ func (f *cmFlooder) send(t *testing.T, to netip.Addr, port uint16, first uint32,
 		f.psn = f.psn.Add(1)
 		buf := gopacket.NewSerializeBuffer()
 		require.NoError(t, gopacket.SerializeLayers(buf, gopacket.SerializeOptions{FixLengths: true}, bth.SerializableLayers(mad)...))
-		dgs = append(dgs, endpoint.Datagram{Dst: netip.AddrPortFrom(to, endpoint.RoCEv2Port), Payload: buf.Bytes()})
+		dgs = append(dgs, endpoint.Datagram{Dst: netip.AddrPortFrom(to, layers.RoCEv2Port), Payload: buf.Bytes()})
 		if len(dgs) == cap(dgs) {
 			flush()
 		}
