@@ -140,11 +140,11 @@ func TestStreamingUI(t *testing.T) {
 			}()
 			// The QP table fills in as the rest comes, without a key.
 			h.waitUntil(func(u *UI) bool { return tableFrames(u, id) == wantFrames }, "the QP table, complete")
-			s := h.waitFor("[ QPs ]", " "+wantFrames+" ")
+			h.waitFor("[ QPs ]", " "+wantFrames+" ")
 			// The status once the source ended (the table may be complete
 			// a moment before the end is published).
 			h.waitUntil(func(u *UI) bool { return u.m.Status().Done }, "the end")
-			s = h.waitMatch(tc.done)
+			s := h.waitMatch(tc.done)
 			assert.Regexp(t, tc.done, s)
 			assert.NotContains(t, s, "capturing")
 			assert.Contains(t, s, "[ QPs ]")

@@ -57,8 +57,8 @@ func TestPSNGraphAxisIsThePSN(t *testing.T) {
 	forSizes(t, func(t *testing.T, w, hh int) {
 		h := start(t, path, "", w, hh)
 		h.keys("P")
-		s := h.waitFor("PSN graph, connection")
-		s = h.waitFor("PSN 11705530..11705655")
+		h.waitFor("PSN graph, connection")
+		s := h.waitFor("PSN 11705530..11705655")
 		assert.NotRegexp(t, regexp.MustCompile(`(?m)^\s+-\d+│`), s, "a PSN below the first")
 	})
 }
@@ -70,9 +70,9 @@ func TestIOGraphNumbers(t *testing.T) {
 	forSizes(t, func(t *testing.T, w, hh int) {
 		h := start(t, writeLoss, "", w, hh)
 		h.keys("I")
-		s := h.waitFor("SUM(ibwire.payload.len)  (max")
+		h.waitFor("SUM(ibwire.payload.len)  (max")
 		h.waitUntil(func(u *UI) bool { return !u.io.busy }, "the I/O graph computed")
-		s = h.waitFor("SUM(ibwire.payload.len)  (max")
+		s := h.waitFor("SUM(ibwire.payload.len)  (max")
 		assert.Contains(t, s, "total 2039808)")
 		assert.NotContains(t, s, "e+0")
 		assert.Regexp(t, regexp.MustCompile(`(?m)^┬[─┬]+\n0s +\d+m?s +\d+m?s`), s, "a time axis under the sparklines")

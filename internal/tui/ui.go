@@ -127,7 +127,6 @@ type UI struct {
 	search      string
 	refreshing  atomic.Bool
 	lastVersion uint64
-	convVersion uint64
 }
 
 // newUI builds the viewer over cfg.Model in app; Run shows it.
