@@ -459,7 +459,7 @@ func (cm *CM) newCommID() uint32 {
 	}
 }
 
-// timeoutOf converts a CM timeout code to a duration (4.096 µs × 2^n),
+// cmTimeoutOf converts a CM timeout code to a duration (4.096 µs × 2^n),
 // clamped to 2^24 (about a minute).
 func cmTimeoutOf(code uint8) time.Duration {
 	return time.Duration(4096<<min(code, 24)) * time.Nanosecond
