@@ -194,6 +194,7 @@ func TestMalformedPacketIsShownAndDecodingGoesOn(t *testing.T) {
 func TestFlagErrors(t *testing.T) {
 	tests := [][]string{
 		{"-T", "pdml"},
+		{"-B", "-1", "-i", "lo"},
 		{"-Y", "bth.psnn == 3", rping},
 		{"-e", "bth.psn", rping},
 		{"-T", "fields", "-e", "nosuch.field", rping},

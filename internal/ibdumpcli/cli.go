@@ -69,6 +69,7 @@ type options struct {
 	listIfaces bool
 	iface      string
 	snaplen    int
+	bufferKiB  int // -B: the live capture's socket buffer, in KiB (0: capture.DefaultLiveBuffer)
 	noPromisc  bool
 	decodeAs   listFlag
 	dc         bool
@@ -129,6 +130,7 @@ func newFlagSet(o *options, stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&o.iface, "i", "", "capture live on `interface` (AF_PACKET; RoCE traffic only: UDP 4791, ethertype 0x8915)")
 	fs.IntVar(&o.snaplen, "s", 262144, "capture `snaplen` bytes of each live packet (0 means 262144)")
 	fs.BoolVar(&o.noPromisc, "p", false, "do not put the interface into promiscuous mode")
+	fs.IntVar(&o.bufferKiB, "B", 0, "live capture's socket buffer in `KiB` (tcpdump's -B; 0 means 32768; bursts beyond it are dropped and counted)")
 	fs.Var(&o.decodeAs, "d", "decode as: `udp.port==N,infiniband` treats UDP port N as RoCEv2 (repeatable)")
 	fs.BoolVar(&o.dc, "dc", false, "decode opcodes 0x40-0x5F as Mellanox DC (20-byte BTH) instead of IBTA RD")
 	fs.BoolVar(&o.ether, "ether", false, "print the link-level header on each line (tcpdump's -e)")
@@ -204,6 +206,9 @@ func Run(ctx context.Context, prog string, args []string, stdin io.Reader, stdou
 		return exitOK
 	case o.listIfaces:
 		return listInterfaces(prog, stdout, stderr)
+	case o.bufferKiB < 0 || o.bufferKiB > 1<<21:
+		fmt.Fprintf(stderr, "%s: -B %d: want a buffer size in KiB, 1 to 2097152 (0: the default 32768)\n", prog, o.bufferKiB)
+		return exitError
 	}
 	d, err := newDumper(&o, stdout, stderr)
 	if err != nil {

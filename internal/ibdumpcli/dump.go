@@ -462,6 +462,12 @@ func (d *dumper) open(files []string, stdin io.Reader, announce bool) (source, *
 		if !d.o.noPromisc {
 			_ = l.SetPromiscuous(true)
 		}
+		if d.o.bufferKiB > 0 {
+			if err := l.SetBufferSize(d.o.bufferKiB << 10); err != nil {
+				l.Close()
+				return nil, nil, "", nil, err
+			}
+		}
 		fmt.Fprintf(d.stderr, "%s: listening on %s, link-type %v, snapshot length %d bytes\n", d.o.prog, d.o.iface, l.LinkType(), snap)
 		return l, l, d.o.iface, func() { l.Close() }, nil
 	case len(files) == 0:
