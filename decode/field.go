@@ -126,6 +126,9 @@ type Field struct {
 	// InTree compares names, because the -V tree asks for every field of
 	// every packet.
 	protoBit, trees uint64
+	// node marks a header whose value is its bytes (tshark's FT_BYTES
+	// header items: infiniband.bth, infiniband.mad ...), which -e prints.
+	node bool
 }
 
 // Get extracts the field from p into v.
@@ -172,6 +175,9 @@ func (f *Field) Protocol() string {
 func (f *Field) AppendValue(buf []byte, v *Value) []byte {
 	switch f.Type {
 	case FTProtocol:
+		if f.node { // a header's bytes, as tshark prints its FT_BYTES header items
+			return hex.AppendEncode(buf, v.B)
+		}
 		return buf
 	case FTBool:
 		if v.U != 0 {

@@ -6,7 +6,7 @@ import "github.com/ibwire/ibwire/layers"
 func madFields() []*Field {
 	mad := func(p *Packet) bool { return p.has&hasMAD != 0 }
 	M := func(p *Packet) *layers.MAD { return &p.Headers.MAD }
-	return []*Field{
+	return append([]*Field{
 		protoField("infiniband.mad", "MAD (Management Datagram) Common Header", mad),
 		uintField("infiniband.mad.baseversion", "Base Version", FTUint8, BaseHex, func(p *Packet) (uint64, bool) { return uint64(M(p).BaseVersion), mad(p) }),
 		uintField("infiniband.mad.mgmtclass", "Management Class", FTUint8, BaseHex, func(p *Packet) (uint64, bool) { return uint64(M(p).MgmtClass), mad(p) }),
@@ -17,5 +17,9 @@ func madFields() []*Field {
 		uintField("infiniband.mad.transactionid", "Transaction ID", FTUint64, BaseHex, func(p *Packet) (uint64, bool) { return M(p).TransactionID, mad(p) }),
 		uintField("infiniband.mad.attributeid", "Attribute ID", FTUint16, BaseHex, func(p *Packet) (uint64, bool) { return uint64(M(p).AttributeID), mad(p) }),
 		uintField("infiniband.mad.attributemodifier", "Attribute Modifier", FTUint32, BaseHex, func(p *Packet) (uint64, bool) { return uint64(M(p).AttributeModifier), mad(p) }),
-	}
+		bytesField("infiniband.mad.data", "MAD Data Payload", FTBytes, func(p *Packet) ([]byte, bool) {
+			d := M(p).Payload
+			return d[:min(len(d), layers.MADDataLength)], mad(p) && len(d) > 0
+		}),
+	}, cmFields()...)
 }

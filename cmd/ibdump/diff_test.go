@@ -32,6 +32,10 @@ var tsharkDivergences = []struct {
 		"infiniband.aeth.msn", "infiniband.atomicacketh.origremdt", "infiniband.deth.q_key", "infiniband.deth.srcqp",
 		"infiniband.rdeth.eecnxt"},
 		"tshark 4.0 does not parse the headers of XRC, FLUSH, ATOMIC WRITE and CNP packets (it shows them as infiniband.vendor); ibdump decodes them"},
+	{func(row) bool { return true }, []string{"infiniband.cm.req.prim_flowlabel", "infiniband.cm.req.prim_reserved0",
+		"infiniband.cm.req.prim_pktrate", "infiniband.cm.req.alt_flowlabel", "infiniband.cm.req.alt_reserved0",
+		"infiniband.cm.req.alt_pktrate"},
+		"tshark 4.0 reads a REQ path's flow label from 3 bytes under the mask of 4 (0x00732 for the 0x7327d rping sends) and the reserved bits and packet rate from the word's first byte; ibdump decodes the 32-bit word as the IBTA lays it out (flow label 20 bits, reserved 6, packet rate 6)"},
 	{func(r row) bool { return r.truncated }, []string{"infiniband.invariant.crc", "infiniband.variant.crc"},
 		"for a packet cut short tshark shows its last bytes as the ICRC (and VCRC); ibdump shows no trailer for it"},
 }
