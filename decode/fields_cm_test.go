@@ -21,7 +21,7 @@ func fieldText(t *testing.T, p *decode.Packet, name string) string {
 		return ""
 	}
 	s := f.String(&v)
-	if f.GetSecond(p, &v) {
+	for i := 1; f.GetOccurrence(p, i, &v); i++ {
 		s += "," + f.String(&v)
 	}
 	return s

@@ -56,6 +56,7 @@ func infinibandFields() []*Field {
 		return B(p).Contents[4:5], true
 	})
 	reserved.parent = "infiniband.bth"
+	reserved.nth = reservedNth
 	vendor := bytesField("infiniband.vendor", "Unknown/Vendor Specific Data", FTBytes, func(p *Packet) ([]byte, bool) {
 		b, ok := vendorBytes(p)
 		return b[:min(len(b), 4)], ok

@@ -41,3 +41,29 @@ func TestHeaderNodeBytes(t *testing.T) {
 	assert.Len(t, mad, 512)
 	assert.True(t, strings.HasPrefix(mad, "0107020300000000000000021026f808001000000000000008f82610000000000000000001061c06"), mad)
 }
+
+// TestReservedEveryOccurrence: infiniband.reserved has one occurrence per
+// reserved field of every header tshark 4.0.17 dissects, in wire order (its
+// -T fields -E occurrence=a -e infiniband.reserved on the same frames).
+func TestReservedEveryOccurrence(t *testing.T) {
+	const rping = "../pcaps/rxe/rping.pcap"
+	tests := []struct {
+		file  string
+		frame int
+		want  string
+	}{
+		{rping, 1, ""},                                // ARP
+		{rping, 6, "00"},                              // RC: the BTH's
+		{"../pcaps/ud_send.pcap", 1, "00,00"},         // UD: BTH, DETH
+		{rping, 3, "00,00,0000,00000000,00000000"},    // CM REQ: BTH, DETH, MAD, two of the REQ
+		{rping, 4, "00,00,0000,00,00,00"},             // CM REP: three of the REP
+		{rping, 5, "00,00,0000"},                      // CM RTU: none of its own
+		{rping, 126, "00,00,0000,00"},                 // CM DREQ: one
+		{"../pcaps/cm_reject.pcap", 2, "00,00,0000"},  // CM REJ
+		{"../pcaps/cm_sidr_ud.pcap", 1, "00,00,0000"}, // SIDR_REQ: not dissected by tshark
+	}
+	for _, tt := range tests {
+		p := decodeFrame(t, tt.file, tt.frame)
+		assert.Equal(t, tt.want, fieldText(t, p, "infiniband.reserved"), "%s frame %d", tt.file, tt.frame)
+	}
+}
