@@ -106,6 +106,18 @@ func TestCMFieldsAsTshark(t *testing.T) {
 			"infiniband.cm.req.prim_localgid": "fe80::ff:fe00:1", "infiniband.cm.req.prim_remotegid": "fe80::ff:fe00:2",
 			"infiniband.cm.req.ip_cm.ipv": "0x04", "infiniband.cm.req.ip_cm.dip4": "192.168.1.2",
 		}},
+		{"../pcaps/cm_native_service.pcap", 1, map[string]string{ // native IB, a service ID outside the IP CM range
+			"infiniband.cm.req.serviceid": "0x0002c90300001234", "infiniband.cm.req.serviceid.prefix": "",
+			"infiniband.cm.req.private": "69627769726520636f6e73756d65722064617461" + strings.Repeat("00", 92-20),
+			"infiniband.cm.req.ip_cm":   "", "infiniband.cm.req.ip_cm.sport": "",
+			"infiniband.cm.req.prim_locallid": "1", "infiniband.cm.req.prim_remotelid": "2",
+			"infiniband.cm.req.prim_localgid": "fe80::ff:fe00:1", "infiniband.cm.req.prim_sl": "0x03",
+			"infiniband.cm.req.prim_subnetlocal": "0x01",
+			// tshark says 0x00000123, 0x00000000 and 0x00000012: it reads the
+			// word's first three bytes under a four-byte mask (diff_test.go).
+			"infiniband.cm.req.prim_flowlabel": "0x00012345", "infiniband.cm.req.prim_reserved0": "0x00000000",
+			"infiniband.cm.req.prim_pktrate": "0x00000000",
+		}},
 		{"../pcaps/cm_sidr_ud.pcap", 1, map[string]string{ // SIDR_REQ: tshark 4.0 shows its bytes and dissects none of it
 			"infiniband.cm.req": "", "infiniband.cm.req.serviceid": "",
 			"infiniband.smplid.smpdata": "10000011ffff00000000000001111d2f0040bea9" + strings.Repeat("0", 24) + "c0a80101" +
