@@ -121,11 +121,18 @@ type Field struct {
 	// and IETH use one header field for both their subtree and their value,
 	// and unknown headers appear as a 4-byte item and then all the bytes.
 	second getter
+	// nth extracts occurrence i (1 the second, 2 the third ...) of a field
+	// Wireshark shows any number of times (infiniband.reserved: one per
+	// reserved field of every header); it serves GetSecond too.
+	nth func(p *Packet, i int, v *Value) bool
 	// protoBit is a protocol's own bit, and trees has the bits of every
 	// protocol or header the field sits under: InTreeOf compares bits where
 	// InTree compares names, because the -V tree asks for every field of
 	// every packet.
 	protoBit, trees uint64
+	// node marks a header whose value is its bytes (tshark's FT_BYTES
+	// header items: infiniband.bth, infiniband.mad ...), which -e prints.
+	node bool
 }
 
 // Get extracts the field from p into v.
@@ -155,9 +162,24 @@ func under(name, tree string) bool {
 // GetSecond extracts the second occurrence of the field, if it has one.
 func (f *Field) GetSecond(p *Packet, v *Value) bool {
 	if f.second == nil {
-		return false
+		return f.nth != nil && f.nth(p, 1, v)
 	}
 	return f.second(p, v)
+}
+
+// GetOccurrence extracts occurrence i of the field: 0 is what Get gives, 1
+// what GetSecond gives, and so on; false past the last. Renderers that show
+// every occurrence (-E occurrence=a) loop until it reports false.
+func (f *Field) GetOccurrence(p *Packet, i int, v *Value) bool {
+	switch {
+	case i == 0:
+		return f.Get(p, v)
+	case i == 1:
+		return f.GetSecond(p, v)
+	case f.nth != nil:
+		return f.nth(p, i, v)
+	}
+	return false
 }
 
 // Protocol returns the protocol part of the name ("infiniband", "ip").
@@ -172,6 +194,9 @@ func (f *Field) Protocol() string {
 func (f *Field) AppendValue(buf []byte, v *Value) []byte {
 	switch f.Type {
 	case FTProtocol:
+		if f.node { // a header's bytes, as tshark prints its FT_BYTES header items
+			return hex.AppendEncode(buf, v.B)
+		}
 		return buf
 	case FTBool:
 		if v.U != 0 {

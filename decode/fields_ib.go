@@ -56,6 +56,7 @@ func infinibandFields() []*Field {
 		return B(p).Contents[4:5], true
 	})
 	reserved.parent = "infiniband.bth"
+	reserved.nth = reservedNth
 	vendor := bytesField("infiniband.vendor", "Unknown/Vendor Specific Data", FTBytes, func(p *Packet) ([]byte, bool) {
 		b, ok := vendorBytes(p)
 		return b[:min(len(b), 4)], ok
@@ -64,7 +65,7 @@ func infinibandFields() []*Field {
 	return []*Field{
 		protoField("infiniband", "InfiniBand", func(p *Packet) bool { return p.has&(hasBTH|hasLRH|hasGRH) != 0 }),
 
-		protoField("infiniband.lrh", "Local Route Header", lrh),
+		nodeField("infiniband.lrh", "Local Route Header", func(p *Packet) ([]byte, bool) { return L(p).Contents, lrh(p) }),
 		uintField("infiniband.lrh.vl", "Virtual Lane", FTUint8, BaseHex, func(p *Packet) (uint64, bool) { return uint64(L(p).VL), lrh(p) }),
 		uintField("infiniband.lrh.lver", "Link Version", FTUint8, BaseDec, func(p *Packet) (uint64, bool) { return uint64(L(p).LVer), lrh(p) }),
 		uintField("infiniband.lrh.sl", "Service Level", FTUint8, BaseDec, func(p *Packet) (uint64, bool) { return uint64(L(p).SL), lrh(p) }),
@@ -75,7 +76,7 @@ func infinibandFields() []*Field {
 		uintField("infiniband.lrh.pktlen", "Packet Length", FTUint16, BaseDec, func(p *Packet) (uint64, bool) { return uint64(L(p).PktLen), lrh(p) }),
 		uintField("infiniband.lrh.slid", "Source Local ID", FTUint16, BaseDec, func(p *Packet) (uint64, bool) { return uint64(L(p).SLID), lrh(p) }),
 
-		protoField("infiniband.grh", "Global Route Header", grh),
+		nodeField("infiniband.grh", "Global Route Header", func(p *Packet) ([]byte, bool) { return G(p).Contents, grh(p) }),
 		uintField("infiniband.grh.ipver", "IP Version", FTUint8, BaseDec, func(p *Packet) (uint64, bool) { return uint64(G(p).IPVer), grh(p) }),
 		uintField("infiniband.grh.tclass", "Traffic Class", FTUint16, BaseDec, func(p *Packet) (uint64, bool) { return uint64(G(p).TClass), grh(p) }),
 		uintField("infiniband.grh.flowlabel", "Flow Label", FTUint32, BaseDec, func(p *Packet) (uint64, bool) { return uint64(G(p).FlowLabel), grh(p) }),
@@ -85,7 +86,7 @@ func infinibandFields() []*Field {
 		bytesField("infiniband.grh.sgid", "Source GID", FTIPv6, func(p *Packet) ([]byte, bool) { return G(p).SGID, grh(p) }),
 		bytesField("infiniband.grh.dgid", "Destination GID", FTIPv6, func(p *Packet) ([]byte, bool) { return G(p).DGID, grh(p) }),
 
-		protoField("infiniband.bth", "Base Transport Header", bth),
+		nodeField("infiniband.bth", "Base Transport Header", func(p *Packet) ([]byte, bool) { return B(p).Contents, bth(p) }),
 		opcode,
 		boolField("infiniband.bth.se", "Solicited Event", func(p *Packet) (bool, bool) { return B(p).SE, bth(p) }),
 		boolField("infiniband.bth.m", "MigReq", func(p *Packet) (bool, bool) { return B(p).MigReq, bth(p) }),
@@ -98,19 +99,19 @@ func infinibandFields() []*Field {
 		uintField("infiniband.bth.reserved7", "Reserved (7 bits)", FTUint8, BaseDec, func(p *Packet) (uint64, bool) { return uint64(B(p).Resv7), bth(p) }),
 		uintField("infiniband.bth.psn", "Packet Sequence Number", FTUint24, BaseDec, func(p *Packet) (uint64, bool) { return uint64(B(p).PSN), bth(p) }),
 
-		protoField("infiniband.rdeth", "RDETH - Reliable Datagram Extended Transport Header", rdeth),
+		ethNode("infiniband.rdeth", "RDETH - Reliable Datagram Extended Transport Header", layers.HdrRDETH, rdeth),
 		uintField("infiniband.rdeth.eecnxt", "E2E Context", FTUint24, BaseDec, func(p *Packet) (uint64, bool) { return uint64(B(p).RDETH.EEContext), rdeth(p) }),
-		protoField("infiniband.deth", "DETH - Datagram Extended Transport Header", deth),
+		ethNode("infiniband.deth", "DETH - Datagram Extended Transport Header", layers.HdrDETH, deth),
 		uintField("infiniband.deth.q_key", "Queue Key", FTUint64, BaseHex, func(p *Packet) (uint64, bool) { return uint64(B(p).DETH.QKey), deth(p) }),
 		uintField("infiniband.deth.srcqp", "Source Queue Pair", FTUint32, BaseHex, func(p *Packet) (uint64, bool) { return uint64(B(p).DETH.SrcQP), deth(p) }),
-		protoField("infiniband.reth", "RETH - RDMA Extended Transport Header", reth),
+		ethNode("infiniband.reth", "RETH - RDMA Extended Transport Header", layers.HdrRETH, reth),
 		va,
 		rkey,
 		uintField("infiniband.reth.dmalen", "DMA Length", FTUint32, BaseDecHex, func(p *Packet) (uint64, bool) { return uint64(B(p).RETH.DMALength), reth(p) }),
-		protoField("infiniband.atomiceth", "AtomicETH - Atomic Extended Transport Header", atomic),
+		ethNode("infiniband.atomiceth", "AtomicETH - Atomic Extended Transport Header", layers.HdrAtomicETH, atomic),
 		uintField("infiniband.atomiceth.swapdt", "Swap (Or Add) Data", FTUint64, BaseDec, func(p *Packet) (uint64, bool) { return B(p).AtomicETH.SwapAddData, atomic(p) }),
 		uintField("infiniband.atomiceth.cmpdt", "Compare Data", FTUint64, BaseDec, func(p *Packet) (uint64, bool) { return B(p).AtomicETH.CompareData, atomic(p) }),
-		protoField("infiniband.aeth", "AETH - ACK Extended Transport Header", aeth),
+		ethNode("infiniband.aeth", "AETH - ACK Extended Transport Header", layers.HdrAETH, aeth),
 		uintField("infiniband.aeth.syndrome", "Syndrome", FTUint8, BaseDec, func(p *Packet) (uint64, bool) { return uint64(syn(p)), aeth(p) }),
 		uintField("infiniband.aeth.syndrome.reserved", "Reserved", FTUint8, BaseDec, func(p *Packet) (uint64, bool) { return uint64(syn(p) >> 7), aeth(p) }),
 		withNames(uintField("infiniband.aeth.syndrome.opcode", "OpCode", FTUint8, BaseDec, func(p *Packet) (uint64, bool) { return uint64(syn(p).Type()), aeth(p) }), aethTypeName, aethTypeByName),
@@ -119,7 +120,7 @@ func infinibandFields() []*Field {
 		uintField("infiniband.aeth.syndrome.reserved_value", "Reserved", FTUint8, BaseDec, func(p *Packet) (uint64, bool) { return uint64(syn(p).Value()), isRsv(p) }),
 		withNames(uintField("infiniband.aeth.syndrome.error_code", "Error Code", FTUint8, BaseDec, func(p *Packet) (uint64, bool) { return uint64(syn(p).Value()), isNak(p) }), nakName, nakByName),
 		uintField("infiniband.aeth.msn", "Message Sequence Number", FTUint24, BaseDec, func(p *Packet) (uint64, bool) { return uint64(B(p).AETH.MSN), aeth(p) }),
-		protoField("infiniband.atomicacketh", "ATOMICACKETH - Atomic ACK Extended Transport Header", ack),
+		ethNode("infiniband.atomicacketh", "ATOMICACKETH - Atomic ACK Extended Transport Header", layers.HdrAtomicAckETH, ack),
 		uintField("infiniband.atomicacketh.origremdt", "Original Remote Data", FTUint64, BaseDec, func(p *Packet) (uint64, bool) { return B(p).AtomicAckETH.OrigRemoteData, ack(p) }),
 		immdt,
 		iethF,
@@ -134,6 +135,16 @@ func infinibandFields() []*Field {
 			return uint64(v>>8 | v<<8), lrh(p) && L(p).HasVCRC && !errors.Is(p.Err, layers.ErrTruncated) && (!bth(p) || showsICRC(p))
 		}),
 	}
+}
+
+// ethNode is an extended header's node: its value is the header's bytes.
+func ethNode(name, title string, k layers.HeaderKind, has func(p *Packet) bool) *Field {
+	return nodeField(name, title, func(p *Packet) ([]byte, bool) {
+		if !has(p) {
+			return nil, false
+		}
+		return p.Headers.BTH.ETH(k).LayerContents(), true
+	})
 }
 
 // showsICRC: Wireshark shows no ICRC field for opcodes it does not parse.

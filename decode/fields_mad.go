@@ -6,8 +6,8 @@ import "github.com/ibwire/ibwire/layers"
 func madFields() []*Field {
 	mad := func(p *Packet) bool { return p.has&hasMAD != 0 }
 	M := func(p *Packet) *layers.MAD { return &p.Headers.MAD }
-	return []*Field{
-		protoField("infiniband.mad", "MAD (Management Datagram) Common Header", mad),
+	return append([]*Field{
+		nodeField("infiniband.mad", "MAD (Management Datagram) Common Header", madBytes),
 		uintField("infiniband.mad.baseversion", "Base Version", FTUint8, BaseHex, func(p *Packet) (uint64, bool) { return uint64(M(p).BaseVersion), mad(p) }),
 		uintField("infiniband.mad.mgmtclass", "Management Class", FTUint8, BaseHex, func(p *Packet) (uint64, bool) { return uint64(M(p).MgmtClass), mad(p) }),
 		uintField("infiniband.mad.classversion", "Class Version", FTUint8, BaseHex, func(p *Packet) (uint64, bool) { return uint64(M(p).ClassVersion), mad(p) }),
@@ -17,5 +17,26 @@ func madFields() []*Field {
 		uintField("infiniband.mad.transactionid", "Transaction ID", FTUint64, BaseHex, func(p *Packet) (uint64, bool) { return M(p).TransactionID, mad(p) }),
 		uintField("infiniband.mad.attributeid", "Attribute ID", FTUint16, BaseHex, func(p *Packet) (uint64, bool) { return uint64(M(p).AttributeID), mad(p) }),
 		uintField("infiniband.mad.attributemodifier", "Attribute Modifier", FTUint32, BaseHex, func(p *Packet) (uint64, bool) { return uint64(M(p).AttributeModifier), mad(p) }),
+		bytesField("infiniband.mad.data", "MAD Data Payload", FTBytes, func(p *Packet) ([]byte, bool) {
+			d := M(p).Payload
+			return d[:min(len(d), layers.MADDataLength)], mad(p) && len(d) > 0
+		}),
+	}, cmFields()...)
+}
+
+// madBytes is the whole MAD, header and data, as tshark's infiniband.mad
+// item covers it.
+func madBytes(p *Packet) ([]byte, bool) {
+	if p.has&hasMAD == 0 {
+		return nil, false
 	}
+	m := &p.Headers.MAD
+	n := min(len(m.Payload), layers.MADDataLength)
+	// The header's slice ends at its 24 bytes; the data's runs to the end
+	// of the frame, which says where the MAD starts in it.
+	start := cap(p.Data) - cap(m.Payload) - layers.MADHeaderLength
+	if start < 0 || start+layers.MADHeaderLength+n > len(p.Data) {
+		return m.Contents, true
+	}
+	return p.Data[start : start+layers.MADHeaderLength+n], true
 }

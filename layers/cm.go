@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"net"
+	"strings"
 
 	"github.com/google/gopacket"
 )
@@ -897,6 +898,20 @@ var cmRejectNames = [...]string{
 
 // String returns the IBTA name of the reason.
 func (r CMRejectReason) String() string { return enumName(cmRejectNames[:], uint(r), "Reserved") }
+
+// Known reports a reason the IBTA defines (String names it).
+func (r CMRejectReason) Known() bool { return int(r) < len(cmRejectNames) && cmRejectNames[r] != "" }
+
+// CMRejectReasonByName finds a reason by its name ("Invalid Service ID"),
+// ignoring case.
+func CMRejectReasonByName(s string) (CMRejectReason, bool) {
+	for r, n := range cmRejectNames {
+		if n != "" && strings.EqualFold(n, s) {
+			return CMRejectReason(r), true
+		}
+	}
+	return 0, false
+}
 
 // CMSIDRStatus is the SIDR_REP's Status (IBTA Vol 1 §12.6, SIDR_REP).
 type CMSIDRStatus uint8

@@ -58,6 +58,7 @@ func specs() []spec {
 		spec{"rc_cnp_ecn", "RoCEv2 congestion: every 4th request marked ECN CE and answered by a CNP (opcode 0x81, BECN), ECT(0) elsewhere", rcCNP},
 		spec{"ib_fecn_cnp", "native IB congestion: every 4th request has FECN set and is answered by a CNP (opcode 0x80, BECN)", ibCNP},
 		spec{"cm_reject", "a CM REQ rejected with REJ (invalid service ID)", cmReject},
+		spec{"cm_native_service", "native IB: a CM connection to a service ID outside the IP CM range (so its private data is the consumer's, not an IP CM header), flow label 0x12345, then disconnected", cmNativeService},
 		spec{"cm_sidr_ud", "SIDR_REQ/SIDR_REP resolving a UD service, then UD SENDs to the QPN and Q_Key it gave", cmSIDR},
 		spec{"ud_send", "UD SEND ONLY and with immediate (DETH Q_Key 0x11111111); the third packet lost", udSend},
 		spec{"uc_send_write", "UC SEND and RDMA WRITE, no ACKs; a lost MIDDLE packet makes the responder drop that message", ucSendWrite},
@@ -298,6 +299,13 @@ func cmReject() (craft.Encap, craft.Trace, []string, error) {
 	c := newConn(craft.Config{})
 	err := c.Reject(craft.CMOptions{ServiceID: layers.IPCMServiceID(layers.PortSpaceTCP, 9999)}, layers.RejInvalidServiceID)
 	return craft.RoCEv2, c.Trace(), nil, err
+}
+
+func cmNativeService() (craft.Encap, craft.Trace, []string, error) {
+	c := newConn(craft.Config{Encap: craft.IB, FlowLabel: 0x12345, SL: 3})
+	err := firstErr(c.Connect(craft.CMOptions{ServiceID: 0x0002c90300001234, PrivateData: []byte("ibwire consumer data")}),
+		c.Disconnect())
+	return craft.IB, c.Trace(), nil, err
 }
 
 func cmSIDR() (craft.Encap, craft.Trace, []string, error) {

@@ -1,0 +1,44 @@
+package decode
+
+import "github.com/ibwire/ibwire/layers"
+
+// reservedNth gives occurrence i of infiniband.reserved, under which
+// tshark 4.0 files the reserved bytes of every header it dissects, in wire
+// order: the BTH's byte 4 (occurrence 0, the field's own getter), the
+// DETH's byte 4, the MAD header's bytes 18-19, then those of the CM message
+// (REQ bytes 4-7 and 24-27, REP bytes 15, 19 and 23, DREQ byte 11, counted
+// from the start of the message).
+func reservedNth(p *Packet, i int, v *Value) bool {
+	if p.has&hasBTH == 0 {
+		return false
+	}
+	var occ [6][]byte
+	n := 0
+	b := &p.Headers.BTH
+	occ[n], n = b.Contents[4:5], n+1
+	if b.HasETH(layers.HdrDETH) {
+		if d := b.DETH.Contents; len(d) == layers.HdrDETH.Size() {
+			occ[n], n = d[4:5], n+1
+		}
+	}
+	if p.has&hasMAD != 0 {
+		m := &p.Headers.MAD
+		occ[n], n = m.Contents[18:20], n+1
+		if m.MgmtClass == layers.MgmtClassCM && m.CM.Contents != nil {
+			d := m.CM.Contents
+			switch m.CM.AttributeID {
+			case layers.CMAttrREQ:
+				occ[n], occ[n+1], n = d[4:8], d[24:28], n+2
+			case layers.CMAttrREP:
+				occ[n], occ[n+1], occ[n+2], n = d[15:16], d[19:20], d[23:24], n+3
+			case layers.CMAttrDREQ:
+				occ[n], n = d[11:12], n+1
+			}
+		}
+	}
+	if i >= n {
+		return false
+	}
+	v.B = occ[i]
+	return true
+}
