@@ -207,6 +207,8 @@ func headerFields(t gopacket.LayerType) (string, []FieldSpan) {
 		return "BTH", bthFields
 	case LayerTypeMAD:
 		return "MAD", madFields
+	case LayerTypeCM:
+		return "CM", cmDataFields // by attribute: FieldBytes reads the message's own table
 	}
 	for k := HdrRDETH; k <= HdrCNP; k++ {
 		if k.LayerType() == t {

@@ -65,6 +65,10 @@ func (p *Parser) FieldBytes(header, field string) (lo, hi int, ok bool) {
 		}
 	}
 	_, spans := headerFields(p.layerNamed(header))
+	if header == "CM" {
+		// Which fields a CM message has depends on its attribute.
+		spans = cmFieldsOf(CMAttribute(p.MAD.AttributeID))
+	}
 	for _, f := range spans {
 		if f.Name == field {
 			lo, hi = hlo+f.Offset, min(hlo+f.Offset+f.Size, hhi)
@@ -91,6 +95,72 @@ var bitFields = map[string][]bitField{
 	"IPv6":  {{"Version", 0, 4}, {"TrafficClass", 4, 8}, {"DSCP", 4, 6}, {"ECN", 10, 2}, {"FlowLabel", 12, 20}},
 	"LRH":   {{"Reserved5", 32, 5}, {"PktLen", 37, 11}},
 	"GRH":   {{"IPVer", 0, 4}, {"TClass", 4, 8}, {"FlowLabel", 12, 20}},
+	// CM messages (IBTA Vol 1 §12.6), from the start of the message: the
+	// fields that share a word, the IP CM service ID's parts and RDMA CM's
+	// header in a REQ's private data (IPv4 addresses in the last 4 of 16).
+	"CM": {
+		{"REQ.ServiceID.Prefix", 64, 40},
+		{"REQ.ServiceID.Protocol", 104, 8},
+		{"REQ.ServiceID.Port", 112, 16},
+		{"REQ.LocalQPN", 256, 24},
+		{"REQ.ResponderResources", 280, 8},
+		{"REQ.LocalEECN", 288, 24},
+		{"REQ.InitiatorDepth", 312, 8},
+		{"REQ.RemoteEECN", 320, 24},
+		{"REQ.RemoteCMResponseTimeout", 344, 5},
+		{"REQ.TransportServiceType", 349, 2},
+		{"REQ.EndToEndFlowControl", 351, 1},
+		{"REQ.StartingPSN", 352, 24},
+		{"REQ.LocalCMResponseTimeout", 376, 5},
+		{"REQ.RetryCount", 381, 3},
+		{"REQ.PathMTU", 400, 4},
+		{"REQ.RDCExists", 404, 1},
+		{"REQ.RNRRetryCount", 405, 3},
+		{"REQ.MaxCMRetries", 408, 4},
+		{"REQ.SRQ", 412, 1},
+		{"REQ.ExtendedTransportType", 413, 3},
+		{"REQ.PrimaryLocalGIDIPv4", 544, 32},
+		{"REQ.PrimaryRemoteGIDIPv4", 672, 32},
+		{"REQ.PrimaryFlowLabel", 704, 20},
+		{"REQ.PrimaryReserved0", 724, 6},
+		{"REQ.PrimaryPacketRate", 730, 6},
+		{"REQ.PrimarySL", 752, 4},
+		{"REQ.PrimarySubnetLocal", 756, 1},
+		{"REQ.PrimaryReserved1", 757, 3},
+		{"REQ.PrimaryLocalACKTimeout", 760, 5},
+		{"REQ.PrimaryReserved2", 765, 3},
+		{"REQ.AlternateFlowLabel", 1056, 20},
+		{"REQ.AlternateReserved0", 1076, 6},
+		{"REQ.AlternatePacketRate", 1082, 6},
+		{"REQ.AlternateSL", 1104, 4},
+		{"REQ.AlternateSubnetLocal", 1108, 1},
+		{"REQ.AlternateReserved1", 1109, 3},
+		{"REQ.AlternateLocalACKTimeout", 1112, 5},
+		{"REQ.IPCM.MajorVersion", 1120, 4},
+		{"REQ.IPCM.MinorVersion", 1124, 4},
+		{"REQ.IPCM.IPVersion", 1128, 4},
+		{"REQ.IPCM.Reserved", 1132, 4},
+		{"REQ.IPCM.SourcePort", 1136, 16},
+		{"REQ.IPCM.SourceIP", 1152, 128},
+		{"REQ.IPCM.SourceIPv4", 1248, 32},
+		{"REQ.IPCM.DestinationIP", 1280, 128},
+		{"REQ.IPCM.DestinationIPv4", 1376, 32},
+		{"REQ.IPCM.PrivateData", 1408, 448},
+		{"REP.LocalQPN", 96, 24},
+		{"REP.LocalEECN", 128, 24},
+		{"REP.StartingPSN", 160, 24},
+		{"REP.TargetACKDelay", 208, 5},
+		{"REP.FailoverAccepted", 213, 2},
+		{"REP.EndToEndFlowControl", 215, 1},
+		{"REP.RNRRetryCount", 216, 3},
+		{"REP.SRQ", 219, 1},
+		{"REP.Reserved", 220, 4},
+		{"REJ.MessageRejected", 64, 2},
+		{"REJ.Reserved0", 66, 6},
+		{"REJ.RejectInfoLength", 72, 7},
+		{"REJ.Reserved1", 79, 1},
+		{"DREQ.RemoteQPN", 64, 24},
+	},
 }
 
 // trailerName is how HeaderFields names the pad and ICRC.
@@ -136,6 +206,12 @@ func (p *Parser) headerContents(name string) []byte {
 			return nil
 		}
 		return b[:len(m)]
+	case t == LayerTypeCM:
+		// The CM message is the MAD's data, after its common header.
+		if m := p.headerContents("MAD"); len(m) == MADHeaderLength && len(p.BTH.payload) >= MADLength {
+			return p.BTH.payload[MADHeaderLength:MADLength]
+		}
+		return nil
 	}
 	for _, k := range p.BTH.Info().HeaderList() {
 		if k.LayerType() == t {
