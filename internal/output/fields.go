@@ -117,14 +117,17 @@ func (f *Fields) Append(buf []byte, p *decode.Packet) []byte {
 			buf = append(buf, '\'')
 		}
 		if fd.Get(p, &f.v) {
-			first := len(buf)
+			last := len(buf)
 			buf = fd.AppendValue(buf, &f.v)
-			if f.opts.Occurrence != 'f' && fd.GetSecond(p, &f.v) {
+			// Every further occurrence, as tshark prints them (-E
+			// occurrence=a), or only the last.
+			for n := 1; f.opts.Occurrence != 'f' && fd.GetOccurrence(p, n, &f.v); n++ {
 				if f.opts.Occurrence == 'l' {
-					buf = buf[:first]
+					buf = buf[:last]
 				} else {
 					buf = append(buf, f.opts.Aggregator...)
 				}
+				last = len(buf)
 				buf = fd.AppendValue(buf, &f.v)
 			}
 		}
