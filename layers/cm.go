@@ -772,6 +772,17 @@ func (a CMAttribute) String() string {
 	return fmt.Sprintf("Unknown(0x%04x)", uint16(a))
 }
 
+// WiresharkDissects reports whether tshark 4.0 dissects the message's body
+// (REQ, REP, RTU, REJ, DREQ, DREP); it titles the others "(Dissector Not
+// Implemented)".
+func (a CMAttribute) WiresharkDissects() bool {
+	switch a {
+	case CMAttrREQ, CMAttrREP, CMAttrRTU, CMAttrREJ, CMAttrDREQ, CMAttrDREP:
+		return true
+	}
+	return false
+}
+
 // Abbrev returns the IBTA abbreviation of the message ("REQ", "SIDR_REP", ...).
 func (a CMAttribute) Abbrev() string {
 	if int(a) < len(cmAttrNames) && cmAttrNames[a].abbrev != "" {

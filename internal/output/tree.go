@@ -175,6 +175,19 @@ func appendProtocolTitle(buf []byte, f *decode.Field, p *decode.Packet) []byte {
 		if p.Encapsulation == layers.EncapRoCEv1 {
 			return append(buf, "InfiniBand (RoCEv1)"...)
 		}
+	case "infiniband.mad":
+		return append(buf, "MAD Header - Common Management Datagram"...)
+	case "infiniband.smplid.smpdata":
+		// The CM message, named as tshark names it.
+		if m := &h.MAD; m.MgmtClass == layers.MgmtClassCM {
+			a := layers.CMAttribute(m.AttributeID)
+			buf = append(buf, "CM "...)
+			buf = append(buf, a.String()...)
+			if !a.WiresharkDissects() {
+				buf = append(buf, " (Dissector Not Implemented)"...)
+			}
+			return buf
+		}
 	}
 	return append(buf, f.Title...)
 }
