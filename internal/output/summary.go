@@ -249,11 +249,8 @@ func (s *Summary) appendIB(buf []byte, p *decode.Packet) []byte {
 		}
 	}
 	if p.HasMAD() {
-		m := &h.MAD
-		buf = append(buf, ", MAD "...)
-		buf = append(buf, m.Info()...)
-		buf = append(buf, " tid "...)
-		buf = appendHex(buf, m.TransactionID, 16)
+		buf = append(buf, ", "...)
+		buf = appendMAD(buf, p)
 	}
 	if p.Err == nil || p.Cut() {
 		buf = append(buf, ", length "...)
@@ -386,4 +383,109 @@ func appendARP(buf []byte, p *decode.Packet) []byte {
 	}
 	buf = append(buf, ", length "...)
 	return strconv.AppendInt(buf, int64(len(a.Contents)), 10)
+}
+
+// appendMAD says what a MAD is, as tcpdump says what a packet is: a CM
+// message with the identifiers that pair the connection it sets up (CM REQ
+// lcid 0x08f82610 qpn 0x11 psn 0x244955 svc-port 7174), or the management
+// method and attribute with where it goes (SubnGet(PortInfo) lid 3,
+// SubnAdmGetTable(PathRecord), PerfGet(PortCounters) port 1) and the
+// transaction ID that pairs a request with its response.
+func appendMAD(buf []byte, p *decode.Packet) []byte {
+	m := &p.Headers.MAD
+	if m.MgmtClass == layers.MgmtClassCM {
+		return appendCM(buf, &m.CM)
+	}
+	switch m.MgmtClass {
+	case layers.MgmtClassPerf:
+		buf = append(buf, "Perf"...)
+		buf = append(buf, m.Method.String()...)
+		buf = append(buf, '(')
+		buf = append(buf, layers.PerfAttribute(m.AttributeID).String()...)
+		buf = append(buf, ')')
+		if pc, ok := m.PerfMgt.PortCounters(); ok {
+			buf = append(buf, " port "...)
+			buf = strconv.AppendUint(buf, uint64(pc.PortSelect), 10)
+		}
+	default: // SMPs and SA as Wireshark names them; other classes by class and method
+		buf = append(buf, m.Info()...)
+		switch {
+		case m.MgmtClass == layers.MgmtClassSubnLID && p.HasLRH():
+			buf = append(buf, " lid "...)
+			buf = strconv.AppendUint(buf, uint64(p.Headers.LRH.DLID), 10)
+		case m.MgmtClass == layers.MgmtClassSubnDirected:
+			buf = append(buf, " hops "...)
+			buf = strconv.AppendUint(buf, uint64(m.SMPDirected.HopCount()), 10)
+		}
+	}
+	buf = append(buf, " tid "...)
+	return appendHex(buf, m.TransactionID, 16)
+}
+
+// appendCM names a CM message by its IBTA abbreviation, with the
+// communication IDs, QPNs and PSNs that tie it to its connection.
+func appendCM(buf []byte, c *layers.CM) []byte {
+	buf = append(buf, "CM "...)
+	buf = append(buf, c.AttributeID.Abbrev()...)
+	ids := func(buf []byte, local, remote uint32) []byte {
+		buf = append(buf, " lcid "...)
+		buf = appendHex(buf, uint64(local), 8)
+		if remote != 0 {
+			buf = append(buf, " rcid "...)
+			buf = appendHex(buf, uint64(remote), 8)
+		}
+		return buf
+	}
+	qp := func(buf []byte, qpn uint32, psn layers.PSN) []byte {
+		buf = append(buf, " qpn 0x"...)
+		buf = strconv.AppendUint(buf, uint64(qpn), 16)
+		buf = append(buf, " psn 0x"...)
+		return strconv.AppendUint(buf, uint64(psn), 16)
+	}
+	service := func(buf []byte, sid layers.ServiceID) []byte {
+		if sid.IsIPCM() {
+			buf = append(buf, " svc-port "...)
+			return strconv.AppendUint(buf, uint64(sid.Port()), 10)
+		}
+		buf = append(buf, " svc-id "...)
+		return append(buf, sid.String()...)
+	}
+	switch c.AttributeID {
+	case layers.CMAttrREQ:
+		r := &c.REQ
+		buf = ids(buf, r.LocalCommID, 0)
+		buf = qp(buf, r.LocalQPN, r.StartingPSN)
+		buf = service(buf, r.ServiceID)
+	case layers.CMAttrREP:
+		r := &c.REP
+		buf = ids(buf, r.LocalCommID, r.RemoteCommID)
+		buf = qp(buf, r.LocalQPN, r.StartingPSN)
+	case layers.CMAttrRTU:
+		buf = ids(buf, c.RTU.LocalCommID, c.RTU.RemoteCommID)
+	case layers.CMAttrMRA:
+		buf = ids(buf, c.MRA.LocalCommID, c.MRA.RemoteCommID)
+	case layers.CMAttrREJ:
+		buf = ids(buf, c.REJ.LocalCommID, c.REJ.RemoteCommID)
+		buf = append(buf, " reason "...)
+		buf = strconv.AppendQuote(buf, c.REJ.Reason.String())
+	case layers.CMAttrDREQ:
+		buf = ids(buf, c.DREQ.LocalCommID, c.DREQ.RemoteCommID)
+	case layers.CMAttrDREP:
+		buf = ids(buf, c.DREP.LocalCommID, c.DREP.RemoteCommID)
+	case layers.CMAttrSIDRReq:
+		buf = append(buf, " reqid "...)
+		buf = appendHex(buf, uint64(c.SIDRReq.RequestID), 8)
+		buf = service(buf, c.SIDRReq.ServiceID)
+	case layers.CMAttrSIDRRep:
+		r := &c.SIDRRep
+		buf = append(buf, " reqid "...)
+		buf = appendHex(buf, uint64(r.RequestID), 8)
+		buf = append(buf, " status "...)
+		buf = strconv.AppendQuote(buf, r.Status.String())
+		buf = append(buf, " qpn 0x"...)
+		buf = strconv.AppendUint(buf, uint64(r.QPN), 16)
+		buf = append(buf, " qkey "...)
+		buf = appendHex(buf, uint64(r.QKey), 8)
+	}
+	return buf
 }
