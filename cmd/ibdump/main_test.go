@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ibwire/ibwire/capture"
+	"github.com/ibwire/ibwire/craft"
 	"github.com/ibwire/ibwire/internal/ibdumpcli"
 	"github.com/ibwire/ibwire/layers"
 )
@@ -412,4 +413,30 @@ func TestSnaplenCapture(t *testing.T) {
 	out, _, code = ibdump(t, nil, "--check", "-q", cut)
 	assert.Zero(t, code)
 	assert.Contains(t, out, "check ok: 1042 packets, 1000 RoCE/IB, 0 bad ICRC, 0 bad VCRC, 0 malformed, 1000 cut by the snapshot length (their ICRC not captured)")
+}
+
+// TestMADLines: the default line names management MADs as tcpdump would,
+// for classes the corpus's real captures lack (PerfMgt here; the CM, SMP
+// and SA lines are in the summary goldens).
+func TestMADLines(t *testing.T) {
+	pc := layers.PortCounters{PortSelect: 1, CounterSelect: 0xFFFF}
+	m := layers.NewMAD(layers.MgmtClassPerf, layers.MethodGet, uint16(layers.PerfAttrPortCounters), 0x2a)
+	m.PerfMgt.Data = make([]byte, layers.PerfMgtDataLength)
+	require.NoError(t, pc.MarshalTo(m.PerfMgt.Data))
+	mad, err := m.Bytes()
+	require.NoError(t, err)
+	b, err := craft.NewBuilder(craft.Config{Service: layers.ServiceUD})
+	require.NoError(t, err)
+	op, _ := layers.OpcodeByName("UD_SEND_ONLY")
+	f, err := b.Build(craft.Packet{Payload: mad, BTH: layers.BTH{Opcode: op, PKey: 0xFFFF, DestQP: 1,
+		DETH: layers.DETH{QKey: layers.GSIQKey, SrcQP: 1}}}, craft.DefaultStart)
+	require.NoError(t, err)
+	path := filepath.Join(t.TempDir(), "perf.pcap")
+	w, err := capture.Create(path, capture.FormatPcap, f.LinkType, false)
+	require.NoError(t, err)
+	require.NoError(t, w.WritePacket(capture.Packet{Data: f.Data, LinkType: f.LinkType, Time: f.Time, Length: len(f.Data)}))
+	require.NoError(t, w.Close())
+	out, _, code := ibdump(t, nil, path)
+	require.Zero(t, code)
+	assert.Contains(t, out, ", PerfGet(PortCounters) port 1 tid 0x000000000000002a, length 256")
 }
