@@ -213,9 +213,11 @@ type CM struct {
 	in        layers.MAD
 	out       layers.MAD
 	sb        gopacket.SerializeBuffer
-	wcs       [16]WC
-	timer     *time.Timer
-	hiTID     uint32
+	// Each CQ is polled into its own buffer: answering a received MAD
+	// reclaims send slots (pollSend) in the middle of a receive batch.
+	swcs, rwcs [16]WC
+	timer      *time.Timer
+	hiTID      uint32
 	// pending holds the passive connections between REQ and RTU, oldest
 	// first (at most cfg.MaxPending); pendingBy counts them by address.
 	pending   []*CMConn
@@ -369,11 +371,11 @@ wait:
 
 func (cm *CM) pollSend() {
 	for {
-		n := cm.scq.Poll(cm.wcs[:])
+		n := cm.scq.Poll(cm.swcs[:])
 		if n == 0 {
 			return
 		}
-		for _, wc := range cm.wcs[:n] {
+		for _, wc := range cm.swcs[:n] {
 			cm.sfree = append(cm.sfree, int(wc.ID))
 		}
 	}
@@ -381,11 +383,11 @@ func (cm *CM) pollSend() {
 
 func (cm *CM) pollRecv() {
 	for {
-		n := cm.rcq.Poll(cm.wcs[:])
+		n := cm.rcq.Poll(cm.rwcs[:])
 		if n == 0 {
 			return
 		}
-		for _, wc := range cm.wcs[:n] {
+		for _, wc := range cm.rwcs[:n] {
 			slot := int(wc.ID)
 			if wc.Status == StatusSuccess && int(wc.ByteLen) >= cmRecvSlot {
 				b := cm.rbuf[slot*cmRecvSlot : (slot+1)*cmRecvSlot]

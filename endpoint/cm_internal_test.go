@@ -97,3 +97,50 @@ func TestCMReservedSendSlots(t *testing.T) {
 		})
 	}
 }
+
+// A received REQ that the CM answers reclaims send slots (pollSend) in the
+// middle of a batch of receive completions: the two must not share the
+// buffer they poll into. They did, so the send completions overwrote the
+// receive batch; pollRecv then reposted send slot numbers as receive
+// buffers, one buffer was posted twice, and rxe-style floods of REQs raced
+// the QP's writes against the CM's reads (TestServeCMUnderFlood, -race).
+func TestCMPollRecvKeepsItsBatch(t *testing.T) {
+	dev := NewDevice(&nullWire{done: make(chan struct{})})
+	defer dev.Close()
+	cm, err := NewCM(dev, CMConfig{})
+	require.NoError(t, err)
+	defer cm.Close()
+	m := layers.NewCMMAD(layers.CMAttrREQ, 1)
+	m.CM.REQ = layers.CMReq{LocalCommID: 5, ServiceID: layers.IPCMServiceID(layers.PortSpaceTCP, 9), TransportServiceType: layers.CMTransportRC}
+	req, err := m.Bytes()
+	require.NoError(t, err)
+	require.NoError(t, cm.do(func() {
+		// Two REQs received into the first two buffers, and two sends
+		// completed, waiting in the send CQ.
+		for range 2 {
+			wr, ok := cm.qp.rq.take()
+			require.True(t, ok)
+			b := cm.rbuf[int(wr.id)*cmRecvSlot : (int(wr.id)+1)*cmRecvSlot]
+			b[20] = 0x45 // an IPv4 GRH
+			copy(b[layers.GRHLength:], req)
+			cm.rcq.push(WC{ID: wr.id, Op: WCRecv, ByteLen: cmRecvSlot})
+		}
+		for _, slot := range cm.sfree[len(cm.sfree)-2:] {
+			cm.scq.push(WC{ID: uint64(slot), Op: WCSend})
+		}
+		cm.sfree = cm.sfree[:len(cm.sfree)-2]
+		cm.pollRecv()
+	}))
+	rq := cm.qp.rq
+	rq.mu.Lock()
+	defer rq.mu.Unlock()
+	require.Equal(t, cmRecvSlots, rq.n, "every receive buffer posted again")
+	seen := map[uint64]int{}
+	for i := range rq.n {
+		seen[rq.ring[(rq.head+i)%len(rq.ring)].id]++
+	}
+	for id, n := range seen {
+		assert.Equal(t, 1, n, "receive buffer %d posted %d times", id, n)
+	}
+	assert.Equal(t, cmRecvSlots, len(seen), "distinct receive buffers posted")
+}
