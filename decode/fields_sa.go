@@ -1,0 +1,101 @@
+package decode
+
+import (
+	"github.com/ibwire/ibwire/layers"
+)
+
+// saNode is the item tshark 4.0 titles "SA Packet (Subnet Administration)"
+// but registers as infiniband.sa.drdlid. It occurs three times in a
+// PathRecord MAD: the whole MAD, the "Attribute (PathRecord)" item over the
+// 200 data bytes, and the record's own 64 bytes.
+const saNode = "infiniband.sa.drdlid"
+
+func isSA(p *Packet) bool {
+	return p.has&hasMAD != 0 && p.Headers.MAD.MgmtClass == layers.MgmtClassSubnAdm && p.Headers.MAD.SA.Contents != nil
+}
+
+// saFields are the SA header fields and the PathRecord's, in tshark's tree
+// order.
+func saFields() []*Field {
+	S := func(p *Packet) *layers.SA { return &p.Headers.MAD.SA }
+	isPR := func(p *Packet) bool {
+		return isSA(p) && S(p).AttributeID == layers.SAAttrPathRecord && len(S(p).Data) >= layers.PathRecordLength
+	}
+	node := nodeField(saNode, "SA Packet (Subnet Administration)", func(p *Packet) ([]byte, bool) {
+		if !isSA(p) {
+			return nil, false
+		}
+		return madBytes(p)
+	})
+	node.nth = func(p *Packet, i int, v *Value) bool {
+		if !isPR(p) {
+			return false
+		}
+		switch i {
+		case 1:
+			v.B = S(p).Data
+		case 2:
+			v.B = S(p).Data[:layers.PathRecordLength]
+		default:
+			return false
+		}
+		return true
+	}
+	sa := func(name, title string, t FieldType, get func(s *layers.SA) uint64) *Field {
+		return uintField(name, title, t, BaseHex, func(p *Packet) (uint64, bool) {
+			if !isSA(p) {
+				return 0, false
+			}
+			return get(S(p)), true
+		})
+	}
+	pr := func(name, title string, t FieldType, get func(r *layers.PathRecord) uint64) *Field {
+		f := uintField("infiniband.pathrecord."+name, title, t, BaseHex, func(p *Packet) (uint64, bool) {
+			if !isPR(p) {
+				return 0, false
+			}
+			r := layers.DecodePathRecord(S(p).Data)
+			return get(&r), true
+		})
+		f.parent = saNode
+		return f
+	}
+	gid := func(name, title string, get func(d []byte) []byte) *Field {
+		f := bytesField("infiniband.pathrecord."+name, title, FTIPv6, func(p *Packet) ([]byte, bool) {
+			if !isPR(p) {
+				return nil, false
+			}
+			return get(S(p).Data), true
+		})
+		f.parent = saNode
+		return f
+	}
+	return []*Field{
+		node,
+		sa("infiniband.sa.smkey", "SM_Key (Verification Key)", FTUint64, func(s *layers.SA) uint64 { return s.SMKey }),
+		sa("infiniband.sa.attributeoffset", "Attribute Offset", FTUint16, func(s *layers.SA) uint64 { return uint64(s.AttributeOffset) }),
+		sa("infiniband.sa.componentmask", "Component Mask", FTUint64, func(s *layers.SA) uint64 { return s.ComponentMask }),
+		bytesField("infiniband.sa.subnetadmindata", "Subnet Admin Data", FTBytes, func(p *Packet) ([]byte, bool) {
+			return S(p).Data, isSA(p) && !isPR(p)
+		}),
+		gid("dgid", "DGID", func(d []byte) []byte { return d[8:24] }),
+		gid("sgid", "SGID", func(d []byte) []byte { return d[24:40] }),
+		pr("dlid", "DLID", FTUint16, func(r *layers.PathRecord) uint64 { return uint64(r.DLID) }),
+		pr("slid", "SLID", FTUint16, func(r *layers.PathRecord) uint64 { return uint64(r.SLID) }),
+		pr("rawtraffic", "RawTraffic", FTUint8, func(r *layers.PathRecord) uint64 { return b2u(r.RawTraffic) }),
+		pr("flowlabel", "FlowLabel", FTUint24, func(r *layers.PathRecord) uint64 { return uint64(r.FlowLabel) }),
+		pr("hoplimit", "HopLimit", FTUint8, func(r *layers.PathRecord) uint64 { return uint64(r.HopLimit) }),
+		pr("tclass", "TClass", FTUint8, func(r *layers.PathRecord) uint64 { return uint64(r.TClass) }),
+		pr("reversible", "Reversible", FTUint8, func(r *layers.PathRecord) uint64 { return b2u(r.Reversible) }),
+		pr("numbpath", "NumbPath", FTUint8, func(r *layers.PathRecord) uint64 { return uint64(r.NumbPath) }),
+		pr("p_key", "P_Key", FTUint16, func(r *layers.PathRecord) uint64 { return uint64(r.PKey) }),
+		pr("sl", "SL", FTUint16, func(r *layers.PathRecord) uint64 { return uint64(r.SL) }),
+		pr("mtuselector", "MTUSelector", FTUint8, func(r *layers.PathRecord) uint64 { return uint64(r.MTUSelector) }),
+		pr("mtu", "MTU", FTUint8, func(r *layers.PathRecord) uint64 { return uint64(r.MTU) }),
+		pr("rateselector", "RateSelector", FTUint8, func(r *layers.PathRecord) uint64 { return uint64(r.RateSelector) }),
+		pr("rate", "Rate", FTUint8, func(r *layers.PathRecord) uint64 { return uint64(r.Rate) }),
+		pr("packetlifetimeselector", "PacketLifeTimeSelector", FTUint8, func(r *layers.PathRecord) uint64 { return uint64(r.PacketLifeTimeSelector) }),
+		pr("packetlifetime", "PacketLifeTime", FTUint8, func(r *layers.PathRecord) uint64 { return uint64(r.PacketLifeTime) }),
+		pr("preference", "Preference", FTUint8, func(r *layers.PathRecord) uint64 { return uint64(r.Preference) }),
+	}
+}
