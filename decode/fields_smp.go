@@ -89,7 +89,8 @@ func smpHeaderFields() []*Field {
 
 // smpDataOccurrences extends the data item CM registered
 // (infiniband.smplid.smpdata) to SMPs: tshark adds it twice, as the
-// "Attribute (X)" item and as the attribute's own subtree, 64 bytes each.
+// "Attribute (X)" item and, for SMInfo, as the attribute's own subtree, 64
+// bytes each.
 func smpDataOccurrences(fs []*Field) {
 	for _, f := range fs {
 		if f.Name != cmNode {
@@ -115,16 +116,11 @@ func smpDataOccurrences(fs []*Field) {
 	}
 }
 
-// smpAttrDissected reports the attributes tshark 4.0 dissects into a
-// subtree of their own.
-func smpAttrDissected(a layers.SMPAttribute) bool {
-	switch a {
-	case 0x0002, 0x0010, 0x0011, 0x0012, 0x0014, 0x0015, 0x0016, 0x0017, 0x0018, 0x0019, 0x001A, 0x001B,
-		0x0020, 0x0030, 0x0031, 0x0032:
-		return true
-	}
-	return false
-}
+// smpAttrDissected reports the attributes whose tshark 4.0 dissector adds
+// the data item a second time, as its own subtree: SMInfo (NodeInfo,
+// PortInfo and NodeDescription do not, as tshark shows on the corpus's
+// mgmt_smp_sa_perf.pcap).
+func smpAttrDissected(a layers.SMPAttribute) bool { return a == layers.SMPAttrSMInfo }
 
 // smpBodyFields are the attribute fields, under the data item, then the
 // directed-route paths that follow it.
