@@ -117,22 +117,30 @@ func smpDataOccurrences(fs []*Field) {
 }
 
 // smpAttrDissected reports the attributes whose tshark 4.0 dissector adds
-// the data item a second time, as its own subtree: SMInfo (NodeInfo,
-// PortInfo and NodeDescription do not, as tshark shows on the corpus's
-// mgmt_smp_sa_perf.pcap).
-func smpAttrDissected(a layers.SMPAttribute) bool { return a == layers.SMPAttrSMInfo }
+// the data item a second time, as its own subtree (NodeDescription,
+// NodeInfo, SwitchInfo, GUIDInfo, PortInfo and P_KeyTable do not), as
+// tshark shows on the corpus's mgmt_smp_sa_perf.pcap.
+func smpAttrDissected(a layers.SMPAttribute) bool {
+	switch a {
+	case layers.SMPAttrSMInfo, layers.SMPAttrSLtoVLMappingTable, layers.SMPAttrVLArbitrationTable,
+		layers.SMPAttrLinearFDB, layers.SMPAttrRandomFDB, layers.SMPAttrMulticastFDB,
+		layers.SMPAttrLinkSpeedWidthPairsTable, layers.SMPAttrVendorDiag, layers.SMPAttrLedInfo:
+		return true
+	}
+	return false
+}
 
 // smpBodyFields are the attribute fields, under the data item, then the
 // directed-route paths that follow it.
 func smpBodyFields() []*Field {
-	attr := func(a layers.SMPAttribute) func(p *Packet) (layers.SMPData, bool) {
+	attr := func(a layers.SMPAttribute) smpAttrGetter {
 		return func(p *Packet) (layers.SMPData, bool) {
 			got, d, ok := smpAttr(p)
 			return d, ok && got == a
 		}
 	}
 	smInfo, nodeInfo, portInfo := attr(layers.SMPAttrSMInfo), attr(layers.SMPAttrNodeInfo), attr(layers.SMPAttrPortInfo)
-	u := func(has func(p *Packet) (layers.SMPData, bool), name, title string, t FieldType, get func(d layers.SMPData) uint64) *Field {
+	u := func(has smpAttrGetter, name, title string, t FieldType, get func(d layers.SMPData) uint64) *Field {
 		f := uintField(name, title, t, BaseHex, func(p *Packet) (uint64, bool) {
 			d, ok := has(p)
 			if !ok {
@@ -226,6 +234,7 @@ func smpBodyFields() []*Field {
 		pi("maxcredithint", "MaxCreditHint", FTUint16, func(n layers.PortInfo) uint64 { return uint64(n.MaxCreditHint) }),
 		pi("linkroundtriplatency", "LinkRoundTripLatency", FTUint24, func(n layers.PortInfo) uint64 { return uint64(n.LinkRoundTripLatency) }),
 	)
+	fs = append(fs, smpTableFields(attr, u)...)
 	D := func(p *Packet) *layers.SMPDirected { return &p.Headers.MAD.SMPDirected }
 	path := func(name, title string, get func(p *Packet) []byte) *Field {
 		return bytesField(name, title, FTBytes, func(p *Packet) ([]byte, bool) {
@@ -269,4 +278,116 @@ var portInfoCapabilities = []struct {
 	{"clientregistrationsupported", "ClientRegistrationSupported", 25},
 	{"otherlocalchangesnoticesupported", "OtherLocalChangesNoticeSupported", 26},
 	{"linkspeedwidthpairstablesupported", "LinkSpeedWIdthPairsTableSupported", 27},
+}
+
+type smpAttrGetter = func(p *Packet) (layers.SMPData, bool)
+
+// smpTableFields are the fields of SwitchInfo, NodeDescription, LedInfo,
+// VendorDiag, LinkSpeedWidthPairsTable and the table attributes, whose
+// fields tshark shows once per entry (every occurrence, in entry order).
+func smpTableFields(attr func(layers.SMPAttribute) smpAttrGetter,
+	u func(has smpAttrGetter, name, title string, t FieldType, get func(d layers.SMPData) uint64) *Field) []*Field {
+	// rep is a field with n occurrences, entry i giving occurrence i.
+	rep := func(a layers.SMPAttribute, n int, name, title string, t FieldType, get func(d layers.SMPData, i int) uint64) *Field {
+		has := attr(a)
+		f := u(has, name, title, t, func(d layers.SMPData) uint64 { return get(d, 0) })
+		f.nth = func(p *Packet, i int, v *Value) bool {
+			d, ok := has(p)
+			if !ok || i >= n {
+				return false
+			}
+			v.U = get(d, i)
+			return true
+		}
+		return f
+	}
+	b := func(a layers.SMPAttribute, name, title string, get func(d layers.SMPData) []byte) *Field {
+		has := attr(a)
+		f := bytesField(name, title, FTBytes, func(p *Packet) ([]byte, bool) {
+			d, ok := has(p)
+			if !ok {
+				return nil, false
+			}
+			return get(d), true
+		})
+		f.parent = cmNode
+		return f
+	}
+	sw := func(name, title string, t FieldType, get func(s layers.SwitchInfo) uint64) *Field {
+		return u(attr(layers.SMPAttrSwitchInfo), "infiniband.switchinfo."+name, title, t, func(d layers.SMPData) uint64 { return get(d.SwitchInfo()) })
+	}
+	type SW = layers.SwitchInfo
+	nodeDesc := attr(layers.SMPAttrNodeDescription)
+	nodeString := &Field{Name: "infiniband.nodedescription.nodestring", Title: "NodeString", Type: FTString, parent: cmNode,
+		get: func(p *Packet, v *Value) bool {
+			d, ok := nodeDesc(p)
+			if ok {
+				v.S = d.NodeDescription()
+			}
+			return ok
+		}}
+	lswp := func(name, title string) *Field {
+		return u(attr(layers.SMPAttrLinkSpeedWidthPairsTable), "infiniband.linkspeedwidthpairstable."+name, title, FTUint8,
+			func(d layers.SMPData) uint64 { return uint64(d.LinkSpeedWidthPairs().SpeedFlags >> 7) })
+	}
+	return []*Field{
+		nodeString,
+		sw("linearfdbcap", "LinearFDBCap", FTUint16, func(s SW) uint64 { return uint64(s.LinearFDBCap) }),
+		sw("randomfdbcap", "RandomFDBCap", FTUint16, func(s SW) uint64 { return uint64(s.RandomFDBCap) }),
+		sw("multicastfdbcap", "MulticastFDBCap", FTUint16, func(s SW) uint64 { return uint64(s.MulticastFDBCap) }),
+		sw("linearfdbtop", "LinearFDBTop", FTUint16, func(s SW) uint64 { return uint64(s.LinearFDBTop) }),
+		sw("defaultport", "DefaultPort", FTUint8, func(s SW) uint64 { return uint64(s.DefaultPort) }),
+		sw("defaultmulticastprimaryport", "DefaultMulticastPrimaryPort", FTUint8, func(s SW) uint64 { return uint64(s.DefaultMulticastPrimaryPort) }),
+		sw("defaultmulticastnotprimaryport", "DefaultMulticastNotPrimaryPort", FTUint8, func(s SW) uint64 { return uint64(s.DefaultMulticastNotPrimaryPort) }),
+		sw("lifetimevalue", "LifeTimeValue", FTUint8, func(s SW) uint64 { return uint64(s.LifeTimeValue) }),
+		sw("portstatechange", "PortStateChange", FTUint8, func(s SW) uint64 { return b2u(s.PortStateChange) }),
+		sw("optimizedsltovlmappingprogramming", "OptimizedSLtoVLMappingProgramming", FTUint8, func(s SW) uint64 { return uint64(s.OptimizedSLtoVLMappingProgramming) }),
+		sw("lidsperport", "LIDsPerPort", FTUint16, func(s SW) uint64 { return uint64(s.LIDsPerPort) }),
+		sw("partitionenforcementcap", "PartitionEnforcementCap", FTUint16, func(s SW) uint64 { return uint64(s.PartitionEnforcementCap) }),
+		sw("inboundenforcementcap", "InboundEnforcementCap", FTUint8, func(s SW) uint64 { return b2u(s.InboundEnforcementCap) }),
+		sw("outboundenforcementcap", "OutboundEnforcementCap", FTUint8, func(s SW) uint64 { return b2u(s.OutboundEnforcementCap) }),
+		sw("filterrawinboundcap", "FilterRawInboundCap", FTUint8, func(s SW) uint64 { return b2u(s.FilterRawInboundCap) }),
+		sw("filterrawoutboundcap", "FilterRawOutboundCap", FTUint8, func(s SW) uint64 { return b2u(s.FilterRawOutboundCap) }),
+		sw("enhancedportzero", "EnhancedPortZero", FTUint8, func(s SW) uint64 { return b2u(s.EnhancedPortZero) }),
+		// tshark shows GUIDInfo's GUIDs with SwitchInfo's GUID field.
+		rep(layers.SMPAttrGUIDInfo, layers.GUIDBlockEntries, "infiniband.switchinfo.guid", "GUID", FTUint64,
+			func(d layers.SMPData, i int) uint64 { return d.GUID(i) }),
+		b(layers.SMPAttrPKeyTable, "infiniband.p_keytable.p_keytableblock", "P_KeyTableBlock", func(d layers.SMPData) []byte { return d }),
+		rep(layers.SMPAttrPKeyTable, layers.PKeyBlockEntries, "infiniband.p_keytable.membershiptype", "MembershipType", FTUint8,
+			func(d layers.SMPData, i int) uint64 { full, _ := d.PKey(i); return b2u(full) }),
+		rep(layers.SMPAttrPKeyTable, layers.PKeyBlockEntries, "infiniband.p_keytable.p_keybase", "P_KeyBase", FTUint16,
+			func(d layers.SMPData, i int) uint64 { _, base := d.PKey(i); return uint64(base) }),
+		rep(layers.SMPAttrSLtoVLMappingTable, layers.SLtoVLEntries/2, "infiniband.sltovlmappingtable.sltovlhighbits", "SL(x)toVL", FTUint8,
+			func(d layers.SMPData, i int) uint64 { return uint64(d.SLtoVL(2 * i)) }),
+		rep(layers.SMPAttrSLtoVLMappingTable, layers.SLtoVLEntries/2, "infiniband.sltovlmappingtable.sltovllowbits", "SL(x)toVL", FTUint8,
+			func(d layers.SMPData, i int) uint64 { return uint64(d.SLtoVL(2*i + 1)) }),
+		rep(layers.SMPAttrVLArbitrationTable, layers.VLArbEntries, "infiniband.vlarbitrationtable.vl", "VL", FTUint8,
+			func(d layers.SMPData, i int) uint64 { vl, _ := d.VLArb(i); return uint64(vl) }),
+		rep(layers.SMPAttrVLArbitrationTable, layers.VLArbEntries, "infiniband.vlarbitrationtable.weight", "Weight", FTUint8,
+			func(d layers.SMPData, i int) uint64 { _, w := d.VLArb(i); return uint64(w) }),
+		rep(layers.SMPAttrLinearFDB, layers.LinearFDBEntries, "infiniband.linearforwardingtable.port", "Port", FTUint8,
+			func(d layers.SMPData, i int) uint64 { return uint64(d.LinearFDBPort(i)) }),
+		rep(layers.SMPAttrRandomFDB, layers.RandomFDBEntries, "infiniband.randomforwardingtable.lid", "LID", FTUint16,
+			func(d layers.SMPData, i int) uint64 { return uint64(d.RandomFDB(i).LID) }),
+		rep(layers.SMPAttrRandomFDB, layers.RandomFDBEntries, "infiniband.randomforwardingtable.valid", "Valid", FTUint8,
+			func(d layers.SMPData, i int) uint64 { return b2u(d.RandomFDB(i).Valid) }),
+		rep(layers.SMPAttrRandomFDB, layers.RandomFDBEntries, "infiniband.randomforwardingtable.lmc", "LMC", FTUint8,
+			func(d layers.SMPData, i int) uint64 { return uint64(d.RandomFDB(i).LMC) }),
+		rep(layers.SMPAttrRandomFDB, layers.RandomFDBEntries, "infiniband.randomforwardingtable.port", "Port", FTUint8,
+			func(d layers.SMPData, i int) uint64 { return uint64(d.RandomFDB(i).Port) }),
+		// tshark 4.0 shows the first 16 of a block's 32 port masks.
+		rep(layers.SMPAttrMulticastFDB, layers.MulticastFDBEntries/2, "infiniband.multicastforwardingtable.portmask", "PortMask", FTUint16,
+			func(d layers.SMPData, i int) uint64 { return uint64(d.MulticastFDBPortMask(i)) }),
+		u(attr(layers.SMPAttrLinkSpeedWidthPairsTable), "infiniband.linkspeedwidthpairstable.numtables", "NumTables", FTUint8,
+			func(d layers.SMPData) uint64 { return uint64(d.LinkSpeedWidthPairs().NumTables) }),
+		b(layers.SMPAttrLinkSpeedWidthPairsTable, "infiniband.linkspeedwidthpairstable.portmask", "PortMask",
+			func(d layers.SMPData) []byte { return d.LinkSpeedWidthPairs().PortMask }),
+		// tshark 4.0 reads all three speeds from the same bit of the byte
+		// after the port mask.
+		lswp("speedtwofive", "Speed 2.5 Gbps"), lswp("speedfive", "Speed 5 Gbps"), lswp("speedten", "Speed 10 Gbps"),
+		u(attr(layers.SMPAttrVendorDiag), "infiniband.vendordiag.nextindex", "NextIndex", FTUint16,
+			func(d layers.SMPData) uint64 { n, _ := d.VendorDiag(); return uint64(n) }),
+		b(layers.SMPAttrVendorDiag, "infiniband.vendordiag.diagdata", "DiagData", func(d layers.SMPData) []byte { _, b := d.VendorDiag(); return b }),
+		u(attr(layers.SMPAttrLedInfo), "infiniband.ledinfo.ledmask", "LedMask", FTUint8, func(d layers.SMPData) uint64 { return b2u(d.LedMask()) }),
+	}
 }

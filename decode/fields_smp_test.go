@@ -70,6 +70,52 @@ func TestMgmtFieldsAsTshark(t *testing.T) {
 			"infiniband.sminfo.actcount": "0x31323334", "infiniband.sminfo.priority": "0x03", "infiniband.sminfo.smstate": "0x05",
 			"infiniband.smplid.smpdata": seqHex(0x21, 64) + "," + seqHex(0x21, 64),
 		}},
+		{"SubnGetResp(NodeDescription)", mgmt, 6, map[string]string{
+			"infiniband.nodedescription.nodestring": "ibwire-sw01 HCA-1", "infiniband.smplid.smpdata": "69627769726" + "52d73773031204843412d31" + strings.Repeat("00", 47),
+		}},
+		{"SubnGetResp(SwitchInfo)", mgmt, 14, map[string]string{
+			"infiniband.switchinfo.lifetimevalue": "0x11", "infiniband.switchinfo.portstatechange": "0x01",
+			"infiniband.switchinfo.optimizedsltovlmappingprogramming": "0x00", "infiniband.switchinfo.inboundenforcementcap": "0x01",
+			"infiniband.switchinfo.filterrawoutboundcap": "0x01", "infiniband.switchinfo.enhancedportzero": "0x00",
+			"infiniband.switchinfo.lidsperport": "0x8d8e", "infiniband.switchinfo.guid": "",
+		}},
+		{"SubnGetResp(GUIDInfo): SwitchInfo's GUID field, once per GUID", mgmt, 15, map[string]string{
+			"infiniband.switchinfo.guid": "0x8182838485868788,0x898a8b8c8d8e8f90,0x9192939495969798,0x999a9b9c9d9e9fa0," +
+				"0xa1a2a3a4a5a6a7a8,0xa9aaabacadaeafb0,0xb1b2b3b4b5b6b7b8,0xb9babbbcbdbebfc0",
+		}},
+		{"SubnGetResp(P_KeyTable)", mgmt, 16, map[string]string{
+			"infiniband.p_keytable.p_keybase": "0x0182,0x0384,0x0586,0x0788,0x098a,0x0b8c,0x0d8e,0x0f90,0x1192,0x1394,0x1596," +
+				"0x1798,0x199a,0x1b9c,0x1d9e,0x1fa0,0x21a2,0x23a4,0x25a6,0x27a8,0x29aa,0x2bac,0x2dae,0x2fb0,0x31b2,0x33b4,0x35b6," +
+				"0x37b8,0x39ba,0x3bbc,0x3dbe,0x3fc0",
+			"infiniband.p_keytable.p_keytableblock": seqHex(0x81, 64),
+		}},
+		{"SubnGetResp(SLtoVLMappingTable)", mgmt, 17, map[string]string{
+			"infiniband.sltovlmappingtable.sltovllowbits":  "0x01,0x02,0x03,0x04,0x05,0x06,0x07,0x08",
+			"infiniband.sltovlmappingtable.sltovlhighbits": "0x08,0x08,0x08,0x08,0x08,0x08,0x08,0x08",
+		}},
+		{"SubnGetResp(VLArbitrationTable)", mgmt, 18, map[string]string{
+			"infiniband.vlarbitrationtable.vl": strings.Repeat("0x01,0x03,0x05,0x07,0x09,0x0b,0x0d,0x0f,", 3) +
+				"0x01,0x03,0x05,0x07,0x09,0x0b,0x0d,0x0f",
+		}},
+		{"SubnGetResp(LinearForwardingTable): 64 ports", mgmt, 19, map[string]string{
+			"infiniband.linearforwardingtable.port": byteList(0x81, 64),
+		}},
+		{"SubnGetResp(RandomForwardingTable)", mgmt, 20, map[string]string{
+			"infiniband.randomforwardingtable.port": "0x84,0x88,0x8c,0x90,0x94,0x98,0x9c,0xa0,0xa4,0xa8,0xac,0xb0,0xb4,0xb8,0xbc,0xc0",
+			"infiniband.randomforwardingtable.lmc":  "0x00,0x00,0x00,0x00,0x01,0x01,0x01,0x01,0x02,0x02,0x02,0x02,0x03,0x03,0x03,0x03",
+		}},
+		{"SubnGetResp(MulticastForwardingTable): the first 16 masks", mgmt, 21, map[string]string{
+			"infiniband.multicastforwardingtable.portmask": "0x8182,0x8384,0x8586,0x8788,0x898a,0x8b8c,0x8d8e,0x8f90,0x9192," +
+				"0x9394,0x9596,0x9798,0x999a,0x9b9c,0x9d9e,0x9fa0",
+		}},
+		{"SubnGetResp(LinkSpeedWidthPairsTable)", mgmt, 22, map[string]string{
+			"infiniband.linkspeedwidthpairstable.numtables": "0x81", "infiniband.linkspeedwidthpairstable.speedten": "0x01",
+			"infiniband.linkspeedwidthpairstable.portmask": seqHex(0x82, 32),
+		}},
+		{"SubnGetResp(VendorDiag)", mgmt, 23, map[string]string{
+			"infiniband.vendordiag.nextindex": "0x8182", "infiniband.vendordiag.diagdata": seqHex(0x83, 62),
+		}},
+		{"SubnGetResp(LedInfo)", mgmt, 24, map[string]string{"infiniband.ledinfo.ledmask": "0x01"}},
 		{"directed-route SubnGetResp(NodeInfo)", mgmt, 8, map[string]string{
 			"infiniband.smpdirected.d": "0x0000000000000000", "infiniband.smpdirected.smpstatus": "0x8000",
 			"infiniband.smpdirected.hoppointer": "0x02", "infiniband.smpdirected.hopcount": "0x02",
@@ -164,6 +210,8 @@ func TestMgmtNodeOccurrences(t *testing.T) {
 		{10, "infiniband.sa.drdlid", []int{256, 200, 64}},
 		{5, "infiniband.smplid.smpdata", []int{64, 64}},
 		{2, "infiniband.smplid.smpdata", []int{64}},
+		{16, "infiniband.smplid.smpdata", []int{64}},
+		{19, "infiniband.smplid.smpdata", []int{64, 64}},
 	} {
 		p := decodeFrame(t, mgmt, tc.frame)
 		var got []int
@@ -185,4 +233,14 @@ func seqHex(first byte, n int) string {
 		b.WriteByte("0123456789abcdef"[c&15])
 	}
 	return b.String()
+}
+
+// byteList is n one-byte values counting up from first as -T fields -E
+// occurrence=a prints them: "0x81,0x82,...".
+func byteList(first byte, n int) string {
+	vs := make([]string, n)
+	for i := range vs {
+		vs[i] = "0x" + seqHex(first+byte(i), 1)
+	}
+	return strings.Join(vs, ",")
 }

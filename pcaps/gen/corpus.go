@@ -62,7 +62,7 @@ func specs() []spec {
 		spec{"cm_sidr_ud", "SIDR_REQ/SIDR_REP resolving a UD service, then UD SENDs to the QPN and Q_Key it gave", cmSIDR},
 		spec{"ud_send", "UD SEND ONLY and with immediate (DETH Q_Key 0x11111111); the third packet lost", udSend},
 		spec{"uc_send_write", "UC SEND and RDMA WRITE, no ACKs; a lost MIDDLE packet makes the responder drop that message", ucSendWrite},
-		spec{"mgmt_smp_sa_perf", "native IB management MADs: LID-routed SMPs (NodeInfo, PortInfo, SMInfo, NodeDescription), a directed-route SubnGet(NodeInfo) and its response, SA PathRecord and PerfMgt PortCounters requests and responses, a PortCountersExtended response; the bodies are byte sequences, so every field has a distinct value", mgmtMADs},
+		spec{"mgmt_smp_sa_perf", "native IB management MADs: LID-routed SMPs (NodeInfo, PortInfo, SMInfo, NodeDescription), a directed-route SubnGet(NodeInfo) and its response, SA PathRecord and PerfMgt PortCounters requests and responses, a PortCountersExtended response, then a SubnGetResp of every other SMP attribute tshark dissects (SwitchInfo ... LedInfo); the bodies are byte sequences, so every field has a distinct value", mgmtMADs},
 		spec{"broken_bad_icrc", "a SEND with a flipped payload bit and its old ICRC: the responder drops it and NAKs the next packet; go-back-N", broken(craft.RoCEv2, craft.BadICRC)},
 		spec{"broken_bad_vcrc", "native IB: a SEND whose VCRC has a flipped bit: dropped on the link, NAK, go-back-N", broken(craft.IB, craft.BadVCRC)},
 		spec{"broken_truncated", "a SEND cut 6 bytes short (its ICRC missing, the IP and UDP lengths say more): dropped, NAK, go-back-N", broken(craft.RoCEv2, craft.Truncated)},
@@ -376,7 +376,8 @@ func brokenERF() (craft.Encap, craft.Trace, []string, error) {
 // SMInfo, NodeDescription) to QP0, a directed-route SubnGet(NodeInfo) and
 // its response with their paths, an SA SubnAdmGet(PathRecord) and its
 // response, a PerfGet(PortCounters) and its response and a
-// PerfGetResp(PortCountersExtended) to QP1. Each body
+// PerfGetResp(PortCountersExtended) to QP1, then a SubnGetResp of each
+// other SMP attribute tshark dissects. Each body
 // is laid out at its IBTA offsets with every byte distinct from zero where
 // the field allows, so a field read at the wrong offset shows.
 func mgmtMADs() (craft.Encap, craft.Trace, []string, error) {
@@ -460,5 +461,11 @@ func mgmtMADs() (craft.Encap, craft.Trace, []string, error) {
 	m.PerfMgt.Data = make([]byte, layers.PerfMgtDataLength)
 	copy(m.PerfMgt.Data, seq(layers.PortCountersExtendedLength, 0x61))
 	send(craft.Responder, 1, m, "PerfMgt PerfGetResp(PortCountersExtended)")
+	for _, a := range []layers.SMPAttribute{layers.SMPAttrSwitchInfo, layers.SMPAttrGUIDInfo, layers.SMPAttrPKeyTable,
+		layers.SMPAttrSLtoVLMappingTable, layers.SMPAttrVLArbitrationTable, layers.SMPAttrLinearFDB,
+		layers.SMPAttrRandomFDB, layers.SMPAttrMulticastFDB, layers.SMPAttrLinkSpeedWidthPairsTable,
+		layers.SMPAttrVendorDiag, layers.SMPAttrLedInfo} {
+		send(craft.Responder, 0, smp(layers.MethodGetResp, a, 0, seq(layers.SMPDataLength, 0x81)), "SubnGetResp("+a.String()+")")
+	}
 	return craft.IB, tr, nil, err
 }
