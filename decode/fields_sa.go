@@ -41,14 +41,23 @@ func saFields() []*Field {
 		}
 		return true
 	}
+	// The header's fields sit under the node by parent, as their names do
+	// not say so: the tree nests them, and a packet without SA skips them
+	// all at once.
 	sa := func(name, title string, t FieldType, get func(s *layers.SA) uint64) *Field {
-		return uintField(name, title, t, BaseHex, func(p *Packet) (uint64, bool) {
+		f := uintField(name, title, t, BaseHex, func(p *Packet) (uint64, bool) {
 			if !isSA(p) {
 				return 0, false
 			}
 			return get(S(p)), true
 		})
+		f.parent = saNode
+		return f
 	}
+	adminData := bytesField("infiniband.sa.subnetadmindata", "Subnet Admin Data", FTBytes, func(p *Packet) ([]byte, bool) {
+		return S(p).Data, isSA(p) && !isPR(p)
+	})
+	adminData.parent = saNode
 	pr := func(name, title string, t FieldType, get func(r *layers.PathRecord) uint64) *Field {
 		f := uintField("infiniband.pathrecord."+name, title, t, BaseHex, func(p *Packet) (uint64, bool) {
 			if !isPR(p) {
@@ -75,9 +84,7 @@ func saFields() []*Field {
 		sa("infiniband.sa.smkey", "SM_Key (Verification Key)", FTUint64, func(s *layers.SA) uint64 { return s.SMKey }),
 		sa("infiniband.sa.attributeoffset", "Attribute Offset", FTUint16, func(s *layers.SA) uint64 { return uint64(s.AttributeOffset) }),
 		sa("infiniband.sa.componentmask", "Component Mask", FTUint64, func(s *layers.SA) uint64 { return s.ComponentMask }),
-		bytesField("infiniband.sa.subnetadmindata", "Subnet Admin Data", FTBytes, func(p *Packet) ([]byte, bool) {
-			return S(p).Data, isSA(p) && !isPR(p)
-		}),
+		adminData,
 		gid("dgid", "DGID", func(d []byte) []byte { return d[8:24] }),
 		gid("sgid", "SGID", func(d []byte) []byte { return d[24:40] }),
 		pr("dlid", "DLID", FTUint16, func(r *layers.PathRecord) uint64 { return uint64(r.DLID) }),
