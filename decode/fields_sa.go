@@ -6,16 +6,18 @@ import (
 
 // saNode is the item tshark 4.0 titles "SA Packet (Subnet Administration)"
 // but registers as infiniband.sa.drdlid. It occurs three times in a
-// PathRecord MAD: the whole MAD, the "Attribute (PathRecord)" item over the
-// 200 data bytes, and the record's own 64 bytes.
+// PathRecord or MCMemberRecord MAD: the whole MAD, the "Attribute (X)" item
+// over the 200 data bytes, and the record's item: 64 bytes, from the
+// record's start for a PathRecord and from its Q_Key (after the MGID and
+// PortGID) for an MCMemberRecord.
 const saNode = "infiniband.sa.drdlid"
 
 func isSA(p *Packet) bool {
 	return p.has&hasMAD != 0 && p.Headers.MAD.MgmtClass == layers.MgmtClassSubnAdm && p.Headers.MAD.SA.Contents != nil
 }
 
-// saFields are the SA header fields and the PathRecord's, in tshark's tree
-// order.
+// saFields are the SA header fields, the PathRecord's and the
+// MCMemberRecord's, in tshark's tree order.
 func saFields() []*Field {
 	S := func(p *Packet) *layers.SA { return &p.Headers.MAD.SA }
 	isPR := func(p *Packet) bool {
@@ -27,15 +29,23 @@ func saFields() []*Field {
 		}
 		return madBytes(p)
 	})
+	isMC := func(p *Packet) bool {
+		return isSA(p) && S(p).AttributeID == layers.SAAttrMCMemberRecord && len(S(p).Data) >= layers.MCMemberRecordLength
+	}
 	node.nth = func(p *Packet, i int, v *Value) bool {
-		if !isPR(p) {
+		if !isPR(p) && !isMC(p) {
 			return false
 		}
 		switch i {
 		case 1:
 			v.B = S(p).Data
-		case 2:
-			v.B = S(p).Data[:layers.PathRecordLength]
+		case 2: // tshark's record item is 64 bytes, whatever the record's size;
+			// an MCMemberRecord's starts after its two GIDs
+			if isMC(p) {
+				v.B = S(p).Data[32:96]
+			} else {
+				v.B = S(p).Data[:64]
+			}
 		default:
 			return false
 		}
@@ -54,8 +64,29 @@ func saFields() []*Field {
 		f.parent = saNode
 		return f
 	}
+	mc := func(name, title string, t FieldType, get func(r *layers.MCMemberRecord) uint64) *Field {
+		f := uintField("infiniband.mcmemberrecord."+name, title, t, BaseHex, func(p *Packet) (uint64, bool) {
+			if !isMC(p) {
+				return 0, false
+			}
+			r := layers.DecodeMCMemberRecord(S(p).Data)
+			return get(&r), true
+		})
+		f.parent = saNode
+		return f
+	}
+	mgid := func(name, title string, get func(d []byte) []byte) *Field {
+		f := bytesField("infiniband.mcmemberrecord."+name, title, FTIPv6, func(p *Packet) ([]byte, bool) {
+			if !isMC(p) {
+				return nil, false
+			}
+			return get(S(p).Data), true
+		})
+		f.parent = saNode
+		return f
+	}
 	adminData := bytesField("infiniband.sa.subnetadmindata", "Subnet Admin Data", FTBytes, func(p *Packet) ([]byte, bool) {
-		return S(p).Data, isSA(p) && !isPR(p)
+		return S(p).Data, isSA(p) && !isPR(p) && !isMC(p)
 	})
 	adminData.parent = saNode
 	pr := func(name, title string, t FieldType, get func(r *layers.PathRecord) uint64) *Field {
@@ -104,5 +135,24 @@ func saFields() []*Field {
 		pr("packetlifetimeselector", "PacketLifeTimeSelector", FTUint8, func(r *layers.PathRecord) uint64 { return uint64(r.PacketLifeTimeSelector) }),
 		pr("packetlifetime", "PacketLifeTime", FTUint8, func(r *layers.PathRecord) uint64 { return uint64(r.PacketLifeTime) }),
 		pr("preference", "Preference", FTUint8, func(r *layers.PathRecord) uint64 { return uint64(r.Preference) }),
+
+		mgid("mgid", "MGID", func(d []byte) []byte { return d[0:16] }),
+		mgid("portgid", "PortGID", func(d []byte) []byte { return d[16:32] }),
+		mc("q_key", "Q_Key", FTUint32, func(r *layers.MCMemberRecord) uint64 { return uint64(r.QKey) }),
+		mc("mlid", "MLID", FTUint16, func(r *layers.MCMemberRecord) uint64 { return uint64(r.MLID) }),
+		mc("mtuselector", "MTUSelector", FTUint8, func(r *layers.MCMemberRecord) uint64 { return uint64(r.MTUSelector) }),
+		mc("mtu", "MTU", FTUint8, func(r *layers.MCMemberRecord) uint64 { return uint64(r.MTU) }),
+		mc("tclass", "TClass", FTUint8, func(r *layers.MCMemberRecord) uint64 { return uint64(r.TClass) }),
+		mc("p_key", "P_Key", FTUint16, func(r *layers.MCMemberRecord) uint64 { return uint64(r.PKey) }),
+		mc("rateselector", "RateSelector", FTUint8, func(r *layers.MCMemberRecord) uint64 { return uint64(r.RateSelector) }),
+		mc("rate", "Rate", FTUint8, func(r *layers.MCMemberRecord) uint64 { return uint64(r.Rate) }),
+		mc("packetlifetimeselector", "PacketLifeTimeSelector", FTUint8, func(r *layers.MCMemberRecord) uint64 { return uint64(r.PacketLifeTimeSelector) }),
+		mc("packetlifetime", "PacketLifeTime", FTUint8, func(r *layers.MCMemberRecord) uint64 { return uint64(r.PacketLifeTime) }),
+		mc("sl", "SL", FTUint8, func(r *layers.MCMemberRecord) uint64 { return uint64(r.SL) }),
+		mc("flowlabel", "FlowLabel", FTUint24, func(r *layers.MCMemberRecord) uint64 { return uint64(r.FlowLabel) }),
+		mc("hoplimit", "HopLimit", FTUint8, func(r *layers.MCMemberRecord) uint64 { return uint64(r.HopLimit) }),
+		mc("scope", "Scope", FTUint8, func(r *layers.MCMemberRecord) uint64 { return uint64(r.Scope) }),
+		mc("joinstate", "JoinState", FTUint8, func(r *layers.MCMemberRecord) uint64 { return uint64(r.JoinState) }),
+		mc("proxyjoin", "ProxyJoin", FTUint8, func(r *layers.MCMemberRecord) uint64 { return b2u(r.ProxyJoin) }),
 	}
 }

@@ -62,7 +62,7 @@ func specs() []spec {
 		spec{"cm_sidr_ud", "SIDR_REQ/SIDR_REP resolving a UD service, then UD SENDs to the QPN and Q_Key it gave", cmSIDR},
 		spec{"ud_send", "UD SEND ONLY and with immediate (DETH Q_Key 0x11111111); the third packet lost", udSend},
 		spec{"uc_send_write", "UC SEND and RDMA WRITE, no ACKs; a lost MIDDLE packet makes the responder drop that message", ucSendWrite},
-		spec{"mgmt_smp_sa_perf", "native IB management MADs: LID-routed SMPs (NodeInfo, PortInfo, SMInfo, NodeDescription), a directed-route SubnGet(NodeInfo) and its response, SA PathRecord and PerfMgt PortCounters requests and responses, a PortCountersExtended response, then a SubnGetResp of every other SMP attribute tshark dissects (SwitchInfo ... LedInfo); the bodies are byte sequences, so every field has a distinct value", mgmtMADs},
+		spec{"mgmt_smp_sa_perf", "native IB management MADs: LID-routed SMPs (NodeInfo, PortInfo, SMInfo, NodeDescription), a directed-route SubnGet(NodeInfo) and its response, SA PathRecord and PerfMgt PortCounters requests and responses, a PortCountersExtended response, a SubnGetResp of every other SMP attribute tshark dissects (SwitchInfo ... LedInfo), then an SA SubnAdmSet(MCMemberRecord) and its response; the bodies are byte sequences, so every field has a distinct value", mgmtMADs},
 		spec{"broken_bad_icrc", "a SEND with a flipped payload bit and its old ICRC: the responder drops it and NAKs the next packet; go-back-N", broken(craft.RoCEv2, craft.BadICRC)},
 		spec{"broken_bad_vcrc", "native IB: a SEND whose VCRC has a flipped bit: dropped on the link, NAK, go-back-N", broken(craft.IB, craft.BadVCRC)},
 		spec{"broken_truncated", "a SEND cut 6 bytes short (its ICRC missing, the IP and UDP lengths say more): dropped, NAK, go-back-N", broken(craft.RoCEv2, craft.Truncated)},
@@ -376,8 +376,9 @@ func brokenERF() (craft.Encap, craft.Trace, []string, error) {
 // SMInfo, NodeDescription) to QP0, a directed-route SubnGet(NodeInfo) and
 // its response with their paths, an SA SubnAdmGet(PathRecord) and its
 // response, a PerfGet(PortCounters) and its response and a
-// PerfGetResp(PortCountersExtended) to QP1, then a SubnGetResp of each
-// other SMP attribute tshark dissects. Each body
+// PerfGetResp(PortCountersExtended) to QP1, a SubnGetResp of each other
+// SMP attribute tshark dissects, then an SA MCMemberRecord join and its
+// response. Each body
 // is laid out at its IBTA offsets with every byte distinct from zero where
 // the field allows, so a field read at the wrong offset shows.
 func mgmtMADs() (craft.Encap, craft.Trace, []string, error) {
@@ -466,6 +467,14 @@ func mgmtMADs() (craft.Encap, craft.Trace, []string, error) {
 		layers.SMPAttrRandomFDB, layers.SMPAttrMulticastFDB, layers.SMPAttrLinkSpeedWidthPairsTable,
 		layers.SMPAttrVendorDiag, layers.SMPAttrLedInfo} {
 		send(craft.Responder, 0, smp(layers.MethodGetResp, a, 0, seq(layers.SMPDataLength, 0x81)), "SubnGetResp("+a.String()+")")
+	}
+	for i, from := range []craft.Side{craft.Requester, craft.Responder} {
+		method := []layers.MADMethod{layers.MethodSet, layers.MethodGetResp}[i]
+		m := layers.NewMAD(layers.MgmtClassSubnAdm, method, uint16(layers.SAAttrMCMemberRecord), 0x3001)
+		m.SA.ComponentMask = 0x130c7
+		m.SA.Data = make([]byte, layers.SADataLength)
+		copy(m.SA.Data, seq(layers.MCMemberRecordLength, 0x91+byte(i)))
+		send(from, 1, m, "SA "+[]string{"SubnAdmSet", "SubnAdmGetResp"}[i]+"(MCMemberRecord)")
 	}
 	return craft.IB, tr, nil, err
 }
