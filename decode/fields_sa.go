@@ -41,11 +41,11 @@ func saFields() []*Field {
 			v.B = S(p).Data
 		case 2: // tshark's record item is 64 bytes, whatever the record's size;
 			// an MCMemberRecord's starts after its two GIDs
+			d := S(p).Data
 			if isMC(p) {
-				v.B = S(p).Data[32:96]
-			} else {
-				v.B = S(p).Data[:64]
+				d = d[min(32, len(d)):]
 			}
+			v.B = d[:min(64, len(d))]
 		default:
 			return false
 		}
@@ -110,7 +110,62 @@ func saFields() []*Field {
 		f.parent = saNode
 		return f
 	}
+	R := func(p *Packet) *layers.RMPPHeader { return &S(p).RMPP }
+	rmppOf := func(types ...layers.RMPPType) func(p *Packet) bool {
+		return func(p *Packet) bool {
+			if !isSA(p) {
+				return false
+			}
+			for _, t := range types {
+				if R(p).Type == t {
+					return true
+				}
+			}
+			return false
+		}
+	}
+	always := func(p *Packet) bool { return isSA(p) }
+	// tshark names Data1 and Data2 after what they hold in a DATA
+	// segment (segment number, payload length) and an ACK (segment
+	// number, new window last); the other types keep the plain names.
+	data, ack, plain := rmppOf(layers.RMPPTypeData), rmppOf(layers.RMPPTypeAck),
+		func(p *Packet) bool { return isSA(p) && !rmppOf(layers.RMPPTypeData, layers.RMPPTypeAck)(p) }
+	dataOrAck := rmppOf(layers.RMPPTypeData, layers.RMPPTypeAck)
+	rmpp := func(name, title string, t FieldType, has func(p *Packet) bool, get func(r *layers.RMPPHeader) uint64) *Field {
+		return uintField("infiniband.rmpp."+name, title, t, BaseHex, func(p *Packet) (uint64, bool) {
+			if !has(p) {
+				return 0, false
+			}
+			return get(R(p)), true
+		})
+	}
 	return []*Field{
+		// The RMPP header opens the SA body; tshark titles its version
+		// "RMPP Type" too, and splits the third byte into nibbles where
+		// the IBTA has RRespTime (5 bits) and RMPPFlags (3).
+		nodeField("infiniband.rmpp", "RMPP (Reliable Multi-Packet Transaction Protocol)", func(p *Packet) ([]byte, bool) {
+			if !isSA(p) || len(S(p).Contents) < 12 {
+				return nil, false
+			}
+			return S(p).Contents[:12], true
+		}),
+		rmpp("rmppversion", "RMPP Type", FTUint8, always, func(r *layers.RMPPHeader) uint64 { return uint64(r.Version) }),
+		rmpp("rmpptype", "RMPP Type", FTUint8, always, func(r *layers.RMPPHeader) uint64 { return uint64(r.Type) }),
+		rmpp("rresptime", "R Resp Time", FTUint8, always, func(r *layers.RMPPHeader) uint64 { return uint64(r.RRespTime >> 1) }),
+		rmpp("rmppflags", "RMPP Flags", FTUint8, always, func(r *layers.RMPPHeader) uint64 { return uint64(r.RRespTime&1)<<3 | uint64(r.Flags) }),
+		rmpp("rmppstatus", "RMPP Status", FTUint8, always, func(r *layers.RMPPHeader) uint64 { return uint64(r.Status) }),
+		rmpp("data1", "RMPP Data 1", FTUint32, plain, func(r *layers.RMPPHeader) uint64 { return uint64(r.Data1) }),
+		rmpp("data2", "RMPP Data 2", FTUint32, plain, func(r *layers.RMPPHeader) uint64 { return uint64(r.Data2) }),
+		rmpp("segmentnumber", "Segment Number", FTUint32, dataOrAck, func(r *layers.RMPPHeader) uint64 { return uint64(r.SegmentNumber()) }),
+		rmpp("payloadlength", "Payload Length", FTUint32, data, func(r *layers.RMPPHeader) uint64 { return uint64(r.PayloadLength()) }),
+		// A DATA segment's bytes after the RMPP header: the SA header and data.
+		bytesField("infiniband.rmpp.transferreddata", "Transferred Data", FTBytes, func(p *Packet) ([]byte, bool) {
+			if !data(p) || len(S(p).Contents) <= 12 {
+				return nil, false
+			}
+			return S(p).Contents[12:], true
+		}),
+		rmpp("newwindowlast", "New Window Last", FTUint32, ack, func(r *layers.RMPPHeader) uint64 { return uint64(r.NewWindowLast()) }),
 		node,
 		sa("infiniband.sa.smkey", "SM_Key (Verification Key)", FTUint64, func(s *layers.SA) uint64 { return s.SMKey }),
 		sa("infiniband.sa.attributeoffset", "Attribute Offset", FTUint16, func(s *layers.SA) uint64 { return uint64(s.AttributeOffset) }),

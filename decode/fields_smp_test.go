@@ -7,6 +7,10 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ibwire/ibwire/capture"
+	"github.com/ibwire/ibwire/decode"
 )
 
 // mgmtCase is a frame and tshark's values of some of its fields.
@@ -126,6 +130,8 @@ func TestMgmtFieldsAsTshark(t *testing.T) {
 			"infiniband.smplid.smpdata":          seqHex(0x41, 64), "infiniband.nodeinfo.baseversion": "0x41",
 		}},
 		{"SubnAdmGetResp(PathRecord)", mgmt, 10, map[string]string{
+			"infiniband.rmpp": strings.Repeat("00", 12), "infiniband.rmpp.rmpptype": "0x00", "infiniband.rmpp.data2": "0x00000000",
+			"infiniband.rmpp.segmentnumber": "", "infiniband.rmpp.transferreddata": "",
 			"infiniband.sa.smkey": "0x0000000000000001", "infiniband.sa.attributeoffset": "0x0008",
 			"infiniband.sa.componentmask": "0x000000000000340c", "infiniband.sa.subnetadmindata": "",
 			"infiniband.pathrecord.dgid": "3a3b:3c3d:3e3f:4041:4243:4445:4647:4849",
@@ -153,6 +159,15 @@ func TestMgmtFieldsAsTshark(t *testing.T) {
 			"infiniband.mcmemberrecord.hoplimit": "0xc1", "infiniband.mcmemberrecord.scope": "0x0c",
 			"infiniband.mcmemberrecord.joinstate": "0x02", "infiniband.mcmemberrecord.proxyjoin": "0x01",
 			"infiniband.pathrecord.dgid": "", "infiniband.sa.subnetadmindata": "",
+		}},
+		{"SubnAdmGetTableResp(PathRecord) as one RMPP DATA segment", mgmt, 27, map[string]string{
+			"infiniband.rmpp":             "0101af000000000100000054",
+			"infiniband.rmpp.rmppversion": "0x01", "infiniband.rmpp.rmpptype": "0x01",
+			"infiniband.rmpp.rresptime": "0x0a", "infiniband.rmpp.rmppflags": "0x0f", "infiniband.rmpp.rmppstatus": "0x00",
+			"infiniband.rmpp.data1": "", "infiniband.rmpp.data2": "",
+			"infiniband.rmpp.segmentnumber": "0x00000001", "infiniband.rmpp.payloadlength": "0x00000054",
+			"infiniband.rmpp.transferreddata": "0000000000000000000800000000000000000000" + seqHex(0x11, 64) + strings.Repeat("00", 136),
+			"infiniband.pathrecord.dlid":      "0x393a",
 		}},
 		{"PerfGetResp(PortCounters)", mgmt, 12, map[string]string{
 			"infiniband.portcounters.portselect": "0x53", "infiniband.portcounters.counterselect": "0x5455",
@@ -258,4 +273,32 @@ func byteList(first byte, n int) string {
 		vs[i] = "0x" + seqHex(first+byte(i), 1)
 	}
 	return strings.Join(vs, ",")
+}
+
+// TestEveryFieldOnMgmtFrames asks every registered field of every frame of
+// captures with and without MADs: a getter must report absence, not
+// panic, whatever the packet (infiniband.rmpp.transferreddata once sliced
+// the SA body of packets that had none).
+func TestEveryFieldOnMgmtFrames(t *testing.T) {
+	for _, file := range []string{"../pcaps/mgmt_smp_sa_perf.pcap", "../pcaps/cm_reject.pcap", "../pcaps/rc_send.pcap"} {
+		r, err := capture.Open(file)
+		require.NoError(t, err)
+		d := decode.NewDecoder(decode.Options{})
+		var rec capture.Packet
+		frames := 0
+		for r.NextInto(&rec) == nil {
+			p := d.Decode(rec)
+			frames++
+			for _, f := range decode.Fields() {
+				var v decode.Value
+				assert.NotPanics(t, func() {
+					for i := 0; i < 100 && f.GetOccurrence(p, i, &v); i++ {
+						_ = f.String(&v)
+					}
+				}, "%s frame %d %s", file, rec.Number, f.Name)
+			}
+		}
+		r.Close()
+		assert.NotZero(t, frames, file)
+	}
 }

@@ -62,7 +62,7 @@ func specs() []spec {
 		spec{"cm_sidr_ud", "SIDR_REQ/SIDR_REP resolving a UD service, then UD SENDs to the QPN and Q_Key it gave", cmSIDR},
 		spec{"ud_send", "UD SEND ONLY and with immediate (DETH Q_Key 0x11111111); the third packet lost", udSend},
 		spec{"uc_send_write", "UC SEND and RDMA WRITE, no ACKs; a lost MIDDLE packet makes the responder drop that message", ucSendWrite},
-		spec{"mgmt_smp_sa_perf", "native IB management MADs: LID-routed SMPs (NodeInfo, PortInfo, SMInfo, NodeDescription), a directed-route SubnGet(NodeInfo) and its response, SA PathRecord and PerfMgt PortCounters requests and responses, a PortCountersExtended response, a SubnGetResp of every other SMP attribute tshark dissects (SwitchInfo ... LedInfo), then an SA SubnAdmSet(MCMemberRecord) and its response; the bodies are byte sequences, so every field has a distinct value", mgmtMADs},
+		spec{"mgmt_smp_sa_perf", "native IB management MADs: LID-routed SMPs (NodeInfo, PortInfo, SMInfo, NodeDescription), a directed-route SubnGet(NodeInfo) and its response, SA PathRecord and PerfMgt PortCounters requests and responses, a PortCountersExtended response, a SubnGetResp of every other SMP attribute tshark dissects (SwitchInfo ... LedInfo), then an SA SubnAdmSet(MCMemberRecord) and its response, and a SubnAdmGetTableResp(PathRecord) sent as one RMPP DATA segment; the bodies are byte sequences, so every field has a distinct value", mgmtMADs},
 		spec{"broken_bad_icrc", "a SEND with a flipped payload bit and its old ICRC: the responder drops it and NAKs the next packet; go-back-N", broken(craft.RoCEv2, craft.BadICRC)},
 		spec{"broken_bad_vcrc", "native IB: a SEND whose VCRC has a flipped bit: dropped on the link, NAK, go-back-N", broken(craft.IB, craft.BadVCRC)},
 		spec{"broken_truncated", "a SEND cut 6 bytes short (its ICRC missing, the IP and UDP lengths say more): dropped, NAK, go-back-N", broken(craft.RoCEv2, craft.Truncated)},
@@ -476,5 +476,12 @@ func mgmtMADs() (craft.Encap, craft.Trace, []string, error) {
 		copy(m.SA.Data, seq(layers.MCMemberRecordLength, 0x91+byte(i)))
 		send(from, 1, m, "SA "+[]string{"SubnAdmSet", "SubnAdmGetResp"}[i]+"(MCMemberRecord)")
 	}
+	m = layers.NewMAD(layers.MgmtClassSubnAdm, layers.MethodGetTableResp, uint16(layers.SAAttrPathRecord), 0x3002)
+	m.SA.RMPP = layers.RMPPHeader{Version: 1, Type: layers.RMPPTypeData, RRespTime: 0x15,
+		Flags: layers.RMPPFlagActive | layers.RMPPFlagFirst | layers.RMPPFlagLast, Data1: 1, Data2: 20 + layers.PathRecordLength}
+	m.SA.AttributeOffset = layers.PathRecordLength / 8
+	m.SA.Data = make([]byte, layers.SADataLength)
+	copy(m.SA.Data, seq(layers.PathRecordLength, 0x11))
+	send(craft.Responder, 1, m, "SA SubnAdmGetTableResp(PathRecord), one RMPP DATA segment")
 	return craft.IB, tr, nil, err
 }
