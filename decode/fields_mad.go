@@ -6,7 +6,7 @@ import "github.com/ibwire/ibwire/layers"
 func madFields() []*Field {
 	mad := func(p *Packet) bool { return p.has&hasMAD != 0 }
 	M := func(p *Packet) *layers.MAD { return &p.Headers.MAD }
-	return append([]*Field{
+	fs := append([]*Field{
 		nodeField("infiniband.mad", "MAD (Management Datagram) Common Header", madBytes),
 		uintField("infiniband.mad.baseversion", "Base Version", FTUint8, BaseHex, func(p *Packet) (uint64, bool) { return uint64(M(p).BaseVersion), mad(p) }),
 		uintField("infiniband.mad.mgmtclass", "Management Class", FTUint8, BaseHex, func(p *Packet) (uint64, bool) { return uint64(M(p).MgmtClass), mad(p) }),
@@ -21,7 +21,11 @@ func madFields() []*Field {
 			d := M(p).Payload
 			return d[:min(len(d), layers.MADDataLength)], mad(p) && len(d) > 0
 		}),
-	}, cmFields()...)
+	}, smpHeaderFields()...)
+	cm := cmFields()
+	smpDataOccurrences(cm)
+	fs = append(append(fs, cm...), smpBodyFields()...)
+	return append(append(fs, saFields()...), perfMgtFields()...)
 }
 
 // madBytes is the whole MAD, header and data, as tshark's infiniband.mad

@@ -399,3 +399,57 @@ func (p *PathRecord) MarshalTo(d []byte) error {
 	copy(d[58:64], p.Reserved58)
 	return nil
 }
+
+// MCMemberRecordLength is the size of an MCMemberRecord.
+const MCMemberRecordLength = 52
+
+// MCMemberRecord is a multicast group membership (IBTA Vol 1 §15.2.5.17).
+//
+//	byte 0 MGID (16), 16 PortGID (16), 32 Q_Key (4), 36 MLID,
+//	38 MTUSelector(2)/MTU(6), 39 TClass, 40 P_Key, 42 RateSelector(2)/Rate(6),
+//	43 PacketLifeTimeSelector(2)/PacketLifeTime(6),
+//	44 SL(4)/FlowLabel(20)/HopLimit(8), 48 Scope(4)/JoinState(4),
+//	49 ProxyJoin(1)/reserved(23)
+type MCMemberRecord struct {
+	MGID                   net.IP
+	PortGID                net.IP
+	QKey                   uint32
+	MLID                   uint16
+	MTUSelector            PathSelector
+	MTU                    PathMTU
+	TClass                 uint8
+	PKey                   uint16
+	RateSelector           PathSelector
+	Rate                   StaticRate
+	PacketLifeTimeSelector PathSelector
+	PacketLifeTime         uint8 // 6 bits
+	SL                     uint8 // 4 bits
+	FlowLabel              uint32
+	HopLimit               uint8
+	Scope                  uint8 // 4 bits
+	JoinState              uint8 // 4 bits: full, non, send-only non member ...
+	ProxyJoin              bool
+}
+
+// DecodeMCMemberRecord decodes an MCMemberRecord from the first 52 bytes of d.
+func DecodeMCMemberRecord(d []byte) MCMemberRecord {
+	_ = d[MCMemberRecordLength-1]
+	be := binary.BigEndian
+	w := be.Uint32(d[44:48])
+	return MCMemberRecord{
+		MGID: net.IP(d[0:16:16]), PortGID: net.IP(d[16:32:32]), QKey: be.Uint32(d[32:36]), MLID: be.Uint16(d[36:38]),
+		MTUSelector: PathSelector(d[38] >> 6), MTU: PathMTU(d[38] & 0x3F), TClass: d[39], PKey: be.Uint16(d[40:42]),
+		RateSelector: PathSelector(d[42] >> 6), Rate: StaticRate(d[42] & 0x3F),
+		PacketLifeTimeSelector: PathSelector(d[43] >> 6), PacketLifeTime: d[43] & 0x3F,
+		SL: uint8(w >> 28), FlowLabel: w >> 8 & 0xFFFFF, HopLimit: uint8(w),
+		Scope: d[48] >> 4, JoinState: d[48] & 0xF, ProxyJoin: d[49]&0x80 != 0,
+	}
+}
+
+// MCMemberRecord returns the MCMemberRecord the SA data holds.
+func (s *SA) MCMemberRecord() (MCMemberRecord, bool) {
+	if s.AttributeID != SAAttrMCMemberRecord || len(s.Data) < MCMemberRecordLength {
+		return MCMemberRecord{}, false
+	}
+	return DecodeMCMemberRecord(s.Data), true
+}

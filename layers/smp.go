@@ -536,3 +536,118 @@ func (s SMInfo) MarshalTo(d SMPData) {
 	binary.BigEndian.PutUint32(d[16:20], s.ActCount)
 	d[20] = s.Priority<<4 | uint8(s.SMState)&0xF
 }
+
+// SwitchInfo is the SwitchInfo attribute (IBTA Vol 1 §14.2.5.4).
+//
+//	byte 0 LinearFDBCap, 2 RandomFDBCap, 4 MulticastFDBCap, 6 LinearFDBTop,
+//	8 DefaultPort, 9 DefaultMulticastPrimaryPort, 10 DefaultMulticastNotPrimaryPort,
+//	11 LifeTimeValue(5)/PortStateChange(1)/OptimizedSLtoVLMappingProgramming(2),
+//	12 LIDsPerPort, 14 PartitionEnforcementCap,
+//	16 InboundEnforcementCap(1)/OutboundEnforcementCap(1)/FilterRawInboundCap(1)/
+//	FilterRawOutboundCap(1)/EnhancedPortZero(1)/reserved(3)
+type SwitchInfo struct {
+	LinearFDBCap, RandomFDBCap, MulticastFDBCap, LinearFDBTop uint16
+	DefaultPort                                               uint8
+	DefaultMulticastPrimaryPort                               uint8
+	DefaultMulticastNotPrimaryPort                            uint8
+	LifeTimeValue                                             uint8 // 5 bits
+	PortStateChange                                           bool
+	OptimizedSLtoVLMappingProgramming                         uint8 // 2 bits
+	LIDsPerPort                                               uint16
+	PartitionEnforcementCap                                   uint16
+	InboundEnforcementCap, OutboundEnforcementCap             bool
+	FilterRawInboundCap, FilterRawOutboundCap                 bool
+	EnhancedPortZero                                          bool
+}
+
+// SwitchInfo decodes the data as a SwitchInfo attribute.
+func (d SMPData) SwitchInfo() SwitchInfo {
+	_ = d[16]
+	be := binary.BigEndian
+	return SwitchInfo{
+		LinearFDBCap: be.Uint16(d[0:2]), RandomFDBCap: be.Uint16(d[2:4]), MulticastFDBCap: be.Uint16(d[4:6]),
+		LinearFDBTop: be.Uint16(d[6:8]), DefaultPort: d[8], DefaultMulticastPrimaryPort: d[9],
+		DefaultMulticastNotPrimaryPort: d[10], LifeTimeValue: d[11] >> 3, PortStateChange: d[11]&4 != 0,
+		OptimizedSLtoVLMappingProgramming: d[11] & 3, LIDsPerPort: be.Uint16(d[12:14]),
+		PartitionEnforcementCap: be.Uint16(d[14:16]),
+		InboundEnforcementCap:   d[16]&0x80 != 0, OutboundEnforcementCap: d[16]&0x40 != 0,
+		FilterRawInboundCap: d[16]&0x20 != 0, FilterRawOutboundCap: d[16]&0x10 != 0, EnhancedPortZero: d[16]&0x08 != 0,
+	}
+}
+
+// The table attributes: one block of entries per SMP, the attribute
+// modifier saying which block (IBTA Vol 1 §14.2.5.5-§14.2.5.11). Entry i
+// of a block is read with these accessors; i must be below the count.
+const (
+	GUIDBlockEntries    = 8  // GUIDInfo: 8 GUIDs of 8 bytes
+	PKeyBlockEntries    = 32 // P_KeyTable: 32 P_Keys of 2 bytes
+	SLtoVLEntries       = 16 // SLtoVLMappingTable: 16 VLs of 4 bits
+	VLArbEntries        = 32 // VLArbitrationTable: 32 VL/weight pairs
+	LinearFDBEntries    = 64 // LinearForwardingTable: 64 ports
+	RandomFDBEntries    = 16 // RandomForwardingTable: 16 entries of 4 bytes
+	MulticastFDBEntries = 32 // MulticastForwardingTable: 32 port masks of 2 bytes
+)
+
+// GUID returns entry i of a GUIDInfo block.
+func (d SMPData) GUID(i int) uint64 { return binary.BigEndian.Uint64(d[8*i:]) }
+
+// PKey returns entry i of a P_KeyTable block: the membership bit (full
+// member) and the 15-bit base.
+func (d SMPData) PKey(i int) (full bool, base uint16) {
+	p := binary.BigEndian.Uint16(d[2*i:])
+	return p&0x8000 != 0, p & 0x7FFF
+}
+
+// SLtoVL returns the VL that SL sl maps to (SLtoVLMappingTable).
+func (d SMPData) SLtoVL(sl int) uint8 {
+	if sl%2 == 0 {
+		return d[sl/2] >> 4
+	}
+	return d[sl/2] & 0xF
+}
+
+// VLArb returns entry i of a VLArbitrationTable block: its VL (4 bits) and weight.
+func (d SMPData) VLArb(i int) (vl, weight uint8) { return d[2*i] & 0xF, d[2*i+1] }
+
+// LinearFDBPort returns the port of LID block*64+i (LinearForwardingTable).
+func (d SMPData) LinearFDBPort(i int) uint8 { return d[i] }
+
+// RandomFDBEntry is an entry of a RandomForwardingTable block.
+type RandomFDBEntry struct {
+	LID   uint16
+	Valid bool
+	LMC   uint8 // 3 bits
+	Port  uint8
+}
+
+// RandomFDB returns entry i of a RandomForwardingTable block.
+func (d SMPData) RandomFDB(i int) RandomFDBEntry {
+	e := d[4*i : 4*i+4]
+	return RandomFDBEntry{LID: binary.BigEndian.Uint16(e), Valid: e[2]&0x80 != 0, LMC: e[2] >> 4 & 7, Port: e[3]}
+}
+
+// MulticastFDBPortMask returns entry i of a MulticastForwardingTable block.
+func (d SMPData) MulticastFDBPortMask(i int) uint16 { return binary.BigEndian.Uint16(d[2*i:]) }
+
+// LinkSpeedWidthPairs is the LinkSpeedWidthPairsTable attribute (IBTA Vol 1
+// §14.2.5.21): byte 0 NumTables, 1 PortMask (32), 33 the first pair's speed bits.
+type LinkSpeedWidthPairs struct {
+	NumTables  uint8
+	PortMask   []byte
+	SpeedFlags uint8 // the byte after the port mask
+}
+
+// LinkSpeedWidthPairs decodes the data as a LinkSpeedWidthPairsTable.
+func (d SMPData) LinkSpeedWidthPairs() LinkSpeedWidthPairs {
+	_ = d[33]
+	return LinkSpeedWidthPairs{NumTables: d[0], PortMask: d[1:33:33], SpeedFlags: d[33]}
+}
+
+// VendorDiag decodes the data as a VendorDiag attribute: the index of the
+// next diagnostic block and this block's 62 bytes.
+func (d SMPData) VendorDiag() (nextIndex uint16, diagData []byte) {
+	return binary.BigEndian.Uint16(d[0:2]), d[2:64:64]
+}
+
+// LedMask reports the LedInfo attribute's LedMask bit.
+func (d SMPData) LedMask() bool { return d[0]&0x80 != 0 }

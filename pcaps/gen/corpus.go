@@ -62,6 +62,7 @@ func specs() []spec {
 		spec{"cm_sidr_ud", "SIDR_REQ/SIDR_REP resolving a UD service, then UD SENDs to the QPN and Q_Key it gave", cmSIDR},
 		spec{"ud_send", "UD SEND ONLY and with immediate (DETH Q_Key 0x11111111); the third packet lost", udSend},
 		spec{"uc_send_write", "UC SEND and RDMA WRITE, no ACKs; a lost MIDDLE packet makes the responder drop that message", ucSendWrite},
+		spec{"mgmt_smp_sa_perf", "native IB management MADs: LID-routed SMPs (NodeInfo, PortInfo, SMInfo, NodeDescription), a directed-route SubnGet(NodeInfo) and its response, SA PathRecord and PerfMgt PortCounters requests and responses, a PortCountersExtended response, a SubnGetResp of every other SMP attribute tshark dissects (SwitchInfo ... LedInfo), then an SA SubnAdmSet(MCMemberRecord) and its response, and a SubnAdmGetTableResp(PathRecord) sent as one RMPP DATA segment; the bodies are byte sequences, so every field has a distinct value", mgmtMADs},
 		spec{"broken_bad_icrc", "a SEND with a flipped payload bit and its old ICRC: the responder drops it and NAKs the next packet; go-back-N", broken(craft.RoCEv2, craft.BadICRC)},
 		spec{"broken_bad_vcrc", "native IB: a SEND whose VCRC has a flipped bit: dropped on the link, NAK, go-back-N", broken(craft.IB, craft.BadVCRC)},
 		spec{"broken_truncated", "a SEND cut 6 bytes short (its ICRC missing, the IP and UDP lengths say more): dropped, NAK, go-back-N", broken(craft.RoCEv2, craft.Truncated)},
@@ -368,4 +369,119 @@ func brokenWrongPad() (craft.Encap, craft.Trace, []string, error) {
 func brokenERF() (craft.Encap, craft.Trace, []string, error) {
 	return run(craft.Config{Encap: craft.ERF}, brokenOps(), craft.Faults{Corrupt: []craft.Corrupt{
 		{Frame: 1, Kind: craft.BadICRC}, {Frame: 3, Kind: craft.BadVCRC}, {Frame: 4, Kind: craft.Truncated}}})
+}
+
+// mgmtMADs is native IB subnet management and performance traffic, the MAD
+// classes a RoCE capture rarely holds: LID-routed SMPs (NodeInfo, PortInfo,
+// SMInfo, NodeDescription) to QP0, a directed-route SubnGet(NodeInfo) and
+// its response with their paths, an SA SubnAdmGet(PathRecord) and its
+// response, a PerfGet(PortCounters) and its response and a
+// PerfGetResp(PortCountersExtended) to QP1, a SubnGetResp of each other
+// SMP attribute tshark dissects, then an SA MCMemberRecord join and its
+// response. Each body
+// is laid out at its IBTA offsets with every byte distinct from zero where
+// the field allows, so a field read at the wrong offset shows.
+func mgmtMADs() (craft.Encap, craft.Trace, []string, error) {
+	b, err := craft.NewBuilder(craft.Config{Encap: craft.IB, Service: layers.ServiceUD})
+	if err != nil {
+		return craft.IB, craft.Trace{}, nil, err
+	}
+	udSend, _ := layers.OpcodeFor(layers.ServiceUD, layers.OpSend, layers.PosOnly, false, false)
+	var tr craft.Trace
+	t := craft.DefaultStart
+	psn := [2]layers.PSN{}
+	send := func(from craft.Side, qp uint32, m *layers.MAD, note string) {
+		if err != nil {
+			return
+		}
+		var payload []byte
+		if payload, err = m.Bytes(); err != nil {
+			return
+		}
+		qkey := uint32(layers.GSIQKey)
+		if qp == 0 {
+			qkey = 0
+		}
+		var f craft.Frame
+		f, err = b.Build(craft.Packet{From: from, Payload: payload, BTH: layers.BTH{Opcode: udSend, PKey: 0xFFFF, DestQP: qp,
+			PSN: psn[from], DETH: layers.DETH{QKey: qkey, SrcQP: qp}}}, t)
+		psn[from] = psn[from].Add(1)
+		t = t.Add(50 * time.Microsecond)
+		f.Info.Note = note
+		tr.Frames = append(tr.Frames, f)
+	}
+	seq := func(n int, first byte) []byte {
+		d := make([]byte, n)
+		for i := range d {
+			d[i] = first + byte(i)
+		}
+		return d
+	}
+	smp := func(method layers.MADMethod, a layers.SMPAttribute, mod uint32, data []byte) *layers.MAD {
+		m := layers.NewMAD(layers.MgmtClassSubnLID, method, uint16(a), 0x1000+uint64(a))
+		m.AttributeModifier = mod
+		m.SMP.MKey = 0x0102030405060708
+		m.SMP.Data = data
+		return m
+	}
+	nodeDesc := make([]byte, layers.SMPDataLength)
+	copy(nodeDesc, "ibwire-sw01 HCA-1")
+	send(craft.Requester, 0, smp(layers.MethodGet, layers.SMPAttrNodeInfo, 0, nil), "SubnGet(NodeInfo)")
+	send(craft.Responder, 0, smp(layers.MethodGetResp, layers.SMPAttrNodeInfo, 0, seq(layers.SMPDataLength, 0x11)), "SubnGetResp(NodeInfo)")
+	send(craft.Requester, 0, smp(layers.MethodGet, layers.SMPAttrPortInfo, 1, nil), "SubnGet(PortInfo) port 1")
+	send(craft.Responder, 0, smp(layers.MethodGetResp, layers.SMPAttrPortInfo, 1, seq(layers.SMPDataLength, 0x81)), "SubnGetResp(PortInfo) port 1")
+	send(craft.Responder, 0, smp(layers.MethodGetResp, layers.SMPAttrSMInfo, 0, seq(layers.SMPDataLength, 0x21)), "SubnGetResp(SMInfo)")
+	send(craft.Responder, 0, smp(layers.MethodGetResp, layers.SMPAttrNodeDescription, 0, nodeDesc), "SubnGetResp(NodeDescription)")
+	for i, from := range []craft.Side{craft.Requester, craft.Responder} {
+		method := []layers.MADMethod{layers.MethodGet, layers.MethodGetResp}[i]
+		m := layers.NewMAD(layers.MgmtClassSubnDirected, method, uint16(layers.SMPAttrNodeInfo), 0x2000)
+		m.Status = layers.DirectedRouteStatus(i == 1, 0)
+		m.ClassSpecific = layers.DirectedRouteClassSpecific(uint8(1+i), 2)
+		m.SMPDirected.MKey, m.SMPDirected.DrSLID, m.SMPDirected.DrDLID = 0x1122334455667788, 0xFFFF, 0xFFFF
+		m.SMPDirected.Data = seq(layers.SMPDataLength, 0x41)
+		m.SMPDirected.InitialPath = []byte{0, 3, 7}
+		m.SMPDirected.ReturnPath = []byte{0, 1, 5}
+		send(from, 0, m, "directed-route "+[]string{"SubnGet", "SubnGetResp"}[i]+"(NodeInfo), 2 hops")
+	}
+	for i, from := range []craft.Side{craft.Requester, craft.Responder} {
+		method := []layers.MADMethod{layers.MethodGet, layers.MethodGetResp}[i]
+		m := layers.NewMAD(layers.MgmtClassSubnAdm, method, uint16(layers.SAAttrPathRecord), 0x3000)
+		m.SA.SMKey, m.SA.AttributeOffset, m.SA.ComponentMask = 0x0000000000000001, 8, 0x340c
+		m.SA.Data = make([]byte, layers.SADataLength)
+		copy(m.SA.Data, seq(layers.PathRecordLength, 0x31+byte(i)))
+		send(from, 1, m, "SA "+[]string{"SubnAdmGet", "SubnAdmGetResp"}[i]+"(PathRecord)")
+	}
+	for i, from := range []craft.Side{craft.Requester, craft.Responder} {
+		method := []layers.MADMethod{layers.MethodGet, layers.MethodGetResp}[i]
+		m := layers.NewMAD(layers.MgmtClassPerf, method, uint16(layers.PerfAttrPortCounters), 0x4000)
+		m.PerfMgt.Data = make([]byte, layers.PerfMgtDataLength)
+		copy(m.PerfMgt.Data, seq(layers.PortCountersLength, 0x51+byte(i)))
+		send(from, 1, m, "PerfMgt "+[]string{"PerfGet", "PerfGetResp"}[i]+"(PortCounters)")
+	}
+	m := layers.NewMAD(layers.MgmtClassPerf, layers.MethodGetResp, uint16(layers.PerfAttrPortCountersExtended), 0x4001)
+	m.PerfMgt.Data = make([]byte, layers.PerfMgtDataLength)
+	copy(m.PerfMgt.Data, seq(layers.PortCountersExtendedLength, 0x61))
+	send(craft.Responder, 1, m, "PerfMgt PerfGetResp(PortCountersExtended)")
+	for _, a := range []layers.SMPAttribute{layers.SMPAttrSwitchInfo, layers.SMPAttrGUIDInfo, layers.SMPAttrPKeyTable,
+		layers.SMPAttrSLtoVLMappingTable, layers.SMPAttrVLArbitrationTable, layers.SMPAttrLinearFDB,
+		layers.SMPAttrRandomFDB, layers.SMPAttrMulticastFDB, layers.SMPAttrLinkSpeedWidthPairsTable,
+		layers.SMPAttrVendorDiag, layers.SMPAttrLedInfo} {
+		send(craft.Responder, 0, smp(layers.MethodGetResp, a, 0, seq(layers.SMPDataLength, 0x81)), "SubnGetResp("+a.String()+")")
+	}
+	for i, from := range []craft.Side{craft.Requester, craft.Responder} {
+		method := []layers.MADMethod{layers.MethodSet, layers.MethodGetResp}[i]
+		m := layers.NewMAD(layers.MgmtClassSubnAdm, method, uint16(layers.SAAttrMCMemberRecord), 0x3001)
+		m.SA.ComponentMask = 0x130c7
+		m.SA.Data = make([]byte, layers.SADataLength)
+		copy(m.SA.Data, seq(layers.MCMemberRecordLength, 0x91+byte(i)))
+		send(from, 1, m, "SA "+[]string{"SubnAdmSet", "SubnAdmGetResp"}[i]+"(MCMemberRecord)")
+	}
+	m = layers.NewMAD(layers.MgmtClassSubnAdm, layers.MethodGetTableResp, uint16(layers.SAAttrPathRecord), 0x3002)
+	m.SA.RMPP = layers.RMPPHeader{Version: 1, Type: layers.RMPPTypeData, RRespTime: 0x15,
+		Flags: layers.RMPPFlagActive | layers.RMPPFlagFirst | layers.RMPPFlagLast, Data1: 1, Data2: 20 + layers.PathRecordLength}
+	m.SA.AttributeOffset = layers.PathRecordLength / 8
+	m.SA.Data = make([]byte, layers.SADataLength)
+	copy(m.SA.Data, seq(layers.PathRecordLength, 0x11))
+	send(craft.Responder, 1, m, "SA SubnAdmGetTableResp(PathRecord), one RMPP DATA segment")
+	return craft.IB, tr, nil, err
 }
