@@ -461,6 +461,11 @@ func TestFieldSpansAgreeWithProbing(t *testing.T) {
 				case computed[n.Field.Name]:
 					assert.True(t, now.Empty(), where)
 					continue
+				case unplacedMgmt(n.Field.Name) && now.Empty():
+					// Not placed yet: nothing highlighted rather than the
+					// wrong bytes (a byte value is placed by its slice and
+					// checked below).
+					continue
 				case n.Field.Type == decode.FTProtocol:
 					// Its header's bytes and its lines' (FuzzFieldSpans), and
 					// the probe's union of its lines', checked line by line.
@@ -587,4 +592,21 @@ func probeSpans(in decode.Input, nodes []output.TreeNode) []output.Span {
 		}
 	}
 	return spans
+}
+
+// unplacedMgmt names the lines of the SMP, SA, RMPP and PerfMgt bodies,
+// which the detail pane does not place on their bytes yet (the MAD header's
+// and the CM's it does): issue 19 goes on with them.
+func unplacedMgmt(name string) bool {
+	for _, p := range []string{"infiniband.smplid.", "infiniband.smpdirected.", "infiniband.sa.", "infiniband.rmpp.",
+		"infiniband.nodeinfo.", "infiniband.nodedescription.", "infiniband.portinfo.", "infiniband.switchinfo.",
+		"infiniband.sminfo.", "infiniband.pathrecord.", "infiniband.mcmemberrecord.", "infiniband.portcounters",
+		"infiniband.p_keytable.", "infiniband.randomforwardingtable.", "infiniband.linearforwardingtable.",
+		"infiniband.multicastforwardingtable.", "infiniband.linkspeedwidthpairstable.", "infiniband.vlarbitrationtable.",
+		"infiniband.sltovlmappingtable.", "infiniband.vendordiag.", "infiniband.ledinfo."} {
+		if strings.HasPrefix(name, p) {
+			return true
+		}
+	}
+	return false
 }
