@@ -164,14 +164,6 @@ func (a *Analyzer) pushOut(d *direction, r *reqState, p *Packet, b *layers.BTH, 
 			t.last, t.lastKnown = psn.Add(-1), true
 		}
 	}
-	o := outReq{first: psn, op: cls, frame: a.frame, t0: a.now, nextResp: psn}
-	if !open {
-		o.last, o.lastKnown = psn.Add(span-1), !r.spanPending || r.spanPSN != psn
-	}
-	if cls == OpClassRead {
-		o.length, o.lengthUnknown = b.RETH.DMALength, !b.HasETH(layers.HdrRETH)
-		o.startAt = true
-	}
 	if start {
 		p.Analysis.Info |= InfoMessageStart
 	}
@@ -179,7 +171,19 @@ func (a *Analyzer) pushOut(d *direction, r *reqState, p *Packet, b *layers.BTH, 
 		// UC: nothing answers.
 		return nil
 	}
-	return r.push(o)
+	// The request is written where it will live: this runs for every
+	// request message, and building it aside and copying it in cost the
+	// analysis several percent.
+	o := r.push()
+	*o = outReq{first: psn, op: cls, frame: a.frame, t0: a.now, nextResp: psn}
+	if !open {
+		o.last, o.lastKnown = psn.Add(span-1), !r.spanPending || r.spanPSN != psn
+	}
+	if cls == OpClassRead {
+		o.length, o.lengthUnknown = b.RETH.DMALength, !b.HasETH(layers.HdrRETH)
+		o.startAt = true
+	}
+	return o
 }
 
 // lastOf records that the message in progress ends at psn.

@@ -375,14 +375,14 @@ func mtuFor(n uint32, span int) int {
 	return 0
 }
 
-// push adds an outstanding request, forgetting the oldest when full.
-func (r *reqState) push(o outReq) *outReq {
+// push makes room for an outstanding request, forgetting the oldest when
+// full, and returns its slot for the caller to fill.
+func (r *reqState) push() *outReq {
 	if r.outLen == outRingSize {
 		r.outHead = (r.outHead + 1) & (outRingSize - 1)
 		r.outLen--
 	}
 	i := (r.outHead + r.outLen) & (outRingSize - 1)
-	r.out[i] = o
 	r.outLen++
 	return &r.out[i]
 }
