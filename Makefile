@@ -32,7 +32,7 @@ fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \
 		pkg=$${t%%:*}; name=$${t##*:}; \
 		echo "== $$pkg $$name ($(FUZZTIME))"; \
-		go test $$pkg -run '^$$' -fuzz "^$$name$$" -fuzztime $(FUZZTIME); \
+		.ci/fuzz-one.sh $$pkg $$name $(FUZZTIME); \
 	done
 
 bench:
