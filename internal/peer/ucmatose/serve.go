@@ -87,13 +87,7 @@ func (s *cmServer) accept(ctx context.Context, l *endpoint.CMListener) {
 			return
 		}
 		r := c.Request()
-		s.mu.Lock()
-		full := s.nest >= s.cfg.MaxConns
-		if !full {
-			s.held++
-		}
-		s.mu.Unlock()
-		if full {
+		if !s.count(&s.held) {
 			s.log.Printf("connection requests refused", "ibpeer serve: refused the connection request of %v (QPN %#06x): %d connections held (--max-conns %d)",
 				r.Remote, r.RemoteQPN, s.cfg.MaxConns, s.cfg.MaxConns)
 			_ = c.Reject(nil)
@@ -119,13 +113,7 @@ func (s *cmServer) accept(ctx context.Context, l *endpoint.CMListener) {
 				return
 			}
 			n.conn = c
-			s.mu.Lock()
-			full := s.nest >= s.cfg.MaxConns
-			if !full {
-				s.nest++
-			}
-			s.mu.Unlock()
-			if full {
+			if !s.count(&s.nest) {
 				s.log.Printf("connection requests refused", "ibpeer serve: disconnected %v (QPN %#06x) once established: %d connections held (--max-conns %d)",
 					r.Remote, r.RemoteQPN, s.cfg.MaxConns, s.cfg.MaxConns)
 				_ = c.Disconnect(ctx)
@@ -142,6 +130,20 @@ func (s *cmServer) accept(ctx context.Context, l *endpoint.CMListener) {
 }
 
 // drop destroys a node and forgets it.
+// count adds one to counter (held or nest) while fewer than --max-conns
+// connections are established, and says whether it did: a request is
+// refused, or an accepted connection closed, only when the established
+// ones fill the bound.
+func (s *cmServer) count(counter *int) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.nest >= s.cfg.MaxConns {
+		return false
+	}
+	*counter++
+	return true
+}
+
 func (s *cmServer) drop(n *node, established bool) {
 	if n != nil {
 		n.destroy()
