@@ -8,9 +8,6 @@ import (
 	"github.com/ibwire/ibwire/layers"
 )
 
-// EthernetTypeRoCEv1 is the ethertype of RoCEv1 (IBTA Annex A16).
-const EthernetTypeRoCEv1 = 0x8915
-
 // asm assembles a classic BPF program whose jumps name labels, because
 // hand-counted skip offsets break silently when an instruction is added.
 type asm struct {
@@ -50,12 +47,12 @@ func (a *asm) assemble() []bpf.RawInstruction {
 var roceProgram = func() []bpf.RawInstruction {
 	a := &asm{labels: map[string]int{}, jumps: map[int][2]string{}}
 	a.op(bpf.LoadAbsolute{Off: 12, Size: 2}) // ethertype
-	a.jeq(EthernetTypeRoCEv1, "accept", "")
+	a.jeq(uint32(layers.EthernetTypeRoCEv1), "accept", "")
 	a.jeq(0x0800, "ip4-0", "")
 	a.jeq(0x86dd, "ip6-0", "")
 	a.jeq(0x8100, "", "reject")
 	a.op(bpf.LoadAbsolute{Off: 16, Size: 2}) // ethertype after one 802.1Q tag
-	a.jeq(EthernetTypeRoCEv1, "accept", "")
+	a.jeq(uint32(layers.EthernetTypeRoCEv1), "accept", "")
 	a.jeq(0x0800, "ip4-4", "")
 	a.jeq(0x86dd, "ip6-4", "reject")
 	for _, vlan := range []uint32{0, 4} {

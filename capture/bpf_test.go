@@ -9,6 +9,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"golang.org/x/net/bpf"
+
+	"github.com/ibwire/ibwire/layers"
 )
 
 func build(t *testing.T, ls ...gopacket.SerializableLayer) []byte {
@@ -36,7 +38,7 @@ func TestMatchRoCE(t *testing.T) {
 	withOptions.Options = []gplayers.IPv4Option{{OptionType: 0x94, OptionLength: 4, OptionData: []byte{0, 0}}} // router alert: IHL 6
 	fragment := ip4(gplayers.IPProtocolUDP)
 	fragment.FragOffset = 185 // a later fragment whose data happens to hold 4791 where ports would be
-	const dot1q, roce1 = gplayers.EthernetTypeDot1Q, gplayers.EthernetType(EthernetTypeRoCEv1)
+	const dot1q, roce1 = gplayers.EthernetTypeDot1Q, layers.EthernetTypeRoCEv1
 	v4, v6, udpP, tcpP := gplayers.EthernetTypeIPv4, gplayers.EthernetTypeIPv6, gplayers.IPProtocolUDP, gplayers.IPProtocolTCP
 
 	for _, tc := range []struct {

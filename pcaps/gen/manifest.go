@@ -84,7 +84,7 @@ func icrcCheck(lt layers.LinkType, fr []byte, c *pyCounts) {
 			icrc(layers.EncapRoCEv2IPv4, clip(l3, int(be.Uint16(l3[2:4]))))
 		case 0x86DD:
 			icrc(layers.EncapRoCEv2IPv6, clip(l3, 40+int(be.Uint16(l3[4:6]))))
-		case 0x8915:
+		case uint16(layers.EthernetTypeRoCEv1):
 			icrc(layers.EncapRoCEv1, clip(l3, 40+int(be.Uint16(l3[4:6]))))
 		}
 		return
