@@ -75,12 +75,13 @@ func saFields() []*Field {
 		f.parent = saNode
 		return f
 	}
-	mgid := func(name, title string, get func(d []byte) []byte) *Field {
+	mgid := func(name, title string, get func(r *layers.MCMemberRecord) []byte) *Field {
 		f := bytesField("infiniband.mcmemberrecord."+name, title, FTIPv6, func(p *Packet) ([]byte, bool) {
 			if !isMC(p) {
 				return nil, false
 			}
-			return get(S(p).Data), true
+			r := layers.DecodeMCMemberRecord(S(p).Data)
+			return get(&r), true
 		})
 		f.parent = saNode
 		return f
@@ -100,12 +101,13 @@ func saFields() []*Field {
 		f.parent = saNode
 		return f
 	}
-	gid := func(name, title string, get func(d []byte) []byte) *Field {
+	gid := func(name, title string, get func(r *layers.PathRecord) []byte) *Field {
 		f := bytesField("infiniband.pathrecord."+name, title, FTIPv6, func(p *Packet) ([]byte, bool) {
 			if !isPR(p) {
 				return nil, false
 			}
-			return get(S(p).Data), true
+			r := layers.DecodePathRecord(S(p).Data)
+			return get(&r), true
 		})
 		f.parent = saNode
 		return f
@@ -171,8 +173,8 @@ func saFields() []*Field {
 		sa("infiniband.sa.attributeoffset", "Attribute Offset", FTUint16, func(s *layers.SA) uint64 { return uint64(s.AttributeOffset) }),
 		sa("infiniband.sa.componentmask", "Component Mask", FTUint64, func(s *layers.SA) uint64 { return s.ComponentMask }),
 		adminData,
-		gid("dgid", "DGID", func(d []byte) []byte { return d[8:24] }),
-		gid("sgid", "SGID", func(d []byte) []byte { return d[24:40] }),
+		gid("dgid", "DGID", func(r *layers.PathRecord) []byte { return r.DGID }),
+		gid("sgid", "SGID", func(r *layers.PathRecord) []byte { return r.SGID }),
 		pr("dlid", "DLID", FTUint16, func(r *layers.PathRecord) uint64 { return uint64(r.DLID) }),
 		pr("slid", "SLID", FTUint16, func(r *layers.PathRecord) uint64 { return uint64(r.SLID) }),
 		pr("rawtraffic", "RawTraffic", FTUint8, func(r *layers.PathRecord) uint64 { return b2u(r.RawTraffic) }),
@@ -191,8 +193,8 @@ func saFields() []*Field {
 		pr("packetlifetime", "PacketLifeTime", FTUint8, func(r *layers.PathRecord) uint64 { return uint64(r.PacketLifeTime) }),
 		pr("preference", "Preference", FTUint8, func(r *layers.PathRecord) uint64 { return uint64(r.Preference) }),
 
-		mgid("mgid", "MGID", func(d []byte) []byte { return d[0:16] }),
-		mgid("portgid", "PortGID", func(d []byte) []byte { return d[16:32] }),
+		mgid("mgid", "MGID", func(r *layers.MCMemberRecord) []byte { return r.MGID }),
+		mgid("portgid", "PortGID", func(r *layers.MCMemberRecord) []byte { return r.PortGID }),
 		mc("q_key", "Q_Key", FTUint32, func(r *layers.MCMemberRecord) uint64 { return uint64(r.QKey) }),
 		mc("mlid", "MLID", FTUint16, func(r *layers.MCMemberRecord) uint64 { return uint64(r.MLID) }),
 		mc("mtuselector", "MTUSelector", FTUint8, func(r *layers.MCMemberRecord) uint64 { return uint64(r.MTUSelector) }),

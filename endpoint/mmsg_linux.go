@@ -142,7 +142,7 @@ func (s *mmsgSocket) readBatch(dgs []Datagram, b *mmsgBatch, prepare func(i int,
 	for i := range b.count {
 		p := dgs[i].Payload[:cap(dgs[i].Payload)]
 		if len(p) < minRoCEDatagram {
-			return 0, fmt.Errorf("endpoint: %s read: datagram %d has a %d-byte buffer, want %d", s.kind, i, len(p), MaxDatagram)
+			return 0, fmt.Errorf("endpoint: %s read: datagram %d has a %d-byte buffer, want at least %d", s.kind, i, len(p), minRoCEDatagram)
 		}
 		b.msgs[i].Hdr.Flags = 0
 		prepare(i, p[:min(len(p), MaxDatagram)])

@@ -32,8 +32,9 @@ var (
 	LayerTypePerfMgt      = gopacket.RegisterLayerType(1020, gopacket.LayerTypeMetadata{Name: "PerfMgt", Decoder: madClassOnlyInMAD})
 	LayerTypeCM           = gopacket.RegisterLayerType(1021, gopacket.LayerTypeMetadata{Name: "CM", Decoder: madClassOnlyInMAD})
 
-	// The Linux cooked-capture headers keep the numbers they had when the
-	// capture package held them.
+	// The Linux cooked-capture headers (tcpdump -i any) sit apart from the
+	// InfiniBand numbers, at 1900 and 1901; a layer type number never
+	// changes once given.
 	LayerTypeLinuxSLL  = gopacket.RegisterLayerType(1900, gopacket.LayerTypeMetadata{Name: "LinuxSLL", Decoder: gopacket.DecodeFunc(decodeLinuxSLL)})
 	LayerTypeLinuxSLL2 = gopacket.RegisterLayerType(1901, gopacket.LayerTypeMetadata{Name: "LinuxSLL2", Decoder: gopacket.DecodeFunc(decodeLinuxSLL2)})
 )

@@ -284,7 +284,10 @@ func (a SMPAttribute) String() string {
 }
 
 // SMPData is the 64-byte attribute data of an SMP. Its methods decode it as
-// one attribute or another, without checking which one the SMP names.
+// one attribute or another, without checking which one the SMP names. The
+// SMP layer always hands out all 64 bytes (a shorter SMP is malformed and
+// has no data); like indexing a slice, the table accessors panic on an
+// entry index past their table (GUIDBlockEntries and the like).
 type SMPData []byte
 
 func (d SMPData) nodeInfo(a SMPAttribute) (NodeInfo, bool) {

@@ -37,7 +37,7 @@ func (e *SyntaxError) Unwrap() error { return errSyntax }
 // most maxDigits digits (0 = no limit, as %x without a width). It returns
 // the value and the rest of s.
 func scanHex(s []byte, maxDigits int) (v uint64, rest []byte, ok bool) {
-	for len(s) > 0 && (s[0] == ' ' || s[0] >= '\t' && s[0] <= '\r') {
+	for len(s) > 0 && isSpace(s[0]) {
 		s = s[1:]
 	}
 	neg := false

@@ -102,13 +102,14 @@ func (j *job) connect(ctx context.Context, dev *endpoint.Device, c *bwConn) erro
 	if c.remote, err = setup.PingpongClient(tcp, local); err != nil {
 		return err
 	}
-	var msg [setup.ServeRegionSize]byte
-	if _, err := io.ReadFull(tcp, msg[:]); err != nil {
-		return fmt.Errorf("set-up with %v: reading the region message: %w (is the server ibpeer serve?)", j.To, err)
-	}
-	if c.region, err = setup.ParseServeRegion(msg[:]); err != nil {
+	region, ok, err := setup.ReadServeRegion(tcp)
+	switch {
+	case err != nil:
 		return fmt.Errorf("set-up with %v: %w", j.To, err)
+	case !ok:
+		return fmt.Errorf("set-up with %v: the server hung up after the pingpong exchange without a region message: it is not ibpeer serve", j.To)
 	}
+	c.region = region
 	tcp.SetDeadline(time.Time{})
 	if j.MTU != 0 && j.MTU != c.region.MTU {
 		return fmt.Errorf("--mtu %d: the server's QPs use MTU %d (its --mtu); both sides must use the same", j.MTU, c.region.MTU)
