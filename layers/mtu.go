@@ -1,5 +1,7 @@
 package layers
 
+import "fmt"
+
 // PathMTUOf returns the code of an IB MTU given in bytes (256, 512, 1024,
 // 2048 or 4096); false for any other size.
 func PathMTUOf(bytes int) (PathMTU, bool) {
@@ -9,6 +11,15 @@ func PathMTUOf(bytes int) (PathMTU, bool) {
 		}
 	}
 	return 0, false
+}
+
+// ParsePathMTU is PathMTUOf for a size a user or a peer gave: it says what
+// it wants when the size is not an IB MTU.
+func ParsePathMTU(bytes int) (PathMTU, error) {
+	if m, ok := PathMTUOf(bytes); ok {
+		return m, nil
+	}
+	return 0, fmt.Errorf("MTU %d: want 256, 512, 1024, 2048 or 4096", bytes)
 }
 
 // rxeMaxHeaderLength is what Linux rxe reserves below the netdev MTU for the

@@ -57,8 +57,8 @@ func ParseServeRegion(b []byte) (ServeRegion, error) {
 		v[i] = n
 	}
 	r := ServeRegion{RKey: uint32(v[0]), VA: v[1], Size: v[2], MTU: int(v[3]), RecvLen: uint32(v[4]), RecvCount: int(v[5])}
-	if _, ok := layers.PathMTUOf(r.MTU); !ok {
-		return ServeRegion{}, fmt.Errorf("region message: MTU %d: want 256, 512, 1024, 2048 or 4096", r.MTU)
+	if _, err := layers.ParsePathMTU(r.MTU); err != nil {
+		return ServeRegion{}, fmt.Errorf("region message: %w", err)
 	}
 	if r.Size == 0 || r.RecvCount == 0 || uint64(r.RecvLen)*uint64(r.RecvCount) > r.Size {
 		return ServeRegion{}, fmt.Errorf("region message: %d receive buffers of %d bytes do not fit a region of %d bytes", r.RecvCount, r.RecvLen, r.Size)

@@ -14,7 +14,7 @@ import (
 
 	"github.com/ibwire/ibwire/endpoint/wiretest"
 	"github.com/ibwire/ibwire/internal/peer/bw"
-	"github.com/ibwire/ibwire/internal/peer/device"
+	"github.com/ibwire/ibwire/layers"
 	"github.com/ibwire/ibwire/setup"
 )
 
@@ -170,7 +170,7 @@ func runBW(op string, args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	if j.MTU != 0 {
-		if _, err := device.PathMTU(j.MTU); err != nil {
+		if _, err := layers.ParsePathMTU(j.MTU); err != nil {
 			return bad("--mtu: %v", err)
 		}
 	}

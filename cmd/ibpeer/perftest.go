@@ -14,6 +14,7 @@ import (
 
 	"github.com/ibwire/ibwire/internal/peer/device"
 	"github.com/ibwire/ibwire/internal/peer/perftest"
+	"github.com/ibwire/ibwire/layers"
 	"github.com/ibwire/ibwire/setup"
 )
 
@@ -174,7 +175,7 @@ func parsePerftest(args []string, stdout, stderr io.Writer) (*perftest.Config, i
 	}
 	if j.MTU == 0 {
 		j.MTU = device.ActiveMTU(j.Addr)
-	} else if _, err := device.PathMTU(j.MTU); err != nil {
+	} else if _, err := layers.ParsePathMTU(j.MTU); err != nil {
 		return bad("-m: %v", err)
 	}
 	return j, exitOK

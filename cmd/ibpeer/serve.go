@@ -11,8 +11,8 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/ibwire/ibwire/internal/peer/device"
 	"github.com/ibwire/ibwire/internal/peer/serve"
+	"github.com/ibwire/ibwire/layers"
 	"github.com/ibwire/ibwire/setup"
 )
 
@@ -130,7 +130,7 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	case *maxConns < 1 || *maxConns > 1<<16:
 		return bad("--max-conns %d: want 1-65536", *maxConns)
 	}
-	if _, err := device.PathMTU(*mtu); err != nil {
+	if _, err := layers.ParsePathMTU(*mtu); err != nil {
 		return bad("--mtu: %v", err)
 	}
 	if *image != "" {

@@ -1,7 +1,6 @@
 package device
 
 import (
-	"fmt"
 	"net"
 	"net/netip"
 
@@ -72,13 +71,4 @@ func ibMTUBelow(netdev int) int {
 		return m.Bytes()
 	}
 	return layers.MTU256.Bytes()
-}
-
-// PathMTU converts an MTU in bytes (256 … 4096, a power of two) to its
-// code, or says what it wants.
-func PathMTU(mtu int) (layers.PathMTU, error) {
-	if m, ok := layers.PathMTUOf(mtu); ok {
-		return m, nil
-	}
-	return 0, fmt.Errorf("MTU %d: want 256, 512, 1024, 2048 or 4096", mtu)
 }

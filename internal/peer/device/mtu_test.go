@@ -4,6 +4,7 @@ import (
 	"net/netip"
 	"testing"
 
+	"github.com/ibwire/ibwire/layers"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -21,10 +22,10 @@ func TestMTUHelpers(t *testing.T) {
 	assert.Equal(t, 4096, ActiveMTU(netip.MustParseAddr("127.0.0.1")), "loopback")
 	assert.Equal(t, 4096, ActiveMTU(netip.MustParseAddr("127.0.0.2")), "inside lo's 127.0.0.0/8")
 	assert.Equal(t, 1024, ActiveMTU(netip.MustParseAddr("192.0.2.1")), "no interface: 1024")
-	m, err := PathMTU(2048)
+	m, err := layers.ParsePathMTU(2048)
 	require.NoError(t, err)
 	assert.Equal(t, 2048, m.Bytes())
-	_, err = PathMTU(1500)
+	_, err = layers.ParsePathMTU(1500)
 	assert.EqualError(t, err, "MTU 1500: want 256, 512, 1024, 2048 or 4096")
 }
 

@@ -233,7 +233,7 @@ func (s *server) handle(ctx context.Context, id int, c net.Conn) {
 		return
 	}
 	defer qp.Destroy()
-	mtu, _ := device.PathMTU(cfg.MTU)
+	mtu, _ := layers.ParsePathMTU(cfg.MTU)
 	slot := cfg.MRSize / cfg.Recv
 	psn := endpoint.RandomPSN()
 	local := setup.PingpongDest{QPN: qp.QPN(), PSN: psn, GID: s.dev.GID()}
