@@ -133,6 +133,9 @@ type Field struct {
 	// node marks a header whose value is its bytes (tshark's FT_BYTES
 	// header items: infiniband.bth, infiniband.mad ...), which -e prints.
 	node bool
+	// namedValue marks a protocol whose value -e prints as its own name,
+	// as tshark prints a heuristic sub-protocol's (infiniband.eoib).
+	namedValue bool
 }
 
 // Get extracts the field from p into v.
@@ -196,6 +199,9 @@ func (f *Field) AppendValue(buf []byte, v *Value) []byte {
 	case FTProtocol:
 		if f.node { // a header's bytes, as tshark prints its FT_BYTES header items
 			return hex.AppendEncode(buf, v.B)
+		}
+		if f.namedValue {
+			return append(buf, f.Name...)
 		}
 		return buf
 	case FTBool:

@@ -10,6 +10,10 @@ import "github.com/ibwire/ibwire/layers"
 // from the start of the message).
 func reservedNth(p *Packet, i int, v *Value) bool {
 	if p.has&hasBTH == 0 {
+		if i == 0 && p.has&hasRWH != 0 {
+			v.B = p.Headers.RWH.Contents[0:2]
+			return true
+		}
 		return false
 	}
 	var occ [6][]byte
@@ -20,6 +24,9 @@ func reservedNth(p *Packet, i int, v *Value) bool {
 		if d := b.DETH.Contents; len(d) == layers.HdrDETH.Size() {
 			occ[n], n = d[4:5], n+1
 		}
+	}
+	if r, ok := ethOverIBReserved(p); ok {
+		occ[n], n = r, n+1
 	}
 	if p.has&hasMAD != 0 {
 		m := &p.Headers.MAD

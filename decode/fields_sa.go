@@ -168,6 +168,7 @@ func saFields() []*Field {
 			return S(p).Contents[12:], true
 		}),
 		rmpp("newwindowlast", "New Window Last", FTUint32, ack, func(r *layers.RMPPHeader) uint64 { return uint64(r.NewWindowLast()) }),
+		bytesField("infiniband.rmpp.extendederrordata", "Optional Extended Error Data", FTBytes, stopAbortErrorData),
 		node,
 		sa("infiniband.sa.smkey", "SM_Key (Verification Key)", FTUint64, func(s *layers.SA) uint64 { return s.SMKey }),
 		sa("infiniband.sa.attributeoffset", "Attribute Offset", FTUint16, func(s *layers.SA) uint64 { return uint64(s.AttributeOffset) }),

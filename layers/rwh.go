@@ -93,3 +93,21 @@ func decodeRWH(data []byte, p gopacket.PacketBuilder) error {
 	p.AddLayer(r)
 	return p.NextDecoder(r.NextLayerType())
 }
+
+// EtherTypeName names the EtherTypes a raw packet or an IBA payload
+// commonly carries, as Wireshark's ethertype names them.
+func EtherTypeName(t uint16) (string, bool) {
+	switch gplayers.EthernetType(t) {
+	case gplayers.EthernetTypeIPv4:
+		return "IPv4", true
+	case gplayers.EthernetTypeARP:
+		return "ARP", true
+	case gplayers.EthernetTypeIPv6:
+		return "IPv6", true
+	case gplayers.EthernetTypeDot1Q:
+		return "802.1Q Virtual LAN", true
+	case EthernetTypeRoCEv1:
+		return "RDMA over Converged Ethernet", true
+	}
+	return "", false
+}
