@@ -136,3 +136,11 @@ func stopAbortErrorData(p *Packet) ([]byte, bool) {
 	}
 	return p.Headers.MAD.SA.ExtendedErrorData()
 }
+
+// rmppDataPlain: tshark 4.0 shows an RMPP header's Data1 and Data2 as
+// rmpp.data1 and rmpp.data2 only when the type gives them no meaning of its
+// own; a STOP or ABORT files them as two infiniband.reserved.
+func rmppDataPlain(p *Packet) bool {
+	t := p.Headers.MAD.SA.RMPP.Type
+	return isSA(p) && (t == layers.RMPPTypeNone || t > layers.RMPPTypeAbort)
+}

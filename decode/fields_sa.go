@@ -131,7 +131,7 @@ func saFields() []*Field {
 	// segment (segment number, payload length) and an ACK (segment
 	// number, new window last); the other types keep the plain names.
 	data, ack, plain := rmppOf(layers.RMPPTypeData), rmppOf(layers.RMPPTypeAck),
-		func(p *Packet) bool { return isSA(p) && !rmppOf(layers.RMPPTypeData, layers.RMPPTypeAck, layers.RMPPTypeStop, layers.RMPPTypeAbort)(p) }
+		rmppDataPlain
 	dataOrAck := rmppOf(layers.RMPPTypeData, layers.RMPPTypeAck)
 	rmpp := func(name, title string, t FieldType, has func(p *Packet) bool, get func(r *layers.RMPPHeader) uint64) *Field {
 		return uintField("infiniband.rmpp."+name, title, t, BaseHex, func(p *Packet) (uint64, bool) {
