@@ -133,6 +133,9 @@ type Field struct {
 	// node marks a header whose value is its bytes (tshark's FT_BYTES
 	// header items: infiniband.bth, infiniband.mad ...), which -e prints.
 	node bool
+	// none marks a header tshark registers as FT_NONE (an item with no
+	// value, infiniband.classportinfo): -e prints 1 for it.
+	none bool
 }
 
 // Get extracts the field from p into v.
@@ -196,6 +199,9 @@ func (f *Field) AppendValue(buf []byte, v *Value) []byte {
 	case FTProtocol:
 		if f.node { // a header's bytes, as tshark prints its FT_BYTES header items
 			return hex.AppendEncode(buf, v.B)
+		}
+		if f.none {
+			return append(buf, '1')
 		}
 		return buf
 	case FTBool:

@@ -25,7 +25,11 @@ func madFields() []*Field {
 	cm := cmFields()
 	smpDataOccurrences(cm)
 	fs = append(append(fs, cm...), smpBodyFields()...)
-	return append(append(fs, saFields()...), perfMgtFields()...)
+	fs = append(fs, noticeFields()...)
+	fs = append(append(fs, saFields()...), perfMgtFields()...)
+	fs = append(fs, classPortInfoFields()...)
+	noticeAndClassPortInfoOccurrences(fs)
+	return fs
 }
 
 // madBytes is the whole MAD, header and data, as tshark's infiniband.mad
