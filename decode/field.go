@@ -113,6 +113,9 @@ type Field struct {
 	// parent is the header the -V tree shows the field under when its name
 	// does not say so (infiniband.reserved sits in the BTH).
 	parent string
+	// alsoParent is a second header the field may sit under, for a field
+	// two headers carry (a Notice is an SMP's data or an SA MAD's).
+	alsoParent string
 	// outside marks a field that can be present without the header its name
 	// puts it under (reth.va serves AtomicETH too), so renderers that skip
 	// absent headers do not skip it.
@@ -149,7 +152,8 @@ func (f *Field) Get(p *Packet, v *Value) bool {
 // InTree reports whether the field belongs under the protocol or header
 // named tree in the detail tree: by its name, or by its declared parent.
 func (f *Field) InTree(tree string) bool {
-	return under(f.Name, tree) || f.parent == tree || under(f.parent, tree)
+	return under(f.Name, tree) || f.parent == tree || under(f.parent, tree) ||
+		f.alsoParent != "" && (f.alsoParent == tree || under(f.alsoParent, tree))
 }
 
 // InTreeOf is InTree(proto.Name) for a protocol or header field proto,

@@ -25,9 +25,10 @@ func madFields() []*Field {
 	cm := cmFields()
 	smpDataOccurrences(cm)
 	fs = append(append(fs, cm...), smpBodyFields()...)
-	fs = append(fs, noticeFields()...)
-	fs = append(append(fs, saFields()...), perfMgtFields()...)
-	fs = append(fs, classPortInfoFields()...)
+	// A Notice follows the SA header in an SA MAD and ends an SMP's data,
+	// so its fields come after the SA's.
+	fs = append(append(fs, saFields()...), noticeFields()...)
+	fs = append(append(fs, perfMgtFields()...), classPortInfoFields()...)
 	noticeAndClassPortInfoOccurrences(fs)
 	return fs
 }

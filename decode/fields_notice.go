@@ -48,20 +48,27 @@ func noticeAndDetails(p *Packet) (notice, details []byte, ok bool) {
 	return notice[:layers.NoticeLength], n.DataDetails, true
 }
 
+// inNotice places a Notice field in the tree: under the SMP's data item or
+// the SA header, whichever the packet has (outside: present without either
+// name's header).
+func inNotice(f *Field) *Field {
+	f.parent, f.alsoParent, f.outside = cmNode, saNode, true
+	return f
+}
+
 func noticeFields() []*Field {
 	notice := func(name, title string, t FieldType, get func(n *layers.Notice) uint64) *Field {
 		f := uintField("infiniband.notice."+name, title, t, BaseHex, func(p *Packet) (uint64, bool) {
 			n, ok := packetNotice(p)
 			return get(&n), ok
 		})
-		f.parent = cmNode
-		return f
+		return inNotice(f)
 	}
 	details := bytesField("infiniband.notice.datadetails", "DataDetails", FTBytes, func(p *Packet) ([]byte, bool) {
 		n, ok := packetNotice(p)
 		return n.DataDetails, ok
 	})
-	details.parent = cmNode
+	inNotice(details)
 	trap := func(has layers.TrapField) func(p *Packet) (layers.TrapDetails, bool) {
 		return func(p *Packet) (layers.TrapDetails, bool) {
 			n, ok := packetNotice(p)
@@ -78,8 +85,7 @@ func noticeFields() []*Field {
 			d, ok := of(p)
 			return get(&d), ok
 		})
-		f.parent = cmNode
-		return f
+		return inNotice(f)
 	}
 	b := func(name, title string, t FieldType, has layers.TrapField, get func(d *layers.TrapDetails) []byte) *Field {
 		of := trap(has)
@@ -87,8 +93,7 @@ func noticeFields() []*Field {
 			d, ok := of(p)
 			return get(&d), ok
 		})
-		f.parent = cmNode
-		return f
+		return inNotice(f)
 	}
 	// tshark 4.0 registers trap 259's DataValid and SWLIDADDR as IPv6
 	// addresses but they are 2 bytes: reading DataValid it reports the
@@ -97,8 +102,7 @@ func noticeFields() []*Field {
 	// (layers.TrapDetails has them).
 	never := func(name, title string) *Field {
 		f := bytesField("infiniband.trap."+name, title, FTIPv6, func(p *Packet) ([]byte, bool) { return nil, false })
-		f.parent = cmNode
-		return f
+		return inNotice(f)
 	}
 	type D = layers.TrapDetails
 	type N = layers.Notice
