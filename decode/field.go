@@ -113,6 +113,9 @@ type Field struct {
 	// parent is the header the -V tree shows the field under when its name
 	// does not say so (infiniband.reserved sits in the BTH).
 	parent string
+	// alsoParent is a second header the field may sit under, for a field
+	// two headers carry (a Notice is an SMP's data or an SA MAD's).
+	alsoParent string
 	// outside marks a field that can be present without the header its name
 	// puts it under (reth.va serves AtomicETH too), so renderers that skip
 	// absent headers do not skip it.
@@ -133,6 +136,9 @@ type Field struct {
 	// node marks a header whose value is its bytes (tshark's FT_BYTES
 	// header items: infiniband.bth, infiniband.mad ...), which -e prints.
 	node bool
+	// none marks a header tshark registers as FT_NONE (an item with no
+	// value, infiniband.classportinfo): -e prints 1 for it.
+	none bool
 	// namedValue marks a protocol whose value -e prints as its own name,
 	// as tshark prints a heuristic sub-protocol's (infiniband.eoib).
 	namedValue bool
@@ -149,7 +155,8 @@ func (f *Field) Get(p *Packet, v *Value) bool {
 // InTree reports whether the field belongs under the protocol or header
 // named tree in the detail tree: by its name, or by its declared parent.
 func (f *Field) InTree(tree string) bool {
-	return under(f.Name, tree) || f.parent == tree || under(f.parent, tree)
+	return under(f.Name, tree) || f.parent == tree || under(f.parent, tree) ||
+		f.alsoParent != "" && (f.alsoParent == tree || under(f.alsoParent, tree))
 }
 
 // InTreeOf is InTree(proto.Name) for a protocol or header field proto,
@@ -199,6 +206,9 @@ func (f *Field) AppendValue(buf []byte, v *Value) []byte {
 	case FTProtocol:
 		if f.node { // a header's bytes, as tshark prints its FT_BYTES header items
 			return hex.AppendEncode(buf, v.B)
+		}
+		if f.none {
+			return append(buf, '1')
 		}
 		if f.namedValue {
 			return append(buf, f.Name...)

@@ -25,7 +25,12 @@ func madFields() []*Field {
 	cm := cmFields()
 	smpDataOccurrences(cm)
 	fs = append(append(fs, cm...), smpBodyFields()...)
-	return append(append(fs, saFields()...), perfMgtFields()...)
+	// A Notice follows the SA header in an SA MAD and ends an SMP's data,
+	// so its fields come after the SA's.
+	fs = append(append(fs, saFields()...), noticeFields()...)
+	fs = append(append(fs, perfMgtFields()...), classPortInfoFields()...)
+	noticeAndClassPortInfoOccurrences(fs)
+	return fs
 }
 
 // madBytes is the whole MAD, header and data, as tshark's infiniband.mad

@@ -39,7 +39,7 @@ func perfMgtFields() []*Field {
 	type PC = layers.PortCounters
 	type X = layers.PortCountersExtended
 	return []*Field{
-		protoField("infiniband.portcounters", "Port Counters (Performance Management MAD)", isPC),
+		noneField("infiniband.portcounters", "Port Counters (Performance Management MAD)", isPC),
 		pc("portselect", "PortSelect", FTUint8, BaseHex, func(c *PC) uint64 { return uint64(c.PortSelect) }),
 		pc("counterselect", "CounterSelect", FTUint16, BaseHex, func(c *PC) uint64 { return uint64(c.CounterSelect) }),
 		pc("symbolerrorcounter", "SymbolErrorCounter", FTUint16, BaseDec, func(c *PC) uint64 { return uint64(c.SymbolErrorCounter) }),
@@ -59,7 +59,7 @@ func perfMgtFields() []*Field {
 		pc("portxmitpkts", "PortXmitPkts", FTUint32, BaseDec, func(c *PC) uint64 { return uint64(c.PortXmitPkts) }),
 		pc("portrcvpkts", "PortRcvPkts", FTUint32, BaseDec, func(c *PC) uint64 { return uint64(c.PortRcvPkts) }),
 
-		protoField("infiniband.portcounters_ext", "Port Counters Extended (Performance Management MAD)", isExt),
+		noneField("infiniband.portcounters_ext", "Port Counters Extended (Performance Management MAD)", isExt),
 		ext("portselect", "PortSelect", FTUint8, BaseHex, func(c *X) uint64 { return uint64(c.PortSelect) }),
 		ext("counterselect", "CounterSelect", FTUint16, BaseHex, func(c *X) uint64 { return uint64(c.CounterSelect) }),
 		ext("portxmitdata", "PortXmitData", FTUint64, BaseDec, func(c *X) uint64 { return c.PortXmitData }),
