@@ -144,3 +144,12 @@ func rmppDataPlain(p *Packet) bool {
 	t := p.Headers.MAD.SA.RMPP.Type
 	return isSA(p) && (t == layers.RMPPTypeNone || t > layers.RMPPTypeAbort)
 }
+
+// stopAbortReserved: tshark files an RMPP STOP's or ABORT's Data1 and Data2
+// as two infiniband.reserved, after the MAD header's.
+func stopAbortReserved(p *Packet) (data1, data2 []byte, ok bool) {
+	if !isSA(p) {
+		return nil, nil, false
+	}
+	return p.Headers.MAD.SA.StopAbortReserved()
+}

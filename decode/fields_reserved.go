@@ -31,6 +31,9 @@ func reservedNth(p *Packet, i int, v *Value) bool {
 	if p.has&hasMAD != 0 {
 		m := &p.Headers.MAD
 		occ[n], n = m.Contents[18:20], n+1
+		if d1, d2, ok := stopAbortReserved(p); ok {
+			occ[n], occ[n+1], n = d1, d2, n+2
+		}
 		if m.MgmtClass == layers.MgmtClassCM && m.CM.Contents != nil {
 			d := m.CM.Contents
 			switch m.CM.AttributeID {

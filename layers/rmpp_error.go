@@ -14,3 +14,12 @@ func (s *SA) ExtendedErrorData() ([]byte, bool) {
 	}
 	return s.Contents[RMPPHeaderLength : RMPPHeaderLength+RMPPExtendedErrorLength], true
 }
+
+// StopAbortReserved returns the RMPP header's Data1 and Data2 words of a
+// STOP or ABORT segment, which the IBTA reserves there (§13.6.2.2).
+func (s *SA) StopAbortReserved() (data1, data2 []byte, ok bool) {
+	if s.RMPP.Type != RMPPTypeStop && s.RMPP.Type != RMPPTypeAbort || len(s.Contents) < RMPPHeaderLength {
+		return nil, nil, false
+	}
+	return s.Contents[4:8], s.Contents[8:12], true
+}
