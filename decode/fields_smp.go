@@ -103,6 +103,10 @@ func smpDataOccurrences(fs []*Field) {
 				v.B = d
 				return true
 			}
+			if d, ok := saSMPDataItem(p); ok {
+				v.B = d
+				return true
+			}
 			return cm(p, v)
 		}
 		f.second = func(p *Packet, v *Value) bool {
@@ -134,10 +138,7 @@ func smpAttrDissected(a layers.SMPAttribute) bool {
 // directed-route paths that follow it.
 func smpBodyFields() []*Field {
 	attr := func(a layers.SMPAttribute) smpAttrGetter {
-		return func(p *Packet) (layers.SMPData, bool) {
-			got, d, ok := smpAttr(p)
-			return d, ok && got == a
-		}
+		return func(p *Packet) (layers.SMPData, bool) { return smpAttrData(p, a) }
 	}
 	smInfo, nodeInfo, portInfo := attr(layers.SMPAttrSMInfo), attr(layers.SMPAttrNodeInfo), attr(layers.SMPAttrPortInfo)
 	u := func(has smpAttrGetter, name, title string, t FieldType, get func(d layers.SMPData) uint64) *Field {
