@@ -133,6 +133,9 @@ type Field struct {
 	// node marks a header whose value is its bytes (tshark's FT_BYTES
 	// header items: infiniband.bth, infiniband.mad ...), which -e prints.
 	node bool
+	// fieldsWithout says, for a header, when its fields can be present
+	// though it is not (SubtreeWithout).
+	fieldsWithout func(p *Packet) bool
 }
 
 // Get extracts the field from p into v.
@@ -181,6 +184,13 @@ func (f *Field) GetOccurrence(p *Packet, i int, v *Value) bool {
 	}
 	return false
 }
+
+// SubtreeWithout reports whether fields of the header f can be present in
+// p though f itself is not, so a renderer that skips the subtree of an
+// absent header (SubtreeEnds) must walk this one: an SA record that wraps
+// an SMP attribute (NodeRecord's NodeInfo ...) has the attribute's fields
+// without the SMP data item they sit under in an SMP.
+func (f *Field) SubtreeWithout(p *Packet) bool { return f.fieldsWithout != nil && f.fieldsWithout(p) }
 
 // Protocol returns the protocol part of the name ("infiniband", "ip").
 func (f *Field) Protocol() string {

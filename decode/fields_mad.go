@@ -24,8 +24,12 @@ func madFields() []*Field {
 	}, smpHeaderFields()...)
 	cm := cmFields()
 	smpDataOccurrences(cm)
+	saSMPAttributes(cm)
+	// The SA group goes before the SMP attribute fields so that an SA
+	// record's RID comes before the SMP attribute it wraps in -V and JSON.
+	fs = append(append(fs, saFields()...), saRecordFields()...)
 	fs = append(append(fs, cm...), smpBodyFields()...)
-	return append(append(append(fs, saFields()...), saRecordFields()...), perfMgtFields()...)
+	return append(fs, perfMgtFields()...)
 }
 
 // madBytes is the whole MAD, header and data, as tshark's infiniband.mad

@@ -50,6 +50,20 @@ func smpAttrData(p *Packet, a layers.SMPAttribute) (layers.SMPData, bool) {
 	return nil, false
 }
 
+// saSMPAttributes lets renderers walk the SMP attribute fields of an SA
+// record that wraps one: they sit under the SMP data item (cmNode), which
+// such a record only has for some attributes (saSMPDataItem).
+func saSMPAttributes(fs []*Field) {
+	for _, f := range fs {
+		if f.Name == cmNode {
+			f.fieldsWithout = func(p *Packet) bool {
+				a, _, ok := saAttr(p)
+				return ok && (a.SMPBodies() || a == layers.SAAttrLinkSpeedWidthPairsTableRecord)
+			}
+		}
+	}
+}
+
 // saSMPDataItem is the SMP data item (infiniband.smplid.smpdata) tshark adds
 // in an SA record for the attributes whose dissector opens a subtree of its
 // own (SMInfo, the forwarding and mapping tables ...): 64 bytes, once.
