@@ -8,7 +8,7 @@ import "github.com/ibwire/ibwire/layers"
 // DETH's byte 4, the MAD header's bytes 18-19, then those of the CM message
 // (REQ bytes 4-7 and 24-27, REP bytes 15, 19 and 23, DREQ byte 11, counted
 // from the start of the message) or of the SA MAD (the SA header's bytes
-// 22-23, then saReserved's spans of the first record).
+// 22-23, then those of the first record: SAAttribute.ReservedSpans).
 func reservedNth(p *Packet, i int, v *Value) bool {
 	if p.has&hasBTH == 0 {
 		return false
@@ -40,8 +40,13 @@ func reservedNth(p *Packet, i int, v *Value) bool {
 			s := &m.SA
 			occ[n], n = s.Contents[layers.SAReservedOffset:layers.SAReservedOffset+2], n+1
 			if len(s.Data) == layers.SADataLength {
-				for _, r := range saReserved[s.AttributeID] {
-					occ[n], n = s.Data[r.offset:r.offset+r.length], n+1
+				// tshark takes a PathRecord's first 8 bytes for reserved;
+				// IBTA 1.2.1 made them the ServiceID.
+				if s.AttributeID == layers.SAAttrPathRecord {
+					occ[n], n = s.Data[:8], n+1
+				}
+				for _, r := range s.AttributeID.ReservedSpans() {
+					occ[n], n = s.Data[r.Offset:r.Offset+r.Size], n+1
 				}
 			}
 		}
@@ -51,28 +56,4 @@ func reservedNth(p *Packet, i int, v *Value) bool {
 	}
 	v.B = occ[i]
 	return true
-}
-
-// saReserved are the reserved spans tshark 4.0 shows in an SA record, in
-// the SA data: its RID's (the records that wrap an SMP attribute, and
-// InformInfoRecord), then its body's (PathRecord's first 8 bytes, which
-// tshark takes for reserved where IBTA 1.2.1 has the ServiceID, InformInfo,
-// TraceRecord, MultiPathRecord); the SMP attribute dissectors show none.
-var saReserved = map[layers.SAAttribute][]struct{ offset, length int }{
-	layers.SAAttrNodeRecord:               {{2, 2}},
-	layers.SAAttrPortInfoRecord:           {{3, 1}},
-	layers.SAAttrSLtoVLMappingTableRecord: {{4, 4}},
-	layers.SAAttrSwitchInfoRecord:         {{2, 2}},
-	layers.SAAttrLinearFDBRecord:          {{4, 4}},
-	layers.SAAttrRandomFDBRecord:          {{4, 4}},
-	layers.SAAttrMulticastFDBRecord:       {{4, 4}},
-	layers.SAAttrSMInfoRecord:             {{2, 2}},
-	layers.SAAttrPKeyTableRecord:          {{5, 3}},
-	layers.SAAttrVLArbitrationTableRecord: {{4, 4}},
-	layers.SAAttrGUIDInfoRecord:           {{4, 4}},
-	layers.SAAttrInformInfo:               {{20, 2}, {32, 1}},
-	layers.SAAttrInformInfoRecord:         {{18, 6}, {layers.InformInfoRecordRIDLength + 20, 2}, {layers.InformInfoRecordRIDLength + 32, 1}},
-	layers.SAAttrPathRecord:               {{0, 8}},
-	layers.SAAttrTraceRecord:              {{10, 1}},
-	layers.SAAttrMultiPathRecord:          {{13, 1}, {17, 7}},
 }

@@ -35,10 +35,15 @@ func smpAttrData(p *Packet, a layers.SMPAttribute) (layers.SMPData, bool) {
 	if got, d, ok := smpAttr(p); ok {
 		return d, got == a
 	}
-	r, rec, ok := saAttr(p)
-	if !ok {
-		return nil, false
+	if r, rec, ok := saAttr(p); ok {
+		return saSMPBody(r, rec, a)
 	}
+	return nil, false
+}
+
+// saSMPBody returns the SMP attribute a that a record rec of attribute r
+// wraps.
+func saSMPBody(r layers.SAAttribute, rec []byte, a layers.SMPAttribute) (layers.SMPData, bool) {
 	if d, ok := r.SMPBody(rec, a); ok {
 		return d, true
 	}
@@ -64,17 +69,22 @@ func saSMPAttributes(fs []*Field) {
 	}
 }
 
-// saSMPDataItem is the SMP data item (infiniband.smplid.smpdata) tshark adds
-// in an SA record for the attributes whose dissector opens a subtree of its
-// own (SMInfo, the forwarding and mapping tables ...): 64 bytes, once.
+// saSubtreeAttrs are the SMP attributes whose tshark dissector opens a
+// subtree of its own with the SMP data item (infiniband.smplid.smpdata).
+var saSubtreeAttrs = []layers.SMPAttribute{layers.SMPAttrSMInfo, layers.SMPAttrSLtoVLMappingTable,
+	layers.SMPAttrVLArbitrationTable, layers.SMPAttrLinearFDB, layers.SMPAttrRandomFDB,
+	layers.SMPAttrMulticastFDB, layers.SMPAttrLinkSpeedWidthPairsTable}
+
+// saSMPDataItem is the SMP data item tshark adds in an SA record that wraps
+// one of saSubtreeAttrs (SMInfoRecord, the forwarding and mapping table
+// records ...): 64 bytes, once.
 func saSMPDataItem(p *Packet) ([]byte, bool) {
-	for _, a := range []layers.SMPAttribute{layers.SMPAttrSMInfo, layers.SMPAttrSLtoVLMappingTable,
-		layers.SMPAttrVLArbitrationTable, layers.SMPAttrLinearFDB, layers.SMPAttrRandomFDB,
-		layers.SMPAttrMulticastFDB, layers.SMPAttrLinkSpeedWidthPairsTable} {
-		if !isSA(p) {
-			return nil, false
-		}
-		if d, ok := smpAttrData(p, a); ok {
+	r, rec, ok := saAttr(p)
+	if !ok {
+		return nil, false
+	}
+	for _, a := range saSubtreeAttrs {
+		if d, ok := saSMPBody(r, rec, a); ok {
 			return d, true
 		}
 	}

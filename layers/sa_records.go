@@ -136,6 +136,35 @@ func (r SAAttribute) SMPBody(rec []byte, a SMPAttribute) (SMPData, bool) {
 // SMPBodies reports whether records of attribute r wrap SMP attributes.
 func (r SAAttribute) SMPBodies() bool { return len(smpBodies[r]) > 0 }
 
+// ReservedSpans returns the reserved bytes of a record of attribute r, from
+// the record's start, in wire order: its RID's, then its body's (an SMP
+// attribute's own reserved bytes aside); nil for a record without any.
+func (r SAAttribute) ReservedSpans() []FieldSpan { return saReservedSpans[r] }
+
+var saReservedSpans = map[SAAttribute][]FieldSpan{
+	SAAttrNodeRecord:               {{"Reserved", 2, 2}},
+	SAAttrPortInfoRecord:           {{"Reserved", 3, 1}},
+	SAAttrSLtoVLMappingTableRecord: {{"Reserved", 4, 4}},
+	SAAttrSwitchInfoRecord:         {{"Reserved", 2, 2}},
+	SAAttrLinearFDBRecord:          {{"Reserved", 4, 4}},
+	SAAttrRandomFDBRecord:          {{"Reserved", 4, 4}},
+	SAAttrMulticastFDBRecord:       {{"Reserved", 4, 4}},
+	SAAttrSMInfoRecord:             {{"Reserved", 2, 2}},
+	SAAttrPKeyTableRecord:          {{"Reserved", 5, 3}},
+	SAAttrVLArbitrationTableRecord: {{"Reserved", 4, 4}},
+	SAAttrGUIDInfoRecord:           {{"Reserved", 4, 4}},
+	SAAttrInformInfo:               informInfoReserved(0),
+	SAAttrInformInfoRecord:         append([]FieldSpan{{"Reserved", 18, 6}}, informInfoReserved(InformInfoRecordRIDLength)...),
+	SAAttrTraceRecord:              {{"Reserved", 10, 1}},
+	SAAttrMultiPathRecord:          {{"Reserved", 13, 1}, {"Reserved", 17, 7}},
+}
+
+// informInfoReserved are InformInfo's reserved bytes 20-21 and 32, for an
+// InformInfo that starts at off.
+func informInfoReserved(off int) []FieldSpan {
+	return []FieldSpan{{"Reserved", off + 20, 2}, {"Reserved", off + 32, 1}}
+}
+
 // TableRID is the record identifier of the records that wrap an SMP
 // attribute, every key any of them has; which keys a record has depends on
 // its attribute (see the table in this file). LID is the EndportLID of a
