@@ -1,10 +1,15 @@
 package decode_test
 
 import (
+	"math/rand/v2"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ibwire/ibwire/capture"
+	"github.com/ibwire/ibwire/decode"
 )
 
 // TestSARecordFields: the SA record fields of pcaps/mgmt_sa_records.pcap,
@@ -145,5 +150,45 @@ func TestSARecordSummary(t *testing.T) {
 		"SubnAdmGetTableResp(SMInfoRecord)", "SubnAdmGetTableResp(LinkRecord)"}
 	for i, w := range want {
 		assert.Equal(t, w, decodeFrame(t, "../pcaps/mgmt_sa_records.pcap", i+1).Headers.MAD.Info(), "frame %d", i+1)
+	}
+}
+
+// TestSARecordFieldsAnyBytes: every field's every occurrence can be asked
+// of an SA MAD of any attribute with any data, whole or cut short, without
+// a panic (the getters index records by their layouts).
+func TestSARecordFieldsAnyBytes(t *testing.T) {
+	r, err := capture.Open("../pcaps/mgmt_sa_records.pcap")
+	require.NoError(t, err)
+	defer r.Close()
+	var rec capture.Packet
+	require.NoError(t, r.NextInto(&rec))
+	const mad = 8 + 12 + 8 // LRH, BTH, DETH
+	orig := append([]byte(nil), rec.Data...)
+	rnd := rand.New(rand.NewPCG(1, 2))
+	dec := decode.NewDecoder(decode.Options{})
+	var v decode.Value
+	seen := map[string]bool{}
+	for _, attr := range []uint16{0x01, 0x02, 0x03, 0x11, 0x12, 0x13, 0x14, 0x15, 0x16, 0x17, 0x18, 0x19, 0x20, 0x30,
+		0x31, 0x33, 0x35, 0x36, 0x38, 0x39, 0x3a, 0x3b, 0xf3, 0xffff} {
+		for _, cut := range []int{len(orig), mad + 256, mad + 255, mad + 100, mad + 30} {
+			data := append([]byte(nil), orig...)
+			data[mad+16], data[mad+17] = byte(attr>>8), byte(attr)
+			for i := mad + 24; i < mad+256; i++ {
+				data[i] = byte(rnd.Uint32())
+			}
+			rec.Data = data[:cut]
+			p := dec.Decode(rec)
+			for _, f := range decode.Fields() {
+				for i := 0; i < 300 && f.GetOccurrence(p, i, &v); i++ {
+					_ = f.String(&v)
+					seen[f.Name] = true
+				}
+			}
+		}
+	}
+	// The whole frames reached every record's fields.
+	for _, f := range []string{"infiniband.sa.position", "infiniband.linkrecord.servicedata", "infiniband.multipathrecord.sdgid",
+		"infiniband.tracerecord.exitport", "infiniband.nodeinfo.vendorid", "infiniband.informinforecord.enum"} {
+		assert.True(t, seen[f], f)
 	}
 }
