@@ -90,7 +90,8 @@ func smpHeaderFields() []*Field {
 // smpDataOccurrences extends the data item CM registered
 // (infiniband.smplid.smpdata) to SMPs: tshark adds it twice, as the
 // "Attribute (X)" item and, for SMInfo, as the attribute's own subtree, 64
-// bytes each.
+// bytes each; and to SA records that wrap such an attribute, once
+// (saSMPDataItem).
 func smpDataOccurrences(fs []*Field) {
 	for _, f := range fs {
 		if f.Name != cmNode {
