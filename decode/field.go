@@ -139,6 +139,9 @@ type Field struct {
 	// none marks a header tshark registers as FT_NONE (an item with no
 	// value, infiniband.classportinfo): -e prints 1 for it.
 	none bool
+	// fieldsWithout says, for a header, when its fields can be present
+	// though it is not (SubtreeWithout).
+	fieldsWithout func(p *Packet) bool
 	// namedValue marks a protocol whose value -e prints as its own name,
 	// as tshark prints a heuristic sub-protocol's (infiniband.eoib).
 	namedValue bool
@@ -191,6 +194,13 @@ func (f *Field) GetOccurrence(p *Packet, i int, v *Value) bool {
 	}
 	return false
 }
+
+// SubtreeWithout reports whether fields of the header f can be present in
+// p though f itself is not, so a renderer that skips the subtree of an
+// absent header (SubtreeEnds) must walk this one: an SA record that wraps
+// an SMP attribute (NodeRecord's NodeInfo ...) has the attribute's fields
+// without the SMP data item they sit under in an SMP.
+func (f *Field) SubtreeWithout(p *Packet) bool { return f.fieldsWithout != nil && f.fieldsWithout(p) }
 
 // Protocol returns the protocol part of the name ("infiniband", "ip").
 func (f *Field) Protocol() string {

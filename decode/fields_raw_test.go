@@ -41,10 +41,8 @@ func TestRawAndPayloadFieldsAsTshark(t *testing.T) {
 			"infiniband.rwh.etype": "", "infiniband.payload": "", "infiniband.reserved": "00,00"},
 		9: {"infiniband.eoib": "infiniband.eoib", "infiniband.eoib.version": "0x0000", "infiniband.eoib.tcp_chk": "0x0002", "infiniband.eoib.ip_chk": "0x0001",
 			"infiniband.eoib.fcs": "1", "infiniband.eoib.ms": "1", "infiniband.eoib.ip_seg_offset": "3", "infiniband.eoib.ip_seg_id": "4660"},
-		// tshark goes on with the SA header's and the PathRecord's reserved
-		// (0b0c,15161718191a1b1c), which ibdump does not file yet.
 		10: {"infiniband.eoib": "", "infiniband.rwh.etype": "", "infiniband.rmpp.extendederrordata": byteSeqHex(220, 0x01),
-			"infiniband.reserved": "00,00,0000,00000000,00000000", "infiniband.rmpp.data1": "", "infiniband.rmpp.data2": ""},
+			"infiniband.reserved": "00,00,0000,00000000,00000000,0b0c,15161718191a1b1c", "infiniband.rmpp.data1": "", "infiniband.rmpp.data2": ""},
 		11: {"infiniband.rmpp.extendederrordata": byteSeqHex(220, 0x41)},
 	}
 	r, err := capture.Open("../pcaps/ib_raw_eoib.pcap")

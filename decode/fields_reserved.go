@@ -7,7 +7,8 @@ import "github.com/ibwire/ibwire/layers"
 // order: the BTH's byte 4 (occurrence 0, the field's own getter), the
 // DETH's byte 4, the MAD header's bytes 18-19, then those of the CM message
 // (REQ bytes 4-7 and 24-27, REP bytes 15, 19 and 23, DREQ byte 11, counted
-// from the start of the message).
+// from the start of the message) or of the SA MAD (the SA header's bytes
+// 22-23, then those of the first record: SAAttribute.ReservedSpans).
 func reservedNth(p *Packet, i int, v *Value) bool {
 	if p.has&hasBTH == 0 {
 		if i == 0 && p.has&hasRWH != 0 {
@@ -16,7 +17,9 @@ func reservedNth(p *Packet, i int, v *Value) bool {
 		}
 		return false
 	}
-	var occ [6][]byte
+	// At most: BTH, DETH, MAD, an RMPP STOP's or ABORT's two words, the SA
+	// header's and three of a record (InformInfoRecord): 9.
+	var occ [12][]byte
 	n := 0
 	b := &p.Headers.BTH
 	occ[n], n = b.Contents[4:5], n+1
@@ -43,6 +46,20 @@ func reservedNth(p *Packet, i int, v *Value) bool {
 				occ[n], occ[n+1], occ[n+2], n = d[15:16], d[19:20], d[23:24], n+3
 			case layers.CMAttrDREQ:
 				occ[n], n = d[11:12], n+1
+			}
+		}
+		if m.MgmtClass == layers.MgmtClassSubnAdm && m.SA.Contents != nil {
+			s := &m.SA
+			occ[n], n = s.Contents[layers.SAReservedOffset:layers.SAReservedOffset+2], n+1
+			if len(s.Data) == layers.SADataLength {
+				// tshark takes a PathRecord's first 8 bytes for reserved;
+				// IBTA 1.2.1 made them the ServiceID.
+				if s.AttributeID == layers.SAAttrPathRecord {
+					occ[n], n = s.Data[:8], n+1
+				}
+				for _, r := range s.AttributeID.ReservedSpans() {
+					occ[n], n = s.Data[r.Offset:r.Offset+r.Size], n+1
+				}
 			}
 		}
 	}

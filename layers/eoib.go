@@ -174,3 +174,37 @@ func (b *BTH) PayloadWithPad() []byte {
 	}
 	return b.payload[:n]
 }
+
+// Names of the headers a payload heuristic finds at the start of a BTH
+// payload, for HeaderBytes and FieldBytes: the parser does not decode them
+// (decode reads them on demand), so they are located here.
+const (
+	EoIBHeader  = "EoIB"
+	IPoIBHeader = "IPoIB" // the EtherType and reserved word of an EtherType-encapsulated payload
+)
+
+var payloadHeaderFields = map[string][]FieldSpan{
+	EoIBHeader:  eoibFields,
+	IPoIBHeader: {{"EtherType", 0, 2}, {"Reserved", 2, 2}},
+}
+
+// payloadHeader returns the bytes of a payload heuristic's header in the
+// last frame; ok says whether name is such a header at all.
+func (p *Parser) payloadHeader(name string) (b []byte, ok bool) {
+	if _, ok := payloadHeaderFields[name]; !ok {
+		return nil, false
+	}
+	if !p.Has(LayerTypeBTH) || p.BTH.PayloadType() == LayerTypeMAD {
+		return nil, true
+	}
+	pl := p.BTH.PayloadWithPad()
+	found := LooksLikeEoIB(p.BTH.Opcode, pl)
+	if name == IPoIBHeader {
+		_, encap := EtherTypeEncapsulated(pl)
+		found = encap && !found
+	}
+	if !found {
+		return nil, true
+	}
+	return pl[:EoIBLength], true
+}

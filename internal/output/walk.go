@@ -84,6 +84,9 @@ func (w *walker) step(p *decode.Packet, vis fieldVisitor, i int) int {
 	all, ends := decode.FieldsInWireOrder(), decode.SubtreeEnds()
 	f := all[i]
 	if !f.Get(p, &w.v) {
+		if f.SubtreeWithout(p) {
+			return i + 1
+		}
 		return ends[i] // a header the packet lacks: none of its fields can be there
 	}
 	topLevel := i == wireOrder.eoib

@@ -603,7 +603,9 @@ func unplacedMgmt(name string) bool {
 		"infiniband.sminfo.", "infiniband.pathrecord.", "infiniband.mcmemberrecord.", "infiniband.portcounters",
 		"infiniband.p_keytable.", "infiniband.randomforwardingtable.", "infiniband.linearforwardingtable.",
 		"infiniband.multicastforwardingtable.", "infiniband.linkspeedwidthpairstable.", "infiniband.vlarbitrationtable.",
-		"infiniband.sltovlmappingtable.", "infiniband.vendordiag.", "infiniband.ledinfo."} {
+		"infiniband.sltovlmappingtable.", "infiniband.vendordiag.", "infiniband.ledinfo.", "infiniband.informinfo.",
+		"infiniband.informinforecord.", "infiniband.linkrecord.", "infiniband.tracerecord.", "infiniband.multipathrecord.",
+		"infiniband.serviceassociationrecord.", "infiniband.notice.", "infiniband.trap.", "infiniband.classportinfo"} {
 		if strings.HasPrefix(name, p) {
 			return true
 		}
