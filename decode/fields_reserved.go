@@ -17,6 +17,10 @@ func reservedNth(p *Packet, i int, v *Value) bool {
 		}
 		return false
 	}
+	if i == 0 { // the field's own getter, asked of every packet: the BTH's byte
+		v.B = p.Headers.BTH.Contents[4:5]
+		return true
+	}
 	// At most: BTH, DETH, MAD, an RMPP STOP's or ABORT's two words, the SA
 	// header's and three of a record (InformInfoRecord): 9.
 	var occ [12][]byte
