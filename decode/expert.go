@@ -73,6 +73,14 @@ const (
 	FindCMDisconnect                   // a CM connection ended (DREQ/DREP)
 	FindCMReject                       // a CM REQ rejected
 	FindOOBExchange                    // an out-of-band TCP exchange named the QPs
+	FindCMReadsExceeded                // more READ/atomic requests outstanding than the CM REP allows
+	FindCMRetryExceeded                // a PSN retried more often than the CM REQ's Retry Count
+	FindCMRNRRetryExceeded             // more RNR retries of a PSN than the CM RNR Retry Count
+	FindCMMTUExceeded                  // a payload larger than the CM REQ's path MTU
+	FindCMPathMismatch                 // a P_Key, traffic class, flow label or SL other than the CM REQ's path (Sub: CMPath*)
+	FindCMMRA                          // a CM MRA: the receiver of a REQ or REP asks for more time
+	FindCMMRAIgnored                   // a REQ or REP sent again before the MRA's service timeout
+	FindCMDREQUnanswered               // a CM DREQ without a DREP
 	numFindingKinds
 )
 
@@ -109,6 +117,14 @@ var findingKinds = [numFindingKinds]kindInfo{
 	FindCMDisconnect:       {"cm_disconnect", SevChat, "Sequence", "CM disconnection"},
 	FindCMReject:           {"cm_reject", SevNote, "Sequence", "CM connection rejected"},
 	FindOOBExchange:        {"oob_exchange", SevChat, "Sequence", "Out-of-band QP exchange (TCP)"},
+	FindCMReadsExceeded:    {"cm.reads_exceeded", SevWarn, "Protocol", "More READ/atomic requests outstanding than CM negotiated"},
+	FindCMRetryExceeded:    {"cm.retry_exceeded", SevWarn, "Sequence", "PSN retried more often than the CM Retry Count"},
+	FindCMRNRRetryExceeded: {"cm.rnr_retry_exceeded", SevWarn, "Sequence", "RNR retries beyond the CM RNR Retry Count"},
+	FindCMMTUExceeded:      {"cm.mtu_exceeded", SevWarn, "Protocol", "Payload larger than the CM path MTU"},
+	FindCMPathMismatch:     {"cm.path_mismatch", SevWarn, "Protocol", "Header differs from the CM path"},
+	FindCMMRA:              {"cm.mra", SevNote, "Sequence", "CM MRA: more time asked"},
+	FindCMMRAIgnored:       {"cm.mra_ignored", SevWarn, "Sequence", "CM message sent again before the MRA's service timeout"},
+	FindCMDREQUnanswered:   {"cm.dreq_unanswered", SevWarn, "Sequence", "CM DREQ without DREP"},
 }
 
 // Name is the kind's ibwire.analysis field suffix ("psn_gap").
@@ -151,6 +167,10 @@ func (f *Finding) Summary() string {
 		return "NAK " + layers.NAKCode(f.Sub).String()
 	case FindRNRNAK:
 		return "RNR NAK, timer " + layers.RNRTimerCode(f.Sub).String()
+	case FindCMPathMismatch:
+		if int(f.Sub) < len(cmPathNames) && f.Sub != 0 {
+			return cmPathNames[f.Sub] + " differs from the CM path"
+		}
 	}
 	return findingKinds[f.Kind%numFindingKinds].summary
 }
