@@ -247,17 +247,28 @@ func (c *Conn) mra(o *CMOptions, req *layers.MAD) error {
 	if o.MRA.ServiceTimeout > 31 {
 		return fmt.Errorf("craft: MRA service timeout %d does not fit 5 bits", o.MRA.ServiceTimeout)
 	}
+	reqFrame := len(c.trace.Frames)
 	m := layers.NewCMMAD(layers.CMAttrMRA, c.cm.tid)
 	m.CM.MRA = layers.CMMra{LocalCommID: c.cm.remote, RemoteCommID: c.cm.local, MessageMRAed: layers.CMMRAedREQ,
 		ServiceTimeout: o.MRA.ServiceTimeout}
 	if err := c.cmSend(Responder, m, "MRA"); err != nil {
 		return err
 	}
+	mraFrame := len(c.trace.Frames)
+	c.trace.Findings = append(c.trace.Findings, Finding{Frame: mraFrame, Kind: FindingCMMRA, Ref: reqFrame,
+		Detail: fmt.Sprintf("service timeout %d: %v", o.MRA.ServiceTimeout, layers.CMTimeout(o.MRA.ServiceTimeout))})
 	if o.MRA.Resend <= 0 {
 		return nil
 	}
 	c.now += o.MRA.Resend - c.cm.delay
-	return c.cmSend(Requester, req, "REQ (sent again)")
+	if err := c.cmSend(Requester, req, "REQ (sent again)"); err != nil {
+		return err
+	}
+	if o.MRA.Resend < layers.CMTimeout(o.MRA.ServiceTimeout) {
+		c.trace.Findings = append(c.trace.Findings, Finding{Frame: len(c.trace.Frames), Kind: FindingCMMRAIgnored, Ref: mraFrame,
+			Detail: fmt.Sprintf("REQ sent again after %v", o.MRA.Resend)})
+	}
+	return nil
 }
 
 // Reject appends a rejected connection: the responder rejects the REQ
@@ -311,12 +322,19 @@ func (c *Conn) DisconnectUnanswered(resend time.Duration) error {
 	if err := c.cmSend(Requester, dreq, "DREQ"); err != nil {
 		return err
 	}
+	first := len(c.trace.Frames)
 	c.cm.connected = false
+	c.trace.Findings = append(c.trace.Findings, Finding{Frame: first, Kind: FindingCMDREQUnanswered, Detail: "no DREP by the end"})
 	if resend <= 0 {
 		return nil
 	}
 	c.now += resend - c.cm.delay
-	return c.cmSend(Requester, dreq, "DREQ (sent again)")
+	if err := c.cmSend(Requester, dreq, "DREQ (sent again)"); err != nil {
+		return err
+	}
+	c.trace.Findings = append(c.trace.Findings, Finding{Frame: len(c.trace.Frames), Kind: FindingCMDREQUnanswered, Ref: first,
+		Detail: "the first DREQ had no DREP"})
+	return nil
 }
 
 // ResolveService appends a SIDR_REQ from the requester and the SIDR_REP

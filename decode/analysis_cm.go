@@ -34,6 +34,12 @@ import (
 // names one (a RoCEv2 stack derives one from the QPNs when it is zero;
 // IPv4 has none), and the SL of a native IB LRH (RoCE has no SL on the
 // wire). UDP source ports are the stack's own choice and are not checked.
+// On RoCE the traffic class and flow label bind the active side only: its
+// stack wrote its own TOS into the REQ's path (rdma_cm's route), while the
+// passive side's may apply its host's default (rdma_cm's default_roce_tos,
+// a NIC's QoS setting) — a Mellanox ibdump capture in the public corpus
+// has the active side at DSCP 0 as its REQ says and the passive at DSCP 26.
+// On native IB the SM's path binds both.
 
 // CMContract is what the CM negotiated for a connection, as
 // ibwire.analysis.cm.* shows it on each of its packets. Arrays are
@@ -65,6 +71,28 @@ var cmPathNames = [...]string{"", "P_Key", "traffic class", "flow label", "SL"}
 
 // cmRejBy are the read-only values a REJ's packet points to.
 var cmRejBy = [3]CMContract{{}, {RejBy: 1}, {RejBy: 2}}
+
+// cmRejSub packs a REJ's reason and sender (1 active, 2 passive) into a
+// Finding.Sub: the reason in the low 6 bits (IBTA reasons end at 35), bit
+// 6 set for the active side. A reason beyond 63 is kept as 0 (unnamed).
+func cmRejSub(reason layers.CMRejectReason, by uint8) uint8 {
+	if reason > 63 {
+		reason = 0
+	}
+	sub := uint8(reason)
+	if by == 1 {
+		sub |= 1 << 6
+	}
+	return sub
+}
+
+func cmRejOfSub(sub uint8) (layers.CMRejectReason, uint8) {
+	by := uint8(2)
+	if sub&(1<<6) != 0 {
+		by = 1
+	}
+	return layers.CMRejectReason(sub & 63), by
+}
 
 // RejByName names the side that sent a REJ: "active" or "passive".
 func (c *CMContract) RejByName() string {
@@ -177,7 +205,7 @@ func (a *Analyzer) cmCheck(d *direction, k *cmContract, p *Packet, b *layers.BTH
 	if k.PathMTU > 0 && p.PayloadLength() > k.PathMTU {
 		a.finding(Finding{Kind: FindCMMTUExceeded, Frame: a.frame, Ref: k.REQFrame, Conv: c.id, PSN: b.PSN})
 	}
-	a.cmPath(k, p, b, c.id)
+	a.cmPath(k, p, b, c.id, x == k.Active)
 	if info.Response {
 		a.cmResponse(&k.side[1-x], b, info)
 		return
@@ -259,7 +287,7 @@ func (a *Analyzer) cmResponse(s *cmSide, b *layers.BTH, info *layers.OpcodeInfo)
 }
 
 // cmPath reports the path attributes of p that differ from the REQ's.
-func (a *Analyzer) cmPath(k *cmContract, p *Packet, b *layers.BTH, conv uint32) {
+func (a *Analyzer) cmPath(k *cmContract, p *Packet, b *layers.BTH, conv uint32, active bool) {
 	mismatch := func(sub uint8) {
 		a.finding(Finding{Kind: FindCMPathMismatch, Sub: sub, Frame: a.frame, Ref: k.REQFrame, Conv: conv, PSN: b.PSN})
 	}
@@ -268,6 +296,8 @@ func (a *Analyzer) cmPath(k *cmContract, p *Packet, b *layers.BTH, conv uint32) 
 	}
 	h := p.Headers
 	switch {
+	case !active && p.has&hasLRH == 0:
+		// RoCE's passive side: its own traffic class and flow label.
 	case p.has&hasIPv4 != 0:
 		if h.IPv4.TOS>>2 != k.TrafficClass>>2 {
 			mismatch(CMPathTrafficClass)

@@ -132,7 +132,12 @@ func (a *Analyzer) cmMessage(p *Packet, d *direction) {
 		c.hasStart[s], c.hasStart[1-s] = true, true
 		c.state = ConvConnecting
 		c.ended = false
-		a.cmBind(c, s, &req, &cm.REP, ab)
+		// Both sides on one address with one QPN (a loopback capture of
+		// rping): the directions are one to the analysis, so no packet
+		// can be told to be the active side's or the passive's.
+		if keyOf(ab) != keyOf(ba) {
+			a.cmBind(c, s, &req, &cm.REP, ab)
+		}
 		t.convs[k] = cmConv{c, c.id}
 	case layers.CMAttrRTU:
 		k := cmTID{m.TransactionID, src}
@@ -157,11 +162,15 @@ func (a *Analyzer) cmMessage(p *Packet, d *direction) {
 		delete(t.reps, k)
 		if req, ok := t.reqs[k]; ok {
 			delete(t.reqs, k)
-			a.finding(Finding{Kind: FindCMReject, Frame: a.frame, Ref: req.frame, Conv: d.conv.id})
+			a.finding(Finding{Kind: FindCMReject, Sub: cmRejSub(cm.REJ.Reason, by), Frame: a.frame, Ref: req.frame, Conv: d.conv.id})
 		} else if c := t.convs[k].live(); c != nil {
 			c.state, c.ended = ConvRejected, true
 			delete(t.convs, k)
-			a.finding(Finding{Kind: FindCMReject, Frame: a.frame, Conv: c.id})
+			var rep uint32 // the REP rejected
+			if c.cm != nil {
+				rep = c.cm.REPFrame
+			}
+			a.finding(Finding{Kind: FindCMReject, Sub: cmRejSub(cm.REJ.Reason, by), Frame: a.frame, Ref: rep, Conv: c.id})
 		} else {
 			p.Analysis.CM = nil
 		}

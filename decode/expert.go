@@ -167,6 +167,10 @@ func (f *Finding) Summary() string {
 		return "NAK " + layers.NAKCode(f.Sub).String()
 	case FindRNRNAK:
 		return "RNR NAK, timer " + layers.RNRTimerCode(f.Sub).String()
+	case FindCMReject:
+		if reason, by := cmRejOfSub(f.Sub); reason != 0 {
+			return "CM connection rejected: " + reason.String() + " (by the " + cmRejBy[by].RejByName() + " side)"
+		}
 	case FindCMPathMismatch:
 		if int(f.Sub) < len(cmPathNames) && f.Sub != 0 {
 			return cmPathNames[f.Sub] + " differs from the CM path"
@@ -174,6 +178,10 @@ func (f *Finding) Summary() string {
 	}
 	return findingKinds[f.Kind%numFindingKinds].summary
 }
+
+// numSubs bounds Finding.Sub: 5-bit NAK codes and RNR timers, and a
+// REJ's reason (6 bits) with the side that sent it (cmRejSub).
+const numSubs = 128
 
 // ExpertRow groups the findings of one kind (and sub-code): an exact count
 // and the first few frames.
@@ -193,12 +201,12 @@ type Expert struct {
 	// MaxFrames is how many frames a row keeps (default 20).
 	MaxFrames int
 	rows      []*ExpertRow
-	index     [numFindingKinds][32]int32 // 1 + position in rows
+	index     [numFindingKinds][numSubs]int32 // 1 + position in rows
 }
 
 // Add counts f.
 func (e *Expert) Add(f *Finding) {
-	sub := f.Sub & 31
+	sub := f.Sub % numSubs
 	i := e.index[f.Kind%numFindingKinds][sub]
 	if i == 0 {
 		maxFrames := e.MaxFrames
@@ -222,7 +230,7 @@ func (e *Expert) Rows() []ExpertRow {
 	out := make([]ExpertRow, 0, len(e.rows))
 	for s := SevError; s >= SevChat; s-- {
 		for k := FindingKind(0); k < numFindingKinds; k++ {
-			for sub := range 32 {
+			for sub := range numSubs {
 				if i := e.index[k][sub]; i > 0 && e.rows[i-1].Severity == s {
 					out = append(out, *e.rows[i-1])
 				}
