@@ -5,10 +5,13 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ibwire/ibwire/capture"
+	"github.com/ibwire/ibwire/craft"
 	"github.com/ibwire/ibwire/decode"
 	"github.com/ibwire/ibwire/layers"
 )
@@ -160,4 +163,47 @@ func TestCMRejectSummary(t *testing.T) {
 	}
 	assert.Equal(t, "P_Key differs from the CM path", (&decode.Finding{Kind: decode.FindCMPathMismatch, Sub: decode.CMPathPKey}).Summary())
 	assert.Equal(t, "Consumer Reject", layers.CMRejectReason(28).String())
+}
+
+// analyzeTrace writes a crafted trace to a capture and analyzes it.
+func analyzeTrace(t *testing.T, e craft.Encap, tr craft.Trace) *analyzed {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "t.pcap")
+	w, err := capture.Create(path, capture.FormatPcap, e.LinkType(), true)
+	require.NoError(t, err)
+	for _, f := range tr.Frames {
+		require.NoError(t, w.WritePacket(capture.Packet{Data: f.Data, LinkType: f.LinkType, Time: f.Time, Length: len(f.Data)}))
+	}
+	require.NoError(t, w.Close())
+	return analyze(t, path, decode.AnalyzerOptions{})
+}
+
+// TestCMMRAHonoured: a REQ sent again after the MRA's service timeout
+// honoured it; before, it did not. A DREQ sent again is unanswered at the
+// retransmission (and, with no DREP by the end, the first DREQ too); a
+// DREP that comes after the retransmission still answers the end.
+func TestCMMRAHonoured(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		timeout uint8
+		resend  time.Duration
+		want    []cmWant
+	}{
+		{"before the timeout", 10, time.Millisecond, []cmWant{{2, decode.FindCMMRA, 0, 1, 0}, {3, decode.FindCMMRAIgnored, 0, 2, 0}}},
+		{"after the timeout", 2, time.Millisecond, []cmWant{{2, decode.FindCMMRA, 0, 1, 0}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := craft.New(craft.Config{})
+			require.NoError(t, err)
+			require.NoError(t, c.Connect(craft.CMOptions{MRA: &craft.CMMRA{ServiceTimeout: tc.timeout, Resend: tc.resend}}))
+			require.NoError(t, c.Disconnect())
+			assert.ElementsMatch(t, tc.want, cmFindings(analyzeTrace(t, craft.RoCEv2, c.Trace())))
+		})
+	}
+	c, err := craft.New(craft.Config{})
+	require.NoError(t, err)
+	require.NoError(t, c.Connect(craft.CMOptions{}))
+	require.NoError(t, c.DisconnectUnanswered(50*time.Millisecond))
+	assert.ElementsMatch(t, []cmWant{{4, decode.FindCMDREQUnanswered, 0, 0, 0}, {5, decode.FindCMDREQUnanswered, 0, 4, 0}},
+		cmFindings(analyzeTrace(t, craft.RoCEv2, c.Trace())))
 }
