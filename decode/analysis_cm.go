@@ -69,6 +69,14 @@ const (
 
 var cmPathNames = [...]string{"", "P_Key", "traffic class", "flow label", "SL"}
 
+// CMPathName names path attribute sub (CMPathPKey ...).
+func CMPathName(sub uint8) string {
+	if int(sub) < len(cmPathNames) {
+		return cmPathNames[sub]
+	}
+	return ""
+}
+
 // cmRejBy are the read-only values a REJ's packet points to.
 var cmRejBy = [3]CMContract{{}, {RejBy: 1}, {RejBy: 2}}
 
@@ -289,6 +297,7 @@ func (a *Analyzer) cmResponse(s *cmSide, b *layers.BTH, info *layers.OpcodeInfo)
 // cmPath reports the path attributes of p that differ from the REQ's.
 func (a *Analyzer) cmPath(k *cmContract, p *Packet, b *layers.BTH, conv uint32, active bool) {
 	mismatch := func(sub uint8) {
+		p.Analysis.CMPath |= 1 << sub
 		a.finding(Finding{Kind: FindCMPathMismatch, Sub: sub, Frame: a.frame, Ref: k.REQFrame, Conv: conv, PSN: b.PSN})
 	}
 	if b.PKey&0x7FFF != k.PKey&0x7FFF {

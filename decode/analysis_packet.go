@@ -19,6 +19,9 @@ type PacketAnalysis struct {
 	// CMCount is, at a CM contract finding, the requests outstanding or
 	// the retries that broke it.
 	CMCount uint8
+	// CMPath has bit 1<<CMPath* set for each path attribute that differs
+	// from the CM REQ's (FindCMPathMismatch).
+	CMPath uint8
 	// Findings has bit k set for each FindingKind k found at this frame.
 	Findings uint32
 	// Info flags say which of the values below are set.

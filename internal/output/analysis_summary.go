@@ -121,7 +121,16 @@ func appendCMNotes(p *decode.Packet, note func(s ...string), frame func(uint32) 
 			note("payload ", strconv.Itoa(p.PayloadLength()), " > path MTU ", strconv.Itoa(k.PathMTU), " of CM REQ ", frame(ref))
 		}
 		if a.Has(decode.FindCMPathMismatch) {
-			note("differs from the path of CM REQ ", frame(ref))
+			var which []byte
+			for sub := decode.CMPathPKey; sub <= decode.CMPathSL; sub++ {
+				if a.CMPath&(1<<sub) != 0 {
+					if len(which) > 0 {
+						which = append(which, ", "...)
+					}
+					which = append(which, decode.CMPathName(sub)...)
+				}
+			}
+			note(string(which), " not as in CM REQ ", frame(ref))
 		}
 	}
 	if a.Has(decode.FindCMMRA) {
