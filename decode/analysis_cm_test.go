@@ -62,6 +62,12 @@ var cmCrafted = map[string][]cmWant{
 	"cm_reject_rep.pcap": {{3, decode.FindCMReject, 1<<6 | 28, 2, 0}},
 }
 
+// cmReal are the CM findings of real captures: rping on Linux rxe to a
+// port nobody listens on, rejected by guest b's ib_cm (interop/testdata).
+var cmReal = map[string][]cmWant{
+	"../interop/testdata/rxe_rping_reject.pcap.gz": {{2, decode.FindCMReject, 8, 1, 0}},
+}
+
 // cmFindings lists the CM findings of r in order.
 func cmFindings(r *analyzed) []cmWant {
 	var got []cmWant
@@ -77,6 +83,17 @@ func cmFindings(r *analyzed) []cmWant {
 	return got
 }
 
+func TestCMContractReal(t *testing.T) {
+	for path, want := range cmReal {
+		t.Run(filepath.Base(path), func(t *testing.T) {
+			r := analyze(t, path, decode.AnalyzerOptions{})
+			assert.ElementsMatch(t, want, cmFindings(r), r.dump())
+			require.NotNil(t, r.packets[2].CM)
+			assert.Equal(t, "passive", r.packets[2].CM.RejByName())
+		})
+	}
+}
+
 func TestCMContractCrafted(t *testing.T) {
 	for name, want := range cmCrafted {
 		t.Run(name, func(t *testing.T) {
@@ -86,7 +103,8 @@ func TestCMContractCrafted(t *testing.T) {
 	}
 }
 
-// TestCMContractNowhereElse: no capture but the crafted ones breaks a CM
+// TestCMContractNowhereElse: no capture but the crafted ones (and the
+// real REJ of cmReal) breaks a CM
 // contract or has an MRA, an unanswered DREQ or a REJ: not the rest of the
 // corpus, not the real rxe captures (rping and ucmatose connect with RDMA
 // CM), not the third-party captures of IBWIRE_EXTRA_PCAPS nor the rxe
@@ -110,6 +128,9 @@ func TestCMContractNowhereElse(t *testing.T) {
 	cmConnected := 0
 	for _, f := range files {
 		if _, crafted := cmCrafted[filepath.Base(f)]; crafted && strings.HasPrefix(f, "../pcaps/") {
+			continue
+		}
+		if _, real := cmReal[f]; real {
 			continue
 		}
 		t.Run(filepath.Base(f), func(t *testing.T) {
