@@ -103,12 +103,12 @@ func TestCMContractCrafted(t *testing.T) {
 	}
 }
 
-// TestCMContractNowhereElse: no capture but the crafted ones (and the
-// real REJ of cmReal) breaks a CM
-// contract or has an MRA, an unanswered DREQ or a REJ: not the rest of the
-// corpus, not the real rxe captures (rping and ucmatose connect with RDMA
-// CM), not the third-party captures of IBWIRE_EXTRA_PCAPS nor the rxe
-// NVMe-oF and NFS/RDMA captures of IBWIRE_ULP_PCAPS (both read in place).
+// TestCMContractNowhereElse: no capture but the crafted ones (and the real
+// REJ of cmReal) breaks a CM contract or has an MRA, an unanswered DREQ or
+// a REJ: not the rest of the corpus, not the real rxe captures (rping and
+// ucmatose connect with RDMA CM), not the third-party captures of
+// IBWIRE_EXTRA_PCAPS nor the rxe NVMe-oF and NFS/RDMA captures of
+// IBWIRE_ULP_PCAPS (both read in place).
 func TestCMContractNowhereElse(t *testing.T) {
 	var files []string
 	for _, pat := range []string{"../pcaps/*.pcap", "../pcaps/rxe/*.pcap", "../pcaps/rxe/interop/*.pcap", "../testdata/*.pcap*",
