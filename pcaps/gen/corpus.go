@@ -39,7 +39,7 @@ func specs() []spec {
 		}
 		s = append(s, spec{"conv_" + encapFile(e), fmt.Sprintf("CM connect, every RC operation, CM disconnect, %v", e), mixed(e)})
 	}
-	return append(s,
+	s = append(s,
 		spec{"rc_send", "RC SEND: ONLY, FIRST/MIDDLE/LAST, with immediate, with invalidate, pad 0-3; ACK per message", rcSend},
 		spec{"rc_write", "RC RDMA WRITE: ONLY, FIRST/MIDDLE/LAST, with immediate (ONLY and LAST); ACK per message", rcWrite},
 		spec{"rc_read", "RC RDMA READ: one-packet, three-packet and zero-length READs and their responses", rcRead},
@@ -75,6 +75,8 @@ func specs() []spec {
 		spec{"broken_unknown_opcode", "a request whose opcode became 0x18, which the IBTA does not define: NAK invalid request", broken(craft.RoCEv2, craft.UnknownOpcode)},
 		spec{"broken_erf", "ERF-wrapped native IB with a bad ICRC, a bad VCRC and a truncated packet", brokenERF},
 	)
+	// The CM contract checks, one capture per finding: cm_contract.go.
+	return append(s, cmContractSpecs()...)
 }
 
 // conn returns a Conn for cfg and the error of the build so far.
