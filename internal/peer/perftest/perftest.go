@@ -178,7 +178,7 @@ func (j *job) run(ctx context.Context, stdout io.Writer) (err error) {
 	}
 	local := setup.PerftestDest{OutReads: uint16(outReads), QPN: qp.QPN(), PSN: psn, RKey: mr.RKey(), VAddr: mr.Addr(), GID: dev.GID()}
 	guard := &qpGuard{}
-	rcvd := dev.Counters().RcvdPkts // before the peer can know our QP
+	rcvd := dev.Counters().RcvdPkts                       // before the peer can know our QP
 	remote, err := p.HandshakeChecked(local, guard.check) // #1
 	if err != nil {
 		return err
