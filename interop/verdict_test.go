@@ -42,7 +42,7 @@ func TestCheckData(t *testing.T) {
 	require.NoError(t, os.WriteFile(bad, changed, 0o644))
 
 	for _, tc := range []struct{ name, region, want string }{
-		{"equal", good, "notes=data: the 4096 bytes the capture moved equal ibpeer's buffer\n"},
+		{"equal", good, "notes=data: the 4096 bytes the capture shows written equal ibpeer's buffer\n"},
 		{"changed", bad, "why=data: the capture's bytes and ibpeer's buffer differ from byte 2001 of 4096 on\n"},
 		{"no dump", filepath.Join(dir, "none.bin"), "why=data: ibpeer left no buffer dump"},
 	} {

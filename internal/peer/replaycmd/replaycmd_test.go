@@ -17,7 +17,7 @@ import (
 // and no file is written.
 func TestWriteImageRefusesHugeRegion(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "region.bin")
-	err := writeImage(&replay.Plan{RegionLen: 1 << 40}, path)
+	err := writeImage(&replay.Plan{RegionLen: 1 << 40}, path, "")
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "--image: the requests span 1099511627776 bytes")
 	assert.NoFileExists(t, path)
