@@ -92,8 +92,8 @@ def rxe_write_bw_cm rxe-rxe "ib_write_bw -d rxe0 -R -F -n 200 $GB" "ib_write_bw 
 	expect_client="$OK_BW" expect_server="$OK_BW" desc="rxe<->rxe ib_write_bw -R (RDMA CM), 65536 x 200"
 def rxe_read_bw_loss rxe-rxe "ib_read_bw $PT -s 4096 -n 200 $GB" "ib_read_bw $PT -s 4096 -n 200" loss=2% \
 	expect_client="$OK_BW" expect_server="$OK_BW" desc="rxe<->rxe ib_read_bw 4096 x 200, netem loss 2% in both guests"
-def rxe_rping_loss rxe-rxe "rping -c -a $GB -v -V -C 10" "rping -s -a $GB -v -V -C 10" listen=sleep loss=2% tolerate="$RPING_RACE" \
-	expect_client="$OK_RPING_C" expect_server="$OK_RPING_S" desc="rxe<->rxe rping -v -V -C 10, netem loss 2% in both guests"
+def rxe_rping_loss rxe-rxe "rping -c -a $GB -v -V -C 30" "rping -s -a $GB -v -V -C 30" listen=sleep loss=5% tolerate="$RPING_RACE" \
+	expect_client="$OK_RPING_C" expect_server="$OK_RPING_S" desc="rxe<->rxe rping -v -V -C 30, netem loss 5% in both guests"
 
 # Captures issue 17's fixes are proven against (kept in testdata/, MANIFEST.md): a SEND stream under
 # loss, the three latency tests (one message in flight at a time), and one perftest run three times
@@ -197,10 +197,10 @@ def peer_read_bw_loss_gc guest-client "ib_read_bw $PT -s 4096 -n 200 $HOST" "ibp
 	expect_client="$OK_BW" expect_server="$OK_BW" desc="ib_read_bw (guest, client, 2% loss) -> ibpeer (server)"
 def peer_read_bw_loss_gs guest-server "ibpeer perftest read --bind $HOST -s 4096 -n 200 $GA" "ib_read_bw $PT -s 4096 -n 200" loss=2% check_data=1 \
 	expect_client="$OK_BW" expect_server="$OK_BW" desc="ibpeer perftest read (client) -> ib_read_bw (guest, server, 2% loss)"
-def peer_rping_loss_gc guest-client "rping -c -a $HOST -v -V -C 10" "ibpeer rping -s --bind $HOST -v -V -C 10" loss=2% tolerate="$RPING_RACE" \
-	expect_client="$OK_RPING_C" expect_server="$OK_RPING_S" desc="rping -c (guest, 2% loss) -> ibpeer rping -s, data validated"
-def peer_rping_loss_gs guest-server "ibpeer rping -c --bind $HOST -a $GA -v -V -C 10" "rping -s -a $GA -v -V -C 10" loss=2% listen=sleep tolerate="$RPING_RACE" \
-	expect_client="$OK_RPING_C" expect_server="$OK_RPING_S" desc="ibpeer rping -c -> rping -s (guest, 2% loss), data validated"
+def peer_rping_loss_gc guest-client "rping -c -a $HOST -v -V -C 30" "ibpeer rping -s --bind $HOST -v -V -C 30" loss=5% tolerate="$RPING_RACE" \
+	expect_client="$OK_RPING_C" expect_server="$OK_RPING_S" desc="rping -c -C 30 (guest, 5% loss) -> ibpeer rping -s, data validated"
+def peer_rping_loss_gs guest-server "ibpeer rping -c --bind $HOST -a $GA -v -V -C 30" "rping -s -a $GA -v -V -C 30" loss=5% listen=sleep tolerate="$RPING_RACE" \
+	expect_client="$OK_RPING_C" expect_server="$OK_RPING_S" desc="ibpeer rping -c -C 30 -> rping -s (guest, 5% loss), data validated"
 
 # ---- issue 24: small messages, and what ibpeer refuses ------------------------------------------
 # perftest places messages under 4 KiB at 64-byte strides (100 bytes: every 128), so the bytes
