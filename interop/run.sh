@@ -119,7 +119,6 @@ net_down() { ip netns del "$NS" 2>/dev/null || true; }
 host_loss() {
 	local per10k
 	per10k=$(awk -v l="${1%\%}" 'BEGIN { printf "%d", l * 100 }')
-	command -v nft >/dev/null || die "loss scenarios need nft (apt-get install nftables) for the host side's loss"
 	ip netns exec "$NS" nft -f - <<EOF
 table inet ibwire_loss {
 	chain out {
@@ -414,6 +413,10 @@ for arg in "$@"; do
 done
 check_table >/dev/null || die "the scenario table is inconsistent: $(check_table)"
 [ "$(id -u)" = 0 ] || die "needs root (network namespaces, taps, qemu)"
+for n in "${RUN[@]}"; do
+	[ -n "$(opt "$n" loss)" ] && [ "${ROLE[$n]}" != rxe-rxe ] && ! command -v nft >/dev/null &&
+		die "$n: loss on the host side needs nft (apt-get install nftables)"
+done
 
 if [ "${NO_BUILD:-0}" != 1 ]; then
 	mkdir -p "$C"
