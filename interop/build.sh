@@ -25,7 +25,7 @@ STAMP=$(sha256sum "$HERE/build.sh" | cut -c1-16)
 
 # ---- 0. host tools ---------------------------------------------------------
 need=()
-for p in qemu-system-x86 qemu-utils debootstrap tcpdump iproute2 busybox-static cpio e2fsprogs zstd kmod socat iputils-ping; do
+for p in qemu-system-x86 qemu-utils debootstrap tcpdump iproute2 busybox-static cpio e2fsprogs zstd kmod socat iputils-ping nftables; do
   dpkg -s "$p" >/dev/null 2>&1 || need+=("$p")
 done
 if [ ${#need[@]} -gt 0 ]; then

@@ -118,11 +118,11 @@ func TestPeerScenariosRunIbpeer(t *testing.T) {
 		assert.True(t, strings.HasPrefix(host, "ibpeer "), "%s: host side %q is not ibpeer", name, host)
 		assert.Contains(t, host, "--bind $HOST", "%s: ibpeer must be told its address", name)
 		if strings.Contains(name, "_loss_") {
-			assert.Contains(t, rest, "loss=2%", "%s: no loss injected", name)
+			assert.Regexp(t, `loss=[0-9]+%`, rest, "%s: no loss injected", name)
 		}
 		// issue 8: WRITE and READ, with loss too, complete byte-exact: the verdict compares
 		// ibpeer's buffer with the bytes the capture shows
-		if regexp.MustCompile(`^peer_(write|read)_bw(_loss)?_g[cs]$`).MatchString(name) {
+		if regexp.MustCompile(`^peer_(write|read)_bw(_loss|_100)?_g[cs]$`).MatchString(name) {
 			assert.Contains(t, rest, "check_data=1", "%s: the data that moved is not checked", name)
 		}
 	}
@@ -160,6 +160,10 @@ func TestRunnerRejects(t *testing.T) {
 		{"host in peer role", `def x guest-client "c" "s" host=h desc=d`, []string{"check"}, "scenario x: host= is for rxe-rxe"},
 		{"check_data on rxe-rxe", `def x rxe-rxe "c" "s" check_data=1 desc=d`, []string{"check"}, "scenario x: check_data=1 is for a scenario whose host side is ibpeer perftest"},
 		{"check_data not 1", `def x guest-client "c" "s" check_data=yes desc=d`, []string{"check"}, "scenario x: check_data=1 is for"},
+		{"refused on rxe-rxe", `def x rxe-rxe "c" "s" refused=no forbid=r desc=d`, []string{"check"}, "scenario x: refused= is for a scenario whose host side is ibpeer"},
+		{"refused with loss", `def x guest-client "c" "s" refused=no forbid=r loss=2% desc=d`, []string{"check"}, "scenario x: a refused test moves no data"},
+		{"refused without forbid", `def x guest-client "c" "s" refused=no desc=d`, []string{"check"}, "scenario x: refused= needs forbid="},
+		{"bad refused", `def x guest-client "c" "s" refused='a(' forbid=r desc=d`, []string{"check"}, "scenario x: refused is not an extended regexp"},
 		{"bad table before running", `def x rxe-rxe "c" "s" mtu=big desc=d`, []string{"x"}, "scenario x: mtu must be a number"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -169,5 +173,28 @@ func TestRunnerRejects(t *testing.T) {
 			assert.NotEqual(t, 0, code, out)
 			assert.Contains(t, out, tc.want)
 		})
+	}
+}
+
+// Issue 24: what ibpeer perftest does not run is refused cleanly, in both roles, and the table says
+// so (refused=, forbid= the result row); the small-size data checks run in both roles.
+func TestIssue24ScenariosInBothRoles(t *testing.T) {
+	all := listScenarios(t)
+	table, err := os.ReadFile("scenarios.sh")
+	require.NoError(t, err)
+	for _, tool := range []string{"write_bw_q4", "write_bw_bidir", "write_bw_100", "read_bw_100"} {
+		for suffix, role := range map[string]string{"_gc": "guest-client", "_gs": "guest-server"} {
+			name := "peer_" + tool + suffix
+			sc, ok := all[name]
+			require.True(t, ok, "no scenario %s", name)
+			assert.Equal(t, role, sc.role)
+			def := regexp.MustCompile(`(?m)^def ` + name + ` .*(?:\n\t.*)*`).FindString(string(table))
+			if strings.HasSuffix(tool, "_100") {
+				assert.Contains(t, def, "check_data=1", name)
+			} else {
+				assert.Contains(t, def, "refused=", name)
+				assert.Contains(t, def, `forbid="$OK_BW"`, name)
+			}
+		}
 	}
 }

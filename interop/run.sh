@@ -22,6 +22,8 @@
 #      INTEROP_SCENARIOS     the table to read (default interop/scenarios.sh)
 #      IBWIRE_INTEROP_BIN    where ibdump and ibpeer are (default CACHE/bin)
 #      NO_BUILD=1            do not run build.sh / go build (use what the cache holds)
+#      RETRY_INCONCLUSIVE=0  do not run a scenario again whose capture dropped packets or whose loss
+#                            caused no retransmission (default: once, saying so in the verdict)
 #      IBWIRE_INTEROP_LOCK   the machine-wide lock one run holds (default /tmp/ibwire-interop-netns.lock)
 set -uo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -50,7 +52,7 @@ def() {  # NAME ROLE CLIENT SERVER [key=value ...]
 	local kv
 	for kv in "$@"; do
 		case ${kv%%=*} in
-		expect_client | expect_server | expect_host | loss | mtu | listen | min_roce | timeout | desc | host | tolerate | check_data) ;;
+		expect_client | expect_server | expect_host | loss | mtu | listen | min_roce | timeout | desc | host | tolerate | check_data | refused | forbid) ;;
 		*) die "scenario $name: unknown key ${kv%%=*}" ;;
 		esac
 		OPT[$name.${kv%%=*}]=${kv#*=}
@@ -67,7 +69,7 @@ SCENARIOS=${INTEROP_SCENARIOS:-$HERE/scenarios.sh}
 check_table() {
 	local n k pat bad=0
 	for n in "${ORDER[@]}"; do
-		for k in expect_client expect_server expect_host tolerate; do
+		for k in expect_client expect_server expect_host tolerate refused forbid; do
 			pat=$(opt "$n" $k)
 			[ -z "$pat" ] && continue
 			grep -Eq -- "$pat" </dev/null 2>/dev/null
@@ -83,6 +85,11 @@ check_table() {
 		[ -n "$(opt "$n" desc)" ] || { echo "scenario $n: no desc"; bad=1; }
 		[[ -z $(opt "$n" check_data) || ($(opt "$n" check_data) == 1 && ${ROLE[$n]} != rxe-rxe) ]] ||
 			{ echo "scenario $n: check_data=1 is for a scenario whose host side is ibpeer perftest"; bad=1; }
+		if [ -n "$(opt "$n" refused)" ]; then
+			[ "${ROLE[$n]}" != rxe-rxe ] || { echo "scenario $n: refused= is for a scenario whose host side is ibpeer"; bad=1; }
+			[ -z "$(opt "$n" check_data)$(opt "$n" loss)" ] || { echo "scenario $n: a refused test moves no data (no check_data=, loss=)"; bad=1; }
+			[ -n "$(opt "$n" forbid)" ] || { echo "scenario $n: refused= needs forbid=, what the guest must not print (its result)"; bad=1; }
+		fi
 	done
 	[ $bad = 0 ] && echo "${#ORDER[@]} scenarios ok"
 	return $bad
@@ -105,6 +112,22 @@ net_up() {  # MTU
 	ip netns exec "$NS" sysctl -qw net.ipv6.conf.br0.disable_ipv6=1 2>/dev/null || true
 }
 net_down() { ip netns del "$NS" 2>/dev/null || true; }
+
+# host_loss LOSS: drop LOSS (2%) of the RoCE datagrams the host side sends, so that loss hits the
+# data whichever way it flows (the guests' netem covers what they send; the host kernel has no
+# sch_netem, so nftables' numgen draws instead, in the netns's output hook).
+host_loss() {
+	local per10k
+	per10k=$(awk -v l="${1%\%}" 'BEGIN { printf "%d", l * 100 }')
+	ip netns exec "$NS" nft -f - <<EOF
+table inet ibwire_loss {
+	chain out {
+		type filter hook output priority 0; policy accept;
+		udp dport 4791 numgen random mod 10000 < $per10k counter drop
+	}
+}
+EOF
+}
 
 # ------------------------------------------------------------------ guests
 boot_guest() {  # NAME IP MAC TAP SHARE MTU TIMEOUT -> pid
@@ -171,7 +194,7 @@ host_start() {
 
 # ------------------------------------------------------------------ one scenario
 # Fills RESULT[name] (PASS/FAIL/XFAIL/XPASS), WHY[name], WALL[name], PKTS[name].
-declare -A RESULT=() WHY=() WALL=() PKTS=()
+declare -A RESULT=() WHY=() WALL=() PKTS=() INCONC=()
 
 is_xfail() { local g; for g in ${XFAIL//,/ }; do [[ $1 == $g ]] && return 0; done; return 1; }
 
@@ -215,6 +238,7 @@ run_one() {
 		;;
 	esac
 	chmod +x "$S"/*.sh
+	[ -n "$loss" ] && [ "$role" != rxe-rxe ] && host_loss "$loss"
 	# check_data=1: ibpeer perftest leaves its buffer behind for the data check of the verdict
 	local REGION=$W/host-region.bin
 	[ "$(opt "$name" check_data)" = 1 ] && hostcmd+=" --dump-region $REGION"
@@ -293,7 +317,9 @@ run_one() {
 	[ -n "$FPID" ] && { kill -INT "$FPID"; wait "$FPID"; } 2>/dev/null
 
 	# ---- verdict
-	local why=() notes=() rc out
+	local why=() notes=() rc refused forbid
+	refused=$(opt "$name" refused); forbid=$(opt "$name" forbid)
+	inconclusive=""
 	for g in a b; do
 		[ "$g" = b ] && [ -z "$gb_cmd" ] && continue
 		local side=$ga_side; [ "$g" = b ] && side=server
@@ -308,27 +334,43 @@ run_one() {
 		if [ "$rc" != 0 ] && [ "$rc" != 124 ] && [[ $rc =~ ^[0-9]+$ ]] && [ -n "$tol" ] &&
 			grep -Eq -- "$tol" "$W/guest-$g.log" && { [ -z "$pat" ] || grep -Eq -- "$pat" "$W/guest-$g.log"; }; then
 			notes+=("note: guest $g $side exit=$rc tolerated (output matches /$tol/)")
+		elif [ -n "$refused" ]; then
+			# refused: the guest fails (its expected line, when given, is its failure message) and
+			# prints no result; a guest server the refused host never reached may be left waiting
+			[ "$rc" = 0 ] && why+=("guest $g $side exit=0 although ibpeer refused")
+			[ "$rc" = 124 ] && why+=("guest $g $side exit=124 (timeout): not a clean failure")
 		elif [ "$rc" != 0 ]; then
 			why+=("guest $g $side exit=$rc$([ "$rc" = 124 ] && echo ' (timeout)')")
 		fi
 		[ -n "$pat" ] && ! grep -Eq -- "$pat" "$W/guest-$g.log" && why+=("guest $g $side: expected line missing")
+		[ -n "$forbid" ] && grep -Eq -- "$forbid" "$W/guest-$g.log" && why+=("guest $g $side printed /$forbid/ (a result) although ibpeer refused")
 	done
 	if [ -n "$host_side" ]; then
 		rc=$(cat "$W/host.log.rc" 2>/dev/null || echo "none (did not finish)")
 		local pat; pat=$(opt "$name" "expect_$host_side")
 		echo "--- host ($host_side) exit=$rc$(expect_note "$pat" "$W/host.log")"
 		indent <"$W/host.log"
-		[ "$rc" = 0 ] || why+=("host $host_side exit=$rc$([ "$rc" = 124 ] && echo ' (timeout)')")
+		if [ -n "$refused" ]; then
+			# refused at once: an exit status of its own (not a timeout, not stopped) and the reason
+			[[ $rc =~ ^[0-9]+$ ]] && [ "$rc" != 0 ] && [ "$rc" != 124 ] || why+=("host $host_side exit=$rc: want a refusal (a non-zero exit of its own)")
+			grep -Eq -- "$refused" "$W/host.log" || why+=("host $host_side: refusal /$refused/ missing")
+		else
+			[ "$rc" = 0 ] || why+=("host $host_side exit=$rc$([ "$rc" = 124 ] && echo ' (timeout)')")
+		fi
 		[ -n "$pat" ] && ! grep -Eq -- "$pat" "$W/host.log" && why+=("host $host_side: expected line missing")
 	fi
-	[ -n "$killed" ] && why+=("$killed")
-	out=$("$BIN/ibdump" -q --check "$PCAP" 2>&1); rc=$?
-	echo "$out" >"$W/check.log"
-	local roce; roce=$(sed -n 's/.* \([0-9][0-9]*\) RoCE\/IB.*/\1/p' <<<"$out" | tail -1)
+	if [ -n "$killed" ]; then
+		# a refused client never reaches the guest server, which waits until it is stopped
+		if [ -n "$refused" ] && [ "$host_side" = client ]; then
+			notes+=("note: $killed (the guest server waited for the refused client)")
+		else
+			why+=("$killed")
+		fi
+	fi
 	echo "--- capture ($CAPTOOL -i br0): $PCAP"
-	indent <<<"$out"
-	[ "$rc" = 0 ] || why+=("ibdump --check exit=$rc")
-	[ "${roce:-0}" -ge "$min_roce" ] || why+=("capture holds ${roce:-0} RoCE packets, want >= $min_roce")
+	local roce drops retrans
+	check_capture "$PCAP" "$W/capture.log" "$W" "$min_roce" "$loss" "$([ -n "$refused" ] && echo 1)" >"$W/check.out"
+	indent <"$W/check.out"
 	[ "$(opt "$name" check_data)" = 1 ] && check_data "$PCAP" "$REGION" "$W"
 	# a note, not a failure: the peers' verdict does not depend on which tool recorded them
 	[ "$CAPTOOL" = ibdump ] || notes+=("note: captured with tcpdump because ibdump -i failed")
@@ -342,7 +384,7 @@ run_one() {
 	local res=PASS
 	[ ${#why[@]} -gt 0 ] && [ -n "${why[0]}" ] && res=FAIL
 	if is_xfail "$name"; then [ $res = PASS ] && res=XPASS || res=XFAIL; fi
-	RESULT[$name]=$res; WALL[$name]=$wall; PKTS[$name]=${roce:-0}
+	RESULT[$name]=$res; WALL[$name]=$wall; PKTS[$name]=${roce:-0}; INCONC[$name]=$inconclusive
 	local w; WHY[$name]=""
 	for w in "${why[@]}" "${notes[@]}"; do [ -n "$w" ] && WHY[$name]+="${WHY[$name]:+; }$w"; done
 	log "$res $name (${wall} s, ${roce:-0} RoCE packets)${WHY[$name]:+: ${WHY[$name]}}"
@@ -371,6 +413,10 @@ for arg in "$@"; do
 done
 check_table >/dev/null || die "the scenario table is inconsistent: $(check_table)"
 [ "$(id -u)" = 0 ] || die "needs root (network namespaces, taps, qemu)"
+for n in "${RUN[@]}"; do
+	[ -n "$(opt "$n" loss)" ] && [ "${ROLE[$n]}" != rxe-rxe ] && ! command -v nft >/dev/null &&
+		die "$n: loss on the host side needs nft (apt-get install nftables)"
+done
 
 if [ "${NO_BUILD:-0}" != 1 ]; then
 	mkdir -p "$C"
@@ -408,7 +454,18 @@ log "${#RUN[@]} scenario(s); results in $RUNDIR${XFAIL:+; expected to fail: $XFA
 trap 'net_down; exit 130' INT TERM
 
 T0=$(date +%s)
-for n in "${RUN[@]}"; do run_one "$n"; done
+for n in "${RUN[@]}"; do
+	run_one "$n"
+	# Evidence that is only incomplete (the capture dropped packets, the loss hit nothing) says
+	# nothing about the peers: run once more, saying so; the second verdict stands.
+	if [[ ${RESULT[$n]} == @(FAIL|XFAIL) ]] && [ -n "${INCONC[$n]}" ] && [ "${RETRY_INCONCLUSIVE:-1}" = 1 ]; then
+		first=${INCONC[$n]}
+		log "retrying $n once: $first"
+		rm -rf "$RUNDIR/$n.try1" && mv "$RUNDIR/$n" "$RUNDIR/$n.try1"
+		run_one "$n"
+		WHY[$n]+="${WHY[$n]:+; }note: retried once, the first run ($n.try1) was inconclusive: $first"
+	fi
+done
 
 echo
 printf '%-24s %-13s %-6s %7s %6s  %s\n' SCENARIO ROLE RESULT WALL_S ROCE WHY

@@ -13,7 +13,9 @@
 #   expect_client= / expect_server= / expect_host=  extended regexp the side's output must match
 #                  (each side must also exit 0; a scenario without an expectation for a side only
 #                  checks its exit status)
-#   loss=N%        netem loss on eth0 egress of every guest (the host kernel has no sch_netem)
+#   loss=N%        netem loss on eth0 egress of every guest, and (guest-client, guest-server) nftables
+#                  loss on the host side's RoCE output, so the loss hits the data whichever way it
+#                  flows; a loss scenario passes only when the capture shows a retransmission
 #   mtu=N          netdev MTU of the guests, taps and bridge (1500 -> rxe active_mtu 1024)
 #   listen=tcp|sleep  how a guest server signals readiness: a TCP listener on 18515 (the tools'
 #                  out-of-band port) or 2 s (RDMA CM tools have no TCP listener)
@@ -22,6 +24,12 @@
 #   check_data=1  (ibpeer perftest write/read on the host) ibpeer dumps its buffer (--dump-region) and
 #                  the verdict requires the bytes the capture shows in the responder's region (WRITE
 #                  data, READ responses: ibpeer replay --image) to equal it: byte-exact delivery
+#   refused=RE     the expected verdict is "refused cleanly": the host side (ibpeer) exits non-zero on its
+#                  own, printing RE (why it refused); each guest side exits non-zero, not by timeout (a
+#                  guest server a refused client never reached may be stopped instead), prints its
+#                  expect_ line (its failure message) when one is given and never forbid=; the capture
+#                  holds no RoCE packet at all (nothing half-ran)
+#   forbid=RE      (with refused=) what no guest side may print: the tool's result
 #   tolerate=RE    a guest side's non-zero exit (not a timeout) is only a note when its output
 #                  matches RE and its expectation: for a tool bug we did not write and cannot fix
 #   desc=TEXT      one line for the listing
@@ -49,6 +57,8 @@ OK_UCM='test complete'                                        # ucmatose, both s
 # rdma_get_cm_event on the channel main() is destroying (fixed upstream by rdma-core PR #1622,
 # "rping: Fix spurious failure return codes", 2025). Seen here once in 5 rxe<->rxe runs.
 RPING_RACE='rdma_get_cm_event: Bad file descriptor'
+# What perftest prints when its peer closes the set-up connection in the middle of the exchange.
+PT_CLOSED="Failed to exchange data between server and clients|Couldn't read remote address"
 
 # ---- (a) rxe <-> rxe baselines: prove the harness, and the numbers ibpeer is compared with -------
 def rxe_rc_pingpong rxe-rxe "ibv_rc_pingpong $PP -n 100 $GB" "ibv_rc_pingpong $PP -n 100" \
@@ -86,8 +96,8 @@ def rxe_read_bw_loss rxe-rxe "ib_read_bw $PT -s 4096 -n 200 $GB" "ib_read_bw $PT
 # rping exits 255 after "cma event RDMA_CM_EVENT_REJECTED, error 8" (interop/testdata).
 def rxe_rping_reject rxe-rxe "rping -c -a $GB -p 7999 -v -C 1" "sleep 6" listen=sleep tolerate='RDMA_CM_EVENT_REJECTED' \
 	expect_client='RDMA_CM_EVENT_REJECTED, error 8' min_roce=2 timeout=30 desc="rxe<->rxe rping to a port nobody listens on: guest b's ib_cm rejects the REQ"
-def rxe_rping_loss rxe-rxe "rping -c -a $GB -v -V -C 10" "rping -s -a $GB -v -V -C 10" listen=sleep loss=2% tolerate="$RPING_RACE" \
-	expect_client="$OK_RPING_C" expect_server="$OK_RPING_S" desc="rxe<->rxe rping -v -V -C 10, netem loss 2% in both guests"
+def rxe_rping_loss rxe-rxe "rping -c -a $GB -v -V -C 30" "rping -s -a $GB -v -V -C 30" listen=sleep loss=5% tolerate="$RPING_RACE" \
+	expect_client="$OK_RPING_C" expect_server="$OK_RPING_S" desc="rxe<->rxe rping -v -V -C 30, netem loss 5% in both guests"
 
 # Captures issue 17's fixes are proven against (kept in testdata/, MANIFEST.md): a SEND stream under
 # loss, the three latency tests (one message in flight at a time), and one perftest run three times
@@ -191,7 +201,36 @@ def peer_read_bw_loss_gc guest-client "ib_read_bw $PT -s 4096 -n 200 $HOST" "ibp
 	expect_client="$OK_BW" expect_server="$OK_BW" desc="ib_read_bw (guest, client, 2% loss) -> ibpeer (server)"
 def peer_read_bw_loss_gs guest-server "ibpeer perftest read --bind $HOST -s 4096 -n 200 $GA" "ib_read_bw $PT -s 4096 -n 200" loss=2% check_data=1 \
 	expect_client="$OK_BW" expect_server="$OK_BW" desc="ibpeer perftest read (client) -> ib_read_bw (guest, server, 2% loss)"
-def peer_rping_loss_gc guest-client "rping -c -a $HOST -v -V -C 10" "ibpeer rping -s --bind $HOST -v -V -C 10" loss=2% tolerate="$RPING_RACE" \
-	expect_client="$OK_RPING_C" expect_server="$OK_RPING_S" desc="rping -c (guest, 2% loss) -> ibpeer rping -s, data validated"
-def peer_rping_loss_gs guest-server "ibpeer rping -c --bind $HOST -a $GA -v -V -C 10" "rping -s -a $GA -v -V -C 10" loss=2% listen=sleep tolerate="$RPING_RACE" \
-	expect_client="$OK_RPING_C" expect_server="$OK_RPING_S" desc="ibpeer rping -c -> rping -s (guest, 2% loss), data validated"
+def peer_rping_loss_gc guest-client "rping -c -a $HOST -v -V -C 30" "ibpeer rping -s --bind $HOST -v -V -C 30" loss=5% tolerate="$RPING_RACE" \
+	expect_client="$OK_RPING_C" expect_server="$OK_RPING_S" desc="rping -c -C 30 (guest, 5% loss) -> ibpeer rping -s, data validated"
+def peer_rping_loss_gs guest-server "ibpeer rping -c --bind $HOST -a $GA -v -V -C 30" "rping -s -a $GA -v -V -C 30" loss=5% listen=sleep tolerate="$RPING_RACE" \
+	expect_client="$OK_RPING_C" expect_server="$OK_RPING_S" desc="ibpeer rping -c -C 30 -> rping -s (guest, 5% loss), data validated"
+
+# ---- issue 24: small messages, and what ibpeer refuses ------------------------------------------
+# perftest places messages under 4 KiB at 64-byte strides (100 bytes: every 128), so the bytes
+# between are never written: the data check compares only the bytes the capture shows.
+def peer_write_bw_100_gc guest-client "ib_write_bw $PT -s 100 -n 200 $HOST" "ibpeer perftest write --bind $HOST -s 100 -n 200" check_data=1 \
+	expect_client="$OK_BW" expect_server="$OK_BW" desc="ib_write_bw -s 100 (guest, client) -> ibpeer (server): strided WRITEs, byte-exact"
+def peer_write_bw_100_gs guest-server "ibpeer perftest write --bind $HOST -s 100 -n 200 $GA" "ib_write_bw $PT -s 100 -n 200" check_data=1 \
+	expect_client="$OK_BW" expect_server="$OK_BW" desc="ibpeer perftest write -s 100 (client) -> ib_write_bw (guest, server)"
+def peer_read_bw_100_gc guest-client "ib_read_bw $PT -s 100 -n 200 $HOST" "ibpeer perftest read --bind $HOST -s 100 -n 200" check_data=1 \
+	expect_client="$OK_BW" expect_server="$OK_BW" desc="ib_read_bw -s 100 (guest, client) -> ibpeer (server): strided READs, byte-exact"
+def peer_read_bw_100_gs guest-server "ibpeer perftest read --bind $HOST -s 100 -n 200 $GA" "ib_read_bw $PT -s 100 -n 200" check_data=1 \
+	expect_client="$OK_BW" expect_server="$OK_BW" desc="ibpeer perftest read -s 100 (client) -> ib_read_bw (guest, server)"
+
+# Refused cleanly: ibpeer perftest runs one QP, one direction. A guest client asking for more is
+# refused in the set-up exchange before any traffic (several QPs: one QP message per QP; -b: the
+# end-of-traffic message before any traffic), and fails there without a result; ibpeer as the
+# client refuses a guest server with several QPs the same way, and its own -b at once.
+def peer_write_bw_q4_gc guest-client "ib_write_bw $PT -q 4 -n 200 $HOST" "ibpeer perftest write --bind $HOST -n 200" \
+	refused='refused: the peer runs 4 QPs \(perftest -q 4\)' forbid="$OK_BW" expect_client="$PT_CLOSED" \
+	desc="ib_write_bw -q 4 (guest, client) -> ibpeer perftest write (server): refused in the exchange"
+def peer_write_bw_q4_gs guest-server "ibpeer perftest write --bind $HOST -n 200 $GA" "ib_write_bw $PT -q 4 -n 200" \
+	refused='refused: the peer runs 4 QPs \(perftest -q 4\)' forbid="$OK_BW" expect_server="$PT_CLOSED" \
+	desc="ibpeer perftest write (client) -> ib_write_bw -q 4 (guest, server): refused in the exchange"
+def peer_write_bw_bidir_gc guest-client "ib_write_bw $PT -b -n 200 $HOST" "ibpeer perftest write --bind $HOST -n 200" \
+	refused='refused: .*bidirectional test \(perftest -b\)' forbid="$OK_BW" expect_client="$PT_CLOSED" \
+	desc="ib_write_bw -b (guest, client) -> ibpeer perftest write (server): refused before any traffic"
+def peer_write_bw_bidir_gs guest-server "ibpeer perftest write -b --bind $HOST -n 200 $GA" "ib_write_bw $PT -b -n 200" \
+	refused='-b: ibpeer perftest runs one direction' forbid="$OK_BW" \
+	desc="ibpeer perftest write -b (client) -> ib_write_bw -b (guest, server): ibpeer refuses its own -b at once"

@@ -1,29 +1,90 @@
 # Verdict checks of run.sh that a test can call alone (sourced, not executed). They read $BIN (the
-# directory of ibpeer) and add to the caller's why (failures) and notes arrays.
+# directory of ibdump and ibpeer) and add to the caller's why (failures) and notes arrays; a
+# failure that only says the evidence is incomplete (the capture dropped packets, a loss scenario
+# whose loss hit nothing) also sets the caller's inconclusive, which run.sh answers with one retry.
+
+# capture_drops CAPLOG: the packets the live capture lost, as the capture tool counted them when it
+# stopped: ibdump -i and tcpdump print "N packets dropped by kernel", tcpdump also "N packets
+# dropped by interface". Prints the sum (0 when the log has neither line).
+capture_drops() {
+	awk '/packets dropped by (kernel|interface)/ { n += $1 } END { print n + 0 }' "$1" 2>/dev/null || echo 0
+}
+
+# check_capture PCAP CAPLOG DIR MIN_ROCE LOSS REFUSED: the capture as evidence. ibdump --check must
+# find no bad ICRC and no malformed packet (its output goes to DIR/check.log and to stdout), and the
+# capture must hold at least MIN_ROCE RoCE packets (none at all with REFUSED=1: a refused test never
+# half-runs). Every other check reads the whole conversation from the capture, so a capture that
+# dropped packets (CAPLOG) fails the run whatever else it shows. A loss scenario (LOSS not empty)
+# must show at least one retransmission (ibdump's ibwire.analysis.retransmission): loss that
+# cost nothing proves nothing. Sets the caller's roce, drops and retrans.
+check_capture() {
+	local pcap=$1 caplog=$2 dir=$3 min_roce=$4 loss=$5 refused=$6 out rc
+	out=$("$BIN/ibdump" -q --check "$pcap" 2>&1); rc=$?
+	echo "$out" >"$dir/check.log"
+	echo "$out"
+	roce=$(sed -n 's/.* \([0-9][0-9]*\) RoCE\/IB.*/\1/p' <<<"$out" | tail -1)
+	roce=${roce:-0}
+	[ "$rc" = 0 ] || why+=("ibdump --check exit=$rc")
+	if [ "$refused" = 1 ]; then
+		[ "$roce" = 0 ] || why+=("refused, yet the capture holds $roce RoCE packets: the test half-ran")
+	else
+		[ "$roce" -ge "$min_roce" ] || why+=("capture holds $roce RoCE packets, want >= $min_roce")
+	fi
+	drops=$(capture_drops "$caplog")
+	if [ "$drops" -gt 0 ]; then
+		why+=("capture incomplete: $drops packets dropped by the capture; its checks need the whole conversation")
+		inconclusive="the capture dropped $drops packets"
+	fi
+	retrans=""
+	if [ -n "$loss" ] && [ "$refused" != 1 ]; then
+		retrans=$("$BIN/ibdump" -r "$pcap" -Y ibwire.analysis.retransmission -count 2>&1 | sed -n 's/^\([0-9][0-9]*\) packets$/\1/p')
+		if [ -z "$retrans" ]; then
+			why+=("loss: ibdump could not count the retransmissions")
+		elif [ "$retrans" = 0 ]; then
+			why+=("loss $loss: the capture shows no retransmission, so the loss tested nothing")
+			inconclusive=${inconclusive:-"loss $loss caused no retransmission"}
+		else
+			notes+=("loss $loss: $retrans retransmitted packets")
+		fi
+	fi
+}
 
 # check_data PCAP REGION DIR: the bytes the capture shows in the responder's region (the data of each
 # RDMA WRITE, what each READ response carried; ibpeer replay --image, first copy of each byte) must
 # equal ibpeer's buffer as it dumped it when its test ended: as responder what it received or served,
-# as requester what it sent or read. With loss, a segment the transport placed twice, at the wrong
-# offset or not at all shows here; both buffers are random, so equal means the data crossed. Adds to
-# the caller's why/notes.
+# as requester what it sent or read. Only the bytes the capture shows are compared (--image-mask):
+# perftest places messages under 4 KiB at 64-byte strides, so the bytes between are never written,
+# and ibpeer's buffer keeps its own random bytes there. With loss, a segment the transport placed
+# twice, at the wrong offset or not at all shows here; both buffers are random, so equal means the
+# data crossed. Adds to the caller's why/notes.
 check_data() {
-	local pcap=$1 region=$2 dir=$3 image=$3/capture-region.bin out n at
+	local pcap=$1 region=$2 dir=$3 image=$3/capture-region.bin mask=$3/capture-region.mask out n shown at
 	if [ ! -s "$region" ]; then
 		why+=("data: ibpeer left no buffer dump ($region)")
 		return
 	fi
-	if ! out=$("$BIN/ibpeer" replay --image "$image" "$pcap" 2>&1); then
+	if ! out=$("$BIN/ibpeer" replay --image "$image" --image-mask "$mask" "$pcap" 2>&1); then
 		why+=("data: ibpeer replay --image failed: ${out//$'\n'/ }")
 		return
 	fi
 	echo "$out" >"$dir/image.log"
 	n=$(stat -c %s "$image")
-	if [ "$n" -eq 0 ]; then
+	shown=$(tr -d '\000' <"$mask" | wc -c)
+	if [ "$n" -eq 0 ] || [ "$shown" -eq 0 ]; then
 		why+=("data: the capture shows no RDMA WRITE or READ data")
-	elif at=$(cmp -n "$n" "$image" "$region" 2>&1); then
-		notes+=("data: the $n bytes the capture moved equal ibpeer's buffer")
+		return
+	fi
+	if [ "$(stat -c %s "$region")" -lt "$n" ]; then
+		why+=("data: ibpeer's buffer holds $(stat -c %s "$region") bytes, the capture shows $n")
+		return
+	fi
+	# the first byte (1-based) that differs where the capture shows it: cmp -l lists every
+	# differing byte, the mask (od, one byte a line) says which of them the capture shows
+	at=$(cmp -l -n "$n" "$image" "$region" 2>/dev/null |
+		awk 'NR == FNR { shown[NR] = $1; next } shown[$1] == 1 { print $1; exit }' <(od -An -v -tu1 -w1 "$mask") -)
+	if [ -z "$at" ]; then
+		notes+=("data: the $shown bytes the capture shows written equal ibpeer's buffer")
 	else
-		why+=("data: the capture's bytes and ibpeer's buffer differ from byte $(sed -n 's/.*differ: byte \([0-9]*\).*/\1/p' <<<"$at") of $n on")
+		why+=("data: the capture's bytes and ibpeer's buffer differ from byte $at of $n on")
 	fi
 }

@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -42,7 +43,7 @@ func TestCheckData(t *testing.T) {
 	require.NoError(t, os.WriteFile(bad, changed, 0o644))
 
 	for _, tc := range []struct{ name, region, want string }{
-		{"equal", good, "notes=data: the 4096 bytes the capture moved equal ibpeer's buffer\n"},
+		{"equal", good, "notes=data: the 4096 bytes the capture shows written equal ibpeer's buffer\n"},
 		{"changed", bad, "why=data: the capture's bytes and ibpeer's buffer differ from byte 2001 of 4096 on\n"},
 		{"no dump", filepath.Join(dir, "none.bin"), "why=data: ibpeer left no buffer dump"},
 	} {
@@ -56,4 +57,141 @@ for w in "${why[@]}"; do echo "why=$w"; done; for n in "${notes[@]}"; do echo "n
 			assert.Equal(t, 1, strings.Count(string(out), "\n"), "one verdict line: %q", out)
 		})
 	}
+}
+
+// TestCheckDataStridedSmallMessages: perftest places messages under 4 KiB
+// at 64-byte strides (100 bytes: one every 128), so in a real 100-byte run
+// against ibpeer (testdata/peer_write_bw_100_gc) bytes 100-127 of every 128
+// are never written and ibpeer's buffer keeps its own random bytes there.
+// The check compares only the bytes the capture shows: the run passes, a
+// changed byte between the messages does not matter, a changed byte of a
+// message does; a whole-region comparison would have failed at byte 101.
+func TestCheckDataStridedSmallMessages(t *testing.T) {
+	bin := buildTools(t, "ibpeer")
+	const pcap = "testdata/peer_write_bw_100_gc.pcap.gz"
+	region, err := os.ReadFile("testdata/peer_write_bw_100_gc.region.bin")
+	require.NoError(t, err)
+	dir := t.TempDir()
+	write := func(name string, b []byte) string {
+		p := filepath.Join(dir, name)
+		require.NoError(t, os.WriteFile(p, b, 0o644))
+		return p
+	}
+	good := write("good.bin", region)
+	gap := append([]byte(nil), region...)
+	gap[110] ^= 0xFF // between the first and second message: never written
+	msg := append([]byte(nil), region...)
+	msg[130] ^= 0x01 // the second message's third byte
+	for _, tc := range []struct{ name, region, want string }{
+		{"equal", good, "notes=data: the 3200 bytes the capture shows written equal ibpeer's buffer\n"},
+		{"gap changed", write("gap.bin", gap), "notes=data: the 3200 bytes the capture shows written equal ibpeer's buffer\n"},
+		{"message changed", write("msg.bin", msg), "why=data: the capture's bytes and ibpeer's buffer differ from byte 131 of 4068 on\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			work := t.TempDir()
+			out := runVerdict(t, bin, `check_data "$1" "$2" "$3"`, pcap, tc.region, work)
+			assert.Equal(t, tc.want, out)
+		})
+	}
+	// what the check compares against: the capture's image is zero where
+	// no WRITE went, so comparing whole regions fails at the first gap
+	work := t.TempDir()
+	runVerdict(t, bin, `check_data "$1" "$2" "$3"`, pcap, good, work)
+	img, err := os.ReadFile(filepath.Join(work, "capture-region.bin"))
+	require.NoError(t, err)
+	require.Len(t, img, 4068)
+	first := -1
+	for i := range img {
+		if img[i] != region[i] {
+			first = i
+			break
+		}
+	}
+	assert.Equal(t, 100, first, "a whole-region comparison fails at byte 101")
+}
+
+// TestCheckCapture feeds the capture verdict runs as the harness records
+// them: the capture and the capture tool's log. A capture that dropped
+// packets fails (inconclusive: run.sh retries once) whatever it shows; a
+// loss scenario passes only with a retransmission in the capture; a refused
+// test's capture must be empty.
+func TestCheckCapture(t *testing.T) {
+	bin := buildTools(t, "ibdump")
+	const (
+		lossy = "testdata/rxe_write_bw_loss.pcap.gz" // 2071 retransmissions
+		clean = "testdata/rxe_rc_pingpong.pcap.gz"   // none
+	)
+	ibdumpLog := func(dropped int) string {
+		return "ibdump: listening on br0, link-type ETHERNET, snapshot length 262144 bytes\n3073 packets captured\n3099 packets received by filter\n" +
+			strconv.Itoa(dropped) + " packets dropped by kernel\n"
+	}
+	const tcpdumpLog = "tcpdump: listening on br0\n3073 packets captured\n3080 packets received by filter\n2 packets dropped by kernel\n5 packets dropped by interface\n"
+	for _, tc := range []struct {
+		name, pcap, caplog, minRoce, loss, refused string
+		want                                       []string // lines, in order
+	}{
+		{"complete", lossy, ibdumpLog(0), "1", "", "", []string{"roce=3073 drops=0 retrans=", "inconclusive="}},
+		{"dropped by kernel", lossy, ibdumpLog(26), "1", "", "", []string{"roce=3073 drops=26 retrans=",
+			"why=capture incomplete: 26 packets dropped by the capture; its checks need the whole conversation",
+			"inconclusive=the capture dropped 26 packets"}},
+		{"tcpdump's drops", lossy, tcpdumpLog, "1", "", "", []string{"roce=3073 drops=7 retrans=",
+			"why=capture incomplete: 7 packets dropped by the capture; its checks need the whole conversation",
+			"inconclusive=the capture dropped 7 packets"}},
+		{"loss with retransmissions", lossy, ibdumpLog(0), "1", "2%", "", []string{"roce=3073 drops=0 retrans=2071",
+			"notes=loss 2%: 2071 retransmitted packets", "inconclusive="}},
+		{"loss without retransmission", clean, ibdumpLog(0), "1", "2%", "", []string{"roce=1000 drops=0 retrans=0",
+			"why=loss 2%: the capture shows no retransmission, so the loss tested nothing", "inconclusive=loss 2% caused no retransmission"}},
+		{"loss and drops", lossy, ibdumpLog(3), "1", "2%", "", []string{"roce=3073 drops=3 retrans=2071",
+			"why=capture incomplete: 3 packets dropped by the capture; its checks need the whole conversation",
+			"notes=loss 2%: 2071 retransmitted packets", "inconclusive=the capture dropped 3 packets"}},
+		{"too few packets", clean, ibdumpLog(0), "2000", "", "", []string{"roce=1000 drops=0 retrans=",
+			"why=capture holds 1000 RoCE packets, want >= 2000", "inconclusive="}},
+		{"refused yet traffic", clean, ibdumpLog(0), "1", "", "1", []string{"roce=1000 drops=0 retrans=",
+			"why=refused, yet the capture holds 1000 RoCE packets: the test half-ran", "inconclusive="}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			work := t.TempDir()
+			caplog := filepath.Join(work, "capture.log")
+			require.NoError(t, os.WriteFile(caplog, []byte(tc.caplog), 0o644))
+			out := runVerdict(t, bin, `check_capture "$1" "$2" "$3" "$4" "$5" "$6" >/dev/null
+echo "roce=$roce drops=$drops retrans=$retrans"`, tc.pcap, caplog, work, tc.minRoce, tc.loss, tc.refused)
+			assert.Equal(t, strings.Join(tc.want, "\n")+"\n", out)
+			check, err := os.ReadFile(filepath.Join(work, "check.log"))
+			require.NoError(t, err)
+			assert.Contains(t, string(check), "check ok:")
+		})
+	}
+}
+
+// buildTools builds the named commands into a temporary directory, the
+// $BIN the verdict functions run them from.
+func buildTools(t *testing.T, names ...string) string {
+	t.Helper()
+	if _, err := exec.LookPath("bash"); err != nil {
+		t.Skip("bash not installed")
+	}
+	dir := t.TempDir()
+	for _, n := range names {
+		out, err := exec.Command("go", "build", "-o", filepath.Join(dir, n), "../cmd/"+n).CombinedOutput()
+		require.NoError(t, err, "%s", out)
+	}
+	return dir
+}
+
+// runVerdict sources verdict.sh with BIN=bin, runs script with args as $1…,
+// then prints what the functions left: why= and notes= lines, and
+// inconclusive= when the script set it.
+func runVerdict(t *testing.T, bin, script string, args ...string) string {
+	t.Helper()
+	full := `BIN=` + bin + `; why=(); notes=(); inconclusive=; . ./verdict.sh
+` + script + `
+for w in "${why[@]}"; do echo "why=$w"; done; for n in "${notes[@]}"; do echo "notes=$n"; done
+[ -n "${MARK_INCONCLUSIVE:-}" ] && echo "inconclusive=$inconclusive"; true`
+	cmd := exec.Command("bash", append([]string{"-c", full, "bash"}, args...)...)
+	if strings.Contains(script, "check_capture") {
+		cmd.Env = append(os.Environ(), "MARK_INCONCLUSIVE=1")
+	}
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	return string(out)
 }

@@ -333,10 +333,19 @@ func (p *Plan) RegionErr() error {
 // makes the payload comparison meaningful. Bytes the capture never shows
 // are zero. It returns nil when the region is too large (RegionErr).
 func (p *Plan) Image() []byte {
+	img, _ := p.ImageShown()
+	return img
+}
+
+// ImageShown is Image with, for each byte of the region, whether the
+// capture shows it: a comparison with a live peer's region must skip the
+// bytes nobody wrote or read (perftest places messages under 4 KiB at
+// 64-byte strides, so the bytes between are never on the wire).
+func (p *Plan) ImageShown() (img []byte, shown []bool) {
 	if p.RegionErr() != nil {
-		return nil
+		return nil, nil
 	}
-	img := make([]byte, p.RegionLen)
+	img = make([]byte, p.RegionLen)
 	known := make([]bool, p.RegionLen)
 	put := func(va uint64, data []byte) {
 		for i, b := range data {
@@ -383,7 +392,7 @@ func (p *Plan) Image() []byte {
 			}
 		}
 	}
-	return img
+	return img, known
 }
 
 // writePlacer finds where the plan's RDMA WRITE packets put their data,

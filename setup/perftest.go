@@ -319,7 +319,14 @@ func (p *PerftestConn) Negotiate(local PerftestParams) (PerftestOpening, error) 
 // then ends with ExchangeDone; perftest -R ends with its RDMA CM
 // disconnects instead.
 func (p *PerftestConn) Finish(local PerftestDest, report PerftestBWReport, between func(theirs PerftestBWReport) error) error {
-	if _, err := p.Handshake(local); err != nil {
+	return p.FinishChecked(local, report, nil, between)
+}
+
+// FinishChecked is Finish with check applied to the peer's message of the
+// first handshake, as HandshakeChecked applies it: a server refuses there,
+// before it answers, a client that did not run the traffic it expects.
+func (p *PerftestConn) FinishChecked(local PerftestDest, report PerftestBWReport, check func(PerftestDest) error, between func(theirs PerftestBWReport) error) error {
+	if _, err := p.HandshakeChecked(local, check); err != nil {
 		return err
 	}
 	theirs, err := p.ExchangeBWReports(report)
@@ -337,18 +344,43 @@ func (p *PerftestConn) Finish(local PerftestDest, report PerftestBWReport, betwe
 
 // Handshake swaps 108-byte PerftestDest messages.
 func (p *PerftestConn) Handshake(local PerftestDest) (PerftestDest, error) {
+	return p.HandshakeChecked(local, nil)
+}
+
+// HandshakeChecked is Handshake with check (nil: none) applied to the
+// peer's message. The server reads first, so it checks before it answers:
+// when check fails it returns check's error without sending local, and the
+// peer, waiting for the answer, sees the connection close instead. The
+// client sends first and checks what comes back.
+func (p *PerftestConn) HandshakeChecked(local PerftestDest, check func(PerftestDest) error) (PerftestDest, error) {
+	out, in := local.Marshal(), make([]byte, PerftestDestSize)
+	parse := ParsePerftestDest
 	if p.binary {
-		var in [PerftestDestBinarySize]byte
-		if err := p.c.exchange(p.server, "handshake", local.MarshalBinary(), in[:]); err != nil {
+		out, in, parse = local.MarshalBinary(), make([]byte, PerftestDestBinarySize), ParsePerftestDestBinary
+	}
+	if !p.server {
+		if err := p.c.write("handshake", out); err != nil {
 			return PerftestDest{}, err
 		}
-		return ParsePerftestDestBinary(in[:])
 	}
-	var in [PerftestDestSize]byte
-	if err := p.c.exchange(p.server, "handshake", local.Marshal(), in[:]); err != nil {
+	if err := p.c.read("handshake", in); err != nil {
 		return PerftestDest{}, err
 	}
-	return ParsePerftestDest(in[:])
+	remote, err := parse(in)
+	if err != nil {
+		return PerftestDest{}, err
+	}
+	if check != nil {
+		if err := check(remote); err != nil {
+			return remote, err
+		}
+	}
+	if p.server {
+		if err := p.c.write("handshake", out); err != nil {
+			return PerftestDest{}, err
+		}
+	}
+	return remote, nil
 }
 
 // ExchangeBWReports swaps the five report values, each in its own 8-byte

@@ -39,6 +39,17 @@ MB/s (2^20 bytes per second) as perftest's default, or Gb/s with
 The active MTU is rxe's rule applied to --addr's interface: the largest IB
 MTU not above the netdev MTU (1500 gives 1024, loopback 4096).
 
+Refused at once, with a message and exit status 2, before any set-up:
+perftest's -q N other than 1 (several QPs), -b (bidirectional), -a (all
+sizes), -D (timed runs), --run_infinitely, -c other than RC. As the
+server, a perftest client that asks for them is refused in the set-up
+exchange, before any traffic, with exit status 1: several QPs show as
+more than one QP message (perftest sends one per QP), a bidirectional
+client as the end-of-traffic handshake arriving before any of its
+traffic. The refused peer sees the set-up connection close, and prints
+no result. As the client, a perftest server running several QPs is
+refused the same way.
+
 Every work request is signalled (perftest signals one in 100, its CQ
 moderation); the figures are computed as perftest computes them: average
 from the first post to the last completion, peak the best
@@ -129,6 +140,22 @@ func parsePerftest(args []string, stdout, stderr io.Writer) (*perftest.Config, i
 		operands = append(operands, fs.Arg(0))
 		rest = fs.Args()[1:]
 	}
+	// perftest options this mode does not run are refused before anything
+	// starts, never half-run
+	switch {
+	case *v.qps != 1:
+		return bad("-q %d: ibpeer perftest runs one QP; several QPs (perftest -q N) are not supported", *v.qps)
+	case *v.bidirectional:
+		return bad("-b: ibpeer perftest runs one direction; the bidirectional test (perftest -b) is not supported")
+	case *v.all:
+		return bad("-a: give one size with -s; the run over all sizes (perftest -a) is not supported")
+	case *v.duration != 0:
+		return bad("-D %d: give iterations with -n; timed runs (perftest -D) are not supported", *v.duration)
+	case *v.infinite:
+		return bad("--run_infinitely: give iterations with -n; endless runs are not supported")
+	case *v.connection != "RC":
+		return bad("-c %s: ibpeer perftest runs RC only", *v.connection)
+	}
 	j := &perftest.Config{Verb: verb, Port: *v.port, Size: *v.size, Iters: *v.iters, MTU: *v.mtu, Depth: *v.depth, OutReads: *v.outs, MBps: !*v.gbits, Stall: *v.stall, RDMACM: *v.rdmacm, Dump: *v.dump}
 	if *v.addr == "" {
 		return bad("give --addr IP, the local address (its GID is what the peer learns)")
@@ -186,6 +213,11 @@ type perftestFlagValues struct {
 	gbits, rdmacm                       *bool
 	port, size, iters, mtu, depth, outs *int
 	stall                               *time.Duration
+	// perftest's flags ibpeer perftest does not run: taken only to be
+	// refused by name
+	qps, duration                *int
+	bidirectional, all, infinite *bool
+	connection                   *string
 }
 
 func perftestFlags(verb string, out io.Writer) (*flag.FlagSet, perftestFlagValues) {
@@ -213,6 +245,16 @@ func perftestFlags(verb string, out io.Writer) (*flag.FlagSet, perftestFlagValue
 	v.stall = fs.Duration("timeout", 10*time.Second, "fail when no completion arrives for this long")
 	v.rdmacm = fs.Bool("R", false, "perftest's -R (--rdma_cm): the set-up exchange and the QP connected over RDMA CM (QP1) on port -p instead of TCP")
 	fs.BoolVar(v.rdmacm, "rdma_cm", false, "same as -R")
+	v.qps = fs.Int("q", 1, "perftest's number of QPs: only 1 (several QPs are refused)")
+	v.bidirectional = fs.Bool("b", false, "perftest's bidirectional test: refused (ibpeer perftest runs one direction)")
+	fs.BoolVar(v.bidirectional, "bidirectional", false, "same as -b")
+	v.all = fs.Bool("a", false, "perftest's run over all sizes: refused")
+	fs.BoolVar(v.all, "all", false, "same as -a")
+	v.duration = fs.Int("D", 0, "perftest's timed run in seconds: refused (give -n)")
+	fs.IntVar(v.duration, "duration", 0, "same as -D")
+	v.infinite = fs.Bool("run_infinitely", false, "perftest's endless run: refused")
+	v.connection = fs.String("c", "RC", "perftest's connection type: only RC (UC, UD, XRC, DC are refused)")
+	fs.StringVar(v.connection, "connection", "RC", "same as -c")
 	v.dump = fs.String("dump-region", "", "write the test's buffer to `FILE` when the test has ended (what a WRITE or SEND server received, a READ client read, a client sent)")
 	return fs, v
 }

@@ -190,6 +190,16 @@ func TestPerftestUsage(t *testing.T) {
 		{"outs", []string{"perftest", "read", "--addr", "127.0.0.1", "-o", "0"}, exitUsage, nil, "-o 0"},
 		{"port", []string{"perftest", "read", "--addr", "127.0.0.1", "-p", "0", "127.0.0.2"}, exitUsage, nil, "-p 0: want a TCP port"},
 		{"unknown flag", []string{"perftest", "write", "-X"}, exitUsage, nil, "flag provided but not defined: -X"},
+		// perftest's options ibpeer does not run are refused by name, at once
+		{"help says what is refused", []string{"perftest", "-h"}, exitOK, []string{"Refused at once", "-q N other than 1", "-b (bidirectional)"}, ""},
+		{"several QPs", []string{"perftest", "write", "--bind", "127.0.0.1", "-q", "4", "127.0.0.2"}, exitUsage, nil, "-q 4: ibpeer perftest runs one QP"},
+		{"bidirectional", []string{"perftest", "write", "--bind", "127.0.0.1", "-b"}, exitUsage, nil, "-b: ibpeer perftest runs one direction"},
+		{"bidirectional long", []string{"perftest", "read", "--bind", "127.0.0.1", "--bidirectional"}, exitUsage, nil, "-b: ibpeer perftest runs one direction"},
+		{"all sizes", []string{"perftest", "write", "--bind", "127.0.0.1", "-a"}, exitUsage, nil, "-a: give one size with -s"},
+		{"duration", []string{"perftest", "send", "--bind", "127.0.0.1", "-D", "5"}, exitUsage, nil, "-D 5: give iterations with -n"},
+		{"infinitely", []string{"perftest", "send", "--bind", "127.0.0.1", "--run_infinitely"}, exitUsage, nil, "--run_infinitely"},
+		{"UC", []string{"perftest", "write", "--bind", "127.0.0.1", "-c", "UC"}, exitUsage, nil, "-c UC: ibpeer perftest runs RC only"},
+		{"one QP is fine", []string{"perftest", "write", "--bind", "127.0.0.1", "-q", "1", "-s", "0"}, exitUsage, nil, "-s 0: want 1 to"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

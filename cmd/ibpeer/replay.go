@@ -135,7 +135,7 @@ type replayFlags struct {
 	rules                                          map[string]*listFlag
 
 	compare, payload, strictACK bool
-	imageOut                    string
+	imageOut, imageMask         string
 	setup, oob                  string
 	setupGiven                  bool // --setup was on the command line
 	peerQPN, peerPSN, peerRKey  uint64
@@ -201,6 +201,7 @@ func runReplay(args []string, stdout, stderr io.Writer) int {
 	fs.BoolVar(&f.payload, "payload", false, "with --compare: compare READ data and atomic original values too, and read the WRITEs' span back afterwards")
 	fs.BoolVar(&f.strictACK, "strict-acks", false, "with --compare: a captured ACK the peer coalesced into a later one is a difference too (and the player waits for every captured response)")
 	fs.StringVar(&f.imageOut, "image", "", "write the responder's region of the --conv connection as the capture shows it (WRITE data, what READs and atomics found) to `FILE`, to seed a peer for --compare --payload; alone, it is all that is done")
+	fs.StringVar(&f.imageMask, "image-mask", "", "with --image: write one byte per region byte to `FILE`, 1 where the capture shows it, 0 where it never does (bytes no message wrote or read), to compare only what the capture shows")
 	fs.StringVar(&f.setup, "setup", "perftest", "with --compare: how to learn the peer's QPN, R_Key, VA: perftest, pingpong (TCP exchanges), cm (perftest -R's RDMA CM) or manual (--peer-*); not given: perftest, else pingpong when the peer does not answer perftest's first message")
 	fs.StringVar(&f.oob, "oob", "", "with --compare: `HOST:PORT` of the TCP set-up exchange (default: --to's host, port 18515); with --setup cm, :PORT of the RDMA CM service")
 	fs.Uint64Var(&f.peerQPN, "peer-qpn", 0, "with --setup manual: the peer's QPN")
@@ -257,7 +258,7 @@ func runReplay(args []string, stdout, stderr io.Writer) int {
 // config checks the flags, with errors that name the flag.
 func (f *replayFlags) config(path string) (*replaycmd.Config, error) {
 	j := &replaycmd.Config{Path: path, Rules: &replay.Rules{FixCRC: f.fixCRC}, MaxFrames: f.count, WholeConnections: f.conn,
-		Out: f.out, Iface: f.iface, To: f.to, Quiet: f.quiet, ImageOut: f.imageOut, Compare: f.compare, SetupGiven: f.setupGiven,
+		Out: f.out, Iface: f.iface, To: f.to, Quiet: f.quiet, ImageOut: f.imageOut, ImageMask: f.imageMask, Compare: f.compare, SetupGiven: f.setupGiven,
 		OOB: f.oob, PeerQPN: f.peerQPN, PeerPSN: f.peerPSN, PeerRKey: f.peerRKey, PeerVA: f.peerVA, LocalQPN: f.localQPN,
 		LocalPSN: f.localPSN, Conv: f.convNo, Side: f.side, Payload: f.payload, StrictACKs: f.strictACK, Timeout: f.timeout}
 	dests := 0

@@ -15,11 +15,13 @@ package perftest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/netip"
 	"os"
+	"slices"
 	"time"
 
 	"github.com/ibwire/ibwire/endpoint"
@@ -175,7 +177,9 @@ func (j *job) run(ctx context.Context, stdout io.Writer) (err error) {
 		}
 	}
 	local := setup.PerftestDest{OutReads: uint16(outReads), QPN: qp.QPN(), PSN: psn, RKey: mr.RKey(), VAddr: mr.Addr(), GID: dev.GID()}
-	remote, err := p.Handshake(local) // #1
+	guard := &qpGuard{}
+	rcvd := dev.Counters().RcvdPkts                       // before the peer can know our QP
+	remote, err := p.HandshakeChecked(local, guard.check) // #1
 	if err != nil {
 		return err
 	}
@@ -191,7 +195,7 @@ func (j *job) run(ctx context.Context, stdout io.Writer) (err error) {
 			return err
 		}
 	}
-	if _, err := p.Handshake(local); err != nil { // #2
+	if _, err := p.HandshakeChecked(local, guard.check); err != nil { // #2
 		return err
 	}
 	info := perf.TestInfo{Verb: Verbs[j.Verb], Device: "ibpeer", QPs: 1, Transport: "IB", Connection: "RC",
@@ -218,7 +222,7 @@ func (j *job) run(ctx context.Context, stdout io.Writer) (err error) {
 	if err := perf.WriteDest(stdout, "local", dest(local)); err != nil {
 		return err
 	}
-	if _, err := p.Handshake(local); err != nil { // #3
+	if _, err := p.HandshakeChecked(local, guard.check); err != nil { // #3
 		return err
 	}
 	if err := perf.WriteDest(stdout, "remote", dest(remote)); err != nil {
@@ -235,12 +239,18 @@ func (j *job) run(ctx context.Context, stdout io.Writer) (err error) {
 					return err
 				}
 			}
-			if _, err := p.Handshake(local); err != nil { // #4: receives are posted
+			if _, err := p.HandshakeChecked(local, guard.check); err != nil { // #4: receives are posted
+				return err
+			}
+			if err := guard.drain(p, local); err != nil {
 				return err
 			}
 			times, runErr = receiveTraffic(ctx, qp, cq, mr, j.Size, j.Iters, rx, j.Stall)
 		} else {
-			if _, err := p.Handshake(local); err != nil { // #4
+			if _, err := p.HandshakeChecked(local, guard.check); err != nil { // #4
+				return err
+			}
+			if err := guard.drain(p, local); err != nil {
 				return err
 			}
 			times, runErr = perf.RunTraffic(ctx, perf.Traffic{CQ: cq, QPs: []*endpoint.QP{qp}, Depth: j.Depth, Iters: j.Iters, Stall: j.Stall,
@@ -260,7 +270,24 @@ func (j *job) run(ctx context.Context, stdout io.Writer) (err error) {
 		return j.done(ctx, p, cmx)
 	}
 
+	if err := guard.drain(p, local); err != nil {
+		return err
+	}
 	var row perf.BWRow
+	// A bidirectional client (perftest -b) sends the handshake a
+	// one-way server takes for the end of its traffic before its traffic,
+	// then runs that traffic and prints its figures: refuse it there, before
+	// answering, when nothing has arrived since before the set-up (TCP
+	// mode: the device carries the data QP alone).
+	var endCheck func(setup.PerftestDest) error
+	if j.isServer() && !j.RDMACM {
+		endCheck = func(setup.PerftestDest) error {
+			if dev.Counters().RcvdPkts == rcvd {
+				return fmt.Errorf("%w: the client announced the end of its traffic before sending any: it runs a bidirectional test (perftest -b), which ibpeer perftest does not run", ErrRefused)
+			}
+			return nil
+		}
+	}
 	if !j.isServer() {
 		times, err := perf.RunTraffic(ctx, perf.Traffic{CQ: cq, QPs: []*endpoint.QP{qp}, Depth: j.Depth, Iters: j.Iters, Stall: j.Stall,
 			Next: func(_, i int) endpoint.SendWR { return j.wr(mr, remote, i) }})
@@ -271,7 +298,7 @@ func (j *job) run(ctx context.Context, stdout io.Writer) (err error) {
 	}
 	mine := setup.PerftestBWReport{Size: row.Bytes, Iterations: row.Iterations, BWPeak: row.PeakGbps, BWAverage: row.AvgGbps, MsgRate: row.MsgRate}
 	// The server waits in Finish for the end of the traffic.
-	err = p.Finish(local, mine, func(theirs setup.PerftestBWReport) error {
+	err = p.FinishChecked(local, mine, endCheck, func(theirs setup.PerftestBWReport) error {
 		if j.isServer() {
 			// The server prints the client's figures, as perftest's
 			// does, and checks its QP before the client may tear it down.
@@ -286,6 +313,44 @@ func (j *job) run(ctx context.Context, stdout io.Writer) (err error) {
 		return err
 	}
 	return j.done(ctx, p, cmx)
+}
+
+// ErrRefused is the class of a test the peer asked for that ibpeer
+// perftest does not run: several QPs (-q N), bidirectional (-b). It is
+// found in the set-up exchange, before any traffic, and the peer learns
+// it as the set-up connection closing.
+var ErrRefused = errors.New("refused")
+
+// qpGuard finds a peer running several QPs (perftest -q N) in the set-up
+// exchange: perftest sends one QP message per QP in its first handshakes,
+// then its first QP's message for every later one, so a QPN other than
+// the first one's means several QPs. The guard lets those through, to
+// count them (answering them sets nothing up on the wire), and refuses at
+// the first message that repeats a QPN once it has seen more than one.
+type qpGuard struct {
+	qpns []uint32
+}
+
+func (g *qpGuard) check(remote setup.PerftestDest) error {
+	if slices.Contains(g.qpns, remote.QPN) {
+		if len(g.qpns) > 1 {
+			return fmt.Errorf("%w: the peer runs %d QPs (perftest -q %d); ibpeer perftest runs one QP", ErrRefused, len(g.qpns), len(g.qpns))
+		}
+		return nil
+	}
+	g.qpns = append(g.qpns, remote.QPN)
+	return nil
+}
+
+// drain runs the handshakes left before the traffic when the guard has
+// seen several QPs but not yet the repeat: it ends in the refusal.
+func (g *qpGuard) drain(p *setup.PerftestConn, local setup.PerftestDest) error {
+	for len(g.qpns) > 1 {
+		if _, err := p.HandshakeChecked(local, g.check); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // done ends the set-up exchange: TCP's "done" message, or perftest -R's

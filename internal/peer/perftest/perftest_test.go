@@ -2,6 +2,7 @@ package perftest
 
 import (
 	"context"
+	"net"
 	"net/netip"
 	"regexp"
 	"strconv"
@@ -76,6 +77,97 @@ func TestRun(t *testing.T) {
 			}
 			assert.Contains(t, sout.String(), "Waiting for client to connect")
 			assert.Contains(t, cout.String(), "Mtu             : 1024[B]")
+		})
+	}
+}
+
+// fakeDest is a QP message of a peer played by the test: any QPN, the GID
+// of 127.0.0.1 (IPv4-mapped, as ibpeer's).
+func fakeDest(qpn uint32) setup.PerftestDest {
+	gid := netip.MustParseAddr("::ffff:127.0.0.1").As16()
+	return setup.PerftestDest{OutReads: 1, QPN: qpn, PSN: 0x100, RKey: 1, VAddr: 0x1000, GID: gid}
+}
+
+// TestRefusesWhatItDoesNotRun plays perftest clients and servers that ask
+// for what ibpeer perftest does not run, with perftest's messages in
+// perftest's order: ibpeer refuses in the set-up exchange, before any
+// traffic, naming what it refused, and the peer sees the connection close
+// where it waits for an answer (so perftest fails there and prints no
+// result).
+func TestRefusesWhatItDoesNotRun(t *testing.T) {
+	peertest.NeedLoopbackPorts(t)
+	defer goleak.VerifyNone(t)
+	params := setup.PerftestParams{CycleBuffer: setup.PerftestCycleBuffer, CacheLine: setup.PerftestCacheLine, MTU: 3}
+	for _, tc := range []struct {
+		name   string
+		verb   string
+		server bool     // ibpeer is the server; else the client of the fake server
+		qpns   []uint32 // the fake peer's QP messages, in order, before the one that must go unanswered
+		last   uint32   // the QPN of the message that must go unanswered (server) / that ibpeer refuses (client)
+		want   string
+	}{
+		{name: "client -q 4", verb: "write", server: true, qpns: []uint32{0x11, 0x12, 0x13, 0x14}, last: 0x11, want: "the peer runs 4 QPs (perftest -q 4)"},
+		{name: "client -q 2", verb: "read", server: true, qpns: []uint32{0x11, 0x12}, last: 0x11, want: "the peer runs 2 QPs (perftest -q 2)"},
+		{name: "client -q 3 send", verb: "send", server: true, qpns: []uint32{0x11, 0x12, 0x13}, last: 0x11, want: "the peer runs 3 QPs (perftest -q 3)"},
+		// -b: perftest's three set-up handshakes, then the one it sends before its traffic
+		{name: "client -b", verb: "write", server: true, qpns: []uint32{0x11, 0x11, 0x11}, last: 0x11, want: "bidirectional test (perftest -b)"},
+		{name: "client -b atomic", verb: "atomic", server: true, qpns: []uint32{0x11, 0x11, 0x11}, last: 0x11, want: "bidirectional test (perftest -b)"},
+		{name: "server -q 4", verb: "write", qpns: []uint32{0x21, 0x22, 0x23, 0x24}, last: 0x21, want: "the peer runs 4 QPs (perftest -q 4)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			size := 4096
+			if tc.verb == "atomic" {
+				size = 8
+			}
+			cfg := Config{Verb: tc.verb, Addr: netip.MustParseAddr("127.0.0.2"), Size: size, Iters: 50, MTU: 1024, Depth: 16,
+				OutReads: setup.PerftestOutReads, MBps: true, Stall: 5 * time.Second}
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			var out peertest.Buffer
+			done := make(chan error, 1)
+			var conn net.Conn
+			if tc.server {
+				ready := make(chan netip.AddrPort, 1)
+				cfg.Ready = func(a netip.AddrPort) { ready <- a }
+				go func() { done <- Run(ctx, cfg, &out) }()
+				at := <-ready
+				c, err := net.Dial("tcp", at.String())
+				require.NoError(t, err)
+				conn = c
+			} else {
+				ln, err := net.Listen("tcp", "127.0.0.1:0")
+				require.NoError(t, err)
+				defer ln.Close()
+				cfg.Server = ln.Addr().(*net.TCPAddr).AddrPort()
+				cfg.Port = int(cfg.Server.Port())
+				go func() { done <- Run(ctx, cfg, &out) }()
+				c, err := ln.Accept()
+				require.NoError(t, err)
+				conn = c
+			}
+			defer conn.Close()
+			p := setup.NewPerftestConn(conn, !tc.server)
+			_, err := p.Open(params)
+			require.NoError(t, err)
+			for i, qpn := range tc.qpns {
+				_, err := p.Handshake(fakeDest(qpn))
+				require.NoError(t, err, "handshake %d", i+1)
+			}
+			_, herr := p.Handshake(fakeDest(tc.last))
+			err = <-done
+			require.ErrorIs(t, err, ErrRefused)
+			assert.Contains(t, err.Error(), tc.want)
+			if tc.server {
+				// the refused message is never answered
+				require.Error(t, herr)
+				assert.Contains(t, herr.Error(), "peer closed after 0 of 108 bytes")
+			} else {
+				// ibpeer sent its message, refused the answer and closed
+				require.NoError(t, herr)
+				_, err := p.Handshake(fakeDest(tc.last))
+				require.Error(t, err)
+			}
+			assert.NotRegexp(t, `(?m)^ [0-9]+ +[0-9]+ +[0-9.]+`, out.String(), "no result row")
 		})
 	}
 }

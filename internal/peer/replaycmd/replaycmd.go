@@ -54,6 +54,7 @@ type Config struct {
 	Pace      replay.PaceOptions
 	Quiet     bool
 	ImageOut  string // write the responder's region to this file
+	ImageMask string // with ImageOut: write 1 for each region byte the capture shows, 0 for the others, to this file
 
 	Compare                            bool
 	Setup                              string // perftest, pingpong, cm or manual
@@ -115,7 +116,7 @@ func (j *job) run(ctx context.Context, info io.Writer) (int, error) {
 		if err != nil {
 			return statusFailed, err
 		}
-		if err := writeImage(plan, j.ImageOut); err != nil {
+		if err := writeImage(plan, j.ImageOut, j.ImageMask); err != nil {
 			return statusFailed, err
 		}
 		if !j.Quiet {
@@ -214,7 +215,7 @@ func (j *job) compare(ctx context.Context, c *replay.Capture, info io.Writer) (i
 		return statusFailed, err
 	}
 	if j.ImageOut != "" {
-		if err := writeImage(plan, j.ImageOut); err != nil {
+		if err := writeImage(plan, j.ImageOut, j.ImageMask); err != nil {
 			return statusFailed, err
 		}
 	}
@@ -305,12 +306,26 @@ func playReport(res *replay.Result) setup.PerftestBWReport {
 }
 
 // writeImage writes the responder's region as the capture shows it
-// (--image), or says why the capture's requests span too much memory.
-func writeImage(plan *replay.Plan, path string) error {
+// (--image) and, given maskPath, which of its bytes the capture shows
+// (--image-mask), or says why the capture's requests span too much memory.
+func writeImage(plan *replay.Plan, path, maskPath string) error {
 	if err := plan.RegionErr(); err != nil {
 		return fmt.Errorf("--image: %w", err)
 	}
-	return os.WriteFile(path, plan.Image(), 0o644)
+	img, shown := plan.ImageShown()
+	if err := os.WriteFile(path, img, 0o644); err != nil {
+		return err
+	}
+	if maskPath == "" {
+		return nil
+	}
+	mask := make([]byte, len(shown))
+	for i, s := range shown {
+		if s {
+			mask[i] = 1
+		}
+	}
+	return os.WriteFile(maskPath, mask, 0o644)
 }
 
 // hasReadsOrAtomics reports whether a plan sends RDMA READs or atomics,

@@ -2,6 +2,8 @@ package replaycmd
 
 import (
 	"context"
+	"io"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -17,7 +19,7 @@ import (
 // and no file is written.
 func TestWriteImageRefusesHugeRegion(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "region.bin")
-	err := writeImage(&replay.Plan{RegionLen: 1 << 40}, path)
+	err := writeImage(&replay.Plan{RegionLen: 1 << 40}, path, "")
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "--image: the requests span 1099511627776 bytes")
 	assert.NoFileExists(t, path)
@@ -51,6 +53,37 @@ func TestRunWrites(t *testing.T) {
 			var out strings.Builder
 			require.NoError(t, Run(context.Background(), tc.cfg, &out))
 			assert.Equal(t, tc.want, out.String())
+		})
+	}
+}
+
+// TestImageMask: --image-mask marks the bytes the capture shows. In
+// write_bw.pcap every WRITE carries 4096 bytes to the start of the
+// server's region, so all 4096 are shown; in atomic_fadd.pcap the
+// FETCH_ADDs name 64 words at 64-byte strides (tshark: 64 distinct VAs in
+// the AtomicETHs, 0x…7000 to 0x…7fc0), so 512 of the 4040 bytes are shown.
+func TestImageMask(t *testing.T) {
+	const rxe = "../../../pcaps/rxe/"
+	for _, tc := range []struct {
+		pcap        string
+		size, shown int
+	}{
+		{"write_bw.pcap", 4096, 4096},
+		{"atomic_fadd.pcap", 4040, 512},
+	} {
+		t.Run(tc.pcap, func(t *testing.T) {
+			dir := t.TempDir()
+			img, mask := filepath.Join(dir, "region.bin"), filepath.Join(dir, "region.mask")
+			require.NoError(t, Run(context.Background(), Config{Path: rxe + tc.pcap, Rules: &replay.Rules{}, ImageOut: img, ImageMask: mask, Quiet: true}, io.Discard))
+			m, err := os.ReadFile(mask)
+			require.NoError(t, err)
+			require.Len(t, m, tc.size)
+			shown := 0
+			for _, b := range m {
+				require.Contains(t, []byte{0, 1}, b)
+				shown += int(b)
+			}
+			assert.Equal(t, tc.shown, shown)
 		})
 	}
 }
