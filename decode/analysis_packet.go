@@ -35,6 +35,9 @@ type PacketAnalysis struct {
 	AckRTT             time.Duration
 	Latency            time.Duration // request to response, on the response that completes it
 	Elapsed            time.Duration // for ack_timeout: since the previous transmission
+	// NVMe is what the packet carries of NVMe-oF, nil when nothing
+	// (nvme.go); it points into the Analyzer, valid until the next packet.
+	NVMe *NVMePacket
 }
 
 // InfoFlags say which PacketAnalysis values hold.

@@ -73,6 +73,8 @@ const (
 	FindCMDisconnect                   // a CM connection ended (DREQ/DREP)
 	FindCMReject                       // a CM REQ rejected
 	FindOOBExchange                    // an out-of-band TCP exchange named the QPs
+	FindNVMeError                      // an NVMe-oF completion with an error status
+	FindNVMeNoCompletion               // an NVMe-oF command with no completion at the end of the capture
 	numFindingKinds
 )
 
@@ -109,6 +111,8 @@ var findingKinds = [numFindingKinds]kindInfo{
 	FindCMDisconnect:       {"cm_disconnect", SevChat, "Sequence", "CM disconnection"},
 	FindCMReject:           {"cm_reject", SevNote, "Sequence", "CM connection rejected"},
 	FindOOBExchange:        {"oob_exchange", SevChat, "Sequence", "Out-of-band QP exchange (TCP)"},
+	FindNVMeError:          {"nvme_error", SevWarn, "Response", "NVMe-oF command completed with an error status"},
+	FindNVMeNoCompletion:   {"nvme_no_completion", SevWarn, "Sequence", "NVMe-oF command with no completion at the end of the capture"},
 }
 
 // Name is the kind's ibwire.analysis field suffix ("psn_gap").
