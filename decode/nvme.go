@@ -1,6 +1,7 @@
 package decode
 
 import (
+	"math"
 	"sort"
 	"time"
 
@@ -53,6 +54,8 @@ type NVMePacket struct {
 	// Connect holds the Connect data of a Connect with in-capsule data.
 	Connect    layers.NVMeConnectData
 	HasConnect bool
+	// InCapsule is the bytes of data the command capsule carried after its SQE.
+	InCapsule int
 	// Cmd is the command a completion or a data transfer belongs to.
 	Cmd      NVMeCommandInfo
 	HasCmd   bool
@@ -467,6 +470,7 @@ func (a *Analyzer) nvmeStart(n *nvmeConn, s *layers.NVMeSQE, frame uint32, at ti
 	if pk != nil {
 		pk.QID, pk.HasQID, pk.Admin = n.qid, n.hasQID, admin
 		pk.Cmd, pk.HasCmd = info, true
+		pk.InCapsule = len(s.InCapsule)
 		if s.IsFabrics() && s.FabricsType() == layers.NVMeFabricsConnect && len(s.InCapsule) >= layers.NVMeConnectDataLength {
 			pk.HasConnect = pk.Connect.DecodeFromBytes(s.InCapsule) == nil
 		}
@@ -520,6 +524,11 @@ func (a *Analyzer) nvmeResponse(n *nvmeConn, p *Packet, pl []byte, pk *NVMePacke
 	}
 	pk.Kind = NVMeCompletion
 	copy(pk.cqeBytes[:], pl)
+	if !n.hasQID {
+		// The controller names the submission queue it answers for.
+		n.qid, n.hasQID = pk.CQE.SQID, true
+		pk.QID, pk.HasQID = n.qid, true
+	}
 	c := n.cmds[pk.CQE.CID]
 	if c == nil {
 		return
@@ -623,4 +632,36 @@ func (a *Analyzer) nvmeFinish() {
 			a.finding(Finding{Kind: FindNVMeNoCompletion, Frame: f, Conv: id})
 		}
 	}
+}
+
+// Count is the number of commands answered.
+func (r *NVMeSRTRow) Count() int { return len(r.Samples) }
+
+// Min is the shortest response time (Samples sorted, as Rows returns them).
+func (r *NVMeSRTRow) Min() time.Duration { return r.Quantile(0) }
+
+// Max is the longest response time.
+func (r *NVMeSRTRow) Max() time.Duration { return r.Quantile(1) }
+
+// Mean is the average response time.
+func (r *NVMeSRTRow) Mean() time.Duration {
+	if len(r.Samples) == 0 {
+		return 0
+	}
+	var sum time.Duration
+	for _, s := range r.Samples {
+		sum += s
+	}
+	return sum / time.Duration(len(r.Samples))
+}
+
+// Quantile is the q-quantile by the nearest-rank method: the smallest
+// sample with at least q of the samples at or below it.
+func (r *NVMeSRTRow) Quantile(q float64) time.Duration {
+	n := len(r.Samples)
+	if n == 0 {
+		return 0
+	}
+	i := int(math.Ceil(q*float64(n))) - 1
+	return r.Samples[min(max(i, 0), n-1)]
 }
