@@ -293,6 +293,8 @@ func ibwireNVMeFields(N func(p *Packet) *NVMePacket) []*Field {
 	isCQE := func(p *Packet) bool { n := N(p); return n != nil && n.Kind == NVMeCompletion }
 	rw := func(p *Packet) bool { return has(p) && N(p).Cmd.Blocks != 0 }
 	return []*Field{
+		// A header of its own: the ibwire subtree ends before the nvme ones.
+		protoField("ibwire.nvme", "NVMe-oF analysis", func(p *Packet) bool { n := N(p); return n != nil && n.Kind != NVMeNone }),
 		{Name: "ibwire.nvme.kind", Title: "NVMe-oF packet", Type: FTString, get: func(p *Packet, v *Value) bool {
 			n := N(p)
 			if n == nil || n.Kind == NVMeNone {
