@@ -262,6 +262,18 @@ func (a *Analyzer) nvmeFollow(d *direction, p *Packet, b *layers.BTH, info *laye
 	if n == nil {
 		n = a.nv.conns[c.id]
 		if n == nil {
+			if l := a.opts.Links; l != nil && l.second {
+				// A first pass found this direction's protocol.
+				if host, ok := l.nvme[d.key]; ok {
+					side := d.side
+					if !host {
+						side = 1 - side
+					}
+					n = a.nvmeNewConn(c, side)
+				}
+			}
+		}
+		if n == nil {
 			if info.Operation != layers.OpSend {
 				return
 			}
@@ -270,7 +282,7 @@ func (a *Analyzer) nvmeFollow(d *direction, p *Packet, b *layers.BTH, info *laye
 				return
 			}
 		}
-		d.nvme = n
+		a.nvmeAttach(d, n)
 	}
 	pk := &a.nv.pkt
 	*pk = NVMePacket{QID: n.qid, HasQID: n.hasQID, Admin: n.hasQID && n.qid == 0}
@@ -398,10 +410,22 @@ func (a *Analyzer) nvmeNewConn(c *conv, host uint8) *nvmeConn {
 	a.nv.conns[c.id] = n
 	for _, d := range c.dirs {
 		if d != nil {
-			d.nvme = n
+			a.nvmeAttach(d, n)
 		}
 	}
 	return n
+}
+
+// nvmeAttach marks direction d as carrying n's queue, and tells a second
+// pass.
+func (a *Analyzer) nvmeAttach(d *direction, n *nvmeConn) {
+	d.nvme = n
+	if l := a.opts.Links; l != nil && !l.second {
+		if l.nvme == nil {
+			l.nvme = map[dirKey]bool{}
+		}
+		l.nvme[d.key] = d.side == n.host
+	}
 }
 
 // nvmeCapsule follows a host SEND: a command capsule whole, or a packet of one.

@@ -62,6 +62,15 @@ func TestNVMeMidstreamOptions(t *testing.T) {
 	assert.Contains(t, lineOf(t, out, 10), "NVMe CQE cid 16452 Success [Read, latency 2957 µs]")
 	assert.Contains(t, lineOf(t, out, 12), "NVMe Read qid 1 cid 16453 nsid 1")
 
+	// Two passes: the first finds the protocol, the second decodes the
+	// excerpt from its first packet: all 12 Reads (frames 3, 12 ... 102)
+	// and the completion of a Write sent before it (frame 1).
+	out, _, code = ibdump(t, nil, "-2", "-r", nvmeMid)
+	require.Zero(t, code)
+	assert.Equal(t, 12, strings.Count(out, "NVMe Read qid 1 cid "))
+	assert.Contains(t, lineOf(t, out, 3), "NVMe Read qid 1 cid 16452 nsid 1 lba 0 len 8")
+	assert.Contains(t, lineOf(t, out, 1), "NVMe CQE cid 16451 Success")
+
 	out, _, code = ibdump(t, nil, "-r", nvmeMid, "--disable-heuristic", "nvme-rdma")
 	require.Zero(t, code)
 	assert.NotContains(t, out, "NVMe")
