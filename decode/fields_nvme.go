@@ -79,6 +79,8 @@ func nvmeFields() []*Field {
 		return !(N(p).HasCmd && c.Admin && c.Opcode == layers.NVMeOpSetFeatures && layers.NVMeFeature(c.CDW10) == nvmeFeatureNumQueues)
 	}
 
+	cqePropGet, propSet := cqeFabIs(layers.NVMeFabricsPropertyGet), fabIs(layers.NVMeFabricsPropertySet)
+
 	u := func(name, title string, t FieldType, base Base, has func(*Packet) bool, get func(*NVMePacket) uint64) *Field {
 		return uintField(name, title, t, base, func(p *Packet) (uint64, bool) {
 			if !has(p) {
@@ -233,9 +235,9 @@ func nvmeFields() []*Field {
 			func(n *NVMePacket) uint64 { return uint64(n.CQE.DW0 >> 16) }),
 		bytesField("nvme.fabrics.prop_get_set.data", "Property Data", FTBytes, func(p *Packet) ([]byte, bool) {
 			switch {
-			case cqeFabIs(layers.NVMeFabricsPropertyGet)(p):
+			case cqePropGet(p):
 				return N(p).cqeBytes[:8], true
-			case fabIs(layers.NVMeFabricsPropertySet)(p):
+			case propSet(p):
 				return N(p).sqeBytes[48:56], true
 			}
 			return nil, false
@@ -338,7 +340,10 @@ func ibwireNVMeFields(N func(p *Packet) *NVMePacket) []*Field {
 			if !isCQE(p) {
 				return false
 			}
-			v.S = N(p).CQE.Status.String()
+			var ok bool
+			if v.S, ok = N(p).CQE.Status.Name(); !ok {
+				v.S = "Unknown" // nvme.cqe.status.sct and .sc give the codes
+			}
 			return true
 		}},
 	}

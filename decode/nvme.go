@@ -102,10 +102,32 @@ func (c *NVMeCommandInfo) Name() string { return nvmeCommandName(c.Opcode, c.Fab
 
 func nvmeCommandName(op layers.NVMeOpcode, ft layers.NVMeFabricsType, admin bool) string {
 	if op == layers.NVMeOpFabrics {
-		return "Fabrics " + ft.String()
+		if n, ok := nvmeFabricsCommandNames[ft]; ok {
+			return n
+		}
+		return "Fabrics"
 	}
-	return op.Name(admin)
+	if admin {
+		if n, ok := op.AdminName(); ok {
+			return n
+		}
+	} else if n, ok := op.IOName(); ok {
+		return n
+	}
+	return "Unknown"
 }
+
+// nvmeFabricsCommandNames are the Fabrics commands' names, built once so
+// that naming a command does not allocate.
+var nvmeFabricsCommandNames = func() map[layers.NVMeFabricsType]string {
+	m := map[layers.NVMeFabricsType]string{}
+	for t := range 256 {
+		if ft := layers.NVMeFabricsType(t); ft.Known() {
+			m[ft] = "Fabrics " + ft.String()
+		}
+	}
+	return m
+}()
 
 // nvmeCmd is an outstanding command.
 type nvmeCmd struct {

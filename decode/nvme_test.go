@@ -185,3 +185,30 @@ func TestNVMeUnanswered(t *testing.T) {
 	assert.Equal(t, []uint32{53, 179}, frames)
 	assert.Zero(t, res.count(decode.FindNVMeError))
 }
+
+// Reading the NVMe-oF fields of a packet allocates nothing.
+func TestNVMeFieldsDoNotAllocate(t *testing.T) {
+	r, err := capture.Open("../pcaps/rxe/nvme_rdma_connect.pcap")
+	require.NoError(t, err)
+	defer r.Close()
+	a := decode.NewAnalyzer(decode.AnalyzerOptions{})
+	dec := decode.NewDecoder(decode.Options{})
+	var fs []*decode.Field
+	for _, f := range decode.Fields() {
+		if strings.HasPrefix(f.Name, "nvme") || strings.HasPrefix(f.Name, "ibwire.nvme") {
+			fs = append(fs, f)
+		}
+	}
+	require.Greater(t, len(fs), 90)
+	var cp capture.Packet
+	var v decode.Value
+	for r.NextInto(&cp) == nil {
+		p := dec.Decode(cp)
+		a.Analyze(p)
+		assert.Zero(t, testing.AllocsPerRun(5, func() {
+			for _, f := range fs {
+				f.Get(p, &v)
+			}
+		}), "frame %d", p.Number)
+	}
+}

@@ -432,8 +432,17 @@ var nvmePathStatus = map[uint8]string{
 // String names the status: "Success" for a successful completion, the
 // status code's name, or its type and code in hex.
 func (s NVMeStatus) String() string {
+	if n, ok := s.Name(); ok {
+		return n
+	}
+	return "SCT 0x" + strconv.FormatUint(uint64(s.SCT()), 16) + " SC 0x" + strconv.FormatUint(uint64(s.SC()), 16)
+}
+
+// Name is the status's name without building a string: false for a code
+// the specifications do not name.
+func (s NVMeStatus) Name() (string, bool) {
 	if s.OK() {
-		return "Success"
+		return "Success", true
 	}
 	var names map[uint8]string
 	switch s.SCT() {
@@ -446,10 +455,8 @@ func (s NVMeStatus) String() string {
 	case 3:
 		names = nvmePathStatus
 	}
-	if n, ok := names[s.SC()]; ok {
-		return n
-	}
-	return "SCT 0x" + strconv.FormatUint(uint64(s.SCT()), 16) + " SC 0x" + strconv.FormatUint(uint64(s.SC()), 16)
+	n, ok := names[s.SC()]
+	return n, ok
 }
 
 // NVMeCNS is an Identify's CNS value (NVMe Base 2.0 Figure 273).
