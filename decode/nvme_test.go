@@ -212,3 +212,50 @@ func TestNVMeFieldsDoNotAllocate(t *testing.T) {
 		}), "frame %d", p.Number)
 	}
 }
+
+// An error status is a finding, names its command, and counts in -z
+// nvme,srt: frame 232 (the first Read's CQE) rewritten to say LBA Out of
+// Range (SCT 0, SC 0x80: status field 0x0100) and Do Not Retry.
+func TestNVMeErrorStatus(t *testing.T) {
+	r, err := capture.Open("../pcaps/rxe/nvme_rdma_connect.pcap")
+	require.NoError(t, err)
+	defer r.Close()
+	var found []decode.Finding
+	a := decode.NewAnalyzer(decode.AnalyzerOptions{OnFinding: func(f decode.Finding) {
+		if f.Kind == decode.FindNVMeError {
+			found = append(found, f)
+		}
+	}})
+	dec := decode.NewDecoder(decode.Options{SkipCRC: true}) // the ICRC no longer fits
+	status := decode.MustLookup("ibwire.nvme.status")
+	sc := decode.MustLookup("nvme.cqe.status.sc")
+	var cp capture.Packet
+	var v decode.Value
+	for r.NextInto(&cp) == nil {
+		if cp.Number == 232 {
+			data := append([]byte(nil), cp.Data...)
+			// Ethernet 14, IPv4 20, UDP 8, BTH 12, IETH 4: the CQE, then the ICRC.
+			cqe := data[14+20+8+12+4:]
+			cqe[14], cqe[15] = 0x00, 0x81 // 0x8100: DNR, SC 0x80
+			cp.Data = data
+		}
+		p := dec.Decode(cp)
+		a.Analyze(p)
+		if p.Number == 232 {
+			require.True(t, status.Get(p, &v))
+			assert.Equal(t, "LBA Out of Range", v.S)
+			require.True(t, sc.Get(p, &v))
+			assert.Equal(t, "0x0080", sc.String(&v))
+		}
+	}
+	a.Finish()
+	require.Len(t, found, 1)
+	assert.Equal(t, uint32(232), found[0].Frame)
+	assert.Equal(t, uint32(226), found[0].Ref)
+	for _, row := range a.NVMeSRT().Rows() {
+		if row.Command == "Read" {
+			assert.Equal(t, 1, row.Errors)
+			assert.Equal(t, 3, row.Count())
+		}
+	}
+}
