@@ -237,6 +237,14 @@ func (s *NVMeSRT) add(c *NVMeCommandInfo, lat time.Duration, ok bool) {
 	}
 }
 
+// Add counts p when it is an NVMe-oF completion matched with its command:
+// ibdump feeds the packets -Y shows, as tshark's -z tables count them.
+func (s *NVMeSRT) Add(p *Packet) {
+	if n := p.Analysis.NVMe; n != nil && n.Kind == NVMeCompletion && n.HasCmd {
+		s.add(&n.Cmd, n.Latency, n.CQE.Status.OK())
+	}
+}
+
 // Rows returns the rows, admin commands first, then by opcode; each row's
 // samples sorted.
 func (s *NVMeSRT) Rows() []*NVMeSRTRow {

@@ -47,6 +47,12 @@ func TestNVMeSRT(t *testing.T) {
 	assert.Regexp(t, `admin +0x6 Identify +10 +0 `, out)
 	assert.NotContains(t, out, "Asynchronous Event")
 
+	// -Y selects the completions counted, as in tshark.
+	out, errOut, code = ibdump(t, nil, "-q", "-r", nvmeConnect, "-z", "nvme,srt", "-Y", "nvme-rdma.cmd.qid == 1")
+	require.Zero(t, code, errOut)
+	assert.Regexp(t, `I/O +0x2 Read +3 `, out)
+	assert.NotContains(t, out, "Identify")
+
 	out, errOut, code = ibdump(t, nil, "-q", "-r", nvmeMid, "-z", "nvme,srt", "-T", "json")
 	require.Zero(t, code, errOut)
 	assert.Contains(t, out, `"command": "Read",`)

@@ -287,9 +287,11 @@ func (d *dumper) addStat(z string) error {
 			text: func(w io.Writer) { output.WriteLatency(w, s.Rows(), filter) },
 			json: func(b []byte) []byte { return output.AppendLatencyJSON(b, s.Rows()) }})
 	case z == "nvme,srt":
-		d.zs = append(d.zs, &zstat{analysis: true,
-			text: func(w io.Writer) { output.WriteNVMeSRT(w, d.analyzer.NVMeSRT().Rows(), filter) },
-			json: func(b []byte) []byte { return output.AppendNVMeSRTJSON(b, d.analyzer.NVMeSRT().Rows()) }})
+		// Fed with the packets -Y shows: a filter selects the completions counted.
+		s := &decode.NVMeSRT{}
+		d.zs = append(d.zs, &zstat{analysis: true, add: s.Add,
+			text: func(w io.Writer) { output.WriteNVMeSRT(w, s.Rows(), filter) },
+			json: func(b []byte) []byte { return output.AppendNVMeSRTJSON(b, s.Rows()) }})
 	case z == "opcodes":
 		s := &decode.OpcodeStat{}
 		d.zs = append(d.zs, &zstat{add: s.Add,
