@@ -380,10 +380,11 @@ func (a *Analyzer) transport(p *Packet) {
 		an.Info |= InfoRequestPacket
 		a.request(d, p, b, info, bad)
 	}
-	// One test for the packets of other traffic but SENDs, which may start
-	// an NVMe-oF connection seen mid-stream, and a direction's first packet,
-	// which may join one.
-	if d.nvme != nil || info.Operation == layers.OpSend || st.Packets == 1 {
+	// One test for the packets of other traffic but RC SENDs without
+	// immediate data (NVMe-oF's capsules), which may start an NVMe-oF
+	// connection seen mid-stream, and a direction's first packet, which may
+	// join one.
+	if d.nvme != nil || b.Opcode < 32 && nvmeSendOpcodes&(1<<b.Opcode) != 0 || st.Packets == 1 {
 		a.nvmeFollow(d, p, b, info)
 	}
 }

@@ -281,6 +281,19 @@ func isNVMeServiceID(sid uint64) bool {
 	return s.IsIPCM() && s.Port() == layers.NVMeOFPort
 }
 
+// nvmeSendOpcodes has a bit for each RC opcode that can carry an NVMe-oF
+// capsule: SEND FIRST, MIDDLE, LAST, ONLY, and LAST and ONLY with
+// Invalidate (a controller's CQE may invalidate the host's key); never
+// with immediate data (layers' opcode table names them).
+var nvmeSendOpcodes = func() (m uint32) {
+	for op := range layers.Opcode(32) {
+		if i := op.Info(); i.Operation == layers.OpSend && i.Service == layers.ServiceRC && !i.Has(layers.HdrImmDt) {
+			m |= 1 << op
+		}
+	}
+	return m
+}()
+
 // nvmeFollow follows an RC packet of a direction known to carry NVMe-oF,
 // or a SEND of one not yet known.
 func (a *Analyzer) nvmeFollow(d *direction, p *Packet, b *layers.BTH, info *layers.OpcodeInfo) {
