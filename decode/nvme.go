@@ -185,6 +185,10 @@ type nvmeCandidate struct {
 	sqe   [layers.NVMeSQELength]byte
 }
 
+// maxNVMeProbes bounds the connections whose candidate commands are kept
+// at once (about 600 bytes each).
+const maxNVMeProbes = 4096
+
 // nvmeState is the Analyzer's NVMe-oF state.
 type nvmeState struct {
 	conns  map[uint32]*nvmeConn // by conversation id
@@ -387,6 +391,12 @@ func (a *Analyzer) nvmeLabel(d *direction, p *Packet, b *layers.BTH, info *layer
 		}
 		pr := a.nv.probes[c.id]
 		if pr == nil {
+			if len(a.nv.probes) >= maxNVMeProbes {
+				// Bounded memory: forget the evidence of every connection
+				// (they are retired without telling the probes); a queue
+				// that is NVMe-oF shows it again with its next command.
+				clear(a.nv.probes)
+			}
 			pr = &nvmeProbe{}
 			a.nv.probes[c.id] = pr
 		}
