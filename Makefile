@@ -7,9 +7,11 @@ FUZZ_TARGETS = \
 	./layers:FuzzRoundTrip \
 	./layers:FuzzFastPath \
 	./layers:FuzzPSNWindow \
+	./layers:FuzzNVMeCapsules \
 	./capture:FuzzReader \
 	./dfilter:FuzzCompile \
 	./decode:FuzzAnalyze \
+	./decode:FuzzNVMeAnalyze \
 	./fuzz:FuzzPipeline \
 	./endpoint:FuzzEndpoint \
 	./endpoint:FuzzCMPassive \

@@ -51,6 +51,7 @@ type Analyzer struct {
 	}
 	finished   bool
 	lastExpire time.Duration
+	nv         nvmeState // NVMe-oF (nvme.go)
 }
 
 // AnalyzerOptions bound and tune an Analyzer. The zero value is usable.
@@ -78,6 +79,12 @@ type AnalyzerOptions struct {
 	// OnLatency, when set, sees every request answered: a coalesced ACK
 	// answers several, while the packet's ibwire.analysis.latency holds one.
 	OnLatency func(Latency)
+	// NVMeQPs are QPs whose connections carry NVMe-oF whatever their set-up
+	// says ("-d qp==0x11,nvme-rdma").
+	NVMeQPs []uint32
+	// NoULP turns off the upper-layer (NVMe-oF) decoding; NoULPDetect only
+	// its detection by content, for connections with no CM set-up.
+	NoULP, NoULPDetect bool
 	// Links makes a two-pass run: an Analyzer given NewFrameLinks() records
 	// what later frames say about earlier ones; after Links.SecondPass, a
 	// new Analyzer over the same packets reads it back into each packet
@@ -218,6 +225,7 @@ type direction struct {
 	msn      uint32
 	lastCE   uint32 // the last frame with ECN CE or FECN, for the CNP that follows
 	lastReq  time.Duration
+	nvme     *nvmeConn // the NVMe-oF queue the connection carries, nil for other traffic
 	st       DirStats
 	flow     FlowKey // key, for display
 }
@@ -374,6 +382,13 @@ func (a *Analyzer) transport(p *Packet) {
 	}
 	if k := d.conv.cm; k != nil {
 		a.cmCheck(d, k, p, b, info)
+	}
+	// One test for the packets of other traffic but RC SENDs without
+	// immediate data (NVMe-oF's capsules), which may start an NVMe-oF
+	// connection seen mid-stream, and a direction's first packet, which may
+	// join one.
+	if d.nvme != nil || b.Opcode < 32 && nvmeSendOpcodes&(1<<b.Opcode) != 0 || st.Packets == 1 {
+		a.nvmeFollow(d, p, b, info)
 	}
 }
 
@@ -594,6 +609,7 @@ func (a *Analyzer) Finish() {
 		a.unanswered(c)
 	}
 	a.cmUnansweredDREQs()
+	a.nvmeFinish()
 }
 
 // Conversations returns a summary of every conversation, retired ones and

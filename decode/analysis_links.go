@@ -13,6 +13,10 @@ type FrameLinks struct {
 	// so ibwire.analysis.conv_id == N finds every packet of the -z conv,qp
 	// row N, those seen before the pairing too.
 	merged map[uint32]uint32
+	// nvme has the directions found to carry NVMe-oF (true: the host's),
+	// so the second pass decodes a capture that starts mid-stream from its
+	// first packet, not from the first completion that revealed it.
+	nvme map[dirKey]bool
 }
 
 type frameLink struct {

@@ -44,6 +44,9 @@ type PacketAnalysis struct {
 	// CM is the contract of the connection when the CM set it up, nil
 	// otherwise (on a REJ, only its RejBy is set).
 	CM *CMContract
+	// NVMe is what the packet carries of NVMe-oF, nil when nothing
+	// (nvme.go); it points into the Analyzer, valid until the next packet.
+	NVMe *NVMePacket
 }
 
 // InfoFlags say which PacketAnalysis values hold.

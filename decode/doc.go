@@ -30,6 +30,13 @@
 // FrameLinks carries a first pass's knowledge back to a second (ibdump -2),
 // so packets seen before their connection was paired get its final id.
 //
+// The Analyzer also follows NVMe over Fabrics on RDMA connections (found
+// by their CM set-up, a -d override, or their content when the capture
+// starts mid-stream): it reassembles command capsules, matches each command
+// with its completion and its RDMA data transfers, and says so in
+// Packet.Analysis.NVMe, which the nvme.*, nvme-rdma.* and ibwire.nvme.*
+// fields read and -z nvme,srt counts.
+//
 // The statistics tshark offers with -z (I/O intervals, endpoints, the
 // opcode table) are built from the same packets and fields; they keep
 // counts, and the renderers in internal/output draw them.

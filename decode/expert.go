@@ -81,6 +81,8 @@ const (
 	FindCMMRA                          // a CM MRA: the receiver of a REQ or REP asks for more time
 	FindCMMRAIgnored                   // a REQ or REP sent again before the MRA's service timeout
 	FindCMDREQUnanswered               // a CM DREQ without a DREP
+	FindNVMeError                      // an NVMe-oF completion with an error status
+	FindNVMeNoCompletion               // an NVMe-oF command with no completion at the end of the capture
 	numFindingKinds
 )
 
@@ -125,6 +127,8 @@ var findingKinds = [numFindingKinds]kindInfo{
 	FindCMMRA:              {"cm.mra", SevNote, "Sequence", "CM MRA: more time asked"},
 	FindCMMRAIgnored:       {"cm.mra_ignored", SevWarn, "Sequence", "CM message sent again before the MRA's service timeout"},
 	FindCMDREQUnanswered:   {"cm.dreq_unanswered", SevWarn, "Sequence", "CM DREQ without DREP"},
+	FindNVMeError:          {"nvme_error", SevWarn, "Response", "NVMe-oF command completed with an error status"},
+	FindNVMeNoCompletion:   {"nvme_no_completion", SevWarn, "Sequence", "NVMe-oF command with no completion at the end of the capture"},
 }
 
 // Name is the kind's ibwire.analysis field suffix ("psn_gap").

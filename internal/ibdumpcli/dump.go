@@ -63,6 +63,9 @@ type dumper struct {
 	latency   []*decode.LatencyStat
 	latPend   []decode.Latency // latencies of the current packet, kept until -Y decides
 
+	// NVMe-oF: -d qp==N,nvme-rdma, --disable-protocol, --disable-heuristic.
+	nvmeQPs                         []uint32
+	noULP, noULPDetect              bool
 	read, shown                     int
 	ib, icrcBad, vcrcBad, malformed int
 	cut                             int // IB packets cut by the capture's snapshot length
@@ -87,8 +90,12 @@ type zstat struct {
 
 func newDumper(o *options, stdout, stderr io.Writer) (*dumper, error) {
 	d := &dumper{o: o, out: bufio.NewWriterSize(stdout, 64<<10), stderr: stderr}
-	ports, err := parseDecodeAs(o.decodeAs)
+	ports, nvmeQPs, err := parseDecodeAs(o.decodeAs)
 	if err != nil {
+		return nil, err
+	}
+	d.nvmeQPs = nvmeQPs
+	if d.noULP, d.noULPDetect, err = ulpOptions(o.disabled, o.noHeur); err != nil {
 		return nil, err
 	}
 	if o.filter != "" {
@@ -179,7 +186,7 @@ func (d *dumper) needsAnalysis() bool {
 }
 
 func (d *dumper) analyzerOptions() decode.AnalyzerOptions {
-	opts := decode.AnalyzerOptions{Links: d.links}
+	opts := decode.AnalyzerOptions{Links: d.links, NVMeQPs: d.nvmeQPs, NoULP: d.noULP, NoULPDetect: d.noULPDetect}
 	if len(d.latency) > 0 {
 		opts.OnLatency = func(l decode.Latency) { d.latPend = append(d.latPend, l) }
 	}
@@ -279,6 +286,12 @@ func (d *dumper) addStat(z string) error {
 		d.zs = append(d.zs, &zstat{analysis: true, add: s.Add,
 			text: func(w io.Writer) { output.WriteLatency(w, s.Rows(), filter) },
 			json: func(b []byte) []byte { return output.AppendLatencyJSON(b, s.Rows()) }})
+	case z == "nvme,srt":
+		// Fed with the packets -Y shows: a filter selects the completions counted.
+		s := &decode.NVMeSRT{}
+		d.zs = append(d.zs, &zstat{analysis: true, add: s.Add,
+			text: func(w io.Writer) { output.WriteNVMeSRT(w, s.Rows(), filter) },
+			json: func(b []byte) []byte { return output.AppendNVMeSRTJSON(b, s.Rows()) }})
 	case z == "opcodes":
 		s := &decode.OpcodeStat{}
 		d.zs = append(d.zs, &zstat{add: s.Add,
@@ -342,7 +355,7 @@ func (d *dumper) addStat(z string) error {
 			text: func(w io.Writer) { output.WriteIOFuncStat(w, s.funcs) },
 			json: func(b []byte) []byte { return output.AppendIOFuncStatJSON(b, s.funcs) }})
 	default:
-		return fmt.Errorf("-z %s: known statistics are conv,qp, expert[,LEVEL], latency, opcodes, endpoints,gid, "+
+		return fmt.Errorf("-z %s: known statistics are conv,qp, expert[,LEVEL], latency, nvme,srt, opcodes, endpoints,gid, "+
 			"io,stat,INTERVAL[,FILTER|FUNC(FIELD)FILTER...] and follow,qp,hex|ascii,FILTER", z)
 	}
 	return nil

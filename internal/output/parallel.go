@@ -96,6 +96,10 @@ func (pl *Parallel) Add(p *decode.Packet) {
 	in.Data = nil
 	b.items = append(b.items, parItem{in: in, off: len(b.arena), n: len(p.Data),
 		rel: p.RelTime, delta: p.DeltaTime, analysis: p.Analysis})
+	if p.Analysis.NVMe != nil {
+		// The analyzer reuses its NVMe-oF record for the next packet.
+		b.items[len(b.items)-1].analysis.NVMe = p.Analysis.NVMe.Clone()
+	}
 	b.arena = append(b.arena, p.Data...)
 	if len(b.items) == parallelBatch {
 		pl.flushBatch()

@@ -273,7 +273,10 @@ func (s *Summary) appendIB(buf []byte, p *decode.Packet) []byte {
 		buf = append(buf, ", "...)
 		buf = appendMAD(buf, p)
 	}
-	if p.Err == nil || p.Cut() {
+	if n := p.Analysis.NVMe; n != nil && (n.Kind == decode.NVMeCommand || n.Kind == decode.NVMeCompletion) {
+		// The capsule says more than its length.
+		buf = appendNVMe(buf, n)
+	} else if p.Err == nil || p.Cut() {
 		buf = append(buf, ", length "...)
 		buf = strconv.AppendInt(buf, int64(p.PayloadLength()), 10)
 	}
