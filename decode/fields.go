@@ -223,6 +223,8 @@ func (k protocolsKey) String() string {
 		parts = append(parts, "infiniband") // RoCEv1
 	case k.has&hasARP != 0:
 		parts = append(parts, "arp")
+	case k.has&hasMACControl != 0:
+		parts = append(parts, "macc")
 	}
 	if k.has&hasIPv4 != 0 {
 		parts = append(parts, "ip")

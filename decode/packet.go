@@ -67,6 +67,7 @@ const (
 	hasPayload
 	hasARP
 	hasSLL // a Linux cooked-capture header, version 1 or 2
+	hasMACControl
 )
 
 // layerBits maps layer types to their bit; an array indexed by type costs
@@ -78,6 +79,7 @@ var layerBits = func() (t [2000]layerSet) {
 		layers.LayerTypeERF: hasERF, layers.LayerTypeLRH: hasLRH, layers.LayerTypeGRH: hasGRH,
 		layers.LayerTypeBTH: hasBTH, layers.LayerTypeMAD: hasMAD, gopacket.LayerTypePayload: hasPayload,
 		gplayers.LayerTypeARP: hasARP, layers.LayerTypeLinuxSLL: hasSLL, layers.LayerTypeLinuxSLL2: hasSLL,
+		layers.LayerTypeMACControl: hasMACControl,
 	} {
 		t[lt] = bit
 	}
@@ -288,6 +290,9 @@ func (p *Packet) HasLRH() bool { return p.has&hasLRH != 0 }
 
 // HasARP reports an ARP message.
 func (p *Packet) HasARP() bool { return p.has&hasARP != 0 }
+
+// HasMACControl reports a MAC Control frame (PAUSE, PFC).
+func (p *Packet) HasMACControl() bool { return p.has&hasMACControl != 0 }
 
 // HasMAD reports a management datagram.
 func (p *Packet) HasMAD() bool { return p.has&hasMAD != 0 }
