@@ -16,6 +16,7 @@ import (
 type facts struct {
 	err        error // the decode error, nil when it decodes
 	icrc, vcrc layers.CRCStatus
+	macControl bool // a PAUSE or PFC frame: no transport header
 }
 
 // decodeColumn is the manifest's decode column: "ok", "icrc bad", "vcrc
@@ -47,6 +48,7 @@ func inspect(f *file) []facts {
 	out := make([]facts, len(f.trace.Frames))
 	for i, fr := range f.trace.Frames {
 		out[i].err = p.Decode(fr.Data)
+		out[i].macControl = p.Has(layers.LayerTypeMACControl)
 		if out[i].err == nil {
 			out[i].icrc, _ = p.CheckICRC()
 			out[i].vcrc, _ = p.CheckVCRC()
@@ -172,7 +174,9 @@ Each file below has:
 		decodeErrs := 0
 		for j, fr := range f.trace.Frames {
 			icrcCheck(fr.LinkType, fr.Data, &py)
-			ops = append(ops, fr.Info.Opcode)
+			if !fs[j].macControl {
+				ops = append(ops, fr.Info.Opcode)
+			}
 			if fs[j].err != nil {
 				decodeErrs++
 			}
@@ -202,6 +206,12 @@ Each file below has:
 			if fr.Info.Corrupt != craft.NoCorruption {
 				note = strings.TrimPrefix(note+"; broken: "+fr.Info.Corrupt.String(), "; ")
 			}
+			if fs[j].macControl {
+				// No transport header: the note says what the frame asks.
+				fmt.Fprintf(&b, "| %d | %.3f | %v | %s | - | - | %s | %s |\n", j+1,
+					float64(fr.Time.Sub(t0).Nanoseconds())/1000, fr.Info.From, macControlColumn, fs[j].decodeColumn(), note)
+				continue
+			}
 			fmt.Fprintf(&b, "| %d | %.3f | %v | %v | %d | 0x%06x | %s | %s |\n", j+1,
 				float64(fr.Time.Sub(t0).Nanoseconds())/1000, fr.Info.From, fr.Info.Opcode, fr.Info.PSN, fr.Info.DestQP,
 				fs[j].decodeColumn(), note)
@@ -218,6 +228,9 @@ Each file below has:
 	}
 	return b.Bytes(), nil
 }
+
+// macControlColumn is the opcode column of a MAC Control frame.
+const macControlColumn = "MAC_CONTROL"
 
 // anchor is GitHub's heading anchor for a file name.
 func anchor(name string) string {
