@@ -80,8 +80,8 @@ type Packet struct {
 type ngIface struct {
 	linkType layers.LinkType
 	snaplen  uint32
-	tsresol  byte  // if_tsresol: 10^-n, or 2^-n when the top bit is set
-	tsoffset int64 // if_tsoffset: seconds added to every timestamp
+	tsresol  byte   // if_tsresol: 10^-n, or 2^-n when the top bit is set
+	tsoffset int64  // if_tsoffset: seconds added to every timestamp
 	speed    uint64 // if_speed: bits per second, 0 when not given
 }
 

@@ -35,6 +35,10 @@ type PacketAnalysis struct {
 	AckRTT             time.Duration
 	Latency            time.Duration // request to response, on the response that completes it
 	Elapsed            time.Duration // for ack_timeout: since the previous transmission
+	// PFC says what a pause frame did; PFCPausedFor, for a RoCE packet sent
+	// on a paused priority, how long the pause had lasted.
+	PFC          PFCFlags
+	PFCPausedFor time.Duration
 }
 
 // InfoFlags say which PacketAnalysis values hold.

@@ -73,6 +73,9 @@ const (
 	FindCMDisconnect                   // a CM connection ended (DREQ/DREP)
 	FindCMReject                       // a CM REQ rejected
 	FindOOBExchange                    // an out-of-band TCP exchange named the QPs
+	FindPFCSentWhilePaused             // a RoCE packet sent on a priority its link partner had paused
+	FindPFCInFlight                    // the same within a frame time of the pause: maybe already on the wire
+	FindPFCStorm                       // a priority paused more than the storm threshold of a window
 	numFindingKinds
 )
 
@@ -109,6 +112,9 @@ var findingKinds = [numFindingKinds]kindInfo{
 	FindCMDisconnect:       {"cm_disconnect", SevChat, "Sequence", "CM disconnection"},
 	FindCMReject:           {"cm_reject", SevNote, "Sequence", "CM connection rejected"},
 	FindOOBExchange:        {"oob_exchange", SevChat, "Sequence", "Out-of-band QP exchange (TCP)"},
+	FindPFCSentWhilePaused: {"pfc.sent_while_paused", SevWarn, "Protocol", "RoCE packet sent on a priority its link partner had paused (PFC)"},
+	FindPFCInFlight:        {"pfc.in_flight", SevNote, "Protocol", "RoCE packet within a frame time of a PFC pause (in flight, or seen first by the capture point)"},
+	FindPFCStorm:           {"pfc.storm", SevWarn, "Protocol", "PFC pause storm: a priority paused beyond the threshold of a window"},
 }
 
 // Name is the kind's ibwire.analysis field suffix ("psn_gap").

@@ -306,7 +306,7 @@ var fields = buildRegistry()
 
 func buildRegistry() *registry {
 	r := &registry{byName: map[string]*Field{}}
-	for _, group := range [][]*Field{frameFields(), linkFields(), maccFields(), infinibandFields(), madFields(), ibwireFields(), analysisFields()} {
+	for _, group := range [][]*Field{frameFields(), linkFields(), maccFields(), infinibandFields(), madFields(), ibwireFields(), analysisFields(), pfcFields()} {
 		for _, f := range group {
 			if _, dup := r.byName[f.Name]; dup {
 				panic("decode: field registered twice: " + f.Name)

@@ -85,6 +85,13 @@ var (
 	mpcpFields = []FieldSpan{{"Opcode", 0, 2}, {"Timestamp", 2, 4}}
 )
 
+// macControlAllFields is every opcode's fields in one table, by which
+// Parser.FieldBytes places any of them (the parameters overlap: a PAUSE's
+// time and a PFC frame's vector are both bytes 2-3).
+// The class bits C0-C7 are the vector's low byte.
+var macControlAllFields = append(append([]FieldSpan{}, pfcFields...), FieldSpan{"PauseTime", 2, 2}, FieldSpan{"Timestamp", 2, 4},
+	FieldSpan{"ClassEnableBits", 3, 1})
+
 // macControlSpans lists the fields of a MAC Control frame with opcode o.
 func macControlSpans(o MACControlOpcode) []FieldSpan {
 	switch {

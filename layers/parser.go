@@ -217,7 +217,7 @@ func headerFields(t gopacket.LayerType) (string, []FieldSpan) {
 	case LayerTypeCM:
 		return "CM", cmDataFields // by attribute: FieldBytes reads the message's own table
 	case LayerTypeMACControl:
-		return "MACControl", pfcFields // the longest; each opcode's own: macControlSpans
+		return "MACControl", macControlAllFields // each opcode's own: macControlSpans
 	}
 	for k := HdrRDETH; k <= HdrCNP; k++ {
 		if k.LayerType() == t {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"fmt"
 	"time"
 
 	"github.com/ibwire/ibwire/craft"
@@ -78,11 +77,10 @@ func pfcPauses() (craft.Encap, craft.Trace, []string, error) {
 		return craft.RoCEv2, craft.Trace{}, nil, err
 	}
 	notes := []string{
-		"Priority of the RoCE packets: 3, from DSCP 26 (no VLAN tag; DSCP/8). The pausing port is 02:00:00:00:00:02 (the responder's side of the link), so the paused sender is 02:00:00:00:00:01.",
-		fmt.Sprintf("At 100G (quantum 5.12 ns): priority 3 paused [100, 500) µs (refreshed at 300 µs, resumed at 500 µs) = 400 µs; the PAUSE at 700 µs covers every priority for 1000 quanta = 5.12 µs; the storm keeps priority 3 paused from 1000 µs to 3335.5392 µs (%s), the longest pause.", "2335.5392 µs"),
-		"Priority 3 is paused 2735.5392 µs in all; at 10G every duration is 10 times longer, so the 100 µs and 300 µs frames refresh pauses that have not ended.",
-		"Frame 7 is sent 50 ns after the pause began (within a frame time: in flight, or the capture point), frame 8 150 µs into it: a PFC violation.",
-		"-z pfc,1ms,50 reports windows 1-2 ms and 2-3 ms of priority 3 as a storm (100% paused).",
+		"Priority of the RoCE packets: 3, from DSCP 26 (no VLAN tag; DSCP/8). The pausing port is 02:00:00:00:00:02 (the responder's side of the link), so the paused sender is 02:00:00:00:00:01. A quantum is 512 bit times: 5.12 ns at 100G, 20.48 ns at 25G, 51.2 ns at 10G; durations are kept to the nanosecond (65535 quanta at 100G: 335.539 µs).",
+		"`ibdump -q -z pfc,1ms,50 --link-speed 100G`: priority 3 paused twice, [100, 500) µs (frame 6, refreshed by frame 9, resumed by frame 10: 400 µs) and [1000, 3335.539) µs (frame 18, refreshed 10 times, left to expire: 2335.539 µs, the longest), 2735.539 µs in all, 80.46% of the 3400 µs capture; the PAUSE (frame 16) stops every priority for 5.120 µs; storms in the windows at 1000 and 2000 µs (100%; the 0 and 3000 µs windows are 40% and 33.55%); frame 7 is in flight (50 ns after the pause began), frame 8 sent on the paused priority (150 µs after).",
+		"At 25G and 10G every pause lasts longer (65535 quanta: 1342.156 µs and 3355.392 µs), so the last storm pause outlives the capture (cut at 3400 µs: 2400 µs, 2800 µs in all); the PAUSE lasts 20.480 µs and 51.200 µs, long enough that frame 17 (720 µs) is sent while it holds, and frame 29 (3400 µs) is sent on paused priority 3.",
+		"Priority 4's zero time in frame 6 resumes nothing (no pause was in effect); without --link-speed (pcap has no if_speed) the table gives quanta only.",
 	}
 	return craft.RoCEv2, craft.Trace{Frames: frames}, notes, nil
 }
