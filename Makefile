@@ -7,6 +7,7 @@ FUZZ_TARGETS = \
 	./layers:FuzzRoundTrip \
 	./layers:FuzzFastPath \
 	./layers:FuzzPSNWindow \
+	./layers:FuzzMACControl \
 	./capture:FuzzReader \
 	./dfilter:FuzzCompile \
 	./decode:FuzzAnalyze \

@@ -242,6 +242,7 @@ func (tr *pfcTrack) expire(t *pfcTimeline, now time.Duration) {
 // close ends the pause at end, by frame (0: it expired).
 func (tr *pfcTrack) close(t *pfcTimeline, end time.Duration, frame uint32, cut bool) {
 	r := &tr.row
+	end = max(end, tr.start) // timestamps that went back in time
 	iv := PFCInterval{Start: tr.start, End: end, StartFrame: tr.startFrame, EndFrame: frame, Refreshes: tr.refreshes, CutByCaptureEnding: cut}
 	r.Intervals = append(r.Intervals, iv)
 	d := iv.Duration()

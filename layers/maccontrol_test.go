@@ -206,36 +206,3 @@ func BenchmarkDecodeMACControl(b *testing.B) {
 		_ = m.DecodeFromBytes(testPFCFrame[14:], gopacket.NilDecodeFeedback)
 	}
 }
-
-// FuzzMACControl decodes arbitrary MAC Control bodies: never a panic, a
-// failure is a truncation naming a field, the Has methods agree with the
-// bytes decoded, and a whole body serializes back to its own bytes.
-func FuzzMACControl(f *testing.F) {
-	for _, fr := range [][]byte{testPFCFrame, testPauseFrame, testPFCVLANFrame[4:], testPFCCutFrame} {
-		f.Add(fr[14:])
-	}
-	f.Add([]byte{0x00, 0x03, 0x12, 0x34, 0x56, 0x78})
-	f.Fuzz(func(t *testing.T, data []byte) {
-		var m MACControl
-		var df truncFlag
-		err := m.DecodeFromBytes(data, &df)
-		if err != nil {
-			var de *DecodeError
-			if !assert.ErrorAs(t, err, &de) || de.Field == "" || !bool(df) {
-				t.Fatalf("error without a field or truncation: %v", err)
-			}
-			return
-		}
-		if len(m.Params) != m.Opcode.paramLength() {
-			t.Fatalf("decoded %d parameter bytes of %d", len(m.Params), m.Opcode.paramLength())
-		}
-		if m.Opcode == MACControlPFC && !m.HasPauseTimeOf(PFCPriorities-1) {
-			t.Fatal("a whole PFC frame lacks a pause time")
-		}
-		buf := gopacket.NewSerializeBuffer()
-		require.NoError(t, m.SerializeTo(buf, gopacket.SerializeOptions{}))
-		if string(buf.Bytes()) != string(m.Contents) {
-			t.Fatalf("serialized %x, decoded from %x", buf.Bytes(), m.Contents)
-		}
-	})
-}

@@ -303,8 +303,8 @@ func (d *dumper) addStat(z string) error {
 		}
 		if len(parts) > 1 {
 			w, err := time.ParseDuration(parts[1])
-			if err != nil || w <= 0 {
-				return fmt.Errorf("-z %s: bad window %q (a duration: 1s, 100ms, 500us)", z, parts[1])
+			if err != nil || w < time.Microsecond {
+				return fmt.Errorf("-z %s: bad window %q (a duration of 1us or more: 1s, 100ms, 500us)", z, parts[1])
 			}
 			d.pfc.StormWindow = w
 		}
