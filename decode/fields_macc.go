@@ -17,6 +17,15 @@ func maccFields() []*Field {
 		protoField("macc", "MAC Control", macc),
 		withNames(uintField("macc.opcode", "Opcode", FTUint16, BaseHex, func(p *Packet) (uint64, bool) { return uint64(M(p).Opcode), macc(p) }),
 			maccOpcodeName, maccOpcodeByName),
+		// tshark's expert items, which -e prints as 1.
+		noneField("macc.dst_address_invalid", "Destination address must be 01-80-C2-00-00-01", func(p *Packet) bool {
+			return macc(p) && (M(p).Opcode == layers.MACControlPause || M(p).Opcode == layers.MACControlPFC) &&
+				string(p.Headers.Ethernet.DstMAC) != string(layers.MACControlDst[:])
+		}),
+		noneField("macc.opcode.unknown", "Unknown opcode", func(p *Packet) bool {
+			_, known := M(p).Opcode.Name()
+			return macc(p) && !known
+		}),
 		uintField("macc.timestamp", "Timestamp", FTUint32, BaseDec, func(p *Packet) (uint64, bool) {
 			return uint64(M(p).Timestamp), macc(p) && M(p).HasTimestamp()
 		}),
@@ -32,6 +41,9 @@ func maccFields() []*Field {
 			return M(p).ClassEnableVector&(1<<i) != 0, macc(p) && M(p).HasClassEnableVector()
 		}))
 	}
+	fs = append(fs, noneField("macc.cbfc.enbv.not_zero", "8 MSbs of ENBV must be 0", func(p *Packet) bool {
+		return macc(p) && M(p).HasClassEnableVector() && M(p).ClassEnableVector&0xFF00 != 0
+	}))
 	for i := range layers.PFCPriorities {
 		fs = append(fs, uintField("macc.cbfc.pause_time.c"+itoa(uint64(i)), "C"+itoa(uint64(i)), FTUint16, BaseDec, func(p *Packet) (uint64, bool) {
 			return uint64(M(p).PauseTimes[i]), macc(p) && M(p).HasPauseTimeOf(i)

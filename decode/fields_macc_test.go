@@ -30,8 +30,14 @@ func TestMACCFieldsMatchTsharkGlossary(t *testing.T) {
 		name, typ, base, title := c[0], c[1], c[2], c[4]
 		fd, ok := decode.Lookup(name)
 		if !ok {
-			// EPON's registration fields and tshark's expert items are not decoded.
-			assert.True(t, strings.HasPrefix(name, "macc.reg") || typ == "FT_NONE", "%s missing", name)
+			// EPON's registration fields are not decoded.
+			assert.True(t, strings.HasPrefix(name, "macc.reg"), "%s missing", name)
+			continue
+		}
+		if typ == "FT_NONE" { // an expert item: present or not
+			assert.Equal(t, decode.FTProtocol, fd.Type, name)
+			assert.Equal(t, title, fd.Title, "%s title", name)
+			checked++
 			continue
 		}
 		assert.Equal(t, typ, fd.Type.String(), "%s type", name)
@@ -41,7 +47,7 @@ func TestMACCFieldsMatchTsharkGlossary(t *testing.T) {
 		assert.Equal(t, title, fd.Title, "%s title", name)
 		checked++
 	}
-	assert.Equal(t, 20, checked)
+	assert.Equal(t, 23, checked)
 }
 
 // pfcFrame: PFC from 02:00:00:00:00:01, vector 0x0018, priority 3 paused
