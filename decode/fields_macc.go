@@ -56,11 +56,16 @@ func maccFields() []*Field {
 var maccOpcodes = []layers.MACControlOpcode{layers.MACControlPause, layers.MACControlGate, layers.MACControlReport,
 	layers.MACControlRegisterReq, layers.MACControlRegister, layers.MACControlRegisterAck, layers.MACControlPFC}
 
+// maccOpcodeName names an opcode as tshark's tree does: "Unknown" for
+// those it has no name for.
 func maccOpcodeName(u uint64) (string, bool) {
 	if u > 0xFFFF {
 		return "", false
 	}
-	return layers.MACControlOpcode(u).Name()
+	if n, ok := layers.MACControlOpcode(u).Name(); ok {
+		return n, true
+	}
+	return "Unknown", true
 }
 
 // maccOpcodeByName accepts Wireshark's names and the short ones a user

@@ -119,3 +119,20 @@ func TestPFCFieldsAndDefaultLine(t *testing.T) {
 	assert.NotZero(t, code)
 	assert.Contains(t, stderr, "--link-speed")
 }
+
+// TestMACCTree checks -V's MAC Control lines against tshark 4.0.17 -V -O
+// macc on testdata/macc-edge.pcap (the lines both print the same; tshark
+// also nests the class bits under the vector, with bit masks, and the
+// times under "CBFC Class Pause Times").
+func TestMACCTree(t *testing.T) {
+	out, stderr, code := ibdump(t, nil, "-V", "-O", "macc", "../../testdata/macc-edge.pcap")
+	require.Zero(t, code, stderr)
+	for _, line := range []string{
+		"MAC Control\n    Opcode: Class Based Flow Control [CBFC] Pause (0x0101)\n",
+		"MAC Control\n    Opcode: Pause (0x0001)\n    pause_time: 65535\n",
+		"MAC Control\n    Opcode: Report (0x0003)\n    Timestamp: 0\n",
+		"MAC Control\n    Opcode: Unknown (0x0007)\n",
+	} {
+		assert.Contains(t, out, line)
+	}
+}
