@@ -30,6 +30,15 @@
 // FrameLinks carries a first pass's knowledge back to a second (ibdump -2),
 // so packets seen before their connection was paired get its final id.
 //
+// The Analyzer also keeps the pause timeline of lossless Ethernet: each
+// PAUSE and PFC frame (macc.*) starts, refreshes or ends a pause of its
+// sender's link partner on the priorities it names, for quanta of 512 bit
+// times that PFCOptions.LinkSpeed turns into time. It reports per port and
+// priority the pause intervals, paused time and storm windows (Analyzer.PFC),
+// and the RoCE packets sent to a pausing port on a paused priority (their
+// priority is the VLAN PCP, else DSCP/8: Packet.Priority). Without a link
+// speed it counts frames and quanta only, rather than guess durations.
+//
 // The statistics tshark offers with -z (I/O intervals, endpoints, the
 // opcode table) are built from the same packets and fields; they keep
 // counts, and the renderers in internal/output draw them.
