@@ -22,7 +22,7 @@ func MACControlFrame(src net.HardwareAddr, m layers.MACControl, t time.Time) (Fr
 		return Frame{}, fmt.Errorf("craft: MAC Control frame: %w", err)
 	}
 	return Frame{Data: buf.Bytes(), Time: t, LinkType: layers.LinkTypeEthernet,
-		Info: FrameInfo{Note: macControlNote(&m)}}, nil
+		Info: FrameInfo{Note: macControlNote(&m), Raw: true}}, nil
 }
 
 // PFCFrame builds a Priority Flow Control frame from src at t asking for

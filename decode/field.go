@@ -142,6 +142,9 @@ type Field struct {
 	// fieldsWithout says, for a header, when its fields can be present
 	// though it is not (SubtreeWithout).
 	fieldsWithout func(p *Packet) bool
+	// namedValue marks a protocol whose value -e prints as its own name,
+	// as tshark prints a heuristic sub-protocol's (infiniband.eoib).
+	namedValue bool
 }
 
 // Get extracts the field from p into v.
@@ -216,6 +219,9 @@ func (f *Field) AppendValue(buf []byte, v *Value) []byte {
 		}
 		if f.none {
 			return append(buf, '1')
+		}
+		if f.namedValue {
+			return append(buf, f.Name...)
 		}
 		return buf
 	case FTBool:

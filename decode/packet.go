@@ -67,6 +67,7 @@ const (
 	hasPayload
 	hasARP
 	hasSLL // a Linux cooked-capture header, version 1 or 2
+	hasRWH
 	hasMACControl
 )
 
@@ -79,6 +80,7 @@ var layerBits = func() (t [2000]layerSet) {
 		layers.LayerTypeERF: hasERF, layers.LayerTypeLRH: hasLRH, layers.LayerTypeGRH: hasGRH,
 		layers.LayerTypeBTH: hasBTH, layers.LayerTypeMAD: hasMAD, gopacket.LayerTypePayload: hasPayload,
 		gplayers.LayerTypeARP: hasARP, layers.LayerTypeLinuxSLL: hasSLL, layers.LayerTypeLinuxSLL2: hasSLL,
+		layers.LayerTypeRWH:        hasRWH,
 		layers.LayerTypeMACControl: hasMACControl,
 	} {
 		t[lt] = bit

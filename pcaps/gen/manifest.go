@@ -16,7 +16,6 @@ import (
 type facts struct {
 	err        error // the decode error, nil when it decodes
 	icrc, vcrc layers.CRCStatus
-	macControl bool // a PAUSE or PFC frame: no transport header
 }
 
 // decodeColumn is the manifest's decode column: "ok", "icrc bad", "vcrc
@@ -48,7 +47,6 @@ func inspect(f *file) []facts {
 	out := make([]facts, len(f.trace.Frames))
 	for i, fr := range f.trace.Frames {
 		out[i].err = p.Decode(fr.Data)
-		out[i].macControl = p.Has(layers.LayerTypeMACControl)
 		if out[i].err == nil {
 			out[i].icrc, _ = p.CheckICRC()
 			out[i].vcrc, _ = p.CheckVCRC()
@@ -92,6 +90,9 @@ func icrcCheck(lt layers.LinkType, fr []byte, c *pyCounts) {
 		return
 	case layers.LinkTypeERF:
 		fr = fr[layers.ERFHeaderLength:]
+	}
+	if fr[1]&3 < 2 {
+		return // a raw packet (LNH 0 or 1): the script checks neither CRC
 	}
 	n := int(be.Uint16(fr[4:6])&0x7FF) * 4
 	pkt := clip(fr, n)
@@ -174,7 +175,7 @@ Each file below has:
 		decodeErrs := 0
 		for j, fr := range f.trace.Frames {
 			icrcCheck(fr.LinkType, fr.Data, &py)
-			if !fs[j].macControl {
+			if !fr.Info.Raw {
 				ops = append(ops, fr.Info.Opcode)
 			}
 			if fs[j].err != nil {
@@ -206,10 +207,9 @@ Each file below has:
 			if fr.Info.Corrupt != craft.NoCorruption {
 				note = strings.TrimPrefix(note+"; broken: "+fr.Info.Corrupt.String(), "; ")
 			}
-			if fs[j].macControl {
-				// No transport header: the note says what the frame asks.
-				fmt.Fprintf(&b, "| %d | %.3f | %v | %s | - | - | %s | %s |\n", j+1,
-					float64(fr.Time.Sub(t0).Nanoseconds())/1000, fr.Info.From, macControlColumn, fs[j].decodeColumn(), note)
+			if fr.Info.Raw { // no BTH: no opcode, PSN or QP
+				fmt.Fprintf(&b, "| %d | %.3f | %v | raw | - | - | %s | %s |\n", j+1,
+					float64(fr.Time.Sub(t0).Nanoseconds())/1000, fr.Info.From, fs[j].decodeColumn(), note)
 				continue
 			}
 			fmt.Fprintf(&b, "| %d | %.3f | %v | %v | %d | 0x%06x | %s | %s |\n", j+1,
@@ -228,9 +228,6 @@ Each file below has:
 	}
 	return b.Bytes(), nil
 }
-
-// macControlColumn is the opcode column of a MAC Control frame.
-const macControlColumn = "MAC_CONTROL"
 
 // anchor is GitHub's heading anchor for a file name.
 func anchor(name string) string {
