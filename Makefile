@@ -8,6 +8,7 @@ FUZZ_TARGETS = \
 	./layers:FuzzFastPath \
 	./layers:FuzzPSNWindow \
 	./layers:FuzzNVMeCapsules \
+	./layers:FuzzMACControl \
 	./capture:FuzzReader \
 	./dfilter:FuzzCompile \
 	./decode:FuzzAnalyze \

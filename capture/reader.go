@@ -80,8 +80,9 @@ type Packet struct {
 type ngIface struct {
 	linkType layers.LinkType
 	snaplen  uint32
-	tsresol  byte  // if_tsresol: 10^-n, or 2^-n when the top bit is set
-	tsoffset int64 // if_tsoffset: seconds added to every timestamp
+	tsresol  byte   // if_tsresol: 10^-n, or 2^-n when the top bit is set
+	tsoffset int64  // if_tsoffset: seconds added to every timestamp
+	speed    uint64 // if_speed: bits per second, 0 when not given
 }
 
 // Reader reads packets from pcap and pcapng streams, gzip-compressed or
@@ -190,6 +191,16 @@ func (r *Reader) LinkType() layers.LinkType {
 		return r.ifaces[0].linkType
 	}
 	return r.linkType
+}
+
+// InterfaceSpeed returns the link speed in bits per second that a pcapng
+// interface description gives (if_speed) for interface id, 0 when the
+// file does not say (and for pcap files, which cannot).
+func (r *Reader) InterfaceSpeed(id int) uint64 {
+	if id < 0 || id >= len(r.ifaces) {
+		return 0
+	}
+	return r.ifaces[id].speed
 }
 
 // Nanos reports whether timestamps are finer than a microsecond (the pcap
@@ -542,6 +553,8 @@ func (r *Reader) readIDB(start int64, blen uint32) error {
 			ifc.tsresol = v[0]
 		case code == 14 && l >= 8:
 			ifc.tsoffset = int64(r.order.Uint64(v))
+		case code == 8 && l >= 8:
+			ifc.speed = r.order.Uint64(v)
 		}
 		opts = opts[min(len(opts), 4+(l+3)&^3):]
 	}

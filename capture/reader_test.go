@@ -72,6 +72,7 @@ func handPcapNG(o order) []byte {
 	idb1 := ngBlock(o, blockIDB, u16(nil, 247), u16(nil, 0), u32(nil, 0),
 		u16(nil, 9), u16(nil, 1), []byte{9, 0, 0, 0}, // if_tsresol 10^-9
 		u16(nil, 14), u16(nil, 8), o.AppendUint64(nil, 10), // if_tsoffset 10 s
+		u16(nil, 8), u16(nil, 8), o.AppendUint64(nil, 100_000_000_000), // if_speed 100 Gb/s
 		u16(nil, 0), u16(nil, 0))
 	nrb := ngBlock(o, 4, u16(nil, 0), u16(nil, 0))
 	epb := ngBlock(o, blockEPB, u32(nil, 1), u32(nil, 0x17979cfe), u32(nil, 0x362a0001), // 1700000000000000001 ns
@@ -507,5 +508,19 @@ func BenchmarkReader(b *testing.B) {
 		} else if err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// TestReaderInterfaceSpeed reads if_speed, which the PFC timeline needs to
+// turn pause quanta into time.
+func TestReaderInterfaceSpeed(t *testing.T) {
+	for _, o := range []order{binary.LittleEndian, binary.BigEndian} {
+		r, err := NewReader(bytes.NewReader(handPcapNG(o)), "hand")
+		require.NoError(t, err)
+		_, err = readAll(r)
+		require.ErrorIs(t, err, io.EOF)
+		assert.Equal(t, uint64(0), r.InterfaceSpeed(0), "interface 0 gives no speed")
+		assert.Equal(t, uint64(100_000_000_000), r.InterfaceSpeed(1))
+		assert.Equal(t, uint64(0), r.InterfaceSpeed(2))
 	}
 }

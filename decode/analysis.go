@@ -52,6 +52,7 @@ type Analyzer struct {
 	finished   bool
 	lastExpire time.Duration
 	nv         nvmeState // NVMe-oF (nvme.go)
+	pfc        pfcTimeline
 }
 
 // AnalyzerOptions bound and tune an Analyzer. The zero value is usable.
@@ -91,6 +92,8 @@ type AnalyzerOptions struct {
 	// (ResponseFrame, findings about earlier frames). Memory then grows
 	// with the capture.
 	Links *FrameLinks
+	// PFC tunes the pause timeline (link speed, storm window).
+	PFC PFCOptions
 }
 
 // NewAnalyzer returns an analyzer.
@@ -114,6 +117,7 @@ func NewAnalyzer(opts AnalyzerOptions) *Analyzer {
 		waiting: map[hostPair][]*direction{}, ud: map[udSender]*udTrack{}}
 	a.expert.MaxFrames = opts.MaxExampleFrames
 	a.lru.next, a.lru.prev = &a.lru, &a.lru
+	a.pfc.opts = opts.PFC.withDefaults()
 	return a
 }
 
@@ -257,11 +261,17 @@ func (a *Analyzer) Analyze(p *Packet) {
 	a.pkt = p
 	a.frame = uint32(p.Number)
 	a.now = p.RelTime
+	a.pfc.end = p.RelTime
 	switch {
 	case p.IsIB():
 		a.transport(p)
+		if a.pfc.active {
+			a.pfcCheck(p)
+		}
 	case p.HasTCP() && p.Err == nil:
 		a.tcp(p)
+	case p.HasMACControl():
+		a.pfcPause(p)
 	}
 	if p.Err != nil && p.IBMalformed() {
 		kind := FindMalformed
@@ -610,6 +620,7 @@ func (a *Analyzer) Finish() {
 	}
 	a.cmUnansweredDREQs()
 	a.nvmeFinish()
+	a.pfcFinish()
 }
 
 // Conversations returns a summary of every conversation, retired ones and

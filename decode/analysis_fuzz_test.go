@@ -48,7 +48,7 @@ func FuzzAnalyze(f *testing.F) {
 		f.Add(p.Data, uint32(p.LinkType))
 	}
 	f.Fuzz(func(t *testing.T, frame []byte, linkType uint32) {
-		a := decode.NewAnalyzer(decode.AnalyzerOptions{MaxLive: 4, OnFinding: func(fd decode.Finding) {
+		a := decode.NewAnalyzer(decode.AnalyzerOptions{MaxLive: 4, PFC: decode.PFCOptions{LinkSpeed: 10e9, StormWindow: 10 * time.Microsecond}, OnFinding: func(fd decode.Finding) {
 			if fd.Frame == 0 || fd.Frame > 200 {
 				t.Fatalf("finding about frame %d", fd.Frame)
 			}

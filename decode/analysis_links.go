@@ -21,7 +21,7 @@ type FrameLinks struct {
 
 type frameLink struct {
 	resp, lastResp uint32
-	findings       uint32
+	findings       uint64
 	sev            Severity
 }
 

@@ -22,8 +22,9 @@ type PacketAnalysis struct {
 	// CMPath has bit 1<<CMPath* set for each path attribute that differs
 	// from the CM REQ's (FindCMPathMismatch).
 	CMPath uint8
-	// Findings has bit k set for each FindingKind k found at this frame.
-	Findings uint32
+	// Findings has bit k set for each FindingKind k found at this frame
+	// (64 bits: the kinds outgrew 32 with the PFC findings).
+	Findings uint64
 	// Info flags say which of the values below are set.
 	Info     InfoFlags
 	Severity Severity
@@ -47,6 +48,10 @@ type PacketAnalysis struct {
 	// NVMe is what the packet carries of NVMe-oF, nil when nothing
 	// (nvme.go); it points into the Analyzer, valid until the next packet.
 	NVMe *NVMePacket
+	// PFC says what a pause frame did; PFCPausedFor, for a RoCE packet sent
+	// on a paused priority, how long the pause had lasted.
+	PFC          PFCFlags
+	PFCPausedFor time.Duration
 }
 
 // InfoFlags say which PacketAnalysis values hold.

@@ -37,6 +37,15 @@
 // Packet.Analysis.NVMe, which the nvme.*, nvme-rdma.* and ibwire.nvme.*
 // fields read and -z nvme,srt counts.
 //
+// The Analyzer also keeps the pause timeline of lossless Ethernet: each
+// PAUSE and PFC frame (macc.*) starts, refreshes or ends a pause of its
+// sender's link partner on the priorities it names, for quanta of 512 bit
+// times that PFCOptions.LinkSpeed turns into time. It reports per port and
+// priority the pause intervals, paused time and storm windows (Analyzer.PFC),
+// and the RoCE packets sent to a pausing port on a paused priority (their
+// priority is the VLAN PCP, else DSCP/8: Packet.Priority). Without a link
+// speed it counts frames and quanta only, rather than guess durations.
+//
 // The statistics tshark offers with -z (I/O intervals, endpoints, the
 // opcode table) are built from the same packets and fields; they keep
 // counts, and the renderers in internal/output draw them.

@@ -83,6 +83,9 @@ const (
 	FindCMDREQUnanswered               // a CM DREQ without a DREP
 	FindNVMeError                      // an NVMe-oF completion with an error status
 	FindNVMeNoCompletion               // an NVMe-oF command with no completion at the end of the capture
+	FindPFCSentWhilePaused             // a RoCE packet sent on a priority its link partner had paused
+	FindPFCInFlight                    // the same within a frame time of the pause: maybe already on the wire
+	FindPFCStorm                       // a priority paused more than the storm threshold of a window
 	numFindingKinds
 )
 
@@ -129,6 +132,9 @@ var findingKinds = [numFindingKinds]kindInfo{
 	FindCMDREQUnanswered:   {"cm.dreq_unanswered", SevWarn, "Sequence", "CM DREQ without DREP"},
 	FindNVMeError:          {"nvme_error", SevWarn, "Response", "NVMe-oF command completed with an error status"},
 	FindNVMeNoCompletion:   {"nvme_no_completion", SevWarn, "Sequence", "NVMe-oF command with no completion at the end of the capture"},
+	FindPFCSentWhilePaused: {"pfc.sent_while_paused", SevWarn, "Protocol", "RoCE packet sent on a priority its link partner had paused (PFC)"},
+	FindPFCInFlight:        {"pfc.in_flight", SevNote, "Protocol", "RoCE packet within a frame time of a PFC pause (in flight, or seen first by the capture point)"},
+	FindPFCStorm:           {"pfc.storm", SevWarn, "Protocol", "PFC pause storm: a priority paused beyond the threshold of a window"},
 }
 
 // Name is the kind's ibwire.analysis field suffix ("psn_gap").

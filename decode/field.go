@@ -312,7 +312,7 @@ var fields = buildRegistry()
 
 func buildRegistry() *registry {
 	r := &registry{byName: map[string]*Field{}}
-	for _, group := range [][]*Field{frameFields(), linkFields(), infinibandFields(), madFields(), ibwireFields(), analysisFields(), nvmeFields()} {
+	for _, group := range [][]*Field{frameFields(), linkFields(), maccFields(), infinibandFields(), madFields(), ibwireFields(), analysisFields(), nvmeFields(), pfcFields()} {
 		for _, f := range group {
 			if _, dup := r.byName[f.Name]; dup {
 				panic("decode: field registered twice: " + f.Name)

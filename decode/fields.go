@@ -227,6 +227,9 @@ func (k protocolsKey) String() string {
 	if k.has&hasARP != 0 {
 		parts = append(parts, "arp")
 	}
+	if k.has&hasMACControl != 0 {
+		parts = append(parts, "macc")
+	}
 	if k.has&hasIPv4 != 0 {
 		parts = append(parts, "ip")
 	}

@@ -68,6 +68,7 @@ const (
 	hasARP
 	hasSLL // a Linux cooked-capture header, version 1 or 2
 	hasRWH
+	hasMACControl
 )
 
 // layerBits maps layer types to their bit; an array indexed by type costs
@@ -79,7 +80,8 @@ var layerBits = func() (t [2000]layerSet) {
 		layers.LayerTypeERF: hasERF, layers.LayerTypeLRH: hasLRH, layers.LayerTypeGRH: hasGRH,
 		layers.LayerTypeBTH: hasBTH, layers.LayerTypeMAD: hasMAD, gopacket.LayerTypePayload: hasPayload,
 		gplayers.LayerTypeARP: hasARP, layers.LayerTypeLinuxSLL: hasSLL, layers.LayerTypeLinuxSLL2: hasSLL,
-		layers.LayerTypeRWH: hasRWH,
+		layers.LayerTypeRWH:        hasRWH,
+		layers.LayerTypeMACControl: hasMACControl,
 	} {
 		t[lt] = bit
 	}
@@ -290,6 +292,9 @@ func (p *Packet) HasLRH() bool { return p.has&hasLRH != 0 }
 
 // HasARP reports an ARP message.
 func (p *Packet) HasARP() bool { return p.has&hasARP != 0 }
+
+// HasMACControl reports a MAC Control frame (PAUSE, PFC).
+func (p *Packet) HasMACControl() bool { return p.has&hasMACControl != 0 }
 
 // HasMAD reports a management datagram.
 func (p *Packet) HasMAD() bool { return p.has&hasMAD != 0 }

@@ -42,6 +42,8 @@ type Parser struct {
 	BTH      BTH
 	MAD      MAD
 	Payload  gopacket.Payload
+	// MACControl is a PAUSE or PFC frame's body (no InfiniBand in it).
+	MACControl MACControl
 
 	// Decoded lists the layer types of the last frame, outermost first.
 	Decoded []gopacket.LayerType
@@ -120,7 +122,7 @@ func NewParser(first gopacket.LayerType, opts ParserOptions) *Parser {
 	p.BTH.DecodeDC = opts.DecodeDC
 	p.UDP.ports = append([]uint16(nil), opts.RoCEv2Ports...)
 	dls := []gopacket.DecodingLayer{&p.Ethernet, &p.SLL, &p.SLL2, &p.Dot1Q, &p.IPv4, &p.IPv6, &p.UDP, &p.TCP, &p.ARP,
-		&p.ERF, &p.LRH, &p.RWH, &p.GRH, &p.Payload}
+		&p.ERF, &p.LRH, &p.RWH, &p.GRH, &p.Payload, &p.MACControl}
 	dls = append(dls, p.BTH.DecodingLayers()...)
 	dls = append(dls, p.MAD.DecodingLayers()...)
 	p.dlp = gopacket.NewDecodingLayerParser(first)
@@ -165,6 +167,11 @@ func (p *Parser) decode(frame []byte) error {
 			// capture's snapshot length cuts packets (those read whole
 			// count: BTH.HasETH). Keep them visible, as Wireshark does.
 			p.Decoded = append(p.Decoded, LayerTypeBTH)
+		}
+		if t == LayerTypeMACControl && p.MACControl.Contents != nil {
+			// The opcode was read: keep the parameters that fit, as
+			// Wireshark shows them.
+			p.Decoded = append(p.Decoded, LayerTypeMACControl)
 		}
 	}
 	if p.dlp.Truncated {
@@ -212,6 +219,8 @@ func headerFields(t gopacket.LayerType) (string, []FieldSpan) {
 		return "MAD", madFields
 	case LayerTypeCM:
 		return "CM", cmDataFields // by attribute: FieldBytes reads the message's own table
+	case LayerTypeMACControl:
+		return "MACControl", macControlAllFields // each opcode's own: macControlSpans
 	}
 	for k := HdrRDETH; k <= HdrCNP; k++ {
 		if k.LayerType() == t {
@@ -377,6 +386,8 @@ func (p *Parser) SerializableLayers() []gopacket.SerializableLayer {
 			} else {
 				ls = append(ls, gopacket.Payload(p.MAD.Payload))
 			}
+		case LayerTypeMACControl:
+			ls = append(ls, &p.MACControl)
 		case gopacket.LayerTypePayload:
 			if !p.Has(LayerTypeBTH) {
 				ls = append(ls, p.Payload)
@@ -437,6 +448,8 @@ func (p *Parser) decodingLayer(t gopacket.LayerType) gopacket.DecodingLayer {
 		return &p.MAD
 	case gopacket.LayerTypePayload:
 		return &p.Payload
+	case LayerTypeMACControl:
+		return &p.MACControl
 	}
 	for _, k := range p.BTH.Info().HeaderList() {
 		if k.LayerType() == t {

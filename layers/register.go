@@ -36,6 +36,9 @@ var (
 	// decodes it on its own (decode reads it on demand).
 	LayerTypeRWH  = gopacket.RegisterLayerType(1022, gopacket.LayerTypeMetadata{Name: "RWH", Decoder: gopacket.DecodeFunc(decodeRWH)})
 	LayerTypeEoIB = gopacket.RegisterLayerType(1023, gopacket.LayerTypeMetadata{Name: "EoIB", Decoder: gopacket.DecodeFunc(decodeEoIB)})
+	// MAC Control (ethertype 0x8808: PAUSE and PFC) is not InfiniBand, but
+	// PFC is what keeps RoCE's Ethernet lossless.
+	LayerTypeMACControl = gopacket.RegisterLayerType(1024, gopacket.LayerTypeMetadata{Name: "MACControl", Decoder: gopacket.DecodeFunc(decodeMACControl)})
 
 	// The Linux cooked-capture headers (tcpdump -i any) sit apart from the
 	// InfiniBand numbers, at 1900 and 1901; a layer type number never
@@ -60,6 +63,11 @@ func init() {
 	// RoCEv1: ethertype 0x8915 carries a GRH (gopacket has no constant for it).
 	gplayers.EthernetTypeMetadata[EthernetTypeRoCEv1] = gplayers.EnumMetadata{
 		DecodeWith: LayerTypeGRH, Name: "RoCEv1", LayerType: LayerTypeGRH,
+	}
+	// MAC Control (PAUSE, PFC): gopacket v1.1.19 knows no 0x8808. Ethernet
+	// and 802.1Q both find the next layer in this table.
+	gplayers.EthernetTypeMetadata[EthernetTypeMACControl] = gplayers.EnumMetadata{
+		DecodeWith: LayerTypeMACControl, Name: "MACControl", LayerType: LayerTypeMACControl,
 	}
 	// RoCEv2: UDP port 4791 carries a BTH. gopacket tries the destination port
 	// first, then the source port (Wireshark tries the lower one first).

@@ -80,6 +80,7 @@ type options struct {
 	print      bool
 	twoPass    bool
 	graph      string
+	linkSpeed  string
 }
 
 func newFlagSet(o *options, stderr io.Writer) *flag.FlagSet {
@@ -119,10 +120,13 @@ func newFlagSet(o *options, stderr io.Writer) *flag.FlagSet {
 	fs.Var(&o.fields, "e", "with -T fields, print `field` (repeatable); see -G fields")
 	fs.Var(&o.fieldOpts, "E", "-T fields `option`: header=y|n, separator=/t|/s|c, occurrence=f|l|a, aggregator=c, quote=d|s|n")
 	fs.Var(&o.stats, "z", "`statistics` (repeatable): conv,qp | expert[,error|warn|note|chat] | latency | opcodes | endpoints,gid |\n"+
-		"io,stat,INTERVAL[,FILTER|FUNC(field)FILTER...] with FUNC one of SUM COUNT MIN MAX AVG | follow,qp,hex|ascii,FILTER;\n"+
+		"io,stat,INTERVAL[,FILTER|FUNC(field)FILTER...] with FUNC one of SUM COUNT MIN MAX AVG | follow,qp,hex|ascii,FILTER |\n"+
+		"pfc[,WINDOW[,PERCENT]] (pause timeline per port and priority; storm: paused > PERCENT (50) of a WINDOW (1s));\n"+
 		"tables, or JSON with -T json (after the packets; -q leaves the statistics alone). With -Y, each counts the shown packets\n"+
 		"(conv,qp: their connections). With -q, CRCs are checked only with -v or --check (ICRC findings, icrc_errors)")
 	fs.BoolVar(&o.twoPass, "2", false, "two passes: a packet can name later frames (\"answered by N\") and carries its connection's final conv_id; memory then grows with the capture (files only)")
+	fs.StringVar(&o.linkSpeed, "link-speed", "", "`speed` of the links PAUSE and PFC frames travel on (10G, 25G, 40G, 50G, 100G, 200G, 400G): turns pause quanta\n"+
+		"(512 bit times) into time for -z pfc; default: the pcapng if_speed, else durations stay unknown")
 	fs.StringVar(&o.graph, "graph", "", "write a graph: psn:`FILE.svg` plots PSN against time for the connection of the first packet -Y shows (tcptrace style)")
 	fs.BoolVar(&o.check, "check", false, "verify every ICRC and VCRC; exit 1 with a summary if any is wrong or a packet is malformed")
 	fs.StringVar(&o.color, "color", "auto", "colour: auto, always or never (auto honours NO_COLOR and TERM=dumb)")
@@ -160,6 +164,7 @@ Examples:
   ibdump -T fields -E header=y -e frame.number -e bth.psn f.pcap
   ibdump -q -z conv,qp f.pcap                 each QP connection: traffic, losses, NAKs, latency
   ibdump -q -z expert f.pcap                  anomalies by severity (PSN gaps, NAKs, timeouts, CRCs)
+  ibdump -q -z pfc --link-speed 100G f.pcap   PFC pauses: intervals, paused time, storms, packets sent while paused
   ibdump -Y ibwire.analysis.retransmission f.pcap   retransmitted packets only
   ibdump -Y 'bth.destqp == 0x11' --graph psn:qp.svg f.pcap   PSN graph of a connection
   ibdump --check f.pcap                       verify every ICRC/VCRC

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"strconv"
 	"strings"
 	"time"
 
@@ -62,6 +63,7 @@ type dumper struct {
 	follows   []*output.Follow
 	latency   []*decode.LatencyStat
 	latPend   []decode.Latency // latencies of the current packet, kept until -Y decides
+	pfc       decode.PFCOptions
 
 	// NVMe-oF: -d qp==N,nvme-rdma, --disable-protocol, --disable-heuristic.
 	nvmeQPs                         []uint32
@@ -108,6 +110,11 @@ func newDumper(o *options, stdout, stderr io.Writer) (*dumper, error) {
 			return nil, fmt.Errorf("-Y: %w", err)
 		}
 		d.filter = f
+	}
+	if o.linkSpeed != "" {
+		if d.pfc.LinkSpeed, err = decode.ParseLinkSpeed(o.linkSpeed); err != nil {
+			return nil, fmt.Errorf("--link-speed: %w", err)
+		}
 	}
 	for _, z := range o.stats {
 		if err := d.addStat(z); err != nil {
@@ -186,7 +193,7 @@ func (d *dumper) needsAnalysis() bool {
 }
 
 func (d *dumper) analyzerOptions() decode.AnalyzerOptions {
-	opts := decode.AnalyzerOptions{Links: d.links, NVMeQPs: d.nvmeQPs, NoULP: d.noULP, NoULPDetect: d.noULPDetect}
+	opts := decode.AnalyzerOptions{Links: d.links, NVMeQPs: d.nvmeQPs, NoULP: d.noULP, NoULPDetect: d.noULPDetect, PFC: d.pfc}
 	if len(d.latency) > 0 {
 		opts.OnLatency = func(l decode.Latency) { d.latPend = append(d.latPend, l) }
 	}
@@ -302,6 +309,32 @@ func (d *dumper) addStat(z string) error {
 		d.zs = append(d.zs, &zstat{add: s.Add,
 			text: func(w io.Writer) { output.WriteEndpoints(w, s.Rows(), filter) },
 			json: func(b []byte) []byte { return output.AppendEndpointsJSON(b, s.Rows()) }})
+	case z == "pfc" || strings.HasPrefix(z, "pfc,"):
+		parts := strings.Split(z, ",")
+		if len(parts) > 3 {
+			return fmt.Errorf("-z %s: want pfc[,WINDOW[,PERCENT]]", z)
+		}
+		if len(parts) > 1 {
+			w, err := time.ParseDuration(parts[1])
+			if err != nil || w < time.Microsecond {
+				return fmt.Errorf("-z %s: bad window %q (a duration of 1us or more: 1s, 100ms, 500us)", z, parts[1])
+			}
+			d.pfc.StormWindow = w
+		}
+		if len(parts) > 2 {
+			p, err := strconv.ParseFloat(strings.TrimSuffix(parts[2], "%"), 64)
+			if err != nil || p <= 0 || p > 100 {
+				return fmt.Errorf("-z %s: bad percentage %q", z, parts[2])
+			}
+			d.pfc.StormPercent = p
+		}
+		report := func() *output.PFCReport {
+			rows, captured := d.analyzer.PFC()
+			return &output.PFCReport{Rows: rows, Captured: captured, Opts: d.analyzer.PFCOptions()}
+		}
+		d.zs = append(d.zs, &zstat{analysis: true,
+			text: func(w io.Writer) { output.WritePFC(w, report(), filter) },
+			json: func(b []byte) []byte { return output.AppendPFCJSON(b, report()) }})
 	case strings.HasPrefix(z, "follow,"):
 		parts := strings.SplitN(z, ",", 4)
 		if len(parts) != 4 || parts[1] != "qp" || (parts[2] != "hex" && parts[2] != "ascii") {
@@ -356,7 +389,7 @@ func (d *dumper) addStat(z string) error {
 			json: func(b []byte) []byte { return output.AppendIOFuncStatJSON(b, s.funcs) }})
 	default:
 		return fmt.Errorf("-z %s: known statistics are conv,qp, expert[,LEVEL], latency, nvme,srt, opcodes, endpoints,gid, "+
-			"io,stat,INTERVAL[,FILTER|FUNC(FIELD)FILTER...] and follow,qp,hex|ascii,FILTER", z)
+			"io,stat,INTERVAL[,FILTER|FUNC(FIELD)FILTER...], follow,qp,hex|ascii,FILTER and pfc[,WINDOW[,PERCENT]]", z)
 	}
 	return nil
 }
@@ -408,6 +441,10 @@ func (d *dumper) run(ctx context.Context, files []string, stdin io.Reader) int {
 	}
 	if closer != nil {
 		defer closer()
+	}
+	if r, ok := src.(*capture.Reader); ok && d.analyzer != nil && d.pfc.LinkSpeed == 0 {
+		// A pcapng interface description may say the link's speed.
+		d.analyzer.SetLinkSpeed(r.InterfaceSpeed(0))
 	}
 	if f, ok := d.stderr.(*os.File); ok && term.IsTerminal(int(f.Fd())) && live == nil && !d.o.lineBuf {
 		d.progress = &progress{w: d.stderr, prog: d.o.prog, name: name}

@@ -40,7 +40,7 @@ func WriteExpert(w io.Writer, rows []decode.ExpertRow, min decode.Severity) erro
 			if r.Severity != s.sev {
 				continue
 			}
-			fmt.Fprintf(&b, "%12d %10s %18s  %s\n", r.Count, r.Group, "InfiniBand", r.Summary)
+			fmt.Fprintf(&b, "%12d %10s %18s  %s\n", r.Count, r.Group, expertProtocol(r.Kind), r.Summary)
 			b.WriteString(strings.Repeat(" ", 44))
 			b.WriteString("frames ")
 			for i, f := range r.Frames {
@@ -74,10 +74,19 @@ func AppendExpertJSON(buf []byte, rows []decode.ExpertRow, min decode.Severity) 
 	out := []expertJSON{}
 	for _, r := range rows {
 		if r.Severity >= min {
-			out = append(out, expertJSON{Severity: strings.ToLower(r.Severity.String()), Group: r.Group, Protocol: "InfiniBand",
+			out = append(out, expertJSON{Severity: strings.ToLower(r.Severity.String()), Group: r.Group, Protocol: expertProtocol(r.Kind),
 				Finding: r.Kind.Name(), Summary: r.Summary, Count: r.Count, Frames: r.Frames})
 		}
 	}
 	b, _ := json.MarshalIndent(out, "", "  ")
 	return append(append(buf, b...), '\n')
+}
+
+// expertProtocol is the protocol column of a finding: the frame it points
+// at is a MAC Control frame for a pause storm, InfiniBand for the rest.
+func expertProtocol(k decode.FindingKind) string {
+	if k == decode.FindPFCStorm {
+		return "MAC CTRL"
+	}
+	return "InfiniBand"
 }

@@ -11,6 +11,9 @@ import (
 func AppendInfo(buf []byte, p *decode.Packet) []byte {
 	b := p.BTH()
 	if b == nil {
+		if p.HasMACControl() {
+			return appendMACControlInfo(buf, &p.Headers.MACControl)
+		}
 		return buf
 	}
 	if p.HasMAD() && p.Headers.MAD.MgmtClass == layers.MgmtClassCM {

@@ -91,6 +91,12 @@ func (s *Summary) Append(buf []byte, p *decode.Packet) []byte {
 		}
 	case p.HasARP():
 		buf = appendARP(buf, p)
+	case p.HasMACControl():
+		buf = appendMAC(buf, h.Ethernet.SrcMAC)
+		buf = append(buf, " > "...)
+		buf = appendMAC(buf, h.Ethernet.DstMAC)
+		buf = append(buf, ": "...)
+		buf = AppendMACControl(buf, &h.MACControl)
 	case p.HasIPv4() || p.HasIPv6():
 		buf = append(buf, ipName(p)...)
 		buf = append(buf, ' ')

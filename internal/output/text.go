@@ -30,6 +30,8 @@ func Protocol(p *decode.Packet) string {
 		return "IPv6"
 	case p.HasARP() || p.HasEthernet() && p.Headers.Ethernet.EthernetType == ethernetTypeARP:
 		return "ARP"
+	case p.HasMACControl():
+		return "MAC CTRL"
 	case p.HasEthernet():
 		return "Ethernet"
 	}
@@ -121,7 +123,7 @@ func (t *TextLine) Append(buf []byte, p *decode.Packet) []byte {
 	buf = append(buf, ' ')
 	buf = strconv.AppendInt(buf, int64(p.Length), 10)
 	buf = append(buf, ' ')
-	if p.IsIB() {
+	if p.IsIB() || p.HasMACControl() {
 		buf = AppendInfo(buf, p)
 	}
 	if p.Err != nil {

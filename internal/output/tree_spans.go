@@ -1,6 +1,10 @@
 package output
 
-import "github.com/ibwire/ibwire/decode"
+import (
+	"strconv"
+
+	"github.com/ibwire/ibwire/decode"
+)
 
 // Span is the bytes [Lo, Hi) of a frame that a tree line shows; empty when
 // Lo == Hi.
@@ -210,6 +214,20 @@ var fieldWire = map[string][]wireField{
 	"infiniband.cm.rtu.localcommid":         {{"CM", "RTU.LocalCommID"}},
 	"infiniband.cm.rtu.private":             {{"CM", "RTU.PrivateData"}},
 	"infiniband.cm.rtu.remotecommid":        {{"CM", "RTU.RemoteCommID"}},
+}
+
+func init() {
+	// MAC Control (PAUSE, PFC): every class bit lives in the vector.
+	fieldWire["macc.opcode"] = []wireField{{"MACControl", "Opcode"}}
+	fieldWire["macc.pause_time"] = []wireField{{"MACControl", "PauseTime"}}
+	fieldWire["macc.timestamp"] = []wireField{{"MACControl", "Timestamp"}}
+	fieldWire["macc.cbfc.enbv"] = []wireField{{"MACControl", "ClassEnableVector"}}
+	for i := range 8 {
+		c := strconv.Itoa(i)
+		fieldWire["macc.cbfc.enbv.c"+c] = []wireField{{"MACControl", "ClassEnableBits"}}
+		fieldWire["macc.cbfc.pause_time.c"+c] = []wireField{{"MACControl", "PauseTime" + c}}
+	}
+	protocolHeader["macc"] = "MACControl"
 }
 
 // protocolHeader is the header each protocol or header line of the tree

@@ -61,7 +61,7 @@ var markKinds = [...]decode.FindingKind{decode.FindNone, decode.FindICRCBad, dec
 // packet does, only its mark; one with other findings its whole analysis.
 func newMark(a *decode.PacketAnalysis) (mark, bool) {
 	if a.Conv == 0 && a.Findings <= markMaxFindings && *a == (decode.PacketAnalysis{Findings: a.Findings, Severity: a.Severity}) {
-		return mark(a.Findings<<5 | markFindings<<3 | uint32(a.Severity&7)), true
+		return mark(uint32(a.Findings)<<5 | markFindings<<3 | uint32(a.Severity&7)), true
 	}
 	kind := 0
 	for k, f := range markKinds[1:] {
@@ -87,7 +87,7 @@ func (m mark) severity() decode.Severity { return decode.Severity(m & 7) }
 // malformation.
 func (m mark) analysis() decode.PacketAnalysis {
 	if m.dir() == markFindings {
-		return decode.PacketAnalysis{Findings: uint32(m) >> 5, Severity: m.severity()}
+		return decode.PacketAnalysis{Findings: uint64(uint32(m) >> 5), Severity: m.severity()}
 	}
 	a := decode.PacketAnalysis{Conv: m.conv(), Dir: m.dir(), Severity: m.severity()}
 	if k := uint32(m>>5) & 7; k != 0 && int(k) < len(markKinds) {
