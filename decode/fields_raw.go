@@ -37,9 +37,11 @@ func rawFields() []*Field {
 
 // iba payload heuristics run on the payload (pad included) of a packet
 // whose opcode tshark dissects and whose headers carry a payload, when it
-// is not a management datagram.
+// is not a management datagram and no upper-layer protocol followed on its
+// connection claims it: tshark tries those first (an NVMe-oF CQE that
+// opens with 08 00 00 00 is no IPv4 packet).
 func heuristicPayload(p *Packet) ([]byte, bool) {
-	if p.has&hasBTH == 0 || p.has&hasMAD != 0 {
+	if p.has&hasBTH == 0 || p.has&hasMAD != 0 || p.Analysis.NVMe != nil {
 		return nil, false
 	}
 	b := &p.Headers.BTH

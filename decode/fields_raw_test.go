@@ -94,3 +94,28 @@ func TestRawFieldGettersDoNotAllocate(t *testing.T) {
 		}
 	}
 }
+
+// TestEthOverIBYieldsToNVMe: an NVMe-oF CQE that opens with 08 00 00 00
+// (real ones: pcaps/rxe/nvme_rdma_connect.pcap) is no EtherType-encapsulated
+// IPv4 packet once its connection is known to carry NVMe-oF, as tshark
+// decides with nvme-rdma on: that dissector is tried before the payload
+// heuristics. With NVMe-oF turned off the heuristic speaks again.
+func TestEthOverIBYieldsToNVMe(t *testing.T) {
+	names := []string{"nvme.cqe.cid", "infiniband.payload", "infiniband.rwh.etype"}
+	rows, _ := nvmeRun(t, "../pcaps/rxe/nvme_rdma_connect.pcap", decode.AnalyzerOptions{}, names)
+	off, _ := nvmeRun(t, "../pcaps/rxe/nvme_rdma_connect.pcap", decode.AnalyzerOptions{NoULP: true}, names)
+	cqes, heuristic := 0, 0
+	for i, r := range rows {
+		if _, ok := r["nvme.cqe.cid"]; !ok {
+			continue
+		}
+		cqes++
+		assert.NotContains(t, r, "infiniband.payload", "frame %d", i)
+		assert.NotContains(t, r, "infiniband.rwh.etype", "frame %d", i)
+		if off[i]["infiniband.rwh.etype"] != "" {
+			heuristic++
+		}
+	}
+	assert.Greater(t, cqes, 40)
+	assert.Positive(t, heuristic, "no CQE here looks EtherType-encapsulated: the test proves nothing")
+}
