@@ -3,6 +3,7 @@ package decode
 import (
 	"encoding/hex"
 	"fmt"
+	"math/bits"
 	"net/netip"
 	"sort"
 	"strconv"
@@ -30,10 +31,11 @@ const (
 	FTDouble
 	FTRelTime // a duration
 	FTAbsTime // a point in time
+	FTNone    // a text item of Wireshark's tree: a label over a subtree, no value
 )
 
 var fieldTypeNames = [...]string{"FT_PROTOCOL", "FT_BOOLEAN", "FT_UINT8", "FT_UINT16", "FT_UINT24", "FT_UINT32",
-	"FT_UINT64", "FT_BYTES", "FT_IPv4", "FT_IPv6", "FT_ETHER", "FT_STRING", "FT_DOUBLE", "FT_RELATIVE_TIME", "FT_ABSOLUTE_TIME"}
+	"FT_UINT64", "FT_BYTES", "FT_IPv4", "FT_IPv6", "FT_ETHER", "FT_STRING", "FT_DOUBLE", "FT_RELATIVE_TIME", "FT_ABSOLUTE_TIME", "FT_NONE"}
 
 func (t FieldType) String() string {
 	if int(t) < len(fieldTypeNames) {
@@ -133,6 +135,101 @@ type Field struct {
 	// node marks a header whose value is its bytes (tshark's FT_BYTES
 	// header items: infiniband.bth, infiniband.mad ...), which -e prints.
 	node bool
+	// none marks a header Wireshark registers as FT_NONE (a text item:
+	// infiniband.portcounters), which -G fields says.
+	none bool
+
+	// Mask is the field's bits within the integer of its type's width, as
+	// Wireshark's hf bitmask: the -V tree shows that integer's bit pattern
+	// and the value in as many hex digits as the mask's width needs, while
+	// -T fields keeps the type's width. 0 for a field that is not a bit field.
+	Mask uint64
+	// opens makes a field with a value open a subtree in the -V tree, as
+	// Wireshark nests items under an item (the CapabilityMask bits under
+	// CapabilityMask, IP CM ServiceID's parts under it): the fields whose
+	// names are under this one's.
+	opens bool
+	// treeOnly marks an item only the -V tree shows at its place (the
+	// reserved bytes Wireshark files under infiniband.reserved, item by
+	// item in each header): the registry does not name it, so -e, -Y and
+	// JSON do not see it.
+	treeOnly bool
+	// label, when it reports true, gives the field's whole -V line instead
+	// of "Title: value" (tshark's text items: "IP CM ServiceID",
+	// "Attribute (NodeInfo)", "SMP (LID Routed) SubnGet(NodeInfo)").
+	label func(buf []byte, p *Packet, v *Value) ([]byte, bool)
+	// suffix appends what Wireshark appends to a value's line (PortInfo's
+	// ", Function Ready").
+	suffix func(buf []byte, v *Value) []byte
+}
+
+// GlossaryType is the type -G fields prints: Wireshark's header items are
+// FT_BYTES or FT_NONE where the registry's structure says FT_PROTOCOL.
+func (f *Field) GlossaryType() FieldType {
+	switch {
+	case f.node:
+		return FTBytes
+	case f.none:
+		return FTNone
+	}
+	return f.Type
+}
+
+// Opens reports a field whose -V line heads a subtree of the fields whose
+// names are under its name.
+func (f *Field) Opens() bool { return f.opens }
+
+// TreeOnly reports an item only the -V tree shows (see FieldsInWireOrder).
+func (f *Field) TreeOnly() bool { return f.treeOnly }
+
+// AppendLabel appends the field's -V line when Wireshark writes it as a
+// text of its own rather than "Title: value"; false when it does not.
+func (f *Field) AppendLabel(buf []byte, p *Packet, v *Value) ([]byte, bool) {
+	if f.label == nil {
+		return buf, false
+	}
+	return f.label(buf, p, v)
+}
+
+// AppendSuffix appends what Wireshark appends to the field's -V line after
+// its value, if anything.
+func (f *Field) AppendSuffix(buf []byte, v *Value) []byte {
+	if f.suffix == nil {
+		return buf
+	}
+	return f.suffix(buf, v)
+}
+
+// BitWidth is the width in bits of an integer type (0 for others).
+func (t FieldType) BitWidth() int {
+	switch t {
+	case FTUint8:
+		return 8
+	case FTUint16:
+		return 16
+	case FTUint24:
+		return 24
+	case FTUint32:
+		return 32
+	case FTUint64:
+		return 64
+	}
+	return 0
+}
+
+// MaskShift is the number of zero bits below the field's mask.
+func (f *Field) MaskShift() int {
+	if f.Mask == 0 {
+		return 0
+	}
+	return bits.TrailingZeros64(f.Mask)
+}
+
+// MaskHexWidth is how many hex digits the -V tree shows a bit field's value
+// in: those of its mask shifted down (0xf8 gives 2, 0x06 gives 1), as
+// Wireshark does.
+func (f *Field) MaskHexWidth() int {
+	return (bits.Len64(f.Mask>>f.MaskShift()) + 3) / 4
 }
 
 // Get extracts the field from p into v.
@@ -288,6 +385,10 @@ func buildRegistry() *registry {
 	r := &registry{byName: map[string]*Field{}}
 	for _, group := range [][]*Field{frameFields(), linkFields(), infinibandFields(), madFields(), ibwireFields(), analysisFields()} {
 		for _, f := range group {
+			if f.treeOnly {
+				r.ordered = append(r.ordered, f)
+				continue
+			}
 			if _, dup := r.byName[f.Name]; dup {
 				panic("decode: field registered twice: " + f.Name)
 			}
@@ -299,7 +400,7 @@ func buildRegistry() *registry {
 	sort.Slice(r.all, func(i, j int) bool { return r.all[i].Name < r.all[j].Name })
 	var protos []*Field
 	for _, f := range r.ordered {
-		if f.Type == FTProtocol {
+		if f.Type == FTProtocol || f.opens {
 			if len(protos) == 64 {
 				panic("decode: more than 64 protocols and headers: widen Field.trees")
 			}
@@ -340,7 +441,8 @@ func Fields() []*Field { return fields.all }
 
 // FieldsInWireOrder returns every field in the order the headers appear on
 // the wire, each protocol or header before its fields: the order of the -V
-// tree and of JSON objects.
+// tree and of JSON objects. It holds the tree-only items (Field.TreeOnly)
+// too, which renderers other than the tree skip.
 func FieldsInWireOrder() []*Field { return fields.ordered }
 
 // SubtreeEnds gives, for each index of FieldsInWireOrder, the index just

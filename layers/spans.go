@@ -136,6 +136,7 @@ var bitFields = map[string][]bitField{
 		{"REQ.AlternateSubnetLocal", 1108, 1},
 		{"REQ.AlternateReserved1", 1109, 3},
 		{"REQ.AlternateLocalACKTimeout", 1112, 5},
+		{"REQ.AlternateReserved2", 1117, 3},
 		{"REQ.IPCM.MajorVersion", 1120, 4},
 		{"REQ.IPCM.MinorVersion", 1124, 4},
 		{"REQ.IPCM.IPVersion", 1128, 4},

@@ -25,7 +25,7 @@ func TreeNodes(p *decode.Packet) []TreeNode {
 	// so the cost of a tree is its lines', whatever the frame's size.
 	n := nodeCollector{p: p, opened: make([]int, 0, 8)}
 	n.t.buf = make([]byte, 0, 256)
-	var w walker
+	w := walker{tree: true}
 	w.walk(p, &n)
 	return n.nodes
 }
@@ -37,9 +37,17 @@ type nodeCollector struct {
 	t      Tree  // formats a field's line as -V does
 }
 
-func (n *nodeCollector) open(f *decode.Field, depth int) {
+func (n *nodeCollector) open(f *decode.Field, depth int, v *decode.Value) {
 	n.opened = append(n.opened, len(n.nodes))
-	n.nodes = append(n.nodes, TreeNode{Depth: depth, Text: string(appendProtocolTitle(nil, f, n.p)), Field: f, Span: protocolSpan(n.p, f)})
+	if f.Type != decode.FTProtocol { // a field heading a subtree
+		n.field(f, depth, v, false)
+		return
+	}
+	text, ok := f.AppendLabel(nil, n.p, v)
+	if !ok {
+		text = appendProtocolTitle(nil, f, n.p)
+	}
+	n.nodes = append(n.nodes, TreeNode{Depth: depth, Text: string(text), Field: f, Span: protocolSpan(n.p, f)})
 }
 
 // close widens the protocol's span to hold what it holds.

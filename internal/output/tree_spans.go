@@ -202,6 +202,12 @@ var fieldWire = map[string][]wireField{
 	"infiniband.cm.rtu.remotecommid":        {{"CM", "RTU.RemoteCommID"}},
 }
 
+// treeOnlyWire places the tree-only items that are not slices of the
+// frame: the second value of infiniband.cm.req.alt_reserved1.
+var treeOnlyWire = map[string][]wireField{
+	"infiniband.cm.req.alt_reserved1": {{"CM", "REQ.AlternateReserved2"}},
+}
+
 // protocolHeader is the header each protocol or header line of the tree
 // stands for; a line with none (frame, infiniband, ibwire) covers the
 // bytes of what it holds.
@@ -215,6 +221,19 @@ var protocolHeader = map[string]string{
 // fieldSpan is where in p's frame the tree line of f, whose value is v,
 // was decoded from.
 func fieldSpan(p *decode.Packet, f *decode.Field, v *decode.Value) Span {
+	if f.TreeOnly() {
+		// An item at its place: its bytes are its own, not those of the
+		// field its name shares.
+		if f.Type == decode.FTBytes {
+			return sliceSpan(p.Data, v.B)
+		}
+		for _, w := range treeOnlyWire[f.Name] {
+			if lo, hi, ok := p.Headers.FieldBytes(w.header, w.field); ok {
+				return Span{lo, hi}
+			}
+		}
+		return Span{}
+	}
 	for _, w := range fieldWire[f.Name] {
 		if lo, hi, ok := p.Headers.FieldBytes(w.header, w.field); ok {
 			return Span{lo, hi}
@@ -241,9 +260,18 @@ func protocolSpan(p *decode.Packet, f *decode.Field) Span {
 // sliceSpan is where b, a slice of frame, lies in it: empty when b is not
 // cut from frame (a value the decoder built).
 func sliceSpan(frame, b []byte) Span {
-	off := cap(frame) - cap(b)
-	if len(b) == 0 || off < 0 || off+len(b) > len(frame) || &frame[off] != &b[0] {
+	if len(b) == 0 {
 		return Span{}
+	}
+	off := cap(frame) - cap(b)
+	if off < 0 || off+len(b) > len(frame) || &frame[off] != &b[0] {
+		// A slice whose capacity its decoder cut (a header's Contents):
+		// find it by address. Only the detail pane's one frame pays.
+		for off = 0; off+len(b) <= len(frame) && &frame[off] != &b[0]; off++ {
+		}
+		if off+len(b) > len(frame) {
+			return Span{}
+		}
 	}
 	return Span{off, off + len(b)}
 }

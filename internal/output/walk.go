@@ -4,9 +4,11 @@ import "github.com/ibwire/ibwire/decode"
 
 // walkFields calls fn for every field p has, in wire order, with its depth in
 // the tree: a protocol has depth 0, a header inside it 1, and so on. open and
-// close bracket each protocol or header, so renderers can nest.
+// close bracket each protocol or header, so renderers can nest; in a tree
+// walk (walker.tree) they also bracket the fields that head a subtree
+// (Field.Opens), which open gets with their value.
 type fieldVisitor interface {
-	open(f *decode.Field, depth int)
+	open(f *decode.Field, depth int, v *decode.Value)
 	close(f *decode.Field, depth int)
 	field(f *decode.Field, depth int, v *decode.Value, second bool)
 }
@@ -15,6 +17,9 @@ type fieldVisitor interface {
 type walker struct {
 	stack []*decode.Field
 	v     decode.Value
+	// tree makes the walk the -V tree's: fields that head a subtree open
+	// one, and the tree-only items are visited.
+	tree bool
 }
 
 func (w *walker) walk(p *decode.Packet, vis fieldVisitor) {
@@ -22,6 +27,9 @@ func (w *walker) walk(p *decode.Packet, vis fieldVisitor) {
 	all, ends := decode.FieldsInWireOrder(), decode.SubtreeEnds()
 	for i := 0; i < len(all); i++ {
 		f := all[i]
+		if f.TreeOnly() && !w.tree {
+			continue
+		}
 		if !f.Get(p, &w.v) {
 			i = ends[i] - 1 // a header the packet lacks: none of its fields can be there
 			continue
@@ -32,8 +40,8 @@ func (w *walker) walk(p *decode.Packet, vis fieldVisitor) {
 			vis.close(top, len(w.stack))
 		}
 		depth := len(w.stack)
-		if f.Type == decode.FTProtocol {
-			vis.open(f, depth)
+		if f.Type == decode.FTProtocol || w.tree && f.Opens() {
+			vis.open(f, depth, &w.v)
 			w.stack = append(w.stack, f)
 			continue
 		}
