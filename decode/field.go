@@ -144,6 +144,9 @@ type Field struct {
 	// and the value in as many hex digits as the mask's width needs, while
 	// -T fields keeps the type's width. 0 for a field that is not a bit field.
 	Mask uint64
+	// maskTreeOnly marks a Mask only the tree draws: Wireshark registers
+	// the field without one (-G fields says 0x0).
+	maskTreeOnly bool
 	// opens makes a field with a value open a subtree in the -V tree, as
 	// Wireshark nests items under an item (the CapabilityMask bits under
 	// CapabilityMask, IP CM ServiceID's parts under it): the fields whose
@@ -159,9 +162,16 @@ type Field struct {
 	// "Attribute (NodeInfo)", "SMP (LID Routed) SubnGet(NodeInfo)").
 	label func(buf []byte, p *Packet, v *Value) ([]byte, bool)
 	// suffix appends what Wireshark appends to a value's line (PortInfo's
-	// ", Function Ready").
-	suffix func(buf []byte, v *Value) []byte
+	// ", Function Ready", a table entry's "(3)"); occ is the occurrence.
+	suffix func(buf []byte, v *Value, occ int) []byte
+	// row groups the fields of a table's entry (nonzero, shared by
+	// consecutive fields): the -V tree shows every occurrence of them,
+	// entry by entry (VL(0), Weight(0), VL(1) ...), as Wireshark does.
+	row uint8
 }
+
+// Row is the table-entry group of the field (see Field.row), 0 for none.
+func (f *Field) Row() uint8 { return f.row }
 
 // GlossaryType is the type -G fields prints: Wireshark's header items are
 // FT_BYTES or FT_NONE where the registry's structure says FT_PROTOCOL.
@@ -173,6 +183,14 @@ func (f *Field) GlossaryType() FieldType {
 		return FTNone
 	}
 	return f.Type
+}
+
+// GlossaryMask is the bitmask -G fields prints: Wireshark's registered one.
+func (f *Field) GlossaryMask() uint64 {
+	if f.maskTreeOnly {
+		return 0
+	}
+	return f.Mask
 }
 
 // Opens reports a field whose -V line heads a subtree of the fields whose
@@ -192,12 +210,12 @@ func (f *Field) AppendLabel(buf []byte, p *Packet, v *Value) ([]byte, bool) {
 }
 
 // AppendSuffix appends what Wireshark appends to the field's -V line after
-// its value, if anything.
-func (f *Field) AppendSuffix(buf []byte, v *Value) []byte {
+// its value, if anything; occ is the occurrence the line shows.
+func (f *Field) AppendSuffix(buf []byte, v *Value, occ int) []byte {
 	if f.suffix == nil {
 		return buf
 	}
-	return f.suffix(buf, v)
+	return f.suffix(buf, v, occ)
 }
 
 // BitWidth is the width in bits of an integer type (0 for others).

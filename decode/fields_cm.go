@@ -248,7 +248,7 @@ func withLabel(f *Field, label func(buf []byte, p *Packet, v *Value) ([]byte, bo
 }
 
 // withSuffix appends text after the field's value in the -V tree.
-func withSuffix(f *Field, suffix func(buf []byte, v *Value) []byte) *Field {
+func withSuffix(f *Field, suffix func(buf []byte, v *Value, occ int) []byte) *Field {
 	f.suffix = suffix
 	return f
 }

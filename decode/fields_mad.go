@@ -27,7 +27,7 @@ func madFields() []*Field {
 	cm := cmFields()
 	smpDataOccurrences(cm)
 	fs = append(append(fs, cm...), smpBodyFields()...)
-	return append(append(fs, saFields()...), perfMgtFields()...)
+	return mgmtTreeShape(append(append(fs, saFields()...), perfMgtFields()...))
 }
 
 // madBytes is the whole MAD, header and data, as tshark's infiniband.mad

@@ -362,6 +362,26 @@ func (m *MAD) Info() string {
 	return m.MgmtClass.String() + " " + m.Method.String()
 }
 
+// AppendInfo appends what Info returns, allocating nothing for the
+// classes whose names are constants (SMPs with a known attribute).
+func (m *MAD) AppendInfo(buf []byte) []byte {
+	if m.MgmtClass == MgmtClassSubnLID || m.MgmtClass == MgmtClassSubnDirected {
+		buf = append(buf, "Subn"...)
+		buf = append(buf, smMethodName(m.Method)...)
+		buf = append(buf, '(')
+		buf = append(buf, SMPAttribute(m.AttributeID).String()...)
+		return append(buf, ')')
+	}
+	if m.MgmtClass == MgmtClassSubnAdm {
+		buf = append(buf, "SubnAdm"...)
+		buf = append(buf, m.Method.String()...)
+		buf = append(buf, '(')
+		buf = append(buf, SAAttribute(m.AttributeID).String()...)
+		return append(buf, ')')
+	}
+	return append(buf, m.Info()...)
+}
+
 // smMethodName names subnet-management methods as Wireshark does (it calls
 // TrapRepress "TrapResp").
 func smMethodName(m MADMethod) string {

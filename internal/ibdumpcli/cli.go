@@ -258,7 +258,7 @@ func printGlossary(w io.Writer) {
 	for _, f := range decode.Fields() {
 		base := f.Base.String()
 		// tshark's columns, its bitmask included (0x0 for none).
-		fmt.Fprintf(bw, "F\t%s\t%s\t%s\t%s\t%s\t0x%x\n", f.Title, f.Name, f.GlossaryType(), f.Protocol(), base, f.Mask)
+		fmt.Fprintf(bw, "F\t%s\t%s\t%s\t%s\t%s\t0x%x\n", f.Title, f.Name, f.GlossaryType(), f.Protocol(), base, f.GlossaryMask())
 	}
 	bw.Flush()
 }

@@ -78,7 +78,7 @@ func (t *Tree) field(f *decode.Field, depth int, v *decode.Value, second bool) {
 		return
 	}
 	t.indent(depth)
-	t.buf = appendFieldLine(t.buf, f, t.p, v)
+	t.buf = appendFieldLine(t.buf, f, t.p, v, t.w.occ)
 	switch f.Name {
 	case "infiniband.invariant.crc":
 		t.buf = appendCRCStatus(t.buf, t.p.ICRC, uint64(wireOrder32(t.p.ICRCComputed)), 8)
@@ -110,7 +110,7 @@ const treeBytesMax = 36
 // appendFieldLine writes a field's -V line without indentation: its own
 // label where Wireshark writes one, else a bit field's pattern, the title,
 // the value and what Wireshark appends to it.
-func appendFieldLine(buf []byte, f *decode.Field, p *decode.Packet, v *decode.Value) []byte {
+func appendFieldLine(buf []byte, f *decode.Field, p *decode.Packet, v *decode.Value, occ int) []byte {
 	if b, ok := f.AppendLabel(buf, p, v); ok {
 		return b
 	}
@@ -121,7 +121,7 @@ func appendFieldLine(buf []byte, f *decode.Field, p *decode.Packet, v *decode.Va
 	buf = append(buf, f.Title...)
 	buf = append(buf, ": "...)
 	buf = appendTreeValue(buf, f, v)
-	return f.AppendSuffix(buf, v)
+	return f.AppendSuffix(buf, v, occ)
 }
 
 // appendBitPattern writes the bits of an integer of the given width as

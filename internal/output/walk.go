@@ -18,8 +18,11 @@ type walker struct {
 	stack []*decode.Field
 	v     decode.Value
 	// tree makes the walk the -V tree's: fields that head a subtree open
-	// one, and the tree-only items are visited.
+	// one, the tree-only items are visited, and a table's entries are
+	// visited entry by entry.
 	tree bool
+	// occ is the occurrence the field being visited shows.
+	occ int
 }
 
 func (w *walker) walk(p *decode.Packet, vis fieldVisitor) {
@@ -45,6 +48,11 @@ func (w *walker) walk(p *decode.Packet, vis fieldVisitor) {
 			w.stack = append(w.stack, f)
 			continue
 		}
+		w.occ = 0
+		if w.tree && f.Row() != 0 {
+			i = w.tableRows(p, vis, all, i, depth) - 1
+			continue
+		}
 		vis.field(f, depth, &w.v, false)
 		if f.GetSecond(p, &w.v) {
 			vis.field(f, depth, &w.v, true)
@@ -55,4 +63,27 @@ func (w *walker) walk(p *decode.Packet, vis fieldVisitor) {
 		w.stack = w.stack[:len(w.stack)-1]
 		vis.close(top, len(w.stack))
 	}
+}
+
+// tableRows visits the fields of a table's entry that start at all[i] (those
+// that share its Row), entry by entry, and returns the index past them.
+func (w *walker) tableRows(p *decode.Packet, vis fieldVisitor, all []*decode.Field, i, depth int) int {
+	end := i + 1
+	for end < len(all) && all[end].Row() == all[i].Row() {
+		end++
+	}
+	for w.occ = 0; ; w.occ++ {
+		any := false
+		for _, f := range all[i:end] {
+			if f.GetOccurrence(p, w.occ, &w.v) {
+				vis.field(f, depth, &w.v, false)
+				any = true
+			}
+		}
+		if !any {
+			break
+		}
+	}
+	w.occ = 0
+	return end
 }

@@ -466,7 +466,7 @@ func TestFieldSpansAgreeWithProbing(t *testing.T) {
 					// wrong bytes (a byte value is placed by its slice and
 					// checked below).
 					continue
-				case n.Field.Type == decode.FTProtocol:
+				case n.Field.Type == decode.FTProtocol || n.Field.Type == decode.FTNone:
 					// Its header's bytes and its lines' (FuzzFieldSpans), and
 					// the probe's union of its lines', checked line by line.
 					continue
@@ -549,7 +549,7 @@ func probeSpans(in decode.Input, nodes []output.TreeNode) []output.Span {
 	var v decode.Value
 	probe := make([]bool, len(nodes))
 	for i, n := range nodes {
-		if n.Field.Type == decode.FTProtocol || !n.Field.Get(p, &v) {
+		if n.Field.Type == decode.FTProtocol || n.Field.Type == decode.FTNone || !n.Field.Get(p, &v) {
 			continue
 		}
 		if n.Field.Type == decode.FTBytes && len(v.B) > 0 && cap(v.B) <= cap(frame) {
@@ -584,8 +584,8 @@ func probeSpans(in decode.Input, nodes []output.TreeNode) []output.Span {
 		}
 	}
 	for i := len(nodes) - 1; i >= 0; i-- {
-		if nodes[i].Field.Type != decode.FTProtocol {
-			continue
+		if t := nodes[i].Field.Type; t != decode.FTProtocol && t != decode.FTNone {
+			continue // a text item (FTNone) holds its lines' bytes too
 		}
 		for j := i + 1; j < len(nodes) && nodes[j].Depth > nodes[i].Depth; j++ {
 			spans[i] = spans[i].Union(spans[j])
