@@ -164,11 +164,18 @@ type Field struct {
 	// suffix appends what Wireshark appends to a value's line (PortInfo's
 	// ", Function Ready", a table entry's "(3)"); occ is the occurrence.
 	suffix func(buf []byte, v *Value, occ int) []byte
+	// unknownNamed makes the tree say "Unknown (0x..)" of a value Names
+	// has no name for, as Wireshark does for a field with a value table.
+	unknownNamed bool
 	// row groups the fields of a table's entry (nonzero, shared by
 	// consecutive fields): the -V tree shows every occurrence of them,
 	// entry by entry (VL(0), Weight(0), VL(1) ...), as Wireshark does.
 	row uint8
 }
+
+// UnknownNamed reports a field whose unnamed values the tree calls
+// "Unknown".
+func (f *Field) UnknownNamed() bool { return f.unknownNamed }
 
 // Row is the table-entry group of the field (see Field.row), 0 for none.
 func (f *Field) Row() uint8 { return f.row }

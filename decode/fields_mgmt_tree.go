@@ -202,14 +202,16 @@ func mgmtTreeShape(fs []*Field) []*Field {
 	byName["infiniband.rmpp"].label = func(buf []byte, p *Packet, _ *Value) ([]byte, bool) {
 		return append(buf, p.Headers.MAD.SA.RMPP.Type.WiresharkTitle()...), true
 	}
-	byName["infiniband.rmpp.rmppflags"].Names = unknownNamed(func(u uint64) (string, bool) {
-		s, ok := layers.RMPPFlagNames[uint8(u)]
-		return s, ok && u <= 0xFF
-	})
-	byName["infiniband.rmpp.rmppstatus"].Names = unknownNamed(func(u uint64) (string, bool) {
-		s, ok := layers.RMPPStatusNames[uint8(u)]
-		return s, ok && u <= 0xFF
-	})
+	for name, names := range map[string]map[uint8]string{
+		"infiniband.rmpp.rmppflags": layers.RMPPFlagNames, "infiniband.rmpp.rmppstatus": layers.RMPPStatusNames,
+	} {
+		f := byName[name]
+		f.Names = func(u uint64) (string, bool) {
+			s, ok := names[uint8(u)]
+			return s, ok && u <= 0xFF
+		}
+		f.unknownNamed = true
+	}
 	byName["infiniband.portinfo.capabilitymask"].opens = true
 	block := byName["infiniband.p_keytable.p_keytableblock"]
 	block.opens = true
@@ -259,17 +261,6 @@ func mgmtTreeShape(fs []*Field) []*Field {
 		out = append(out, f)
 	}
 	return out
-}
-
-// unknownNamed makes names say "Unknown" of a value it has no name for, as
-// Wireshark's tree does for a field with a value table.
-func unknownNamed(names func(uint64) (string, bool)) func(uint64) (string, bool) {
-	return func(u uint64) (string, bool) {
-		if s, ok := names(u); ok {
-			return s, true
-		}
-		return "Unknown", true
-	}
 }
 
 // saAttributeNode names the tree-only "Attribute (X)" item of SA packets.

@@ -159,7 +159,11 @@ func appendTreeValue(buf []byte, f *decode.Field, v *decode.Value) []byte {
 		}
 		return append(buf, "False"...)
 	case f.Type.IsUnsigned() && f.Names != nil:
-		if name, ok := f.Names(v.U); ok {
+		name, ok := f.Names(v.U)
+		if !ok && f.UnknownNamed() {
+			name, ok = "Unknown", true
+		}
+		if ok {
 			buf = append(buf, name...)
 			buf = append(buf, " ("...)
 			buf = appendTreeNumber(buf, f, v)
