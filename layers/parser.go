@@ -209,6 +209,14 @@ func headerFields(t gopacket.LayerType) (string, []FieldSpan) {
 		return "MAD", madFields
 	case LayerTypeCM:
 		return "CM", cmDataFields // by attribute: FieldBytes reads the message's own table
+	case LayerTypeSMP:
+		return "SMP", smpFields
+	case LayerTypeSMPDirected:
+		return "SMPDirected", smpDirectedFields
+	case LayerTypeSA:
+		return "SA", saFields
+	case LayerTypePerfMgt:
+		return "PerfMgt", perfMgtFields
 	}
 	for k := HdrRDETH; k <= HdrCNP; k++ {
 		if k.LayerType() == t {

@@ -200,6 +200,29 @@ var fieldWire = map[string][]wireField{
 	"infiniband.cm.rtu.localcommid":         {{"CM", "RTU.LocalCommID"}},
 	"infiniband.cm.rtu.private":             {{"CM", "RTU.PrivateData"}},
 	"infiniband.cm.rtu.remotecommid":        {{"CM", "RTU.RemoteCommID"}},
+
+	// The SMP, SA and RMPP headers; the directed-route SMP's status, hop
+	// pointer and hop count are the MAD header's Status and ClassSpecific.
+	// Its D bit has no bytes: tshark 4.0 reads it where it is always 0.
+	"infiniband.smplid.mkey":            {{"SMP", "M_Key"}, {"SMPDirected", "M_Key"}},
+	"infiniband.smpdirected.smpstatus":  {{"MAD", "Status"}},
+	"infiniband.smpdirected.hoppointer": {{"MAD", "HopPointer"}},
+	"infiniband.smpdirected.hopcount":   {{"MAD", "HopCount"}},
+	"infiniband.smpdirected.drslid":     {{"SMPDirected", "DrSLID"}},
+	"infiniband.smpdirected.drdlid":     {{"SMPDirected", "DrDLID"}},
+	"infiniband.sa.smkey":               {{"SA", "SM_Key"}},
+	"infiniband.sa.attributeoffset":     {{"SA", "AttributeOffset"}},
+	"infiniband.sa.componentmask":       {{"SA", "ComponentMask"}},
+	"infiniband.rmpp.rmppversion":       {{"SA", "RMPPVersion"}},
+	"infiniband.rmpp.rmpptype":          {{"SA", "RMPPType"}},
+	"infiniband.rmpp.rresptime":         {{"SA", "RRespTime/RMPPFlags"}},
+	"infiniband.rmpp.rmppflags":         {{"SA", "RRespTime/RMPPFlags"}},
+	"infiniband.rmpp.rmppstatus":        {{"SA", "RMPPStatus"}},
+	"infiniband.rmpp.data1":             {{"SA", "Data1"}},
+	"infiniband.rmpp.segmentnumber":     {{"SA", "Data1"}},
+	"infiniband.rmpp.data2":             {{"SA", "Data2"}},
+	"infiniband.rmpp.payloadlength":     {{"SA", "Data2"}},
+	"infiniband.rmpp.newwindowlast":     {{"SA", "Data2"}},
 }
 
 // treeOnlyWire places the tree-only items that are not slices of the

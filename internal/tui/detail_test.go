@@ -594,12 +594,12 @@ func probeSpans(in decode.Input, nodes []output.TreeNode) []output.Span {
 	return spans
 }
 
-// unplacedMgmt names the lines of the SMP, SA, RMPP and PerfMgt bodies,
-// which the detail pane does not place on their bytes yet (the MAD header's
-// and the CM's it does): issue 19 goes on with them.
+// unplacedMgmt names the lines of the SMP attributes, the SA records and
+// the PerfMgt counters, which the detail pane does not place on their bytes
+// yet (the MAD, CM, SMP, SA and RMPP headers' it does): issue 19 goes on
+// with them.
 func unplacedMgmt(name string) bool {
-	for _, p := range []string{"infiniband.smplid.", "infiniband.smpdirected.", "infiniband.sa.", "infiniband.rmpp.",
-		"infiniband.nodeinfo.", "infiniband.nodedescription.", "infiniband.portinfo.", "infiniband.switchinfo.",
+	for _, p := range []string{"infiniband.nodeinfo.", "infiniband.nodedescription.", "infiniband.portinfo.", "infiniband.switchinfo.",
 		"infiniband.sminfo.", "infiniband.pathrecord.", "infiniband.mcmemberrecord.", "infiniband.portcounters",
 		"infiniband.p_keytable.", "infiniband.randomforwardingtable.", "infiniband.linearforwardingtable.",
 		"infiniband.multicastforwardingtable.", "infiniband.linkspeedwidthpairstable.", "infiniband.vlarbitrationtable.",
