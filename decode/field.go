@@ -115,6 +115,9 @@ type Field struct {
 	// parent is the header the -V tree shows the field under when its name
 	// does not say so (infiniband.reserved sits in the BTH).
 	parent string
+	// alsoParent is a second header the field may sit under, for a field
+	// two headers carry (a Notice is an SMP's data or an SA MAD's).
+	alsoParent string
 	// outside marks a field that can be present without the header its name
 	// puts it under (reth.va serves AtomicETH too), so renderers that skip
 	// absent headers do not skip it.
@@ -135,9 +138,13 @@ type Field struct {
 	// node marks a header whose value is its bytes (tshark's FT_BYTES
 	// header items: infiniband.bth, infiniband.mad ...), which -e prints.
 	node bool
-	// none marks a header Wireshark registers as FT_NONE (a text item:
-	// infiniband.portcounters), which -G fields says.
+	// none marks a header tshark registers as FT_NONE (an item with no
+	// value: infiniband.classportinfo, infiniband.portcounters): -e prints
+	// 1 for it, and -G fields says FT_NONE.
 	none bool
+	// fieldsWithout says, for a header, when its fields can be present
+	// though it is not (SubtreeWithout).
+	fieldsWithout func(p *Packet) bool
 
 	// Mask is the field's bits within the integer of its type's width, as
 	// Wireshark's hf bitmask: the -V tree shows that integer's bit pattern
@@ -268,7 +275,8 @@ func (f *Field) Get(p *Packet, v *Value) bool {
 // InTree reports whether the field belongs under the protocol or header
 // named tree in the detail tree: by its name, or by its declared parent.
 func (f *Field) InTree(tree string) bool {
-	return under(f.Name, tree) || f.parent == tree || under(f.parent, tree)
+	return under(f.Name, tree) || f.parent == tree || under(f.parent, tree) ||
+		f.alsoParent != "" && (f.alsoParent == tree || under(f.alsoParent, tree))
 }
 
 // InTreeOf is InTree(proto.Name) for a protocol or header field proto,
@@ -304,6 +312,13 @@ func (f *Field) GetOccurrence(p *Packet, i int, v *Value) bool {
 	return false
 }
 
+// SubtreeWithout reports whether fields of the header f can be present in
+// p though f itself is not, so a renderer that skips the subtree of an
+// absent header (SubtreeEnds) must walk this one: an SA record that wraps
+// an SMP attribute (NodeRecord's NodeInfo ...) has the attribute's fields
+// without the SMP data item they sit under in an SMP.
+func (f *Field) SubtreeWithout(p *Packet) bool { return f.fieldsWithout != nil && f.fieldsWithout(p) }
+
 // Protocol returns the protocol part of the name ("infiniband", "ip").
 func (f *Field) Protocol() string {
 	if i := strings.IndexByte(f.Name, '.'); i >= 0 {
@@ -318,6 +333,9 @@ func (f *Field) AppendValue(buf []byte, v *Value) []byte {
 	case FTProtocol:
 		if f.node { // a header's bytes, as tshark prints its FT_BYTES header items
 			return hex.AppendEncode(buf, v.B)
+		}
+		if f.none {
+			return append(buf, '1')
 		}
 		return buf
 	case FTBool:

@@ -41,6 +41,14 @@ func protoField(name, title string, has func(p *Packet) bool) *Field {
 	return &Field{Name: name, Title: title, Type: FTProtocol, get: func(p *Packet, v *Value) bool { return has(p) }}
 }
 
+// noneField is a header tshark registers as FT_NONE: -e prints 1 when the
+// packet has it.
+func noneField(name, title string, has func(p *Packet) bool) *Field {
+	f := protoField(name, title, has)
+	f.none = true
+	return f
+}
+
 // withNames attaches value names to a field.
 func withNames(f *Field, names func(uint64) (string, bool), byName func(string) (uint64, bool)) *Field {
 	f.Names, f.ByName = names, byName

@@ -26,8 +26,17 @@ func madFields() []*Field {
 	}, smpHeaderFields()...)
 	cm := cmFields()
 	smpDataOccurrences(cm)
+	saSMPAttributes(cm)
+	// The SA group goes before the SMP attribute fields so that an SA
+	// record's RID comes before the SMP attribute it wraps in -V and JSON.
+	fs = append(append(fs, saFields()...), saRecordFields()...)
 	fs = append(append(fs, cm...), smpBodyFields()...)
-	return mgmtTreeShape(append(append(fs, saFields()...), perfMgtFields()...))
+	// A Notice follows the SA header in an SA MAD and ends an SMP's data,
+	// so its fields come after the SA's.
+	fs = append(fs, noticeFields()...)
+	fs = append(append(fs, perfMgtFields()...), classPortInfoFields()...)
+	noticeAndClassPortInfoOccurrences(fs)
+	return mgmtTreeShape(fs)
 }
 
 // madBytes is the whole MAD, header and data, as tshark's infiniband.mad

@@ -85,14 +85,10 @@ func perfMgtFields() []*Field {
 		f.Mask, f.maskTreeOnly = mask, true
 		return f
 	}
-	none := func(f *Field) *Field {
-		f.none = true
-		return f
-	}
 	type PC = layers.PortCounters
 	type X = layers.PortCountersExtended
 	return []*Field{
-		none(protoField(perfNode, "Port Counters (Performance Management MAD)", isPC)),
+		noneField("infiniband.portcounters", "Port Counters (Performance Management MAD)", isPC),
 		reserved(perfNode, isPC, -1),
 		reserved(perfNode, isPC, 0),
 		pc("portselect", "PortSelect", FTUint8, BaseHex, func(c *PC) uint64 { return uint64(c.PortSelect) }),
@@ -116,7 +112,7 @@ func perfMgtFields() []*Field {
 		pc("portxmitpkts", "PortXmitPkts", FTUint32, BaseDec, func(c *PC) uint64 { return uint64(c.PortXmitPkts) }),
 		pc("portrcvpkts", "PortRcvPkts", FTUint32, BaseDec, func(c *PC) uint64 { return uint64(c.PortRcvPkts) }),
 
-		none(protoField(perfExtNode, "Port Counters Extended (Performance Management MAD)", isExt)),
+		noneField("infiniband.portcounters_ext", "Port Counters Extended (Performance Management MAD)", isExt),
 		reserved(perfExtNode, isExt, -1),
 		reserved(perfExtNode, isExt, 0),
 		ext("portselect", "PortSelect", FTUint8, BaseHex, func(c *X) uint64 { return uint64(c.PortSelect) }),

@@ -6,12 +6,13 @@ import "github.com/ibwire/ibwire/layers"
 // tshark 4.0 files the reserved bytes of every header it dissects, in wire
 // order: the BTH's byte 4 (occurrence 0, the field's own getter), the
 // DETH's byte 4, the MAD header's Reserved, then those of the CM message
-// (layers.CM.ReservedBytes).
+// (layers.CM.ReservedBytes) or of the SA MAD (the SA header's bytes
+// 22-23, then those of the first record: SAAttribute.ReservedSpans).
 func reservedNth(p *Packet, i int, v *Value) bool {
 	if p.has&hasBTH == 0 {
 		return false
 	}
-	var occ [6][]byte
+	var occ [8][]byte
 	n := 0
 	b := &p.Headers.BTH
 	occ[n], n = b.Contents[4:5], n+1
@@ -30,6 +31,20 @@ func reservedNth(p *Packet, i int, v *Value) bool {
 					break
 				}
 				occ[n], n = r, n+1
+			}
+		}
+		if m.MgmtClass == layers.MgmtClassSubnAdm && m.SA.Contents != nil {
+			s := &m.SA
+			occ[n], n = s.Contents[layers.SAReservedOffset:layers.SAReservedOffset+2], n+1
+			if len(s.Data) == layers.SADataLength {
+				// tshark takes a PathRecord's first 8 bytes for reserved;
+				// IBTA 1.2.1 made them the ServiceID.
+				if s.AttributeID == layers.SAAttrPathRecord {
+					occ[n], n = s.Data[:8], n+1
+				}
+				for _, r := range s.AttributeID.ReservedSpans() {
+					occ[n], n = s.Data[r.Offset:r.Offset+r.Size], n+1
+				}
 			}
 		}
 	}

@@ -5,11 +5,11 @@ import (
 )
 
 // saNode is the item tshark 4.0 titles "SA Packet (Subnet Administration)"
-// but registers as infiniband.sa.drdlid. It occurs three times in a
-// PathRecord or MCMemberRecord MAD: the whole MAD, the "Attribute (X)" item
-// over the 200 data bytes, and the record's item: 64 bytes, from the
-// record's start for a PathRecord and from its Q_Key (after the MGID and
-// PortGID) for an MCMemberRecord.
+// but registers as infiniband.sa.drdlid. It occurs two or three times in an
+// SA MAD: the whole MAD, the "Attribute (X)" item over the 200 data bytes,
+// and, for the records tshark heads with their name (PathRecord,
+// MCMemberRecord, ServiceRecord, InformInfo ...), the record's item, after
+// its RID (saRecordItem).
 const saNode = "infiniband.sa.drdlid"
 
 func isSA(p *Packet) bool {
@@ -32,20 +32,22 @@ func saFields() []*Field {
 	isMC := func(p *Packet) bool {
 		return isSA(p) && S(p).AttributeID == layers.SAAttrMCMemberRecord && len(S(p).Data) >= layers.MCMemberRecordLength
 	}
+	// tshark adds the item for the whole MAD, then the "Attribute (X)" item
+	// over the 200 data bytes, then, for the records its dissector heads
+	// with their name, that record's item (saRecordItem).
 	node.nth = func(p *Packet, i int, v *Value) bool {
-		if !isPR(p) && !isMC(p) {
+		if !isSA(p) {
 			return false
 		}
 		switch i {
 		case 1:
 			v.B = S(p).Data
-		case 2: // tshark's record item is 64 bytes, whatever the record's size;
-			// an MCMemberRecord's starts after its two GIDs
-			d := S(p).Data
-			if isMC(p) {
-				d = d[min(32, len(d)):]
+		case 2:
+			r, ok := saRecordItem[S(p).AttributeID]
+			if !ok || len(S(p).Data) < layers.SADataLength {
+				return false
 			}
-			v.B = d[:min(64, len(d))]
+			v.B = saDataBytes(p, r.offset, r.length)
 		default:
 			return false
 		}
@@ -86,8 +88,10 @@ func saFields() []*Field {
 		f.parent = saNode
 		return f
 	}
+	// tshark 4.0 registers the field but never adds it: its attribute
+	// dissector claims every attribute, known or not.
 	adminData := bytesField("infiniband.sa.subnetadmindata", "Subnet Admin Data", FTBytes, func(p *Packet) ([]byte, bool) {
-		return S(p).Data, isSA(p) && !isPR(p) && !isMC(p)
+		return nil, false
 	})
 	adminData.parent = saNode
 	pr := func(name, title string, t FieldType, get func(r *layers.PathRecord) uint64) *Field {

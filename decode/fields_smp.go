@@ -90,7 +90,8 @@ func smpHeaderFields() []*Field {
 // smpDataOccurrences extends the data item CM registered
 // (infiniband.smplid.smpdata) to SMPs: tshark adds it twice, as the
 // "Attribute (X)" item and, for SMInfo, as the attribute's own subtree, 64
-// bytes each.
+// bytes each; and to SA records that wrap such an attribute, once
+// (saSMPDataItem).
 func smpDataOccurrences(fs []*Field) {
 	for _, f := range fs {
 		if f.Name != cmNode {
@@ -100,6 +101,10 @@ func smpDataOccurrences(fs []*Field) {
 		f.outside, f.parent = true, smpDirectedNode
 		f.get = func(p *Packet, v *Value) bool {
 			if _, d, ok := smpAttr(p); ok {
+				v.B = d
+				return true
+			}
+			if d, ok := saSMPDataItem(p); ok {
 				v.B = d
 				return true
 			}
@@ -134,10 +139,7 @@ func smpAttrDissected(a layers.SMPAttribute) bool {
 // directed-route paths that follow it.
 func smpBodyFields() []*Field {
 	attr := func(a layers.SMPAttribute) smpAttrGetter {
-		return func(p *Packet) (layers.SMPData, bool) {
-			got, d, ok := smpAttr(p)
-			return d, ok && got == a
-		}
+		return func(p *Packet) (layers.SMPData, bool) { return smpAttrData(p, a) }
 	}
 	smInfo, nodeInfo, portInfo := attr(layers.SMPAttrSMInfo), attr(layers.SMPAttrNodeInfo), attr(layers.SMPAttrPortInfo)
 	u := func(has smpAttrGetter, name, title string, t FieldType, get func(d layers.SMPData) uint64) *Field {

@@ -59,7 +59,7 @@ type SA struct {
 
 var saFields = []FieldSpan{{"RMPPVersion", 0, 1}, {"RMPPType", 1, 1}, {"RRespTime/RMPPFlags", 2, 1}, {"RMPPStatus", 3, 1},
 	{"Data1", 4, 4}, {"Data2", 8, 4}, {"SM_Key", 12, 8}, {"AttributeOffset", 20, 2}, {"Reserved", 22, 2},
-	{"ComponentMask", 24, 8}, {"SubnetAdminData", 32, SADataLength}}
+	{"ComponentMask", 24, 8}, {"SubnetAdminData", SADataOffset, SADataLength}}
 
 // LayerType returns LayerTypeSA.
 func (s *SA) LayerType() gopacket.LayerType { return LayerTypeSA }
@@ -83,7 +83,7 @@ func (s *SA) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
 	s.AttributeOffset = binary.BigEndian.Uint16(d[20:22])
 	s.Reserved = binary.BigEndian.Uint16(d[22:24])
 	s.ComponentMask = binary.BigEndian.Uint64(d[24:32])
-	s.Data = d[32:232:232]
+	s.Data = d[SADataOffset : SADataOffset+SADataLength : SADataOffset+SADataLength]
 	return nil
 }
 
@@ -98,7 +98,7 @@ func (s *SA) SerializeTo(b gopacket.SerializeBuffer, opts gopacket.SerializeOpti
 	binary.BigEndian.PutUint16(d[20:22], s.AttributeOffset)
 	binary.BigEndian.PutUint16(d[22:24], s.Reserved)
 	binary.BigEndian.PutUint64(d[24:32], s.ComponentMask)
-	return putBytes("sa", "Data", d[32:232], s.Data)
+	return putBytes("sa", "Data", d[SADataOffset:SADataOffset+SADataLength], s.Data)
 }
 
 // PathRecord returns the PathRecord the SA data holds: the first record of

@@ -166,7 +166,7 @@ Flags:
 	fs.PrintDefaults()
 	fmt.Fprint(w, strings.ReplaceAll(`
 Exit status: 0 success, 1 --check found problems, 2 bad usage or unreadable input.
-Flag clusters such as -nnvX are expanded as tcpdump does.
+Flags may be clustered and values attached as in tcpdump and tshark: -nnvX, -c1, -Tfields.
 Fields: Wireshark's names (infiniband.bth.psn; the "infiniband." prefix may be
 omitted) plus ibwire.* (ibdump -G fields lists them all); ibwire.analysis.*
 hold what the conversation analysis found (retransmission, psn_gap, nak,

@@ -19,11 +19,13 @@ func (c *countFlag) String() string   { return fmt.Sprint(int(*c)) }
 func (c *countFlag) Set(string) error { *c++; return nil }
 func (c *countFlag) IsBoolFlag() bool { return true }
 
-// expandClusters turns getopt-style clusters of boolean letters, which
-// tcpdump users type by habit (-nnvX), into flags the flag package knows
-// (-n -n -v -X). A run of one letter becomes a multi-letter flag when one is
-// defined (-vv, -xx, -XX, -tttt). Arguments of flags that take values are
-// left alone.
+// expandClusters turns getopt-style clusters, which tcpdump and tshark
+// users type by habit, into flags the flag package knows: boolean letters
+// (-nnvX is -n -n -v -X), a run of one letter that names a multi-letter flag
+// (-vv, -xx, -XX, -tttt), and a letter that takes a value with the value
+// attached or next (-c1 and -nc 1 are -c 1, -Tfields is -T fields, -r- is
+// -r -). Go's own -name=value form and arguments of flags that take values
+// are left alone.
 func expandClusters(fs *flag.FlagSet, args []string) []string {
 	var out []string
 	for i := 0; i < len(args); i++ {
@@ -31,7 +33,7 @@ func expandClusters(fs *flag.FlagSet, args []string) []string {
 		if a == "--" {
 			return append(out, args[i:]...)
 		}
-		if len(a) < 3 || a[0] != '-' || a[1] == '-' || fs.Lookup(a[1:]) != nil || strings.ContainsRune(a, '=') {
+		if len(a) < 3 || a[0] != '-' || a[1] == '-' || fs.Lookup(a[1:]) != nil || goNameValue(fs, a) {
 			out = append(out, a)
 			if takesValue(fs, a) && i+1 < len(args) {
 				i++
@@ -39,34 +41,58 @@ func expandClusters(fs *flag.FlagSet, args []string) []string {
 			}
 			continue
 		}
-		letters := a[1:]
-		var parts []string
-		ok := true
-		for j := 0; j < len(letters); {
-			k := j
-			for k < len(letters) && letters[k] == letters[j] {
-				k++
-			}
-			run := letters[j:k]
-			switch {
-			case fs.Lookup(run) != nil && isBool(fs, run):
-				parts = append(parts, "-"+run)
-			case fs.Lookup(run[:1]) != nil && isBool(fs, run[:1]):
-				for range run {
-					parts = append(parts, "-"+run[:1])
-				}
-			default:
-				ok = false
-			}
-			j = k
-		}
+		parts, usedNext, ok := splitCluster(fs, a[1:], i+1 < len(args))
 		if !ok {
 			out = append(out, a)
 			continue
 		}
 		out = append(out, parts...)
+		if usedNext {
+			i++
+			out = append(out, args[i])
+		}
 	}
 	return out
+}
+
+// splitCluster splits the letters of one cluster into flags. A letter that
+// takes a value ends the cluster: the rest is its value, or when nothing is
+// left (usedNext) the next argument is. ok is false when some letter is no
+// flag, so the argument is passed on for the flag package to refuse.
+func splitCluster(fs *flag.FlagSet, letters string, hasNext bool) (parts []string, usedNext, ok bool) {
+	for j := 0; j < len(letters); {
+		if takesValue(fs, "-"+letters[j:j+1]) {
+			parts = append(parts, "-"+letters[j:j+1])
+			if rest := letters[j+1:]; rest != "" {
+				return append(parts, rest), false, true
+			}
+			return parts, hasNext, true
+		}
+		k := j
+		for k < len(letters) && letters[k] == letters[j] {
+			k++
+		}
+		run := letters[j:k]
+		switch {
+		case fs.Lookup(run) != nil && isBool(fs, run):
+			parts = append(parts, "-"+run)
+		case fs.Lookup(run[:1]) != nil && isBool(fs, run[:1]):
+			for range run {
+				parts = append(parts, "-"+run[:1])
+			}
+		default:
+			return nil, false, false
+		}
+		j = k
+	}
+	return parts, false, true
+}
+
+// goNameValue reports Go's -name=value form for a defined flag (-c=1,
+// -color=never), which is not a cluster.
+func goNameValue(fs *flag.FlagSet, a string) bool {
+	name, _, ok := strings.Cut(a[1:], "=")
+	return ok && fs.Lookup(name) != nil
 }
 
 func isBool(fs *flag.FlagSet, name string) bool {

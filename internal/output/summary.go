@@ -417,6 +417,7 @@ func appendMAD(buf []byte, p *decode.Packet) []byte {
 			buf = append(buf, " hops "...)
 			buf = strconv.AppendUint(buf, uint64(m.SMPDirected.HopCount()), 10)
 		}
+		buf = appendNotice(buf, p)
 	}
 	buf = append(buf, " tid "...)
 	return appendHex(buf, m.TransactionID, 16)

@@ -34,7 +34,9 @@ func (w *walker) walk(p *decode.Packet, vis fieldVisitor) {
 			continue
 		}
 		if !f.Get(p, &w.v) {
-			i = ends[i] - 1 // a header the packet lacks: none of its fields can be there
+			if !f.SubtreeWithout(p) {
+				i = ends[i] - 1 // a header the packet lacks: none of its fields can be there
+			}
 			continue
 		}
 		for len(w.stack) > 0 && !f.InTreeOf(w.stack[len(w.stack)-1]) {

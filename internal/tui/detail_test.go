@@ -599,11 +599,20 @@ func probeSpans(in decode.Input, nodes []output.TreeNode) []output.Span {
 // yet (the MAD, CM, SMP, SA and RMPP headers' it does): issue 19 goes on
 // with them.
 func unplacedMgmt(name string) bool {
+	switch name {
+	case "infiniband.sa.smkey", "infiniband.sa.attributeoffset", "infiniband.sa.componentmask":
+		return false // the SA header's, placed
+	}
+	if strings.HasPrefix(name, "infiniband.sa.") {
+		return true // a record's RID
+	}
 	for _, p := range []string{"infiniband.nodeinfo.", "infiniband.nodedescription.", "infiniband.portinfo.", "infiniband.switchinfo.",
 		"infiniband.sminfo.", "infiniband.pathrecord.", "infiniband.mcmemberrecord.", "infiniband.portcounters",
 		"infiniband.p_keytable.", "infiniband.randomforwardingtable.", "infiniband.linearforwardingtable.",
 		"infiniband.multicastforwardingtable.", "infiniband.linkspeedwidthpairstable.", "infiniband.vlarbitrationtable.",
-		"infiniband.sltovlmappingtable.", "infiniband.vendordiag.", "infiniband.ledinfo."} {
+		"infiniband.sltovlmappingtable.", "infiniband.vendordiag.", "infiniband.ledinfo.", "infiniband.informinfo.",
+		"infiniband.informinforecord.", "infiniband.linkrecord.", "infiniband.tracerecord.", "infiniband.multipathrecord.",
+		"infiniband.serviceassociationrecord.", "infiniband.notice.", "infiniband.trap.", "infiniband.classportinfo"} {
 		if strings.HasPrefix(name, p) {
 			return true
 		}

@@ -114,7 +114,10 @@ func (j *job) connect(ctx context.Context, dev *endpoint.Device, c *bwConn) erro
 	if j.MTU != 0 && j.MTU != c.region.MTU {
 		return fmt.Errorf("--mtu %d: the server's QPs use MTU %d (its --mtu); both sides must use the same", j.MTU, c.region.MTU)
 	}
-	mtu, _ := layers.ParsePathMTU(c.region.MTU)
+	mtu, err := layers.ParsePathMTU(c.region.MTU)
+	if err != nil { // ReadServeRegion refuses such a region; kept so a change there cannot pass a zero code on
+		return fmt.Errorf("set-up with %v: %w", j.To, err)
+	}
 	peer := netip.AddrFrom16(c.remote.GID).Unmap()
 	return c.qp.Connect(endpoint.ConnectAttr{Remote: peer, RemoteQPN: c.remote.QPN, RemotePSN: layers.PSN(c.remote.PSN),
 		LocalPSN: c.psn, MTU: mtu})

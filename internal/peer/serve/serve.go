@@ -64,6 +64,7 @@ type Config struct {
 // server is a running ibpeer serve.
 type server struct {
 	cfg  Config
+	mtu  layers.PathMTU // cfg.MTU as a path MTU code
 	dev  *endpoint.Device
 	pd   *endpoint.PD
 	outM sync.Mutex
@@ -96,6 +97,11 @@ func (s *server) printf(format string, a ...any) {
 // Run runs the server until ctx ends; its lines (and, without
 // Config.Diag, the drop reports) go to out.
 func Run(ctx context.Context, cfg Config, out io.Writer) error {
+	// The MTU is checked before anything is opened: every QP uses it.
+	mtu, err := layers.ParsePathMTU(cfg.MTU)
+	if err != nil {
+		return fmt.Errorf("serve: %w", err)
+	}
 	wire, err := endpoint.ListenUDP(netip.AddrPortFrom(cfg.Addr, layers.RoCEv2Port))
 	if err != nil {
 		return err
@@ -126,7 +132,7 @@ func Run(ctx context.Context, cfg Config, out io.Writer) error {
 	if cfg.MaxConns <= 0 {
 		cfg.MaxConns = DefaultMaxConns
 	}
-	s := &server{cfg: cfg, dev: dev, pd: dev.AllocPD(), out: out, conns: map[net.Conn]struct{}{}}
+	s := &server{cfg: cfg, mtu: mtu, dev: dev, pd: dev.AllocPD(), out: out, conns: map[net.Conn]struct{}{}}
 	s.log = &device.RateLog{Out: func(line string) { s.printf("%s\n", line) }}
 	tcp := ln.Addr().(*net.TCPAddr).AddrPort()
 	s.printf("ibpeer serve: GID %v, RoCEv2 on %v, set-up on TCP %v\n", dev.GID(), dev.Addr(), tcp)
@@ -233,7 +239,6 @@ func (s *server) handle(ctx context.Context, id int, c net.Conn) {
 		return
 	}
 	defer qp.Destroy()
-	mtu, _ := layers.ParsePathMTU(cfg.MTU)
 	slot := cfg.MRSize / cfg.Recv
 	psn := endpoint.RandomPSN()
 	local := setup.PingpongDest{QPN: qp.QPN(), PSN: psn, GID: s.dev.GID()}
@@ -248,7 +253,7 @@ func (s *server) handle(ctx context.Context, id int, c net.Conn) {
 		}
 		s.regionHeld(1)
 		peer := netip.AddrFrom16(r.GID).Unmap()
-		if err := qp.Connect(endpoint.ConnectAttr{Remote: peer, RemoteQPN: r.QPN, RemotePSN: r.PSN, LocalPSN: psn, MTU: mtu}); err != nil {
+		if err := qp.Connect(endpoint.ConnectAttr{Remote: peer, RemoteQPN: r.QPN, RemotePSN: r.PSN, LocalPSN: psn, MTU: s.mtu}); err != nil {
 			return err
 		}
 		for k := range cfg.Recv {

@@ -57,3 +57,14 @@ func TestRun(t *testing.T) {
 	assert.Contains(t, out.String(), "client QPN 0x000077 PSN 0x123456 GID 127.0.0.1; served by QPN")
 	assert.Contains(t, out.String(), "ibpeer serve: stopped after 1 connections")
 }
+
+// TestRunRefusesNonIBMTU: a Config whose MTU is not an IB MTU is refused
+// before a socket is opened, with what it wants; a connection would
+// otherwise be served with no valid path MTU.
+func TestRunRefusesNonIBMTU(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	cfg := Config{Addr: netip.MustParseAddr("127.0.0.2"), MRSize: 1 << 20, MTU: 1500, Recv: 8}
+	err := Run(context.Background(), cfg, &peertest.Buffer{})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "MTU 1500: want 256, 512, 1024, 2048 or 4096")
+}

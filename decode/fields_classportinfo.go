@@ -1,0 +1,169 @@
+package decode
+
+import (
+	"github.com/ibwire/ibwire/layers"
+)
+
+// Wireshark's ClassPortInfo fields (infiniband.classportinfo.*). tshark 4.0
+// dissects the attribute (0x0001) in two classes, whatever the method: in
+// an SA MAD, under its "Attribute (ClassPortInfo)" item, and in a PerfMgt
+// MAD, after an infiniband.classportinfo item ("ClassPortInfo (Performance
+// Management MAD)") over the 40 reserved bytes. In SMPs, CM, BM, DevMgt and
+// SNMP MADs it shows ClassPortInfo as undissected data.
+
+const classPortInfoNode = "infiniband.classportinfo"
+
+// packetClassPortInfo returns the ClassPortInfo p carries where tshark 4.0
+// dissects one.
+func packetClassPortInfo(p *Packet) (layers.ClassPortInfo, bool) {
+	if p.has&hasMAD == 0 {
+		return layers.ClassPortInfo{}, false
+	}
+	m := &p.Headers.MAD
+	switch {
+	case m.MgmtClass == layers.MgmtClassSubnAdm && m.SA.Contents != nil:
+		return m.SA.ClassPortInfo()
+	case m.MgmtClass == layers.MgmtClassPerf && m.PerfMgt.Contents != nil:
+		return m.PerfMgt.ClassPortInfo()
+	}
+	return layers.ClassPortInfo{}, false
+}
+
+func classPortInfoFields() []*Field {
+	node := noneField(classPortInfoNode, "ClassPortInfo (Performance Management MAD)", func(p *Packet) bool {
+		_, ok := packetClassPortInfo(p)
+		return ok && p.Headers.MAD.MgmtClass == layers.MgmtClassPerf
+	})
+	// The fields sit in the SA's tree in an SA MAD, where the node is
+	// absent (outside), and under the node in a PerfMgt MAD.
+	u := func(name, title string, t FieldType, get func(c *layers.ClassPortInfo) uint64) *Field {
+		f := uintField(classPortInfoNode+"."+name, title, t, BaseHex, func(p *Packet) (uint64, bool) {
+			c, ok := packetClassPortInfo(p)
+			return get(&c), ok
+		})
+		f.outside, f.parent = true, saNode
+		return f
+	}
+	gid := func(name, title string, get func(c *layers.ClassPortInfo) []byte) *Field {
+		f := bytesField(classPortInfoNode+"."+name, title, FTIPv6, func(p *Packet) ([]byte, bool) {
+			c, ok := packetClassPortInfo(p)
+			return get(&c), ok
+		})
+		f.outside, f.parent = true, saNode
+		return f
+	}
+	type C = layers.ClassPortInfo
+	reserved := u("reserved", "Reserved", FTUint8, func(c *C) uint64 { return uint64(c.Reserved) })
+	// tshark shows the byte before TrapQP (TrapHL since IBTA 1.2) as a
+	// second Reserved.
+	reserved.nth = func(p *Packet, i int, v *Value) bool {
+		c, ok := packetClassPortInfo(p)
+		if !ok || i != 1 {
+			return false
+		}
+		v.U = uint64(c.TrapHL)
+		return true
+	}
+	return []*Field{
+		node,
+		u("baseversion", "BaseVersion", FTUint8, func(c *C) uint64 { return uint64(c.BaseVersion) }),
+		u("classversion", "ClassVersion", FTUint8, func(c *C) uint64 { return uint64(c.ClassVersion) }),
+		u("capabilitymask", "CapabilityMask", FTUint16, func(c *C) uint64 { return uint64(c.CapabilityMask) }),
+		u("capabilitymask2", "CapabilityMask2", FTUint32, func(c *C) uint64 { return uint64(c.CapabilityMask2) }),
+		u("resptimevalue", "RespTimeValue", FTUint8, func(c *C) uint64 { return uint64(c.RespTimeValue) }),
+		gid("redirectgid", "RedirectGID", func(c *C) []byte { return c.RedirectGID }),
+		u("redirecttc", "RedirectTC", FTUint8, func(c *C) uint64 { return uint64(c.RedirectTC) }),
+		u("redirectsl", "RedirectSL", FTUint8, func(c *C) uint64 { return uint64(c.RedirectSL) }),
+		u("redirectfl", "RedirectFL", FTUint24, func(c *C) uint64 { return uint64(c.RedirectFL) }),
+		u("redirectlid", "RedirectLID", FTUint16, func(c *C) uint64 { return uint64(c.RedirectLID) }),
+		u("redirectpkey", "RedirectP_Key", FTUint16, func(c *C) uint64 { return uint64(c.RedirectPKey) }),
+		reserved,
+		u("redirectqp", "RedirectQP", FTUint24, func(c *C) uint64 { return uint64(c.RedirectQP) }),
+		u("redirectqkey", "RedirectQ_Key", FTUint32, func(c *C) uint64 { return uint64(c.RedirectQKey) }),
+		gid("trapgid", "TrapGID", func(c *C) []byte { return c.TrapGID }),
+		u("traptc", "TrapTC", FTUint8, func(c *C) uint64 { return uint64(c.TrapTC) }),
+		u("trapsl", "TrapSL", FTUint8, func(c *C) uint64 { return uint64(c.TrapSL) }),
+		u("trapfl", "TrapFL", FTUint24, func(c *C) uint64 { return uint64(c.TrapFL) }),
+		u("traplid", "TrapLID", FTUint16, func(c *C) uint64 { return uint64(c.TrapLID) }),
+		u("trappkey", "TrapP_Key", FTUint16, func(c *C) uint64 { return uint64(c.TrapPKey) }),
+		u("trapqp", "TrapQP", FTUint24, func(c *C) uint64 { return uint64(c.TrapQP) }),
+		u("trapqkey", "TrapQ_Key", FTUint32, func(c *C) uint64 { return uint64(c.TrapQKey) }),
+	}
+}
+
+// saAttributeDissected reports an SA MAD whose attribute tshark 4.0
+// dissects with the fields of this file and fields_notice.go: it then
+// shows the attribute's 200 bytes as a second infiniband.sa.drdlid item
+// and no infiniband.sa.subnetadmindata.
+func saAttributeDissected(p *Packet) bool {
+	if !isSA(p) {
+		return false
+	}
+	_, notice := packetNotice(p)
+	_, cpi := packetClassPortInfo(p)
+	return notice || cpi
+}
+
+// noticeAndClassPortInfoOccurrences extends three fields other files
+// register to the attributes this file and fields_notice.go dissect, as
+// tshark 4.0 shows them:
+//
+//   - infiniband.smplid.smpdata: a Notice adds its 64 bytes and its 54
+//     DataDetails bytes as two more items (after the SMP's "Attribute
+//     (Notice)" item; in an SA MAD they are the only two);
+//   - infiniband.sa.drdlid: the SA data (200 bytes) is its second item;
+//   - infiniband.sa.subnetadmindata: absent.
+//
+// It wraps the fields' getters rather than editing fields_smp.go and
+// fields_sa.go; each wrapper adds to what the field gave, for these
+// packets only.
+func noticeAndClassPortInfoOccurrences(fs []*Field) {
+	for _, f := range fs {
+		switch f.Name {
+		case cmNode:
+			get, second, nth := f.get, f.second, f.nth
+			f.get = func(p *Packet, v *Value) bool {
+				if isSA(p) {
+					if notice, _, ok := noticeAndDetails(p); ok {
+						v.B = notice
+						return true
+					}
+				}
+				return get(p, v)
+			}
+			f.second = nil
+			f.nth = func(p *Packet, i int, v *Value) bool {
+				if notice, details, ok := noticeAndDetails(p); ok {
+					if isSA(p) {
+						i++ // the SA has no "Attribute (Notice)" smpdata item
+					}
+					switch i {
+					case 1:
+						v.B = notice
+					case 2:
+						v.B = details
+					default:
+						return false
+					}
+					return true
+				}
+				if i == 1 && second != nil {
+					return second(p, v)
+				}
+				return nth != nil && nth(p, i, v)
+			}
+		case saNode:
+			nth := f.nth
+			f.nth = func(p *Packet, i int, v *Value) bool {
+				if saAttributeDissected(p) {
+					v.B = p.Headers.MAD.SA.Data
+					return i == 1
+				}
+				return nth != nil && nth(p, i, v)
+			}
+		case "infiniband.sa.subnetadmindata":
+			get := f.get
+			f.get = func(p *Packet, v *Value) bool { return !saAttributeDissected(p) && get(p, v) }
+		}
+	}
+}
