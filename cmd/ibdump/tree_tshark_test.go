@@ -20,6 +20,13 @@ import (
 var treeCaptures = []string{
 	"../../pcaps/rxe/rping.pcap", "../../pcaps/cm_reject.pcap", "../../pcaps/cm_sidr_ud.pcap",
 	"../../pcaps/cm_native_service.pcap", "../../pcaps/mgmt_smp_sa_perf.pcap",
+	// Real rxe CM exchanges: MRA, REJ (no listener, consumer, race), SIDR,
+	// IPv6, DREQ/DREP.
+	"../../pcaps/rxe/ucmatose.pcap", "../../pcaps/rxe/rping_mra.pcap", "../../pcaps/rxe/read_lat_cm.pcap",
+	"../../pcaps/rxe/read_lat_cm_rej_race.pcap", "../../pcaps/rxe/udaddy.pcap", "../../pcaps/rxe/rping_ipv6.pcap",
+	"../../pcaps/rxe/cm_rej_no_listener.pcap", "../../pcaps/rxe/ucmatose_consumer_rej.pcap",
+	"../../pcaps/rxe/rdma_client_server.pcap", "../../pcaps/rxe/write_bw_cm.pcap", "../../pcaps/rxe/send_lat_cm.pcap",
+	"../../pcaps/rxe/rping_segmented.pcap",
 }
 
 // treeDivergences is the one table of -V lines of a MAD where ibdump
