@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -212,4 +213,67 @@ func documentedDivergence(tsharkLine, ibdumpLine string, hasT, hasI bool) bool {
 		}
 	}
 	return false
+}
+
+// madGlossaryPath holds tshark 4.0's -G fields lines (name, type, base,
+// bitmask) of the MAD fields (TestTsharkMADGlossary writes it).
+const madGlossaryPath = "testdata/tshark-tree/glossary-mad.tsv"
+
+// madGlossaryField reports the fields of the MAD classes: the header, CM,
+// SMP and its attributes, RMPP, SA and its records, Notice, ClassPortInfo,
+// PerfMgt.
+func madGlossaryField(name string) bool {
+	for _, p := range []string{"infiniband.mad", "infiniband.cm.", "infiniband.smp", "infiniband.rmpp", "infiniband.sa.",
+		"infiniband.nodeinfo.", "infiniband.nodedescription.", "infiniband.portinfo.", "infiniband.switchinfo.",
+		"infiniband.sminfo.", "infiniband.p_keytable.", "infiniband.sltovlmappingtable.", "infiniband.vlarbitrationtable.",
+		"infiniband.linearforwardingtable.", "infiniband.randomforwardingtable.", "infiniband.multicastforwardingtable.",
+		"infiniband.linkspeedwidthpairstable.", "infiniband.vendordiag.", "infiniband.ledinfo.", "infiniband.pathrecord.",
+		"infiniband.mcmemberrecord.", "infiniband.portcounters", "infiniband.notice.", "infiniband.trap.",
+		"infiniband.classportinfo"} {
+		if strings.HasPrefix(name, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// glossaryColumns keeps, of -G fields' lines, those of the MAD fields as
+// "name\ttype\tbase\tbitmask", sorted.
+func glossaryColumns(out string) []string {
+	var rows []string
+	for _, line := range strings.Split(out, "\n") {
+		c := strings.Split(line, "\t")
+		if len(c) >= 7 && c[0] == "F" && madGlossaryField(c[2]) {
+			rows = append(rows, strings.Join([]string{c[2], c[3], c[5], c[6]}, "\t"))
+		}
+	}
+	slices.Sort(rows)
+	return rows
+}
+
+// TestMADGlossaryAsTshark: ibdump -G fields gives every MAD field tshark
+// 4.0 registers and ibdump has the same type, base and bitmask (header
+// items FT_BYTES or FT_NONE, not FT_PROTOCOL).
+func TestMADGlossaryAsTshark(t *testing.T) {
+	want, err := os.ReadFile(madGlossaryPath)
+	require.NoError(t, err, "run go test -tags tshark ./cmd/ibdump -run TsharkMADGlossary -update")
+	out, _, code := ibdump(t, nil, "-G", "fields")
+	require.Zero(t, code)
+	got := map[string]string{}
+	for _, r := range glossaryColumns(out) {
+		name, _, _ := strings.Cut(r, "\t")
+		got[name] = r
+	}
+	compared := 0
+	for _, w := range strings.Split(strings.TrimSpace(string(want)), "\n") {
+		if strings.HasPrefix(w, "#") {
+			continue
+		}
+		name, _, _ := strings.Cut(w, "\t")
+		if g, ok := got[name]; ok {
+			assert.Equal(t, w, g)
+			compared++
+		}
+	}
+	assert.Greater(t, compared, 300)
 }

@@ -66,3 +66,25 @@ func tsharkReadable(t *testing.T, capture string) (string, []string) {
 	require.NoError(t, os.WriteFile(path, cp, 0o644))
 	return path, []string{"-o", `uat:user_dlts:"User 0 (DLT=147)","infiniband","0","","0",""`}
 }
+
+// TestTsharkMADGlossary writes tshark 4.0's -G fields columns of the MAD
+// fields (-update), or checks the checked-in ones still hold.
+func TestTsharkMADGlossary(t *testing.T) {
+	if _, err := exec.LookPath("tshark"); err != nil {
+		t.Skip("tshark not installed")
+	}
+	out, err := exec.Command("tshark", "-G", "fields").Output()
+	require.NoError(t, err)
+	version, err := exec.Command("tshark", "--version").Output()
+	require.NoError(t, err)
+	first, _, _ := strings.Cut(string(version), "\n")
+	got := "# " + first + "; tshark -G fields: name, type, base, bitmask of the MAD fields\n" +
+		strings.Join(glossaryColumns(string(out)), "\n") + "\n"
+	if *update {
+		require.NoError(t, os.WriteFile(madGlossaryPath, []byte(got), 0o644))
+		return
+	}
+	want, err := os.ReadFile(madGlossaryPath)
+	require.NoError(t, err)
+	assert.Equal(t, dropFirstLine(string(want)), dropFirstLine(got))
+}
