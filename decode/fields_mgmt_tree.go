@@ -1,7 +1,9 @@
 package decode
 
 import (
+	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/ibwire/ibwire/layers"
 )
@@ -228,6 +230,16 @@ func mgmtTreeShape(fs []*Field) []*Field {
 	byName[cmNode].label = func(buf []byte, p *Packet, _ *Value) ([]byte, bool) {
 		a, _, ok := smpAttr(p)
 		if !ok {
+			if _, ok := saSMPDataItem(p); ok {
+				// An SA record's SMP attribute: tshark titles the item
+				// with the attribute's name (SMInfo, LinearForwardingTable).
+				r, rec, _ := saAttr(p)
+				for _, a := range saSubtreeAttrs {
+					if _, ok := saSMPBody(r, rec, a); ok {
+						return append(buf, a.String()...), true
+					}
+				}
+			}
 			return buf, false // a CM message: appendProtocolTitle names it
 		}
 		buf = append(buf, "Attribute ("...)
@@ -288,7 +300,7 @@ func mgmtTreeShape(fs []*Field) []*Field {
 			get:   func(p *Packet, _ *Value) bool { a, _, ok := smpAttr(p); return ok && a == attr },
 			label: func(buf []byte, _ *Packet, _ *Value) ([]byte, bool) { return append(buf, title...), true }})
 	}
-	saTreeShape(byName, inserts)
+	saTreeShape(fs, byName, inserts)
 	out := make([]*Field, 0, len(fs)+len(inserts)+4)
 	for _, f := range fs {
 		out = append(out, inserts[f.Name]...)
@@ -300,11 +312,19 @@ func mgmtTreeShape(fs []*Field) []*Field {
 // saAttributeNode names the tree-only "Attribute (X)" item of SA packets.
 const saAttributeNode = "infiniband.sa.attribute"
 
+// saHeaderFields are the SA header's own fields; every other field under
+// the SA header is a record's, which tshark shows under "Attribute (X)".
+var saHeaderFields = map[string]bool{
+	"infiniband.sa.smkey": true, "infiniband.sa.attributeoffset": true, "infiniband.sa.componentmask": true,
+	"infiniband.sa.subnetadmindata": true,
+}
+
 // saTreeShape gives the SA packet tshark 4.0's tree: its title, the
-// header's reserved bytes, and the record under "Attribute (X)" and a
-// subtree titled with the record's name (MCMemberRecord's GIDs sit
-// between the two).
-func saTreeShape(byName map[string]*Field, inserts map[string][]*Field) {
+// header's reserved bytes, and the attribute under "Attribute (X)" (a
+// PathRecord and an MCMemberRecord in a subtree titled with the record's
+// name, MCMemberRecord's GIDs before it; an SMP attribute a record wraps
+// under the record's RID).
+func saTreeShape(fs []*Field, byName map[string]*Field, inserts map[string][]*Field) {
 	S := func(p *Packet) *layers.SA { return &p.Headers.MAD.SA }
 	byName[saNode].label = func(buf []byte, p *Packet, _ *Value) ([]byte, bool) {
 		return p.Headers.MAD.AppendInfo(append(buf, "SA "...)), true
@@ -316,6 +336,19 @@ func saTreeShape(byName map[string]*Field, inserts map[string][]*Field) {
 			}
 			return S(p).ReservedBytes()
 		}))
+	// Whatever sat under the SA header or could (a Notice, an SMP
+	// attribute a record wraps, the data item tshark adds for some) sits
+	// under the attribute.
+	for _, f := range fs {
+		switch {
+		case f.parent == saNode && !saHeaderFields[f.Name]:
+			f.parent = saAttributeNode
+		case f.alsoParent == saNode:
+			f.alsoParent = saAttributeNode
+		case f.parent == cmNode && f.alsoParent == "", f.Name == cmNode:
+			f.alsoParent = saAttributeNode
+		}
+	}
 	record := func(a layers.SAAttribute, n int) func(p *Packet) bool {
 		return func(p *Packet) bool {
 			return isSA(p) && S(p).AttributeID == a && len(S(p).Data) >= n
@@ -328,18 +361,62 @@ func saTreeShape(byName map[string]*Field, inserts map[string][]*Field) {
 			get:   func(p *Packet, _ *Value) bool { return has(p) },
 			label: func(buf []byte, p *Packet, _ *Value) ([]byte, bool) { return label(buf, p), true }}
 	}
-	attribute := func(has func(p *Packet) bool) *Field {
-		return node(saAttributeNode, saNode, has, func(buf []byte, p *Packet) []byte {
-			buf = append(buf, "Attribute ("...)
-			return append(append(buf, S(p).AttributeID.String()...), ')')
-		})
-	}
 	title := func(s string) func(buf []byte, _ *Packet) []byte {
 		return func(buf []byte, _ *Packet) []byte { return append(buf, s...) }
 	}
+	// The attribute item opens before the first record field the registry
+	// has (the PathRecord's).
+	first := ""
+	for _, f := range fs {
+		if f.parent == saAttributeNode {
+			first = f.Name
+			break
+		}
+	}
+	inserts[first] = append(inserts[first], node(saAttributeNode, saNode,
+		func(p *Packet) bool { _, _, ok := saAttr(p); return ok },
+		func(buf []byte, p *Packet) []byte {
+			buf = append(buf, "Attribute ("...)
+			return append(append(buf, S(p).AttributeID.String()...), ')')
+		}))
+	// The records tshark shows in a subtree of their name, under the RID:
+	// the subtree opens at the first field it holds (a field named start,
+	// or the first named under it).
+	for _, r := range []struct {
+		start, name, title string
+		attrs              []layers.SAAttribute
+	}{
+		{"infiniband.informinfo.", "infiniband.informinfo", "InformInfo",
+			[]layers.SAAttribute{layers.SAAttrInformInfo, layers.SAAttrInformInfoRecord}},
+		{"infiniband.linkrecord.toport", "infiniband.linkrecord", "LinkRecord", []layers.SAAttribute{layers.SAAttrLinkRecord}},
+		// tshark files a ServiceRecord's fields under linkrecord.
+		{"infiniband.linkrecord.servicelease", "infiniband.linkrecord", "ServiceRecord",
+			[]layers.SAAttribute{layers.SAAttrServiceRecord}},
+		{"infiniband.tracerecord.", "infiniband.tracerecord", "TraceRecord", []layers.SAAttribute{layers.SAAttrTraceRecord}},
+		{"infiniband.multipathrecord.", "infiniband.multipathrecord", "MultiPathRecord",
+			[]layers.SAAttribute{layers.SAAttrMultiPathRecord}},
+		{"infiniband.serviceassociationrecord.", "infiniband.serviceassociationrecord", "ServiceAssociationRecord",
+			[]layers.SAAttribute{layers.SAAttrServiceAssociationRecord}},
+	} {
+		start := ""
+		for _, f := range fs {
+			if f.Name == r.start || strings.HasSuffix(r.start, ".") && strings.HasPrefix(f.Name, r.start) {
+				start = f.Name
+				break
+			}
+		}
+		if start == "" {
+			continue
+		}
+		attrs := r.attrs
+		inserts[start] = append(inserts[start], node(r.name, saAttributeNode, func(p *Packet) bool {
+			a, _, ok := saAttr(p)
+			return ok && slices.Contains(attrs, a)
+		}, title(r.title)))
+	}
 	if _, ok := byName["infiniband.pathrecord.dgid"]; ok {
 		inserts["infiniband.pathrecord.dgid"] = append(inserts["infiniband.pathrecord.dgid"],
-			attribute(isPR), node("infiniband.pathrecord", saAttributeNode, isPR, title("PathRecord")),
+			node("infiniband.pathrecord", saAttributeNode, isPR, title("PathRecord")),
 			reservedItem("infiniband.pathrecord", func(p *Packet) []byte {
 				if !isPR(p) {
 					return nil
@@ -348,9 +425,6 @@ func saTreeShape(byName map[string]*Field, inserts map[string][]*Field) {
 			}))
 	}
 	if _, ok := byName["infiniband.mcmemberrecord.q_key"]; ok {
-		inserts["infiniband.mcmemberrecord.mgid"] = append(inserts["infiniband.mcmemberrecord.mgid"], attribute(isMC))
-		byName["infiniband.mcmemberrecord.mgid"].parent = saAttributeNode
-		byName["infiniband.mcmemberrecord.portgid"].parent = saAttributeNode
 		inserts["infiniband.mcmemberrecord.q_key"] = append(inserts["infiniband.mcmemberrecord.q_key"],
 			node("infiniband.mcmemberrecord", saAttributeNode, isMC, title("MCMemberRecord")))
 	}
