@@ -161,6 +161,11 @@ var tableEntries = map[string]struct {
 	"infiniband.multicastforwardingtable.portmask": {7, 0},
 }
 
+// serviceDataTitles end the lines of a ServiceRecord's ServiceData items:
+// 16 bytes of 8-bit, 16-bit, 32-bit and 64-bit elements.
+var serviceDataTitles = []string{"(ServiceData 8.1, 8.16)", "(ServiceData 16.1, 16.8)",
+	"(ServiceData 32.1, 32.4)", "(ServiceData 64.1, 64.2)"}
+
 // smpAttributeTrees are the attributes whose fields tshark 4.0 nests in a
 // subtree titled with the attribute's name, inside "Attribute (X)", by the
 // prefix of their fields' names.
@@ -215,6 +220,17 @@ func mgmtTreeShape(fs []*Field) []*Field {
 				buf = strconv.AppendInt(buf, int64(occ+from), 10)
 				return append(buf, ')')
 			}
+		}
+	}
+	// A ServiceRecord's ServiceData: four items, each titled with the
+	// element sizes it holds.
+	if f := byName["infiniband.linkrecord.servicedata"]; f != nil {
+		f.row = 8
+		f.suffix = func(buf []byte, _ *Value, occ int) []byte {
+			if occ >= len(serviceDataTitles) {
+				return buf
+			}
+			return append(buf, serviceDataTitles[occ]...)
 		}
 	}
 	smpHeaderLabel := func(title string, has func(p *Packet) bool) func(buf []byte, p *Packet, _ *Value) ([]byte, bool) {
@@ -379,6 +395,57 @@ func saTreeShape(fs []*Field, byName map[string]*Field, inserts map[string][]*Fi
 			buf = append(buf, "Attribute ("...)
 			return append(append(buf, S(p).AttributeID.String()...), ')')
 		}))
+	// A record's reserved bytes (layers' SAAttribute.ReservedSpans, i-th),
+	// each where tshark shows it: before the field named before, or after
+	// the one named after.
+	wrapsSMP := []layers.SAAttribute{layers.SAAttrNodeRecord, layers.SAAttrPortInfoRecord,
+		layers.SAAttrSLtoVLMappingTableRecord, layers.SAAttrSwitchInfoRecord, layers.SAAttrLinearFDBRecord,
+		layers.SAAttrRandomFDBRecord, layers.SAAttrMulticastFDBRecord, layers.SAAttrSMInfoRecord,
+		layers.SAAttrPKeyTableRecord, layers.SAAttrVLArbitrationTableRecord, layers.SAAttrGUIDInfoRecord}
+	type place struct {
+		attrs         []layers.SAAttribute
+		i             int
+		before, after string
+		parent        string
+	}
+	places := []place{
+		{attrs: wrapsSMP, before: cmNode, parent: saAttributeNode}, // between the RID and the SMP attribute
+		{attrs: []layers.SAAttribute{layers.SAAttrInformInfoRecord}, after: "infiniband.informinforecord.enum", parent: saAttributeNode},
+		{attrs: []layers.SAAttribute{layers.SAAttrInformInfo}, after: "infiniband.informinfo.lidrangeend", parent: "infiniband.informinfo"},
+		{attrs: []layers.SAAttribute{layers.SAAttrInformInfo}, i: 1, after: "infiniband.informinfo.resptimevalue", parent: "infiniband.informinfo"},
+		{attrs: []layers.SAAttribute{layers.SAAttrInformInfoRecord}, i: 1, after: "infiniband.informinfo.lidrangeend", parent: "infiniband.informinfo"},
+		{attrs: []layers.SAAttribute{layers.SAAttrInformInfoRecord}, i: 2, after: "infiniband.informinfo.resptimevalue", parent: "infiniband.informinfo"},
+		{attrs: []layers.SAAttribute{layers.SAAttrTraceRecord}, after: "infiniband.tracerecord.idgeneration", parent: "infiniband.tracerecord"},
+		{attrs: []layers.SAAttribute{layers.SAAttrMultiPathRecord}, after: "infiniband.multipathrecord.packetlifetime", parent: "infiniband.multipathrecord"},
+		{attrs: []layers.SAAttribute{layers.SAAttrMultiPathRecord}, i: 1, after: "infiniband.multipathrecord.dgidcount", parent: "infiniband.multipathrecord"},
+	}
+	for _, pl := range places {
+		key := pl.before
+		if pl.after != "" {
+			key = ""
+			for j, f := range fs[:len(fs)-1] {
+				if f.Name == pl.after {
+					key = fs[j+1].Name
+					break
+				}
+			}
+		}
+		if key == "" {
+			continue
+		}
+		attrs, i := pl.attrs, pl.i
+		inserts[key] = append(inserts[key], reservedItem(pl.parent, func(p *Packet) []byte {
+			a, rec, ok := saAttr(p)
+			if !ok || !slices.Contains(attrs, a) {
+				return nil
+			}
+			spans := a.ReservedSpans()
+			if i >= len(spans) || spans[i].Offset+spans[i].Size > len(rec) {
+				return nil
+			}
+			return rec[spans[i].Offset : spans[i].Offset+spans[i].Size]
+		}))
+	}
 	// The records tshark shows in a subtree of their name, under the RID:
 	// the subtree opens at the first field it holds (a field named start,
 	// or the first named under it).
