@@ -450,9 +450,15 @@ func TestFieldSpansAgreeWithProbing(t *testing.T) {
 			p := dec.Decode(cp)
 			nodes := output.TreeNodes(p)
 			probed := probeSpans(p.Input, nodes)
+			shown := map[*decode.Field]int{}
 			for i, n := range nodes {
 				lines++
 				f, old, now := n.Field, probed[i], n.Span
+				if shown[f]++; shown[f] > 1 && f.Row() != 0 && f.Type == decode.FTBytes {
+					// A later entry of a table: the probe reads the first
+					// (Field.Get); the line is placed by its own bytes.
+					continue
+				}
 				where := fmt.Sprintf("%s frame %d %s: placed %v, probed %v", filepath.Base(path), cp.Number, n.Field.Name, now, old)
 				switch {
 				case old == now || old.Empty() && now.Empty():
