@@ -135,6 +135,9 @@ type Field struct {
 	// InTree compares names, because the -V tree asks for every field of
 	// every packet.
 	protoBit, trees uint64
+	// up and alsoUp are the fields parent and alsoParent name, which
+	// InTree follows: a field is in the trees its parent is in.
+	up, alsoUp *Field
 	// node marks a header whose value is its bytes (tshark's FT_BYTES
 	// header items: infiniband.bth, infiniband.mad ...), which -e prints.
 	node bool
@@ -146,31 +149,36 @@ type Field struct {
 	// though it is not (SubtreeWithout).
 	fieldsWithout func(p *Packet) bool
 
-	// Mask is the field's bits within the integer of its type's width, as
+	// shape is how the -V tree draws the field beyond "Title: value", nil
+	// for most fields: kept out of line, so the Field the tree's walk
+	// reads for every field of every packet stays small.
+	shape *treeShape
+}
+
+// UnknownNamed reports a field whose unnamed values the tree calls
+// "Unknown".
+func (f *Field) UnknownNamed() bool { return f.shape != nil && f.shape.unknownNamed }
+
+// treeShape says how the -V tree draws a field beyond "Title: value".
+type treeShape struct {
+	// mask is the field's bits within the integer of its type's width, as
 	// Wireshark's hf bitmask: the -V tree shows that integer's bit pattern
 	// and the value in as many hex digits as the mask's width needs, while
 	// -T fields keeps the type's width. 0 for a field that is not a bit field.
-	Mask uint64
-	// maskTreeOnly marks a Mask only the tree draws: Wireshark registers
+	mask uint64
+	// maskTreeOnly marks a mask only the tree draws: Wireshark registers
 	// the field without one (-G fields says 0x0).
 	maskTreeOnly bool
 	// opens makes a field with a value open a subtree in the -V tree, as
 	// Wireshark nests items under an item (the CapabilityMask bits under
 	// CapabilityMask, IP CM ServiceID's parts under it): the fields whose
-	// names are under this one's.
+	// names are under this one's, or whose parent it is.
 	opens bool
 	// treeOnly marks an item only the -V tree shows at its place (the
 	// reserved bytes Wireshark files under infiniband.reserved, item by
 	// item in each header): the registry does not name it, so -e, -Y and
 	// JSON do not see it.
 	treeOnly bool
-	// label, when it reports true, gives the field's whole -V line instead
-	// of "Title: value" (tshark's text items: "IP CM ServiceID",
-	// "Attribute (NodeInfo)", "SMP (LID Routed) SubnGet(NodeInfo)").
-	label func(buf []byte, p *Packet, v *Value) ([]byte, bool)
-	// suffix appends what Wireshark appends to a value's line (PortInfo's
-	// ", Function Ready", a table entry's "(3)"); occ is the occurrence.
-	suffix func(buf []byte, v *Value, occ int) []byte
 	// unknownNamed makes the tree say "Unknown (0x..)" of a value Names
 	// has no name for, as Wireshark does for a field with a value table.
 	unknownNamed bool
@@ -178,14 +186,66 @@ type Field struct {
 	// consecutive fields): the -V tree shows every occurrence of them,
 	// entry by entry (VL(0), Weight(0), VL(1) ...), as Wireshark does.
 	row uint8
+	// label, when it reports true, gives the field's whole -V line instead
+	// of "Title: value" (tshark's text items: "IP CM ServiceID",
+	// "Attribute (NodeInfo)", "SMP (LID Routed) SubnGet(NodeInfo)").
+	label func(buf []byte, p *Packet, v *Value) ([]byte, bool)
+	// suffix appends what Wireshark appends to a value's line (PortInfo's
+	// ", Function Ready", a table entry's "(3)"); occ is the occurrence.
+	suffix func(buf []byte, v *Value, occ int) []byte
+	// flags sums treeOnly, opens and row up for the walk (buildRegistry).
+	flags TreeFlags
 }
 
-// UnknownNamed reports a field whose unnamed values the tree calls
-// "Unknown".
-func (f *Field) UnknownNamed() bool { return f.unknownNamed }
+// shapeOf returns the field's tree shape, making it when the registry is
+// built.
+func (f *Field) shapeOf() *treeShape {
+	if f.shape == nil {
+		f.shape = &treeShape{}
+	}
+	return f.shape
+}
+
+// TreeFlags are a field's tree-walk properties, in one word so that the
+// walk asks once per field: 0 for the plain fields (most of them).
+type TreeFlags uint8
+
+// Tree-walk properties (Field.TreeFlags).
+const (
+	TreeOnlyItem TreeFlags = 1 << iota // Field.TreeOnly
+	OpensSubtree                       // Field.Opens
+	TableRow                           // Field.Row is nonzero
+)
+
+// TreeFlags returns the field's tree-walk properties.
+func (f *Field) TreeFlags() TreeFlags {
+	if f.shape == nil {
+		return 0
+	}
+	return f.shape.flags
+}
+
+// Shaped reports a field the -V tree draws other than "Title: value"
+// (a mask, label, suffix, subtree, table row ...): renderers take the plain
+// path, without asking, for the others.
+func (f *Field) Shaped() bool { return f.shape != nil }
+
+// Mask is the field's Wireshark bitmask as the -V tree draws it (see
+// treeShape.mask), 0 for a field that is not a bit field.
+func (f *Field) Mask() uint64 {
+	if f.shape == nil {
+		return 0
+	}
+	return f.shape.mask
+}
 
 // Row is the table-entry group of the field (see Field.row), 0 for none.
-func (f *Field) Row() uint8 { return f.row }
+func (f *Field) Row() uint8 {
+	if f.shape == nil {
+		return 0
+	}
+	return f.shape.row
+}
 
 // GlossaryType is the type -G fields prints: Wireshark's header items are
 // FT_BYTES or FT_NONE where the registry's structure says FT_PROTOCOL.
@@ -201,35 +261,35 @@ func (f *Field) GlossaryType() FieldType {
 
 // GlossaryMask is the bitmask -G fields prints: Wireshark's registered one.
 func (f *Field) GlossaryMask() uint64 {
-	if f.maskTreeOnly {
+	if f.shape == nil || f.shape.maskTreeOnly {
 		return 0
 	}
-	return f.Mask
+	return f.shape.mask
 }
 
 // Opens reports a field whose -V line heads a subtree of the fields whose
 // names are under its name.
-func (f *Field) Opens() bool { return f.opens }
+func (f *Field) Opens() bool { return f.shape != nil && f.shape.opens }
 
 // TreeOnly reports an item only the -V tree shows (see FieldsInWireOrder).
-func (f *Field) TreeOnly() bool { return f.treeOnly }
+func (f *Field) TreeOnly() bool { return f.shape != nil && f.shape.treeOnly }
 
 // AppendLabel appends the field's -V line when Wireshark writes it as a
 // text of its own rather than "Title: value"; false when it does not.
 func (f *Field) AppendLabel(buf []byte, p *Packet, v *Value) ([]byte, bool) {
-	if f.label == nil {
+	if f.shape == nil || f.shape.label == nil {
 		return buf, false
 	}
-	return f.label(buf, p, v)
+	return f.shape.label(buf, p, v)
 }
 
 // AppendSuffix appends what Wireshark appends to the field's -V line after
 // its value, if anything; occ is the occurrence the line shows.
 func (f *Field) AppendSuffix(buf []byte, v *Value, occ int) []byte {
-	if f.suffix == nil {
+	if f.shape == nil || f.shape.suffix == nil {
 		return buf
 	}
-	return f.suffix(buf, v, occ)
+	return f.shape.suffix(buf, v, occ)
 }
 
 // BitWidth is the width in bits of an integer type (0 for others).
@@ -251,17 +311,17 @@ func (t FieldType) BitWidth() int {
 
 // MaskShift is the number of zero bits below the field's mask.
 func (f *Field) MaskShift() int {
-	if f.Mask == 0 {
+	if f.Mask() == 0 {
 		return 0
 	}
-	return bits.TrailingZeros64(f.Mask)
+	return bits.TrailingZeros64(f.Mask())
 }
 
 // MaskHexWidth is how many hex digits the -V tree shows a bit field's value
 // in: those of its mask shifted down (0xf8 gives 2, 0x06 gives 1), as
 // Wireshark does.
 func (f *Field) MaskHexWidth() int {
-	return (bits.Len64(f.Mask>>f.MaskShift()) + 3) / 4
+	return (bits.Len64(f.Mask()>>f.MaskShift()) + 3) / 4
 }
 
 // Get extracts the field from p into v.
@@ -273,10 +333,19 @@ func (f *Field) Get(p *Packet, v *Value) bool {
 }
 
 // InTree reports whether the field belongs under the protocol or header
-// named tree in the detail tree: by its name, or by its declared parent.
-func (f *Field) InTree(tree string) bool {
-	return under(f.Name, tree) || f.parent == tree || under(f.parent, tree) ||
-		f.alsoParent != "" && (f.alsoParent == tree || under(f.alsoParent, tree))
+// named tree in the detail tree: by its name, by its declared parent, or
+// because its parent is.
+func (f *Field) InTree(tree string) bool { return f.inTree(tree, maxTreeDepth) }
+
+// maxTreeDepth bounds the parents InTree follows.
+const maxTreeDepth = 8
+
+func (f *Field) inTree(tree string, depth int) bool {
+	if under(f.Name, tree) || f.parent == tree || under(f.parent, tree) ||
+		f.alsoParent != "" && (f.alsoParent == tree || under(f.alsoParent, tree)) {
+		return true
+	}
+	return depth > 0 && (f.up != nil && f.up.inTree(tree, depth-1) || f.alsoUp != nil && f.alsoUp.inTree(tree, depth-1))
 }
 
 // InTreeOf is InTree(proto.Name) for a protocol or header field proto,
@@ -428,7 +497,7 @@ func buildRegistry() *registry {
 	r := &registry{byName: map[string]*Field{}}
 	for _, group := range [][]*Field{frameFields(), linkFields(), infinibandFields(), madFields(), ibwireFields(), analysisFields()} {
 		for _, f := range group {
-			if f.treeOnly {
+			if f.TreeOnly() {
 				r.ordered = append(r.ordered, f)
 				continue
 			}
@@ -441,9 +510,40 @@ func buildRegistry() *registry {
 		}
 	}
 	sort.Slice(r.all, func(i, j int) bool { return r.all[i].Name < r.all[j].Name })
+	for _, f := range r.ordered {
+		if sh := f.shape; sh != nil {
+			sh.flags = 0
+			if sh.treeOnly {
+				sh.flags |= TreeOnlyItem
+			}
+			if sh.opens {
+				sh.flags |= OpensSubtree
+			}
+			if sh.row != 0 {
+				sh.flags |= TableRow
+			}
+		}
+	}
+	// A field is also in the trees its parent is in (a record's field under
+	// the tree-only "Attribute (X)" is in the SA header's tree), so a
+	// header the packet lacks is skipped with all it may hold.
+	byAny := map[string]*Field{}
+	for _, f := range r.ordered {
+		if _, ok := byAny[f.Name]; !ok {
+			byAny[f.Name] = f
+		}
+	}
+	for _, f := range r.ordered {
+		if up := byAny[f.parent]; up != f {
+			f.up = up
+		}
+		if up := byAny[f.alsoParent]; up != f {
+			f.alsoUp = up
+		}
+	}
 	var protos []*Field
 	for _, f := range r.ordered {
-		if f.Type == FTProtocol || f.opens {
+		if f.Type == FTProtocol || f.Opens() {
 			if len(protos) == 64 {
 				panic("decode: more than 64 protocols and headers: widen Field.trees")
 			}

@@ -115,7 +115,7 @@ func cmFields() []*Field {
 			// second shown after the Local ACK Timeout.
 			second := withMask(u8(reserved1.Name, "Reserved", req, func(p *Packet) uint8 { return get(p).Reserved2 }), 0x07)
 			reserved1.second = second.get
-			second.treeOnly = true
+			second.shapeOf().treeOnly = true
 			rest = append(rest, second)
 		}
 		return append(append(lids, gids...), rest...)
@@ -230,26 +230,26 @@ func cmFields() []*Field {
 
 // withMask gives a bit field its Wireshark bitmask.
 func withMask(f *Field, mask uint64) *Field {
-	f.Mask = mask
+	f.shapeOf().mask = mask
 	return f
 }
 
 // opens makes the field head a subtree of the fields named under it.
 func opens(f *Field) *Field {
-	f.opens = true
+	f.shapeOf().opens = true
 	return f
 }
 
 // withLabel gives the field the -V line Wireshark writes for it, when
 // label reports true.
 func withLabel(f *Field, label func(buf []byte, p *Packet, v *Value) ([]byte, bool)) *Field {
-	f.label = label
+	f.shapeOf().label = label
 	return f
 }
 
 // withSuffix appends text after the field's value in the -V tree.
 func withSuffix(f *Field, suffix func(buf []byte, v *Value, occ int) []byte) *Field {
-	f.suffix = suffix
+	f.shapeOf().suffix = suffix
 	return f
 }
 

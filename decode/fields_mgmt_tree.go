@@ -200,11 +200,11 @@ func mgmtTreeShape(fs []*Field) []*Field {
 			byName[f.Name] = f
 		}
 		if m, ok := masks[f.Name]; ok {
-			f.Mask = m
+			f.shapeOf().mask = m
 		}
 		if table, ok := portInfoNamed[f.Name]; ok {
 			names := layers.PortInfoNames[table]
-			f.suffix = func(buf []byte, v *Value, _ int) []byte {
+			f.shapeOf().suffix = func(buf []byte, v *Value, _ int) []byte {
 				s, ok := names.Names[uint16(v.U)]
 				if !ok || v.U > 0xFFFF {
 					s = names.Unknown
@@ -214,8 +214,8 @@ func mgmtTreeShape(fs []*Field) []*Field {
 		}
 		if e, ok := tableEntries[f.Name]; ok {
 			from := e.from
-			f.row = e.row
-			f.suffix = func(buf []byte, _ *Value, occ int) []byte {
+			f.shapeOf().row = e.row
+			f.shapeOf().suffix = func(buf []byte, _ *Value, occ int) []byte {
 				buf = append(buf, '(')
 				buf = strconv.AppendInt(buf, int64(occ+from), 10)
 				return append(buf, ')')
@@ -225,8 +225,8 @@ func mgmtTreeShape(fs []*Field) []*Field {
 	// A ServiceRecord's ServiceData: four items, each titled with the
 	// element sizes it holds.
 	if f := byName["infiniband.linkrecord.servicedata"]; f != nil {
-		f.row = 8
-		f.suffix = func(buf []byte, _ *Value, occ int) []byte {
+		f.shapeOf().row = 8
+		f.shapeOf().suffix = func(buf []byte, _ *Value, occ int) []byte {
 			if occ >= len(serviceDataTitles) {
 				return buf
 			}
@@ -241,9 +241,9 @@ func mgmtTreeShape(fs []*Field) []*Field {
 			return p.Headers.MAD.AppendInfo(append(buf, title...)), true
 		}
 	}
-	byName[smpLIDNode].label = smpHeaderLabel("SMP (LID Routed) ", isSMPLID)
-	byName[smpDirectedNode].label = smpHeaderLabel("SMP (Directed Route) ", isSMPDirected)
-	byName[cmNode].label = func(buf []byte, p *Packet, _ *Value) ([]byte, bool) {
+	byName[smpLIDNode].shapeOf().label = smpHeaderLabel("SMP (LID Routed) ", isSMPLID)
+	byName[smpDirectedNode].shapeOf().label = smpHeaderLabel("SMP (Directed Route) ", isSMPDirected)
+	byName[cmNode].shapeOf().label = func(buf []byte, p *Packet, _ *Value) ([]byte, bool) {
 		a, _, ok := smpAttr(p)
 		if !ok {
 			if _, ok := saSMPDataItem(p); ok {
@@ -261,7 +261,7 @@ func mgmtTreeShape(fs []*Field) []*Field {
 		buf = append(buf, "Attribute ("...)
 		return append(append(buf, a.String()...), ')'), true
 	}
-	byName["infiniband.rmpp"].label = func(buf []byte, p *Packet, _ *Value) ([]byte, bool) {
+	byName["infiniband.rmpp"].shapeOf().label = func(buf []byte, p *Packet, _ *Value) ([]byte, bool) {
 		return append(buf, p.Headers.MAD.SA.RMPP.Type.WiresharkTitle()...), true
 	}
 	for name, names := range map[string]map[uint8]string{
@@ -272,12 +272,12 @@ func mgmtTreeShape(fs []*Field) []*Field {
 			s, ok := names[uint8(u)]
 			return s, ok && u <= 0xFF
 		}
-		f.unknownNamed = true
+		f.shapeOf().unknownNamed = true
 	}
-	byName["infiniband.portinfo.capabilitymask"].opens = true
+	byName["infiniband.portinfo.capabilitymask"].shapeOf().opens = true
 	block := byName["infiniband.p_keytable.p_keytableblock"]
-	block.opens = true
-	block.label = func(buf []byte, _ *Packet, _ *Value) ([]byte, bool) { return append(buf, "P_KeyTable"...), true }
+	block.shapeOf().opens = true
+	block.shapeOf().label = func(buf []byte, _ *Packet, _ *Value) ([]byte, bool) { return append(buf, "P_KeyTable"...), true }
 	byName["infiniband.p_keytable.membershiptype"].parent = block.Name
 	byName["infiniband.p_keytable.p_keybase"].parent = block.Name
 
@@ -312,9 +312,9 @@ func mgmtTreeShape(fs []*Field) []*Field {
 		}
 		attr, title := t.attr, t.attr.String()
 		inserts[first] = append(inserts[first], &Field{Name: t.prefix, Title: title, Type: FTNone, parent: cmNode,
-			treeOnly: true, opens: true,
-			get:   func(p *Packet, _ *Value) bool { a, _, ok := smpAttr(p); return ok && a == attr },
-			label: func(buf []byte, _ *Packet, _ *Value) ([]byte, bool) { return append(buf, title...), true }})
+			get: func(p *Packet, _ *Value) bool { a, _, ok := smpAttr(p); return ok && a == attr },
+			shape: &treeShape{treeOnly: true, opens: true,
+				label: func(buf []byte, _ *Packet, _ *Value) ([]byte, bool) { return append(buf, title...), true }}})
 	}
 	saTreeShape(fs, byName, inserts)
 	out := make([]*Field, 0, len(fs)+len(inserts)+4)
@@ -342,7 +342,7 @@ var saHeaderFields = map[string]bool{
 // under the record's RID).
 func saTreeShape(fs []*Field, byName map[string]*Field, inserts map[string][]*Field) {
 	S := func(p *Packet) *layers.SA { return &p.Headers.MAD.SA }
-	byName[saNode].label = func(buf []byte, p *Packet, _ *Value) ([]byte, bool) {
+	byName[saNode].shapeOf().label = func(buf []byte, p *Packet, _ *Value) ([]byte, bool) {
 		return p.Headers.MAD.AppendInfo(append(buf, "SA "...)), true
 	}
 	inserts["infiniband.sa.componentmask"] = append(inserts["infiniband.sa.componentmask"],
@@ -373,9 +373,10 @@ func saTreeShape(fs []*Field, byName map[string]*Field, inserts map[string][]*Fi
 	isPR := record(layers.SAAttrPathRecord, layers.PathRecordLength)
 	isMC := record(layers.SAAttrMCMemberRecord, layers.MCMemberRecordLength)
 	node := func(name, parent string, has func(p *Packet) bool, label func(buf []byte, p *Packet) []byte) *Field {
-		return &Field{Name: name, Type: FTNone, parent: parent, treeOnly: true, opens: true,
-			get:   func(p *Packet, _ *Value) bool { return has(p) },
-			label: func(buf []byte, p *Packet, _ *Value) ([]byte, bool) { return label(buf, p), true }}
+		return &Field{Name: name, Type: FTNone, parent: parent,
+			get: func(p *Packet, _ *Value) bool { return has(p) },
+			shape: &treeShape{treeOnly: true, opens: true,
+				label: func(buf []byte, p *Packet, _ *Value) ([]byte, bool) { return label(buf, p), true }}}
 	}
 	title := func(s string) func(buf []byte, _ *Packet) []byte {
 		return func(buf []byte, _ *Packet) []byte { return append(buf, s...) }

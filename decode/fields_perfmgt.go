@@ -82,7 +82,7 @@ func perfMgtFields() []*Field {
 	// treeMask: tshark 4.0 draws these two as bit fields in the tree but
 	// registers them without a mask.
 	treeMask := func(f *Field, mask uint64) *Field {
-		f.Mask, f.maskTreeOnly = mask, true
+		f.shapeOf().mask, f.shapeOf().maskTreeOnly = mask, true
 		return f
 	}
 	type PC = layers.PortCounters

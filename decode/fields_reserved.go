@@ -58,7 +58,7 @@ func reservedNth(p *Packet, i int, v *Value) bool {
 // reservedItem is a tree-only infiniband.reserved item at its place in a
 // header: Wireshark shows each reserved field where it lies.
 func reservedItem(parent string, get func(p *Packet) []byte) *Field {
-	return &Field{Name: "infiniband.reserved", Title: "Reserved", Type: FTBytes, parent: parent, treeOnly: true,
+	return &Field{Name: "infiniband.reserved", Title: "Reserved", Type: FTBytes, parent: parent, shape: &treeShape{treeOnly: true},
 		get: func(p *Packet, v *Value) bool {
 			v.B = get(p)
 			return v.B != nil

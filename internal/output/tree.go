@@ -78,7 +78,13 @@ func (t *Tree) field(f *decode.Field, depth int, v *decode.Value, second bool) {
 		return
 	}
 	t.indent(depth)
-	t.buf = appendFieldLine(t.buf, f, t.p, v, t.w.occ)
+	if f.Shaped() {
+		t.buf = appendFieldLine(t.buf, f, t.p, v, t.w.occ)
+	} else {
+		t.buf = append(t.buf, f.Title...)
+		t.buf = append(t.buf, ": "...)
+		t.buf = appendTreeValue(t.buf, f, v)
+	}
 	switch f.Name {
 	case "infiniband.invariant.crc":
 		t.buf = appendCRCStatus(t.buf, t.p.ICRC, uint64(wireOrder32(t.p.ICRCComputed)), 8)
@@ -114,8 +120,8 @@ func appendFieldLine(buf []byte, f *decode.Field, p *decode.Packet, v *decode.Va
 	if b, ok := f.AppendLabel(buf, p, v); ok {
 		return b
 	}
-	if f.Mask != 0 && f.Type.IsUnsigned() {
-		buf = appendBitPattern(buf, v.U<<uint(f.MaskShift()), f.Mask, f.Type.BitWidth())
+	if f.Mask() != 0 && f.Type.IsUnsigned() {
+		buf = appendBitPattern(buf, v.U<<uint(f.MaskShift()), f.Mask(), f.Type.BitWidth())
 		buf = append(buf, " = "...)
 	}
 	buf = append(buf, f.Title...)
@@ -170,7 +176,7 @@ func appendTreeValue(buf []byte, f *decode.Field, v *decode.Value) []byte {
 			return append(buf, ')')
 		}
 		return appendTreeNumber(buf, f, v)
-	case f.Type.IsUnsigned() && f.Mask != 0:
+	case f.Type.IsUnsigned() && f.Mask() != 0:
 		return appendTreeNumber(buf, f, v)
 	case f.Type.IsUnsigned() && f.Base == decode.BaseDecHex:
 		buf = strconv.AppendUint(buf, v.U, 10)
@@ -184,7 +190,7 @@ func appendTreeValue(buf []byte, f *decode.Field, v *decode.Value) []byte {
 // appendTreeNumber writes an integer as -T fields does, except that a bit
 // field's hex value is as wide as its mask, as the tree shows it.
 func appendTreeNumber(buf []byte, f *decode.Field, v *decode.Value) []byte {
-	if f.Mask != 0 && (f.Base == decode.BaseHex || f.Base == decode.BaseHexDec) {
+	if f.Mask() != 0 && (f.Base == decode.BaseHex || f.Base == decode.BaseHexDec) {
 		return appendHex(buf, v.U, f.MaskHexWidth())
 	}
 	return f.AppendValue(buf, v)

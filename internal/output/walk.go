@@ -30,7 +30,8 @@ func (w *walker) walk(p *decode.Packet, vis fieldVisitor) {
 	all, ends := decode.FieldsInWireOrder(), decode.SubtreeEnds()
 	for i := 0; i < len(all); i++ {
 		f := all[i]
-		if f.TreeOnly() && !w.tree {
+		flags := f.TreeFlags()
+		if flags&decode.TreeOnlyItem != 0 && !w.tree {
 			continue
 		}
 		if !f.Get(p, &w.v) {
@@ -45,13 +46,12 @@ func (w *walker) walk(p *decode.Packet, vis fieldVisitor) {
 			vis.close(top, len(w.stack))
 		}
 		depth := len(w.stack)
-		if f.Type == decode.FTProtocol || w.tree && f.Opens() {
+		if f.Type == decode.FTProtocol || w.tree && flags&decode.OpensSubtree != 0 {
 			vis.open(f, depth, &w.v)
 			w.stack = append(w.stack, f)
 			continue
 		}
-		w.occ = 0
-		if w.tree && f.Row() != 0 {
+		if w.tree && flags&decode.TableRow != 0 {
 			i = w.tableRows(p, vis, all, i, depth) - 1
 			continue
 		}
