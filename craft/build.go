@@ -47,11 +47,15 @@ type FrameInfo struct {
 	PSN     layers.PSN
 	Note    string      // its part in the conversation, e.g. "op 2 write, packet 3" or "CM REQ"
 	Corrupt CorruptKind // how the frame was broken on purpose, or NoCorruption
+	Raw     bool        // a raw packet (BuildRaw): no BTH, so no Opcode, PSN or DestQP
 }
 
 // String summarises the frame on one line: "RC_RDMA_WRITE_FIRST psn 256: op 1 write, packet 1".
 func (i FrameInfo) String() string {
 	s := fmt.Sprintf("%v psn %d", i.Opcode, i.PSN)
+	if i.Raw {
+		s = "raw"
+	}
 	if i.Note != "" {
 		s += ": " + i.Note
 	}

@@ -45,6 +45,19 @@ func (c *Conn) Builder() *Builder { return c.b }
 // Trace returns the frames and findings so far.
 func (c *Conn) Trace() Trace { return c.trace }
 
+// Expect adds a finding the caller put into the frames so far, by the
+// frames' numbers (from 1): one craft's model does not make itself, such as
+// traffic that breaks what the CM negotiated. Its Detail says why (the
+// manifest's findings table needs one).
+func (c *Conn) Expect(f Finding) error {
+	if f.Frame < 1 || f.Frame > len(c.trace.Frames) || f.Ref < 0 || f.Ref > len(c.trace.Frames) || f.Detail == "" {
+		return fmt.Errorf("craft: finding %v: the trace has %d frames", f, len(c.trace.Frames))
+	}
+	c.trace.Findings = append(c.trace.Findings, f)
+	sortFindings(c.trace.Findings)
+	return nil
+}
+
 // Frames returns the frames so far.
 func (c *Conn) Frames() []Frame { return c.trace.Frames }
 

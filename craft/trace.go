@@ -28,6 +28,16 @@ const (
 	FindingLengthMismatch FindingKind = "reth_length_mismatch" // RETH DMA length differs from the bytes the message carries
 	FindingUnknownOpcode  FindingKind = "unknown_opcode"       // an opcode the IBTA does not define
 	FindingDuplicate      FindingKind = "duplicate"            // a responder answer sent again for a duplicate request
+	// Breaches of what the CM negotiated (Ref: the REQ or REP that set the
+	// limit), and CM exchanges that went wrong (Ref: the message concerned).
+	FindingCMReadsExceeded    FindingKind = "cm.reads_exceeded"     // more READ/atomic requests outstanding than the REP allows
+	FindingCMRetryExceeded    FindingKind = "cm.retry_exceeded"     // a PSN retried more often than the REQ's Retry Count
+	FindingCMRNRRetryExceeded FindingKind = "cm.rnr_retry_exceeded" // more RNR retries than the RNR Retry Count
+	FindingCMMTUExceeded      FindingKind = "cm.mtu_exceeded"       // a payload larger than the REQ's path MTU
+	FindingCMPathMismatch     FindingKind = "cm.path_mismatch"      // a P_Key, traffic class, flow label or SL other than the REQ's path
+	FindingCMMRA              FindingKind = "cm.mra"                // an MRA (Ref: the message it acknowledges)
+	FindingCMMRAIgnored       FindingKind = "cm.mra_ignored"        // a message sent again before the MRA's service timeout (Ref: the MRA)
+	FindingCMDREQUnanswered   FindingKind = "cm.dreq_unanswered"    // a DREQ no DREP answered
 )
 
 // Finding is one expected finding: frame numbers count from 1 within the trace.

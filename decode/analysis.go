@@ -372,6 +372,9 @@ func (a *Analyzer) transport(p *Packet) {
 		an.Info |= InfoRequestPacket
 		a.request(d, p, b, info, bad)
 	}
+	if k := d.conv.cm; k != nil {
+		a.cmCheck(d, k, p, b, info)
+	}
 }
 
 // A request PSN this far from the highest PSN of its direction, either
@@ -590,6 +593,7 @@ func (a *Analyzer) Finish() {
 	for c := a.lru.next; c != &a.lru; c = c.next {
 		a.unanswered(c)
 	}
+	a.cmUnansweredDREQs()
 }
 
 // Conversations returns a summary of every conversation, retired ones and

@@ -10,6 +10,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ibwire/ibwire/capture"
+	"github.com/ibwire/ibwire/craft"
 	"github.com/ibwire/ibwire/decode"
 	"github.com/ibwire/ibwire/layers"
 )
@@ -151,4 +153,39 @@ func TestAnalyzeMemoryBounded(t *testing.T) {
 	assert.LessOrEqual(t, len(cs), 1000+maxLive+1)
 	assert.Positive(t, a.Retired(), "summaries beyond MaxDone are counted, not kept")
 	assert.Zero(t, a.Expert().Count(decode.FindUnanswered))
+}
+
+// BenchmarkAnalyzeCMContract measures what the CM contract checks cost a
+// packet: the same 20,000 RDMA WRITEs and their ACKs decoded and analysed
+// after a CM REQ/REP/RTU (the checks follow the connection) and without it
+// (the connection is paired from its responses; one pointer test per
+// packet). Decoding is in both: a Decoder's packets share its parser.
+func BenchmarkAnalyzeCMContract(b *testing.B) {
+	c, err := craft.New(craft.Config{})
+	require.NoError(b, err)
+	require.NoError(b, c.Connect(craft.CMOptions{}))
+	ops := make([]craft.Op, 20000)
+	for i := range ops {
+		ops[i] = craft.Op{Kind: craft.OpWrite, Data: make([]byte, 64), VA: 0x7f0000000000, RKey: 1}
+	}
+	require.NoError(b, c.Run(ops, craft.Faults{}))
+	frames := c.Frames()
+	for _, bc := range []struct {
+		name   string
+		frames []craft.Frame
+	}{{"with-cm", frames}, {"without-cm", frames[3:]}} {
+		b.Run(bc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			dec := decode.NewDecoder(decode.Options{})
+			n := 0
+			for b.Loop() {
+				a := decode.NewAnalyzer(decode.AnalyzerOptions{})
+				for _, f := range bc.frames {
+					a.Analyze(dec.Decode(capture.Packet{Data: f.Data, LinkType: f.LinkType, Time: f.Time, Length: len(f.Data)}))
+				}
+				n += len(bc.frames)
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(n), "ns/pkt")
+		})
+	}
 }

@@ -16,6 +16,12 @@ type PacketAnalysis struct {
 	Dir  uint8
 	// Cause says why a retransmission was sent (RetransNAK ...).
 	Cause RetransCause
+	// CMCount is, at a CM contract finding, the requests outstanding or
+	// the retries that broke it.
+	CMCount uint8
+	// CMPath has bit 1<<CMPath* set for each path attribute that differs
+	// from the CM REQ's (FindCMPathMismatch).
+	CMPath uint8
 	// Findings has bit k set for each FindingKind k found at this frame.
 	Findings uint32
 	// Info flags say which of the values below are set.
@@ -35,6 +41,9 @@ type PacketAnalysis struct {
 	AckRTT             time.Duration
 	Latency            time.Duration // request to response, on the response that completes it
 	Elapsed            time.Duration // for ack_timeout: since the previous transmission
+	// CM is the contract of the connection when the CM set it up, nil
+	// otherwise (on a REJ, only its RejBy is set).
+	CM *CMContract
 }
 
 // InfoFlags say which PacketAnalysis values hold.

@@ -72,6 +72,7 @@ type conv struct {
 	hasStart   [2]bool
 	keys       [2]FlowKey // each side's flow, from its traffic or from set-up
 	hasKey     [2]bool
+	cm         *cmContract // what the CM negotiated; nil when no CM set it up
 }
 
 // Conversation is the summary of one conversation: two directions paired,

@@ -25,6 +25,11 @@ type cmReq struct {
 	svc   layers.ServiceType
 	sid   uint64
 	frame uint32
+	// The contract's values (analysis_cm.go).
+	retry, rnrRetry uint8
+	pkey            uint16
+	tclass, sl      uint8
+	flowLabel       uint32
 }
 
 // cmConv remembers the conversation a transaction set up or takes down.
@@ -37,18 +42,25 @@ type cmTable struct {
 	reqs  map[cmTID]cmReq
 	convs map[cmTID]cmConv // after REP (until RTU) and after DREQ (until DREP)
 	sidr  map[cmTID]cmReq
+	reps  map[cmTID]uint32 // the frame of each REP, by its REQ's transaction, until RTU
+	mras  map[cmTID]cmMRA  // by the transaction of the message the MRA acknowledged
+	dreqs map[cmTID]cmDREQ // until DREP
 }
 
 func (t *cmTable) init() {
 	if t.reqs == nil {
 		t.reqs, t.convs, t.sidr = map[cmTID]cmReq{}, map[cmTID]cmConv{}, map[cmTID]cmReq{}
+		t.reps, t.mras, t.dreqs = map[cmTID]uint32{}, map[cmTID]cmMRA{}, map[cmTID]cmDREQ{}
 	}
 	// Bounded: a capture full of unanswered CM transactions forgets them.
-	for _, m := range []int{len(t.reqs), len(t.convs), len(t.sidr)} {
+	for _, m := range []int{len(t.reqs), len(t.convs), len(t.sidr), len(t.reps), len(t.mras), len(t.dreqs)} {
 		if m > maxSetup {
 			clear(t.reqs)
 			clear(t.convs)
 			clear(t.sidr)
+			clear(t.reps)
+			clear(t.mras)
+			clear(t.dreqs)
 			return
 		}
 	}
@@ -82,15 +94,35 @@ func (a *Analyzer) cmMessage(p *Packet, d *direction) {
 		case layers.CMTransportExtended:
 			svc = layers.ServiceXRC
 		}
-		t.reqs[cmTID{m.TransactionID, src}] = cmReq{qpn: cm.REQ.LocalQPN, psn: cm.REQ.StartingPSN,
-			mtu: cm.REQ.PathMTU.Bytes(), svc: svc, sid: uint64(cm.REQ.ServiceID), frame: a.frame}
+		q := &cm.REQ
+		k := cmTID{m.TransactionID, src}
+		a.cmResent(k, layers.CMMRAedREQ, d.conv.id)
+		t.reqs[k] = cmReq{qpn: q.LocalQPN, psn: q.StartingPSN,
+			mtu: q.PathMTU.Bytes(), svc: svc, sid: uint64(q.ServiceID), frame: a.frame,
+			retry: q.RetryCount, rnrRetry: q.RNRRetryCount, pkey: q.PKey, tclass: q.Primary.TrafficClass,
+			sl: q.Primary.SL, flowLabel: q.Primary.FlowLabel}
+	case layers.CMAttrMRA:
+		// The MRA's receiver sent the message it acknowledges.
+		k := cmTID{m.TransactionID, dst}
+		var ref uint32
+		switch cm.MRA.MessageMRAed {
+		case layers.CMMRAedREQ:
+			ref = t.reqs[k].frame
+		case layers.CMMRAedREP:
+			k.by = src // the REP answered src's REQ
+			ref = t.reps[k]
+			k.by = dst
+		}
+		a.cmMRASent(k, &cm.MRA, ref, d.conv.id)
 	case layers.CMAttrREP:
 		k := cmTID{m.TransactionID, dst}
+		a.cmResent(cmTID{m.TransactionID, src}, layers.CMMRAedREP, d.conv.id)
 		req, ok := t.reqs[k]
 		if !ok {
 			return
 		}
 		delete(t.reqs, k)
+		t.reps[k] = a.frame
 		// dst sent the REQ: it is A.
 		ab := FlowKey{Src: dst, Dst: src, DestQP: cm.REP.LocalQPN}
 		ba := FlowKey{Src: src, Dst: dst, DestQP: req.qpn}
@@ -100,6 +132,12 @@ func (a *Analyzer) cmMessage(p *Packet, d *direction) {
 		c.hasStart[s], c.hasStart[1-s] = true, true
 		c.state = ConvConnecting
 		c.ended = false
+		// Both sides on one address with one QPN (a loopback capture of
+		// rping): the directions are one to the analysis, so no packet
+		// can be told to be the active side's or the passive's.
+		if keyOf(ab) != keyOf(ba) {
+			a.cmBind(c, s, &req, &cm.REP, ab)
+		}
 		t.convs[k] = cmConv{c, c.id}
 	case layers.CMAttrRTU:
 		k := cmTID{m.TransactionID, src}
@@ -108,15 +146,33 @@ func (a *Analyzer) cmMessage(p *Packet, d *direction) {
 			a.finding(Finding{Kind: FindCMConnect, Frame: a.frame, Conv: c.id})
 		}
 		delete(t.convs, k)
+		delete(t.reps, k)
 	case layers.CMAttrREJ:
+		// The passive side rejects a REQ; the active side rejects a REP
+		// (or gives up on its REQ). The REJ's sender is the active side
+		// when the transaction is keyed by it: it sent the REQ.
 		k := cmTID{m.TransactionID, dst}
+		by := uint8(2) // passive
+		if _, ok := t.reqs[k]; !ok && t.convs[k].live() == nil {
+			if _, mine := t.reqs[cmTID{m.TransactionID, src}]; mine || t.convs[cmTID{m.TransactionID, src}].live() != nil {
+				k, by = cmTID{m.TransactionID, src}, 1
+			}
+		}
+		p.Analysis.CM = &cmRejBy[by]
+		delete(t.reps, k)
 		if req, ok := t.reqs[k]; ok {
 			delete(t.reqs, k)
-			a.finding(Finding{Kind: FindCMReject, Frame: a.frame, Ref: req.frame, Conv: d.conv.id})
+			a.finding(Finding{Kind: FindCMReject, Sub: cmRejSub(cm.REJ.Reason, by), Frame: a.frame, Ref: req.frame, Conv: d.conv.id})
 		} else if c := t.convs[k].live(); c != nil {
 			c.state, c.ended = ConvRejected, true
 			delete(t.convs, k)
-			a.finding(Finding{Kind: FindCMReject, Frame: a.frame, Conv: c.id})
+			var rep uint32 // the REP rejected
+			if c.cm != nil {
+				rep = c.cm.REPFrame
+			}
+			a.finding(Finding{Kind: FindCMReject, Sub: cmRejSub(cm.REJ.Reason, by), Frame: a.frame, Ref: rep, Conv: c.id})
+		} else {
+			p.Analysis.CM = nil
 		}
 	case layers.CMAttrDREQ:
 		k := FlowKey{Src: src, Dst: dst, DestQP: cm.DREQ.RemoteQPN}
@@ -130,9 +186,19 @@ func (a *Analyzer) cmMessage(p *Packet, d *direction) {
 			c.state = ConvClosing
 			t.convs[cmTID{m.TransactionID, src}] = cmConv{c, c.id}
 		}
+		// A DREQ sent again: the first had no DREP within its timeout.
+		dk := cmTID{m.TransactionID, src}
+		if first, ok := t.dreqs[dk]; ok {
+			a.finding(Finding{Kind: FindCMDREQUnanswered, Frame: a.frame, Ref: first.frame, Conv: first.conv})
+		} else if c != nil {
+			t.dreqs[dk] = cmDREQ{frame: a.frame, conv: c.id}
+		}
 	case layers.CMAttrDREP:
 		k := cmTID{m.TransactionID, dst}
-		if c := t.convs[k].live(); c != nil {
+		delete(t.dreqs, k)
+		// When both sides send a DREQ at once, each is answered: the
+		// second DREP ends nothing more.
+		if c := t.convs[k].live(); c != nil && c.state != ConvClosed {
 			c.state, c.ended = ConvClosed, true
 			a.finding(Finding{Kind: FindCMDisconnect, Frame: a.frame, Conv: c.id})
 		}

@@ -73,6 +73,14 @@ const (
 	FindCMDisconnect                   // a CM connection ended (DREQ/DREP)
 	FindCMReject                       // a CM REQ rejected
 	FindOOBExchange                    // an out-of-band TCP exchange named the QPs
+	FindCMReadsExceeded                // more READ/atomic requests outstanding than the CM REP allows
+	FindCMRetryExceeded                // a PSN retried more often than the CM REQ's Retry Count
+	FindCMRNRRetryExceeded             // more RNR retries of a PSN than the CM RNR Retry Count
+	FindCMMTUExceeded                  // a payload larger than the CM REQ's path MTU
+	FindCMPathMismatch                 // a P_Key, traffic class, flow label or SL other than the CM REQ's path (Sub: CMPath*)
+	FindCMMRA                          // a CM MRA: the receiver of a REQ or REP asks for more time
+	FindCMMRAIgnored                   // a REQ or REP sent again before the MRA's service timeout
+	FindCMDREQUnanswered               // a CM DREQ without a DREP
 	numFindingKinds
 )
 
@@ -109,6 +117,14 @@ var findingKinds = [numFindingKinds]kindInfo{
 	FindCMDisconnect:       {"cm_disconnect", SevChat, "Sequence", "CM disconnection"},
 	FindCMReject:           {"cm_reject", SevNote, "Sequence", "CM connection rejected"},
 	FindOOBExchange:        {"oob_exchange", SevChat, "Sequence", "Out-of-band QP exchange (TCP)"},
+	FindCMReadsExceeded:    {"cm.reads_exceeded", SevWarn, "Protocol", "More READ/atomic requests outstanding than CM negotiated"},
+	FindCMRetryExceeded:    {"cm.retry_exceeded", SevWarn, "Sequence", "PSN retried more often than the CM Retry Count"},
+	FindCMRNRRetryExceeded: {"cm.rnr_retry_exceeded", SevWarn, "Sequence", "RNR retries beyond the CM RNR Retry Count"},
+	FindCMMTUExceeded:      {"cm.mtu_exceeded", SevWarn, "Protocol", "Payload larger than the CM path MTU"},
+	FindCMPathMismatch:     {"cm.path_mismatch", SevWarn, "Protocol", "Header differs from the CM path"},
+	FindCMMRA:              {"cm.mra", SevNote, "Sequence", "CM MRA: more time asked"},
+	FindCMMRAIgnored:       {"cm.mra_ignored", SevWarn, "Sequence", "CM message sent again before the MRA's service timeout"},
+	FindCMDREQUnanswered:   {"cm.dreq_unanswered", SevWarn, "Sequence", "CM DREQ without DREP"},
 }
 
 // Name is the kind's ibwire.analysis field suffix ("psn_gap").
@@ -151,9 +167,21 @@ func (f *Finding) Summary() string {
 		return "NAK " + layers.NAKCode(f.Sub).String()
 	case FindRNRNAK:
 		return "RNR NAK, timer " + layers.RNRTimerCode(f.Sub).String()
+	case FindCMReject:
+		if reason, by := cmRejOfSub(f.Sub); reason != 0 {
+			return "CM connection rejected: " + reason.String() + " (by the " + cmRejBy[by].RejByName() + " side)"
+		}
+	case FindCMPathMismatch:
+		if int(f.Sub) < len(cmPathNames) && f.Sub != 0 {
+			return cmPathNames[f.Sub] + " differs from the CM path"
+		}
 	}
 	return findingKinds[f.Kind%numFindingKinds].summary
 }
+
+// numSubs bounds Finding.Sub: 5-bit NAK codes and RNR timers, and a
+// REJ's reason (6 bits) with the side that sent it (cmRejSub).
+const numSubs = 128
 
 // ExpertRow groups the findings of one kind (and sub-code): an exact count
 // and the first few frames.
@@ -173,12 +201,12 @@ type Expert struct {
 	// MaxFrames is how many frames a row keeps (default 20).
 	MaxFrames int
 	rows      []*ExpertRow
-	index     [numFindingKinds][32]int32 // 1 + position in rows
+	index     [numFindingKinds][numSubs]int32 // 1 + position in rows
 }
 
 // Add counts f.
 func (e *Expert) Add(f *Finding) {
-	sub := f.Sub & 31
+	sub := f.Sub % numSubs
 	i := e.index[f.Kind%numFindingKinds][sub]
 	if i == 0 {
 		maxFrames := e.MaxFrames
@@ -202,7 +230,7 @@ func (e *Expert) Rows() []ExpertRow {
 	out := make([]ExpertRow, 0, len(e.rows))
 	for s := SevError; s >= SevChat; s-- {
 		for k := FindingKind(0); k < numFindingKinds; k++ {
-			for sub := range 32 {
+			for sub := range numSubs {
 				if i := e.index[k][sub]; i > 0 && e.rows[i-1].Severity == s {
 					out = append(out, *e.rows[i-1])
 				}

@@ -148,6 +148,9 @@ type Field struct {
 	// fieldsWithout says, for a header, when its fields can be present
 	// though it is not (SubtreeWithout).
 	fieldsWithout func(p *Packet) bool
+	// namedValue marks a protocol whose value -e prints as its own name,
+	// as tshark prints a heuristic sub-protocol's (infiniband.eoib).
+	namedValue bool
 
 	// shape is how the -V tree draws the field beyond "Title: value", nil
 	// for most fields: kept out of line, so the Field the tree's walk
@@ -405,6 +408,9 @@ func (f *Field) AppendValue(buf []byte, v *Value) []byte {
 		}
 		if f.none {
 			return append(buf, '1')
+		}
+		if f.namedValue {
+			return append(buf, f.Name...)
 		}
 		return buf
 	case FTBool:

@@ -184,6 +184,8 @@ func (p *Packet) Protocols() string {
 		key.data = len(p.Headers.TCP.Payload) > 0
 	case p.has&hasUDP != 0:
 		key.data = len(p.Headers.UDP.Payload) > 0
+	case p.has&hasRWH != 0: // a raw packet of an EtherType ibdump does not decode
+		key.data = p.has&hasPayload != 0 && len(p.Headers.Payload) > 0
 	}
 	if s, ok := protocolStrings.Load(key); ok {
 		return s.(string)
@@ -210,7 +212,7 @@ func (k protocolsKey) String() string {
 		parts = append(parts, "eth", "ethertype")
 	case k.has&hasERF != 0:
 		parts = append(parts, "erf")
-	case k.has&(hasIPv4|hasIPv6) != 0: // no link-layer header: raw IP
+	case k.has&(hasIPv4|hasIPv6) != 0 && k.has&hasLRH == 0: // no link-layer header: raw IP
 		parts = append(parts, "raw")
 	}
 	if k.has&hasDot1Q != 0 {
@@ -218,10 +220,11 @@ func (k protocolsKey) String() string {
 	}
 	switch {
 	case k.has&hasLRH != 0:
-		parts = append(parts, "infiniband") // LRH, GRH and BTH are one protocol
+		parts = append(parts, "infiniband") // LRH, GRH, BTH and a raw packet's RWH are one protocol
 	case k.has&hasGRH != 0 && k.has&(hasEthernet|hasSLL) != 0:
 		parts = append(parts, "infiniband") // RoCEv1
-	case k.has&hasARP != 0:
+	}
+	if k.has&hasARP != 0 {
 		parts = append(parts, "arp")
 	}
 	if k.has&hasIPv4 != 0 {

@@ -117,6 +117,7 @@ func analysisFields() []*Field {
 			}
 		}
 	}
+	fs = append(fs, cmContractFields()...)
 	// Every other finding is a flag named after its kind.
 	for _, k := range FindingKinds() {
 		switch k {
@@ -126,4 +127,89 @@ func analysisFields() []*Field {
 		fs = append(fs, boolField("ibwire.analysis."+k.Name(), findingKinds[k].summary, has(k)))
 	}
 	return fs
+}
+
+// cmContractFields are ibwire.analysis.cm.*: on each packet of a connection
+// the CM set up, what its REQ and REP negotiated (for the packet's sender
+// where the sides differ); at a finding, what broke it. The flags of the
+// findings themselves (ibwire.analysis.cm.reads_exceeded ...) are named
+// after their kinds.
+func cmContractFields() []*Field {
+	cm := func(p *Packet) *CMContract { return p.Analysis.CM }
+	// contract reads a value of the sender's side; a REJ's CM has no sides.
+	contract := func(name, title string, t FieldType, base Base, get func(k *CMContract, side uint8) uint64) *Field {
+		return uintField(name, title, t, base, func(p *Packet) (uint64, bool) {
+			k := cm(p)
+			if k == nil || k.REQFrame == 0 || p.Analysis.Dir == 0 {
+				return 0, false
+			}
+			return get(k, p.Analysis.Dir-1), true
+		})
+	}
+	count := func(name, title string, kinds ...FindingKind) *Field {
+		return uintField(name, title, FTUint8, BaseDec, func(p *Packet) (uint64, bool) {
+			for _, k := range kinds {
+				if p.Analysis.Has(k) {
+					return uint64(p.Analysis.CMCount), true
+				}
+			}
+			return 0, false
+		})
+	}
+	return []*Field{
+		contract("ibwire.analysis.cm.req_frame", "CM REQ of the connection", FTUint32, BaseDec,
+			func(k *CMContract, _ uint8) uint64 { return uint64(k.REQFrame) }),
+		contract("ibwire.analysis.cm.rep_frame", "CM REP of the connection", FTUint32, BaseDec,
+			func(k *CMContract, _ uint8) uint64 { return uint64(k.REPFrame) }),
+		contract("ibwire.analysis.cm.max_outstanding_reads", "READ/atomic requests the sender may have outstanding (CM REP)", FTUint8, BaseDec,
+			func(k *CMContract, x uint8) uint64 { return uint64(k.MaxReads[x]) }),
+		contract("ibwire.analysis.cm.retry_count", "Retry Count (CM REQ)", FTUint8, BaseDec,
+			func(k *CMContract, _ uint8) uint64 { return uint64(k.RetryCount) }),
+		contract("ibwire.analysis.cm.rnr_retry_count", "RNR Retry Count of the sender (7: for ever)", FTUint8, BaseDec,
+			func(k *CMContract, x uint8) uint64 { return uint64(k.RNRRetryCount[x]) }),
+		contract("ibwire.analysis.cm.path_mtu", "Path MTU (CM REQ)", FTUint32, BaseDec,
+			func(k *CMContract, _ uint8) uint64 { return uint64(k.PathMTU) }),
+		contract("ibwire.analysis.cm.pkey", "Partition Key (CM REQ)", FTUint16, BaseHex,
+			func(k *CMContract, _ uint8) uint64 { return uint64(k.PKey) }),
+		contract("ibwire.analysis.cm.traffic_class", "Traffic Class (CM REQ primary path)", FTUint8, BaseDec,
+			func(k *CMContract, _ uint8) uint64 { return uint64(k.TrafficClass) }),
+		contract("ibwire.analysis.cm.flow_label", "Flow Label (CM REQ primary path)", FTUint32, BaseHex,
+			func(k *CMContract, _ uint8) uint64 { return uint64(k.FlowLabel) }),
+		contract("ibwire.analysis.cm.sl", "SL (CM REQ primary path)", FTUint8, BaseDec,
+			func(k *CMContract, _ uint8) uint64 { return uint64(k.SL) }),
+		count("ibwire.analysis.cm.outstanding_reads", "READ/atomic requests outstanding with this one", FindCMReadsExceeded),
+		count("ibwire.analysis.cm.retries", "Retries of this PSN", FindCMRetryExceeded, FindCMRNRRetryExceeded),
+		uintField("ibwire.analysis.cm.ref_frame", "CM message this finding refers to", FTUint32, BaseDec, func(p *Packet) (uint64, bool) {
+			an := &p.Analysis
+			if f := an.CMRef(); f != 0 {
+				return uint64(f), true
+			}
+			if an.Findings&cmMessageFindings != 0 && an.RefFrame != 0 {
+				return uint64(an.RefFrame), true
+			}
+			return 0, false
+		}),
+		{Name: "ibwire.analysis.cm.rej_reason", Title: "Why the CM REJ rejected", Type: FTString, get: func(p *Packet, v *Value) bool {
+			if !p.Analysis.Has(FindCMReject) || !p.HasMAD() {
+				return false
+			}
+			v.S = p.Headers.MAD.CM.REJ.Reason.String()
+			return true
+		}},
+		{Name: "ibwire.analysis.cm.rej_by", Title: "Side that sent the CM REJ", Type: FTString, get: func(p *Packet, v *Value) bool {
+			k := cm(p)
+			if k == nil || k.RejBy == 0 || !p.Analysis.Has(FindCMReject) {
+				return false
+			}
+			v.S = k.RejByName()
+			return true
+		}},
+		{Name: "ibwire.analysis.cm.mra_timeout", Title: "Time the CM MRA asks for (service timeout)", Type: FTRelTime, get: func(p *Packet, v *Value) bool {
+			if !p.Analysis.Has(FindCMMRA) || !p.HasMAD() {
+				return false
+			}
+			v.D = layers.CMTimeout(p.Headers.MAD.CM.MRA.ServiceTimeout)
+			return true
+		}},
+	}
 }

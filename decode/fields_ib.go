@@ -49,12 +49,7 @@ func infinibandFields() []*Field {
 	immdt.second = immdt.get
 	iethF := bytesField("infiniband.ieth", "RKey", FTBytes, func(p *Packet) ([]byte, bool) { return B(p).IETH.Contents, ieth(p) })
 	iethF.second = iethF.get
-	reserved := bytesField("infiniband.reserved", "Reserved", FTBytes, func(p *Packet) ([]byte, bool) {
-		if !bth(p) {
-			return nil, false
-		}
-		return B(p).Contents[4:5], true
-	})
+	reserved := &Field{Name: "infiniband.reserved", Title: "Reserved", Type: FTBytes, get: func(p *Packet, v *Value) bool { return reservedNth(p, 0, v) }}
 	reserved.parent = "infiniband.bth"
 	reserved.nth = reservedNth
 	vendor := bytesField("infiniband.vendor", "Unknown/Vendor Specific Data", FTBytes, func(p *Packet) ([]byte, bool) {
@@ -62,7 +57,18 @@ func infinibandFields() []*Field {
 		return b[:min(len(b), 4)], ok
 	})
 	vendor.second = bytesField("", "", FTBytes, vendorBytes).get
-	return []*Field{
+	vcrc := uintField("infiniband.variant.crc", "Variant CRC", FTUint16, BaseHex, func(p *Packet) (uint64, bool) {
+		v := L(p).VCRC
+		// Wireshark counts the VCRC into the vendor data of opcodes it does
+		// not parse, and shows none after a GRH that leads to no BTH.
+		shown := bth(p) && showsICRC(p) || !bth(p) && L(p).LNH <= layers.LNHIPv6
+		return uint64(v>>8 | v<<8), lrh(p) && L(p).HasVCRC && !errors.Is(p.Err, layers.ErrTruncated) && shown
+	})
+	// A raw packet's VCRC appears twice: after the carried packet, and
+	// again where tshark shows every packet's CRCs.
+	vcrcGet := vcrc.get
+	vcrc.second = func(p *Packet, v *Value) bool { return !bth(p) && vcrcGet(p, v) }
+	fs := []*Field{
 		protoField("infiniband", "InfiniBand", func(p *Packet) bool { return p.has&(hasBTH|hasLRH|hasGRH) != 0 }),
 
 		nodeField("infiniband.lrh", "Local Route Header", func(p *Packet) ([]byte, bool) { return L(p).Contents, lrh(p) }),
@@ -129,12 +135,13 @@ func infinibandFields() []*Field {
 			// A cut packet has no trailer, whatever its last bytes are.
 			return uint64(B(p).Trailer.ICRCWire()), bth(p) && showsICRC(p) && !errors.Is(p.Err, layers.ErrTruncated)
 		}),
-		uintField("infiniband.variant.crc", "Variant CRC", FTUint16, BaseHex, func(p *Packet) (uint64, bool) {
-			v := L(p).VCRC
-			// Wireshark counts the VCRC into the vendor data of opcodes it does not parse.
-			return uint64(v>>8 | v<<8), lrh(p) && L(p).HasVCRC && !errors.Is(p.Err, layers.ErrTruncated) && (!bth(p) || showsICRC(p))
-		}),
+		vcrc,
 	}
+	// The raw packet's and the payload's fields come after the extended
+	// headers, before the CRCs; EoIB is a protocol after InfiniBand.
+	crcs := len(fs) - 2
+	fs = append(fs[:crcs], append(rawFields(), fs[crcs:]...)...)
+	return append(fs, eoibFields()...)
 }
 
 // ethNode is an extended header's node: its value is the header's bytes.

@@ -10,9 +10,19 @@ import "github.com/ibwire/ibwire/layers"
 // 22-23, then those of the first record: SAAttribute.ReservedSpans).
 func reservedNth(p *Packet, i int, v *Value) bool {
 	if p.has&hasBTH == 0 {
+		if i == 0 && p.has&hasRWH != 0 {
+			v.B = p.Headers.RWH.Contents[0:2]
+			return true
+		}
 		return false
 	}
-	var occ [8][]byte
+	if i == 0 { // the field's own getter, asked of every packet: the BTH's byte
+		v.B = p.Headers.BTH.Contents[4:5]
+		return true
+	}
+	// At most: BTH, DETH, MAD, an RMPP STOP's or ABORT's two words, the SA
+	// header's and three of a record (InformInfoRecord): 9.
+	var occ [12][]byte
 	n := 0
 	b := &p.Headers.BTH
 	occ[n], n = b.Contents[4:5], n+1
@@ -21,9 +31,15 @@ func reservedNth(p *Packet, i int, v *Value) bool {
 			occ[n], n = d[4:5], n+1
 		}
 	}
+	if r, ok := ethOverIBReserved(p); ok {
+		occ[n], n = r, n+1
+	}
 	if p.has&hasMAD != 0 {
 		m := &p.Headers.MAD
 		occ[n], n = m.ReservedBytes(), n+1
+		if d1, d2, ok := stopAbortReserved(p); ok {
+			occ[n], occ[n+1], n = d1, d2, n+2
+		}
 		if m.MgmtClass == layers.MgmtClassCM && m.CM.Contents != nil {
 			for j := 0; n < len(occ); j++ {
 				r := m.CM.ReservedBytes(j)

@@ -135,7 +135,7 @@ func saFields() []*Field {
 	// segment (segment number, payload length) and an ACK (segment
 	// number, new window last); the other types keep the plain names.
 	data, ack, plain := rmppOf(layers.RMPPTypeData), rmppOf(layers.RMPPTypeAck),
-		func(p *Packet) bool { return isSA(p) && !rmppOf(layers.RMPPTypeData, layers.RMPPTypeAck)(p) }
+		rmppDataPlain
 	dataOrAck := rmppOf(layers.RMPPTypeData, layers.RMPPTypeAck)
 	rmpp := func(name, title string, t FieldType, has func(p *Packet) bool, get func(r *layers.RMPPHeader) uint64) *Field {
 		return uintField("infiniband.rmpp."+name, title, t, BaseHex, func(p *Packet) (uint64, bool) {
@@ -172,6 +172,7 @@ func saFields() []*Field {
 			return S(p).Contents[12:], true
 		}),
 		rmpp("newwindowlast", "New Window Last", FTUint32, ack, func(r *layers.RMPPHeader) uint64 { return uint64(r.NewWindowLast()) }),
+		bytesField("infiniband.rmpp.extendederrordata", "Optional Extended Error Data", FTBytes, stopAbortErrorData),
 		node,
 		sa("infiniband.sa.smkey", "SM_Key (Verification Key)", FTUint64, func(s *layers.SA) uint64 { return s.SMKey }),
 		sa("infiniband.sa.attributeoffset", "Attribute Offset", FTUint16, func(s *layers.SA) uint64 { return uint64(s.AttributeOffset) }),

@@ -70,6 +70,7 @@ const (
 	hasPayload
 	hasARP
 	hasSLL // a Linux cooked-capture header, version 1 or 2
+	hasRWH
 )
 
 // layerBits maps layer types to their bit; an array indexed by type costs
@@ -81,6 +82,7 @@ var layerBits = func() (t [2000]layerSet) {
 		layers.LayerTypeERF: hasERF, layers.LayerTypeLRH: hasLRH, layers.LayerTypeGRH: hasGRH,
 		layers.LayerTypeBTH: hasBTH, layers.LayerTypeMAD: hasMAD, gopacket.LayerTypePayload: hasPayload,
 		gplayers.LayerTypeARP: hasARP, layers.LayerTypeLinuxSLL: hasSLL, layers.LayerTypeLinuxSLL2: hasSLL,
+		layers.LayerTypeRWH: hasRWH,
 	} {
 		t[lt] = bit
 	}

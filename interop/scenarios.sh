@@ -82,6 +82,10 @@ def rxe_write_bw_cm rxe-rxe "ib_write_bw -d rxe0 -R -F -n 200 $GB" "ib_write_bw 
 	expect_client="$OK_BW" expect_server="$OK_BW" desc="rxe<->rxe ib_write_bw -R (RDMA CM), 65536 x 200"
 def rxe_read_bw_loss rxe-rxe "ib_read_bw $PT -s 4096 -n 200 $GB" "ib_read_bw $PT -s 4096 -n 200" loss=2% \
 	expect_client="$OK_BW" expect_server="$OK_BW" desc="rxe<->rxe ib_read_bw 4096 x 200, netem loss 2% in both guests"
+# A REQ to a port nobody listens on: guest b's ib_cm answers REJ reason 8 (Invalid Service ID) and
+# rping exits 255 after "cma event RDMA_CM_EVENT_REJECTED, error 8" (interop/testdata).
+def rxe_rping_reject rxe-rxe "rping -c -a $GB -p 7999 -v -C 1" "sleep 6" listen=sleep tolerate='RDMA_CM_EVENT_REJECTED' \
+	expect_client='RDMA_CM_EVENT_REJECTED, error 8' min_roce=2 timeout=30 desc="rxe<->rxe rping to a port nobody listens on: guest b's ib_cm rejects the REQ"
 def rxe_rping_loss rxe-rxe "rping -c -a $GB -v -V -C 10" "rping -s -a $GB -v -V -C 10" listen=sleep loss=2% tolerate="$RPING_RACE" \
 	expect_client="$OK_RPING_C" expect_server="$OK_RPING_S" desc="rxe<->rxe rping -v -V -C 10, netem loss 2% in both guests"
 

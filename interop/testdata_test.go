@@ -25,6 +25,7 @@ func TestCapturedBaselines(t *testing.T) {
 	}{
 		{"rxe_rc_pingpong.pcap.gz", 1000},
 		{"rxe_rping.pcap.gz", 125},
+		{"rxe_rping_reject.pcap.gz", 2},
 		{"rxe_write_bw_loss.pcap.gz", 3073},
 		{"rxe_write_lat.pcap.gz", 804},
 		{"rxe_read_lat.pcap.gz", 400},

@@ -86,7 +86,7 @@ func (l *LRH) LayerContents() []byte { return l.Contents }
 // LayerPayload returns the packet between the LRH and the VCRC.
 func (l *LRH) LayerPayload() []byte { return l.Payload }
 
-// NextLayerType follows LNH.
+// NextLayerType follows LNH: a BTH, a GRH, a raw IPv6 packet, or an RWH.
 func (l *LRH) NextLayerType() gopacket.LayerType {
 	switch l.LNH {
 	case LNHIBALocal:
@@ -96,7 +96,7 @@ func (l *LRH) NextLayerType() gopacket.LayerType {
 	case LNHIPv6:
 		return gplayers.LayerTypeIPv6
 	}
-	return gopacket.LayerTypePayload
+	return LayerTypeRWH
 }
 
 // DecodeFromBytes decodes the LRH and splits off the VCRC. A packet shorter

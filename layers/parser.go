@@ -37,6 +37,7 @@ type Parser struct {
 	ARP      gplayers.ARP
 	ERF      ERF
 	LRH      LRH
+	RWH      RWH
 	GRH      GRH
 	BTH      BTH
 	MAD      MAD
@@ -119,7 +120,7 @@ func NewParser(first gopacket.LayerType, opts ParserOptions) *Parser {
 	p.BTH.DecodeDC = opts.DecodeDC
 	p.UDP.ports = append([]uint16(nil), opts.RoCEv2Ports...)
 	dls := []gopacket.DecodingLayer{&p.Ethernet, &p.SLL, &p.SLL2, &p.Dot1Q, &p.IPv4, &p.IPv6, &p.UDP, &p.TCP, &p.ARP,
-		&p.ERF, &p.LRH, &p.GRH, &p.Payload}
+		&p.ERF, &p.LRH, &p.RWH, &p.GRH, &p.Payload}
 	dls = append(dls, p.BTH.DecodingLayers()...)
 	dls = append(dls, p.MAD.DecodingLayers()...)
 	p.dlp = gopacket.NewDecodingLayerParser(first)
@@ -201,6 +202,8 @@ func headerFields(t gopacket.LayerType) (string, []FieldSpan) {
 		return "ERF", erfFields
 	case LayerTypeLRH:
 		return "LRH", lrhFields
+	case LayerTypeRWH:
+		return "RWH", rwhFields
 	case LayerTypeGRH:
 		return "GRH", grhFields
 	case LayerTypeBTH:
@@ -361,6 +364,8 @@ func (p *Parser) SerializableLayers() []gopacket.SerializableLayer {
 			ls = append(ls, &p.ERF)
 		case LayerTypeLRH:
 			ls = append(ls, &p.LRH)
+		case LayerTypeRWH:
+			ls = append(ls, &p.RWH)
 		case LayerTypeGRH:
 			ls = append(ls, &p.GRH)
 		case LayerTypeBTH:
@@ -430,6 +435,8 @@ func (p *Parser) decodingLayer(t gopacket.LayerType) gopacket.DecodingLayer {
 		return &p.ERF
 	case LayerTypeLRH:
 		return &p.LRH
+	case LayerTypeRWH:
+		return &p.RWH
 	case LayerTypeGRH:
 		return &p.GRH
 	case LayerTypeBTH:

@@ -31,6 +31,11 @@ var (
 	LayerTypeSA           = gopacket.RegisterLayerType(1019, gopacket.LayerTypeMetadata{Name: "SA", Decoder: madClassOnlyInMAD})
 	LayerTypePerfMgt      = gopacket.RegisterLayerType(1020, gopacket.LayerTypeMetadata{Name: "PerfMgt", Decoder: madClassOnlyInMAD})
 	LayerTypeCM           = gopacket.RegisterLayerType(1021, gopacket.LayerTypeMetadata{Name: "CM", Decoder: madClassOnlyInMAD})
+	// Raw packets (LRH LNH 0) carry an RWH, whose EtherType leads on; EoIB
+	// is found in UD payloads by heuristic only, so the parser never
+	// decodes it on its own (decode reads it on demand).
+	LayerTypeRWH  = gopacket.RegisterLayerType(1022, gopacket.LayerTypeMetadata{Name: "RWH", Decoder: gopacket.DecodeFunc(decodeRWH)})
+	LayerTypeEoIB = gopacket.RegisterLayerType(1023, gopacket.LayerTypeMetadata{Name: "EoIB", Decoder: gopacket.DecodeFunc(decodeEoIB)})
 
 	// The Linux cooked-capture headers (tcpdump -i any) sit apart from the
 	// InfiniBand numbers, at 1900 and 1901; a layer type number never

@@ -65,6 +65,9 @@ func (p *Parser) FieldBytes(header, field string) (lo, hi int, ok bool) {
 		}
 	}
 	_, spans := headerFields(p.layerNamed(header))
+	if s, ok := payloadHeaderFields[header]; ok {
+		spans = s
+	}
 	if header == "CM" {
 		// Which fields a CM message has depends on its attribute.
 		spans = cmFieldsOf(CMAttribute(p.MAD.AttributeID))
@@ -97,6 +100,8 @@ var bitFields = map[string][]bitField{
 	"IPv6": {{"Version", 0, 4}, {"TrafficClass", 4, 8}, {"DSCP", 4, 6}, {"ECN", 10, 2}, {"FlowLabel", 12, 20}},
 	"LRH":  {{"Reserved5", 32, 5}, {"PktLen", 37, 11}},
 	"GRH":  {{"IPVer", 0, 4}, {"TClass", 4, 8}, {"FlowLabel", 12, 20}},
+	"EoIB": {{"Version", 2, 2}, {"TCPChecksum", 4, 2}, {"IPChecksum", 6, 2}, {"FCS", 9, 1}, {"MoreSegments", 10, 1},
+		{"SegOffset", 11, 5}},
 	// CM messages (IBTA Vol 1 §12.6), from the start of the message: the
 	// fields that share a word, the IP CM service ID's parts and RDMA CM's
 	// header in a REQ's private data (IPv4 addresses in the last 4 of 16).
@@ -193,6 +198,9 @@ func (p *Parser) layerNamed(name string) gopacket.LayerType {
 // headerContents is the bytes of the header named name in the last frame,
 // nil when the frame has none.
 func (p *Parser) headerContents(name string) []byte {
+	if b, ok := p.payloadHeader(name); ok {
+		return b
+	}
 	t := p.layerNamed(name)
 	switch {
 	case t == gopacket.LayerTypeZero:

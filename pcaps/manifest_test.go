@@ -117,6 +117,10 @@ func TestManifestDescribesFiles(t *testing.T) {
 						got = []string{"ok"}
 					}
 					assert.Equal(t, strings.Join(got, ", "), want, "frame %d", n)
+					if !p.Has(layers.LayerTypeBTH) { // a raw packet
+						assert.Equal(t, []string{"raw", "-"}, row[3:5], "frame %d", n)
+						continue
+					}
 					assert.Equal(t, p.BTH.Opcode.String(), row[3], "frame %d", n)
 					assert.Equal(t, p.BTH.PSN.String(), row[4], "frame %d", n)
 				}

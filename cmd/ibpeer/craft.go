@@ -8,6 +8,7 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/ibwire/ibwire/capture"
 	"github.com/ibwire/ibwire/craft"
@@ -29,6 +30,13 @@ Examples:
   ibpeer craft --op send --iters 4 --rnr 2 --nak 1@3 -w naks.pcap
   ibpeer craft --op ud-send --size 512 --encap erf -F pcapng -w ud.pcapng
   ibpeer craft --op write --broken bad-icrc --broken truncated@4 -v -w broken.pcap
+  ibpeer craft --op read --size 64 --iters 4 --max-rd-atomic 4 --cm --cm-rep-responder-resources 2 -w reads.pcap
+  ibpeer craft --op send --cm --cm-mra 14@1ms --cm-no-drep -v -w mra.pcap
+
+The --cm-* flags set what the CM REQ and REP negotiate (need --cm); the
+traffic can then break it: more READs in flight (--max-rd-atomic), more
+RNR retries (--rnr), a larger packet (--mtu), other path values (--pkey);
+ibdump reports each as ibwire.analysis.cm.*.
 
 Flags:
 `
@@ -44,6 +52,17 @@ type craftFlags struct {
 	seed                            uint64
 	cm, verbose                     bool
 	naks, broken                    listFlag
+	maxRdAtomic                     int
+	lostResponses                   listFlag
+	// The CM's values: set is the --cm-* flags given (by name without
+	// "cm-"), so 0 can be asked for.
+	cmSet                                map[string]bool
+	cmReqRR, cmReqID, cmRepRR, cmRepID   uint
+	cmRetry, cmRNRRetry, cmRepRNRRetry   uint
+	cmMTU, cmPKey, cmTClass, cmFlowLabel uint64
+	cmSL                                 uint
+	cmMRA, cmReject                      string
+	cmNoDREP                             bool
 }
 
 // listFlag is a repeatable string flag.
@@ -74,6 +93,23 @@ func runCraft(args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&f.cnpEvery, "cnp-every", 0, "mark every Nth request ECN CE (FECN on RoCEv1 and IB) and answer it with a CNP")
 	fs.Float64Var(&f.ecnCE, "ecn-ce", 0, "probability that a request is marked ECN CE, without a CNP")
 	fs.BoolVar(&f.cm, "cm", false, "prefix a CM REQ/REP/RTU exchange and suffix DREQ/DREP (UD: SIDR_REQ/SIDR_REP)")
+	fs.IntVar(&f.maxRdAtomic, "max-rd-atomic", 0, "READ/atomic requests the requester keeps outstanding (default 16); the CM REQ/REP offer as many unless --cm-* says otherwise")
+	fs.Var(&f.lostResponses, "lose-response", "N: the responder's Nth transmission (ACK, READ response) is lost, so the requester times out and retries (repeatable)")
+	fs.UintVar(&f.cmReqRR, "cm-responder-resources", 0, "CM REQ Responder Resources (default: --max-rd-atomic)")
+	fs.UintVar(&f.cmReqID, "cm-initiator-depth", 0, "CM REQ Initiator Depth (default: --max-rd-atomic)")
+	fs.UintVar(&f.cmRepRR, "cm-rep-responder-resources", 0, "CM REP Responder Resources: READ/atomic requests the requester may have outstanding (default: --max-rd-atomic)")
+	fs.UintVar(&f.cmRepID, "cm-rep-initiator-depth", 0, "CM REP Initiator Depth: READ/atomic requests the responder may have outstanding (default: --max-rd-atomic)")
+	fs.UintVar(&f.cmRetry, "cm-retry-count", 7, "CM REQ Retry Count, 0-7: retries of a PSN after a timeout or NAK, both sides")
+	fs.UintVar(&f.cmRNRRetry, "cm-rnr-retry", 7, "CM REQ RNR Retry Count, 0-7 (7: for ever): binds the responder's sender")
+	fs.UintVar(&f.cmRepRNRRetry, "cm-rep-rnr-retry", 7, "CM REP RNR Retry Count, 0-7 (7: for ever): binds the requester, so --rnr N above it breaks it")
+	fs.Uint64Var(&f.cmMTU, "cm-mtu", 0, "CM REQ path MTU in bytes (default --mtu); below --mtu, the packets break it")
+	fs.Uint64Var(&f.cmPKey, "cm-pkey", 0, "CM REQ P_Key (default --pkey)")
+	fs.Uint64Var(&f.cmTClass, "cm-tclass", 0, "CM REQ path traffic class (default 0, what the packets carry)")
+	fs.Uint64Var(&f.cmFlowLabel, "cm-flow-label", 0, "CM REQ path flow label, 20 bits (default 0)")
+	fs.UintVar(&f.cmSL, "cm-sl", 0, "CM REQ path SL, 0-15 (default 0)")
+	fs.StringVar(&f.cmMRA, "cm-mra", "", "TIMEOUT[@RESEND]: the responder answers the REQ with an MRA of service timeout TIMEOUT (0-31: 4.096 µs × 2^TIMEOUT); RESEND (a duration) makes the requester send the REQ again that long after it")
+	fs.StringVar(&f.cmReject, "cm-reject", "", "REASON[@requester]: reject the connection with a REJ of REASON (a number, e.g. 8 invalid service ID, 28 consumer defined): from the responder, of the REQ; @requester: from the requester, of the REP; no traffic follows")
+	fs.BoolVar(&f.cmNoDREP, "cm-no-drep", false, "end with a DREQ no DREP answers")
 	fs.Var(&f.broken, "broken", "KIND[@FRAME]: break a frame on purpose: bad-icrc, bad-vcrc, truncated, wrong-pad, bad-sequence, reth-mismatch, unknown-opcode; FRAME counts from 1 in the file; without it, the first frame of the conversation the kind applies to (repeatable)")
 	fs.StringVar(&f.out, "w", "", "write the capture to `FILE` (- for standard output)")
 	fs.StringVar(&f.format, "F", "pcap", "capture format: pcap or pcapng")
@@ -100,6 +136,12 @@ func runCraft(args []string, stdout, stderr io.Writer) int {
 	if fs.NArg() > 0 {
 		return bad("unexpected argument %q", fs.Arg(0))
 	}
+	f.cmSet = map[string]bool{}
+	fs.Visit(func(fl *flag.Flag) {
+		if name, ok := strings.CutPrefix(fl.Name, "cm-"); ok {
+			f.cmSet[name] = true
+		}
+	})
 	if f.out == "" {
 		return bad("no output: give -w FILE")
 	}
@@ -221,7 +263,105 @@ func (f *craftFlags) config() (craftcmd.Config, error) {
 		}
 		j.Faults.Corrupt = append(j.Faults.Corrupt, c)
 	}
+	for _, s := range f.lostResponses {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 {
+			return j, fmt.Errorf("--lose-response %q: want a number from 1", s)
+		}
+		j.Faults.Loss.Responses = append(j.Faults.Loss.Responses, n)
+	}
+	if f.maxRdAtomic < 0 || f.maxRdAtomic > 255 {
+		return j, fmt.Errorf("--max-rd-atomic %d: want 0 to 255", f.maxRdAtomic)
+	}
+	j.Craft.MaxRdAtomic = f.maxRdAtomic
+	if err := f.cmConfig(&j); err != nil {
+		return j, err
+	}
 	return j, nil
+}
+
+// cmConfig reads the --cm-* flags into j's CM options.
+func (f *craftFlags) cmConfig(j *craftcmd.Config) error {
+	if len(f.cmSet) == 0 {
+		return nil
+	}
+	if !f.cm {
+		return errors.New("the --cm-* flags need --cm")
+	}
+	k := &j.CMOptions.Contract
+	u8 := func(name string, v, limit uint, dst **uint8) error {
+		if !f.cmSet[name] {
+			return nil
+		}
+		if v > limit {
+			return fmt.Errorf("--cm-%s %d: want 0 to %d", name, v, limit)
+		}
+		*dst = new(uint8(v))
+		return nil
+	}
+	if err := errors.Join(u8("responder-resources", f.cmReqRR, 255, &k.REQResponderResources),
+		u8("initiator-depth", f.cmReqID, 255, &k.REQInitiatorDepth),
+		u8("rep-responder-resources", f.cmRepRR, 255, &k.REPResponderResources),
+		u8("rep-initiator-depth", f.cmRepID, 255, &k.REPInitiatorDepth),
+		u8("retry-count", f.cmRetry, 7, &k.RetryCount), u8("rnr-retry", f.cmRNRRetry, 7, &k.RNRRetryCount),
+		u8("rep-rnr-retry", f.cmRepRNRRetry, 7, &k.REPRNRRetryCount), u8("sl", f.cmSL, 15, &k.SL)); err != nil {
+		return err
+	}
+	if f.cmSet["mtu"] {
+		if _, err := layers.ParsePathMTU(int(f.cmMTU)); err != nil {
+			return fmt.Errorf("--cm-mtu: %w", err)
+		}
+		k.PathMTU = int(f.cmMTU)
+	}
+	if f.cmSet["pkey"] {
+		if f.cmPKey == 0 || f.cmPKey > 0xFFFF {
+			return fmt.Errorf("--cm-pkey 0x%x: want 1 to 0xFFFF", f.cmPKey)
+		}
+		k.PKey = new(uint16(f.cmPKey))
+	}
+	if f.cmSet["tclass"] {
+		if f.cmTClass > 0xFF {
+			return fmt.Errorf("--cm-tclass 0x%x: want 0 to 0xFF", f.cmTClass)
+		}
+		k.TrafficClass = new(uint8(f.cmTClass))
+	}
+	if f.cmSet["flow-label"] {
+		if f.cmFlowLabel > 0xFFFFF {
+			return fmt.Errorf("--cm-flow-label 0x%x does not fit 20 bits", f.cmFlowLabel)
+		}
+		k.FlowLabel = new(uint32(f.cmFlowLabel))
+	}
+	if f.cmMRA != "" {
+		timeout, resend, hasResend := strings.Cut(f.cmMRA, "@")
+		t, err := strconv.ParseUint(timeout, 10, 8)
+		if err != nil || t > 31 {
+			return fmt.Errorf("--cm-mra %q: want a service timeout 0-31", f.cmMRA)
+		}
+		m := &craft.CMMRA{ServiceTimeout: uint8(t)}
+		if hasResend {
+			if m.Resend, err = time.ParseDuration(resend); err != nil || m.Resend <= 0 {
+				return fmt.Errorf("--cm-mra %q: want a positive duration after @", f.cmMRA)
+			}
+		}
+		j.CMOptions.MRA = m
+	}
+	if f.cmReject != "" {
+		reason, by, hasBy := strings.Cut(f.cmReject, "@")
+		r, err := strconv.ParseUint(reason, 10, 16)
+		if err != nil || r == 0 {
+			return fmt.Errorf("--cm-reject %q: want a reason number from 1", f.cmReject)
+		}
+		switch {
+		case !hasBy || by == "responder":
+		case by == "requester":
+			j.CMOptions.RequesterRejects = true
+		default:
+			return fmt.Errorf("--cm-reject %q: want @requester or @responder", f.cmReject)
+		}
+		j.Reject = new(layers.CMRejectReason(r))
+	}
+	j.NoDREP = f.cmNoDREP
+	return nil
 }
 
 var nakNames = map[string]layers.NAKCode{

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	gplayers "github.com/google/gopacket/layers"
 	"github.com/stretchr/testify/assert"
@@ -54,6 +55,16 @@ func TestCommandLine(t *testing.T) {
 		{"read on uc", []string{"craft", "--op", "read", "--service", "uc", "-w", "x"}, exitUsage, "", "needs RC"},
 		{"qpn", []string{"craft", "--qpn", "0x1000000", "-w", "x"}, exitUsage, "", "--qpn"},
 		{"argument", []string{"craft", "-w", "x", "extra"}, exitUsage, "", `unexpected argument "extra"`},
+		{"craft help cm", []string{"craft", "-h"}, exitOK, "-cm-rep-responder-resources", ""},
+		{"cm flag without cm", []string{"craft", "--cm-sl", "3", "-w", "x"}, exitUsage, "", "the --cm-* flags need --cm"},
+		{"cm retry count", []string{"craft", "--cm", "--cm-retry-count", "8", "-w", "x"}, exitUsage, "", "--cm-retry-count 8: want 0 to 7"},
+		{"cm mtu", []string{"craft", "--cm", "--cm-mtu", "1000", "-w", "x"}, exitUsage, "", "--cm-mtu"},
+		{"cm flow label", []string{"craft", "--cm", "--cm-flow-label", "0x100000", "-w", "x"}, exitUsage, "", "does not fit 20 bits"},
+		{"cm mra", []string{"craft", "--cm", "--cm-mra", "32", "-w", "x"}, exitUsage, "", "want a service timeout 0-31"},
+		{"cm mra resend", []string{"craft", "--cm", "--cm-mra", "14@soon", "-w", "x"}, exitUsage, "", "want a positive duration"},
+		{"cm reject side", []string{"craft", "--cm", "--cm-reject", "28@both", "-w", "x"}, exitUsage, "", "want @requester or @responder"},
+		{"max rd atomic", []string{"craft", "--max-rd-atomic", "256", "-w", "x"}, exitUsage, "", "--max-rd-atomic 256"},
+		{"lose response", []string{"craft", "--lose-response", "0", "-w", "x"}, exitUsage, "", "--lose-response"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -131,6 +142,55 @@ func TestCraftWrites(t *testing.T) {
 				assert.ErrorIs(t, p.Decode(ps[2].Data), layers.ErrTruncated)
 			}},
 	}
+	// The CM's values are on the wire; the traffic breaks them (ibdump's
+	// side of it is decode's TestCMContract*).
+	cmREQ := func(t *testing.T, ps []capture.Packet, p *layers.Parser) *layers.CM {
+		require.NoError(t, p.Decode(ps[0].Data))
+		require.Equal(t, layers.CMAttrREQ, p.MAD.CM.AttributeID)
+		return &p.MAD.CM
+	}
+	tests = append(tests, []struct {
+		name  string
+		args  []string
+		encap craft.Encap
+		check func(t *testing.T, ps []capture.Packet, p *layers.Parser)
+	}{
+		{"cm contract", []string{"--op", "read", "--size", "64", "--iters", "4", "--max-rd-atomic", "4", "--cm", "--cm-rep-responder-resources", "2",
+			"--cm-retry-count", "0", "--cm-rnr-retry", "3", "--cm-mtu", "512", "--cm-pkey", "0x8001", "--cm-tclass", "0x28", "--cm-flow-label", "0x54321", "--cm-sl", "5"},
+			craft.RoCEv2, func(t *testing.T, ps []capture.Packet, p *layers.Parser) {
+				q := cmREQ(t, ps, p).REQ
+				assert.Equal(t, [6]uint64{4, 4, 0, 3, 0x8001, 512}, [6]uint64{uint64(q.ResponderResources), uint64(q.InitiatorDepth),
+					uint64(q.RetryCount), uint64(q.RNRRetryCount), uint64(q.PKey), uint64(q.PathMTU.Bytes())})
+				assert.Equal(t, [3]uint32{0x28, 0x54321, 5}, [3]uint32{uint32(q.Primary.TrafficClass), q.Primary.FlowLabel, uint32(q.Primary.SL)})
+				require.NoError(t, p.Decode(ps[1].Data))
+				assert.Equal(t, uint8(2), p.MAD.CM.REP.ResponderResources)
+				assert.Equal(t, uint8(4), p.MAD.CM.REP.InitiatorDepth)
+				reads := 0
+				for _, pk := range ps[3:7] {
+					require.NoError(t, p.Decode(pk.Data))
+					if p.BTH.Opcode == 0x0C {
+						reads++
+					}
+				}
+				assert.Equal(t, 3, reads, "three READs before the first response: one more than the REP allows")
+			}},
+		{"cm mra, no drep", []string{"--op", "send", "--size", "64", "--cm", "--cm-mra", "14@1ms", "--cm-no-drep"}, craft.RoCEv2,
+			func(t *testing.T, ps []capture.Packet, p *layers.Parser) {
+				require.NoError(t, p.Decode(ps[1].Data))
+				assert.Equal(t, layers.CMAttrMRA, p.MAD.CM.AttributeID)
+				assert.Equal(t, uint8(14), p.MAD.CM.MRA.ServiceTimeout)
+				assert.Equal(t, time.Millisecond, ps[2].Time.Sub(ps[1].Time), "the REQ again 1 ms after the MRA")
+				require.NoError(t, p.Decode(ps[len(ps)-1].Data))
+				assert.Equal(t, layers.CMAttrDREQ, p.MAD.CM.AttributeID, "no DREP after the DREQ")
+			}},
+		{"cm reject by the requester", []string{"--op", "send", "--cm", "--cm-reject", "28@requester"}, craft.RoCEv2,
+			func(t *testing.T, ps []capture.Packet, p *layers.Parser) {
+				require.Len(t, ps, 3, "REQ, REP, REJ")
+				require.NoError(t, p.Decode(ps[2].Data))
+				assert.Equal(t, layers.CMRejectReason(28), p.MAD.CM.REJ.Reason)
+				assert.Equal(t, layers.CMRejectedREP, p.MAD.CM.REJ.MessageRejected)
+			}},
+	}...)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "out")

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/ibwire/ibwire/decode"
+	"github.com/ibwire/ibwire/layers"
 )
 
 // AppendAnalysisNotes appends what the analysis found about p to its
@@ -77,10 +78,77 @@ func AppendAnalysisNotes(buf []byte, p *decode.Packet) []byte {
 	if a.Has(decode.FindUnanswered) {
 		note("unanswered")
 	}
+	if a.Findings&cmFindings != 0 {
+		appendCMNotes(p, note, frame)
+	}
 	if a.Info&decode.InfoResponse != 0 {
 		note("answered by ", frame(a.ResponseFrame))
 	}
 	return buf
+}
+
+// cmFindings are the CM findings the notes say something about.
+const cmFindings = 1<<decode.FindCMReadsExceeded | 1<<decode.FindCMRetryExceeded | 1<<decode.FindCMRNRRetryExceeded |
+	1<<decode.FindCMMTUExceeded | 1<<decode.FindCMPathMismatch | 1<<decode.FindCMMRA | 1<<decode.FindCMMRAIgnored |
+	1<<decode.FindCMDREQUnanswered | 1<<decode.FindCMReject
+
+// appendCMNotes notes how a packet breaks what its connection's CM REQ/REP
+// negotiated, naming the CM message, and what a CM message's finding is.
+func appendCMNotes(p *decode.Packet, note func(s ...string), frame func(uint32) string) {
+	a := &p.Analysis
+	num := func(u uint8) string { return strconv.FormatUint(uint64(u), 10) }
+	k := a.CM
+	side := uint8(0)
+	if a.Dir > 0 {
+		side = a.Dir - 1
+	}
+	ref := a.CMRef()
+	if k != nil && k.REQFrame != 0 {
+		if a.Has(decode.FindCMReadsExceeded) {
+			note(num(a.CMCount), " READ/atomic outstanding, CM REP ", frame(ref), " allows ", num(k.MaxReads[side]))
+		}
+		if a.Has(decode.FindCMRetryExceeded) {
+			note("retry ", num(a.CMCount), " of this PSN, CM REQ ", frame(ref), " allows ", num(k.RetryCount))
+		}
+		if a.Has(decode.FindCMRNRRetryExceeded) {
+			msg := " REQ "
+			if ref == k.REPFrame {
+				msg = " REP "
+			}
+			note("RNR retry ", num(a.CMCount), " of this PSN, CM", msg, frame(ref), " allows ", num(k.RNRRetryCount[side]))
+		}
+		if a.Has(decode.FindCMMTUExceeded) {
+			note("payload ", strconv.Itoa(p.PayloadLength()), " > path MTU ", strconv.Itoa(k.PathMTU), " of CM REQ ", frame(ref))
+		}
+		if a.Has(decode.FindCMPathMismatch) {
+			var which []byte
+			for sub := decode.CMPathPKey; sub <= decode.CMPathSL; sub++ {
+				if a.CMPath&(1<<sub) != 0 {
+					if len(which) > 0 {
+						which = append(which, ", "...)
+					}
+					which = append(which, decode.CMPathName(sub)...)
+				}
+			}
+			note(string(which), " not as in CM REQ ", frame(ref))
+		}
+	}
+	if a.Has(decode.FindCMMRA) {
+		note("MRA for ", frame(a.RefFrame), ": ", shortDuration(layers.CMTimeout(p.Headers.MAD.CM.MRA.ServiceTimeout)))
+	}
+	if a.Has(decode.FindCMMRAIgnored) {
+		note("sent again before the timeout of MRA ", frame(a.RefFrame))
+	}
+	if a.Has(decode.FindCMDREQUnanswered) {
+		if a.RefFrame != 0 {
+			note("DREQ sent again: ", frame(a.RefFrame), " unanswered")
+		} else {
+			note("DREQ unanswered")
+		}
+	}
+	if a.Has(decode.FindCMReject) && k != nil && k.RejBy != 0 && p.HasMAD() {
+		note("rejected by the ", k.RejByName(), " side: ", p.Headers.MAD.CM.REJ.Reason.String())
+	}
 }
 
 // shortDuration prints d in ms or µs with three significant decimals.

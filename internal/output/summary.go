@@ -99,6 +99,27 @@ func (s *Summary) Append(buf []byte, p *decode.Packet) []byte {
 		buf = AppendAddress(buf, p, false)
 		buf = append(buf, ", length "...)
 		buf = strconv.AppendInt(buf, int64(p.Length), 10)
+	case p.HasLRH():
+		// Native IB without IBA transport that ibdump does not decode
+		// further: a raw packet of another EtherType, or a GRH leading
+		// elsewhere than a BTH.
+		buf = append(buf, "IB "...)
+		buf = AppendAddress(buf, p, true)
+		buf = append(buf, " > "...)
+		buf = AppendAddress(buf, p, false)
+		rest := h.LRH.Payload
+		switch {
+		case p.Has(layers.LayerTypeRWH):
+			buf = append(buf, ": raw, ethertype "...)
+			buf = appendHex(buf, uint64(h.RWH.EtherType), 4)
+			rest = h.RWH.Payload
+		case p.HasGRH():
+			buf = append(buf, ": GRH next header "...)
+			buf = strconv.AppendUint(buf, uint64(h.GRH.NxtHdr), 10)
+			rest = h.GRH.Payload
+		}
+		buf = append(buf, ", length "...)
+		buf = strconv.AppendInt(buf, int64(len(rest)), 10)
 	case p.HasEthernet():
 		buf = append(buf, "ethertype "...)
 		buf = append(buf, h.Ethernet.EthernetType.String()...)

@@ -17,7 +17,8 @@ func Protocol(p *decode.Packet) string {
 		return "RoCE"
 	case p.IsIB() && p.HasUDP():
 		return "RRoCE"
-	case p.HasLRH() || p.IsIB():
+	case p.IsIB() || p.HasLRH() && !p.HasIPv4() && !p.HasIPv6() && !p.HasARP():
+		// A raw packet (LRH, then IP or ARP) is named for what it carries.
 		return "InfiniBand"
 	case p.HasUDP():
 		return "UDP"
@@ -27,7 +28,7 @@ func Protocol(p *decode.Packet) string {
 		return "IPv4"
 	case p.HasIPv6():
 		return "IPv6"
-	case p.HasEthernet() && p.Headers.Ethernet.EthernetType == ethernetTypeARP:
+	case p.HasARP() || p.HasEthernet() && p.Headers.Ethernet.EthernetType == ethernetTypeARP:
 		return "ARP"
 	case p.HasEthernet():
 		return "Ethernet"

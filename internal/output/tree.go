@@ -243,6 +243,10 @@ func appendProtocolTitle(buf []byte, f *decode.Field, p *decode.Packet) []byte {
 		}
 	case "infiniband.mad":
 		return append(buf, "MAD Header - Common Management Datagram"...)
+	case "infiniband.rwh":
+		return append(buf, "RWH - Raw Header"...)
+	case "infiniband.payload":
+		return append(buf, "IBA Payload - appears to be EtherType encapsulated"...)
 	case "infiniband.smplid.smpdata":
 		// The CM message, named as tshark names it.
 		if m := &h.MAD; m.MgmtClass == layers.MgmtClassCM {

@@ -90,6 +90,16 @@ var fieldWire = map[string][]wireField{
 	"infiniband.immdt":                  {{"ImmDt", "ImmediateData"}}, "infiniband.ieth": {{"IETH", "R_Key"}},
 	"infiniband.invariant.crc": {{"ICRC", "ICRC"}},
 
+	// A raw packet's RWH, and the headers payload heuristics find.
+	"infiniband.rwh.etype":          {{"RWH", "EtherType"}, {"IPoIB", "EtherType"}},
+	"infiniband.eoib.version":       {{"EoIB", "Version"}},
+	"infiniband.eoib.tcp_chk":       {{"EoIB", "TCPChecksum"}},
+	"infiniband.eoib.ip_chk":        {{"EoIB", "IPChecksum"}},
+	"infiniband.eoib.fcs":           {{"EoIB", "FCS"}},
+	"infiniband.eoib.ms":            {{"EoIB", "MoreSegments"}},
+	"infiniband.eoib.ip_seg_offset": {{"EoIB", "SegOffset"}},
+	"infiniband.eoib.ip_seg_id":     {{"EoIB", "SegID"}},
+
 	"infiniband.mad.baseversion": {{"MAD", "BaseVersion"}}, "infiniband.mad.mgmtclass": {{"MAD", "MgmtClass"}},
 	"infiniband.mad.classversion": {{"MAD", "ClassVersion"}}, "infiniband.mad.method": {{"MAD", "Method"}},
 	"infiniband.mad.status": {{"MAD", "Status"}}, "infiniband.mad.classspecific": {{"MAD", "ClassSpecific"}},
@@ -239,6 +249,7 @@ var protocolHeader = map[string]string{
 	"infiniband.lrh": "LRH", "infiniband.grh": "GRH", "infiniband.bth": "BTH", "infiniband.rdeth": "RDETH",
 	"infiniband.deth": "DETH", "infiniband.reth": "RETH", "infiniband.atomiceth": "AtomicETH",
 	"infiniband.aeth": "AETH", "infiniband.atomicacketh": "AtomicAckETH", "infiniband.mad": "MAD",
+	"infiniband.rwh": "RWH", "infiniband.eoib": "EoIB",
 }
 
 // fieldSpan is where in p's frame the tree line of f, whose value is v,

@@ -15,8 +15,9 @@ type fieldVisitor interface {
 
 // walker keeps the open subtrees between calls so a walk allocates nothing.
 type walker struct {
-	stack []*decode.Field
-	v     decode.Value
+	stack    []*decode.Field
+	v        decode.Value
+	deferred [4][2]int // subtrees [from, to) walked after InfiniBand's
 	// tree makes the walk the -V tree's: fields that head a subtree open
 	// one, the tree-only items are visited, and a table's entries are
 	// visited entry by entry.
@@ -25,46 +26,101 @@ type walker struct {
 	occ int
 }
 
+// wireOrder is what the walk needs of the registry's order, found once.
+var wireOrder = func() (o struct {
+	carried []bool // IP, UDP and TCP: inside a native IB packet, after its IB headers
+	afterIB int    // the first field after InfiniBand's (and its MADs')
+	eoib    int    // EoIB: a protocol of its own after InfiniBand, though named under it
+}) {
+	all := decode.FieldsInWireOrder()
+	o.carried = make([]bool, len(all))
+	o.afterIB, o.eoib = len(all), -1
+	for i, f := range all {
+		switch f.Name {
+		case "ip", "ipv6", "udp", "tcp":
+			o.carried[i] = true
+		case "infiniband.eoib":
+			o.eoib = i
+		}
+		if f.Protocol() == "infiniband" {
+			o.afterIB = i + 1
+		}
+	}
+	return o
+}()
+
 func (w *walker) walk(p *decode.Packet, vis fieldVisitor) {
 	w.stack = w.stack[:0]
 	all, ends := decode.FieldsInWireOrder(), decode.SubtreeEnds()
-	for i := 0; i < len(all); i++ {
-		f := all[i]
-		flags := f.TreeFlags()
-		if flags&decode.TreeOnlyItem != 0 && !w.tree {
+	// A native IB packet that carries IP (a raw packet) shows it after the
+	// IB headers, as tshark does and as the wire has it.
+	carried := p.HasLRH() && (p.HasIPv4() || p.HasIPv6())
+	nd := 0
+	for i := 0; i < len(all); {
+		if carried && i == wireOrder.afterIB {
+			w.walkDeferred(p, vis, nd)
+			carried = false
+		}
+		if carried && wireOrder.carried[i] && nd < len(w.deferred) {
+			w.deferred[nd] = [2]int{i, ends[i]}
+			nd++
+			i = ends[i]
 			continue
 		}
-		if !f.Get(p, &w.v) {
-			if !f.SubtreeWithout(p) {
-				i = ends[i] - 1 // a header the packet lacks: none of its fields can be there
-			}
-			continue
-		}
-		for len(w.stack) > 0 && !f.InTreeOf(w.stack[len(w.stack)-1]) {
-			top := w.stack[len(w.stack)-1]
-			w.stack = w.stack[:len(w.stack)-1]
-			vis.close(top, len(w.stack))
-		}
-		depth := len(w.stack)
-		if f.Type == decode.FTProtocol || w.tree && flags&decode.OpensSubtree != 0 {
-			vis.open(f, depth, &w.v)
-			w.stack = append(w.stack, f)
-			continue
-		}
-		if w.tree && flags&decode.TableRow != 0 {
-			i = w.tableRows(p, vis, all, i, depth) - 1
-			continue
-		}
-		vis.field(f, depth, &w.v, false)
-		if f.GetSecond(p, &w.v) {
-			vis.field(f, depth, &w.v, true)
-		}
+		i = w.step(p, vis, i)
+	}
+	if carried {
+		w.walkDeferred(p, vis, nd)
 	}
 	for len(w.stack) > 0 {
 		top := w.stack[len(w.stack)-1]
 		w.stack = w.stack[:len(w.stack)-1]
 		vis.close(top, len(w.stack))
 	}
+}
+
+func (w *walker) walkDeferred(p *decode.Packet, vis fieldVisitor, n int) {
+	for _, r := range w.deferred[:n] {
+		for j := r[0]; j < r[1]; {
+			j = w.step(p, vis, j)
+		}
+	}
+}
+
+// step visits field i and returns the index of the next field to visit.
+func (w *walker) step(p *decode.Packet, vis fieldVisitor, i int) int {
+	all, ends := decode.FieldsInWireOrder(), decode.SubtreeEnds()
+	f := all[i]
+	flags := f.TreeFlags()
+	if flags&decode.TreeOnlyItem != 0 && !w.tree {
+		return i + 1
+	}
+	if !f.Get(p, &w.v) {
+		if f.SubtreeWithout(p) {
+			return i + 1
+		}
+		return ends[i] // a header the packet lacks: none of its fields can be there
+	}
+	topLevel := i == wireOrder.eoib
+	for len(w.stack) > 0 && (topLevel || !f.InTreeOf(w.stack[len(w.stack)-1])) {
+		top := w.stack[len(w.stack)-1]
+		w.stack = w.stack[:len(w.stack)-1]
+		vis.close(top, len(w.stack))
+	}
+	depth := len(w.stack)
+	if f.Type == decode.FTProtocol || w.tree && flags&decode.OpensSubtree != 0 {
+		vis.open(f, depth, &w.v)
+		w.stack = append(w.stack, f)
+		return i + 1
+	}
+	if w.tree && flags&decode.TableRow != 0 {
+		return w.tableRows(p, vis, all, i, depth)
+	}
+	vis.field(f, depth, &w.v, false)
+	if f.GetSecond(p, &w.v) {
+		vis.field(f, depth, &w.v, true)
+	}
+	return i + 1
 }
 
 // tableRows visits the fields of a table's entry that start at all[i] (those

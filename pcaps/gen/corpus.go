@@ -39,7 +39,7 @@ func specs() []spec {
 		}
 		s = append(s, spec{"conv_" + encapFile(e), fmt.Sprintf("CM connect, every RC operation, CM disconnect, %v", e), mixed(e)})
 	}
-	return append(s,
+	s = append(s,
 		spec{"rc_send", "RC SEND: ONLY, FIRST/MIDDLE/LAST, with immediate, with invalidate, pad 0-3; ACK per message", rcSend},
 		spec{"rc_write", "RC RDMA WRITE: ONLY, FIRST/MIDDLE/LAST, with immediate (ONLY and LAST); ACK per message", rcWrite},
 		spec{"rc_read", "RC RDMA READ: one-packet, three-packet and zero-length READs and their responses", rcRead},
@@ -65,6 +65,7 @@ func specs() []spec {
 		spec{"mgmt_smp_sa_perf", "native IB management MADs: LID-routed SMPs (NodeInfo, PortInfo, SMInfo, NodeDescription), a directed-route SubnGet(NodeInfo) and its response, SA PathRecord and PerfMgt PortCounters requests and responses, a PortCountersExtended response, a SubnGetResp of every other SMP attribute tshark dissects (SwitchInfo ... LedInfo), then an SA SubnAdmSet(MCMemberRecord) and its response, and a SubnAdmGetTableResp(PathRecord) sent as one RMPP DATA segment; the bodies are byte sequences, so every field has a distinct value", mgmtMADs},
 		spec{"mgmt_traps_classportinfo", "native IB traps and ClassPortInfo: a LID-routed SubnTrap(Notice) to QP0 for every trap number tshark details (64-69, 128-131, 144, 145, 256-259), a SubnTrapRepress, an SA SubnAdmReport(Notice) and its ReportResp, and Get/GetResp(ClassPortInfo) in PerfMgt and SA; DataDetails and ClassPortInfo bodies are byte sequences, so every field has a distinct value", mgmtNotice},
 		spec{"mgmt_sa_records", "native IB subnet administration: a request and its response carrying every SA record tshark dissects (NodeRecord ... ServiceAssociationRecord, InformInfo), then SubnAdmGetTableResps of 2 PortInfoRecords, 3 SMInfoRecords and 4 LinkRecords; the bodies are byte sequences, so every field has a distinct value", saRecordMADs},
+		spec{"ib_raw_eoib", "native IB that is not IBA transport, or whose payload tshark takes for another protocol: raw packets (RWH with IPv4, ARP, an unknown EtherType; raw IPv6), IPoIB-framed UD and RC SEND payloads, Mellanox EoIB on UD (a whole Ethernet frame, a segment), an SA RMPP ABORT and STOP with extended error data", rawIB},
 		spec{"broken_bad_icrc", "a SEND with a flipped payload bit and its old ICRC: the responder drops it and NAKs the next packet; go-back-N", broken(craft.RoCEv2, craft.BadICRC)},
 		spec{"broken_bad_vcrc", "native IB: a SEND whose VCRC has a flipped bit: dropped on the link, NAK, go-back-N", broken(craft.IB, craft.BadVCRC)},
 		spec{"broken_truncated", "a SEND cut 6 bytes short (its ICRC missing, the IP and UDP lengths say more): dropped, NAK, go-back-N", broken(craft.RoCEv2, craft.Truncated)},
@@ -74,6 +75,8 @@ func specs() []spec {
 		spec{"broken_unknown_opcode", "a request whose opcode became 0x18, which the IBTA does not define: NAK invalid request", broken(craft.RoCEv2, craft.UnknownOpcode)},
 		spec{"broken_erf", "ERF-wrapped native IB with a bad ICRC, a bad VCRC and a truncated packet", brokenERF},
 	)
+	// The CM contract checks, one capture per finding: cm_contract.go.
+	return append(s, cmContractSpecs()...)
 }
 
 // conn returns a Conn for cfg and the error of the build so far.

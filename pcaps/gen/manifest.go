@@ -91,6 +91,9 @@ func icrcCheck(lt layers.LinkType, fr []byte, c *pyCounts) {
 	case layers.LinkTypeERF:
 		fr = fr[layers.ERFHeaderLength:]
 	}
+	if fr[1]&3 < 2 {
+		return // a raw packet (LNH 0 or 1): the script checks neither CRC
+	}
 	n := int(be.Uint16(fr[4:6])&0x7FF) * 4
 	pkt := clip(fr, n)
 	if fr[1]&3 == 3 {
@@ -172,7 +175,9 @@ Each file below has:
 		decodeErrs := 0
 		for j, fr := range f.trace.Frames {
 			icrcCheck(fr.LinkType, fr.Data, &py)
-			ops = append(ops, fr.Info.Opcode)
+			if !fr.Info.Raw {
+				ops = append(ops, fr.Info.Opcode)
+			}
 			if fs[j].err != nil {
 				decodeErrs++
 			}
@@ -201,6 +206,11 @@ Each file below has:
 			note := fr.Info.Note
 			if fr.Info.Corrupt != craft.NoCorruption {
 				note = strings.TrimPrefix(note+"; broken: "+fr.Info.Corrupt.String(), "; ")
+			}
+			if fr.Info.Raw { // no BTH: no opcode, PSN or QP
+				fmt.Fprintf(&b, "| %d | %.3f | %v | raw | - | - | %s | %s |\n", j+1,
+					float64(fr.Time.Sub(t0).Nanoseconds())/1000, fr.Info.From, fs[j].decodeColumn(), note)
+				continue
 			}
 			fmt.Fprintf(&b, "| %d | %.3f | %v | %v | %d | 0x%06x | %s | %s |\n", j+1,
 				float64(fr.Time.Sub(t0).Nanoseconds())/1000, fr.Info.From, fr.Info.Opcode, fr.Info.PSN, fr.Info.DestQP,

@@ -3,7 +3,9 @@
 //
 // A Config is what the command line decided, already checked: craft's
 // Config (encapsulation, service, the two QPs, MTU), the work requests,
-// the faults and whether RDMA CM frames frame the conversation. Run
+// the faults and whether RDMA CM frames frame the conversation (with the
+// values its REQ and REP negotiate, an MRA, a REJ instead of a connection,
+// a DREQ left unanswered). Run
 // crafts the frames (the CM exchange first when asked, then the work
 // requests with their responses and the faults, then the DREQ/DREP),
 // lists them and the findings they should give when Verbose, and writes
@@ -31,6 +33,13 @@ type Config struct {
 	Ops    []craft.Op
 	Faults craft.Faults // Corrupt frames count in the file, CM frames included
 	CM     bool         // CM REQ/REP/RTU before and DREQ/DREP after (UD: SIDR_REQ/SIDR_REP)
+	// CMOptions are the REQ/REP values, the MRA and the REJ's side.
+	CMOptions craft.CMOptions
+	// Reject, when set, makes the connection a rejected one: REQ and REJ
+	// (REQ, REP and REJ when CMOptions.RequesterRejects); no traffic.
+	Reject *layers.CMRejectReason
+	// NoDREP leaves the DREQ unanswered.
+	NoDREP bool
 	Format capture.Format
 	Out    string // the file to write, "-" for standard output
 	// Verbose lists the frames and the expected findings on Run's writer.
@@ -68,11 +77,17 @@ func Trace(cfg Config) (craft.Trace, error) {
 		return craft.Trace{}, err
 	}
 	ud := cfg.Craft.Service == layers.ServiceUD
+	if cfg.Reject != nil {
+		if err := c.Reject(cfg.CMOptions, *cfg.Reject); err != nil {
+			return craft.Trace{}, err
+		}
+		return c.Trace(), nil
+	}
 	if cfg.CM {
 		if ud {
-			err = c.ResolveService(craft.CMOptions{})
+			err = c.ResolveService(cfg.CMOptions)
 		} else {
-			err = c.Connect(craft.CMOptions{})
+			err = c.Connect(cfg.CMOptions)
 		}
 		if err != nil {
 			return craft.Trace{}, err
@@ -95,7 +110,11 @@ func Trace(cfg Config) (craft.Trace, error) {
 		return craft.Trace{}, err
 	}
 	if cfg.CM && !ud {
-		if err := c.Disconnect(); err != nil {
+		disconnect := c.Disconnect
+		if cfg.NoDREP {
+			disconnect = func() error { return c.DisconnectUnanswered(0) }
+		}
+		if err := disconnect(); err != nil {
 			return craft.Trace{}, err
 		}
 	}

@@ -29,11 +29,10 @@ for cap in "$@"; do
 		extra=("${userdlt[@]}")
 	fi
 	{
-		echo "# $version; tshark -r $cap -T fields -E header=y -E separator=/t -E occurrence=a (payload heuristics disabled)"
+		echo "# $version; tshark -r $cap -T fields -E header=y -E separator=/t -E occurrence=a (the ULP heuristics disabled; EoIB and EtherType-over-IB stay on, as ibdump decodes them)"
 		tshark -r "$cap" "${extra[@]}" --disable-protocol rpcordma --disable-protocol nvme-rdma \
 			--disable-protocol iser --disable-protocol smb_direct --disable-protocol infiniband_sdp \
 			--disable-protocol lnet --disable-protocol fcoib --disable-protocol smc --disable-protocol drbd \
-			--disable-protocol eoib \
 			-T fields -E header=y -E separator=/t -E occurrence=a "${args[@]}" 2>/dev/null
 	} > "$out/$name.tsv"
 done
