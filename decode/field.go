@@ -106,6 +106,10 @@ type Field struct {
 	Title string // "Packet Sequence Number", as Wireshark titles it
 	Type  FieldType
 	Base  Base
+	// treeFlags is shape's walk properties (TreeFlags), kept in the
+	// Field's first bytes, which the walk reads anyway: asking a plain
+	// field costs no other cache line.
+	treeFlags TreeFlags
 	// Names gives value names for the -V tree and for filters that compare
 	// with a name (bth.opcode == RC_SEND_ONLY). Nil when the field has none.
 	Names func(uint64) (string, bool)
@@ -196,8 +200,6 @@ type treeShape struct {
 	// suffix appends what Wireshark appends to a value's line (PortInfo's
 	// ", Function Ready", a table entry's "(3)"); occ is the occurrence.
 	suffix func(buf []byte, v *Value, occ int) []byte
-	// flags sums treeOnly, opens and row up for the walk (buildRegistry).
-	flags TreeFlags
 }
 
 // shapeOf returns the field's tree shape, making it when the registry is
@@ -218,20 +220,16 @@ const (
 	TreeOnlyItem TreeFlags = 1 << iota // Field.TreeOnly
 	OpensSubtree                       // Field.Opens
 	TableRow                           // Field.Row is nonzero
+	Shaped                             // Field.Shaped
 )
 
 // TreeFlags returns the field's tree-walk properties.
-func (f *Field) TreeFlags() TreeFlags {
-	if f.shape == nil {
-		return 0
-	}
-	return f.shape.flags
-}
+func (f *Field) TreeFlags() TreeFlags { return f.treeFlags }
 
 // Shaped reports a field the -V tree draws other than "Title: value"
 // (a mask, label, suffix, subtree, table row ...): renderers take the plain
 // path, without asking, for the others.
-func (f *Field) Shaped() bool { return f.shape != nil }
+func (f *Field) Shaped() bool { return f.treeFlags&Shaped != 0 }
 
 // Mask is the field's Wireshark bitmask as the -V tree draws it (see
 // treeShape.mask), 0 for a field that is not a bit field.
@@ -517,16 +515,17 @@ func buildRegistry() *registry {
 	}
 	sort.Slice(r.all, func(i, j int) bool { return r.all[i].Name < r.all[j].Name })
 	for _, f := range r.ordered {
+		f.treeFlags = 0
 		if sh := f.shape; sh != nil {
-			sh.flags = 0
+			f.treeFlags = Shaped
 			if sh.treeOnly {
-				sh.flags |= TreeOnlyItem
+				f.treeFlags |= TreeOnlyItem
 			}
 			if sh.opens {
-				sh.flags |= OpensSubtree
+				f.treeFlags |= OpensSubtree
 			}
 			if sh.row != 0 {
-				sh.flags |= TableRow
+				f.treeFlags |= TableRow
 			}
 		}
 	}
