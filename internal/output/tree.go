@@ -166,7 +166,7 @@ func appendTreeValue(buf []byte, f *decode.Field, v *decode.Value) []byte {
 		return append(buf, "False"...)
 	case f.Type.IsUnsigned() && f.Names != nil:
 		name, ok := f.Names(v.U)
-		if !ok && f.UnknownNamed() {
+		if !ok && f.Shaped() && f.UnknownNamed() {
 			name, ok = "Unknown", true
 		}
 		if ok {
@@ -176,7 +176,7 @@ func appendTreeValue(buf []byte, f *decode.Field, v *decode.Value) []byte {
 			return append(buf, ')')
 		}
 		return appendTreeNumber(buf, f, v)
-	case f.Type.IsUnsigned() && f.Mask() != 0:
+	case f.Type.IsUnsigned() && f.Shaped() && f.Mask() != 0:
 		return appendTreeNumber(buf, f, v)
 	case f.Type.IsUnsigned() && f.Base == decode.BaseDecHex:
 		buf = strconv.AppendUint(buf, v.U, 10)
@@ -190,7 +190,7 @@ func appendTreeValue(buf []byte, f *decode.Field, v *decode.Value) []byte {
 // appendTreeNumber writes an integer as -T fields does, except that a bit
 // field's hex value is as wide as its mask, as the tree shows it.
 func appendTreeNumber(buf []byte, f *decode.Field, v *decode.Value) []byte {
-	if f.Mask() != 0 && (f.Base == decode.BaseHex || f.Base == decode.BaseHexDec) {
+	if f.Shaped() && f.Mask() != 0 && (f.Base == decode.BaseHex || f.Base == decode.BaseHexDec) {
 		return appendHex(buf, v.U, f.MaskHexWidth())
 	}
 	return f.AppendValue(buf, v)
