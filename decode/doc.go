@@ -17,6 +17,15 @@
 // Wireshark's for what Wireshark does not compute: ICRC status, and the
 // analysis.
 //
+// The registry also describes tshark's -V tree, so the tree renderer walks
+// precomputed descriptors: a bit field carries Wireshark's mask (the line
+// shows the containing integer's bit pattern), a field may head a subtree
+// of the fields named under it (Field.Opens) or be written as a label of
+// its own ("IP CM ServiceID", "Attribute (NodeInfo)"), a table's fields
+// are shown entry by entry (Field.Row), and items only the tree shows sit
+// at their places in FieldsInWireOrder (Field.TreeOnly: the reserved bytes
+// Wireshark files under infiniband.reserved, one item per header field).
+//
 // An Analyzer follows the capture in order. It pairs the two directions of
 // each queue-pair connection (by the CM exchange, by the tools' TCP set-up
 // exchange, or by responses that answer requests), tracks each direction's

@@ -3,6 +3,7 @@ package decode
 import (
 	"encoding/hex"
 	"fmt"
+	"math/bits"
 	"net/netip"
 	"sort"
 	"strconv"
@@ -30,10 +31,11 @@ const (
 	FTDouble
 	FTRelTime // a duration
 	FTAbsTime // a point in time
+	FTNone    // a text item of Wireshark's tree: a label over a subtree, no value
 )
 
 var fieldTypeNames = [...]string{"FT_PROTOCOL", "FT_BOOLEAN", "FT_UINT8", "FT_UINT16", "FT_UINT24", "FT_UINT32",
-	"FT_UINT64", "FT_BYTES", "FT_IPv4", "FT_IPv6", "FT_ETHER", "FT_STRING", "FT_DOUBLE", "FT_RELATIVE_TIME", "FT_ABSOLUTE_TIME"}
+	"FT_UINT64", "FT_BYTES", "FT_IPv4", "FT_IPv6", "FT_ETHER", "FT_STRING", "FT_DOUBLE", "FT_RELATIVE_TIME", "FT_ABSOLUTE_TIME", "FT_NONE"}
 
 func (t FieldType) String() string {
 	if int(t) < len(fieldTypeNames) {
@@ -104,6 +106,10 @@ type Field struct {
 	Title string // "Packet Sequence Number", as Wireshark titles it
 	Type  FieldType
 	Base  Base
+	// treeFlags is shape's walk properties (TreeFlags), kept in the
+	// Field's first bytes, which the walk reads anyway: asking a plain
+	// field costs no other cache line.
+	treeFlags TreeFlags
 	// Names gives value names for the -V tree and for filters that compare
 	// with a name (bth.opcode == RC_SEND_ONLY). Nil when the field has none.
 	Names func(uint64) (string, bool)
@@ -128,16 +134,21 @@ type Field struct {
 	// Wireshark shows any number of times (infiniband.reserved: one per
 	// reserved field of every header); it serves GetSecond too.
 	nth func(p *Packet, i int, v *Value) bool
-	// protoBit is a protocol's own bit, and trees has the bits of every
-	// protocol or header the field sits under: InTreeOf compares bits where
-	// InTree compares names, because the -V tree asks for every field of
-	// every packet.
-	protoBit, trees uint64
+	// protoIndex is a protocol's or header's own bit in every field's
+	// trees, which has the bits of every protocol or header the field sits
+	// under: InTreeOf tests a bit where InTree compares names, because the
+	// -V tree asks for every field of every packet.
+	protoIndex uint16
+	trees      protoSet
+	// up and alsoUp are the fields parent and alsoParent name, which
+	// InTree follows: a field is in the trees its parent is in.
+	up, alsoUp *Field
 	// node marks a header whose value is its bytes (tshark's FT_BYTES
 	// header items: infiniband.bth, infiniband.mad ...), which -e prints.
 	node bool
 	// none marks a header tshark registers as FT_NONE (an item with no
-	// value, infiniband.classportinfo): -e prints 1 for it.
+	// value: infiniband.classportinfo, infiniband.portcounters): -e prints
+	// 1 for it, and -G fields says FT_NONE.
 	none bool
 	// fieldsWithout says, for a header, when its fields can be present
 	// though it is not (SubtreeWithout).
@@ -145,6 +156,174 @@ type Field struct {
 	// namedValue marks a protocol whose value -e prints as its own name,
 	// as tshark prints a heuristic sub-protocol's (infiniband.eoib).
 	namedValue bool
+
+	// shape is how the -V tree draws the field beyond "Title: value", nil
+	// for most fields: kept out of line, so the Field the tree's walk
+	// reads for every field of every packet stays small.
+	shape *treeShape
+}
+
+// UnknownNamed reports a field whose unnamed values the tree calls
+// "Unknown".
+func (f *Field) UnknownNamed() bool { return f.shape != nil && f.shape.unknownNamed }
+
+// treeShape says how the -V tree draws a field beyond "Title: value".
+type treeShape struct {
+	// mask is the field's bits within the integer of its type's width, as
+	// Wireshark's hf bitmask: the -V tree shows that integer's bit pattern
+	// and the value in as many hex digits as the mask's width needs, while
+	// -T fields keeps the type's width. 0 for a field that is not a bit field.
+	mask uint64
+	// maskTreeOnly marks a mask only the tree draws: Wireshark registers
+	// the field without one (-G fields says 0x0).
+	maskTreeOnly bool
+	// opens makes a field with a value open a subtree in the -V tree, as
+	// Wireshark nests items under an item (the CapabilityMask bits under
+	// CapabilityMask, IP CM ServiceID's parts under it): the fields whose
+	// names are under this one's, or whose parent it is.
+	opens bool
+	// treeOnly marks an item only the -V tree shows at its place (the
+	// reserved bytes Wireshark files under infiniband.reserved, item by
+	// item in each header): the registry does not name it, so -e, -Y and
+	// JSON do not see it.
+	treeOnly bool
+	// unknownNamed makes the tree say "Unknown (0x..)" of a value Names
+	// has no name for, as Wireshark does for a field with a value table.
+	unknownNamed bool
+	// row groups the fields of a table's entry (nonzero, shared by
+	// consecutive fields): the -V tree shows every occurrence of them,
+	// entry by entry (VL(0), Weight(0), VL(1) ...), as Wireshark does.
+	row uint8
+	// label, when it reports true, gives the field's whole -V line instead
+	// of "Title: value" (tshark's text items: "IP CM ServiceID",
+	// "Attribute (NodeInfo)", "SMP (LID Routed) SubnGet(NodeInfo)").
+	label func(buf []byte, p *Packet, v *Value) ([]byte, bool)
+	// suffix appends what Wireshark appends to a value's line (PortInfo's
+	// ", Function Ready", a table entry's "(3)"); occ is the occurrence.
+	suffix func(buf []byte, v *Value, occ int) []byte
+}
+
+// shapeOf returns the field's tree shape, making it when the registry is
+// built.
+func (f *Field) shapeOf() *treeShape {
+	if f.shape == nil {
+		f.shape = &treeShape{}
+	}
+	return f.shape
+}
+
+// TreeFlags are a field's tree-walk properties, in one word so that the
+// walk asks once per field: 0 for the plain fields (most of them).
+type TreeFlags uint8
+
+// Tree-walk properties (Field.TreeFlags).
+const (
+	TreeOnlyItem TreeFlags = 1 << iota // Field.TreeOnly
+	OpensSubtree                       // Field.Opens
+	TableRow                           // Field.Row is nonzero
+	Shaped                             // Field.Shaped
+)
+
+// TreeFlags returns the field's tree-walk properties.
+func (f *Field) TreeFlags() TreeFlags { return f.treeFlags }
+
+// Shaped reports a field the -V tree draws other than "Title: value"
+// (a mask, label, suffix, subtree, table row ...): renderers take the plain
+// path, without asking, for the others.
+func (f *Field) Shaped() bool { return f.treeFlags&Shaped != 0 }
+
+// Mask is the field's Wireshark bitmask as the -V tree draws it (see
+// treeShape.mask), 0 for a field that is not a bit field.
+func (f *Field) Mask() uint64 {
+	if f.shape == nil {
+		return 0
+	}
+	return f.shape.mask
+}
+
+// Row is the table-entry group of the field (see Field.row), 0 for none.
+func (f *Field) Row() uint8 {
+	if f.shape == nil {
+		return 0
+	}
+	return f.shape.row
+}
+
+// GlossaryType is the type -G fields prints: Wireshark's header items are
+// FT_BYTES or FT_NONE where the registry's structure says FT_PROTOCOL.
+func (f *Field) GlossaryType() FieldType {
+	switch {
+	case f.node:
+		return FTBytes
+	case f.none:
+		return FTNone
+	}
+	return f.Type
+}
+
+// GlossaryMask is the bitmask -G fields prints: Wireshark's registered one.
+func (f *Field) GlossaryMask() uint64 {
+	if f.shape == nil || f.shape.maskTreeOnly {
+		return 0
+	}
+	return f.shape.mask
+}
+
+// Opens reports a field whose -V line heads a subtree of the fields whose
+// names are under its name.
+func (f *Field) Opens() bool { return f.shape != nil && f.shape.opens }
+
+// TreeOnly reports an item only the -V tree shows (see FieldsInWireOrder).
+func (f *Field) TreeOnly() bool { return f.shape != nil && f.shape.treeOnly }
+
+// AppendLabel appends the field's -V line when Wireshark writes it as a
+// text of its own rather than "Title: value"; false when it does not.
+func (f *Field) AppendLabel(buf []byte, p *Packet, v *Value) ([]byte, bool) {
+	if f.shape == nil || f.shape.label == nil {
+		return buf, false
+	}
+	return f.shape.label(buf, p, v)
+}
+
+// AppendSuffix appends what Wireshark appends to the field's -V line after
+// its value, if anything; occ is the occurrence the line shows.
+func (f *Field) AppendSuffix(buf []byte, v *Value, occ int) []byte {
+	if f.shape == nil || f.shape.suffix == nil {
+		return buf
+	}
+	return f.shape.suffix(buf, v, occ)
+}
+
+// BitWidth is the width in bits of an integer type (0 for others).
+func (t FieldType) BitWidth() int {
+	switch t {
+	case FTUint8:
+		return 8
+	case FTUint16:
+		return 16
+	case FTUint24:
+		return 24
+	case FTUint32:
+		return 32
+	case FTUint64:
+		return 64
+	}
+	return 0
+}
+
+// MaskShift is the number of zero bits below the field's mask.
+func (f *Field) MaskShift() int {
+	if f.Mask() == 0 {
+		return 0
+	}
+	return bits.TrailingZeros64(f.Mask())
+}
+
+// MaskHexWidth is how many hex digits the -V tree shows a bit field's value
+// in: those of its mask shifted down (0xf8 gives 2, 0x06 gives 1), as
+// Wireshark does.
+func (f *Field) MaskHexWidth() int {
+	return (bits.Len64(f.Mask()>>f.MaskShift()) + 3) / 4
 }
 
 // Get extracts the field from p into v.
@@ -156,15 +335,30 @@ func (f *Field) Get(p *Packet, v *Value) bool {
 }
 
 // InTree reports whether the field belongs under the protocol or header
-// named tree in the detail tree: by its name, or by its declared parent.
-func (f *Field) InTree(tree string) bool {
-	return under(f.Name, tree) || f.parent == tree || under(f.parent, tree) ||
-		f.alsoParent != "" && (f.alsoParent == tree || under(f.alsoParent, tree))
+// named tree in the detail tree: by its name, by its declared parent, or
+// because its parent is.
+func (f *Field) InTree(tree string) bool { return f.inTree(tree, maxTreeDepth) }
+
+// maxTreeDepth bounds the parents InTree follows.
+const maxTreeDepth = 8
+
+func (f *Field) inTree(tree string, depth int) bool {
+	if under(f.Name, tree) || f.parent == tree || under(f.parent, tree) ||
+		f.alsoParent != "" && (f.alsoParent == tree || under(f.alsoParent, tree)) {
+		return true
+	}
+	return depth > 0 && (f.up != nil && f.up.inTree(tree, depth-1) || f.alsoUp != nil && f.alsoUp.inTree(tree, depth-1))
 }
 
 // InTreeOf is InTree(proto.Name) for a protocol or header field proto,
 // answered from bits computed once.
-func (f *Field) InTreeOf(proto *Field) bool { return f.trees&proto.protoBit != 0 }
+func (f *Field) InTreeOf(proto *Field) bool { return f.trees.has(proto.protoIndex) }
+
+// protoSet is a set of protocols and headers by their protoIndex.
+type protoSet [4]uint64
+
+func (s *protoSet) add(i uint16)      { s[i>>6] |= 1 << (i & 63) }
+func (s *protoSet) has(i uint16) bool { return s[i>>6]&(1<<(i&63)) != 0 }
 
 // under reports whether name is tree + "." + something, without building
 // the string (this runs for every field of every packet in -V).
@@ -314,6 +508,10 @@ func buildRegistry() *registry {
 	r := &registry{byName: map[string]*Field{}}
 	for _, group := range [][]*Field{frameFields(), linkFields(), maccFields(), infinibandFields(), madFields(), ibwireFields(), analysisFields(), nvmeFields(), pfcFields()} {
 		for _, f := range group {
+			if f.TreeOnly() {
+				r.ordered = append(r.ordered, f)
+				continue
+			}
 			if _, dup := r.byName[f.Name]; dup {
 				panic("decode: field registered twice: " + f.Name)
 			}
@@ -323,20 +521,52 @@ func buildRegistry() *registry {
 		}
 	}
 	sort.Slice(r.all, func(i, j int) bool { return r.all[i].Name < r.all[j].Name })
+	for _, f := range r.ordered {
+		f.treeFlags = 0
+		if sh := f.shape; sh != nil {
+			f.treeFlags = Shaped
+			if sh.treeOnly {
+				f.treeFlags |= TreeOnlyItem
+			}
+			if sh.opens {
+				f.treeFlags |= OpensSubtree
+			}
+			if sh.row != 0 {
+				f.treeFlags |= TableRow
+			}
+		}
+	}
+	// A field is also in the trees its parent is in (a record's field under
+	// the tree-only "Attribute (X)" is in the SA header's tree), so a
+	// header the packet lacks is skipped with all it may hold.
+	byAny := map[string]*Field{}
+	for _, f := range r.ordered {
+		if _, ok := byAny[f.Name]; !ok {
+			byAny[f.Name] = f
+		}
+	}
+	for _, f := range r.ordered {
+		if up := byAny[f.parent]; up != f {
+			f.up = up
+		}
+		if up := byAny[f.alsoParent]; up != f {
+			f.alsoUp = up
+		}
+	}
 	var protos []*Field
 	for _, f := range r.ordered {
-		if f.Type == FTProtocol {
-			if len(protos) == 64 {
-				panic("decode: more than 64 protocols and headers: widen Field.trees")
+		if f.Type == FTProtocol || f.Opens() {
+			if len(protos) == len(protoSet{})*64 {
+				panic("decode: more protocols and headers than a protoSet holds: widen it")
 			}
-			f.protoBit = 1 << len(protos)
+			f.protoIndex = uint16(len(protos))
 			protos = append(protos, f)
 		}
 	}
 	for _, f := range r.ordered {
 		for _, p := range protos {
 			if f.InTree(p.Name) {
-				f.trees |= p.protoBit
+				f.trees.add(p.protoIndex)
 			}
 		}
 	}
@@ -366,7 +596,8 @@ func Fields() []*Field { return fields.all }
 
 // FieldsInWireOrder returns every field in the order the headers appear on
 // the wire, each protocol or header before its fields: the order of the -V
-// tree and of JSON objects.
+// tree and of JSON objects. It holds the tree-only items (Field.TreeOnly)
+// too, which renderers other than the tree skip.
 func FieldsInWireOrder() []*Field { return fields.ordered }
 
 // SubtreeEnds gives, for each index of FieldsInWireOrder, the index just

@@ -11,11 +11,13 @@ func madFields() []*Field {
 		uintField("infiniband.mad.baseversion", "Base Version", FTUint8, BaseHex, func(p *Packet) (uint64, bool) { return uint64(M(p).BaseVersion), mad(p) }),
 		uintField("infiniband.mad.mgmtclass", "Management Class", FTUint8, BaseHex, func(p *Packet) (uint64, bool) { return uint64(M(p).MgmtClass), mad(p) }),
 		uintField("infiniband.mad.classversion", "Class Version", FTUint8, BaseHex, func(p *Packet) (uint64, bool) { return uint64(M(p).ClassVersion), mad(p) }),
-		uintField("infiniband.mad.method", "Method", FTUint8, BaseHex, func(p *Packet) (uint64, bool) { return uint64(M(p).Method), mad(p) }),
+		withNames(uintField("infiniband.mad.method", "Method", FTUint8, BaseHex, func(p *Packet) (uint64, bool) { return uint64(M(p).Method), mad(p) }),
+			madMethodName, nil),
 		uintField("infiniband.mad.status", "Status", FTUint16, BaseHex, func(p *Packet) (uint64, bool) { return uint64(M(p).Status), mad(p) }),
 		uintField("infiniband.mad.classspecific", "Class Specific", FTUint16, BaseHex, func(p *Packet) (uint64, bool) { return uint64(M(p).ClassSpecific), mad(p) }),
 		uintField("infiniband.mad.transactionid", "Transaction ID", FTUint64, BaseHex, func(p *Packet) (uint64, bool) { return M(p).TransactionID, mad(p) }),
 		uintField("infiniband.mad.attributeid", "Attribute ID", FTUint16, BaseHex, func(p *Packet) (uint64, bool) { return uint64(M(p).AttributeID), mad(p) }),
+		reservedItem("infiniband.mad", func(p *Packet) []byte { return M(p).ReservedBytes() }),
 		uintField("infiniband.mad.attributemodifier", "Attribute Modifier", FTUint32, BaseHex, func(p *Packet) (uint64, bool) { return uint64(M(p).AttributeModifier), mad(p) }),
 		bytesField("infiniband.mad.data", "MAD Data Payload", FTBytes, func(p *Packet) ([]byte, bool) {
 			d := M(p).Payload
@@ -34,7 +36,7 @@ func madFields() []*Field {
 	fs = append(fs, noticeFields()...)
 	fs = append(append(fs, perfMgtFields()...), classPortInfoFields()...)
 	noticeAndClassPortInfoOccurrences(fs)
-	return fs
+	return mgmtTreeShape(fs)
 }
 
 // madBytes is the whole MAD, header and data, as tshark's infiniband.mad
@@ -52,4 +54,10 @@ func madBytes(p *Packet) ([]byte, bool) {
 		return m.Contents, true
 	}
 	return p.Data[start : start+layers.MADHeaderLength+n], true
+}
+
+// madMethodName names a method as tshark's tree does: "Send()", "GetResp()".
+func madMethodName(u uint64) (string, bool) {
+	name, ok := layers.MADMethodName(layers.MADMethod(u))
+	return name, ok && u <= 0xFF
 }

@@ -5,9 +5,8 @@ import "github.com/ibwire/ibwire/layers"
 // reservedNth gives occurrence i of infiniband.reserved, under which
 // tshark 4.0 files the reserved bytes of every header it dissects, in wire
 // order: the BTH's byte 4 (occurrence 0, the field's own getter), the
-// DETH's byte 4, the MAD header's bytes 18-19, then those of the CM message
-// (REQ bytes 4-7 and 24-27, REP bytes 15, 19 and 23, DREQ byte 11, counted
-// from the start of the message) or of the SA MAD (the SA header's bytes
+// DETH's byte 4, the MAD header's Reserved, then those of the CM message
+// (layers.CM.ReservedBytes) or of the SA MAD (the SA header's bytes
 // 22-23, then those of the first record: SAAttribute.ReservedSpans).
 func reservedNth(p *Packet, i int, v *Value) bool {
 	if p.has&hasBTH == 0 {
@@ -37,19 +36,17 @@ func reservedNth(p *Packet, i int, v *Value) bool {
 	}
 	if p.has&hasMAD != 0 {
 		m := &p.Headers.MAD
-		occ[n], n = m.Contents[18:20], n+1
+		occ[n], n = m.ReservedBytes(), n+1
 		if d1, d2, ok := stopAbortReserved(p); ok {
 			occ[n], occ[n+1], n = d1, d2, n+2
 		}
 		if m.MgmtClass == layers.MgmtClassCM && m.CM.Contents != nil {
-			d := m.CM.Contents
-			switch m.CM.AttributeID {
-			case layers.CMAttrREQ:
-				occ[n], occ[n+1], n = d[4:8], d[24:28], n+2
-			case layers.CMAttrREP:
-				occ[n], occ[n+1], occ[n+2], n = d[15:16], d[19:20], d[23:24], n+3
-			case layers.CMAttrDREQ:
-				occ[n], n = d[11:12], n+1
+			for j := 0; n < len(occ); j++ {
+				r := m.CM.ReservedBytes(j)
+				if r == nil {
+					break
+				}
+				occ[n], n = r, n+1
 			}
 		}
 		if m.MgmtClass == layers.MgmtClassSubnAdm && m.SA.Contents != nil {
@@ -72,4 +69,14 @@ func reservedNth(p *Packet, i int, v *Value) bool {
 	}
 	v.B = occ[i]
 	return true
+}
+
+// reservedItem is a tree-only infiniband.reserved item at its place in a
+// header: Wireshark shows each reserved field where it lies.
+func reservedItem(parent string, get func(p *Packet) []byte) *Field {
+	return &Field{Name: "infiniband.reserved", Title: "Reserved", Type: FTBytes, parent: parent, shape: &treeShape{treeOnly: true},
+		get: func(p *Packet, v *Value) bool {
+			v.B = get(p)
+			return v.B != nil
+		}}
 }

@@ -188,9 +188,9 @@ func smpBodyFields() []*Field {
 		pi("mastersmlid", "MasterSMLID", FTUint16, func(n layers.PortInfo) uint64 { return uint64(n.MasterSMLID) }),
 		pi("capabilitymask", "CapabilityMask", FTUint32, func(n layers.PortInfo) uint64 { return uint64(n.CapabilityMask) }),
 	}
-	for _, c := range portInfoCapabilities {
-		bit := c.bit
-		fs = append(fs, pi("capabilitymask."+c.name, c.title, FTUint32, func(n layers.PortInfo) uint64 { return uint64(n.CapabilityMask>>bit) & 1 }))
+	for _, c := range layers.PortInfoCapabilities {
+		bit := c.Bit
+		fs = append(fs, pi("capabilitymask."+c.Name, c.Title, FTUint32, func(n layers.PortInfo) uint64 { return uint64(n.CapabilityMask>>bit) & 1 }))
 	}
 	pe := func(n layers.PortInfo, bit uint) uint64 { return uint64(n.PartitionEnforcement>>bit) & 1 }
 	fs = append(fs,
@@ -257,29 +257,6 @@ func b2u(b bool) uint64 {
 		return 1
 	}
 	return 0
-}
-
-// portInfoCapabilities are the CapabilityMask bits tshark names, by bit
-// number (IBTA Vol 1 §14.2.5.6).
-var portInfoCapabilities = []struct {
-	name, title string
-	bit         uint
-}{
-	{"issm", "SM", 1}, {"noticesupported", "NoticeSupported", 2}, {"trapsupported", "TrapSupported", 3},
-	{"optionalipdsupported", "OptionalIPDSupported", 4}, {"automaticmigrationsupported", "AutomaticMigrationSupported", 5},
-	{"slmappingsupported", "SLMappingSupported", 6}, {"mkeynvram", "MKeyNVRAM", 7}, {"pkeynvram", "PKeyNVRAM", 8},
-	{"ledinfosupported", "LEDInfoSupported", 9}, {"smdisabled", "SMdisabled", 10},
-	{"systemimageguidsupported", "SystemImageGUIDSupported", 11},
-	{"pkeyswitchexternalporttrapsupported", "PKeySwitchExternalPortTrapSupported", 12},
-	{"communicationmanagementsupported", "CommunicationManagementSupported", 16},
-	{"snmptunnelingsupported", "SNMPTunnelingSupported", 17}, {"reinitsupported", "ReinitSupported", 18},
-	{"devicemanagementsupported", "DeviceManagementSupported", 19}, {"vendorclasssupported", "VendorClassSupported", 20},
-	{"drnoticesupported", "DRNoticeSupported", 21}, {"capabilitymasknoticesupported", "CapabilityMaskNoticeSupported", 22},
-	{"bootmanagementsupported", "BootManagementSupported", 23},
-	{"linkroundtriplatencysupported", "LinkRoundTripLatencySupported", 24},
-	{"clientregistrationsupported", "ClientRegistrationSupported", 25},
-	{"otherlocalchangesnoticesupported", "OtherLocalChangesNoticeSupported", 26},
-	{"linkspeedwidthpairstablesupported", "LinkSpeedWIdthPairsTableSupported", 27},
 }
 
 type smpAttrGetter = func(p *Packet) (layers.SMPData, bool)

@@ -46,6 +46,9 @@ type Packet struct {
 	// zero until Analyzer.Analyze runs on it.
 	Analysis PacketAnalysis
 	has      layerSet
+	// perf is where a PerfMgt packet's counters are decoded once for all
+	// their fields: the Decoder's, set for MAD packets only.
+	perf *perfCounters
 }
 
 // layerSet is a bitmask of the layer types a frame had, for constant-time
@@ -188,6 +191,7 @@ type Decoder struct {
 	last         *layers.Parser // the parser of lastLinkType's frames
 	lastLinkType layers.LinkType
 	pkt          Packet
+	perf         perfCounters
 	startNs      int64 // first frame's time, Unix nanoseconds
 	prevNs       int64
 	started      bool
@@ -254,6 +258,10 @@ func (d *Decoder) Decode(in Input) *Packet {
 	}
 	if pkt.has&hasBTH != 0 {
 		pkt.Encapsulation = p.Encapsulation()
+	}
+	if pkt.has&hasMAD != 0 {
+		d.perf.decoded = false
+		pkt.perf = &d.perf
 	}
 	if pkt.Err == nil && pkt.has&hasBTH != 0 {
 		if !d.opts.SkipCRC {

@@ -50,6 +50,38 @@ type CM struct {
 	Data []byte
 }
 
+// cmReservedSpans are the whole reserved bytes of the messages whose fields
+// name no reserved part of a byte (the REQ's bytes 4-7 and 24-27, the REP's
+// bytes 15, 19 and 23, the DREQ's byte 11), in wire order.
+var cmReservedSpans = map[CMAttribute][]FieldSpan{
+	CMAttrREQ:  {{"Reserved4", 4, 4}, {"Reserved24", 24, 4}},
+	CMAttrREP:  {{"Reserved15", 15, 1}, {"Reserved19", 19, 1}, {"Reserved23", 23, 1}},
+	CMAttrDREQ: {{"Reserved11", 11, 1}},
+}
+
+// ReservedBytes returns reserved span i of the message (see
+// cmReservedSpans) as a slice of its bytes, or nil past the last.
+func (c *CM) ReservedBytes(i int) []byte {
+	spans := cmReservedSpans[c.AttributeID]
+	if i >= len(spans) || len(c.Contents) < spans[i].Offset+spans[i].Size {
+		return nil
+	}
+	s := spans[i]
+	return c.Contents[s.Offset : s.Offset+s.Size]
+}
+
+// cmReqServiceID is where a REQ's ServiceID starts in the message.
+const cmReqServiceID = 8
+
+// ServiceIDPrefix returns the first five bytes of a REQ's ServiceID, which
+// mark an IP-CM service ID (0x0000000001), as a slice of the message.
+func (c *CM) ServiceIDPrefix() []byte {
+	if len(c.Contents) < cmReqServiceID+ipcmPrefixLength {
+		return nil
+	}
+	return c.Contents[cmReqServiceID : cmReqServiceID+ipcmPrefixLength]
+}
+
 // LayerType returns LayerTypeCM.
 func (c *CM) LayerType() gopacket.LayerType { return LayerTypeCM }
 
@@ -690,6 +722,9 @@ type ServiceID uint64
 const (
 	ipcmPrefixMask = 0xFFFFFFFFFF000000
 	ipcmPrefix     = 0x0000000001000000
+	// ipcmPrefixLength is the bytes the prefix takes: the ServiceID's
+	// first five.
+	ipcmPrefixLength = 5
 )
 
 // IPCMServiceID returns the service ID RDMA CM uses for port in port space ps.

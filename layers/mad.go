@@ -96,6 +96,23 @@ func (m MADMethod) String() string {
 	return fmt.Sprintf("Unknown(0x%02x)", uint8(m))
 }
 
+// madMethodCalls are the methods as IBTA's text writes them, called
+// ("Get()", "GetResp()"), as Wireshark names them.
+var madMethodCalls = func() map[MADMethod]string {
+	m := make(map[MADMethod]string, len(madMethodNames))
+	for k, v := range madMethodNames {
+		m[k] = v + "()"
+	}
+	return m
+}()
+
+// MADMethodName names a known method as a call ("Send()"); false for
+// others.
+func MADMethodName(m MADMethod) (string, bool) {
+	s, ok := madMethodCalls[m]
+	return s, ok
+}
+
 // IsResponse reports bit 7 (R) of the method.
 func (m MADMethod) IsResponse() bool { return m&0x80 != 0 }
 
@@ -151,6 +168,15 @@ type MAD struct {
 var madFields = []FieldSpan{{"BaseVersion", 0, 1}, {"MgmtClass", 1, 1}, {"ClassVersion", 2, 1}, {"Method", 3, 1},
 	{"Status", 4, 2}, {"ClassSpecific", 6, 2}, {"TransactionID", 8, 8}, {"AttributeID", 16, 2},
 	{"Reserved", 18, 2}, {"AttributeModifier", 20, 4}}
+
+// ReservedBytes returns the header's reserved bytes (18-19) as a slice of
+// the header.
+func (m *MAD) ReservedBytes() []byte {
+	if len(m.Contents) < 20 {
+		return nil
+	}
+	return m.Contents[18:20]
+}
 
 // LayerType returns LayerTypeMAD.
 func (m *MAD) LayerType() gopacket.LayerType { return LayerTypeMAD }
@@ -334,6 +360,26 @@ func (m *MAD) Info() string {
 		return "CM: " + CMAttribute(m.AttributeID).String()
 	}
 	return m.MgmtClass.String() + " " + m.Method.String()
+}
+
+// AppendInfo appends what Info returns, allocating nothing for the
+// classes whose names are constants (SMPs with a known attribute).
+func (m *MAD) AppendInfo(buf []byte) []byte {
+	if m.MgmtClass == MgmtClassSubnLID || m.MgmtClass == MgmtClassSubnDirected {
+		buf = append(buf, "Subn"...)
+		buf = append(buf, smMethodName(m.Method)...)
+		buf = append(buf, '(')
+		buf = append(buf, SMPAttribute(m.AttributeID).String()...)
+		return append(buf, ')')
+	}
+	if m.MgmtClass == MgmtClassSubnAdm {
+		buf = append(buf, "SubnAdm"...)
+		buf = append(buf, m.Method.String()...)
+		buf = append(buf, '(')
+		buf = append(buf, SAAttribute(m.AttributeID).String()...)
+		return append(buf, ')')
+	}
+	return append(buf, m.Info()...)
 }
 
 // smMethodName names subnet-management methods as Wireshark does (it calls

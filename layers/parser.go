@@ -221,6 +221,14 @@ func headerFields(t gopacket.LayerType) (string, []FieldSpan) {
 		return "CM", cmDataFields // by attribute: FieldBytes reads the message's own table
 	case LayerTypeMACControl:
 		return "MACControl", macControlAllFields // each opcode's own: macControlSpans
+	case LayerTypeSMP:
+		return "SMP", smpFields
+	case LayerTypeSMPDirected:
+		return "SMPDirected", smpDirectedFields
+	case LayerTypeSA:
+		return "SA", saFields
+	case LayerTypePerfMgt:
+		return "PerfMgt", perfMgtFields
 	}
 	for k := HdrRDETH; k <= HdrCNP; k++ {
 		if k.LayerType() == t {

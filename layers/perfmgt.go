@@ -238,6 +238,28 @@ type PortCountersExtended struct {
 	PortMulticastRcvPkts  uint64
 }
 
+// portCountersReserved and portCountersExtendedReserved are the reserved
+// bytes of PortCounters (byte 18 is CounterSelect2 since IBTA 1.2; Wireshark
+// still calls it reserved) and PortCountersExtended, in wire order.
+var (
+	portCountersReserved         = []FieldSpan{{"Reserved0", 0, 1}, {"CounterSelect2", 18, 1}, {"Reserved20", 20, 2}}
+	portCountersExtendedReserved = []FieldSpan{{"Reserved0", 0, 1}, {"Reserved4", 4, 4}}
+)
+
+// PortCountersReservedBytes returns reserved span i of PortCounters data d
+// (or of PortCountersExtended data, when extended) as a slice of d; nil
+// past the last.
+func PortCountersReservedBytes(d []byte, extended bool, i int) []byte {
+	spans := portCountersReserved
+	if extended {
+		spans = portCountersExtendedReserved
+	}
+	if i >= len(spans) || len(d) < spans[i].Offset+spans[i].Size {
+		return nil
+	}
+	return d[spans[i].Offset : spans[i].Offset+spans[i].Size]
+}
+
 // DecodePortCountersExtended decodes PortCountersExtended from the first 72 bytes of d.
 func DecodePortCountersExtended(d []byte) PortCountersExtended {
 	_ = d[PortCountersExtendedLength-1]

@@ -162,6 +162,32 @@ func (t RMPPType) String() string {
 	return enumName([]string{"None", "DATA", "ACK", "STOP", "ABORT"}, uint(t), "Reserved")
 }
 
+// WiresharkTitle is the title Wireshark gives the RMPP header of a packet
+// of this type ("RMPP (DATA)"; " Not an RMPP Packet " with its spaces).
+func (t RMPPType) WiresharkTitle() string {
+	if t == RMPPTypeNone {
+		return " Not an RMPP Packet "
+	}
+	return "RMPP (" + t.String() + ")"
+}
+
+// RMPPFlagNames name the RRespTime/Flags nibble's values as Wireshark does
+// (IBTA Vol 1 §13.6.2.1), with its leading spaces.
+var RMPPFlagNames = map[uint8]string{
+	3: " (Transmission Sequence - First Packet)", 5: " (Transmission Sequence - Last Packet)",
+	1: " (Transmission Sequence) ",
+}
+
+// RMPPStatusNames name the RMPP status codes (IBTA Vol 1 Table 180) as
+// Wireshark does, with its leading spaces.
+var RMPPStatusNames = map[uint8]string{
+	0: " (Normal)", 1: " (Resources Exhausted)", 118: " (Total Time Too Long)",
+	119: " (Inconsistent Last and PayloadLength)", 120: " (Inconsistent First and Segment Number)",
+	121: " (Bad RMPPType)", 122: " (NewWindowLast Too Small)", 123: " (SegmentNumber Too Big)",
+	124: " (Illegal Status)", 125: " (Unsupported Version)", 126: " (Too Many Retries)",
+	127: " (Unspecified - Unknown Error Code on ABORT)",
+}
+
 // RMPPFlags are the three RMPP flag bits.
 type RMPPFlags uint8
 
@@ -356,6 +382,25 @@ type PathRecord struct {
 	PacketLifeTime         uint8 // 6 bits: 4.096 µs × 2^PacketLifeTime
 	Preference             uint8
 	Reserved58             []byte // 6 bytes
+}
+
+// PathRecordServiceIDBytes returns a PathRecord's first 8 bytes, its
+// ServiceID (reserved before IBTA 1.2.1, as Wireshark 4.0 still shows them),
+// as a slice of the record d.
+func PathRecordServiceIDBytes(d []byte) []byte {
+	if len(d) < 8 {
+		return nil
+	}
+	return d[0:8]
+}
+
+// ReservedBytes returns the SA header's reserved bytes, after
+// AttributeOffset, as a slice of the message.
+func (s *SA) ReservedBytes() []byte {
+	if len(s.Contents) < 24 {
+		return nil
+	}
+	return s.Contents[22:24]
 }
 
 // DecodePathRecord decodes a PathRecord from the first 64 bytes of d.

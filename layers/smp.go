@@ -654,3 +654,75 @@ func (d SMPData) VendorDiag() (nextIndex uint16, diagData []byte) {
 
 // LedMask reports the LedInfo attribute's LedMask bit.
 func (d SMPData) LedMask() bool { return d[0]&0x80 != 0 }
+
+// PortInfoCapability is a bit of PortInfo's CapabilityMask (IBTA Vol 1
+// §14.2.5.6, Table 146), with the name and title Wireshark gives it.
+type PortInfoCapability struct {
+	Name, Title string
+	Bit         uint
+}
+
+// PortInfoCapabilities are the CapabilityMask bits Wireshark names, by bit
+// number.
+var PortInfoCapabilities = []PortInfoCapability{
+	{"issm", "SM", 1}, {"noticesupported", "NoticeSupported", 2}, {"trapsupported", "TrapSupported", 3},
+	{"optionalipdsupported", "OptionalIPDSupported", 4}, {"automaticmigrationsupported", "AutomaticMigrationSupported", 5},
+	{"slmappingsupported", "SLMappingSupported", 6}, {"mkeynvram", "MKeyNVRAM", 7}, {"pkeynvram", "PKeyNVRAM", 8},
+	{"ledinfosupported", "LEDInfoSupported", 9}, {"smdisabled", "SMdisabled", 10},
+	{"systemimageguidsupported", "SystemImageGUIDSupported", 11},
+	{"pkeyswitchexternalporttrapsupported", "PKeySwitchExternalPortTrapSupported", 12},
+	{"communicationmanagementsupported", "CommunicationManagementSupported", 16},
+	{"snmptunnelingsupported", "SNMPTunnelingSupported", 17}, {"reinitsupported", "ReinitSupported", 18},
+	{"devicemanagementsupported", "DeviceManagementSupported", 19}, {"vendorclasssupported", "VendorClassSupported", 20},
+	{"drnoticesupported", "DRNoticeSupported", 21}, {"capabilitymasknoticesupported", "CapabilityMaskNoticeSupported", 22},
+	{"bootmanagementsupported", "BootManagementSupported", 23},
+	{"linkroundtriplatencysupported", "LinkRoundTripLatencySupported", 24},
+	{"clientregistrationsupported", "ClientRegistrationSupported", 25},
+	{"otherlocalchangesnoticesupported", "OtherLocalChangesNoticeSupported", 26},
+	{"linkspeedwidthpairstablesupported", "LinkSpeedWIdthPairsTableSupported", 27},
+}
+
+// PortInfoNames are the names of PortInfo's coded values (IBTA Vol 1
+// §14.2.5.6, Table 146) as Wireshark words them, by field; Unknown is what
+// it says of a code it has no name for (its LinkSpeedSupported says
+// LinkWidthSupported there).
+var PortInfoNames = map[string]struct {
+	Names   map[uint16]string
+	Unknown string
+}{
+	"DiagCode": {map[uint16]string{0: "Function Ready", 1: "Performing Self Test", 2: "Initializing",
+		3: "Soft Error - Function has non-fatal error", 4: "Hard Error - Function has fatal error"},
+		"Reserved DiagCode! Possible Error"},
+	"LinkWidthEnabled": {map[uint16]string{0: "No State Change", 1: "1x", 2: "4x", 3: "1x or 4x", 4: "8x", 5: "1x or 8x",
+		6: "4x or 8x", 7: "1x or 4x or 8x", 8: "12x", 9: "1x or 12x", 10: "4x or 12x", 11: "1x or 4x or 12x",
+		12: "8x or 12x", 13: "1x or 8x or 12x", 14: "4x or 8x or 12x",
+		0xFF: "Set to LinkWidthSupported Value - Response contains actual LinkWidthSupported"},
+		"Reserved LinkWidthEnabled Value! Possible Error"},
+	"LinkWidthSupported": {map[uint16]string{1: "1x", 3: "1x or 4x", 7: "1x or 4x or 8x", 11: "1x or 4x or 12x",
+		15: "1x or 4x or 8x or 12x"}, "Reserved LinkWidthSupported Value! Possible Error"},
+	"LinkWidthActive": {map[uint16]string{1: "1x", 2: "4x", 4: "8x", 8: "12x"},
+		"Reserved LinkWidthActive Value! Possible Error"},
+	"LinkSpeedSupported": {map[uint16]string{1: "2.5 Gbps", 3: "2.5 or 5.0 Gbps", 5: "2.5 or 10.0 Gbps",
+		7: "2.5 or 5.0 or 10.0 Gbps"}, "Reserved LinkWidthSupported Value! Possible Error"},
+	"PortState": {map[uint16]string{0: "No State Change", 1: "Down (includes failed links)", 2: "Initialized",
+		3: "Armed", 4: "Active"}, "Reserved PortState Value! Possible Error"},
+	"PortPhysicalState": {map[uint16]string{0: "No State Change", 1: "Sleep", 2: "Polling", 3: "Disabled",
+		4: "PortConfigurationTraining", 5: "LinkUp", 6: "LinkErrorRecovery", 7: "Phy Test"},
+		"Reserved PortPhysicalState Value! Possible Error"},
+	"LinkDownDefaultState": {map[uint16]string{0: "No State Change", 1: "Sleep", 2: "Polling"},
+		"Reserved LinkDownDefaultState Value! Possible Error"},
+	"LinkSpeedActive": {map[uint16]string{1: "2.5 Gbps", 2: "5.0 Gbps", 4: "10.0 Gbps"},
+		"Reserved LinkSpeedActive Value! Possible Error"},
+	"LinkSpeedEnabled": {map[uint16]string{0: "No State Change", 1: "2.5 Gbps", 3: "2.5 or 5.0 Gbps",
+		5: "2.5 or 10.0 Gbps", 7: "2.5 or 5.0 or 10.0 Gbps",
+		15: "Set to LinkSpeedSupported value - response contains actual LinkSpeedSupported"},
+		"Reserved LinkSpeedEnabled Value! Possible Error"},
+	"NeighborMTU": {mtuNames, "Reserved NeighborMTU Value! Possible Error"},
+	"VLCap": {map[uint16]string{1: "VL0", 2: "VL0, VL1", 3: "VL0 - VL3", 4: "VL0 - VL7", 5: "VL0 - VL14"},
+		"Reserved VLCap Value! Possible Error"},
+	"MTUCap": {mtuNames, "Reserved MTUCap Value! Possible Error"},
+	"OperationalVLs": {map[uint16]string{0: "No State Change", 1: "VL0", 2: "VL0, VL1", 3: "VL0 - VL3",
+		4: "VL0 - VL7", 5: "VL0 - VL14"}, "Reserved OperationalVLs Value! Possible Error"},
+}
+
+var mtuNames = map[uint16]string{1: "256", 2: "512", 3: "1024", 4: "2048", 5: "4096"}

@@ -94,10 +94,12 @@ type bitField struct {
 // multi-byte word (the tables list such words whole).
 var bitFields = map[string][]bitField{
 	"Dot1Q": {{"Priority", 0, 3}, {"DropEligible", 3, 1}, {"VLANIdentifier", 4, 12}},
-	"IPv4":  {{"Flags", 48, 3}, {"FragOffset", 51, 13}},
-	"IPv6":  {{"Version", 0, 4}, {"TrafficClass", 4, 8}, {"DSCP", 4, 6}, {"ECN", 10, 2}, {"FlowLabel", 12, 20}},
-	"LRH":   {{"Reserved5", 32, 5}, {"PktLen", 37, 11}},
-	"GRH":   {{"IPVer", 0, 4}, {"TClass", 4, 8}, {"FlowLabel", 12, 20}},
+	// A directed-route SMP's ClassSpecific is its hop pointer and hop count.
+	"MAD":  {{"HopPointer", 48, 8}, {"HopCount", 56, 8}},
+	"IPv4": {{"Flags", 48, 3}, {"FragOffset", 51, 13}},
+	"IPv6": {{"Version", 0, 4}, {"TrafficClass", 4, 8}, {"DSCP", 4, 6}, {"ECN", 10, 2}, {"FlowLabel", 12, 20}},
+	"LRH":  {{"Reserved5", 32, 5}, {"PktLen", 37, 11}},
+	"GRH":  {{"IPVer", 0, 4}, {"TClass", 4, 8}, {"FlowLabel", 12, 20}},
 	"EoIB": {{"Version", 2, 2}, {"TCPChecksum", 4, 2}, {"IPChecksum", 6, 2}, {"FCS", 9, 1}, {"MoreSegments", 10, 1},
 		{"SegOffset", 11, 5}},
 	// CM messages (IBTA Vol 1 §12.6), from the start of the message: the
@@ -141,6 +143,7 @@ var bitFields = map[string][]bitField{
 		{"REQ.AlternateSubnetLocal", 1108, 1},
 		{"REQ.AlternateReserved1", 1109, 3},
 		{"REQ.AlternateLocalACKTimeout", 1112, 5},
+		{"REQ.AlternateReserved2", 1117, 3},
 		{"REQ.IPCM.MajorVersion", 1120, 4},
 		{"REQ.IPCM.MinorVersion", 1124, 4},
 		{"REQ.IPCM.IPVersion", 1128, 4},
@@ -214,8 +217,9 @@ func (p *Parser) headerContents(name string) []byte {
 			return nil
 		}
 		return b[:len(m)]
-	case t == LayerTypeCM:
-		// The CM message is the MAD's data, after its common header.
+	case t == LayerTypeCM || t == LayerTypeSMP || t == LayerTypeSMPDirected || t == LayerTypeSA || t == LayerTypePerfMgt:
+		// A class body (a CM message, an SMP ...) is the MAD's data, after
+		// its common header.
 		if m := p.headerContents("MAD"); len(m) == MADHeaderLength && len(p.BTH.payload) >= MADLength {
 			return p.BTH.payload[MADHeaderLength:MADLength]
 		}

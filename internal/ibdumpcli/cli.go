@@ -266,7 +266,8 @@ func printGlossary(w io.Writer) {
 	bw := bufio.NewWriter(w)
 	for _, f := range decode.Fields() {
 		base := f.Base.String()
-		fmt.Fprintf(bw, "F\t%s\t%s\t%s\t%s\t%s\n", f.Title, f.Name, f.Type, f.Protocol(), base)
+		// tshark's columns, its bitmask included (0x0 for none).
+		fmt.Fprintf(bw, "F\t%s\t%s\t%s\t%s\t%s\t0x%x\n", f.Title, f.Name, f.GlossaryType(), f.Protocol(), base, f.GlossaryMask())
 	}
 	bw.Flush()
 }

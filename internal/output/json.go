@@ -58,7 +58,7 @@ func (j *JSON) sep() {
 	j.first = false
 }
 
-func (j *JSON) open(f *decode.Field, depth int) {
+func (j *JSON) open(f *decode.Field, depth int, _ *decode.Value) {
 	j.sep()
 	j.indent(depth)
 	name := f.Name
@@ -109,7 +109,7 @@ func (e *EK) Append(buf []byte, p *decode.Packet) []byte {
 	return append(e.buf, "}}\n"...)
 }
 
-func (e *EK) open(f *decode.Field, depth int) {
+func (e *EK) open(f *decode.Field, depth int, _ *decode.Value) {
 	if depth > 0 {
 		return // ek is flat inside each protocol
 	}
@@ -165,8 +165,8 @@ func (l *JSONL) Append(buf []byte, p *decode.Packet) []byte {
 	return append(l.buf, "}\n"...)
 }
 
-func (l *JSONL) open(f *decode.Field, depth int)  {}
-func (l *JSONL) close(f *decode.Field, depth int) {}
+func (l *JSONL) open(f *decode.Field, depth int, _ *decode.Value) {}
+func (l *JSONL) close(f *decode.Field, depth int)                 {}
 
 func (l *JSONL) field(f *decode.Field, depth int, v *decode.Value, second bool) {
 	if second {

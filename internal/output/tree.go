@@ -21,6 +21,7 @@ type Tree struct {
 // Append appends the tree of p, each line ending in a newline.
 func (t *Tree) Append(buf []byte, p *decode.Packet) []byte {
 	t.buf, t.p, t.skip = buf, p, -1
+	t.w.tree = true
 	t.w.walk(p, t)
 	return t.buf
 }
@@ -46,15 +47,23 @@ func (t *Tree) indent(depth int) {
 	}
 }
 
-func (t *Tree) open(f *decode.Field, depth int) {
+func (t *Tree) open(f *decode.Field, depth int, v *decode.Value) {
 	if !t.shown(f, depth) {
 		if t.skip < 0 {
 			t.skip = depth
 		}
 		return
 	}
+	if f.Type != decode.FTProtocol { // a field heading a subtree
+		t.field(f, depth, v, false)
+		return
+	}
 	t.indent(depth)
-	t.buf = appendProtocolTitle(t.buf, f, t.p)
+	if b, ok := f.AppendLabel(t.buf, t.p, v); ok {
+		t.buf = b
+	} else {
+		t.buf = appendProtocolTitle(t.buf, f, t.p)
+	}
 	t.buf = append(t.buf, '\n')
 }
 
@@ -69,9 +78,13 @@ func (t *Tree) field(f *decode.Field, depth int, v *decode.Value, second bool) {
 		return
 	}
 	t.indent(depth)
-	t.buf = append(t.buf, f.Title...)
-	t.buf = append(t.buf, ": "...)
-	t.buf = appendTreeValue(t.buf, f, v)
+	if f.Shaped() {
+		t.buf = appendFieldLine(t.buf, f, t.p, v, t.w.occ)
+	} else {
+		t.buf = append(t.buf, f.Title...)
+		t.buf = append(t.buf, ": "...)
+		t.buf = appendTreeValue(t.buf, f, v)
+	}
 	switch f.Name {
 	case "infiniband.invariant.crc":
 		t.buf = appendCRCStatus(t.buf, t.p.ICRC, uint64(wireOrder32(t.p.ICRCComputed)), 8)
@@ -100,6 +113,43 @@ func appendCRCStatus(buf []byte, st layers.CRCStatus, want uint64, width int) []
 // "…", as tshark -V does (its labels show 36 bytes); -x shows them all.
 const treeBytesMax = 36
 
+// appendFieldLine writes a field's -V line without indentation: its own
+// label where Wireshark writes one, else a bit field's pattern, the title,
+// the value and what Wireshark appends to it.
+func appendFieldLine(buf []byte, f *decode.Field, p *decode.Packet, v *decode.Value, occ int) []byte {
+	if b, ok := f.AppendLabel(buf, p, v); ok {
+		return b
+	}
+	if f.Mask() != 0 && f.Type.IsUnsigned() {
+		buf = appendBitPattern(buf, v.U<<uint(f.MaskShift()), f.Mask(), f.Type.BitWidth())
+		buf = append(buf, " = "...)
+	}
+	buf = append(buf, f.Title...)
+	buf = append(buf, ": "...)
+	buf = appendTreeValue(buf, f, v)
+	return f.AppendSuffix(buf, v, occ)
+}
+
+// appendBitPattern writes the bits of an integer of the given width as
+// Wireshark shows a bit field's: the bits under mask as 0 and 1, the others
+// as dots, in groups of four.
+func appendBitPattern(buf []byte, u, mask uint64, width int) []byte {
+	for i := width - 1; i >= 0; i-- {
+		switch {
+		case mask>>uint(i)&1 == 0:
+			buf = append(buf, '.')
+		case u>>uint(i)&1 != 0:
+			buf = append(buf, '1')
+		default:
+			buf = append(buf, '0')
+		}
+		if i > 0 && i%4 == 0 {
+			buf = append(buf, ' ')
+		}
+	}
+	return buf
+}
+
 // appendTreeValue formats a value for the tree: names with the number in
 // parentheses, booleans as True/False, hex and decimal per the field's base,
 // long byte strings cut as tshark cuts them.
@@ -115,17 +165,33 @@ func appendTreeValue(buf []byte, f *decode.Field, v *decode.Value) []byte {
 		}
 		return append(buf, "False"...)
 	case f.Type.IsUnsigned() && f.Names != nil:
-		if name, ok := f.Names(v.U); ok {
+		name, ok := f.Names(v.U)
+		if !ok && f.Shaped() && f.UnknownNamed() {
+			name, ok = "Unknown", true
+		}
+		if ok {
 			buf = append(buf, name...)
 			buf = append(buf, " ("...)
-			buf = f.AppendValue(buf, v)
+			buf = appendTreeNumber(buf, f, v)
 			return append(buf, ')')
 		}
+		return appendTreeNumber(buf, f, v)
+	case f.Type.IsUnsigned() && f.Shaped() && f.Mask() != 0:
+		return appendTreeNumber(buf, f, v)
 	case f.Type.IsUnsigned() && f.Base == decode.BaseDecHex:
 		buf = strconv.AppendUint(buf, v.U, 10)
 		buf = append(buf, " ("...)
 		buf = appendHex(buf, v.U, 8)
 		return append(buf, ')')
+	}
+	return f.AppendValue(buf, v)
+}
+
+// appendTreeNumber writes an integer as -T fields does, except that a bit
+// field's hex value is as wide as its mask, as the tree shows it.
+func appendTreeNumber(buf []byte, f *decode.Field, v *decode.Value) []byte {
+	if f.Shaped() && f.Mask() != 0 && (f.Base == decode.BaseHex || f.Base == decode.BaseHexDec) {
+		return appendHex(buf, v.U, f.MaskHexWidth())
 	}
 	return f.AppendValue(buf, v)
 }

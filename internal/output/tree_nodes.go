@@ -23,10 +23,10 @@ type TreeNode struct {
 func TreeNodes(p *decode.Packet) []TreeNode {
 	// Room for any line (a byte field shows at most treeBytesMax bytes),
 	// so the cost of a tree is its lines', whatever the frame's size.
-	n := nodeCollector{p: p, opened: make([]int, 0, 8)}
+	n := &nodeCollector{p: p, opened: make([]int, 0, 8)}
 	n.t.buf = make([]byte, 0, 256)
-	var w walker
-	w.walk(p, &n)
+	n.w.tree = true
+	n.w.walk(p, n)
 	return n.nodes
 }
 
@@ -35,11 +35,20 @@ type nodeCollector struct {
 	nodes  []TreeNode
 	opened []int // the open protocols' lines
 	t      Tree  // formats a field's line as -V does
+	w      walker
 }
 
-func (n *nodeCollector) open(f *decode.Field, depth int) {
+func (n *nodeCollector) open(f *decode.Field, depth int, v *decode.Value) {
 	n.opened = append(n.opened, len(n.nodes))
-	n.nodes = append(n.nodes, TreeNode{Depth: depth, Text: string(appendProtocolTitle(nil, f, n.p)), Field: f, Span: protocolSpan(n.p, f)})
+	if f.Type != decode.FTProtocol { // a field heading a subtree
+		n.field(f, depth, v, false)
+		return
+	}
+	text, ok := f.AppendLabel(nil, n.p, v)
+	if !ok {
+		text = appendProtocolTitle(nil, f, n.p)
+	}
+	n.nodes = append(n.nodes, TreeNode{Depth: depth, Text: string(text), Field: f, Span: protocolSpan(n.p, f)})
 }
 
 // close widens the protocol's span to hold what it holds.
@@ -56,7 +65,7 @@ func (n *nodeCollector) field(f *decode.Field, depth int, v *decode.Value, secon
 		return
 	}
 	span := fieldSpan(n.p, f, v)
-	n.t.buf, n.t.p, n.t.skip = n.t.buf[:0], n.p, -1
+	n.t.buf, n.t.p, n.t.skip, n.t.w.occ = n.t.buf[:0], n.p, -1, n.w.occ
 	n.t.field(f, 0, v, false)
 	text := n.t.buf
 	if len(text) > 0 && text[len(text)-1] == '\n' {

@@ -214,6 +214,35 @@ var fieldWire = map[string][]wireField{
 	"infiniband.cm.rtu.localcommid":         {{"CM", "RTU.LocalCommID"}},
 	"infiniband.cm.rtu.private":             {{"CM", "RTU.PrivateData"}},
 	"infiniband.cm.rtu.remotecommid":        {{"CM", "RTU.RemoteCommID"}},
+
+	// The SMP, SA and RMPP headers; the directed-route SMP's status, hop
+	// pointer and hop count are the MAD header's Status and ClassSpecific.
+	// Its D bit has no bytes: tshark 4.0 reads it where it is always 0.
+	"infiniband.smplid.mkey":            {{"SMP", "M_Key"}, {"SMPDirected", "M_Key"}},
+	"infiniband.smpdirected.smpstatus":  {{"MAD", "Status"}},
+	"infiniband.smpdirected.hoppointer": {{"MAD", "HopPointer"}},
+	"infiniband.smpdirected.hopcount":   {{"MAD", "HopCount"}},
+	"infiniband.smpdirected.drslid":     {{"SMPDirected", "DrSLID"}},
+	"infiniband.smpdirected.drdlid":     {{"SMPDirected", "DrDLID"}},
+	"infiniband.sa.smkey":               {{"SA", "SM_Key"}},
+	"infiniband.sa.attributeoffset":     {{"SA", "AttributeOffset"}},
+	"infiniband.sa.componentmask":       {{"SA", "ComponentMask"}},
+	"infiniband.rmpp.rmppversion":       {{"SA", "RMPPVersion"}},
+	"infiniband.rmpp.rmpptype":          {{"SA", "RMPPType"}},
+	"infiniband.rmpp.rresptime":         {{"SA", "RRespTime/RMPPFlags"}},
+	"infiniband.rmpp.rmppflags":         {{"SA", "RRespTime/RMPPFlags"}},
+	"infiniband.rmpp.rmppstatus":        {{"SA", "RMPPStatus"}},
+	"infiniband.rmpp.data1":             {{"SA", "Data1"}},
+	"infiniband.rmpp.segmentnumber":     {{"SA", "Data1"}},
+	"infiniband.rmpp.data2":             {{"SA", "Data2"}},
+	"infiniband.rmpp.payloadlength":     {{"SA", "Data2"}},
+	"infiniband.rmpp.newwindowlast":     {{"SA", "Data2"}},
+}
+
+// treeOnlyWire places the tree-only items that are not slices of the
+// frame: the second value of infiniband.cm.req.alt_reserved1.
+var treeOnlyWire = map[string][]wireField{
+	"infiniband.cm.req.alt_reserved1": {{"CM", "REQ.AlternateReserved2"}},
 }
 
 func init() {
@@ -244,6 +273,19 @@ var protocolHeader = map[string]string{
 // fieldSpan is where in p's frame the tree line of f, whose value is v,
 // was decoded from.
 func fieldSpan(p *decode.Packet, f *decode.Field, v *decode.Value) Span {
+	if f.TreeOnly() {
+		// An item at its place: its bytes are its own, not those of the
+		// field its name shares.
+		if f.Type == decode.FTBytes {
+			return sliceSpan(p.Data, v.B)
+		}
+		for _, w := range treeOnlyWire[f.Name] {
+			if lo, hi, ok := p.Headers.FieldBytes(w.header, w.field); ok {
+				return Span{lo, hi}
+			}
+		}
+		return Span{}
+	}
 	for _, w := range fieldWire[f.Name] {
 		if lo, hi, ok := p.Headers.FieldBytes(w.header, w.field); ok {
 			return Span{lo, hi}
@@ -270,9 +312,18 @@ func protocolSpan(p *decode.Packet, f *decode.Field) Span {
 // sliceSpan is where b, a slice of frame, lies in it: empty when b is not
 // cut from frame (a value the decoder built).
 func sliceSpan(frame, b []byte) Span {
-	off := cap(frame) - cap(b)
-	if len(b) == 0 || off < 0 || off+len(b) > len(frame) || &frame[off] != &b[0] {
+	if len(b) == 0 {
 		return Span{}
+	}
+	off := cap(frame) - cap(b)
+	if off < 0 || off+len(b) > len(frame) || &frame[off] != &b[0] {
+		// A slice whose capacity its decoder cut (a header's Contents):
+		// find it by address. Only the detail pane's one frame pays.
+		for off = 0; off+len(b) <= len(frame) && &frame[off] != &b[0]; off++ {
+		}
+		if off+len(b) > len(frame) {
+			return Span{}
+		}
 	}
 	return Span{off, off + len(b)}
 }

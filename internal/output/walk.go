@@ -4,9 +4,11 @@ import "github.com/ibwire/ibwire/decode"
 
 // walkFields calls fn for every field p has, in wire order, with its depth in
 // the tree: a protocol has depth 0, a header inside it 1, and so on. open and
-// close bracket each protocol or header, so renderers can nest.
+// close bracket each protocol or header, so renderers can nest; in a tree
+// walk (walker.tree) they also bracket the fields that head a subtree
+// (Field.Opens), which open gets with their value.
 type fieldVisitor interface {
-	open(f *decode.Field, depth int)
+	open(f *decode.Field, depth int, v *decode.Value)
 	close(f *decode.Field, depth int)
 	field(f *decode.Field, depth int, v *decode.Value, second bool)
 }
@@ -16,6 +18,12 @@ type walker struct {
 	stack    []*decode.Field
 	v        decode.Value
 	deferred [4][2]int // subtrees [from, to) walked after InfiniBand's
+	// tree makes the walk the -V tree's: fields that head a subtree open
+	// one, the tree-only items are visited, and a table's entries are
+	// visited entry by entry.
+	tree bool
+	// occ is the occurrence the field being visited shows.
+	occ int
 }
 
 // wireOrder is what the walk needs of the registry's order, found once.
@@ -83,6 +91,10 @@ func (w *walker) walkDeferred(p *decode.Packet, vis fieldVisitor, n int) {
 func (w *walker) step(p *decode.Packet, vis fieldVisitor, i int) int {
 	all, ends := decode.FieldsInWireOrder(), decode.SubtreeEnds()
 	f := all[i]
+	flags := f.TreeFlags()
+	if flags&decode.TreeOnlyItem != 0 && !w.tree {
+		return i + 1
+	}
 	if !f.Get(p, &w.v) {
 		if f.SubtreeWithout(p) {
 			return i + 1
@@ -96,14 +108,40 @@ func (w *walker) step(p *decode.Packet, vis fieldVisitor, i int) int {
 		vis.close(top, len(w.stack))
 	}
 	depth := len(w.stack)
-	if f.Type == decode.FTProtocol {
-		vis.open(f, depth)
+	if f.Type == decode.FTProtocol || w.tree && flags&decode.OpensSubtree != 0 {
+		vis.open(f, depth, &w.v)
 		w.stack = append(w.stack, f)
 		return i + 1
+	}
+	if w.tree && flags&decode.TableRow != 0 {
+		return w.tableRows(p, vis, all, i, depth)
 	}
 	vis.field(f, depth, &w.v, false)
 	if f.GetSecond(p, &w.v) {
 		vis.field(f, depth, &w.v, true)
 	}
 	return i + 1
+}
+
+// tableRows visits the fields of a table's entry that start at all[i] (those
+// that share its Row), entry by entry, and returns the index past them.
+func (w *walker) tableRows(p *decode.Packet, vis fieldVisitor, all []*decode.Field, i, depth int) int {
+	end := i + 1
+	for end < len(all) && all[end].Row() == all[i].Row() {
+		end++
+	}
+	for w.occ = 0; ; w.occ++ {
+		any := false
+		for _, f := range all[i:end] {
+			if f.GetOccurrence(p, w.occ, &w.v) {
+				vis.field(f, depth, &w.v, false)
+				any = true
+			}
+		}
+		if !any {
+			break
+		}
+	}
+	w.occ = 0
+	return end
 }

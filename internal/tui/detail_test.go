@@ -450,9 +450,15 @@ func TestFieldSpansAgreeWithProbing(t *testing.T) {
 			p := dec.Decode(cp)
 			nodes := output.TreeNodes(p)
 			probed := probeSpans(p.Input, nodes)
+			shown := map[*decode.Field]int{}
 			for i, n := range nodes {
 				lines++
 				f, old, now := n.Field, probed[i], n.Span
+				if shown[f]++; shown[f] > 1 && f.Row() != 0 && f.Type == decode.FTBytes {
+					// A later entry of a table: the probe reads the first
+					// (Field.Get); the line is placed by its own bytes.
+					continue
+				}
 				where := fmt.Sprintf("%s frame %d %s: placed %v, probed %v", filepath.Base(path), cp.Number, n.Field.Name, now, old)
 				switch {
 				case old == now || old.Empty() && now.Empty():
@@ -466,7 +472,7 @@ func TestFieldSpansAgreeWithProbing(t *testing.T) {
 					// wrong bytes (a byte value is placed by its slice and
 					// checked below).
 					continue
-				case n.Field.Type == decode.FTProtocol:
+				case n.Field.Type == decode.FTProtocol || n.Field.Type == decode.FTNone:
 					// Its header's bytes and its lines' (FuzzFieldSpans), and
 					// the probe's union of its lines', checked line by line.
 					continue
@@ -549,7 +555,7 @@ func probeSpans(in decode.Input, nodes []output.TreeNode) []output.Span {
 	var v decode.Value
 	probe := make([]bool, len(nodes))
 	for i, n := range nodes {
-		if n.Field.Type == decode.FTProtocol || !n.Field.Get(p, &v) {
+		if n.Field.Type == decode.FTProtocol || n.Field.Type == decode.FTNone || !n.Field.Get(p, &v) {
 			continue
 		}
 		if n.Field.Type == decode.FTBytes && len(v.B) > 0 && cap(v.B) <= cap(frame) {
@@ -584,8 +590,8 @@ func probeSpans(in decode.Input, nodes []output.TreeNode) []output.Span {
 		}
 	}
 	for i := len(nodes) - 1; i >= 0; i-- {
-		if nodes[i].Field.Type != decode.FTProtocol {
-			continue
+		if t := nodes[i].Field.Type; t != decode.FTProtocol && t != decode.FTNone {
+			continue // a text item (FTNone) holds its lines' bytes too
 		}
 		for j := i + 1; j < len(nodes) && nodes[j].Depth > nodes[i].Depth; j++ {
 			spans[i] = spans[i].Union(spans[j])
@@ -594,12 +600,19 @@ func probeSpans(in decode.Input, nodes []output.TreeNode) []output.Span {
 	return spans
 }
 
-// unplacedMgmt names the lines of the SMP, SA, RMPP and PerfMgt bodies,
-// which the detail pane does not place on their bytes yet (the MAD header's
-// and the CM's it does): issue 19 goes on with them.
+// unplacedMgmt names the lines of the SMP attributes, the SA records and
+// the PerfMgt counters, which the detail pane does not place on their bytes
+// yet (the MAD, CM, SMP, SA and RMPP headers' it does): issue 19 goes on
+// with them.
 func unplacedMgmt(name string) bool {
-	for _, p := range []string{"infiniband.smplid.", "infiniband.smpdirected.", "infiniband.sa.", "infiniband.rmpp.",
-		"infiniband.nodeinfo.", "infiniband.nodedescription.", "infiniband.portinfo.", "infiniband.switchinfo.",
+	switch name {
+	case "infiniband.sa.smkey", "infiniband.sa.attributeoffset", "infiniband.sa.componentmask":
+		return false // the SA header's, placed
+	}
+	if strings.HasPrefix(name, "infiniband.sa.") {
+		return true // a record's RID
+	}
+	for _, p := range []string{"infiniband.nodeinfo.", "infiniband.nodedescription.", "infiniband.portinfo.", "infiniband.switchinfo.",
 		"infiniband.sminfo.", "infiniband.pathrecord.", "infiniband.mcmemberrecord.", "infiniband.portcounters",
 		"infiniband.p_keytable.", "infiniband.randomforwardingtable.", "infiniband.linearforwardingtable.",
 		"infiniband.multicastforwardingtable.", "infiniband.linkspeedwidthpairstable.", "infiniband.vlarbitrationtable.",
