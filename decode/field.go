@@ -110,12 +110,26 @@ type Field struct {
 	// Field's first bytes, which the walk reads anyway: asking a plain
 	// field costs no other cache line.
 	treeFlags TreeFlags
+	// gate is what a packet must have for any field of the field's group to
+	// be there (a MAD for the management fields): renderers that ask every
+	// field of every packet skip the whole group at once (SkipAbsentGroup).
+	gate fieldGate
+	// protoIndex is a protocol's or header's own bit in every field's
+	// trees, which has the bits of every protocol or header the field sits
+	// under: InTreeOf tests a bit where InTree compares names, because the
+	// -V tree asks for every field of every packet. They sit with get in
+	// the Field's first cache line, and the first word of trees (the
+	// transport's headers register first) just after.
+	protoWord  uint8 // protoIndex's word in a protoSet
+	protoIndex uint16
+	protoMask  uint64 // and its bit there
+	get        getter
+	trees      protoSet
 	// Names gives value names for the -V tree and for filters that compare
 	// with a name (bth.opcode == RC_SEND_ONLY). Nil when the field has none.
 	Names func(uint64) (string, bool)
 	// ByName maps a name used in a filter back to its value.
 	ByName func(string) (uint64, bool)
-	get    getter
 	// parent is the header the -V tree shows the field under when its name
 	// does not say so (infiniband.reserved sits in the BTH).
 	parent string
@@ -134,12 +148,6 @@ type Field struct {
 	// Wireshark shows any number of times (infiniband.reserved: one per
 	// reserved field of every header); it serves GetSecond too.
 	nth func(p *Packet, i int, v *Value) bool
-	// protoIndex is a protocol's or header's own bit in every field's
-	// trees, which has the bits of every protocol or header the field sits
-	// under: InTreeOf tests a bit where InTree compares names, because the
-	// -V tree asks for every field of every packet.
-	protoIndex uint16
-	trees      protoSet
 	// up and alsoUp are the fields parent and alsoParent name, which
 	// InTree follows: a field is in the trees its parent is in.
 	up, alsoUp *Field
@@ -352,13 +360,12 @@ func (f *Field) inTree(tree string, depth int) bool {
 
 // InTreeOf is InTree(proto.Name) for a protocol or header field proto,
 // answered from bits computed once.
-func (f *Field) InTreeOf(proto *Field) bool { return f.trees.has(proto.protoIndex) }
+func (f *Field) InTreeOf(proto *Field) bool { return f.trees[proto.protoWord&3]&proto.protoMask != 0 }
 
 // protoSet is a set of protocols and headers by their protoIndex.
 type protoSet [4]uint64
 
-func (s *protoSet) add(i uint16)      { s[i>>6] |= 1 << (i & 63) }
-func (s *protoSet) has(i uint16) bool { return s[i>>6]&(1<<(i&63)) != 0 }
+func (s *protoSet) add(i uint16) { s[i>>6] |= 1 << (i & 63) }
 
 // under reports whether name is tree + "." + something, without building
 // the string (this runs for every field of every packet in -V).
@@ -494,21 +501,65 @@ func appendSeconds(buf []byte, d time.Duration) []byte {
 
 func itoa(u uint64) string { return strconv.FormatUint(u, 10) }
 
+// fieldGate names what a packet needs for a group of fields to apply.
+type fieldGate uint8
+
+const (
+	gateNone    fieldGate = iota
+	gateMAD               // the MAD classes' fields: CM, SMP, SA, PerfMgt, RMPP, Notice ...
+	gateNVMe              // NVMe-oF's: the Analyzer found NVMe-oF in the packet
+	gateCM                // ibwire.analysis.cm.*: a CM contract binds the packet, or it has a finding
+	gateFinding           // the finding flags: the packet has a finding
+)
+
+func (p *Packet) passes(g fieldGate) bool {
+	switch g {
+	case gateMAD:
+		return p.has&hasMAD != 0
+	case gateNVMe:
+		return p.Analysis.NVMe != nil
+	case gateCM:
+		return p.Analysis.CM != nil || p.Analysis.Findings != 0
+	case gateFinding:
+		return p.Analysis.Findings != 0
+	}
+	return true
+}
+
 // registry holds every field, by name.
 type registry struct {
 	byName  map[string]*Field
 	all     []*Field // sorted by name
 	ordered []*Field // in registration order: protocol, then its fields in wire order
 	ends    []int    // for a protocol or header at i, the index just past its subtree
+	// gates and gateEnds are, for the field at i, its group's gate (a
+	// dense copy: the walk tests it for every field) and, when it has one,
+	// the index just past the group.
+	gates    []fieldGate
+	gateEnds []int
 }
 
 var fields = buildRegistry()
 
 func buildRegistry() *registry {
 	r := &registry{byName: map[string]*Field{}}
-	for _, group := range [][]*Field{frameFields(), linkFields(), maccFields(), infinibandFields(), madFields(), ibwireFields(), analysisFields(), nvmeFields(), pfcFields()} {
-		for _, f := range group {
+	type group struct {
+		fields []*Field
+		gate   fieldGate
+	}
+	for _, group := range []group{{frameFields(), gateNone}, {linkFields(), gateNone}, {maccFields(), gateNone},
+		{infinibandFields(), gateNone}, {madFields(), gateMAD}, {ibwireFields(), gateNone}, {analysisFields(), gateNone},
+		{cmContractFields(), gateCM}, {findingFlagFields(), gateFinding},
+		{nvmeFields(), gateNVMe}, {pfcFields(), gateNone}} {
+		for _, f := range group.fields {
+			f.gate = group.gate
 			if f.TreeOnly() {
+				// A tree-only item reads its header's bytes unasked
+				// whether the packet has that header (the renderers reach it
+				// only inside the header): its gate makes it safe to ask.
+				if g, get := group.gate, f.get; g != gateNone && get != nil {
+					f.get = func(p *Packet, v *Value) bool { return p.passes(g) && get(p, v) }
+				}
 				r.ordered = append(r.ordered, f)
 				continue
 			}
@@ -521,6 +572,17 @@ func buildRegistry() *registry {
 		}
 	}
 	sort.Slice(r.all, func(i, j int) bool { return r.all[i].Name < r.all[j].Name })
+	r.gates, r.gateEnds = make([]fieldGate, len(r.ordered)), make([]int, len(r.ordered))
+	for i := len(r.ordered) - 1; i >= 0; i-- {
+		r.gates[i] = r.ordered[i].gate
+		switch g := r.ordered[i].gate; {
+		case g == gateNone:
+		case i+1 < len(r.ordered) && r.ordered[i+1].gate == g:
+			r.gateEnds[i] = r.gateEnds[i+1]
+		default:
+			r.gateEnds[i] = i + 1
+		}
+	}
 	for _, f := range r.ordered {
 		f.treeFlags = 0
 		if sh := f.shape; sh != nil {
@@ -560,6 +622,7 @@ func buildRegistry() *registry {
 				panic("decode: more protocols and headers than a protoSet holds: widen it")
 			}
 			f.protoIndex = uint16(len(protos))
+			f.protoWord, f.protoMask = uint8(f.protoIndex>>6), 1<<(f.protoIndex&63)
 			protos = append(protos, f)
 		}
 	}
@@ -570,6 +633,7 @@ func buildRegistry() *registry {
 			}
 		}
 	}
+
 	r.ends = make([]int, len(r.ordered))
 	for i, f := range r.ordered {
 		j := i + 1
@@ -599,6 +663,17 @@ func Fields() []*Field { return fields.all }
 // tree and of JSON objects. It holds the tree-only items (Field.TreeOnly)
 // too, which renderers other than the tree skip.
 func FieldsInWireOrder() []*Field { return fields.ordered }
+
+// SkipAbsentGroup reports whether p lacks what every field of the group
+// of FieldsInWireOrder()[i] needs (a packet without a MAD has none of the
+// management fields), and then the index just past the group: a renderer
+// that asks every field skips the group with one test.
+func SkipAbsentGroup(p *Packet, i int) (int, bool) {
+	if g := fields.gates[i]; g != gateNone && !p.passes(g) {
+		return fields.gateEnds[i], true
+	}
+	return i, false
+}
 
 // SubtreeEnds gives, for each index of FieldsInWireOrder, the index just
 // past the field's subtree (its own index + 1 for a plain field), so a

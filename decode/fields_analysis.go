@@ -117,14 +117,22 @@ func analysisFields() []*Field {
 			}
 		}
 	}
-	fs = append(fs, cmContractFields()...)
-	// Every other finding is a flag named after its kind.
+	return fs
+}
+
+// findingFlagFields are the flags of every finding but those
+// analysisFields shows with more (PSN gap, retransmission, NAK), each named
+// after its kind: ibwire.analysis.rnr_nak, ibwire.analysis.cm.mra ...
+func findingFlagFields() []*Field {
+	var fs []*Field
 	for _, k := range FindingKinds() {
 		switch k {
 		case FindPSNGap, FindRetransmission, FindNAK:
 			continue
 		}
-		fs = append(fs, boolField("ibwire.analysis."+k.Name(), findingKinds[k].summary, has(k)))
+		fs = append(fs, boolField("ibwire.analysis."+k.Name(), findingKinds[k].summary, func(p *Packet) (bool, bool) {
+			return true, p.Analysis.Has(k)
+		}))
 	}
 	return fs
 }

@@ -61,13 +61,28 @@ func (w *walker) walk(p *decode.Packet, vis fieldVisitor) {
 			w.walkDeferred(p, vis, nd)
 			carried = false
 		}
+		if j, skip := decode.SkipAbsentGroup(p, i); skip {
+			i = j
+			continue
+		}
 		if carried && wireOrder.carried[i] && nd < len(w.deferred) {
 			w.deferred[nd] = [2]int{i, ends[i]}
 			nd++
 			i = ends[i]
 			continue
 		}
-		i = w.step(p, vis, i)
+		f := all[i]
+		flags := f.TreeFlags()
+		switch {
+		case flags&decode.TreeOnlyItem != 0 && !w.tree:
+			i++
+		case f.Get(p, &w.v):
+			i = w.visit(p, vis, i, f, flags)
+		case f.SubtreeWithout(p):
+			i++
+		default:
+			i = ends[i] // a header the packet lacks: none of its fields can be there
+		}
 	}
 	if carried {
 		w.walkDeferred(p, vis, nd)
@@ -88,9 +103,10 @@ func (w *walker) walkDeferred(p *decode.Packet, vis fieldVisitor, n int) {
 }
 
 // step visits field i and returns the index of the next field to visit.
+// Most fields of most packets are absent: that case is decided here, and
+// the rest in visit.
 func (w *walker) step(p *decode.Packet, vis fieldVisitor, i int) int {
-	all, ends := decode.FieldsInWireOrder(), decode.SubtreeEnds()
-	f := all[i]
+	f := decode.FieldsInWireOrder()[i]
 	flags := f.TreeFlags()
 	if flags&decode.TreeOnlyItem != 0 && !w.tree {
 		return i + 1
@@ -99,8 +115,15 @@ func (w *walker) step(p *decode.Packet, vis fieldVisitor, i int) int {
 		if f.SubtreeWithout(p) {
 			return i + 1
 		}
-		return ends[i] // a header the packet lacks: none of its fields can be there
+		return decode.SubtreeEnds()[i] // a header the packet lacks: none of its fields can be there
 	}
+	return w.visit(p, vis, i, f, flags)
+}
+
+// visit visits field i, which p has (its value in w.v), and returns the
+// index of the next field to visit.
+func (w *walker) visit(p *decode.Packet, vis fieldVisitor, i int, f *decode.Field, flags decode.TreeFlags) int {
+	all := decode.FieldsInWireOrder()
 	topLevel := i == wireOrder.eoib
 	for len(w.stack) > 0 && (topLevel || !f.InTreeOf(w.stack[len(w.stack)-1])) {
 		top := w.stack[len(w.stack)-1]
