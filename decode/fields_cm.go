@@ -247,12 +247,6 @@ func withLabel(f *Field, label func(buf []byte, p *Packet, v *Value) ([]byte, bo
 	return f
 }
 
-// withSuffix appends text after the field's value in the -V tree.
-func withSuffix(f *Field, suffix func(buf []byte, v *Value, occ int) []byte) *Field {
-	f.shapeOf().suffix = suffix
-	return f
-}
-
 func withBase(f *Field, base Base) *Field {
 	f.Base = base
 	return f

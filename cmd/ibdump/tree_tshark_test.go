@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -97,20 +96,6 @@ func madTreeParts(text string) []treeFrame {
 // treeGoldenPath is where the tshark tree of capture is checked in.
 func treeGoldenPath(capture string) string {
 	return filepath.Join("testdata", "tshark-tree", strings.TrimSuffix(filepath.Base(capture), ".pcap")+".txt")
-}
-
-// formatTreeGolden writes frames as the golden files hold them: a header
-// line, then "frame N" before each frame's lines.
-func formatTreeGolden(header string, frames []treeFrame) string {
-	var b strings.Builder
-	b.WriteString("# " + header + "\n")
-	for _, f := range frames {
-		fmt.Fprintf(&b, "frame %d\n", f.number)
-		for _, l := range f.lines {
-			b.WriteString(l + "\n")
-		}
-	}
-	return b.String()
 }
 
 func readTreeGolden(t *testing.T, path string) []treeFrame {

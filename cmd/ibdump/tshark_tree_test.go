@@ -3,6 +3,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -87,4 +88,18 @@ func TestTsharkMADGlossary(t *testing.T) {
 	want, err := os.ReadFile(madGlossaryPath)
 	require.NoError(t, err)
 	assert.Equal(t, dropFirstLine(string(want)), dropFirstLine(got))
+}
+
+// formatTreeGolden writes frames as the golden files hold them: a header
+// line, then "frame N" before each frame's lines.
+func formatTreeGolden(header string, frames []treeFrame) string {
+	var b strings.Builder
+	b.WriteString("# " + header + "\n")
+	for _, f := range frames {
+		fmt.Fprintf(&b, "frame %d\n", f.number)
+		for _, l := range f.lines {
+			b.WriteString(l + "\n")
+		}
+	}
+	return b.String()
 }
