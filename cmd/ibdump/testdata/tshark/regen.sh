@@ -29,8 +29,8 @@ for cap in "$@"; do
 		extra=("${userdlt[@]}")
 	fi
 	{
-		echo "# $version; tshark -r $cap -T fields -E header=y -E separator=/t -E occurrence=a (the ULP heuristics disabled; EoIB and EtherType-over-IB stay on, as ibdump decodes them)"
-		tshark -r "$cap" "${extra[@]}" --disable-protocol rpcordma --disable-protocol nvme-rdma \
+		echo "# $version; tshark -r $cap -T fields -E header=y -E separator=/t -E occurrence=a (the ULPs ibdump does not decode disabled; NVMe-oF, EoIB and EtherType-over-IB stay on, as ibdump decodes them)"
+		tshark -r "$cap" "${extra[@]}" --disable-protocol rpcordma \
 			--disable-protocol iser --disable-protocol smb_direct --disable-protocol infiniband_sdp \
 			--disable-protocol lnet --disable-protocol fcoib --disable-protocol smc --disable-protocol drbd \
 			-T fields -E header=y -E separator=/t -E occurrence=a "${args[@]}" 2>/dev/null
