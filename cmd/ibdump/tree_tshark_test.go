@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ibwire/ibwire/layers"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -302,4 +303,24 @@ func TestMADGlossaryAsTshark(t *testing.T) {
 		}
 	}
 	assert.Greater(t, compared, 300)
+}
+
+// TestTrapTitlesAsTshark: the titles of a Notice and of its DataDetails for
+// trap numbers the golden captures lack, as tshark 4.0.17 -V showed them for
+// notices made from mgmt_traps_classportinfo.pcap's first by changing the
+// trap number (and IsGeneric, which tshark does not read for the title).
+func TestTrapTitlesAsTshark(t *testing.T) {
+	for _, c := range []struct {
+		trap            layers.TrapNumber
+		notice, details string
+	}{
+		{5, "Unknown or Vendor Specific Trap Number! (0x05)", "Vendor Specific Subnet Management Trap"},
+		{0, "Unknown or Vendor Specific Trap Number! (0x00)", "Vendor Specific Subnet Management Trap"},
+		{64, " (Informational) <GIDADDR> is now in service", "Trap 64 DataDetails"},
+		{259, " (Security) Bad P_Key, <KEY> from <LIDADDR1><GIDADDR1><QP1> to <LIDADDR2><GIDADDR2><QP2> on <SL> at switch <LIDADDR><PORTNO>",
+			"Trap 259 DataDetails"},
+	} {
+		assert.Equal(t, c.notice, string(c.trap.AppendDescription(nil)), "trap %d", c.trap)
+		assert.Equal(t, c.details, string(c.trap.AppendDetailsTitle(nil)), "trap %d", c.trap)
+	}
 }
