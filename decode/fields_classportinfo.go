@@ -167,3 +167,23 @@ func noticeAndClassPortInfoOccurrences(fs []*Field) {
 		}
 	}
 }
+
+// classPortInfoTreeShape adds the item tshark 4.0 shows the byte before
+// TrapQP as (TrapHL since IBTA 1.2): a second Reserved, which -e sees as
+// infiniband.classportinfo.reserved's second occurrence.
+func classPortInfoTreeShape(fs []*Field, inserts map[string][]*Field) {
+	const before = classPortInfoNode + ".trapqp"
+	for _, f := range fs {
+		if f.Name != before {
+			continue
+		}
+		inserts[before] = append(inserts[before], &Field{Name: classPortInfoNode + ".reserved", Title: "Reserved",
+			Type: FTUint8, Base: BaseHex, parent: f.parent, outside: true, shape: &treeShape{treeOnly: true},
+			get: func(p *Packet, v *Value) bool {
+				c, ok := packetClassPortInfo(p)
+				v.U = uint64(c.TrapHL)
+				return ok
+			}})
+		return
+	}
+}

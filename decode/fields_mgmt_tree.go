@@ -244,6 +244,13 @@ func mgmtTreeShape(fs []*Field) []*Field {
 	byName[smpLIDNode].shapeOf().label = smpHeaderLabel("SMP (LID Routed) ", isSMPLID)
 	byName[smpDirectedNode].shapeOf().label = smpHeaderLabel("SMP (Directed Route) ", isSMPDirected)
 	byName[cmNode].shapeOf().label = func(buf []byte, p *Packet, _ *Value) ([]byte, bool) {
+		if isSA(p) {
+			// An SA MAD's Notice: its data item is the Notice itself,
+			// titled with the trap's description (noticeTreeItems).
+			if n, ok := packetNotice(p); ok {
+				return layers.TrapNumber(n.TrapNumberDeviceID).AppendDescription(buf), true
+			}
+		}
 		a, _, ok := smpAttr(p)
 		if !ok {
 			if _, ok := saSMPDataItem(p); ok {
@@ -317,12 +324,37 @@ func mgmtTreeShape(fs []*Field) []*Field {
 				label: func(buf []byte, _ *Packet, _ *Value) ([]byte, bool) { return append(buf, title...), true }}})
 	}
 	saTreeShape(fs, byName, inserts)
+	classPortInfoTreeShape(fs, inserts)
+	// A Notice is an SMP's data: its items come before what follows the
+	// data (a LID-routed SMP's reserved bytes, a directed-route SMP's
+	// paths), as they do on the wire and in tshark's tree.
+	var notice []*Field
+	for _, f := range fs {
+		if inNoticeTree(f.Name) {
+			notice = append(notice, f)
+		}
+	}
 	out := make([]*Field, 0, len(fs)+len(inserts)+4)
 	for _, f := range fs {
+		if inNoticeTree(f.Name) {
+			continue
+		}
+		if f.Name == noticeFollower {
+			out = append(out, notice...)
+		}
 		out = append(out, inserts[f.Name]...)
 		out = append(out, f)
 	}
 	return out
+}
+
+// noticeFollower is the first field after an SMP's data whose tree-only
+// items come before it too (the LID-routed SMP's second reserved item).
+const noticeFollower = "infiniband.smpdirected.initialpath"
+
+// inNoticeTree reports the Notice's items and fields (fields_notice.go).
+func inNoticeTree(name string) bool {
+	return name == noticeNode || name == trapNode || under(name, noticeNode) || under(name, trapNode)
 }
 
 // saAttributeNode names the tree-only "Attribute (X)" item of SA packets.

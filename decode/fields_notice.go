@@ -48,12 +48,44 @@ func noticeAndDetails(p *Packet) (notice, details []byte, ok bool) {
 	return notice[:layers.NoticeLength], n.DataDetails, true
 }
 
-// inNotice places a Notice field in the tree: under the SMP's data item or
-// the SA header, whichever the packet has (outside: present without either
-// name's header).
+// The -V tree's items over a Notice's fields, which tshark 4.0 adds as
+// more infiniband.smplid.smpdata items (noticeAndDetails): the Notice,
+// titled with its trap's description, and its DataDetails, titled "Trap N
+// DataDetails", holding the trap's fields. They are tree-only: -e and -Y
+// see those items as smpdata's occurrences. In an SA MAD the smpdata item
+// itself is the Notice (mgmtTreeShape titles it), and noticeNode is absent.
+const (
+	noticeNode = "infiniband.notice"
+	trapNode   = "infiniband.trap"
+)
+
+// inNotice places a Notice field in the tree: under the Notice item, which
+// sits under the SMP's data item or the SA's attribute, whichever the
+// packet has (outside: present without either name's header).
 func inNotice(f *Field) *Field {
-	f.parent, f.alsoParent, f.outside = cmNode, saNode, true
+	f.parent, f.alsoParent, f.outside = noticeNode, saNode, true
 	return f
+}
+
+// noticeTreeItems are the tree-only Notice and DataDetails items.
+func noticeTreeItems() (notice, details *Field) {
+	trap := func(p *Packet) (layers.TrapNumber, bool) {
+		n, ok := packetNotice(p)
+		return layers.TrapNumber(n.TrapNumberDeviceID), ok
+	}
+	notice = &Field{Name: noticeNode, Type: FTNone, parent: cmNode,
+		get: func(p *Packet, _ *Value) bool { _, ok := trap(p); return ok && !isSA(p) },
+		shape: &treeShape{treeOnly: true, opens: true, label: func(buf []byte, p *Packet, _ *Value) ([]byte, bool) {
+			t, _ := trap(p)
+			return t.AppendDescription(buf), true
+		}}}
+	details = &Field{Name: trapNode, Type: FTNone, parent: noticeNode,
+		get: func(p *Packet, _ *Value) bool { _, ok := trap(p); return ok },
+		shape: &treeShape{treeOnly: true, opens: true, label: func(buf []byte, p *Packet, _ *Value) ([]byte, bool) {
+			t, _ := trap(p)
+			return t.AppendDetailsTitle(buf), true
+		}}}
+	return notice, details
 }
 
 func noticeFields() []*Field {
@@ -85,7 +117,8 @@ func noticeFields() []*Field {
 			d, ok := of(p)
 			return get(&d), ok
 		})
-		return inNotice(f)
+		inNotice(f).parent = trapNode
+		return f
 	}
 	b := func(name, title string, t FieldType, has layers.TrapField, get func(d *layers.TrapDetails) []byte) *Field {
 		of := trap(has)
@@ -93,7 +126,8 @@ func noticeFields() []*Field {
 			d, ok := of(p)
 			return get(&d), ok
 		})
-		return inNotice(f)
+		inNotice(f).parent = trapNode
+		return f
 	}
 	// tshark 4.0 registers trap 259's DataValid and SWLIDADDR as IPv6
 	// addresses but they are 2 bytes: reading DataValid it reports the
@@ -102,11 +136,14 @@ func noticeFields() []*Field {
 	// (layers.TrapDetails has them).
 	never := func(name, title string) *Field {
 		f := bytesField("infiniband.trap."+name, title, FTIPv6, func(p *Packet) ([]byte, bool) { return nil, false })
-		return inNotice(f)
+		inNotice(f).parent = trapNode
+		return f
 	}
 	type D = layers.TrapDetails
 	type N = layers.Notice
+	noticeItem, detailsItem := noticeTreeItems()
 	return []*Field{
+		noticeItem,
 		notice("isgeneric", "IsGeneric", FTUint8, func(n *N) uint64 { return b2u(n.IsGeneric) }),
 		notice("type", "Type", FTUint8, func(n *N) uint64 { return uint64(n.Type) }),
 		notice("producertypevendorid", "ProducerTypeVendorID", FTUint24, func(n *N) uint64 { return uint64(n.ProducerTypeVendorID) }),
@@ -114,6 +151,8 @@ func noticeFields() []*Field {
 		notice("issuerlid", "IssuerLID", FTUint16, func(n *N) uint64 { return uint64(n.IssuerLID) }),
 		notice("noticetoggle", "NoticeToggle", FTUint8, func(n *N) uint64 { return b2u(n.NoticeToggle) }),
 		notice("noticecount", "NoticeCount", FTUint16, func(n *N) uint64 { return uint64(n.NoticeCount) }),
+
+		detailsItem,
 
 		b("gidaddr", "GIDADDR", FTIPv6, layers.TrapFieldGIDAddr, func(d *D) []byte { return d.GIDAddr }),
 		u("comp_mask", "COMP_MASK", FTUint64, layers.TrapFieldCompMask, func(d *D) uint64 { return d.CompMask }),

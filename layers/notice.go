@@ -3,6 +3,7 @@ package layers
 import (
 	"encoding/binary"
 	"fmt"
+	"strconv"
 )
 
 // Sizes of the Notice attribute.
@@ -138,6 +139,57 @@ func (t TrapNumber) String() string {
 
 // Known reports the trap numbers IBTA defines DataDetails for.
 func (t TrapNumber) Known() bool { _, ok := trapNames[t]; return ok }
+
+// trapDescriptions are the traps' descriptions as Wireshark 4.0 titles a
+// Notice with them (IBTA Vol 1 Tables 119-131: the notice's type, then
+// what happened with the DataDetails fields named in angle brackets), its
+// spelling kept ("OVerrun").
+var trapDescriptions = map[TrapNumber]string{
+	TrapGIDInService:          " (Informational) <GIDADDR> is now in service",
+	TrapGIDOutOfService:       " (Informational) <GIDADDR> is out of service",
+	TrapMcastGroupCreated:     " (Informational) New Multicast Group with multicast address <GIDADDR> is now created",
+	TrapMcastGroupDeleted:     " (Informational) Multicast Group with multicast address <GIDADDR> is now deleted",
+	TrapPathsInvalid:          " (Informational) Paths indicated by <PATH_REC> and <COMP_MASK> are no longer valid",
+	TrapPathsRecomputed:       " (Informational) Paths indicated by <PATH_REC> and <COMP_MASK> have been recomputed",
+	TrapLinkStateChange:       " (Urgent) Link State of at least one port of switch at <LIDADDR> has changed",
+	TrapLinkIntegrity:         " (Urgent) Local Link Integrity threshold reached at <LIDADDR><PORTNO>",
+	TrapBufferOverrun:         " (Urgent) Excessive Buffer OVerrun threshold reached at <LIDADDR><PORTNO>",
+	TrapFlowControlWatchdog:   " (Urgent) Flow Control Update watchdog timer expired at <LIDADDR><PORTNO>",
+	TrapLocalChanges:          " (Informational) CapMask, NodeDesc, LinkWidthEnabled or LinkSpeedEnabled at <LIDADDR> has been modified",
+	TrapSystemImageGUIDChange: " (Informational) SystemImageGUID at <LIDADDR> has been modified.  New value is <SYSTEMIMAGEGUID>",
+	TrapBadMKey:               " (Security) Bad M_Key, <M_KEY> from <LIDADDR> attempted <METHOD> with <ATTRIBUTEID> and <ATTRIBUTEMODIFIER>",
+	TrapBadPKey:               " (Security) Bad P_Key, <KEY> from <LIDADDR1><GIDADDR1><QP1> to <LIDADDR2><GIDADDR2><QP2> on <SL>",
+	TrapBadQKey:               " (Security) Bad Q_Key, <KEY> from <LIDADDR1><GIDADDR1><QP1> to <LIDADDR2><GIDADDR2><QP2> on <SL>",
+	TrapBadPKeyAtSwitch:       " (Security) Bad P_Key, <KEY> from <LIDADDR1><GIDADDR1><QP1> to <LIDADDR2><GIDADDR2><QP2> on <SL> at switch <LIDADDR><PORTNO>",
+}
+
+// AppendDescription appends the trap's description as Wireshark 4.0 titles
+// the Notice (" (Urgent) Link State of at least one port ..."), or, for a
+// number IBTA defines no trap for (a vendor's DeviceID too: Wireshark reads
+// the number whatever IsGeneric says), "Unknown or Vendor Specific Trap
+// Number! (0x05)".
+func (t TrapNumber) AppendDescription(buf []byte) []byte {
+	if d, ok := trapDescriptions[t]; ok {
+		return append(buf, d...)
+	}
+	buf = append(buf, "Unknown or Vendor Specific Trap Number! (0x"...)
+	if t < 0x10 {
+		buf = append(buf, '0')
+	}
+	buf = strconv.AppendUint(buf, uint64(t), 16)
+	return append(buf, ')')
+}
+
+// AppendDetailsTitle appends the title Wireshark 4.0 gives a Notice's
+// DataDetails: "Trap 64 DataDetails" for a trap it dissects, "Vendor
+// Specific Subnet Management Trap" for any other number.
+func (t TrapNumber) AppendDetailsTitle(buf []byte) []byte {
+	if !t.Known() {
+		return append(buf, "Vendor Specific Subnet Management Trap"...)
+	}
+	buf = strconv.AppendUint(append(buf, "Trap "...), uint64(t), 10)
+	return append(buf, " DataDetails"...)
+}
 
 // TrapField names one field of a trap's DataDetails.
 type TrapField uint32

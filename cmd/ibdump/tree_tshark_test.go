@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ibwire/ibwire/layers"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -27,7 +28,7 @@ var treeCaptures = []string{
 	"../../pcaps/rxe/cm_rej_no_listener.pcap", "../../pcaps/rxe/ucmatose_consumer_rej.pcap",
 	"../../pcaps/rxe/rdma_client_server.pcap", "../../pcaps/rxe/write_bw_cm.pcap", "../../pcaps/rxe/send_lat_cm.pcap",
 	"../../pcaps/rxe/rping_segmented.pcap",
-	"../../pcaps/mgmt_sa_records.pcap",
+	"../../pcaps/mgmt_sa_records.pcap", "../../pcaps/mgmt_traps_classportinfo.pcap",
 }
 
 // treeDivergences is the one table of -V lines of a MAD where ibdump
@@ -48,7 +49,31 @@ var treeDivergences = []struct {
 	{regexp.MustCompile(`^ {16}\((S|D)GID\d+\)$`), regexp.MustCompile(`^ {16}SDGID: [0-9a-f:]+$`),
 		"tshark 4.0 shows a MultiPathRecord's GIDs as text items with no value, (SGID0) ...; ibdump shows them as infiniband.multipathrecord.sdgid"},
 	{regexp.MustCompile(`^ {16}\((S|D)GID\d+\)$`), nil, "the rest of those text items"},
+	{perfMgtClassPortInfo(4), perfMgtClassPortInfo(8),
+		"tshark 4.0 shows a PerfMgt ClassPortInfo's fields beside its \"ClassPortInfo (Performance Management MAD)\" item, ibdump under it: the item is the fields' FT_NONE header (-e prints 1 for it), and the tree opens every header; drawing a header without a subtree needs a mechanism the tree does not have yet"},
+	{trap259Malformed, trap259Field,
+		"tshark 4.0 registers trap 259's DataValid as an IPv6 address but it is 2 bytes: fetching it, it reports the packet malformed and shows nothing more of the MAD; ibdump shows the trap's fields"},
+	{nil, trap259Field, "the rest of trap 259's fields, which tshark 4.0 does not reach"},
+	{nil, regexp.MustCompile(`^( {16}DataDetails| {8}Reserved): [0-9a-f]{72}…$`),
+		"trap 259's raw DataDetails and the SMP's reserved bytes after the Notice, which tshark 4.0 does not reach either"},
 }
+
+// perfMgtClassPortInfo matches a ClassPortInfo field's line at the given
+// indentation.
+func perfMgtClassPortInfo(indent int) *regexp.Regexp {
+	return regexp.MustCompile(`^ {` + strconv.Itoa(indent) + `}([01. ]+ = )?` +
+		`(BaseVersion|ClassVersion|CapabilityMask2?|RespTimeValue|Redirect(GID|TC|SL|FL|LID|P_Key|QP|Q_Key)|` +
+		`Trap(GID|TC|SL|FL|LID|P_Key|QP|Q_Key)|Reserved): [0-9a-fx:]+$`)
+}
+
+// trap259Malformed matches the expert item tshark 4.0 shows where trap
+// 259's DataDetails should be; trap259Field the trap's fields ibdump shows
+// there.
+var (
+	trap259Malformed = regexp.MustCompile(`^ {20}\[Expert Info \(Error/Malformed\): Trying to fetch an IPv6 address with length 2\]$|` +
+		`^ {24}\[(Trying to fetch an IPv6 address with length 2|Severity level: Error|Group: Malformed)\]$`)
+	trap259Field = regexp.MustCompile(`^ {20}([01. ]+ = )?(LIDADDR|PORTNO|LIDADDR1|LIDADDR2|PKEY|SL|QP1|QP2|GIDADDR1|GIDADDR2|DataValid|SWLIDADDR): [0-9a-fx:]+$`)
+)
 
 // movedRIDField matches the SA record RID lines that may sit elsewhere in
 // ibdump's tree than in tshark's, the same line on both sides: the
@@ -278,4 +303,24 @@ func TestMADGlossaryAsTshark(t *testing.T) {
 		}
 	}
 	assert.Greater(t, compared, 300)
+}
+
+// TestTrapTitlesAsTshark: the titles of a Notice and of its DataDetails for
+// trap numbers the golden captures lack, as tshark 4.0.17 -V showed them for
+// notices made from mgmt_traps_classportinfo.pcap's first by changing the
+// trap number (and IsGeneric, which tshark does not read for the title).
+func TestTrapTitlesAsTshark(t *testing.T) {
+	for _, c := range []struct {
+		trap            layers.TrapNumber
+		notice, details string
+	}{
+		{5, "Unknown or Vendor Specific Trap Number! (0x05)", "Vendor Specific Subnet Management Trap"},
+		{0, "Unknown or Vendor Specific Trap Number! (0x00)", "Vendor Specific Subnet Management Trap"},
+		{64, " (Informational) <GIDADDR> is now in service", "Trap 64 DataDetails"},
+		{259, " (Security) Bad P_Key, <KEY> from <LIDADDR1><GIDADDR1><QP1> to <LIDADDR2><GIDADDR2><QP2> on <SL> at switch <LIDADDR><PORTNO>",
+			"Trap 259 DataDetails"},
+	} {
+		assert.Equal(t, c.notice, string(c.trap.AppendDescription(nil)), "trap %d", c.trap)
+		assert.Equal(t, c.details, string(c.trap.AppendDetailsTitle(nil)), "trap %d", c.trap)
+	}
 }
