@@ -425,6 +425,11 @@ func (f *Field) AppendValue(buf []byte, v *Value) []byte {
 			return append(buf, f.Name...)
 		}
 		return buf
+	case FTNone:
+		if f.none {
+			return append(buf, '1')
+		}
+		return buf
 	case FTBool:
 		if v.U != 0 {
 			return append(buf, '1')

@@ -30,10 +30,13 @@ func packetClassPortInfo(p *Packet) (layers.ClassPortInfo, bool) {
 }
 
 func classPortInfoFields() []*Field {
-	node := noneField(classPortInfoNode, "ClassPortInfo (Performance Management MAD)", func(p *Packet) bool {
-		_, ok := packetClassPortInfo(p)
-		return ok && p.Headers.MAD.MgmtClass == layers.MgmtClassPerf
-	})
+	const title = "ClassPortInfo (Performance Management MAD)"
+	node := &Field{Name: classPortInfoNode, Title: title, Type: FTNone, none: true,
+		get: func(p *Packet, v *Value) bool {
+			_, ok := packetClassPortInfo(p)
+			return ok && p.Headers.MAD.MgmtClass == layers.MgmtClassPerf
+		},
+		shape: &treeShape{label: func(buf []byte, _ *Packet, _ *Value) ([]byte, bool) { return append(buf, title...), true }}}
 	// The fields sit in the SA's tree in an SA MAD, where the node is
 	// absent (outside), and under the node in a PerfMgt MAD.
 	u := func(name, title string, t FieldType, get func(c *layers.ClassPortInfo) uint64) *Field {
