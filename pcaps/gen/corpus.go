@@ -388,41 +388,8 @@ func brokenERF() (craft.Encap, craft.Trace, []string, error) {
 // is laid out at its IBTA offsets with every byte distinct from zero where
 // the field allows, so a field read at the wrong offset shows.
 func mgmtMADs() (craft.Encap, craft.Trace, []string, error) {
-	b, err := craft.NewBuilder(craft.Config{Encap: craft.IB, Service: layers.ServiceUD})
-	if err != nil {
-		return craft.IB, craft.Trace{}, nil, err
-	}
-	udSend, _ := layers.OpcodeFor(layers.ServiceUD, layers.OpSend, layers.PosOnly, false, false)
-	var tr craft.Trace
-	t := craft.DefaultStart
-	psn := [2]layers.PSN{}
-	send := func(from craft.Side, qp uint32, m *layers.MAD, note string) {
-		if err != nil {
-			return
-		}
-		var payload []byte
-		if payload, err = m.Bytes(); err != nil {
-			return
-		}
-		qkey := uint32(layers.GSIQKey)
-		if qp == 0 {
-			qkey = 0
-		}
-		var f craft.Frame
-		f, err = b.Build(craft.Packet{From: from, Payload: payload, BTH: layers.BTH{Opcode: udSend, PKey: 0xFFFF, DestQP: qp,
-			PSN: psn[from], DETH: layers.DETH{QKey: qkey, SrcQP: qp}}}, t)
-		psn[from] = psn[from].Add(1)
-		t = t.Add(50 * time.Microsecond)
-		f.Info.Note = note
-		tr.Frames = append(tr.Frames, f)
-	}
-	seq := func(n int, first byte) []byte {
-		d := make([]byte, n)
-		for i := range d {
-			d[i] = first + byte(i)
-		}
-		return d
-	}
+	mt := newMADTrace()
+	send, seq := mt.send, seqBytes
 	smp := func(method layers.MADMethod, a layers.SMPAttribute, mod uint32, data []byte) *layers.MAD {
 		m := layers.NewMAD(layers.MgmtClassSubnLID, method, uint16(a), 0x1000+uint64(a))
 		m.AttributeModifier = mod
@@ -489,5 +456,5 @@ func mgmtMADs() (craft.Encap, craft.Trace, []string, error) {
 	m.SA.Data = make([]byte, layers.SADataLength)
 	copy(m.SA.Data, seq(layers.PathRecordLength, 0x11))
 	send(craft.Responder, 1, m, "SA SubnAdmGetTableResp(PathRecord), one RMPP DATA segment")
-	return craft.IB, tr, nil, err
+	return mt.result()
 }

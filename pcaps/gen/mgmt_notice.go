@@ -1,8 +1,6 @@
 package main
 
 import (
-	"time"
-
 	"github.com/ibwire/ibwire/craft"
 	"github.com/ibwire/ibwire/layers"
 )
@@ -25,41 +23,8 @@ var trapsInCorpus = []layers.TrapNumber{
 // DataDetails, and each ClassPortInfo, is a byte sequence starting at a
 // different value, so a field read at the wrong offset shows.
 func mgmtNotice() (craft.Encap, craft.Trace, []string, error) {
-	b, err := craft.NewBuilder(craft.Config{Encap: craft.IB, Service: layers.ServiceUD})
-	if err != nil {
-		return craft.IB, craft.Trace{}, nil, err
-	}
-	udSend, _ := layers.OpcodeFor(layers.ServiceUD, layers.OpSend, layers.PosOnly, false, false)
-	var tr craft.Trace
-	t := craft.DefaultStart
-	psn := [2]layers.PSN{}
-	send := func(from craft.Side, qp uint32, m *layers.MAD, note string) {
-		if err != nil {
-			return
-		}
-		var payload []byte
-		if payload, err = m.Bytes(); err != nil {
-			return
-		}
-		qkey := uint32(layers.GSIQKey)
-		if qp == 0 {
-			qkey = 0
-		}
-		var f craft.Frame
-		f, err = b.Build(craft.Packet{From: from, Payload: payload, BTH: layers.BTH{Opcode: udSend, PKey: 0xFFFF, DestQP: qp,
-			PSN: psn[from], DETH: layers.DETH{QKey: qkey, SrcQP: qp}}}, t)
-		psn[from] = psn[from].Add(1)
-		t = t.Add(50 * time.Microsecond)
-		f.Info.Note = note
-		tr.Frames = append(tr.Frames, f)
-	}
-	seq := func(n int, first byte) []byte {
-		d := make([]byte, n)
-		for i := range d {
-			d[i] = first + byte(i)
-		}
-		return d
-	}
+	mt := newMADTrace()
+	send, seq := mt.send, seqBytes
 	// A generic notice from the SMA of LID 2 (a switch: producer type 2),
 	// its DataDetails a sequence that starts anew for each trap.
 	notice := func(trap layers.TrapNumber, i int) []byte {
@@ -73,8 +38,8 @@ func mgmtNotice() (craft.Encap, craft.Trace, []string, error) {
 		n := layers.Notice{IsGeneric: true, Type: typ, ProducerTypeVendorID: 2, TrapNumberDeviceID: uint16(trap),
 			IssuerLID: 2, NoticeToggle: i%2 == 1, NoticeCount: uint16(i + 1), DataDetails: seq(layers.NoticeDataDetailsLength, byte(0x10+3*i))}
 		d := make([]byte, layers.NoticeLength)
-		if err == nil {
-			err = n.MarshalTo(d)
+		if mt.err == nil {
+			mt.err = n.MarshalTo(d)
 		}
 		return d
 	}
@@ -115,5 +80,5 @@ func mgmtNotice() (craft.Encap, craft.Trace, []string, error) {
 		}
 		send(from, 1, m, "SA "+[]string{"SubnAdmGet", "SubnAdmGetResp"}[i]+"(ClassPortInfo)")
 	}
-	return craft.IB, tr, nil, err
+	return mt.result()
 }

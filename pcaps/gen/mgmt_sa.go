@@ -1,8 +1,6 @@
 package main
 
 import (
-	"time"
-
 	"github.com/ibwire/ibwire/craft"
 	"github.com/ibwire/ibwire/layers"
 )
@@ -16,31 +14,10 @@ import (
 // that must say something are set: NodeDescription and ServiceName
 // strings, and the MultiPathRecord's GID counts.
 func saRecordMADs() (craft.Encap, craft.Trace, []string, error) {
-	b, err := craft.NewBuilder(craft.Config{Encap: craft.IB, Service: layers.ServiceUD})
-	if err != nil {
-		return craft.IB, craft.Trace{}, nil, err
-	}
-	udSend, _ := layers.OpcodeFor(layers.ServiceUD, layers.OpSend, layers.PosOnly, false, false)
-	var tr craft.Trace
-	t := craft.DefaultStart
-	psn := [2]layers.PSN{}
+	mt := newMADTrace()
 	tid := uint64(0x5000)
-	send := func(from craft.Side, m *layers.MAD, note string) {
-		if err != nil {
-			return
-		}
-		var payload []byte
-		if payload, err = m.Bytes(); err != nil {
-			return
-		}
-		var f craft.Frame
-		f, err = b.Build(craft.Packet{From: from, Payload: payload, BTH: layers.BTH{Opcode: udSend, PKey: 0xFFFF, DestQP: 1,
-			PSN: psn[from], DETH: layers.DETH{QKey: layers.GSIQKey, SrcQP: 1}}}, t)
-		psn[from] = psn[from].Add(1)
-		t = t.Add(50 * time.Microsecond)
-		f.Info.Note = note
-		tr.Frames = append(tr.Frames, f)
-	}
+	// Every SA MAD goes to the SA's QP1.
+	send := func(from craft.Side, m *layers.MAD, note string) { mt.send(from, 1, m, note) }
 	first := byte(0x10)
 	data := func(a layers.SAAttribute) []byte {
 		d := make([]byte, layers.SADataLength)
@@ -114,5 +91,5 @@ func saRecordMADs() (craft.Encap, craft.Trace, []string, error) {
 		clear(m.SA.Data[c.n*stride:])
 		send(craft.Responder, m, "SA SubnAdmGetTableResp("+c.attr.String()+"), "+string(rune('0'+c.n))+" records")
 	}
-	return craft.IB, tr, nil, err
+	return mt.result()
 }
