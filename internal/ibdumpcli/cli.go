@@ -175,7 +175,8 @@ Flags:
 	fs.PrintDefaults()
 	fmt.Fprint(w, strings.ReplaceAll(`
 Exit status: 0 success, 1 --check found problems, 2 bad usage or unreadable input.
-Flags may be clustered and values attached as in tcpdump and tshark: -nnvX, -c1, -Tfields.
+Flags may be clustered, have their values attached and follow the files, as in
+tcpdump and tshark: -nnvX, -c1, -Tfields, ibdump f.pcap -Y nak.
 Fields: Wireshark's names (infiniband.bth.psn; the "infiniband." prefix may be
 omitted) plus ibwire.* (ibdump -G fields lists them all); ibwire.analysis.*
 hold what the conversation analysis found (retransmission, psn_gap, nak,
@@ -196,7 +197,7 @@ func Run(ctx context.Context, prog string, args []string, stdin io.Reader, stdou
 	}
 	o := options{prog: prog}
 	fs := newFlagSet(&o, stderr)
-	if err := fs.Parse(expandClusters(fs, args)); err != nil {
+	if err := fs.Parse(flagsFirst(fs, expandClusters(fs, args))); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return exitOK
 		}

@@ -88,6 +88,35 @@ func splitCluster(fs *flag.FlagSet, letters string, hasNext bool) (parts []strin
 	return parts, false, true
 }
 
+// flagsFirst moves the flags (with the values of those that take one)
+// before the files, as GNU getopt permutes them: `ibdump f.pcap -Y nak`
+// reads f.pcap with the filter, where the flag package would stop at the
+// file and take -Y for a second one. A lone "-" (standard input) is a
+// file; after "--" everything is.
+func flagsFirst(fs *flag.FlagSet, args []string) []string {
+	var flags, files []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "--":
+			files = append(files, args[i+1:]...)
+			i = len(args)
+		case len(a) > 1 && a[0] == '-':
+			flags = append(flags, a)
+			if takesValue(fs, a) && i+1 < len(args) {
+				i++
+				flags = append(flags, args[i])
+			}
+		default:
+			files = append(files, a)
+		}
+	}
+	if len(files) == 0 {
+		return flags
+	}
+	return append(append(flags, "--"), files...)
+}
+
 // goNameValue reports Go's -name=value form for a defined flag (-c=1,
 // -color=never), which is not a cluster.
 func goNameValue(fs *flag.FlagSet, a string) bool {

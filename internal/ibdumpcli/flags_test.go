@@ -41,3 +41,25 @@ func TestExpandClusters(t *testing.T) {
 		assert.Equal(t, tc.want, expandClusters(fs, tc.in), "%q", tc.in)
 	}
 }
+
+// TestFlagsFirst: flags after the files are read as tshark and GNU tools
+// read them, and nothing after "--" is a flag.
+func TestFlagsFirst(t *testing.T) {
+	fs := flag.NewFlagSet("t", flag.ContinueOnError)
+	fs.Bool("q", false, "")
+	fs.String("Y", "", "")
+	fs.String("r", "", "")
+	for _, tc := range []struct {
+		in, want []string
+	}{
+		{[]string{"f.pcap", "-Y", "nak"}, []string{"-Y", "nak", "--", "f.pcap"}},
+		{[]string{"-q", "a.pcap", "b.pcap", "-Y", "-q"}, []string{"-q", "-Y", "-q", "--", "a.pcap", "b.pcap"}},
+		{[]string{"-r", "-", "-q"}, []string{"-r", "-", "-q"}},
+		{[]string{"-q", "-"}, []string{"-q", "--", "-"}},
+		{[]string{"a.pcap", "--", "-odd.pcap"}, []string{"--", "a.pcap", "-odd.pcap"}},
+		{[]string{"-Y=nak", "a.pcap"}, []string{"-Y=nak", "--", "a.pcap"}},
+		{[]string{"-q"}, []string{"-q"}},
+	} {
+		assert.Equal(t, tc.want, flagsFirst(fs, tc.in), "%q", tc.in)
+	}
+}
