@@ -176,7 +176,7 @@ Flags:
 	fmt.Fprint(w, strings.ReplaceAll(`
 Exit status: 0 success, 1 --check found problems, 2 bad usage or unreadable input.
 Flags may be clustered, have their values attached and follow the files, as in
-tcpdump and tshark: -nnvX, -c1, -Tfields, ibdump f.pcap -Y nak.
+tcpdump and tshark: -nnvX, -c1, -Tfields, ibdump f.pcap -Y ibwire.analysis.nak.
 Fields: Wireshark's names (infiniband.bth.psn; the "infiniband." prefix may be
 omitted) plus ibwire.* (ibdump -G fields lists them all); ibwire.analysis.*
 hold what the conversation analysis found (retransmission, psn_gap, nak,
