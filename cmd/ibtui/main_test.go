@@ -194,12 +194,15 @@ func TestTmuxEndToEnd(t *testing.T) {
 	x.run("send-keys", "-t", "T", "/")
 	x.run("send-keys", "-t", "T", "-l", "bth.psnx == 3")
 	x.waitFor(`^ column 1: "bth.psnx" is neither a field nor a protocol name`)
+	// Escape leaves the filter bar and goes back to the packet list. The
+	// next key is sent only once the list shows: a terminal application
+	// reads an ESC byte followed at once by another as Alt and that key
+	// (ESC ESC or ESC / lost the Escape and failed this test now and then).
 	x.run("send-keys", "-t", "T", "Escape")
+	x.waitFor("[ Packets ]")
 	x.run("resize-window", "-t", "T", "-x", "120", "-y", "30")
 
 	// The NAKs, typed in the filter bar.
-	x.run("send-keys", "-t", "T", "Escape")
-	x.waitFor("[ Packets ]")
 	x.run("send-keys", "-t", "T", "/")
 	x.run("send-keys", "-t", "T", "-l", "infiniband.aeth.syndrome.opcode == 3")
 	x.waitFor("Filter✓ infiniband.aeth.syndrome.opcode == 3")
