@@ -42,10 +42,13 @@ type Analyzer struct {
 	expert  Expert
 	now     time.Duration
 	frame   uint32
-	pkt     *Packet
-	cache   [dirCacheSize]*direction // recently used directions, by dirCacheIndex
-	key     dirKey                   // the current packet's
-	free    struct {
+	// pfcActive says a pause frame was seen, so RoCE packets are checked
+	// against the pauses; beside now and frame, which every packet writes.
+	pfcActive bool
+	pkt       *Packet
+	cache     [dirCacheSize]*direction // recently used directions, by dirCacheIndex
+	key       dirKey                   // the current packet's
+	free      struct {
 		req  []*reqState
 		resp []*respState
 	}
@@ -261,11 +264,10 @@ func (a *Analyzer) Analyze(p *Packet) {
 	a.pkt = p
 	a.frame = uint32(p.Number)
 	a.now = p.RelTime
-	a.pfc.end = p.RelTime
 	switch {
 	case p.IsIB():
 		a.transport(p)
-		if a.pfc.active {
+		if a.pfcActive {
 			a.pfcCheck(p)
 		}
 	case p.HasTCP() && p.Err == nil:

@@ -154,8 +154,6 @@ type pfcTimeline struct {
 	opts   PFCOptions
 	tracks map[pfcKey]*pfcTrack
 	order  []pfcKey
-	end    time.Duration // the last frame's time
-	active bool          // any pause frame seen: RoCE packets are checked
 }
 
 type pfcKey struct {
@@ -181,7 +179,7 @@ func (t *pfcTimeline) track(port []byte, prio int) *pfcTrack {
 // pause takes a PAUSE or PFC frame.
 func (a *Analyzer) pfcPause(p *Packet) {
 	t := &a.pfc
-	t.active = true
+	a.pfcActive = true
 	m := &p.Headers.MACControl
 	src := p.Headers.Ethernet.SrcMAC
 	switch {
@@ -332,10 +330,10 @@ func (a *Analyzer) pfcFinish() {
 	for _, k := range t.order {
 		tr := t.tracks[k]
 		if tr.paused {
-			if tr.until <= t.end {
+			if tr.until <= a.now {
 				tr.close(t, tr.until, 0, false)
 			} else {
-				tr.close(t, t.end, 0, true)
+				tr.close(t, a.now, 0, true)
 			}
 		}
 		idx := make([]int64, 0, len(tr.windows))
@@ -363,7 +361,7 @@ func (a *Analyzer) PFC() ([]PFCRow, time.Duration) {
 	for _, k := range a.pfc.order {
 		out = append(out, a.pfc.tracks[k].row)
 	}
-	return out, a.pfc.end
+	return out, a.now
 }
 
 // PFCOptions returns the options the timeline runs with (defaults filled in).
