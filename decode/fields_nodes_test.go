@@ -46,7 +46,8 @@ func TestHeaderNodeBytes(t *testing.T) {
 // reserved field of every header tshark 4.0.17 dissects, in wire order (its
 // -T fields -E occurrence=a -e infiniband.reserved on the same frames).
 func TestReservedEveryOccurrence(t *testing.T) {
-	const rping = "../pcaps/rxe/rping.pcap"
+	const rping, mgmt = "../pcaps/rxe/rping.pcap", "../pcaps/mgmt_smp_sa_perf.pcap"
+	zeros := func(n int) string { return strings.Repeat("00", n) }
 	tests := []struct {
 		file  string
 		frame int
@@ -61,6 +62,14 @@ func TestReservedEveryOccurrence(t *testing.T) {
 		{rping, 126, "00,00,0000,00"},                 // CM DREQ: one
 		{"../pcaps/cm_reject.pcap", 2, "00,00,0000"},  // CM REJ
 		{"../pcaps/cm_sidr_ud.pcap", 1, "00,00,0000"}, // SIDR_REQ: not dissected by tshark
+		// tshark 4.0.17 on the file's user-DLT 147 copy: a LID-routed SMP's
+		// 32 bytes before its data and 128 after, a directed-route SMP's 28,
+		// PortCounters' and PortCountersExtended's 40 before the counters
+		// and their own.
+		{mgmt, 1, "00,00,0000," + zeros(32) + "," + zeros(128)},
+		{mgmt, 7, "00,00,0000," + zeros(28)},
+		{mgmt, 11, "00,00,0000," + zeros(40) + ",51,63,6566"},
+		{mgmt, 13, "00,00,0000," + zeros(40) + ",61,65666768"},
 	}
 	for _, tt := range tests {
 		p := decodeFrame(t, tt.file, tt.frame)

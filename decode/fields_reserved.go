@@ -6,8 +6,9 @@ import "github.com/ibwire/ibwire/layers"
 // tshark 4.0 files the reserved bytes of every header it dissects, in wire
 // order: the BTH's byte 4 (occurrence 0, the field's own getter), the
 // DETH's byte 4, the MAD header's Reserved, then those of the CM message
-// (layers.CM.ReservedBytes) or of the SA MAD (the SA header's bytes
-// 22-23, then those of the first record: SAAttribute.ReservedSpans).
+// (layers.CM.ReservedBytes), of the SA MAD (the SA header's bytes 22-23,
+// then those of the first record: SAAttribute.ReservedSpans), of an SMP
+// or of PerfMgt's counters (smpPerfReserved).
 func reservedNth(p *Packet, i int, v *Value) bool {
 	if p.has&hasBTH == 0 {
 		if i == 0 && p.has&hasRWH != 0 {
@@ -21,8 +22,9 @@ func reservedNth(p *Packet, i int, v *Value) bool {
 		return true
 	}
 	// At most: BTH, DETH, MAD, an RMPP STOP's or ABORT's two words, the SA
-	// header's and three of a record (InformInfoRecord): 9.
-	var occ [12][]byte
+	// header's and three of a record (InformInfoRecord): 9; or BTH, DETH,
+	// MAD, the PerfMgt header's and a PortCounters' three: 7.
+	var occ [16][]byte
 	n := 0
 	b := &p.Headers.BTH
 	occ[n], n = b.Contents[4:5], n+1
@@ -63,12 +65,49 @@ func reservedNth(p *Packet, i int, v *Value) bool {
 				}
 			}
 		}
+		n = smpPerfReserved(p, occ[:], n)
 	}
 	if i >= n {
 		return false
 	}
 	v.B = occ[i]
 	return true
+}
+
+// smpPerfReserved adds to occ from n the reserved bytes tshark 4.0 files
+// for an SMP (a LID-routed one's 32 bytes before its data and 128 after, a
+// directed-route one's 28) or a PerfMgt PortCounters or
+// PortCountersExtended MAD (the 40 bytes before the counters, then the
+// counters' own), and returns the new count.
+func smpPerfReserved(p *Packet, occ [][]byte, n int) int {
+	m := &p.Headers.MAD
+	add := func(b []byte) {
+		if b != nil && n < len(occ) {
+			occ[n], n = b, n+1
+		}
+	}
+	switch m.MgmtClass {
+	case layers.MgmtClassSubnLID:
+		add(m.SMP.Reserved1)
+		add(m.SMP.Reserved2)
+	case layers.MgmtClassSubnDirected:
+		add(m.SMPDirected.Reserved)
+	case layers.MgmtClassPerf:
+		pm := &m.PerfMgt
+		ext := pm.AttributeID == layers.PerfAttrPortCountersExtended
+		if pm.AttributeID != layers.PerfAttrPortCounters && !ext {
+			break
+		}
+		add(pm.Reserved)
+		for i := 0; ; i++ {
+			r := layers.PortCountersReservedBytes(pm.Data, ext, i)
+			if r == nil {
+				break
+			}
+			add(r)
+		}
+	}
+	return n
 }
 
 // reservedItem is a tree-only infiniband.reserved item at its place in a
