@@ -114,17 +114,16 @@ type Field struct {
 	// be there (a MAD for the management fields): renderers that ask every
 	// field of every packet skip the whole group at once (SkipAbsentGroup).
 	gate fieldGate
-	// protoIndex is a protocol's or header's own bit in every field's
-	// trees, which has the bits of every protocol or header the field sits
-	// under: InTreeOf tests a bit where InTree compares names, because the
-	// -V tree asks for every field of every packet. They sit with get in
-	// the Field's first cache line, and the first word of trees (the
-	// transport's headers register first) just after.
-	protoWord  uint8 // protoIndex's word in a protoSet
-	protoIndex uint16
-	protoMask  uint64 // and its bit there
-	get        getter
-	trees      protoSet
+	// protoWord and protoMask are a protocol's or header's own bit in
+	// every field's trees, which has the bits of every protocol or header
+	// the field sits under: InTreeOf tests a bit where InTree compares
+	// names, because the -V tree asks for every field of every packet. They
+	// sit with get in the Field's first cache line, and the first word of
+	// trees (the transport's headers register first) just after.
+	protoWord uint8
+	protoMask uint64
+	get       getter
+	trees     protoSet
 	// Names gives value names for the -V tree and for filters that compare
 	// with a name (bth.opcode == RC_SEND_ONLY). Nil when the field has none.
 	Names func(uint64) (string, bool)
@@ -362,10 +361,8 @@ func (f *Field) inTree(tree string, depth int) bool {
 // answered from bits computed once.
 func (f *Field) InTreeOf(proto *Field) bool { return f.trees[proto.protoWord&3]&proto.protoMask != 0 }
 
-// protoSet is a set of protocols and headers by their protoIndex.
+// protoSet is a set of protocols and headers, a bit each.
 type protoSet [4]uint64
-
-func (s *protoSet) add(i uint16) { s[i>>6] |= 1 << (i & 63) }
 
 // under reports whether name is tree + "." + something, without building
 // the string (this runs for every field of every packet in -V).
@@ -626,15 +623,15 @@ func buildRegistry() *registry {
 			if len(protos) == len(protoSet{})*64 {
 				panic("decode: more protocols and headers than a protoSet holds: widen it")
 			}
-			f.protoIndex = uint16(len(protos))
-			f.protoWord, f.protoMask = uint8(f.protoIndex>>6), 1<<(f.protoIndex&63)
+			i := len(protos)
+			f.protoWord, f.protoMask = uint8(i>>6), 1<<(i&63)
 			protos = append(protos, f)
 		}
 	}
 	for _, f := range r.ordered {
 		for _, p := range protos {
 			if f.InTree(p.Name) {
-				f.trees.add(p.protoIndex)
+				f.trees[p.protoWord] |= p.protoMask
 			}
 		}
 	}
