@@ -35,7 +35,6 @@ func madFields() []*Field {
 	// so its fields come after the SA's.
 	fs = append(fs, noticeFields()...)
 	fs = append(append(fs, perfMgtFields()...), classPortInfoFields()...)
-	noticeAndClassPortInfoOccurrences(fs)
 	return mgmtTreeShape(fs)
 }
 

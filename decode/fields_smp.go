@@ -87,11 +87,16 @@ func smpHeaderFields() []*Field {
 	}
 }
 
-// smpDataOccurrences extends the data item CM registered
-// (infiniband.smplid.smpdata) to SMPs: tshark adds it twice, as the
-// "Attribute (X)" item and, for SMInfo, as the attribute's own subtree, 64
-// bytes each; and to SA records that wrap such an attribute, once
-// (saSMPDataItem).
+// smpDataOccurrences makes the data item CM registered
+// (infiniband.smplid.smpdata) give every occurrence tshark 4.0 shows:
+//
+//   - an SMP: its 64 data bytes as the "Attribute (X)" item, then again as
+//     the attribute's own subtree for the attributes smpAttrDissected
+//     names, or, for a Notice, its 64 bytes and its DataDetails;
+//   - an SA Notice (a SubnAdmReport): the Notice and its DataDetails;
+//   - an SA record that wraps an SMP attribute with a subtree of its own:
+//     its 64 bytes, once (saSMPDataItem);
+//   - a CM message: the node CM registered, once.
 func smpDataOccurrences(fs []*Field) {
 	for _, f := range fs {
 		if f.Name != cmNode {
@@ -99,26 +104,38 @@ func smpDataOccurrences(fs []*Field) {
 		}
 		cm := f.get
 		f.outside, f.parent = true, smpDirectedNode
-		f.get = func(p *Packet, v *Value) bool {
-			if _, d, ok := smpAttr(p); ok {
-				v.B = d
-				return true
-			}
-			if d, ok := saSMPDataItem(p); ok {
-				v.B = d
-				return true
-			}
-			return cm(p, v)
-		}
-		f.second = func(p *Packet, v *Value) bool {
-			a, d, ok := smpAttr(p)
-			if !ok || !smpAttrDissected(a) {
-				return false
-			}
-			v.B = d
-			return true
-		}
+		f.get = func(p *Packet, v *Value) bool { return smpDataItem(p, 0, v, cm) }
+		f.second = nil
+		f.nth = func(p *Packet, i int, v *Value) bool { return smpDataItem(p, i, v, cm) }
 	}
+}
+
+// smpDataItem gives occurrence i of infiniband.smplid.smpdata
+// (smpDataOccurrences); cm is CM's own getter for the item.
+func smpDataItem(p *Packet, i int, v *Value, cm getter) bool {
+	var items [3][]byte
+	n := 0
+	if notice, details, ok := noticeAndDetails(p); ok {
+		if !isSA(p) {
+			_, d, _ := smpAttr(p)
+			items[n], n = d, n+1
+		}
+		items[n], items[n+1], n = notice, details, n+2
+	} else if a, d, ok := smpAttr(p); ok {
+		items[n], n = d, n+1
+		if smpAttrDissected(a) {
+			items[n], n = d, n+1
+		}
+	} else if d, ok := saSMPDataItem(p); ok {
+		items[n], n = d, n+1
+	} else {
+		return i == 0 && cm(p, v)
+	}
+	if i >= n {
+		return false
+	}
+	v.B = items[i]
+	return true
 }
 
 // smpAttrDissected reports the attributes whose tshark 4.0 dissector adds
