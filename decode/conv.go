@@ -60,6 +60,7 @@ type conv struct {
 	ended      bool
 	seen       bool // a packet of the conversation was seen (first holds its time)
 	dirs       [2]*direction
+	cm         *cmContract // what the CM negotiated; nil when no CM set it up
 	last       time.Duration
 	moved      time.Duration // when touch last moved it to the front
 	mtu        int
@@ -72,7 +73,6 @@ type conv struct {
 	hasStart   [2]bool
 	keys       [2]FlowKey // each side's flow, from its traffic or from set-up
 	hasKey     [2]bool
-	cm         *cmContract // what the CM negotiated; nil when no CM set it up
 }
 
 // Conversation is the summary of one conversation: two directions paired,
