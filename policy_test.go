@@ -85,6 +85,7 @@ var allowedImports = map[string][]string{
 	"internal/peer/peertest":        {"capture", "endpoint", "internal/looptest"},
 	"internal/peer/pingpong":        {"endpoint", "internal/peer/device", "layers", "setup"},
 	"internal/peer/ucmatose":        {"endpoint", "internal/peer/device", "layers"},
+	"internal/peer/udaddy":          {"endpoint", "internal/peer/device", "layers"},
 	"internal/peer/serve":           {"endpoint", "internal/peer/device", "internal/peer/exchange", "layers", "setup"},
 	"internal/peer/bw":              {"endpoint", "internal/peer/device", "internal/peer/exchange", "internal/peer/perf", "layers", "setup"},
 	"internal/peer/exchange":        {"endpoint", "layers"},

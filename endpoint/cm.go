@@ -798,6 +798,16 @@ func (c *CMConn) Disconnect(ctx context.Context) error {
 type SIDRService struct {
 	QPN  uint32
 	QKey uint32
+	// Requests, when set, hears of each SIDR_REQ answered (a resent one
+	// too: its RequestID repeats), when it has room: the CM never waits
+	// for its reader. A server that counts its clients (udaddy's) reads it.
+	Requests chan<- SIDRRequest
+}
+
+// SIDRRequest is a SIDR_REQ a served service answered.
+type SIDRRequest struct {
+	Src       netip.Addr
+	RequestID uint32
 }
 
 // RDMAUDPQKey is the Q_Key RDMA CM gives UD QPs of the UDP port space
@@ -821,11 +831,17 @@ func (cm *CM) ServeSIDR(sid layers.ServiceID, svc SIDRService) error {
 func (cm *CM) onSIDRReq(src netip.Addr, tid uint64, r *layers.CMSidrReq) {
 	m := cm.newMAD(layers.CMAttrSIDRRep, tid)
 	rep := layers.CMSidrRep{RequestID: r.RequestID, ServiceID: r.ServiceID, Status: layers.SIDRServiceNotSupported}
-	if svc, ok := cm.sidr[r.ServiceID]; ok {
+	svc, ok := cm.sidr[r.ServiceID]
+	if ok {
 		rep.Status, rep.QPN, rep.QKey = layers.SIDRValid, svc.QPN, svc.QKey
 	}
 	m.CM.SIDRRep = rep
-	_ = cm.send(src, m, nil)
+	if cm.send(src, m, nil) == nil && ok && svc.Requests != nil {
+		select {
+		case svc.Requests <- SIDRRequest{Src: src, RequestID: r.RequestID}:
+		default:
+		}
+	}
 }
 
 func (cm *CM) onSIDRRep(r *layers.CMSidrRep) {

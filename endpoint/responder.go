@@ -2,6 +2,7 @@ package endpoint
 
 import (
 	"encoding/binary"
+	"net/netip"
 	"sync/atomic"
 
 	"github.com/ibwire/ibwire/layers"
@@ -619,4 +620,32 @@ func (r *responder) fillGRH(p *rxPacket, plen int) {
 	s, d := src.As16(), dst.As16()
 	copy(g[8:24], s[:])
 	copy(g[24:40], d[:])
+}
+
+// GRHSource is the sender's address read back from the GRH a UD receive
+// buffer starts with, as ibv_create_ah_from_wc reads it to answer a
+// datagram: the IPv4 header's source in the last 20 bytes when the first
+// 20 are zero (how rxe, and fillGRH, carry RoCEv2 over IPv4), else the
+// IPv6 header's. ok is false when grh is shorter than a GRH or holds
+// neither.
+func GRHSource(grh []byte) (src netip.Addr, ok bool) {
+	if len(grh) < layers.GRHLength {
+		return netip.Addr{}, false
+	}
+	if h := grh[20:40]; allZero(grh[:20]) && h[0]>>4 == 4 {
+		return netip.AddrFrom4([4]byte(h[12:16])), true
+	}
+	if grh[0]>>4 != 6 {
+		return netip.Addr{}, false
+	}
+	return netip.AddrFrom16([16]byte(grh[8:24])).Unmap(), true
+}
+
+func allZero(b []byte) bool {
+	for _, c := range b {
+		if c != 0 {
+			return false
+		}
+	}
+	return true
 }

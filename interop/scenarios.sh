@@ -53,6 +53,7 @@ OK_LAT='^[[:space:]]*[0-9]+[[:space:]]+[0-9]+([[:space:]]+[0-9.]+){7}[[:space:]]
 OK_RPING_C='^ping data: rdma-ping-9:'                         # rping -c -v: the 10th ping's data
 OK_RPING_S='^server ping data: rdma-ping-9:'                  # rping -s -v
 OK_UCM='test complete'                                        # ucmatose, both sides
+OK_UDADDY='^return status 0$'                                 # udaddy, both sides ("test complete" prints on failure too)
 # rping in rdma-core 44 (bookworm) may exit 255 after a complete run: its CM thread calls
 # rdma_get_cm_event on the channel main() is destroying (fixed upstream by rdma-core PR #1622,
 # "rping: Fix spurious failure return codes", 2025). Seen here once in 5 rxe<->rxe runs.
@@ -187,6 +188,10 @@ def peer_ucmatose_gc guest-client "ucmatose -s $HOST" "ibpeer serve --bind $HOST
 	expect_client="$OK_UCM" desc="ucmatose client (guest) -> ibpeer serve --cm 7471 (ucmatose's port)"
 def peer_ucmatose_gs guest-server "ibpeer ucmatose --bind $HOST -s $GA" "ucmatose" listen=sleep \
 	expect_client="$OK_UCM" expect_server="$OK_UCM" desc="ibpeer ucmatose (client) -> ucmatose server (guest)"
+def peer_udaddy_gc guest-client "udaddy -s $HOST -C 10 -S 256" "ibpeer udaddy --bind $HOST -C 10 -S 256" \
+	expect_client="$OK_UDADDY" expect_server="$OK_UDADDY" desc="udaddy client (guest) -> ibpeer udaddy (server): SIDR, 10 UD SENDs with immediate each way"
+def peer_udaddy_gs guest-server "ibpeer udaddy --bind $HOST -s $GA -C 10 -S 256" "udaddy -C 10 -S 256" listen=sleep \
+	expect_client="$OK_UDADDY" expect_server="$OK_UDADDY" desc="ibpeer udaddy (client) -> udaddy server (guest)"
 def peer_write_bw_cm_gc guest-client "ib_write_bw -d rxe0 -R -F -n 200 $HOST" "ibpeer perftest write -R --bind $HOST -n 200" \
 	expect_client="$OK_BW" expect_server="$OK_BW" desc="ib_write_bw -R (guest, client) -> ibpeer perftest write -R (server)"
 def peer_write_bw_cm_gs guest-server "ibpeer perftest write -R --bind $HOST -n 200 $GA" "ib_write_bw -d rxe0 -R -F -n 200" listen=sleep \

@@ -11,6 +11,7 @@
 //	ibpeer pingpong ...  ibv_rc_pingpong, ibv_uc_pingpong, ibv_ud_pingpong, either role
 //	ibpeer rping ...     librdmacm's rping, either role, connected by RDMA CM over QP1
 //	ibpeer ucmatose ...  librdmacm's ucmatose, either role (serve --cm PORT is its server)
+//	ibpeer udaddy ...    librdmacm's udaddy, either role: UD over RDMA CM (SIDR)
 //
 // Run `ibpeer craft -h` for the flags of a subcommand.
 package main
@@ -48,6 +49,7 @@ var commands = map[string]command{
 	"perftest": {"ib_write_bw, ib_read_bw, ib_send_bw, ib_atomic_bw in either role: perftest 6.06's TCP exchange, defaults and report", runPerftest},
 	"rping":    {"librdmacm's rping in either role (-s, -c): RDMA CM over QP1, then its READ/WRITE ping loop; -v, -V, -C, -S, -p", runRping},
 	"ucmatose": {"librdmacm's ucmatose in either role (-s SERVER for the client): RDMA CM connections, SENDs each way, DREQ", runUcmatose},
+	"udaddy":   {"librdmacm's udaddy in either role (-s SERVER for the client): SIDR_REQ/SIDR_REP, UD SENDs with immediate each way", runUdaddy},
 	"pingpong": {"ibv_rc_pingpong, ibv_uc_pingpong, ibv_ud_pingpong in either role (--rc, --uc, --ud): the tools' exchange, flags and report", runPingpong},
 }
 
