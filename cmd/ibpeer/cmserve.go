@@ -1,7 +1,8 @@
 package main
 
-// ibpeer serve --cm PORT: ucmatose's server, built to stay up; the
-// program is internal/peer/ucmatose's Serve.
+// ibpeer serve --cm PORT: ucmatose's server, built to stay up, and
+// udaddy's beside it on the same port; the programs are
+// internal/peer/ucmatose's Serve and internal/peer/udaddy's Echo.
 
 import (
 	"context"
@@ -14,7 +15,9 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/ibwire/ibwire/endpoint"
 	"github.com/ibwire/ibwire/internal/peer/ucmatose"
+	"github.com/ibwire/ibwire/internal/peer/udaddy"
 )
 
 const cmServeUsage = `usage: ibpeer serve --cm PORT --bind IP [--connections N] [--count C] [--size S] [--loop] [--max-conns M]
@@ -32,7 +35,12 @@ then it is dropped. At most M requests wait for their RTU: beyond, a REQ is answ
 oldest is then dropped for it. At most M established connections wait for or run a test:
 beyond, REJ "consumer reject" (28). Refused and failed requests are logged on stderr.
 
-  --cm PORT          the RDMA CM port to listen on (ucmatose's is 7471, rping's 7174)
+On the same PORT it answers udaddy clients too (UD over RDMA CM: udaddy -s IP -p PORT, or
+ibpeer udaddy): a SIDR_REQ for the UDP port space's service ID gets a SIDR_REP naming one UD
+QP (Q_Key 0x01234567), which echoes each datagram at once, with its length and this QP's
+number as immediate data, to the address and QPN the datagram names. udaddy's port is 7174.
+
+  --cm PORT          the RDMA CM port to listen on (ucmatose's is 7471, udaddy's and rping's 7174)
   --bind IP          local address: UDP 4791 binds here (--addr is the same flag)
   --connections N    connections per test (default 1; ucmatose -c)
   --count C          messages each way per connection (default 10; ucmatose -C)
@@ -97,6 +105,15 @@ func runServeCM(args []string, stdout, stderr io.Writer) int {
 // serveCMExit runs serve --cm and returns the exit status.
 func serveCMExit(ctx context.Context, cfg ucmatose.ServeConfig, stdout, stderr io.Writer) int {
 	cfg.Stderr = stderr
+	cfg.Beside = func(ctx context.Context, dev *endpoint.Device, cm *endpoint.CM) {
+		dropped, err := udaddy.Echo(ctx, dev, cm, cfg.Port)
+		if err != nil {
+			fmt.Fprintf(stderr, "ibpeer serve: udaddy echo: %v\n", err)
+		}
+		if dropped > 0 {
+			fmt.Fprintf(stderr, "ibpeer serve: udaddy echo: %d datagrams not answered\n", dropped)
+		}
+	}
 	if err := ucmatose.Serve(ctx, cfg, stdout); err != nil {
 		if !errors.Is(err, ucmatose.ErrFailed) {
 			fmt.Fprintf(stderr, "ibpeer serve: %v\n", err)

@@ -21,6 +21,10 @@ type ServeConfig struct {
 	// Held, when set, learns the number of connections (with their QP
 	// and buffers) the server holds each time it changes (tests).
 	Held func(n int)
+	// Beside, when set, is another service on the same device and CM,
+	// run for as long as the server (serve --cm's udaddy echo); its ctx
+	// ends when the server stops.
+	Beside func(ctx context.Context, dev *endpoint.Device, cm *endpoint.CM)
 }
 
 // cmServer is a running serve --cm.
@@ -58,6 +62,9 @@ func Serve(ctx context.Context, cfg ServeConfig, stdout io.Writer) error {
 	s := &cmServer{cfg: cfg, dev: dev.Device, log: &device.RateLog{Out: func(line string) { fmt.Fprintln(stderr, line) }}, est: make(chan *node, cfg.MaxConns)}
 	actx, stopAccepting := context.WithCancel(ctx)
 	s.wg.Go(func() { s.accept(actx, l) })
+	if cfg.Beside != nil {
+		s.wg.Go(func() { cfg.Beside(actx, dev.Device, cm) })
+	}
 	ret := 0
 	for {
 		ret = s.serveOnce(ctx, stdout)

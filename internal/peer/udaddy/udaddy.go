@@ -102,6 +102,7 @@ const (
 
 // node is one UD QP with its receive buffers: udaddy's cmatest_node.
 type node struct {
+	pd       *endpoint.PD
 	qp       *endpoint.QP
 	scq, rcq *endpoint.CQ
 	mr       *endpoint.MR
@@ -113,7 +114,7 @@ type node struct {
 // receive buffers posted (WR ID = slot index).
 func newNode(dev *endpoint.Device, cfg Config, sends, slots int) (*node, error) {
 	pd := dev.AllocPD()
-	n := &node{scq: dev.CreateCQ(max(sends, 1)), rcq: dev.CreateCQ(max(slots, 1)), slot: layers.GRHLength + cfg.Size}
+	n := &node{pd: pd, scq: dev.CreateCQ(max(sends, 1)), rcq: dev.CreateCQ(max(slots, 1)), slot: layers.GRHLength + cfg.Size}
 	n.sendOff = slots * n.slot
 	var err error
 	n.qp, err = pd.CreateQP(endpoint.QPConfig{Type: endpoint.UD, SendCQ: n.scq, RecvCQ: n.rcq,

@@ -2,6 +2,7 @@ package udaddy
 
 import (
 	"context"
+	"io"
 	"net/netip"
 	"testing"
 	"time"
@@ -11,6 +12,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/ibwire/ibwire/endpoint"
+	"github.com/ibwire/ibwire/internal/peer/device"
 	"github.com/ibwire/ibwire/internal/peer/peertest"
 )
 
@@ -103,4 +105,39 @@ func TestClientFailures(t *testing.T) {
 			assert.Equal(t, "udaddy: starting client\nudaddy: connecting\n"+tc.want, co.String())
 		})
 	}
+}
+
+// TestEcho: serve --cm's udaddy server answers udaddy clients one after
+// another, with one connection or several, up to the 4096-byte MTU, and
+// drops nothing.
+func TestEcho(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	srv, cli := peertest.Addrs(83, 1)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	dev, cm, err := device.OpenCM(netip.MustParseAddr(srv), nil, endpoint.CMConfig{}, io.Discard)
+	require.NoError(t, err)
+	defer dev.Close()
+	defer cm.Close()
+	ectx, stop := context.WithCancel(ctx)
+	type result struct {
+		dropped int
+		err     error
+	}
+	done := make(chan result, 1)
+	go func() {
+		d, err := Echo(ectx, dev.Device, cm, DefaultPort)
+		done <- result{d, err}
+	}()
+	for i, tc := range []struct{ connections, count, size int }{{1, 10, 100}, {3, 40, 1024}, {2, 5, 4096}} {
+		var co, ce peertest.Buffer
+		cfg := Config{Local: netip.MustParseAddr(cli), Server: netip.MustParseAddr(srv), Port: DefaultPort,
+			Connections: tc.connections, Count: tc.count, Size: tc.size, ActiveMTU: 4096, Stderr: &ce}
+		require.NoError(t, Run(ctx, cfg, &co), "client %d: %s%s", i, co.String(), ce.String())
+		assert.Equal(t, clientOut, co.String())
+	}
+	stop()
+	r := <-done
+	require.NoError(t, r.err)
+	assert.Zero(t, r.dropped)
 }
