@@ -105,14 +105,20 @@ func runServeCM(args []string, stdout, stderr io.Writer) int {
 // serveCMExit runs serve --cm and returns the exit status.
 func serveCMExit(ctx context.Context, cfg ucmatose.ServeConfig, stdout, stderr io.Writer) int {
 	cfg.Stderr = stderr
-	cfg.Beside = func(ctx context.Context, dev *endpoint.Device, cm *endpoint.CM) {
-		dropped, err := udaddy.Echo(ctx, dev, cm, cfg.Port)
+	cfg.Beside = func(dev *endpoint.Device, cm *endpoint.CM) (func(context.Context), error) {
+		echo, err := udaddy.NewEcho(dev, cm, cfg.Port)
 		if err != nil {
-			fmt.Fprintf(stderr, "ibpeer serve: udaddy echo: %v\n", err)
+			return nil, fmt.Errorf("udaddy echo: %w", err)
 		}
-		if dropped > 0 {
-			fmt.Fprintf(stderr, "ibpeer serve: udaddy echo: %d datagrams not answered\n", dropped)
-		}
+		return func(ctx context.Context) {
+			dropped, err := echo.Run(ctx)
+			if err != nil {
+				fmt.Fprintf(stderr, "ibpeer serve: udaddy echo: %v\n", err)
+			}
+			if dropped > 0 {
+				fmt.Fprintf(stderr, "ibpeer serve: udaddy echo: %d datagrams not answered\n", dropped)
+			}
+		}, nil
 	}
 	if err := ucmatose.Serve(ctx, cfg, stdout); err != nil {
 		if !errors.Is(err, ucmatose.ErrFailed) {

@@ -21,10 +21,11 @@ type ServeConfig struct {
 	// Held, when set, learns the number of connections (with their QP
 	// and buffers) the server holds each time it changes (tests).
 	Held func(n int)
-	// Beside, when set, is another service on the same device and CM,
-	// run for as long as the server (serve --cm's udaddy echo); its ctx
-	// ends when the server stops.
-	Beside func(ctx context.Context, dev *endpoint.Device, cm *endpoint.CM)
+	// Beside, when set, sets up another service on the same device and CM
+	// (serve --cm's udaddy echo) before the server says it listens; the
+	// run it returns goes on for as long as the server, whose stop ends
+	// its ctx.
+	Beside func(dev *endpoint.Device, cm *endpoint.CM) (run func(ctx context.Context), err error)
 }
 
 // cmServer is a running serve --cm.
@@ -56,14 +57,21 @@ func Serve(ctx context.Context, cfg ServeConfig, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
+	var beside func(context.Context)
+	if cfg.Beside != nil {
+		if beside, err = cfg.Beside(dev.Device, cm); err != nil {
+			_ = l.Close()
+			return err
+		}
+	}
 	if cfg.Listening != nil {
 		cfg.Listening()
 	}
 	s := &cmServer{cfg: cfg, dev: dev.Device, log: &device.RateLog{Out: func(line string) { fmt.Fprintln(stderr, line) }}, est: make(chan *node, cfg.MaxConns)}
 	actx, stopAccepting := context.WithCancel(ctx)
 	s.wg.Go(func() { s.accept(actx, l) })
-	if cfg.Beside != nil {
-		s.wg.Go(func() { cfg.Beside(actx, dev.Device, cm) })
+	if beside != nil {
+		s.wg.Go(func() { beside(actx) })
 	}
 	ret := 0
 	for {

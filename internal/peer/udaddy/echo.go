@@ -13,31 +13,49 @@ import (
 // none, as a datagram may be lost anyway.
 const echoSlots = 256
 
-// Echo is udaddy's server built to stay up, for ibpeer serve --cm: it
-// answers the SIDR_REQs for the UDP port space's service ID of port with
-// one UD QP and echoes each datagram at once, with its length, to the
-// address its GRH names and the QPN its immediate data names. udaddy's
-// server answers a client once all its datagrams are in; answering each
-// as it comes gives the client the same datagrams, needs no count agreed
-// beforehand, and keeps no state per client. It runs until ctx ends;
-// dropped says how many datagrams got no answer (not udaddy's: no
-// immediate data or no GRH address; or every answer slot busy).
-func Echo(ctx context.Context, dev *endpoint.Device, cm *endpoint.CM, port uint16) (dropped int, err error) {
+// Echo is udaddy's server built to stay up, for ibpeer serve --cm: one
+// UD QP answers the SIDR_REQs for the UDP port space's service ID of a
+// port and echoes each datagram at once, with its length, to the address
+// its GRH names and the QPN its immediate data names. udaddy's server
+// answers a client once all its datagrams are in; answering each as it
+// comes gives the client the same datagrams, needs no count agreed
+// beforehand, and keeps no state per client.
+type Echo struct {
+	n       *node
+	answers *endpoint.MR
+	cm      *endpoint.CM
+	sid     layers.ServiceID
+	size    int
+}
+
+// NewEcho makes the echo's QP on dev and answers SIDR_REQs for port on cm
+// from the moment it returns; Run then echoes the datagrams.
+func NewEcho(dev *endpoint.Device, cm *endpoint.CM, port uint16) (*Echo, error) {
 	cfg := Config{Size: 4096}
 	n, err := newNode(dev, cfg, echoSlots, echoSlots)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
+	e := &Echo{n: n, cm: cm, sid: layers.IPCMServiceID(layers.PortSpaceUDP, port), size: cfg.Size}
+	if e.answers, err = n.pd.RegMR(make([]byte, echoSlots*cfg.Size), endpoint.AccessLocalWrite); err != nil {
+		n.destroy()
+		return nil, err
+	}
+	if err := cm.ServeSIDR(e.sid, endpoint.SIDRService{QPN: n.qp.QPN(), QKey: endpoint.RDMAUDPQKey}); err != nil {
+		n.destroy()
+		return nil, err
+	}
+	return e, nil
+}
+
+// Run echoes datagrams until ctx ends, then stops answering SIDR_REQs and
+// frees the QP. dropped says how many datagrams got no answer (not
+// udaddy's: no immediate data or no GRH address; or every answer slot
+// busy).
+func (e *Echo) Run(ctx context.Context) (dropped int, err error) {
+	n := e.n
 	defer n.destroy()
-	answers, err := n.pd.RegMR(make([]byte, echoSlots*cfg.Size), endpoint.AccessLocalWrite)
-	if err != nil {
-		return 0, err
-	}
-	sid := layers.IPCMServiceID(layers.PortSpaceUDP, port)
-	if err := cm.ServeSIDR(sid, endpoint.SIDRService{QPN: n.qp.QPN(), QKey: endpoint.RDMAUDPQKey}); err != nil {
-		return 0, err
-	}
-	defer func() { _ = cm.ServeSIDR(sid, endpoint.SIDRService{}) }()
+	defer func() { _ = e.cm.ServeSIDR(e.sid, endpoint.SIDRService{}) }()
 	free := make([]int, 0, echoSlots)
 	for i := range echoSlots {
 		free = append(free, i)
@@ -51,7 +69,7 @@ func Echo(ctx context.Context, dev *endpoint.Device, cm *endpoint.CM, port uint1
 		}
 		k := n.rcq.Poll(wcs[:])
 		for _, wc := range wcs[:k] {
-			if !echoOne(n, answers, wc, &free, cfg.Size) {
+			if !echoOne(n, e.answers, wc, &free, e.size) {
 				dropped++
 			}
 			if err := n.repost(int(wc.ID)); err != nil {

@@ -125,8 +125,10 @@ func TestEcho(t *testing.T) {
 		err     error
 	}
 	done := make(chan result, 1)
+	echo, err := NewEcho(dev.Device, cm, DefaultPort)
+	require.NoError(t, err)
 	go func() {
-		d, err := Echo(ectx, dev.Device, cm, DefaultPort)
+		d, err := echo.Run(ectx)
 		done <- result{d, err}
 	}()
 	for i, tc := range []struct{ connections, count, size int }{{1, 10, 100}, {3, 40, 1024}, {2, 5, 4096}} {
