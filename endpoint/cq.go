@@ -115,6 +115,10 @@ type recvQueue struct {
 	head, n int
 	pd      *PD
 	dev     *Device
+	// limit, when not 0, is the armed SRQ limit: the take that leaves
+	// fewer WRs than it sends on limitReached and disarms it.
+	limit        int
+	limitReached chan struct{}
 }
 
 func newRecvQueue(pd *PD, capacity int) *recvQueue {
@@ -163,6 +167,13 @@ func (rq *recvQueue) take() (recvWQE, bool) {
 	rq.ring[rq.head] = recvWQE{}
 	rq.head = (rq.head + 1) % len(rq.ring)
 	rq.n--
+	if rq.limit > 0 && rq.n < rq.limit {
+		rq.limit = 0
+		select {
+		case rq.limitReached <- struct{}{}:
+		default:
+		}
+	}
 	return wr, true
 }
 
@@ -192,7 +203,30 @@ type SRQ struct {
 }
 
 // CreateSRQ makes a shared receive queue of up to maxWR receive WRs.
-func (pd *PD) CreateSRQ(maxWR int) *SRQ { return &SRQ{rq: newRecvQueue(pd, maxWR)} }
+func (pd *PD) CreateSRQ(maxWR int) *SRQ {
+	rq := newRecvQueue(pd, maxWR)
+	rq.limitReached = make(chan struct{}, 1)
+	return &SRQ{rq: rq}
+}
+
+// ArmLimit sets the SRQ limit (ibv_modify_srq with IBV_SRQ_LIMIT): once a
+// receive taken from the queue leaves fewer than limit WRs waiting,
+// LimitReached gets one event (IBV_EVENT_SRQ_LIMIT_REACHED) and the limit
+// disarms, until armed again. As in rxe, only a receive taken fires it,
+// not the arming of a limit the queue is already below. 0 disarms; a limit
+// above the queue's size is an error.
+func (s *SRQ) ArmLimit(limit int) error {
+	s.rq.mu.Lock()
+	defer s.rq.mu.Unlock()
+	if limit < 0 || limit > len(s.rq.ring) {
+		return fmt.Errorf("SRQ limit %d: want 0 to %d: %w", limit, len(s.rq.ring), ErrInvalidAttr)
+	}
+	s.rq.limit = limit
+	return nil
+}
+
+// LimitReached receives one value each time the armed limit is reached.
+func (s *SRQ) LimitReached() <-chan struct{} { return s.rq.limitReached }
 
 // PostRecv adds a receive WR.
 func (s *SRQ) PostRecv(wr RecvWR) error { return s.rq.post(wr) }

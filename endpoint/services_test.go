@@ -6,6 +6,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/ibwire/ibwire/endpoint"
@@ -166,6 +167,61 @@ func TestSRQAndInvalidate(t *testing.T) {
 		require.Equal(t, endpoint.StatusRemAccessErr, wcs[0].Status)
 		require.Equal(t, endpoint.StateErr, a2.State())
 		require.Equal(t, endpoint.StateErr, qp2.State())
+	})
+}
+
+// TestSRQLimit: two QPs take their receives from one SRQ; its armed limit
+// fires once, when a receive taken leaves fewer WRs than the limit waiting,
+// and stays quiet until armed again.
+func TestSRQLimit(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		a, b := pair(t, wiretest.Config{}, peerOpts{typ: endpoint.RC}, layers.MTU1024)
+		defer a.close(t)
+		defer b.close(t)
+		srq := b.pd.CreateSRQ(8)
+		require.ErrorIs(t, srq.ArmLimit(9), endpoint.ErrInvalidAttr)
+		var senders []*endpoint.QP
+		for i := range 2 {
+			qp, err := b.pd.CreateQP(endpoint.QPConfig{Type: endpoint.RC, SendCQ: b.scq, RecvCQ: b.rcq, SRQ: srq})
+			require.NoError(t, err)
+			s, err := a.pd.CreateQP(endpoint.QPConfig{Type: endpoint.RC, SendCQ: a.scq, RecvCQ: a.rcq})
+			require.NoError(t, err)
+			psn := layers.PSN(100 * (i + 1))
+			require.NoError(t, s.Connect(endpoint.ConnectAttr{Remote: b.dev.Addr().Addr(), RemoteQPN: qp.QPN(), RemotePSN: psn, LocalPSN: psn + 50}))
+			require.NoError(t, qp.Connect(endpoint.ConnectAttr{Remote: a.dev.Addr().Addr(), RemoteQPN: s.QPN(), RemotePSN: psn + 50, LocalPSN: psn}))
+			senders = append(senders, s)
+		}
+		for i := range 4 {
+			require.NoError(t, srq.PostRecv(endpoint.RecvWR{ID: uint64(i), SGL: []endpoint.SGE{b.mr.SGE(i*16, 16)}}))
+		}
+		require.NoError(t, srq.ArmLimit(3))
+		send := func(i int) {
+			require.NoError(t, senders[i%2].PostSend(&endpoint.SendWR{ID: uint64(i), Op: endpoint.WRSend, SGL: []endpoint.SGE{a.mr.SGE(0, 8)}}))
+			requireSuccess(t, waitWCs(t, a.scq, 1))
+			requireSuccess(t, waitWCs(t, b.rcq, 1))
+		}
+		fired := func() bool {
+			select {
+			case <-srq.LimitReached():
+				return true
+			default:
+				return false
+			}
+		}
+		send(0) // 3 left
+		synctest.Wait()
+		assert.False(t, fired(), "3 waiting, limit 3")
+		send(1) // 2 left: below the limit
+		synctest.Wait()
+		assert.True(t, fired(), "2 waiting, limit 3")
+		send(2) // 1 left: disarmed
+		synctest.Wait()
+		assert.False(t, fired(), "the limit fires once per arming")
+		require.Equal(t, 1, srq.Len())
+		require.NoError(t, srq.ArmLimit(1))
+		send(3) // 0 left
+		synctest.Wait()
+		assert.True(t, fired(), "armed again")
 	})
 }
 

@@ -179,6 +179,11 @@ def peer_atomic_cas_gc guest-client "ib_atomic_bw $PT -A CMP_AND_SWAP -n 200 $HO
 def peer_atomic_cas_gs guest-server "ibpeer perftest atomic -A CMP_AND_SWAP --bind $HOST -n 200 $GA" "ib_atomic_bw $PT -A CMP_AND_SWAP -n 200" \
 	expect_client="$OK_BW" expect_server="$OK_BW" desc="ibpeer perftest atomic -A CMP_AND_SWAP (client) -> ib_atomic_bw (guest, server)"
 
+def peer_srq_pingpong_gc guest-client "ibv_srq_pingpong $PP -n 500 $HOST" "ibpeer pingpong --srq --addr $HOST -n 500" \
+	expect_client="$OK_PP" expect_server="$OK_PP" desc="ibv_srq_pingpong (guest, client, 16 QPs on one SRQ) -> ibpeer pingpong --srq (server)"
+def peer_srq_pingpong_gs guest-server "ibpeer pingpong --srq --addr $HOST -q 4 -n 500 $GA" "ibv_srq_pingpong $PP -n 500" \
+	expect_client="$OK_PP" expect_server="$OK_PP" desc="ibpeer pingpong --srq -q 4 (client) -> ibv_srq_pingpong (guest, server, 16 QPs)"
+
 # RDMA CM over QP1 (ENDPOINT.md §2.3): rping, ucmatose, perftest -R
 def peer_rping_gc guest-client "rping -c -a $HOST -v -V -C 10" "ibpeer rping -s --bind $HOST -v -V -C 10" tolerate="$RPING_RACE" \
 	expect_client="$OK_RPING_C" expect_server="$OK_RPING_S" desc="rping -c (guest) -> ibpeer rping -s (server), 10 pings, data validated"

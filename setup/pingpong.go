@@ -171,3 +171,86 @@ func PingpongServer(conn net.Conn, local PingpongDest, ready func(remote Pingpon
 	var done [len(pingpongDone)]byte
 	return remote, c.read("done", done[:])
 }
+
+// SRQPingpongRecords is how many set-up messages ibv_srq_pingpong sends
+// each way, whatever its -q says: one for each QP it could have (MAX_QP),
+// those beyond the QPs it has all zero ("0000:000000:000000:000…0").
+const SRQPingpongRecords = 256
+
+// srqRecords marshals locals into the 256 messages, zero ones after them.
+func srqRecords(locals []PingpongDest) ([]byte, error) {
+	if len(locals) > SRQPingpongRecords {
+		return nil, fmt.Errorf("srq pingpong: %d QPs, at most %d", len(locals), SRQPingpongRecords)
+	}
+	b := make([]byte, 0, SRQPingpongRecords*PingpongDestSize)
+	for i := range SRQPingpongRecords {
+		var d PingpongDest
+		if i < len(locals) {
+			d = locals[i]
+		}
+		b = append(b, d.Marshal()...)
+	}
+	return b, nil
+}
+
+// readSRQRecords reads and parses the 256 messages.
+func readSRQRecords(c msgConn) ([]PingpongDest, error) {
+	msgs := make([]byte, SRQPingpongRecords*PingpongDestSize)
+	if err := c.read("remote addresses", msgs); err != nil {
+		return nil, err
+	}
+	remotes := make([]PingpongDest, SRQPingpongRecords)
+	for i := range remotes {
+		d, err := ParsePingpongDest(msgs[i*PingpongDestSize : (i+1)*PingpongDestSize])
+		if err != nil {
+			return nil, fmt.Errorf("remote address %d of %d: %w", i+1, SRQPingpongRecords, err)
+		}
+		remotes[i] = d
+	}
+	return remotes, nil
+}
+
+// SRQPingpongClient runs ibv_srq_pingpong's client side on conn: it sends
+// the 256 messages (locals first), reads the server's 256 and sends "done".
+// It returns all 256: the caller takes as many as it has QPs.
+func SRQPingpongClient(conn net.Conn, locals []PingpongDest) ([]PingpongDest, error) {
+	out, err := srqRecords(locals)
+	if err != nil {
+		return nil, err
+	}
+	c := msgConn{conn: conn, message: "srq pingpong"}
+	if err := c.write("local addresses", out); err != nil {
+		return nil, err
+	}
+	remotes, err := readSRQRecords(c)
+	if err != nil {
+		return nil, err
+	}
+	return remotes, c.write("done", []byte(pingpongDone))
+}
+
+// SRQPingpongServer runs ibv_srq_pingpong's server side on an accepted
+// conn: it reads the client's 256 messages, calls ready with them (the
+// caller moves its QPs to RTS there: the client sends once it has the
+// answer), sends its own 256 and waits for "done".
+func SRQPingpongServer(conn net.Conn, locals []PingpongDest, ready func(remotes []PingpongDest) error) ([]PingpongDest, error) {
+	out, err := srqRecords(locals)
+	if err != nil {
+		return nil, err
+	}
+	c := msgConn{conn: conn, message: "srq pingpong"}
+	remotes, err := readSRQRecords(c)
+	if err != nil {
+		return nil, err
+	}
+	if ready != nil {
+		if err := ready(remotes); err != nil {
+			return remotes, fmt.Errorf("srq pingpong set-up: connecting the QPs: %w", err)
+		}
+	}
+	if err := c.write("local addresses", out); err != nil {
+		return remotes, err
+	}
+	var done [len(pingpongDone)]byte
+	return remotes, c.read("done", done[:])
+}

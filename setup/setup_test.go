@@ -499,3 +499,58 @@ func TestPerftestSession(t *testing.T) {
 		})
 	}
 }
+
+// TestSRQPingpongExchange: ibv_srq_pingpong's exchange, each side against
+// the other over a pipe: 256 messages each way whatever the QP count,
+// zero ones after the QPs' (as the C tool's memset my_dest leaves them),
+// ready before the server's answer, and "done" last.
+func TestSRQPingpongExchange(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	dest := func(qpn uint32, ip string) PingpongDest {
+		return PingpongDest{QPN: qpn, PSN: layers.PSN(qpn * 7), GID: oobGID(ip)}
+	}
+	var clients, servers []PingpongDest
+	for i := range 3 {
+		clients = append(clients, dest(0x11+uint32(i), "192.168.77.11"))
+		servers = append(servers, dest(0x21+uint32(i), "192.168.77.1"))
+	}
+	a, b := net.Pipe()
+	type result struct {
+		remotes []PingpongDest
+		err     error
+	}
+	srv := make(chan result, 1)
+	var readied []PingpongDest
+	go func() {
+		r, err := SRQPingpongServer(b, servers, func(r []PingpongDest) error { readied = r; return nil })
+		b.Close()
+		srv <- result{r, err}
+	}()
+	got, err := SRQPingpongClient(a, clients)
+	require.NoError(t, err)
+	a.Close()
+	s := <-srv
+	require.NoError(t, s.err)
+	require.Len(t, got, SRQPingpongRecords)
+	require.Len(t, s.remotes, SRQPingpongRecords)
+	assert.Equal(t, servers, got[:3])
+	assert.Equal(t, clients, s.remotes[:3])
+	assert.Equal(t, s.remotes, readied)
+	for i := 3; i < SRQPingpongRecords; i++ {
+		assert.Equal(t, PingpongDest{}, got[i], "record %d", i)
+	}
+	// A zero record is what the C tool's sprintf makes of a zeroed dest.
+	assert.Equal(t, "0000:000000:000000:00000000000000000000000000000000\x00", string(PingpongDest{}.Marshal()))
+
+	t.Run("client hangs up after one record", func(t *testing.T) {
+		a, b := net.Pipe()
+		go func() { b.Write(clients[0].Marshal()); b.Close() }()
+		_, err := SRQPingpongServer(a, servers, nil)
+		require.ErrorIs(t, err, io.ErrUnexpectedEOF)
+		a.Close()
+	})
+	t.Run("more QPs than records", func(t *testing.T) {
+		_, err := SRQPingpongClient(nil, make([]PingpongDest, SRQPingpongRecords+1))
+		require.ErrorContains(t, err, "at most 256")
+	})
+}

@@ -21,17 +21,23 @@ import (
 	"github.com/ibwire/ibwire/setup"
 )
 
-const pingpongUsage = `usage: ibpeer pingpong [--rc|--uc|--ud] --addr IP [flags]          start a server and wait for connection
-       ibpeer pingpong [--rc|--uc|--ud] --addr IP [flags] <host>   connect to server at <host>
+const pingpongUsage = `usage: ibpeer pingpong [--rc|--uc|--ud|--srq] --addr IP [flags]          start a server and wait for connection
+       ibpeer pingpong [--rc|--uc|--ud|--srq] --addr IP [flags] <host>   connect to server at <host>
 
-Plays ibv_rc_pingpong (--rc, the default), ibv_uc_pingpong (--uc) or ibv_ud_pingpong (--ud)
-against the rdma-core tool on any RoCEv2 device (rdma_rxe, a NIC) or against another ibpeer:
-the same TCP set-up exchange (port 18515, "LID:QPN:PSN:GID"), QP attributes, SEND/RECV
-ping-pong and report. The client sends first; each side sends its next message once its
-previous one completed and a message arrived, iters times.
+Plays ibv_rc_pingpong (--rc, the default), ibv_uc_pingpong (--uc), ibv_ud_pingpong (--ud) or
+ibv_srq_pingpong (--srq) against the rdma-core tool on any RoCEv2 device (rdma_rxe, a NIC) or
+against another ibpeer: the same TCP set-up exchange (port 18515, "LID:QPN:PSN:GID"), QP
+attributes, SEND/RECV ping-pong and report. The client sends first; each side sends its next
+message once its previous one completed and a message arrived, iters times.
+
+--srq: -q RC QPs take their receives from one shared receive queue of -r WRs. The set-up
+exchange is ibv_srq_pingpong's: 256 messages each way, whatever -q says (those beyond the
+QPs all zero), then "done". The client sends on every QP at once; each QP sends again once
+its send completed and a message arrived for it, until -n sends and -n receives in all
+(ibv_srq_pingpong counts across its QPs). It has no -c, -o, -P, -j or -t.
 
 ibpeer's own flags:
-  --rc, --uc, --ud        transport (default --rc)
+  --rc, --uc, --ud, --srq transport (default --rc; --srq is RC)
   --addr IP               local IP address: UDP 4791 and the server's TCP port bind here
                           (not the wildcard, as the tools do) and the GID advertised is its
                           ::ffff-mapped form (required; --bind is the same flag)
@@ -45,6 +51,7 @@ The tools' flags (short or long form; "-s 8192", "-s8192", "--size=8192" all wor
   -m, --mtu=<size>        path MTU: 256, 512, 1024, 2048 or 4096 (default 1024; --rc and --uc)
   -r, --rx-depth=<dep>    number of receives to post at a time (default 500)
   -n, --iters=<iters>     number of exchanges (default 1000)
+  -q, --num-qp=<num>      number of QPs with --srq, 1-256 (default 16; at most -r)
   -l, --sl=<sl>           service level 0-15 (accepted; RoCEv2 packets do not carry it)
   -e, --events            sleep on CQ events (default: poll, briefly spinning before it sleeps)
   -g, --gid-idx=<idx>     accepted and ignored: the one GID is --addr's, always sent
@@ -72,7 +79,7 @@ Exit status: 0 when every exchange completed, 1 otherwise (bad flags too, as the
 var ppFlagAliases = [][2]string{
 	{"p", "port"}, {"d", "ib-dev"}, {"i", "ib-port"}, {"s", "size"}, {"m", "mtu"}, {"r", "rx-depth"},
 	{"n", "iters"}, {"l", "sl"}, {"e", "events"}, {"g", "gid-idx"}, {"c", "chk"}, {"o", "odp"},
-	{"P", "prefetch"}, {"j", "dm"}, {"t", "ts"}, {"addr", "bind"},
+	{"P", "prefetch"}, {"j", "dm"}, {"t", "ts"}, {"q", "num-qp"}, {"addr", "bind"},
 }
 
 // pingpongFlags defines ibpeer pingpong's flags.
@@ -83,6 +90,8 @@ func pingpongFlags(out io.Writer) *flag.FlagSet {
 	fs.Bool("rc", false, "ibv_rc_pingpong (default)")
 	fs.Bool("uc", false, "ibv_uc_pingpong")
 	fs.Bool("ud", false, "ibv_ud_pingpong")
+	fs.Bool("srq", false, "ibv_srq_pingpong")
+	fs.Int("q", 16, "QPs (--srq)")
 	fs.String("addr", "", "local IP address (required)")
 	fs.Int("p", setup.DefaultPort, "TCP port")
 	fs.String("d", "", "IB device (ignored)")
@@ -164,14 +173,29 @@ func ppParse(fs *flag.FlagSet, args []string) (pingpong.Config, error) {
 	for _, m := range []struct {
 		flag string
 		typ  endpoint.QPType
-	}{{"rc", endpoint.RC}, {"uc", endpoint.UC}, {"ud", endpoint.UD}} {
+	}{{"rc", endpoint.RC}, {"uc", endpoint.UC}, {"ud", endpoint.UD}, {"srq", endpoint.RC}} {
 		if boolv(m.flag) {
 			modes++
 			cfg.Type = m.typ
 		}
 	}
 	if modes > 1 {
-		return cfg, errors.New("give one of --rc, --uc, --ud")
+		return cfg, errors.New("give one of --rc, --uc, --ud, --srq")
+	}
+	cfg.SRQ = boolv("srq")
+	if isSet("q") && !cfg.SRQ {
+		return cfg, errors.New("-q: the number of QPs is ibv_srq_pingpong's (--srq)")
+	}
+	if cfg.SRQ {
+		for _, f := range []string{"c", "o", "P", "j", "t"} {
+			if isSet(f) {
+				return cfg, fmt.Errorf("-%s: ibv_srq_pingpong has no such flag", f)
+			}
+		}
+		cfg.NumQP = intv("q")
+		if cfg.NumQP < 1 || cfg.NumQP > setup.SRQPingpongRecords {
+			return cfg, fmt.Errorf("-q %d: want 1-%d QPs (ibv_srq_pingpong's MAX_QP)", cfg.NumQP, setup.SRQPingpongRecords)
+		}
 	}
 	switch len(positional) {
 	case 0:
@@ -232,6 +256,9 @@ func ppParse(fs *flag.FlagSet, args []string) (pingpong.Config, error) {
 	cfg.Iters = intv("n")
 	if cfg.Iters < 1 {
 		return cfg, fmt.Errorf("-n %d: want at least 1 exchange", cfg.Iters)
+	}
+	if cfg.SRQ && cfg.NumQP > cfg.RXDepth {
+		return cfg, fmt.Errorf("rx_depth %d is too small for %d QPs -- must have at least one receive per QP", cfg.RXDepth, cfg.NumQP)
 	}
 	if sl := intv("l"); sl < 0 || sl > 15 {
 		return cfg, fmt.Errorf("-l %d: want a service level, 0-15", sl)

@@ -155,7 +155,12 @@ func TestPingpongExitStatus(t *testing.T) {
 		{"via ibpeer help", nil, exitOK, "", ""},
 		{"no addr", []string{"--rc"}, exitError, "", "give --addr IP"},
 		{"bad addr", []string{"--addr", "nowhere"}, exitError, "", `--addr "nowhere": not an IP address`},
-		{"two modes", []string{"--rc", "--ud", "--addr", ip}, exitError, "", "give one of --rc, --uc, --ud"},
+		{"two modes", []string{"--rc", "--ud", "--addr", ip}, exitError, "", "give one of --rc, --uc, --ud, --srq"},
+		{"num-qp without srq", []string{"--addr", ip, "-q", "4"}, exitError, "", "-q: the number of QPs is ibv_srq_pingpong's (--srq)"},
+		{"srq has no chk", []string{"--srq", "--addr", ip, "-c"}, exitError, "", "-c: ibv_srq_pingpong has no such flag"},
+		{"srq too many QPs", []string{"--srq", "--addr", ip, "--num-qp=257", "-r", "1000"}, exitError, "", "-q 257: want 1-256 QPs"},
+		{"srq rx depth below QPs", []string{"--srq", "--addr", ip, "-q", "16", "-r", "8"}, exitError, "",
+			"rx_depth 8 is too small for 16 QPs -- must have at least one receive per QP"},
 		{"unknown flag", []string{"--addr", ip, "-x"}, exitError, "", "flag provided but not defined: -x"},
 		{"bad number", []string{"--addr", ip, "-n", "many"}, exitError, "", `invalid value "many" for flag -n`},
 		{"bad mtu", []string{"--addr", ip, "-m", "1500"}, exitError, "", "-m 1500: want 256, 512, 1024, 2048 or 4096"},
@@ -207,7 +212,7 @@ func TestPingpongHelpComplete(t *testing.T) {
 		}
 		assert.Contains(t, pingpongUsage, spelled, "flag %s", f.Name)
 	})
-	assert.Equal(t, 35, n, "flags defined")
+	assert.Equal(t, 38, n, "flags defined")
 	_, out, _ := ibpeer("-h")
 	assert.Contains(t, out, "pingpong")
 }

@@ -1,6 +1,6 @@
-// Package pingpong is ibv_rc_pingpong, ibv_uc_pingpong and
-// ibv_ud_pingpong (rdma-core libibverbs/examples) in either role over the
-// endpoint, for ibpeer pingpong. The set-up exchange is theirs
+// Package pingpong is ibv_rc_pingpong, ibv_uc_pingpong, ibv_ud_pingpong
+// and ibv_srq_pingpong (rdma-core libibverbs/examples) in either role over
+// the endpoint, for ibpeer pingpong. The set-up exchange is theirs
 // (setup.PingpongClient/Server, ENDPOINT.md §2.1), and so are the
 // defaults, the QP attributes, the traffic pattern and the output; the
 // command line checks the flags as the tools do.
@@ -42,6 +42,10 @@ type Config struct {
 	Iters   int
 	Events  bool // sleep on CQ events rather than poll
 	Check   bool // -c: validate the received buffer (RC, UC)
+	// SRQ plays ibv_srq_pingpong instead: NumQP RC QPs (Type RC) taking
+	// their receives from one shared receive queue (srq.go).
+	SRQ   bool
+	NumQP int
 	// Stderr gets the tools' error messages and the drop reports.
 	Stderr io.Writer
 
@@ -70,6 +74,9 @@ func Run(ctx context.Context, cfg Config, stdout io.Writer) error {
 	stderr := cfg.Stderr
 	if stderr == nil {
 		stderr = io.Discard
+	}
+	if cfg.SRQ {
+		return runSRQ(ctx, cfg, stdout, stderr)
 	}
 	if cfg.Type == endpoint.UD {
 		if mtu := device.ActiveMTU(cfg.Addr); cfg.Size > mtu {
@@ -267,18 +274,58 @@ func Run(ctx context.Context, cfg Config, stdout io.Writer) error {
 	return nil
 }
 
-// clientExchange connects to the server and trades set-up messages; it
-// returns the server's message and TCP address.
-func clientExchange(ctx context.Context, cfg Config, local setup.PingpongDest, stderr io.Writer) (setup.PingpongDest, net.Addr, error) {
+// dial connects to the server's set-up port, closing the connection if
+// ctx ends first.
+func dial(ctx context.Context, cfg Config, stderr io.Writer) (net.Conn, func(), error) {
 	var d net.Dialer
 	conn, err := d.DialContext(ctx, "tcp", net.JoinHostPort(cfg.Host, strconv.Itoa(cfg.Port)))
 	if err != nil {
 		fmt.Fprintf(stderr, "Couldn't connect to %s:%d\n", cfg.Host, cfg.Port)
-		return setup.PingpongDest{}, nil, ErrReported
+		return nil, nil, ErrReported
 	}
-	defer conn.Close()
 	stopWatch := context.AfterFunc(ctx, func() { conn.Close() })
-	defer stopWatch()
+	return conn, func() { stopWatch(); conn.Close() }, nil
+}
+
+// accept waits for one client on the set-up port, closing the connection
+// if ctx ends first.
+func accept(ctx context.Context, cfg Config, stderr io.Writer) (net.Conn, func(), error) {
+	var lc net.ListenConfig
+	// --addr, not the wildcard the tools bind: this device answers on
+	// that address only, and another server may have the port on
+	// another address of the machine.
+	ln, err := lc.Listen(ctx, "tcp", netip.AddrPortFrom(cfg.Addr, uint16(cfg.Port)).String())
+	if err != nil {
+		fmt.Fprintf(stderr, "Couldn't listen to port %d\n", cfg.Port)
+		fmt.Fprintf(stderr, "ibpeer pingpong: %v\n", err)
+		return nil, nil, ErrReported
+	}
+	if cfg.Listening != nil {
+		cfg.Listening(ln.Addr())
+	}
+	stopLn := context.AfterFunc(ctx, func() { ln.Close() })
+	conn, err := ln.Accept()
+	stopLn()
+	ln.Close()
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, nil, fmt.Errorf("waiting for a client on port %d: %w", cfg.Port, ctx.Err())
+		}
+		fmt.Fprintln(stderr, "accept() failed")
+		return nil, nil, ErrReported
+	}
+	stopWatch := context.AfterFunc(ctx, func() { conn.Close() })
+	return conn, func() { stopWatch(); conn.Close() }, nil
+}
+
+// clientExchange connects to the server and trades set-up messages; it
+// returns the server's message and TCP address.
+func clientExchange(ctx context.Context, cfg Config, local setup.PingpongDest, stderr io.Writer) (setup.PingpongDest, net.Addr, error) {
+	conn, done, err := dial(ctx, cfg, stderr)
+	if err != nil {
+		return setup.PingpongDest{}, nil, err
+	}
+	defer done()
 	remote, err := setup.PingpongClient(conn, local)
 	if err != nil {
 		return remote, nil, fmt.Errorf("set-up exchange with %v: %w", conn.RemoteAddr(), err)
@@ -290,33 +337,11 @@ func clientExchange(ctx context.Context, cfg Config, local setup.PingpongDest, s
 // sent (connect), then answers.
 func serverExchange(ctx context.Context, cfg Config, local setup.PingpongDest,
 	connect func(setup.PingpongDest, net.Addr) error, stderr io.Writer) (setup.PingpongDest, error) {
-	var lc net.ListenConfig
-	// --addr, not the wildcard the tools bind: this device answers on
-	// that address only, and another server may have the port on
-	// another address of the machine.
-	ln, err := lc.Listen(ctx, "tcp", netip.AddrPortFrom(cfg.Addr, uint16(cfg.Port)).String())
+	conn, done, err := accept(ctx, cfg, stderr)
 	if err != nil {
-		fmt.Fprintf(stderr, "Couldn't listen to port %d\n", cfg.Port)
-		fmt.Fprintf(stderr, "ibpeer pingpong: %v\n", err)
-		return setup.PingpongDest{}, ErrReported
+		return setup.PingpongDest{}, err
 	}
-	if cfg.Listening != nil {
-		cfg.Listening(ln.Addr())
-	}
-	stopLn := context.AfterFunc(ctx, func() { ln.Close() })
-	conn, err := ln.Accept()
-	stopLn()
-	ln.Close()
-	if err != nil {
-		if ctx.Err() != nil {
-			return setup.PingpongDest{}, fmt.Errorf("waiting for a client on port %d: %w", cfg.Port, ctx.Err())
-		}
-		fmt.Fprintln(stderr, "accept() failed")
-		return setup.PingpongDest{}, ErrReported
-	}
-	defer conn.Close()
-	stopWatch := context.AfterFunc(ctx, func() { conn.Close() })
-	defer stopWatch()
+	defer done()
 	remote, err := setup.PingpongServer(conn, local, func(r setup.PingpongDest) error {
 		return connect(r, conn.RemoteAddr())
 	})

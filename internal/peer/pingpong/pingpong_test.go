@@ -182,3 +182,67 @@ func TestRun(t *testing.T) {
 		})
 	}
 }
+
+// TestRunSRQ plays ibv_srq_pingpong between two ibpeers: each side's QPs
+// (their local lines) are the other's remote lines, in order, and both
+// report the iterations counted across the QPs; with more QPs than
+// iterations some QPs never send again after the first round; a server
+// with more QPs than its client (-q 16 against -q 4) leaves the rest
+// unconnected and lists them with the zero records, as the tool does.
+func TestRunSRQ(t *testing.T) {
+	for i, tc := range []struct{ numQP, cliQP, iters, rxDepth, size int }{
+		{numQP: 16, iters: 1000, rxDepth: 500, size: 64},
+		{numQP: 4, iters: 3, rxDepth: 8, size: 4096},
+		{numQP: 1, iters: 50, rxDepth: 1, size: 1},
+		{numQP: 16, cliQP: 4, iters: 200, rxDepth: 500, size: 100},
+	} {
+		t.Run(fmt.Sprintf("%d QPs %d iters", tc.numQP, tc.iters), func(t *testing.T) {
+			srvIP, cliIP := ppAddrs(120 + i)
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			addr := make(chan net.Addr, 1)
+			var srvOut, srvErr peertest.Buffer
+			done := make(chan error, 1)
+			cfg := Config{Type: endpoint.RC, SRQ: true, NumQP: tc.numQP, Addr: netip.MustParseAddr(srvIP), Size: tc.size,
+				MTU: layers.MTU1024, RXDepth: tc.rxDepth, Iters: tc.iters, Stderr: &srvErr, Listening: func(a net.Addr) { addr <- a }}
+			go func() { done <- Run(ctx, cfg, &srvOut) }()
+			port := (<-addr).(*net.TCPAddr).Port
+			var cliOut, cliErr peertest.Buffer
+			cfg.Addr, cfg.Host, cfg.Port, cfg.Stderr, cfg.Listening = netip.MustParseAddr(cliIP), srvIP, port, &cliErr, nil
+			if tc.cliQP != 0 {
+				cfg.NumQP = tc.cliQP
+			}
+			require.NoError(t, Run(ctx, cfg, &cliOut), cliErr.String())
+			require.NoError(t, <-done, srvErr.String())
+			addrLine := regexp.MustCompile(`(?m)^  (local|remote) address: +(.*)$`)
+			lines := func(out string) (local, remote []string) {
+				for _, l := range addrLine.FindAllStringSubmatch(out, -1) {
+					if l[1] == "local" {
+						local = append(local, l[2])
+					} else {
+						remote = append(remote, l[2])
+					}
+				}
+				return local, remote
+			}
+			sl, sr := lines(srvOut.String())
+			cl, cr := lines(cliOut.String())
+			require.Len(t, sl, tc.numQP, srvOut.String())
+			if tc.cliQP != 0 {
+				assert.Equal(t, sl[:tc.cliQP], cr)
+				assert.Equal(t, cl, sr[:tc.cliQP])
+				for _, r := range sr[tc.cliQP:] {
+					assert.Equal(t, "LID 0x0000, QPN 0x000000, PSN 0x000000, GID ::", r)
+				}
+				assert.Contains(t, srvErr.String(), "the peer has 4 QPs, this side 16: QP[4] to QP[15] stay unconnected")
+			} else {
+				assert.Equal(t, sl, cr)
+				assert.Equal(t, cl, sr)
+			}
+			for _, out := range []string{srvOut.String(), cliOut.String()} {
+				assert.Contains(t, out, fmt.Sprintf("%d bytes in ", tc.iters*tc.size*2))
+				assert.Contains(t, out, fmt.Sprintf("%d iters in ", tc.iters))
+			}
+		})
+	}
+}

@@ -43,7 +43,8 @@ type cmServer struct {
 // Serve runs ibpeer serve --cm until its test is done (or, with Loop,
 // ctx ends): ucmatose's server's lines go to stdout, the log of refused and
 // failed requests to Config.Stderr. It returns ErrFailed when a test
-// failed, or an error that kept it from serving.
+// failed, or an error that kept it from serving; stopped (ctx ended) while
+// it waited for a test's first connection, it returns nil.
 func Serve(ctx context.Context, cfg ServeConfig, stdout io.Writer) error {
 	cfg.CM.MaxPending, cfg.CM.Backlog = cfg.MaxConns, cfg.MaxConns
 	stderr := stderrOf(cfg.Config)
@@ -88,7 +89,7 @@ func Serve(ctx context.Context, cfg ServeConfig, stdout io.Writer) error {
 		s.drop(n, true)
 	}
 	s.log.Flush()
-	if ret != 0 {
+	if ret != 0 && ret != stoppedIdle {
 		return ErrFailed
 	}
 	return nil
@@ -182,6 +183,11 @@ func (s *cmServer) changed() {
 	s.cfg.Held(n)
 }
 
+// stoppedIdle is serveOnce's status when the server was stopped (ctx
+// ended) before any connection of the test came: a daemon stopped, not a
+// failed test, and no ucmatose line says otherwise.
+const stoppedIdle = -1
+
 // serveOnce is one test: ucmatose's run_server once its connections are
 // established.
 func (s *cmServer) serveOnce(ctx context.Context, out io.Writer) int {
@@ -193,6 +199,9 @@ func (s *cmServer) serveOnce(ctx context.Context, out io.Writer) int {
 			case n := <-s.est:
 				nodes = append(nodes, n)
 			case <-ctx.Done():
+				if len(nodes) == 0 {
+					return stoppedIdle
+				}
 				return 1
 			}
 		}
@@ -200,6 +209,9 @@ func (s *cmServer) serveOnce(ctx context.Context, out io.Writer) int {
 	}()
 	for _, n := range nodes {
 		s.drop(n, true)
+	}
+	if ret == stoppedIdle {
+		return ret
 	}
 	fmt.Fprintln(out, "test complete")
 	fmt.Fprintf(out, "return status %d\n", ret)
