@@ -233,7 +233,14 @@ func (d *Decoder) parserFor(lt layers.LinkType, data []byte) (*layers.Parser, er
 // Decode decodes one frame. The returned Packet is reused by the next call.
 func (d *Decoder) Decode(in Input) *Packet {
 	pkt := &d.pkt
-	*pkt = Packet{Input: in}
+	// Field by field: one composite assignment of the whole Packet (nearly
+	// 300 bytes, pointers among them) cost a tenth of decoding a packet.
+	pkt.Input = in
+	pkt.Headers, pkt.Err = nil, nil
+	pkt.ICRC, pkt.VCRC, pkt.ICRCComputed, pkt.VCRCComputed = 0, 0, 0, 0
+	pkt.Encapsulation = 0
+	pkt.Analysis = PacketAnalysis{}
+	pkt.has, pkt.perf = 0, nil
 	// Nanosecond integers: time.Time.Sub costs more than the rest of the
 	// bookkeeping of a packet (captures carry wall times only, no monotonic
 	// reading, so nothing is lost).
