@@ -195,8 +195,9 @@ def peer_ucmatose_gs guest-server "ibpeer ucmatose --bind $HOST -s $GA" "ucmatos
 	expect_client="$OK_UCM" expect_server="$OK_UCM" desc="ibpeer ucmatose (client) -> ucmatose server (guest)"
 def peer_udaddy_gc guest-client "udaddy -s $HOST -C 10 -S 256" "ibpeer udaddy --bind $HOST -C 10 -S 256" \
 	expect_client="$OK_UDADDY" expect_server="$OK_UDADDY" desc="udaddy client (guest) -> ibpeer udaddy (server): SIDR, 10 UD SENDs with immediate each way"
-def peer_udaddy_serve_gc guest-client "udaddy -s $HOST -c 2 -C 10 -S 1024" "ibpeer serve --bind $HOST --cm 7174" \
-	expect_client="$OK_UDADDY" desc="udaddy client (guest, 2 connections) -> ibpeer serve --cm 7174 (the udaddy echo beside ucmatose's server)"
+# serve --cm is a daemon that ends on SIGINT (exit 0 when no ucmatose test is running): stop it after 50 s.
+def peer_udaddy_serve_gc guest-client "udaddy -s $HOST -c 2 -C 10 -S 1024" "timeout --preserve-status -s INT 50 ibpeer serve --bind $HOST --cm 7174" \
+	expect_client="$OK_UDADDY" desc="udaddy client (guest, 2 connections) -> ibpeer serve --cm 7174 (the udaddy echo beside ucmatose's server), stopped after 50 s"
 def peer_udaddy_gs guest-server "ibpeer udaddy --bind $HOST -s $GA -C 10 -S 256" "udaddy -C 10 -S 256" listen=sleep \
 	expect_client="$OK_UDADDY" expect_server="$OK_UDADDY" desc="ibpeer udaddy (client) -> udaddy server (guest)"
 def peer_write_bw_cm_gc guest-client "ib_write_bw -d rxe0 -R -F -n 200 $HOST" "ibpeer perftest write -R --bind $HOST -n 200" \
