@@ -80,6 +80,7 @@ func nvmeFields() []*Field {
 	}
 
 	cqePropGet, propSet := cqeFabIs(layers.NVMeFabricsPropertyGet), fabIs(layers.NVMeFabricsPropertySet)
+	cqeConnect := cqeFabIs(layers.NVMeFabricsConnect)
 
 	u := func(name, title string, t FieldType, base Base, has func(*Packet) bool, get func(*NVMePacket) uint64) *Field {
 		return uintField(name, title, t, base, func(p *Packet) (uint64, bool) {
@@ -233,7 +234,13 @@ func nvmeFields() []*Field {
 			func(n *NVMePacket) uint64 { return uint64(uint16(n.CQE.DW0)) }),
 		u("nvme.fabrics.cqe.connect.authreq", "Authentication Required", FTUint16, BaseHex, cqeFabIs(layers.NVMeFabricsConnect),
 			func(n *NVMePacket) uint64 { return uint64(n.CQE.DW0 >> 16) }),
-		bytesField("nvme.fabrics.prop_get_set.data", "Property Data", FTBytes, func(p *Packet) ([]byte, bool) {
+		bytesField("nvme.fabrics.cqe.connect.rsvd", "Reserved", FTBytes, func(p *Packet) ([]byte, bool) {
+			if !cqeConnect(p) {
+				return nil, false
+			}
+			return N(p).cqeBytes[4:8], true
+		}),
+		opens(bytesField("nvme.fabrics.prop_get_set.data", "Property Data", FTBytes, func(p *Packet) ([]byte, bool) {
 			switch {
 			case cqePropGet(p):
 				return N(p).cqeBytes[:8], true
@@ -241,7 +248,10 @@ func nvmeFields() []*Field {
 				return N(p).sqeBytes[48:56], true
 			}
 			return nil, false
-		}),
+		})),
+	}
+	fields = append(fields, nvmePropertyFields(N, cqePropGet, propSet, cqeFabIs(layers.NVMeFabricsPropertySet))...)
+	fields = append(fields, []*Field{
 		// Data transfers.
 		noneField("nvme-rdma.write_to_host_req", "RDMA Write Request Sent to Host", func(p *Packet) bool { return data(p) && op(p) == layers.OpRDMAWrite }),
 		u("nvme-rdma.write_to_host_prev", "Previous Write Transfer", FTUint32, BaseDec,
@@ -271,7 +281,7 @@ func nvmeFields() []*Field {
 		u("nvme.cqe.status.crd", "Command Retry Delay", FTUint16, BaseHex, cqe, func(n *NVMePacket) uint64 { return uint64(Q(n).Status.CRD()) }),
 		boolField("nvme.cqe.status.m", "More Infornation in Log Page", func(p *Packet) (bool, bool) { return cqe(p) && N(p).CQE.Status.More(), cqe(p) }),
 		boolField("nvme.cqe.status.dnr", "Do not Retry", func(p *Packet) (bool, bool) { return cqe(p) && N(p).CQE.Status.DNR(), cqe(p) }),
-	}
+	}...)
 	return append(fields, ibwireNVMeFields(N)...)
 }
 

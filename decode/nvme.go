@@ -92,6 +92,7 @@ type NVMeCommandInfo struct {
 	Bytes   uint32
 	CID     uint16
 	CDW10   uint32
+	CDW11   uint32 // a Property Get's offset, which its completion's data is read by
 }
 
 // nvmeFeatureNumQueues is the Number of Queues feature.
@@ -535,7 +536,7 @@ func (a *Analyzer) nvmeStart(n *nvmeConn, s *layers.NVMeSQE, frame uint32, at ti
 	if !n.hasQID {
 		admin = nvmeGuessAdmin(s)
 	}
-	info := NVMeCommandInfo{Frame: frame, Opcode: s.Opcode, Admin: admin, CID: s.CID, NSID: s.NSID, Bytes: s.SGL.Length, CDW10: s.CDW[0]}
+	info := NVMeCommandInfo{Frame: frame, Opcode: s.Opcode, Admin: admin, CID: s.CID, NSID: s.NSID, Bytes: s.SGL.Length, CDW10: s.CDW[0], CDW11: s.CDW[1]}
 	if s.IsFabrics() {
 		info.Fabrics, info.NSID = s.FabricsType(), 0
 	} else if !admin && (s.Opcode == layers.NVMeOpRead || s.Opcode == layers.NVMeOpWrite || s.Opcode == layers.NVMeOpWriteZeroes) {
