@@ -71,6 +71,9 @@ const (
 	InfoResponsePacket // the packet is a response
 	InfoMessageStart   // the packet starts a message (FIRST/ONLY, READ response FIRST/ONLY)
 	InfoNewData        // its payload was not carried before (not a resent copy)
+	// InfoNVMeCM marks a CM REQ, REP or REJ of an NVMe-oF connection (IP-CM
+	// service port 4420): its private data is NVMe-oF's (fields_nvme_cm.go).
+	InfoNVMeCM
 )
 
 // Has reports whether finding k was made at this frame.

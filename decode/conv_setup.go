@@ -97,6 +97,7 @@ func (a *Analyzer) cmMessage(p *Packet, d *direction) {
 		q := &cm.REQ
 		k := cmTID{m.TransactionID, src}
 		a.cmResent(k, layers.CMMRAedREQ, d.conv.id)
+		a.markNVMeCM(p, uint64(q.ServiceID))
 		t.reqs[k] = cmReq{qpn: q.LocalQPN, psn: q.StartingPSN,
 			mtu: q.PathMTU.Bytes(), svc: svc, sid: uint64(q.ServiceID), frame: a.frame,
 			retry: q.RetryCount, rnrRetry: q.RNRRetryCount, pkey: q.PKey, tclass: q.Primary.TrafficClass,
@@ -121,6 +122,7 @@ func (a *Analyzer) cmMessage(p *Packet, d *direction) {
 		if !ok {
 			return
 		}
+		a.markNVMeCM(p, req.sid)
 		delete(t.reqs, k)
 		t.reps[k] = a.frame
 		// dst sent the REQ: it is A.
@@ -161,9 +163,11 @@ func (a *Analyzer) cmMessage(p *Packet, d *direction) {
 		p.Analysis.CM = &cmRejBy[by]
 		delete(t.reps, k)
 		if req, ok := t.reqs[k]; ok {
+			a.markNVMeCM(p, req.sid)
 			delete(t.reqs, k)
 			a.finding(Finding{Kind: FindCMReject, Sub: cmRejSub(cm.REJ.Reason, by), Frame: a.frame, Ref: req.frame, Conv: d.conv.id})
 		} else if c := t.convs[k].live(); c != nil {
+			a.markNVMeCM(p, c.serviceID)
 			c.state, c.ended = ConvRejected, true
 			delete(t.convs, k)
 			var rep uint32 // the REP rejected
@@ -300,4 +304,13 @@ func oobHalfOf(pl []byte) (oobHalf, bool) {
 	}
 	h.addr = netip.AddrFrom16(gid)
 	return h, true
+}
+
+// markNVMeCM marks a CM message of a connection to service sid whose
+// private data NVMe-oF defines (a REQ, REP or REJ of port 4420), unless
+// NVMe-oF decoding is off.
+func (a *Analyzer) markNVMeCM(p *Packet, sid uint64) {
+	if !a.opts.NoULP && isNVMeServiceID(sid) {
+		p.Analysis.Info |= InfoNVMeCM
+	}
 }

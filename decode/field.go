@@ -509,7 +509,7 @@ type fieldGate uint8
 const (
 	gateNone    fieldGate = iota
 	gateMAD               // the MAD classes' fields: CM, SMP, SA, PerfMgt, RMPP, Notice ...
-	gateNVMe              // NVMe-oF's: the Analyzer found NVMe-oF in the packet
+	gateNVMe              // NVMe-oF's: the Analyzer found NVMe-oF in the packet, or its CM set-up
 	gateCM                // ibwire.analysis.cm.*: a CM contract binds the packet, or it has a finding
 	gateFinding           // the finding flags: the packet has a finding
 )
@@ -519,7 +519,7 @@ func (p *Packet) passes(g fieldGate) bool {
 	case gateMAD:
 		return p.has&hasMAD != 0
 	case gateNVMe:
-		return p.Analysis.NVMe != nil
+		return p.Analysis.NVMe != nil || p.Analysis.Info&InfoNVMeCM != 0
 	case gateCM:
 		return p.Analysis.CM != nil || p.Analysis.Findings != 0
 	case gateFinding:

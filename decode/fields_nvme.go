@@ -117,7 +117,10 @@ func nvmeFields() []*Field {
 	Q := func(n *NVMePacket) *layers.NVMeCQE { return &n.CQE }
 
 	fields := []*Field{
-		protoField("nvme-rdma", "NVM Express Fabrics RDMA", onConn),
+		protoField("nvme-rdma", "NVM Express Fabrics RDMA", func(p *Packet) bool { return onConn(p) || p.Analysis.Info&InfoNVMeCM != 0 }),
+	}
+	fields = append(fields, nvmeCMFields()...)
+	fields = append(fields, []*Field{
 		u("nvme-rdma.cmd.qid", "Cmd Qid", FTUint16, BaseHex, func(p *Packet) bool { return onConn(p) && N(p).HasQID },
 			func(n *NVMePacket) uint64 { return uint64(n.QID) }),
 
@@ -249,7 +252,7 @@ func nvmeFields() []*Field {
 			}
 			return nil, false
 		})),
-	}
+	}...)
 	fields = append(fields, nvmePropertyFields(N, cqePropGet, propSet, cqeFabIs(layers.NVMeFabricsPropertySet))...)
 	fields = append(fields, []*Field{
 		// Data transfers.
