@@ -188,14 +188,9 @@ func nvmeFields() []*Field {
 		u("nvme.cmd.sgl1.len", "Length", FTUint32, BaseDec, sgl, func(n *NVMePacket) uint64 { return uint64(n.SQE.SGL.Length) }),
 		u("nvme.cmd.sgl1.key", "Key", FTUint32, BaseHex, func(p *Packet) bool { return sgl(p) && N(p).SQE.SGL.Keyed() },
 			func(n *NVMePacket) uint64 { return uint64(n.SQE.SGL.Key) }),
-		u("nvme.cmd.identify.dword10.cns", "Controller or Namespace Structure (CNS)", FTUint32, BaseHex, adminOp(layers.NVMeOpIdentify),
-			func(n *NVMePacket) uint64 { return uint64(S(n).CNS()) }),
-		u("nvme.cmd.identify.dword10.cntid", "Controller Identifier (CNTID)", FTUint32, BaseHex, adminOp(layers.NVMeOpIdentify),
-			func(n *NVMePacket) uint64 { return uint64(S(n).CNTID()) }),
-		u("nvme.cmd.get_logpage.dword10.id", "Log Page Identifier (LID)", FTUint32, BaseDec, adminOp(layers.NVMeOpGetLogPage),
-			func(n *NVMePacket) uint64 { return uint64(S(n).LogPageID()) }),
-		u("nvme.cmd.get_logpage.numd", "Number of Dwords", FTUint32, BaseDec, adminOp(layers.NVMeOpGetLogPage),
-			func(n *NVMePacket) uint64 { return uint64(S(n).LogPageDwords()) }),
+	}...)
+	fields = append(fields, nvmeAdminDwordFields(N, adminOp(layers.NVMeOpIdentify), adminOp(layers.NVMeOpGetLogPage))...)
+	fields = append(fields, []*Field{
 		u("nvme.cmd.set_features.dword10.fid", "Feature Identifier", FTUint32, BaseHex, adminOp(layers.NVMeOpSetFeatures),
 			func(n *NVMePacket) uint64 { return uint64(S(n).FeatureID()) }),
 		u("nvme.cmd.get_features.dword10.fid", "Feature Identifier", FTUint32, BaseHex, adminOp(layers.NVMeOpGetFeatures),
