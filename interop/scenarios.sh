@@ -179,9 +179,9 @@ def peer_atomic_cas_gc guest-client "ib_atomic_bw $PT -A CMP_AND_SWAP -n 200 $HO
 def peer_atomic_cas_gs guest-server "ibpeer perftest atomic -A CMP_AND_SWAP --bind $HOST -n 200 $GA" "ib_atomic_bw $PT -A CMP_AND_SWAP -n 200" \
 	expect_client="$OK_BW" expect_server="$OK_BW" desc="ibpeer perftest atomic -A CMP_AND_SWAP (client) -> ib_atomic_bw (guest, server)"
 
-def peer_srq_pingpong_gc guest-client "ibv_srq_pingpong $PP -n 500 $HOST" "ibpeer pingpong --srq --addr $HOST -n 500" \
+def peer_srq_pingpong_gc guest-client "ibv_srq_pingpong $PP -n 500 $HOST" "ibpeer pingpong --srq --bind $HOST -n 500" \
 	expect_client="$OK_PP" expect_server="$OK_PP" desc="ibv_srq_pingpong (guest, client, 16 QPs on one SRQ) -> ibpeer pingpong --srq (server)"
-def peer_srq_pingpong_gs guest-server "ibpeer pingpong --srq --addr $HOST -q 4 -n 500 $GA" "ibv_srq_pingpong $PP -n 500" \
+def peer_srq_pingpong_gs guest-server "ibpeer pingpong --srq --bind $HOST -q 4 -n 500 $GA" "ibv_srq_pingpong $PP -n 500" \
 	expect_client="$OK_PP" expect_server="$OK_PP" desc="ibpeer pingpong --srq -q 4 (client) -> ibv_srq_pingpong (guest, server, 16 QPs)"
 
 # RDMA CM over QP1 (ENDPOINT.md §2.3): rping, ucmatose, perftest -R
