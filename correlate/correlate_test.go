@@ -1,0 +1,147 @@
+package correlate_test
+
+import (
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ibwire/ibwire/capture"
+	"github.com/ibwire/ibwire/correlate"
+	"github.com/ibwire/ibwire/craft"
+	"github.com/ibwire/ibwire/layers"
+)
+
+// conversation runs a few WRITEs, SENDs and READs with the given faults.
+func conversation(t *testing.T, cfg craft.Config, f craft.Faults) craft.Trace {
+	t.Helper()
+	c, err := craft.New(cfg)
+	require.NoError(t, err)
+	var ops []craft.Op
+	for i := 0; i < 40; i++ {
+		switch i % 3 {
+		case 0:
+			ops = append(ops, craft.Op{Kind: craft.OpWrite, Data: craft.Pattern(3000, byte(i)), VA: 0x1000, RKey: 7})
+		case 1:
+			ops = append(ops, craft.Op{Kind: craft.OpSend, Data: craft.Pattern(700, byte(i))})
+		case 2:
+			ops = append(ops, craft.Op{Kind: craft.OpRead, Data: craft.Pattern(2500, byte(i)), VA: 0x2000, RKey: 7})
+		}
+	}
+	require.NoError(t, c.Run(ops, f))
+	return c.Trace()
+}
+
+// writePoints writes each point's frames to a pcap and names the points.
+func writePoints(t *testing.T, mt craft.MultiTrace, names []string) []correlate.Point {
+	t.Helper()
+	dir := t.TempDir()
+	var points []correlate.Point
+	for i, frames := range mt.Points {
+		path := filepath.Join(dir, names[i]+".pcap")
+		w, err := capture.Create(path, capture.FormatPcap, layers.LinkTypeEthernet, true)
+		require.NoError(t, err)
+		for _, f := range frames {
+			require.NoError(t, w.WritePacket(capture.Packet{Time: f.Time, Length: len(f.Data), LinkType: f.LinkType, Data: f.Data}))
+		}
+		require.NoError(t, w.Close())
+		points = append(points, correlate.Point{Name: names[i], Path: path})
+	}
+	return points
+}
+
+func TestCraftedAttribution(t *testing.T) {
+	tests := []struct {
+		name   string
+		points []craft.CapturePoint
+		jitter time.Duration
+		loss   craft.Loss
+	}{
+		{
+			name:   "two points, offset +1 s, drift 100 ppm",
+			points: []craft.CapturePoint{{DropProb: 0.02}, {Offset: time.Second, DriftPPM: 100, DropProb: 0.02}},
+			jitter: 300 * time.Nanosecond,
+			loss:   craft.Loss{Every: 23},
+		},
+		{
+			name:   "two points, offset -1 s, drift -100 ppm",
+			points: []craft.CapturePoint{{Offset: 250 * time.Millisecond}, {Offset: -750 * time.Millisecond, DriftPPM: -100, DropProb: 0.05}},
+			jitter: 500 * time.Nanosecond,
+			loss:   craft.Loss{Every: 17},
+		},
+		{
+			name: "three points",
+			points: []craft.CapturePoint{{DropProb: 0.01}, {Offset: -400 * time.Millisecond, DriftPPM: 40, DropProb: 0.03},
+				{Offset: 900 * time.Millisecond, DriftPPM: -70, DropProb: 0.02}},
+			jitter: 200 * time.Nanosecond,
+			loss:   craft.Loss{Every: 11},
+		},
+		{
+			name:   "four points, no drops",
+			points: []craft.CapturePoint{{}, {Offset: time.Millisecond}, {Offset: -time.Second, DriftPPM: 100}, {Offset: 3 * time.Microsecond}},
+			jitter: 400 * time.Nanosecond,
+			loss:   craft.Loss{Every: 13},
+		},
+	}
+	for ti, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			hops := make([]time.Duration, len(tt.points)+1)
+			var total time.Duration
+			for i := range hops {
+				hops[i] = time.Duration(2+i) * time.Microsecond
+				total += hops[i]
+			}
+			tr := conversation(t, craft.Config{Delay: total, Step: time.Millisecond}, craft.Faults{Loss: tt.loss})
+			require.NotEmpty(t, tr.Lost)
+			mp := craft.MultiPoint{Points: tt.points, Hops: hops, Jitter: tt.jitter, Seed: uint64(ti + 1)}
+			mt, err := mp.Capture(tr)
+			require.NoError(t, err)
+			names := make([]string, len(tt.points))
+			for i := range names {
+				names[i] = string(rune('A' + i))
+			}
+			rep, err := correlate.Run(correlate.Config{Points: writePoints(t, mt, names)})
+			require.NoError(t, err)
+
+			requester := craft.DefaultRequester.IPv4.String()
+			require.Len(t, rep.Flows, 2)
+			for _, fl := range rep.Flows {
+				side, path := craft.Requester, names
+				if fl.Src != requester {
+					side, path = craft.Responder, reversed(names)
+				}
+				assert.Equal(t, path, fl.Path, "%s → %s path", fl.Src, fl.Dst)
+				var losses []int
+				for _, s := range fl.Segments {
+					losses = append(losses, s.Losses)
+				}
+				assert.Equal(t, mt.Losses[side], losses, "%s losses by segment %v", side, fl.Segments)
+				drops := make([]int, len(names))
+				for j, name := range fl.Path {
+					drops[name[0]-'A'] = fl.CaptureDrops[j]
+				}
+				assert.Equal(t, mt.Drops[side], drops, "%s capture drops per point", side)
+			}
+			for i := 1; i < len(tt.points); i++ {
+				c := rep.Points[i].Clock
+				want := tt.points[i].Offset - tt.points[0].Offset
+				assert.True(t, c.Bounded)
+				assert.InDelta(t, float64(want), float64(c.Offset), float64(tt.jitter),
+					"point %s offset %v, want %v ± %v", names[i], c.Offset, want, tt.jitter)
+				assert.InDelta(t, tt.points[i].DriftPPM-tt.points[0].DriftPPM, c.DriftPPM, 2,
+					"point %s drift", names[i])
+			}
+			t.Logf("clocks %+v; losses %v; drops %v", rep.Points, mt.Losses, mt.Drops)
+		})
+	}
+}
+
+func reversed(s []string) []string {
+	out := make([]string, len(s))
+	for i, v := range s {
+		out[len(s)-1-i] = v
+	}
+	return out
+}
