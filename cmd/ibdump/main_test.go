@@ -60,6 +60,10 @@ const (
 	uts        = "../../testdata/vectors/scapy-uts-known-answers.pcap"
 	probes     = "../../testdata/vectors/scapy-rocev2-probes.pcap"
 	vectorsIP6 = "../../testdata/vectors/scapy-rocev2-ipv6.pcap"
+	// One conversation captured at three points (pcaps/gen/multipoint.go).
+	multipointA = "../../pcaps/multipoint_a.pcap"
+	multipointB = "../../pcaps/multipoint_b.pcap"
+	multipointC = "../../pcaps/multipoint_c.pcap"
 )
 
 // TestGolden covers every output mode on the corpus; go test -update
@@ -91,6 +95,8 @@ func TestGolden(t *testing.T) {
 		{"json", []string{"-T", "json", "-c", "2", vectors}, 0},
 		{"jsonl", []string{"-T", "jsonl", "-c", "4", rping}, 0},
 		{"ek", []string{"-T", "ek", "-c", "2", vectors}, 0},
+		{"correlate", []string{"--point", "a=" + multipointA, "--point", "b=" + multipointB, "--point", "c=" + multipointC}, 0},
+		{"correlate-json-raw-clocks", []string{"--correlate", "--no-clock-fix", "-T", "json", multipointA, multipointC}, 0},
 		{"filter-naks", []string{"-Y", "aeth.syndrome.opcode == 3", writeLoss}, 0},
 		{"filter-rnr-count", []string{"--count", "-Y", "aeth.syndrome.opcode == 1", sendRNR}, 0},
 		{"conv-qp", []string{"-q", "-z", "conv,qp", rping}, 0},
@@ -439,4 +445,29 @@ func TestMADLines(t *testing.T) {
 	out, _, code := ibdump(t, nil, path)
 	require.Zero(t, code)
 	assert.Contains(t, out, ", PerfGet(PortCounters) port 1 tid 0x000000000000002a, length 256")
+}
+
+// TestCorrelateUsageErrors: --correlate refuses what it cannot line up,
+// saying why, with exit status 2.
+func TestCorrelateUsageErrors(t *testing.T) {
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--correlate", multipointA}, "want at least two captures, got 1"},
+		{[]string{"--correlate", multipointA, "-"}, "standard input cannot be correlated"},
+		{[]string{"--point", "a", multipointA}, "--point a: want NAME=FILE"},
+		{[]string{"--point", "a=" + multipointA, "--point", "a=" + multipointB}, `two capture points are named "a"`},
+		{[]string{"--correlate", "-T", "fields", multipointA, multipointB}, "-T fields: the report is text or json"},
+		{[]string{"--correlate", multipointA, "../../pcaps/no-such.pcap"}, "no-such.pcap"},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			out, errOut, code := ibdump(t, nil, tt.args...)
+			assert.Equal(t, 2, code)
+			assert.Empty(t, out)
+			assert.Contains(t, errOut, "ibdump: --correlate: ")
+			assert.Contains(t, errOut, tt.want)
+		})
+	}
 }
