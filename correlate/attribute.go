@@ -76,7 +76,7 @@ func (m *matcher) emit(g *group, times []int64, dropped uint64, lostAfter int) {
 	if len(s.Frames) != m.n {
 		s.Frames, s.Times, s.Dropped = make([]int, m.n), make([]time.Time, m.n), make([]bool, m.n)
 	}
-	s.Flow, s.PSN, s.Opcode, s.Copy = g.id.flow, g.id.psn, g.id.opcode, g.copy
+	s.Flow, s.PSN, s.Opcode, s.Copy = g.fl.key, g.id.psn, g.id.opcode, g.copy
 	for p := 0; p < m.n; p++ {
 		s.Frames[p] = g.frame[p]
 		s.Times[p] = time.Time{}

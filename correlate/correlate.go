@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"sort"
 	"time"
 
@@ -80,6 +81,7 @@ func Run(cfg Config) (*Report, error) {
 	}
 	// Pass 1: match on coarsely aligned clocks, estimate the clocks.
 	m1 := newMatcher(cfg, nil, linearClocks(coarse))
+	m1.sample = firstPassSample(cfg.Points)
 	if err := m1.run(); err != nil {
 		return nil, err
 	}
@@ -140,7 +142,13 @@ func coarseOffsets(cfg Config) ([]int64, error) {
 	if err != nil {
 		return nil, err
 	}
-	first := make(map[identity]int64)
+	type prefixKey struct {
+		flow      flowID
+		psn, icrc uint32
+		opcode    uint8
+	}
+	key := func(s *sighting) prefixKey { return prefixKey{s.flow, s.psn, s.icrc, s.opcode} }
+	first := make(map[prefixKey]int64)
 	var s sighting
 	for i := 0; i < coarsePrefix; i++ {
 		if err := ref.next(&s); err != nil {
@@ -150,8 +158,8 @@ func coarseOffsets(cfg Config) ([]int64, error) {
 			ref.close()
 			return nil, err
 		}
-		if _, ok := first[s.id]; !ok {
-			first[s.id] = s.raw
+		if _, ok := first[key(&s)]; !ok {
+			first[key(&s)] = s.raw
 		}
 	}
 	ref.close()
@@ -161,7 +169,7 @@ func coarseOffsets(cfg Config) ([]int64, error) {
 			return nil, err
 		}
 		var diffs []int64
-		seen := make(map[identity]bool)
+		seen := make(map[prefixKey]bool)
 		for i := 0; i < coarsePrefix; i++ {
 			if err := src.next(&s); err != nil {
 				if errors.Is(err, io.EOF) {
@@ -170,8 +178,8 @@ func coarseOffsets(cfg Config) ([]int64, error) {
 				src.close()
 				return nil, err
 			}
-			if t0, ok := first[s.id]; ok && !seen[s.id] {
-				seen[s.id] = true
+			if t0, ok := first[key(&s)]; ok && !seen[key(&s)] {
+				seen[key(&s)] = true
 				diffs = append(diffs, s.raw-t0)
 			}
 		}
@@ -182,6 +190,22 @@ func coarseOffsets(cfg Config) ([]int64, error) {
 		}
 	}
 	return offsets, nil
+}
+
+// sampleBytes is how much capture the first pass follows in full: beyond
+// it, one packet in so many (chosen by ICRC, so the same packets at every
+// point) is enough for the clocks, and the first pass costs less.
+const sampleBytes = 16 << 20
+
+// firstPassSample is the first pass's sampling for the largest capture.
+func firstPassSample(points []Point) uint32 {
+	var largest int64
+	for _, p := range points {
+		if st, err := os.Stat(p.Path); err == nil {
+			largest = max(largest, st.Size())
+		}
+	}
+	return uint32(min(1+largest/sampleBytes, 16))
 }
 
 // psnBefore reports whether a comes before b in PSN order.

@@ -20,9 +20,10 @@ type group struct {
 	raw   []int64
 	fixed []int64
 	frame []int
-	// sameKey links the open groups of one identity.
-	sameKey *group
-	open    bool
+	// olderOpen links the open groups of a PSN slot, newest first; newer
+	// is the link's other end.
+	olderOpen, newer *group
+	open             bool
 	// evicted: a newer group took its PSN's slot while it was open.
 	evicted bool
 	// retransmitted: a later copy of its PSN was sent; burst: that copy
@@ -32,6 +33,7 @@ type group struct {
 
 // flow is one direction of a connection.
 type flow struct {
+	id    flowID
 	key   decode.FlowKey
 	index int
 	seen  uint64 // points that saw it
@@ -47,6 +49,7 @@ type flow struct {
 	pendingFresh  *group // an out-of-order first sighting, judged by the next
 	pointMax      []uint32
 	pointHave     uint64
+	pointCount    []int // packets seen per point
 
 	// Pass 1: clock samples against point 0, per point.
 	clk []clockStats
@@ -70,16 +73,22 @@ type matcher struct {
 	rep    *Report // nil in the first pass
 	fix    []clockFix
 	srcs   []*source
+	feeds  []*feed
 	heads  []sighting
 	live   []bool
-	open   map[identity]*group
 	fifo   []*group
 	fifoAt int
-	flows  map[decode.FlowKey]*flow
+	flows  map[flowID]*flow
 	order  []*flow
 	free   []*group
-	paths  map[decode.FlowKey][]int
+	paths  map[flowID][]int
+	// pairPaths holds a path per source and destination address, for the
+	// flows the first pass's sampling missed.
+	pairPaths map[[2][16]byte][]int
 
+	// sample: the first pass follows one packet in sample (by ICRC, so the
+	// same ones at every point), besides each flow's first packets.
+	sample     uint32
 	origin     int64
 	haveOrigin bool
 	bucket     []int64 // pass 1: clock slice width per point, ns
@@ -92,8 +101,7 @@ func newMatcher(cfg Config, rep *Report, fix []clockFix) *matcher {
 	m := &matcher{
 		cfg: cfg, n: n, rep: rep, fix: fix,
 		heads: make([]sighting, n), live: make([]bool, n),
-		open:  make(map[identity]*group),
-		flows: make(map[decode.FlowKey]*flow),
+		flows: make(map[flowID]*flow),
 	}
 	m.bucket = make([]int64, n)
 	for i := range m.bucket {
@@ -105,14 +113,24 @@ func newMatcher(cfg Config, rep *Report, fix []clockFix) *matcher {
 // inheritPaths takes the paths the first pass inferred.
 func (m *matcher) inheritPaths(first *matcher) {
 	m.origin, m.haveOrigin = first.origin, first.haveOrigin
-	m.paths = make(map[decode.FlowKey][]int, len(first.order))
+	m.paths = make(map[flowID][]int, len(first.order))
+	m.pairPaths = make(map[[2][16]byte][]int)
 	for _, fl := range first.order {
-		m.paths[fl.key] = first.inferPath(fl)
+		path := first.inferPath(fl)
+		m.paths[fl.id] = path
+		if len(path) > 1 {
+			m.pairPaths[[2][16]byte{fl.id.src, fl.id.dst}] = path
+		}
 	}
 }
 
 func (m *matcher) run() error {
+	done := make(chan struct{})
 	defer func() {
+		close(done)
+		for _, f := range m.feeds {
+			<-f.exited
+		}
 		for _, s := range m.srcs {
 			s.close()
 		}
@@ -126,7 +144,11 @@ func (m *matcher) run() error {
 		if err != nil {
 			return err
 		}
+		s.sample = m.sample
 		m.srcs = append(m.srcs, s)
+		m.feeds = append(m.feeds, startFeed(s, done))
+	}
+	for i := range m.feeds {
 		if err := m.advance(i); err != nil {
 			return err
 		}
@@ -158,7 +180,9 @@ func (m *matcher) run() error {
 			m.fifo = append(m.fifo[:0], m.fifo[m.fifoAt:]...)
 			m.fifoAt = 0
 		}
-		m.sightAt(p, &m.heads[p], t)
+		if m.sample <= 1 || m.sampled(p, &m.heads[p]) {
+			m.sightAt(p, &m.heads[p], t)
+		}
 		if err := m.advance(p); err != nil {
 			return err
 		}
@@ -183,7 +207,7 @@ func (m *matcher) run() error {
 }
 
 func (m *matcher) advance(p int) error {
-	err := m.srcs[p].next(&m.heads[p])
+	err := m.feeds[p].next(&m.heads[p])
 	if errors.Is(err, io.EOF) {
 		m.live[p] = false
 		return nil
@@ -192,19 +216,20 @@ func (m *matcher) advance(p int) error {
 	return err
 }
 
-func (m *matcher) flowFor(key decode.FlowKey) *flow {
-	if fl, ok := m.flows[key]; ok {
+func (m *matcher) flowFor(s *sighting) *flow {
+	if fl, ok := m.flows[s.flow]; ok {
 		return fl
 	}
 	fl := &flow{
-		key: key, index: len(m.order),
-		ring:     make([]*group, psnSpan),
-		pointMax: make([]uint32, m.n),
+		id: s.flow, key: s.key, index: len(m.order),
+		ring:       make([]*group, psnSpan),
+		pointMax:   make([]uint32, m.n),
+		pointCount: make([]int, m.n),
 	}
 	if m.rep == nil {
 		fl.clk = make([]clockStats, m.n)
 	} else {
-		fl.path = m.paths[key]
+		fl.path = m.pathOf(s.flow)
 		if fl.path == nil {
 			for i := 0; i < m.n; i++ {
 				fl.path = append(fl.path, i)
@@ -221,7 +246,7 @@ func (m *matcher) flowFor(key decode.FlowKey) *flow {
 		fl.drops = make([]int, m.n)
 		fl.hops = make([]hopStats, max(len(fl.path)-1, 0))
 	}
-	m.flows[key] = fl
+	m.flows[s.flow] = fl
 	m.order = append(m.order, fl)
 	return fl
 }
@@ -230,12 +255,14 @@ func (m *matcher) flowFor(key decode.FlowKey) *flow {
 // transmission nearest in time that p has not seen yet, or starts one.
 func (m *matcher) sightAt(p int, s *sighting, t int64) {
 	bit := uint64(1) << p
-	fl := m.flowFor(s.id.flow)
+	fl := m.flowFor(s)
 	fl.seen |= bit
+	fl.pointCount[p]++
+	id := identity{flow: int32(fl.index), psn: s.psn, icrc: s.icrc, opcode: s.opcode}
 	var best *group
 	var bestD int64
-	for g := m.open[s.id]; g != nil; g = g.sameKey {
-		if g.seen&bit != 0 {
+	for g := fl.ring[id.psn%psnSpan]; g != nil && g.open; g = g.olderOpen {
+		if g.id != id || g.seen&bit != 0 {
 			continue
 		}
 		d := t - g.first
@@ -247,11 +274,11 @@ func (m *matcher) sightAt(p int, s *sighting, t int64) {
 		}
 	}
 	if best == nil {
-		best = m.create(s.id, fl, t)
+		best = m.create(id, fl, t)
 	}
 	best.seen |= bit
 	best.raw[p], best.fixed[p], best.frame[p] = s.raw, t, s.frame
-	psn := s.id.psn
+	psn := s.psn
 	if fl.pointHave&bit != 0 && psnBefore(psn, fl.pointMax[p]) {
 		if best.copy == 1 {
 			best.late |= bit
@@ -275,12 +302,13 @@ func (m *matcher) create(id identity, fl *flow, t int64) *group {
 		g = &group{raw: make([]int64, m.n), fixed: make([]int64, m.n), frame: make([]int, m.n)}
 	}
 	g.id, g.fl, g.first, g.open, g.copy = id, fl, t, true, 1
-	g.sameKey = m.open[id]
-	m.open[id] = g
 	m.fifo = append(m.fifo, g)
 
 	slot := &fl.ring[id.psn%psnSpan]
 	prev := *slot
+	if prev != nil && prev.open {
+		g.olderOpen, prev.newer = prev, g
+	}
 	if prev != nil && prev.id.psn != id.psn {
 		*slot = nil
 		m.evict(prev)
@@ -348,22 +376,12 @@ func (m *matcher) evict(g *group) {
 // close ends g's matching window.
 func (m *matcher) close(g *group) {
 	g.open = false
-	head := m.open[g.id]
-	if head == g {
-		if g.sameKey == nil {
-			delete(m.open, g.id)
-		} else {
-			m.open[g.id] = g.sameKey
-		}
-	} else {
-		for h := head; h != nil; h = h.sameKey {
-			if h.sameKey == g {
-				h.sameKey = g.sameKey
-				break
-			}
-		}
+	// Groups close in the order they opened, so g is the oldest open one of
+	// its slot.
+	if g.newer != nil {
+		g.newer.olderOpen = nil
+		g.newer = nil
 	}
-	g.sameKey = nil
 	if g.evicted {
 		m.release(g)
 	}
@@ -386,4 +404,40 @@ func (m *matcher) release(g *group) {
 func retransmittable(op uint8) bool {
 	info := layers.Opcode(op).Info()
 	return info.IsRequest() || info.Operation == layers.OpRDMAReadResponse
+}
+
+// alwaysSampled is how many packets of each flow at each point the first
+// pass follows whatever the sampling, so that every flow gets its path.
+const alwaysSampled = 256
+
+// sampled reports whether the first pass follows this packet.
+func (m *matcher) sampled(p int, s *sighting) bool {
+	if s.icrc%m.sample == 0 {
+		return true
+	}
+	fl := m.flowFor(s)
+	if fl.pointCount[p] < alwaysSampled {
+		return true
+	}
+	return false
+}
+
+// pathOf is the path the first pass found for a flow, or else that of
+// another flow between the same addresses (the reverse of the other
+// direction's if need be): flows between two hosts take one route.
+func (m *matcher) pathOf(id flowID) []int {
+	if p, ok := m.paths[id]; ok && len(p) > 1 {
+		return p
+	}
+	if p, ok := m.pairPaths[[2][16]byte{id.src, id.dst}]; ok {
+		return p
+	}
+	if p, ok := m.pairPaths[[2][16]byte{id.dst, id.src}]; ok {
+		rev := make([]int, len(p))
+		for i, v := range p {
+			rev[len(p)-1-i] = v
+		}
+		return rev
+	}
+	return m.paths[id]
 }

@@ -1,6 +1,7 @@
 package correlate
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -9,19 +10,32 @@ import (
 	"github.com/ibwire/ibwire/decode"
 )
 
-// identity is what stays the same of a packet from sender to receiver.
+// flowID is a flow's addresses and destination QP as plain bytes, a map
+// key that hashes fast.
+type flowID struct {
+	src, dst   [16]byte
+	slid, dlid uint16
+	qp         uint32
+}
+
+// identity is what stays the same of a packet from sender to receiver,
+// with its flow numbered by the matcher.
 type identity struct {
-	flow   decode.FlowKey
+	flow   int32
 	psn    uint32
-	opcode uint8
 	icrc   uint32
+	opcode uint8
 }
 
 // sighting is one transport packet read at one point.
 type sighting struct {
-	id    identity
-	raw   int64 // capture time, ns since the epoch, as the point's clock read it
-	frame int
+	flow   flowID
+	key    decode.FlowKey
+	psn    uint32
+	icrc   uint32
+	opcode uint8
+	raw    int64 // capture time, ns since the epoch, as the point's clock read it
+	frame  int
 }
 
 // source reads one point's capture and yields its transport packets.
@@ -33,7 +47,18 @@ type source struct {
 	dec    *decode.Decoder
 	in     capture.Packet
 	report *PointReport
+	// sample, when above 1, skips without decoding the frames whose last
+	// four bytes (the ICRC of an Ethernet RoCE frame) are not a multiple
+	// of it, after the first alwaysDecoded frames: the first pass's
+	// sampling, done before the cost of decoding.
+	sample uint32
+	read   int
 }
+
+// alwaysDecoded is how many frames of each capture the first pass decodes
+// whatever its sampling, so that every flow starting among them gets a
+// path of its own.
+const alwaysDecoded = 1 << 16
 
 func openSource(point int, p Point, opts decode.Options, report *PointReport) (*source, error) {
 	r, err := capture.Open(p.Path)
@@ -58,6 +83,10 @@ func (s *source) next(out *sighting) error {
 		if s.report != nil {
 			s.report.Frames++
 		}
+		s.read++
+		if d := s.in.Data; s.sample > 1 && s.read > alwaysDecoded && len(d) >= 4 && binary.LittleEndian.Uint32(d[len(d)-4:])%s.sample != 0 {
+			continue
+		}
 		pkt := s.dec.Decode(s.in)
 		if pkt.Err != nil && s.report != nil {
 			s.report.Errors++
@@ -70,12 +99,9 @@ func (s *source) next(out *sighting) error {
 			continue
 		}
 		src, dst := pkt.Endpoints()
-		out.id = identity{
-			flow:   decode.FlowKey{Src: src, Dst: dst, DestQP: bth.DestQP},
-			psn:    uint32(bth.PSN),
-			opcode: uint8(bth.Opcode),
-			icrc:   bth.Trailer.ICRC,
-		}
+		out.key = decode.FlowKey{Src: src, Dst: dst, DestQP: bth.DestQP}
+		out.flow = flowID{src: src.Addr.As16(), dst: dst.Addr.As16(), slid: src.LID, dlid: dst.LID, qp: bth.DestQP}
+		out.psn, out.opcode, out.icrc = uint32(bth.PSN), uint8(bth.Opcode), bth.Trailer.ICRC
 		out.raw = s.in.Time.UnixNano()
 		out.frame = s.in.Number
 		if s.report != nil {
