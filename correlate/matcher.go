@@ -415,11 +415,7 @@ func (m *matcher) sampled(p int, s *sighting) bool {
 	if s.icrc%m.sample == 0 {
 		return true
 	}
-	fl := m.flowFor(s)
-	if fl.pointCount[p] < alwaysSampled {
-		return true
-	}
-	return false
+	return m.flowFor(s).pointCount[p] < alwaysSampled
 }
 
 // pathOf is the path the first pass found for a flow, or else that of
