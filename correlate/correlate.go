@@ -8,6 +8,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/ibwire/ibwire/capture"
 	"github.com/ibwire/ibwire/decode"
 	"github.com/ibwire/ibwire/layers"
 )
@@ -48,6 +49,12 @@ type Config struct {
 	NoClockFix bool
 	// Decode adjusts decoding (DC, extra RoCEv2 ports).
 	Decode decode.Options
+	// Merge, when set, receives every frame of every capture (transport
+	// packet or not) in the second pass, in the order of the corrected
+	// clocks, with its point and its time (corrected unless NoClockFix): a
+	// merged capture, one interface per point. Its Data is valid during the
+	// call only.
+	Merge func(point int, p capture.Packet) error
 	// Packet, when set, receives every packet of the second pass once its
 	// fate is known: at the latest when the matching window has passed, or,
 	// for one missing downstream, when its retransmission shows or its PSN

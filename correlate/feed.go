@@ -13,8 +13,9 @@ type feed struct {
 }
 
 type batch struct {
-	s   []sighting
-	err error // set on the last batch: io.EOF or what ended the capture
+	s     []sighting
+	arena []byte // the frames' bytes, when the source keeps them
+	err   error  // set on the last batch: io.EOF or what ended the capture
 }
 
 const (
@@ -37,7 +38,8 @@ func startFeed(src *source, done <-chan struct{}) *feed {
 			case <-done:
 				return
 			}
-			b.s, b.err = b.s[:0], nil
+			b.s, b.err, b.arena = b.s[:0], nil, b.arena[:0]
+			src.arena = &b.arena
 			for len(b.s) < cap(b.s) {
 				b.s = b.s[:len(b.s)+1]
 				if err := src.next(&b.s[len(b.s)-1]); err != nil {

@@ -5,6 +5,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/ibwire/ibwire/capture"
 	"github.com/ibwire/ibwire/decode"
 	"github.com/ibwire/ibwire/layers"
 )
@@ -145,6 +146,7 @@ func (m *matcher) run() error {
 			return err
 		}
 		s.sample = m.sample
+		s.keep = m.rep != nil && m.cfg.Merge != nil
 		m.srcs = append(m.srcs, s)
 		m.feeds = append(m.feeds, startFeed(s, done))
 	}
@@ -180,8 +182,13 @@ func (m *matcher) run() error {
 			m.fifo = append(m.fifo[:0], m.fifo[m.fifoAt:]...)
 			m.fifoAt = 0
 		}
-		if m.sample <= 1 || m.sampled(p, &m.heads[p]) {
-			m.sightAt(p, &m.heads[p], t)
+		if h := &m.heads[p]; h.data != nil {
+			if err := m.merge(p, h, t); err != nil {
+				return err
+			}
+		}
+		if h := &m.heads[p]; !h.other && (m.sample <= 1 || m.sampled(p, h)) {
+			m.sightAt(p, h, t)
 		}
 		if err := m.advance(p); err != nil {
 			return err
@@ -436,4 +443,14 @@ func (m *matcher) pathOf(id flowID) []int {
 		return rev
 	}
 	return m.paths[id]
+}
+
+// merge hands a frame to Config.Merge.
+func (m *matcher) merge(p int, s *sighting, t int64) error {
+	at := t
+	if m.cfg.NoClockFix {
+		at = s.raw
+	}
+	return m.cfg.Merge(p, capture.Packet{Number: s.frame, Time: time.Unix(0, at), Length: s.length,
+		LinkType: s.linkType, Interface: p, Data: s.data})
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/ibwire/ibwire/capture"
 	"github.com/ibwire/ibwire/decode"
+	"github.com/ibwire/ibwire/layers"
 )
 
 // flowID is a flow's addresses and destination QP as plain bytes, a map
@@ -36,6 +37,13 @@ type sighting struct {
 	opcode uint8
 	raw    int64 // capture time, ns since the epoch, as the point's clock read it
 	frame  int
+	// other marks a frame that is no transport packet, yielded only when
+	// frames are kept for a merged capture; data, length and linkType are
+	// set only then.
+	other    bool
+	data     []byte
+	length   int
+	linkType layers.LinkType
 }
 
 // source reads one point's capture and yields its transport packets.
@@ -53,6 +61,10 @@ type source struct {
 	// sampling, done before the cost of decoding.
 	sample uint32
 	read   int
+	// keep yields every frame, transport or not, with a copy of its bytes
+	// appended to arena (for a merged capture).
+	keep  bool
+	arena *[]byte
 }
 
 // alwaysDecoded is how many frames of each capture the first pass decodes
@@ -87,6 +99,13 @@ func (s *source) next(out *sighting) error {
 		if d := s.in.Data; s.sample > 1 && s.read > alwaysDecoded && len(d) >= 4 && binary.LittleEndian.Uint32(d[len(d)-4:])%s.sample != 0 {
 			continue
 		}
+		if s.keep {
+			*s.arena = append(*s.arena, s.in.Data...)
+			a := *s.arena
+			out.data = a[len(a)-len(s.in.Data):]
+			out.length, out.linkType = s.in.Length, s.in.LinkType
+			out.raw, out.frame, out.other = s.in.Time.UnixNano(), s.in.Number, true
+		}
 		pkt := s.dec.Decode(s.in)
 		if pkt.Err != nil && s.report != nil {
 			s.report.Errors++
@@ -96,8 +115,12 @@ func (s *source) next(out *sighting) error {
 		}
 		bth := pkt.BTH()
 		if bth == nil || pkt.Err != nil || len(bth.Trailer.Contents) < 4 {
+			if s.keep {
+				return nil
+			}
 			continue
 		}
+		out.other = false
 		src, dst := pkt.Endpoints()
 		out.key = decode.FlowKey{Src: src, Dst: dst, DestQP: bth.DestQP}
 		out.flow = flowID{src: src.Addr.As16(), dst: dst.Addr.As16(), slid: src.LID, dlid: dst.LID, qp: bth.DestQP}

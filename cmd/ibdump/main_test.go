@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -13,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/gopacket/pcapgo"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -469,5 +472,54 @@ func TestCorrelateUsageErrors(t *testing.T) {
 			assert.Contains(t, errOut, "ibdump: --correlate: ")
 			assert.Contains(t, errOut, tt.want)
 		})
+	}
+}
+
+// TestCorrelateMerged: -w with --correlate writes every frame of every
+// point into one pcapng, one interface per point named after it, in the
+// order of the corrected clocks (b's clock runs 250 ms ahead: merged, its
+// copies follow a's by the hop's few microseconds).
+func TestCorrelateMerged(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "merged.pcapng")
+	_, errOut, code := ibdump(t, nil, "-q", "-w", path, "--point", "a="+multipointA, "--point", "b="+multipointB)
+	require.Zero(t, code, errOut)
+	r, err := capture.Open(path)
+	require.NoError(t, err)
+	defer r.Close()
+	perPoint := map[int]int{}
+	var last time.Time
+	var firstB, firstA time.Time
+	for {
+		p, err := r.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		require.NoError(t, err)
+		perPoint[p.Interface]++
+		assert.False(t, p.Time.Before(last), "frame %d goes back in time", p.Number)
+		last = p.Time
+		if p.Interface == 0 && firstA.IsZero() {
+			firstA = p.Time
+		}
+		if p.Interface == 1 && firstB.IsZero() {
+			firstB = p.Time
+		}
+	}
+	assert.Equal(t, map[int]int{0: 97, 1: 89}, perPoint, "the frames of multipoint_a and multipoint_b")
+	assert.InDelta(t, 3*time.Microsecond, firstB.Sub(firstA), float64(500*time.Nanosecond), "b's first copy 3 µs after a's")
+
+	f, err := os.Open(path)
+	require.NoError(t, err)
+	defer f.Close()
+	ng, err := pcapgo.NewNgReader(f, pcapgo.NgReaderOptions{})
+	require.NoError(t, err)
+	for err == nil { // the reader meets the interface blocks as it reads
+		_, _, err = ng.ReadPacketData()
+	}
+	require.ErrorIs(t, err, io.EOF)
+	for i, name := range []string{"a", "b"} {
+		ifc, err := ng.Interface(i)
+		require.NoError(t, err)
+		assert.Equal(t, name, ifc.Name)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/ibwire/ibwire/capture"
 	"github.com/ibwire/ibwire/correlate"
 	"github.com/ibwire/ibwire/decode"
 	"github.com/ibwire/ibwire/internal/output"
@@ -46,14 +47,31 @@ func runCorrelate(o *options, files []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail("%v", err)
 	}
-	rep, err := correlate.Run(correlate.Config{
+	cfg := correlate.Config{
 		Points:     points,
 		Window:     o.window,
 		NoClockFix: o.noClockFix,
 		Decode:     decode.Options{DecodeDC: o.dc, RoCEv2Ports: ports},
-	})
+	}
+	var merged *capture.Writer
+	if o.write != "" {
+		if o.write == "-" {
+			return fail("-w -: the merged capture goes to a file (standard output carries the report)")
+		}
+		if merged, err = createMerged(o.write, points); err != nil {
+			return fail("-w %s: %v", o.write, err)
+		}
+		defer merged.Close()
+		cfg.Merge = func(_ int, p capture.Packet) error { return merged.WritePacket(p) }
+	}
+	rep, err := correlate.Run(cfg)
 	if err != nil {
 		return fail("%v", err)
+	}
+	if merged != nil {
+		if err := merged.Close(); err != nil {
+			return fail("-w %s: %v", o.write, err)
+		}
 	}
 	if o.outFormat == "json" {
 		err = output.WriteCorrelationJSON(stdout, rep)
@@ -64,4 +82,19 @@ func runCorrelate(o *options, files []string, stdout, stderr io.Writer) int {
 		return fail("%v", err)
 	}
 	return exitOK
+}
+
+// createMerged starts the merged capture: pcapng, one interface per point,
+// named after it, with the link type of the point's capture.
+func createMerged(path string, points []correlate.Point) (*capture.Writer, error) {
+	ifaces := make([]capture.NamedInterface, len(points))
+	for i, p := range points {
+		r, err := capture.Open(p.Path)
+		if err != nil {
+			return nil, err
+		}
+		ifaces[i] = capture.NamedInterface{Name: p.Name, LinkType: r.LinkType()}
+		r.Close()
+	}
+	return capture.CreateInterfaces(path, ifaces, true)
 }
