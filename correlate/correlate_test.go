@@ -145,3 +145,62 @@ func reversed(s []string) []string {
 	}
 	return out
 }
+
+// rewrite returns the frames as a switch or router between two points
+// might forward them: a VLAN tag pushed, MACs rewritten, TTL decremented,
+// DSCP changed and ECN marked CE, the IPv4 checksum fixed. Nothing the ICRC
+// covers changes.
+func rewrite(t *testing.T, frames []craft.Frame) []craft.Frame {
+	t.Helper()
+	out := make([]craft.Frame, len(frames))
+	for i, f := range frames {
+		d := f.Data
+		require.Equal(t, []byte{0x08, 0x00}, d[12:14], "IPv4 over Ethernet")
+		n := make([]byte, 0, len(d)+4)
+		n = append(n, 0x02, 0xaa, 0, 0, 0, byte(i)) // new destination MAC
+		n = append(n, 0x02, 0xbb, 0, 0, 0, byte(i)) // new source MAC
+		n = append(n, 0x81, 0x00, 0x60, 0x64)       // 802.1Q, PCP 3, VID 100
+		n = append(n, d[12:]...)
+		ip := n[18:]
+		ip[1] = 26<<2 | 3 // DSCP 26, ECN CE
+		ip[8]--           // TTL
+		ip[10], ip[11] = 0, 0
+		var sum uint32
+		for j := 0; j < int(ip[0]&0xf)*4; j += 2 {
+			sum += uint32(ip[j])<<8 | uint32(ip[j+1])
+		}
+		for sum > 0xffff {
+			sum = sum&0xffff + sum>>16
+		}
+		ip[10], ip[11] = byte(^sum>>8), byte(^sum)
+		f.Data = n
+		out[i] = f
+	}
+	return out
+}
+
+// TestRewrittenOuterHeaders: the same packets, forwarded with a VLAN tag
+// added, new MACs, TTL, DSCP and ECN changed, still match one for one.
+func TestRewrittenOuterHeaders(t *testing.T) {
+	tr := conversation(t, craft.Config{Delay: 9 * time.Microsecond, Step: 10 * time.Microsecond}, craft.Faults{})
+	mp := craft.MultiPoint{Points: []craft.CapturePoint{{}, {Offset: -300 * time.Millisecond}}, Hops: []time.Duration{2000, 3000, 4000}}
+	mt, err := mp.Capture(tr)
+	require.NoError(t, err)
+	mt.Points[1] = rewrite(t, mt.Points[1])
+	var seenBoth, seenOne int
+	rep, err := correlate.Run(correlate.Config{Points: writePoints(t, mt, []string{"host", "switch"}), Packet: func(s *correlate.Sighting) {
+		if s.Frames[0] != 0 && s.Frames[1] != 0 {
+			seenBoth++
+		} else {
+			seenOne++
+		}
+	}})
+	require.NoError(t, err)
+	assert.Equal(t, len(tr.Frames), seenBoth, "every packet matched at both points")
+	assert.Zero(t, seenOne)
+	for _, p := range rep.Points {
+		assert.Zero(t, p.Errors, "%s: %s", p.Name, p.FirstError)
+		assert.Zero(t, p.CaptureDrops)
+	}
+	assert.InDelta(t, float64(-300*time.Millisecond), float64(rep.Points[1].Clock.Offset), float64(time.Microsecond))
+}
