@@ -21,9 +21,9 @@ type Writer struct {
 	ifaces   []layers.LinkType // pcapng interfaces, in the order written
 	// named: the interfaces were given up front (NewWriterInterfaces) and
 	// a packet goes to the one its Interface says.
-	named bool
-	hdr      [32]byte
-	closed   bool
+	named  bool
+	hdr    [32]byte
+	closed bool
 }
 
 // NewWriter starts a capture stream on w and writes its header at once, so

@@ -204,3 +204,40 @@ func TestRewrittenOuterHeaders(t *testing.T) {
 	}
 	assert.InDelta(t, float64(-300*time.Millisecond), float64(rep.Points[1].Clock.Offset), float64(time.Microsecond))
 }
+
+// TestMirrorPortCapture: a switch's mirror of the traffic, captured at the
+// collector inside GRE and ERSPAN (type II or III), correlates with a
+// capture at the host like a capture on the port itself.
+func TestMirrorPortCapture(t *testing.T) {
+	tr := conversation(t, craft.Config{Delay: 9 * time.Microsecond, Step: 10 * time.Microsecond}, craft.Faults{Loss: craft.Loss{Every: 19}})
+	mp := craft.MultiPoint{Points: []craft.CapturePoint{{}, {Offset: 40 * time.Millisecond, DropProb: 0.03}}, Hops: []time.Duration{2000, 3000, 4000}, Seed: 5}
+	for _, typ := range []int{2, 3} {
+		mt, err := mp.Capture(tr)
+		require.NoError(t, err)
+		mt.Points[1], err = craft.Mirror{Type: typ, Session: 7}.Wrap(mt.Points[1])
+		require.NoError(t, err)
+		rep, err := correlate.Run(correlate.Config{Points: writePoints(t, mt, []string{"host", "mirror"})})
+		require.NoError(t, err)
+		for _, p := range rep.Points {
+			assert.Equal(t, p.Frames, p.RoCE, "ERSPAN %d, %s: every frame a RoCE packet", typ, p.Name)
+		}
+		require.Len(t, rep.Flows, 2)
+		for _, fl := range rep.Flows {
+			side := craft.Requester
+			if fl.Src != craft.DefaultRequester.IPv4.String() {
+				side = craft.Responder
+			}
+			var losses []int
+			for _, s := range fl.Segments {
+				losses = append(losses, s.Losses)
+			}
+			assert.Equal(t, mt.Losses[side], losses, "ERSPAN %d, %v: losses by segment", typ, side)
+			drops := map[string]int{}
+			for j, name := range fl.Path {
+				drops[name] = fl.CaptureDrops[j]
+			}
+			assert.Equal(t, map[string]int{"host": mt.Drops[side][0], "mirror": mt.Drops[side][1]}, drops, "ERSPAN %d, %v: drops", typ, side)
+		}
+		assert.InDelta(t, float64(40*time.Millisecond), float64(rep.Points[1].Clock.Offset), float64(time.Microsecond))
+	}
+}
