@@ -130,3 +130,25 @@ func FuzzMirror(f *testing.F) {
 		}
 	})
 }
+
+// TestERSPANTypeI: GRE protocol 0x88BE without a sequence number is ERSPAN
+// type I, whose mirrored frame follows the GRE header directly.
+func TestERSPANTypeI(t *testing.T) {
+	c, err := craft.New(craft.Config{})
+	require.NoError(t, err)
+	require.NoError(t, c.Run([]craft.Op{{Kind: craft.OpSend, Data: craft.Pattern(10, 1)}}, craft.Faults{}))
+	orig := c.Trace().Frames[0].Data
+	mirrored, err := craft.Mirror{Type: 2}.Wrap(c.Trace().Frames[:1])
+	require.NoError(t, err)
+	m := mirrored[0].Data
+	// Outer Ethernet and IPv4, then a 4-byte GRE header with no flags.
+	frame := append(append(append([]byte(nil), m[:34]...), 0, 0, 0x88, 0xbe), orig...)
+	frame[16], frame[17] = byte((len(frame)-14)>>8), byte(len(frame)-14)
+	p := layers.NewParser(gplayers.LayerTypeEthernet, layers.ParserOptions{})
+	require.NoError(t, p.Decode(frame))
+	assert.Equal(t, []gopacket.LayerType{gplayers.LayerTypeEthernet, gplayers.LayerTypeIPv4, gplayers.LayerTypeGRE, gplayers.LayerTypeEthernet},
+		p.Decoded[:4])
+	assert.True(t, p.Has(layers.LayerTypeBTH))
+	status, _ := p.CheckICRC()
+	assert.Equal(t, layers.CRCGood, status)
+}
