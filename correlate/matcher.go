@@ -48,9 +48,15 @@ type flow struct {
 	have, inBurst bool
 	maxPSN        uint32
 	pendingFresh  *group // an out-of-order first sighting, judged by the next
-	pointMax      []uint32
-	pointHave     uint64
-	pointCount    []int // packets seen per point
+	// paired is the other direction of the connection, found when one of
+	// its responses names a PSN this flow sent; received is the last PSN
+	// its responses say the responder received.
+	paired       *flow
+	received     uint32
+	haveReceived bool
+	pointMax     []uint32
+	pointHave    uint64
+	pointCount   []int // packets seen per point
 
 	// Pass 1: clock samples against point 0, per point.
 	clk []clockStats
@@ -80,9 +86,12 @@ type matcher struct {
 	fifo   []*group
 	fifoAt int
 	flows  map[flowID]*flow
-	order  []*flow
-	free   []*group
-	paths  map[flowID][]int
+	// byAddrs lists the flows by source and destination address, to pair
+	// the directions of a connection.
+	byAddrs map[[2][16]byte][]*flow
+	order   []*flow
+	free    []*group
+	paths   map[flowID][]int
 	// pairPaths holds a path per source and destination address, for the
 	// flows the first pass's sampling missed.
 	pairPaths map[[2][16]byte][]int
@@ -102,7 +111,7 @@ func newMatcher(cfg Config, rep *Report, fix []clockFix) *matcher {
 	m := &matcher{
 		cfg: cfg, n: n, rep: rep, fix: fix,
 		heads: make([]sighting, n), live: make([]bool, n),
-		flows: make(map[flowID]*flow),
+		flows: make(map[flowID]*flow), byAddrs: make(map[[2][16]byte][]*flow),
 	}
 	m.bucket = make([]int64, n)
 	for i := range m.bucket {
@@ -254,6 +263,8 @@ func (m *matcher) flowFor(s *sighting) *flow {
 		fl.hops = make([]hopStats, max(len(fl.path)-1, 0))
 	}
 	m.flows[s.flow] = fl
+	addrs := [2][16]byte{s.flow.src, s.flow.dst}
+	m.byAddrs[addrs] = append(m.byAddrs[addrs], fl)
 	m.order = append(m.order, fl)
 	return fl
 }
@@ -282,6 +293,9 @@ func (m *matcher) sightAt(p int, s *sighting, t int64) {
 	}
 	if best == nil {
 		best = m.create(id, fl, t)
+		if s.hasReceived {
+			m.noteReceived(fl, s)
+		}
 	}
 	best.seen |= bit
 	best.raw[p], best.fixed[p], best.frame[p] = s.raw, t, s.frame
@@ -355,11 +369,15 @@ func (m *matcher) judge(g, prev *group) {
 		}
 	}
 	backwards := fl.have && !psnBefore(fl.maxPSN, psn)
-	burst := backwards && !fl.inBurst
+	// A PSN the responder already said it received is asked again for
+	// another reason (a READ whose responses were lost, a timeout after a
+	// lost ACK): not a loss of the request.
+	received := fl.haveReceived && !psnBefore(fl.received, psn)
+	burst := backwards && !fl.inBurst && !received
 	if prev != nil {
 		prev.retransmitted = true
-		prev.burst = prev.burst || burst
-	} else if backwards {
+		prev.burst = prev.burst || burst && !m.explained(fl, psn)
+	} else if backwards && !received {
 		fl.pendingFresh = g
 	}
 	if backwards {
@@ -453,4 +471,47 @@ func (m *matcher) merge(p int, s *sighting, t int64) error {
 	}
 	return m.cfg.Merge(p, capture.Packet{Number: s.frame, Time: time.Unix(0, at), Length: s.length,
 		LinkType: s.linkType, Interface: p, Data: s.data})
+}
+
+// noteReceived takes a response's word that the responder received the
+// requests up to a PSN, for the other direction of its connection.
+func (m *matcher) noteReceived(fl *flow, s *sighting) {
+	req := fl.paired
+	if req == nil {
+		for _, f := range m.byAddrs[[2][16]byte{s.flow.dst, s.flow.src}] {
+			if g := f.ring[s.psn%psnSpan]; g != nil && g.id.psn == s.psn && f.paired == nil {
+				req, f.paired, fl.paired = f, fl, f
+				break
+			}
+		}
+		if req == nil {
+			return
+		}
+	}
+	if !req.haveReceived || psnBefore(req.received, s.received) {
+		req.received, req.haveReceived = s.received, true
+	}
+}
+
+// explained reports whether a go-back-N burst from psn is explained by a
+// loss already located: a packet between psn and the highest PSN sent that
+// the last point of the path missed. A sender resends from the oldest
+// unacknowledged packet, which need not be the lost one (a lost last
+// packet of a message, found by the timeout, sends the whole message
+// again).
+func (m *matcher) explained(fl *flow, psn uint32) bool {
+	if m.rep == nil || len(fl.path) == 0 {
+		return false
+	}
+	last := uint64(1) << fl.path[len(fl.path)-1]
+	for d := 0; d < psnSpan; d++ {
+		p := (psn + uint32(d)) & 0xFFFFFF
+		if g := fl.ring[p%psnSpan]; g != nil && g.id.psn == p && g.seen&last == 0 && retransmittable(g.id.opcode) {
+			return true
+		}
+		if p == fl.maxPSN {
+			break
+		}
+	}
+	return false
 }

@@ -35,8 +35,12 @@ type sighting struct {
 	psn    uint32
 	icrc   uint32
 	opcode uint8
-	raw    int64 // capture time, ns since the epoch, as the point's clock read it
-	frame  int
+	// received, for a response, is the last PSN it says the responder
+	// received: an ACK's or a READ response's own, the one before a NAK's.
+	received    uint32
+	hasReceived bool
+	raw         int64 // capture time, ns since the epoch, as the point's clock read it
+	frame       int
 	// other marks a frame that is no transport packet, yielded only when
 	// frames are kept for a merged capture; data, length and linkType are
 	// set only then.
@@ -125,6 +129,7 @@ func (s *source) next(out *sighting) error {
 		out.key = decode.FlowKey{Src: src, Dst: dst, DestQP: bth.DestQP}
 		out.flow = flowID{src: src.Addr.As16(), dst: dst.Addr.As16(), slid: src.LID, dlid: dst.LID, qp: bth.DestQP}
 		out.psn, out.opcode, out.icrc = uint32(bth.PSN), uint8(bth.Opcode), bth.Trailer.ICRC
+		out.received, out.hasReceived = receivedPSN(bth)
 		out.raw = s.in.Time.UnixNano()
 		out.frame = s.in.Number
 		if s.report != nil {
@@ -135,3 +140,18 @@ func (s *source) next(out *sighting) error {
 }
 
 func (s *source) close() { s.r.Close() }
+
+// receivedPSN reads what a response says the responder received: an ACK,
+// an atomic ACK or a READ response the request with its PSN (and all before
+// it), a NAK or RNR NAK everything before its PSN.
+func receivedPSN(bth *layers.BTH) (uint32, bool) {
+	info := bth.Opcode.Info()
+	if !info.Response || info.Service == layers.ServiceCNP {
+		return 0, false
+	}
+	psn := uint32(bth.PSN)
+	if info.Has(layers.HdrAETH) && !bth.AETH.Syndrome.IsAck() {
+		return (psn - 1) & 0xFFFFFF, true
+	}
+	return psn, true
+}
