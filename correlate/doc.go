@@ -30,7 +30,15 @@
 // point if the sender retransmitted it; otherwise the receiver had it and the
 // downstream captures dropped it. A retransmission of a packet that every
 // point saw, starting a go-back-N burst, says the packet was lost after the
-// last point; a retransmitted PSN that no point saw before was lost between
+// last point, unless a response of the other direction said the responder
+// had received it (an ACK, a READ response, the PSN before a NAK's: the
+// request was sent again for another reason) or a loss already located in
+// the burst explains it (the sender resends from its oldest unacknowledged
+// packet); a retransmitted PSN that no point saw before was lost between
 // the sender and the first point. Go-back-N's repeats of packets that arrived
 // are not losses.
+//
+// The captures may be taken on a switch's mirror port: GRE with ERSPAN type
+// I, II or III around a mirrored frame decodes to that frame (package
+// layers), which then matches like any other.
 package correlate
