@@ -2,6 +2,8 @@ package correlate
 
 import (
 	"time"
+
+	"github.com/ibwire/ibwire/capture"
 )
 
 // attribute settles the fate of one transmission along its flow's path:
@@ -88,6 +90,11 @@ func (m *matcher) emit(g *group, times []int64, dropped uint64, lostAfter int) {
 	s.LostAfter, s.LostOn = lostAfter, ""
 	if lostAfter >= 0 {
 		s.LostOn = m.segmentName(g.fl, lostAfter)
+	}
+	s.Path, s.Point, s.Frame = g.fl.path, g.point, capture.Packet{}
+	if g.hasData {
+		s.Frame = capture.Packet{Number: g.frame[g.point], Time: time.Unix(0, times[g.point]).UTC(), Length: g.length,
+			LinkType: g.linkType, Interface: g.point, Data: g.data}
 	}
 	m.cfg.Packet(s)
 }

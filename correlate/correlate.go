@@ -60,6 +60,9 @@ type Config struct {
 	// for one missing downstream, when its retransmission shows or its PSN
 	// falls out of reach. The Sighting is reused after the call.
 	Packet func(*Sighting)
+	// Frames makes each Sighting carry the frame of the first point that saw
+	// the packet, which costs a copy of up to psnSpan (1024) frames per flow.
+	Frames bool
 }
 
 // Run correlates the captures of cfg.Points and reports where each packet

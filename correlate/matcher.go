@@ -21,6 +21,13 @@ type group struct {
 	raw   []int64
 	fixed []int64
 	frame []int
+	// data, length and linkType are the first sighting's frame, kept when
+	// Config.Frames asks; point is where it was seen.
+	data     []byte
+	length   int
+	linkType layers.LinkType
+	point    int
+	hasData  bool
 	// olderOpen links the open groups of a PSN slot, newest first; newer
 	// is the link's other end.
 	olderOpen, newer *group
@@ -155,7 +162,7 @@ func (m *matcher) run() error {
 			return err
 		}
 		s.sample = m.sample
-		s.keep = m.rep != nil && m.cfg.Merge != nil
+		s.keep = m.rep != nil && (m.cfg.Merge != nil || m.cfg.Frames && m.cfg.Packet != nil)
 		m.srcs = append(m.srcs, s)
 		m.feeds = append(m.feeds, startFeed(s, done))
 	}
@@ -191,7 +198,7 @@ func (m *matcher) run() error {
 			m.fifo = append(m.fifo[:0], m.fifo[m.fifoAt:]...)
 			m.fifoAt = 0
 		}
-		if h := &m.heads[p]; h.data != nil {
+		if h := &m.heads[p]; h.data != nil && m.cfg.Merge != nil {
 			if err := m.merge(p, h, t); err != nil {
 				return err
 			}
@@ -299,6 +306,11 @@ func (m *matcher) sightAt(p int, s *sighting, t int64) {
 	}
 	best.seen |= bit
 	best.raw[p], best.fixed[p], best.frame[p] = s.raw, t, s.frame
+	if s.data != nil && m.cfg.Frames && (!best.hasData || fl.pos[p] >= 0 && (fl.pos[best.point] < 0 || fl.pos[p] < fl.pos[best.point])) {
+		// The frame of the point furthest upstream that saw it.
+		best.data = append(best.data[:0], s.data...)
+		best.length, best.linkType, best.point, best.hasData = s.length, s.linkType, p, true
+	}
 	psn := s.psn
 	if fl.pointHave&bit != 0 && psnBefore(psn, fl.pointMax[p]) {
 		if best.copy == 1 {
@@ -314,11 +326,11 @@ func (m *matcher) create(id identity, fl *flow, t int64) *group {
 	var g *group
 	if k := len(m.free); k > 0 {
 		g, m.free = m.free[k-1], m.free[:k-1]
-		raw, fixed, frame := g.raw, g.fixed, g.frame
+		raw, fixed, frame, data := g.raw, g.fixed, g.frame, g.data
 		clear(raw)
 		clear(fixed)
 		clear(frame)
-		*g = group{raw: raw, fixed: fixed, frame: frame}
+		*g = group{raw: raw, fixed: fixed, frame: frame, data: data[:0]}
 	} else {
 		g = &group{raw: make([]int64, m.n), fixed: make([]int64, m.n), frame: make([]int, m.n)}
 	}

@@ -3,6 +3,7 @@ package correlate
 import (
 	"time"
 
+	"github.com/ibwire/ibwire/capture"
 	"github.com/ibwire/ibwire/decode"
 )
 
@@ -115,4 +116,12 @@ type Sighting struct {
 	LostAfter int
 	// LostOn names that segment, "" if the packet was not lost.
 	LostOn string
+	// Path lists the points of the packet's flow along its path, upstream
+	// first, as indexes into Config.Points.
+	Path []int
+	// Point is the first point along the path that saw the packet, and
+	// Frame its frame there (its time corrected unless NoClockFix), when
+	// Config.Frames asks for it; Frame.Data is valid during the call only.
+	Point int
+	Frame capture.Packet
 }

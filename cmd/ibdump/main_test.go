@@ -99,6 +99,10 @@ func TestGolden(t *testing.T) {
 		{"jsonl", []string{"-T", "jsonl", "-c", "4", rping}, 0},
 		{"ek", []string{"-T", "ek", "-c", "2", vectors}, 0},
 		{"correlate", []string{"--point", "a=" + multipointA, "--point", "b=" + multipointB, "--point", "c=" + multipointC}, 0},
+		{"correlate-fields-lost-dropped", []string{"--point", "a=" + multipointA, "--point", "b=" + multipointB, "--point", "c=" + multipointC,
+			"-Y", "ibwire.correlate.lost_on || ibwire.correlate.dropped", "-T", "fields", "-E", "header=y", "-e", "frame.number",
+			"-e", "ibwire.correlate.point", "-e", "bth.psn", "-e", "ibwire.correlate.copy", "-e", "ibwire.correlate.seen",
+			"-e", "ibwire.correlate.dropped", "-e", "ibwire.correlate.lost_on", "-e", "ibwire.correlate.delay"}, 0},
 		{"correlate-json-raw-clocks", []string{"--correlate", "--no-clock-fix", "-T", "json", multipointA, multipointC}, 0},
 		{"filter-naks", []string{"-Y", "aeth.syndrome.opcode == 3", writeLoss}, 0},
 		{"filter-rnr-count", []string{"--count", "-Y", "aeth.syndrome.opcode == 1", sendRNR}, 0},
@@ -461,7 +465,9 @@ func TestCorrelateUsageErrors(t *testing.T) {
 		{[]string{"--correlate", multipointA, "-"}, "standard input cannot be correlated"},
 		{[]string{"--point", "a", multipointA}, "--point a: want NAME=FILE"},
 		{[]string{"--point", "a=" + multipointA, "--point", "a=" + multipointB}, `two capture points are named "a"`},
-		{[]string{"--correlate", "-T", "fields", multipointA, multipointB}, "-T fields: the report is text or json"},
+		{[]string{"--correlate", "-z", "conv,qp", multipointA, multipointB}, "-z conv,qp: with --correlate, -z path (the report) only"},
+		{[]string{"--correlate", "-z", "path", "-T", "fields", "-e", "bth.psn", multipointA, multipointB}, "the report and the packets would mix"},
+		{[]string{"--correlate", "-Y", "bth.psn ==", multipointA, multipointB}, "-Y"},
 		{[]string{"--correlate", multipointA, "../../pcaps/no-such.pcap"}, "no-such.pcap"},
 	}
 	for _, tt := range tests {
@@ -522,4 +528,51 @@ func TestCorrelateMerged(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, name, ifc.Name)
 	}
+}
+
+// TestCorrelateFieldsAgreeWithReport: the packets -Y finds by their
+// ibwire.correlate.* fields are the report's losses (less those before the
+// first point, which no point saw) and capture drops.
+func TestCorrelateFieldsAgreeWithReport(t *testing.T) {
+	points := []string{"--point", "a=" + multipointA, "--point", "b=" + multipointB, "--point", "c=" + multipointC}
+	out, errOut, code := ibdump(t, nil, append([]string{"-T", "json"}, points...)...)
+	require.Zero(t, code, errOut)
+	var rep struct {
+		Points []struct {
+			CaptureDrops int `json:"capture_drops"`
+		}
+		Flows []struct {
+			Segments []struct {
+				Name   string
+				Losses int
+			}
+		}
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &rep))
+	lost, drops := 0, 0
+	for _, f := range rep.Flows {
+		for _, s := range f.Segments[1:] {
+			lost += s.Losses
+		}
+	}
+	for _, p := range rep.Points {
+		drops += p.CaptureDrops
+	}
+	require.NotZero(t, lost)
+	require.NotZero(t, drops)
+	count := func(filter string) int {
+		out, errOut, code := ibdump(t, nil, append([]string{"--count", "-Y", filter}, points...)...)
+		require.Zero(t, code, errOut)
+		n, err := strconv.Atoi(strings.Fields(out)[0])
+		require.NoError(t, err, out)
+		return n
+	}
+	assert.Equal(t, lost, count("ibwire.correlate.lost_on"))
+	out, errOut, code = ibdump(t, nil, append([]string{"-Y", "ibwire.correlate.dropped", "-T", "fields", "-e", "ibwire.correlate.dropped"}, points...)...)
+	require.Zero(t, code, errOut)
+	n := 0
+	for _, line := range strings.Fields(out) {
+		n += len(strings.Split(line, ","))
+	}
+	assert.Equal(t, drops, n, "one name per point that dropped a packet")
 }

@@ -152,7 +152,9 @@ func newFlagSet(o *options, stderr io.Writer) *flag.FlagSet {
 	fs.BoolVar(&o.print, "P", false, "print packets while writing them with -w")
 	fs.BoolVar(&o.correlate, "correlate", false, "correlate the files as captures of the same traffic at several points, one file per point named after\n"+
 		"the file: clocks, path, losses by segment, capture drops per point, delay per hop (text, or -T json);\n"+
-		"-w FILE.pcapng writes the captures merged on the corrected clocks, one interface per point")
+		"-w FILE.pcapng writes the captures merged on the corrected clocks, one interface per point; -Y, -T fields|text|jsonl|ek\n"+
+		"and -V list the packets instead, with ibwire.correlate.* fields (point, seen, dropped, lost_on, copy, delay), in\n"+
+		"the order each packet's fate is known; -z path adds the report")
 	fs.Var(&o.points, "point", "with --correlate, a capture point `NAME=FILE` (repeatable; implies --correlate)")
 	fs.BoolVar(&o.noClockFix, "no-clock-fix", false, "with --correlate, measure delays on the clocks as captured rather than corrected")
 	fs.DurationVar(&o.window, "correlate-window", correlate.DefaultWindow, "with --correlate, how long a packet waits for its copies at the other points (`duration`)")
