@@ -67,6 +67,9 @@ func (m *matcher) attribute(g *group) {
 		if g.late&(1<<b) != 0 && g.late&(1<<a) == 0 {
 			h.reordered++
 		}
+		if g.ce&(1<<b) != 0 && g.ce&(1<<a) == 0 {
+			h.marked++
+		}
 	}
 	if m.cfg.Packet != nil {
 		m.emit(g, times, dropped, lostAfter)
@@ -131,7 +134,7 @@ func (m *matcher) report() {
 			h := &fl.hops[j]
 			fr.Hops = append(fr.Hops, Hop{
 				From: fr.Path[j], To: fr.Path[j+1],
-				Delay: h.delay.Summarize(), Negative: h.negative, Reordered: h.reordered,
+				Delay: h.delay.Summarize(), Negative: h.negative, Reordered: h.reordered, Marked: h.marked,
 			})
 		}
 		m.rep.Flows = append(m.rep.Flows, fr)

@@ -203,6 +203,15 @@ func TestRewrittenOuterHeaders(t *testing.T) {
 		assert.Zero(t, p.CaptureDrops)
 	}
 	assert.InDelta(t, float64(-300*time.Millisecond), float64(rep.Points[1].Clock.Offset), float64(time.Microsecond))
+	for _, fl := range rep.Flows {
+		require.Len(t, fl.Hops, 1)
+		h := fl.Hops[0]
+		if h.To == "switch" {
+			assert.Equal(t, int(h.Delay.Count), h.Marked, "%s → %s: the switch's copies all carry CE", fl.Src, fl.Dst)
+		} else {
+			assert.Zero(t, h.Marked, "%s → %s: CE removed is no mark added", fl.Src, fl.Dst)
+		}
+	}
 }
 
 // TestMirrorPortCapture: a switch's mirror of the traffic, captured at the

@@ -18,6 +18,7 @@ type group struct {
 	first int64 // corrected time of its first sighting
 	seen  uint64
 	late  uint64 // points where it arrived after a later PSN of its flow
+	ce    uint64 // points where it carried a congestion mark
 	raw   []int64
 	fixed []int64
 	frame []int
@@ -79,6 +80,7 @@ type hopStats struct {
 	delay     decode.Histogram
 	negative  int
 	reordered int
+	marked    int
 }
 
 type matcher struct {
@@ -305,6 +307,9 @@ func (m *matcher) sightAt(p int, s *sighting, t int64) {
 		}
 	}
 	best.seen |= bit
+	if s.marked {
+		best.ce |= bit
+	}
 	best.raw[p], best.fixed[p], best.frame[p] = s.raw, t, s.frame
 	if s.data != nil && m.cfg.Frames && (!best.hasData || fl.pos[p] >= 0 && (fl.pos[best.point] < 0 || fl.pos[p] < fl.pos[best.point])) {
 		// The frame of the point furthest upstream that saw it.

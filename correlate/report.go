@@ -95,6 +95,9 @@ type Hop struct {
 	// Reordered counts packets that arrived at To after a later PSN of the
 	// flow though they had arrived at From in order.
 	Reordered int `json:"reordered"`
+	// Marked counts packets that left From without a congestion mark (ECN
+	// CE, or FECN) and reached To with one: marked on this hop.
+	Marked int `json:"ce_marked"`
 }
 
 // Sighting is one packet as Config.Packet sees it once its fate is known.

@@ -35,6 +35,9 @@ type sighting struct {
 	psn    uint32
 	icrc   uint32
 	opcode uint8
+	// marked: the packet carries a congestion mark (IP ECN CE, or the
+	// BTH's FECN where there is no IP header).
+	marked bool
 	// received, for a response, is the last PSN it says the responder
 	// received: an ACK's or a READ response's own, the one before a NAK's.
 	received    uint32
@@ -130,6 +133,14 @@ func (s *source) next(out *sighting) error {
 		out.flow = flowID{src: src.Addr.As16(), dst: dst.Addr.As16(), slid: src.LID, dlid: dst.LID, qp: bth.DestQP}
 		out.psn, out.opcode, out.icrc = uint32(bth.PSN), uint8(bth.Opcode), bth.Trailer.ICRC
 		out.received, out.hasReceived = receivedPSN(bth)
+		switch {
+		case pkt.HasIPv4():
+			out.marked = pkt.Headers.IPv4.TOS&3 == 3
+		case pkt.HasIPv6():
+			out.marked = pkt.Headers.IPv6.TrafficClass&3 == 3
+		default:
+			out.marked = bth.FECN
+		}
 		out.raw = s.in.Time.UnixNano()
 		out.frame = s.in.Number
 		if s.report != nil {

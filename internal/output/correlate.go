@@ -57,10 +57,10 @@ func WriteCorrelation(w io.Writer, r *correlate.Report) error {
 		if len(f.Hops) == 0 {
 			continue
 		}
-		ht := newTextTable("Hop", "Packets", "P50 us", "P90 us", "P99 us", "Max us", "Below 0", "Reordered")
+		ht := newTextTable("Hop", "Packets", "P50 us", "P90 us", "P99 us", "Max us", "Below 0", "Reordered", "CE added")
 		for _, h := range f.Hops {
 			d := h.Delay
-			ht.row(h.From+" → "+h.To, strconv.FormatUint(d.Count, 10), us(d.P50), us(d.P90), us(d.P99), us(d.Max), strconv.Itoa(h.Negative), strconv.Itoa(h.Reordered))
+			ht.row(h.From+" → "+h.To, strconv.FormatUint(d.Count, 10), us(d.P50), us(d.P90), us(d.P99), us(d.Max), strconv.Itoa(h.Negative), strconv.Itoa(h.Reordered), strconv.Itoa(h.Marked))
 		}
 		ht.write(bw, "  ")
 	}
