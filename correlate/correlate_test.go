@@ -250,3 +250,30 @@ func TestMirrorPortCapture(t *testing.T) {
 		assert.InDelta(t, float64(40*time.Millisecond), float64(rep.Points[1].Clock.Offset), float64(time.Microsecond))
 	}
 }
+
+// TestMalformedFramesCounted: a frame that does not decode is counted and
+// described (file, packet, layer and field) and the correlation goes on
+// with the rest.
+func TestMalformedFramesCounted(t *testing.T) {
+	const broken = "../pcaps/broken_truncated.pcap"
+	rep, err := correlate.Run(correlate.Config{Points: []correlate.Point{{Name: "a", Path: broken}, {Name: "b", Path: broken}}})
+	require.NoError(t, err)
+	for _, p := range rep.Points {
+		assert.Equal(t, 1, p.Errors, p.Name)
+		assert.Regexp(t, `^\.\./pcaps/broken_truncated\.pcap: packet \d+: [A-Za-z]+\.[A-Za-z]+`, p.FirstError, p.Name)
+		assert.Equal(t, p.Frames-1, p.RoCE, "%s: the other frames correlate", p.Name)
+		assert.Zero(t, p.CaptureDrops)
+	}
+	// The damaged SEND reached neither point intact (both hold the same cut
+	// bytes) and was sent again: for the correlation it never arrived, so
+	// its resend names a loss before the first point, and nothing else.
+	losses := map[string]int{}
+	for _, fl := range rep.Flows {
+		for _, s := range fl.Segments {
+			if s.Losses > 0 {
+				losses[fl.Src+" "+s.Name] += s.Losses
+			}
+		}
+	}
+	assert.Equal(t, map[string]int{"192.168.1.1 sender → a": 1}, losses)
+}
