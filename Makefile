@@ -9,6 +9,7 @@ FUZZ_TARGETS = \
 	./layers:FuzzPSNWindow \
 	./layers:FuzzNVMeCapsules \
 	./layers:FuzzMACControl \
+	./layers:FuzzMirror \
 	./capture:FuzzReader \
 	./dfilter:FuzzCompile \
 	./decode:FuzzAnalyze \

@@ -61,10 +61,12 @@ var allowedImports = map[string][]string{
 	"capture":            {"layers", "github.com/google/gopacket", "golang.org/x/net/bpf", "golang.org/x/sys/unix"},
 	"decode":             {"capture", "layers", "setup", "github.com/google/gopacket"},
 	"dfilter":            {"decode", "layers"},
-	"internal/output":    {"decode", "dfilter", "layers", "golang.org/x/term"},
-	"internal/ibdumpcli": {"capture", "decode", "dfilter", "internal/output", "layers", "pcaps", "github.com/google/gopacket", "golang.org/x/term"},
+	"internal/output":    {"correlate", "decode", "dfilter", "layers", "golang.org/x/term"},
+	"internal/ibdumpcli": {"capture", "correlate", "decode", "dfilter", "internal/output", "layers", "pcaps", "github.com/google/gopacket", "golang.org/x/term"},
 	"internal/tui":       {"decode", "dfilter", "capture", "internal/output", "layers", "github.com/rivo/tview", "github.com/gdamore/tcell/v2"},
 	"craft":              {"layers", "github.com/google/gopacket"},
+	// correlate: several captures of the same traffic matched packet by packet.
+	"correlate": {"capture", "decode", "layers"},
 	// endpoint: gopacket only for the SerializeBuffer type layers' SerializeTo takes.
 	"endpoint":          {"layers", "golang.org/x/net/ipv4", "golang.org/x/net/ipv6", "golang.org/x/sys/unix", "github.com/google/gopacket"},
 	"endpoint/wiretest": {"endpoint", "layers"},

@@ -19,8 +19,11 @@ type Writer struct {
 	linkType layers.LinkType
 	nanos    bool
 	ifaces   []layers.LinkType // pcapng interfaces, in the order written
-	hdr      [32]byte
-	closed   bool
+	// named: the interfaces were given up front (NewWriterInterfaces) and
+	// a packet goes to the one its Interface says.
+	named  bool
+	hdr    [32]byte
+	closed bool
 }
 
 // NewWriter starts a capture stream on w and writes its header at once, so
@@ -50,9 +53,20 @@ func NewWriter(w io.Writer, format Format, linkType layers.LinkType, nanos bool)
 		_, err := wr.w.Write(h)
 		return wr, err
 	}
-	// Section header: byte-order magic, version 1.0, section length unknown
-	// (-1) because the stream is not seekable.
-	h := wr.hdr[:28]
+	if err := wr.sectionHeader(); err != nil {
+		return nil, err
+	}
+	if _, err := wr.iface(linkType); err != nil {
+		return nil, err
+	}
+	return wr, nil
+}
+
+// sectionHeader writes a pcapng section header block: byte-order magic,
+// version 1.0, section length unknown (-1) because the stream is not
+// seekable.
+func (w *Writer) sectionHeader() error {
+	h := w.hdr[:28]
 	le := binary.LittleEndian
 	le.PutUint32(h, blockSHB)
 	le.PutUint32(h[4:], 28)
@@ -60,13 +74,8 @@ func NewWriter(w io.Writer, format Format, linkType layers.LinkType, nanos bool)
 	le.PutUint32(h[12:], 1)
 	le.PutUint64(h[16:], ^uint64(0))
 	le.PutUint32(h[24:], 28)
-	if _, err := wr.w.Write(h); err != nil {
-		return nil, err
-	}
-	if _, err := wr.iface(linkType); err != nil {
-		return nil, err
-	}
-	return wr, nil
+	_, err := w.w.Write(h)
+	return err
 }
 
 // Create creates (or truncates) the file path and starts a capture on it
@@ -96,30 +105,89 @@ func (w *Writer) iface(lt layers.LinkType) (int, error) {
 			return i, nil
 		}
 	}
+	return w.addInterface("", lt)
+}
+
+// addInterface writes an interface description block: link type, snapshot
+// length, the if_name option when name is set, if_tsresol for nanoseconds.
+func (w *Writer) addInterface(name string, lt layers.LinkType) (int, error) {
 	if lt > 0xffff { // the block's link type field is 16 bits wide
 		return 0, fmt.Errorf("capture: %w: %v in pcapng", ErrLinkType, lt)
 	}
-	n := 20
-	if w.nanos {
-		n += 12 // if_tsresol option (4+1, padded to 8) and end of options (4)
+	le := binary.LittleEndian
+	b := make([]byte, 16, 64)
+	le.PutUint32(b, blockIDB)
+	le.PutUint16(b[8:], uint16(lt))
+	le.PutUint32(b[12:], MaxCaplen)
+	option := func(code uint16, value []byte) {
+		b = le.AppendUint16(b, code)
+		b = le.AppendUint16(b, uint16(len(value)))
+		b = append(b, value...)
+		b = append(b, make([]byte, -len(value)&3)...)
 	}
-	h, le := w.hdr[:n], binary.LittleEndian
-	clear(h)
-	le.PutUint32(h, blockIDB)
-	le.PutUint32(h[4:], uint32(n))
-	le.PutUint16(h[8:], uint16(lt))
-	le.PutUint32(h[12:], MaxCaplen)
-	if w.nanos {
-		le.PutUint16(h[16:], 9) // if_tsresol
-		le.PutUint16(h[18:], 1)
-		h[20] = 9 // 10^-9 s
+	if name != "" {
+		option(2, []byte(name)) // if_name
 	}
-	le.PutUint32(h[n-4:], uint32(n))
-	if _, err := w.w.Write(h); err != nil {
+	if w.nanos {
+		option(9, []byte{9}) // if_tsresol: 10^-9 s
+	}
+	if len(b) > 16 {
+		b = append(b, 0, 0, 0, 0) // opt_endofopt
+	}
+	b = le.AppendUint32(b, uint32(len(b)+4))
+	le.PutUint32(b[4:], uint32(len(b)))
+	if _, err := w.w.Write(b); err != nil {
 		return 0, err
 	}
 	w.ifaces = append(w.ifaces, lt)
 	return len(w.ifaces) - 1, nil
+}
+
+// NamedInterface is one interface of a pcapng stream NewWriterInterfaces
+// starts: its if_name and link type.
+type NamedInterface struct {
+	Name     string
+	LinkType layers.LinkType
+}
+
+// NewWriterInterfaces starts a pcapng stream on w with the interfaces
+// given, in order (as mergecap writes one per input); WritePacket then
+// writes each packet on the interface its Interface field numbers, which
+// must have the packet's link type.
+func NewWriterInterfaces(w io.Writer, ifaces []NamedInterface, nanos bool) (*Writer, error) {
+	if len(ifaces) == 0 {
+		return nil, errors.New("capture: a pcapng stream needs an interface")
+	}
+	wr := &Writer{w: bufio.NewWriterSize(w, 64<<10), format: FormatPcapNG, linkType: ifaces[0].LinkType, nanos: nanos, named: true}
+	if err := wr.sectionHeader(); err != nil {
+		return nil, err
+	}
+	for _, ifc := range ifaces {
+		if _, err := wr.addInterface(ifc.Name, ifc.LinkType); err != nil {
+			return nil, err
+		}
+	}
+	return wr, nil
+}
+
+// CreateInterfaces creates (or truncates) the file path and starts a
+// pcapng stream on it as NewWriterInterfaces does; "-" means standard
+// output.
+func CreateInterfaces(path string, ifaces []NamedInterface, nanos bool) (*Writer, error) {
+	if path == "-" {
+		return NewWriterInterfaces(os.Stdout, ifaces, nanos)
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("capture: %w", err)
+	}
+	w, err := NewWriterInterfaces(f, ifaces, nanos)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	w.file = f
+	return w, nil
 }
 
 // WritePacket appends p. The captured length is len(p.Data); the original
@@ -154,9 +222,14 @@ func (w *Writer) WritePacket(p Packet) error {
 		_, err := w.w.Write(p.Data)
 		return err
 	}
-	ifc, err := w.iface(p.LinkType)
-	if err != nil {
-		return err
+	ifc := p.Interface
+	if !w.named {
+		var err error
+		if ifc, err = w.iface(p.LinkType); err != nil {
+			return err
+		}
+	} else if ifc < 0 || ifc >= len(w.ifaces) || w.ifaces[ifc] != p.LinkType {
+		return fmt.Errorf("capture: %w: %v packet on interface %d of %d", ErrLinkType, p.LinkType, ifc, len(w.ifaces))
 	}
 	units := uint64(ns)
 	if !w.nanos {
@@ -184,7 +257,7 @@ func (w *Writer) WritePacket(p Packet) error {
 	if _, err := w.w.Write(zero[:pad]); err != nil {
 		return err
 	}
-	_, err = w.w.Write(t)
+	_, err := w.w.Write(t)
 	return err
 }
 

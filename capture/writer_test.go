@@ -146,3 +146,44 @@ func TestCreate(t *testing.T) {
 	_, err = Create(filepath.Join(t.TempDir(), "no", "such", "dir"), FormatPcap, layers.LinkTypeRaw, false)
 	assert.ErrorIs(t, err, os.ErrNotExist)
 }
+
+// TestWriterNamedInterfaces: a pcapng stream with interfaces given up
+// front (mergecap's shape) puts each packet on the interface it names,
+// whose if_name gopacket's pcapng reader reads back.
+func TestWriterNamedInterfaces(t *testing.T) {
+	ifaces := []NamedInterface{{"a", layers.LinkTypeEthernet}, {"mirror", layers.LinkTypeEthernet}, {"ib", layers.LinkTypeInfiniBand}}
+	var buf bytes.Buffer
+	w, err := NewWriterInterfaces(&buf, ifaces, true)
+	require.NoError(t, err)
+	packets := []Packet{
+		{Time: ngTime(1), Data: []byte{1, 2, 3}, LinkType: layers.LinkTypeEthernet, Interface: 1},
+		{Time: ngTime(2), Data: []byte{4, 5, 6, 7, 8}, LinkType: layers.LinkTypeInfiniBand, Interface: 2},
+		{Time: ngTime(3), Data: []byte{9}, LinkType: layers.LinkTypeEthernet, Interface: 0},
+	}
+	for _, p := range packets {
+		require.NoError(t, w.WritePacket(p))
+	}
+	assert.ErrorIs(t, w.WritePacket(Packet{Data: []byte{1}, LinkType: layers.LinkTypeEthernet, Interface: 2}), ErrLinkType)
+	assert.ErrorIs(t, w.WritePacket(Packet{Data: []byte{1}, LinkType: layers.LinkTypeEthernet, Interface: 3}), ErrLinkType)
+	require.NoError(t, w.Flush())
+
+	ng, err := pcapgo.NewNgReader(bytes.NewReader(buf.Bytes()), pcapgo.NgReaderOptions{WantMixedLinkType: true})
+	require.NoError(t, err)
+	for _, p := range packets {
+		data, ci, err := ng.ReadPacketData()
+		require.NoError(t, err)
+		assert.Equal(t, p.Data, data)
+		assert.Equal(t, p.Interface, ci.InterfaceIndex)
+		assert.Equal(t, p.Time.UnixNano(), ci.Timestamp.UnixNano())
+	}
+	_, _, err = ng.ReadPacketData()
+	assert.ErrorIs(t, err, io.EOF)
+	require.Equal(t, 3, ng.NInterfaces())
+	for i, want := range ifaces {
+		got, err := ng.Interface(i)
+		require.NoError(t, err)
+		assert.Equal(t, want.Name, got.Name)
+	}
+	_, err = NewWriterInterfaces(&buf, nil, false)
+	assert.Error(t, err)
+}

@@ -50,4 +50,9 @@
 // what caused them, ACK timeouts, NAKs and the requests they answer, RNR
 // NAKs, CNPs, ECN and FECN marks, duplicates and every corruption, named
 // as ibwire's analysis fields. craft writes no files: package capture does.
+//
+// MultiPoint places a trace's frames at several capture points along its
+// path, each with its own clock offset, drift and capture drops, the lost
+// frames (Trace.Lost) lost on chosen segments between them, and says where
+// each loss and drop happened: the answers package correlate must find.
 package craft

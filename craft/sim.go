@@ -125,6 +125,7 @@ type sim struct {
 	events eventHeap
 	seq    int
 	recs   []*rec
+	lost   []Frame // frames sent and lost, in send order
 
 	lossRNG, ceRNG *rand.Rand
 	lostPkts       map[int]bool // request packet index → first transmission lost
@@ -400,9 +401,6 @@ func (s *sim) transmit(now time.Duration, t *tx) time.Duration {
 			s.sentBefore[side][o] = true
 		}
 	}
-	if lost {
-		return at
-	}
 	p := Packet{From: side, BTH: t.bth, Payload: t.payload}
 	if ce {
 		p.ECN = CE
@@ -413,6 +411,10 @@ func (s *sim) transmit(now time.Duration, t *tx) time.Duration {
 	fr, err := s.b.Build(p, s.cfg.Start.Add(at))
 	if err != nil {
 		s.fatal(err)
+		return at
+	}
+	if lost {
+		s.lost = append(s.lost, fr)
 		return at
 	}
 	var detail string
@@ -945,5 +947,6 @@ func (s *sim) output() Trace {
 		}
 	}
 	sortFindings(tr.Findings)
+	tr.Lost = append(tr.Lost, s.lost...)
 	return tr
 }

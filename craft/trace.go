@@ -63,12 +63,17 @@ func (f Finding) String() string {
 type Trace struct {
 	Frames   []Frame
 	Findings []Finding
+	// Lost holds the frames the faults lost before the capture point, in
+	// send order: neither captured nor received, but sent (MultiPoint
+	// shows them at the points upstream of their loss).
+	Lost []Frame
 }
 
 // Append adds u's frames after t's, renumbering u's findings.
 func (t *Trace) Append(u Trace) {
 	n := len(t.Frames)
 	t.Frames = append(t.Frames, u.Frames...)
+	t.Lost = append(t.Lost, u.Lost...)
 	for _, f := range u.Findings {
 		f.Frame += n
 		if f.Ref > 0 {
@@ -120,6 +125,10 @@ func Merge(ts ...Trace) Trace {
 		}
 	}
 	sortFindings(out.Findings)
+	for _, t := range ts {
+		out.Lost = append(out.Lost, t.Lost...)
+	}
+	sort.SliceStable(out.Lost, func(a, b int) bool { return out.Lost[a].Time.Before(out.Lost[b].Time) })
 	return out
 }
 

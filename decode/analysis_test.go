@@ -253,6 +253,13 @@ func TestAnalyzeGeneratedCorpus(t *testing.T) {
 				// conversation: its opcode sequences are rightly flagged.
 				return
 			}
+			if strings.HasPrefix(name, "multipoint_") {
+				// One point's view of a multi-point set lists no findings
+				// of its own: its answers are the set's losses per segment
+				// and drops per point, which package correlate's tests and
+				// ibdump's correlate goldens check.
+				return
+			}
 			for _, f := range r.findings {
 				if f.Severity > decode.SevNote {
 					assert.True(t, listed[f.Frame], "frame %d: %s (%s) is not an injected anomaly\n%s", f.Frame, f.Kind, f.Severity, r.dump())

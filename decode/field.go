@@ -550,7 +550,7 @@ func buildRegistry() *registry {
 		gate   fieldGate
 	}
 	for _, group := range []group{{frameFields(), gateNone}, {linkFields(), gateNone}, {maccFields(), gateNone},
-		{infinibandFields(), gateNone}, {madFields(), gateMAD}, {ibwireFields(), gateNone}, {analysisFields(), gateNone},
+		{infinibandFields(), gateNone}, {madFields(), gateMAD}, {ibwireFields(), gateNone}, {correlateFields(), gateNone}, {analysisFields(), gateNone},
 		{cmContractFields(), gateCM}, {findingFlagFields(), gateFinding},
 		{nvmeFields(), gateNVMe}, {pfcFields(), gateNone}} {
 		for _, f := range group.fields {

@@ -42,6 +42,9 @@ type Packet struct {
 	VCRCComputed       uint16
 	RelTime, DeltaTime time.Duration // since the first frame, since the previous one
 	Encapsulation      layers.Encapsulation
+	// Correlation is what a correlation of capture points found about the
+	// packet (ibwire.correlate.*); nil unless one set it.
+	Correlation *Correlation
 	// Analysis is what an Analyzer found about the packet (ibwire.analysis.*);
 	// zero until Analyzer.Analyze runs on it.
 	Analysis PacketAnalysis

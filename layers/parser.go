@@ -44,6 +44,12 @@ type Parser struct {
 	Payload  gopacket.Payload
 	// MACControl is a PAUSE or PFC frame's body (no InfiniBand in it).
 	MACControl MACControl
+	// GRE and ERSPAN wrap a frame a switch mirrored to a collector; the
+	// mirrored frame's headers then replace the outer ones in Ethernet,
+	// Dot1Q, IPv4 and IPv6 (Decoded lists both).
+	GRE       GRE
+	ERSPANII  ERSPANII
+	ERSPANIII ERSPANIII
 
 	// Decoded lists the layer types of the last frame, outermost first.
 	Decoded []gopacket.LayerType
@@ -122,7 +128,7 @@ func NewParser(first gopacket.LayerType, opts ParserOptions) *Parser {
 	p.BTH.DecodeDC = opts.DecodeDC
 	p.UDP.ports = append([]uint16(nil), opts.RoCEv2Ports...)
 	dls := []gopacket.DecodingLayer{&p.Ethernet, &p.SLL, &p.SLL2, &p.Dot1Q, &p.IPv4, &p.IPv6, &p.UDP, &p.TCP, &p.ARP,
-		&p.ERF, &p.LRH, &p.RWH, &p.GRH, &p.Payload, &p.MACControl}
+		&p.ERF, &p.LRH, &p.RWH, &p.GRH, &p.Payload, &p.MACControl, &p.GRE, &p.ERSPANII, &p.ERSPANIII}
 	dls = append(dls, p.BTH.DecodingLayers()...)
 	dls = append(dls, p.MAD.DecodingLayers()...)
 	p.dlp = gopacket.NewDecodingLayerParser(first)
@@ -221,6 +227,12 @@ func headerFields(t gopacket.LayerType) (string, []FieldSpan) {
 		return "CM", cmDataFields // by attribute: FieldBytes reads the message's own table
 	case LayerTypeMACControl:
 		return "MACControl", macControlAllFields // each opcode's own: macControlSpans
+	case gplayers.LayerTypeGRE:
+		return "GRE", greFields
+	case gplayers.LayerTypeERSPANII:
+		return "ERSPANII", erspanIIFields
+	case LayerTypeERSPANIII:
+		return "ERSPANIII", erspanIIIFields
 	case LayerTypeSMP:
 		return "SMP", smpFields
 	case LayerTypeSMPDirected:
@@ -458,6 +470,12 @@ func (p *Parser) decodingLayer(t gopacket.LayerType) gopacket.DecodingLayer {
 		return &p.Payload
 	case LayerTypeMACControl:
 		return &p.MACControl
+	case gplayers.LayerTypeGRE:
+		return &p.GRE
+	case gplayers.LayerTypeERSPANII:
+		return &p.ERSPANII
+	case LayerTypeERSPANIII:
+		return &p.ERSPANIII
 	}
 	for _, k := range p.BTH.Info().HeaderList() {
 		if k.LayerType() == t {

@@ -39,6 +39,9 @@ var (
 	// MAC Control (ethertype 0x8808: PAUSE and PFC) is not InfiniBand, but
 	// PFC is what keeps RoCE's Ethernet lossless.
 	LayerTypeMACControl = gopacket.RegisterLayerType(1024, gopacket.LayerTypeMetadata{Name: "MACControl", Decoder: gopacket.DecodeFunc(decodeMACControl)})
+	// ERSPAN type III (GRE protocol 0x22EB), around frames a switch mirrors;
+	// gopacket has type II only. Numbered apart from the InfiniBand headers.
+	LayerTypeERSPANIII = gopacket.RegisterLayerType(1040, gopacket.LayerTypeMetadata{Name: "ERSPANIII", Decoder: gopacket.DecodeFunc(decodeERSPANIII)})
 
 	// The Linux cooked-capture headers (tcpdump -i any) sit apart from the
 	// InfiniBand numbers, at 1900 and 1901; a layer type number never
@@ -68,6 +71,10 @@ func init() {
 	// and 802.1Q both find the next layer in this table.
 	gplayers.EthernetTypeMetadata[EthernetTypeMACControl] = gplayers.EnumMetadata{
 		DecodeWith: LayerTypeMACControl, Name: "MACControl", LayerType: LayerTypeMACControl,
+	}
+	// ERSPAN type III under GRE: gopacket v1.1.19 knows type II (0x88BE) only.
+	gplayers.EthernetTypeMetadata[EthernetTypeERSPANIII] = gplayers.EnumMetadata{
+		DecodeWith: LayerTypeERSPANIII, Name: "ERSPAN Type III", LayerType: LayerTypeERSPANIII,
 	}
 	// RoCEv2: UDP port 4791 carries a BTH. gopacket tries the destination port
 	// first, then the source port (Wireshark tries the lower one first).

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -13,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/gopacket/pcapgo"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -60,6 +63,10 @@ const (
 	uts        = "../../testdata/vectors/scapy-uts-known-answers.pcap"
 	probes     = "../../testdata/vectors/scapy-rocev2-probes.pcap"
 	vectorsIP6 = "../../testdata/vectors/scapy-rocev2-ipv6.pcap"
+	// One conversation captured at three points (pcaps/gen/multipoint.go).
+	multipointA = "../../pcaps/multipoint_a.pcap"
+	multipointB = "../../pcaps/multipoint_b.pcap"
+	multipointC = "../../pcaps/multipoint_c.pcap"
 )
 
 // TestGolden covers every output mode on the corpus; go test -update
@@ -91,6 +98,12 @@ func TestGolden(t *testing.T) {
 		{"json", []string{"-T", "json", "-c", "2", vectors}, 0},
 		{"jsonl", []string{"-T", "jsonl", "-c", "4", rping}, 0},
 		{"ek", []string{"-T", "ek", "-c", "2", vectors}, 0},
+		{"correlate", []string{"--point", "a=" + multipointA, "--point", "b=" + multipointB, "--point", "c=" + multipointC}, 0},
+		{"correlate-fields-lost-dropped", []string{"--point", "a=" + multipointA, "--point", "b=" + multipointB, "--point", "c=" + multipointC,
+			"-Y", "ibwire.correlate.lost_on || ibwire.correlate.dropped", "-T", "fields", "-E", "header=y", "-e", "frame.number",
+			"-e", "ibwire.correlate.point", "-e", "bth.psn", "-e", "ibwire.correlate.copy", "-e", "ibwire.correlate.seen",
+			"-e", "ibwire.correlate.dropped", "-e", "ibwire.correlate.lost_on", "-e", "ibwire.correlate.delay"}, 0},
+		{"correlate-json-raw-clocks", []string{"--correlate", "--no-clock-fix", "-T", "json", multipointA, multipointC}, 0},
 		{"filter-naks", []string{"-Y", "aeth.syndrome.opcode == 3", writeLoss}, 0},
 		{"filter-rnr-count", []string{"--count", "-Y", "aeth.syndrome.opcode == 1", sendRNR}, 0},
 		{"conv-qp", []string{"-q", "-z", "conv,qp", rping}, 0},
@@ -439,4 +452,127 @@ func TestMADLines(t *testing.T) {
 	out, _, code := ibdump(t, nil, path)
 	require.Zero(t, code)
 	assert.Contains(t, out, ", PerfGet(PortCounters) port 1 tid 0x000000000000002a, length 256")
+}
+
+// TestCorrelateUsageErrors: --correlate refuses what it cannot line up,
+// saying why, with exit status 2.
+func TestCorrelateUsageErrors(t *testing.T) {
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--correlate", multipointA}, "want at least two captures, got 1"},
+		{[]string{"--correlate", multipointA, "-"}, "standard input cannot be correlated"},
+		{[]string{"--point", "a", multipointA}, "--point a: want NAME=FILE"},
+		{[]string{"--point", "a=" + multipointA, "--point", "a=" + multipointB}, `two capture points are named "a"`},
+		{[]string{"--correlate", "-z", "conv,qp", multipointA, multipointB}, "-z conv,qp: with --correlate, -z path (the report) only"},
+		{[]string{"--correlate", "-z", "path", "-T", "fields", "-e", "bth.psn", multipointA, multipointB}, "the report and the packets would mix"},
+		{[]string{"--correlate", "-Y", "bth.psn ==", multipointA, multipointB}, "-Y"},
+		{[]string{"--correlate", multipointA, "../../pcaps/no-such.pcap"}, "no-such.pcap"},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			out, errOut, code := ibdump(t, nil, tt.args...)
+			assert.Equal(t, 2, code)
+			assert.Empty(t, out)
+			assert.Contains(t, errOut, "ibdump: --correlate: ")
+			assert.Contains(t, errOut, tt.want)
+		})
+	}
+}
+
+// TestCorrelateMerged: -w with --correlate writes every frame of every
+// point into one pcapng, one interface per point named after it, in the
+// order of the corrected clocks (b's clock runs 250 ms ahead: merged, its
+// copies follow a's by the hop's few microseconds).
+func TestCorrelateMerged(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "merged.pcapng")
+	_, errOut, code := ibdump(t, nil, "-q", "-w", path, "--point", "a="+multipointA, "--point", "b="+multipointB)
+	require.Zero(t, code, errOut)
+	r, err := capture.Open(path)
+	require.NoError(t, err)
+	defer r.Close()
+	perPoint := map[int]int{}
+	var last time.Time
+	var firstB, firstA time.Time
+	for {
+		p, err := r.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		require.NoError(t, err)
+		perPoint[p.Interface]++
+		assert.False(t, p.Time.Before(last), "frame %d goes back in time", p.Number)
+		last = p.Time
+		if p.Interface == 0 && firstA.IsZero() {
+			firstA = p.Time
+		}
+		if p.Interface == 1 && firstB.IsZero() {
+			firstB = p.Time
+		}
+	}
+	assert.Equal(t, map[int]int{0: 97, 1: 89}, perPoint, "the frames of multipoint_a and multipoint_b")
+	assert.InDelta(t, 3*time.Microsecond, firstB.Sub(firstA), float64(500*time.Nanosecond), "b's first copy 3 µs after a's")
+
+	f, err := os.Open(path)
+	require.NoError(t, err)
+	defer f.Close()
+	ng, err := pcapgo.NewNgReader(f, pcapgo.NgReaderOptions{})
+	require.NoError(t, err)
+	for err == nil { // the reader meets the interface blocks as it reads
+		_, _, err = ng.ReadPacketData()
+	}
+	require.ErrorIs(t, err, io.EOF)
+	for i, name := range []string{"a", "b"} {
+		ifc, err := ng.Interface(i)
+		require.NoError(t, err)
+		assert.Equal(t, name, ifc.Name)
+	}
+}
+
+// TestCorrelateFieldsAgreeWithReport: the packets -Y finds by their
+// ibwire.correlate.* fields are the report's losses (less those before the
+// first point, which no point saw) and capture drops.
+func TestCorrelateFieldsAgreeWithReport(t *testing.T) {
+	points := []string{"--point", "a=" + multipointA, "--point", "b=" + multipointB, "--point", "c=" + multipointC}
+	out, errOut, code := ibdump(t, nil, append([]string{"-T", "json"}, points...)...)
+	require.Zero(t, code, errOut)
+	var rep struct {
+		Points []struct {
+			CaptureDrops int `json:"capture_drops"`
+		}
+		Flows []struct {
+			Segments []struct {
+				Name   string
+				Losses int
+			}
+		}
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &rep))
+	lost, drops := 0, 0
+	for _, f := range rep.Flows {
+		for _, s := range f.Segments[1:] {
+			lost += s.Losses
+		}
+	}
+	for _, p := range rep.Points {
+		drops += p.CaptureDrops
+	}
+	require.NotZero(t, lost)
+	require.NotZero(t, drops)
+	count := func(filter string) int {
+		out, errOut, code := ibdump(t, nil, append([]string{"--count", "-Y", filter}, points...)...)
+		require.Zero(t, code, errOut)
+		n, err := strconv.Atoi(strings.Fields(out)[0])
+		require.NoError(t, err, out)
+		return n
+	}
+	assert.Equal(t, lost, count("ibwire.correlate.lost_on"))
+	out, errOut, code = ibdump(t, nil, append([]string{"-Y", "ibwire.correlate.dropped", "-T", "fields", "-e", "ibwire.correlate.dropped"}, points...)...)
+	require.Zero(t, code, errOut)
+	n := 0
+	for _, line := range strings.Fields(out) {
+		n += len(strings.Split(line, ","))
+	}
+	assert.Equal(t, drops, n, "one name per point that dropped a packet")
 }

@@ -16,10 +16,12 @@ import (
 	"runtime/debug"
 	"strconv"
 	"strings"
+	"time"
 
 	"golang.org/x/term"
 
 	"github.com/ibwire/ibwire/capture"
+	"github.com/ibwire/ibwire/correlate"
 	"github.com/ibwire/ibwire/decode"
 	"github.com/ibwire/ibwire/internal/output"
 )
@@ -81,6 +83,10 @@ type options struct {
 	twoPass    bool
 	graph      string
 	linkSpeed  string
+	correlate  bool
+	points     listFlag // --point NAME=FILE
+	noClockFix bool
+	window     time.Duration
 }
 
 func newFlagSet(o *options, stderr io.Writer) *flag.FlagSet {
@@ -144,6 +150,14 @@ func newFlagSet(o *options, stderr io.Writer) *flag.FlagSet {
 	fs.BoolVar(&o.ether, "ether", false, "print the link-level header on each line (tcpdump's -e)")
 	fs.BoolVar(&o.lineBuf, "l", false, "flush standard output after every packet")
 	fs.BoolVar(&o.print, "P", false, "print packets while writing them with -w")
+	fs.BoolVar(&o.correlate, "correlate", false, "correlate the files as captures of the same traffic at several points, one file per point named after\n"+
+		"the file: clocks, path, losses by segment, capture drops per point, delay per hop (text, or -T json);\n"+
+		"-w FILE.pcapng writes the captures merged on the corrected clocks, one interface per point; -Y, -T fields|text|jsonl|ek\n"+
+		"and -V list the packets instead, with ibwire.correlate.* fields (point, seen, dropped, lost_on, copy, delay), in\n"+
+		"the order each packet's fate is known; -z path adds the report")
+	fs.Var(&o.points, "point", "with --correlate, a capture point `NAME=FILE` (repeatable; implies --correlate)")
+	fs.BoolVar(&o.noClockFix, "no-clock-fix", false, "with --correlate, measure delays on the clocks as captured rather than corrected")
+	fs.DurationVar(&o.window, "correlate-window", correlate.DefaultWindow, "with --correlate, how long a packet waits for its copies at the other points (`duration`)")
 	fs.Usage = func() { usage(o.prog, fs, stderr) }
 	return fs
 }
@@ -168,6 +182,7 @@ Examples:
   ibdump -Y ibwire.analysis.retransmission f.pcap   retransmitted packets only
   ibdump -Y 'bth.destqp == 0x11' --graph psn:qp.svg f.pcap   PSN graph of a connection
   ibdump --check f.pcap                       verify every ICRC/VCRC
+  ibdump --correlate a.pcap b.pcap            the same traffic at two points: clocks, losses by hop, drops
   tcpdump -i mlx5_0 -w - | ibdump -r -        hardware RoCE via libpcap's rdmasniff
 
 Flags:
@@ -219,6 +234,13 @@ func Run(ctx context.Context, prog string, args []string, stdin io.Reader, stdou
 	case o.bufferKiB < 0 || o.bufferKiB > 1<<21:
 		fmt.Fprintf(stderr, "%s: -B %d: want a buffer size in KiB, 1 to 2097152 (0: the default 32768)\n", prog, o.bufferKiB)
 		return exitError
+	}
+	if o.correlate || len(o.points) > 0 {
+		files := fs.Args()
+		if o.read != "" {
+			files = append([]string{o.read}, files...)
+		}
+		return runCorrelate(&o, files, stdout, stderr)
 	}
 	d, err := newDumper(&o, stdout, stderr)
 	if err != nil {

@@ -32,7 +32,11 @@ type source interface {
 // dumper is one ibdump run: the decoder, the filter, the renderer and the
 // counters for --check and -z.
 type dumper struct {
-	o      *options
+	o *options
+	// correlation, in ibdump --correlate's per-packet mode, is what the
+	// correlation found about the packet its source yielded last.
+	correlation *decode.Correlation
+
 	out    *bufio.Writer
 	stderr io.Writer
 	dec    *decode.Decoder
@@ -656,6 +660,7 @@ func (d *dumper) loop(ctx context.Context, src source, live *capture.LiveSource)
 		}
 		d.read++
 		p := d.dec.Decode(cp)
+		p.Correlation = d.correlation
 		d.account(p)
 		if d.analyzer != nil {
 			// The analysis sees every packet, before -Y, so -Y can use it.

@@ -76,6 +76,9 @@ func specs() []spec {
 		spec{"broken_unknown_opcode", "a request whose opcode became 0x18, which the IBTA does not define: NAK invalid request", broken(craft.RoCEv2, craft.UnknownOpcode)},
 		spec{"broken_erf", "ERF-wrapped native IB with a bad ICRC, a bad VCRC and a truncated packet", brokenERF},
 	)
+	for i, name := range multipointNames {
+		s = append(s, spec{"multipoint_" + name, fmt.Sprintf("point %s of one RC conversation (WRITEs, SENDs, READs, every 9th transmission lost) captured at three points with their own clocks, losses on chosen segments and capture drops (multipoint.go)", name), multipoint(i)})
+	}
 	// The CM contract checks, one capture per finding: cm_contract.go.
 	return append(s, cmContractSpecs()...)
 }

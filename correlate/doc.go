@@ -1,0 +1,44 @@
+// Package correlate lines up several captures of the same RDMA traffic,
+// taken at different points of its path, and says where each packet was seen,
+// where it was lost and how long each hop took.
+//
+// A RoCE or InfiniBand packet keeps its identity from sender to receiver:
+// the direction of its connection (source and destination address, and the
+// destination QP), its PSN, its opcode and its ICRC. The ICRC covers every
+// byte a switch or router may not change, so it stands for the payload too,
+// while the headers outside it (VLAN tags added or stripped, TTL, DSCP, ECN,
+// rewritten MACs) may differ between points without breaking the match.
+// Retransmissions carry the same identity as the original; each copy seen at
+// one point is matched to the copy nearest in time at the others, so the nth
+// transmission of a PSN pairs with the nth wherever both were seen.
+//
+// Run reads the captures twice, never seeking and never holding more than
+// the matching window's packets. The first pass matches packets with a coarse
+// alignment of the clocks and estimates each point's clock against the first
+// point's the way NTP does: for the packets that cross from the first point to
+// another, the smallest time difference bounds the offset from above; for
+// those crossing back, the largest bounds it from below; the offset is the
+// middle of the two bounds and the uncertainty half their distance. The
+// midpoints of successive time slices, fitted by least squares, give the
+// drift. The second pass matches again on the corrected clocks and attributes
+// each packet.
+//
+// Attribution follows the path of each direction, whose point order comes
+// from the corrected delays. A packet missing at a point upstream of one that
+// saw it passed that point: the capture dropped it. A packet missing at every
+// point downstream of the last that saw it was lost on the segment after that
+// point if the sender retransmitted it; otherwise the receiver had it and the
+// downstream captures dropped it. A retransmission of a packet that every
+// point saw, starting a go-back-N burst, says the packet was lost after the
+// last point, unless a response of the other direction said the responder
+// had received it (an ACK, a READ response, the PSN before a NAK's: the
+// request was sent again for another reason) or a loss already located in
+// the burst explains it (the sender resends from its oldest unacknowledged
+// packet); a retransmitted PSN that no point saw before was lost between
+// the sender and the first point. Go-back-N's repeats of packets that arrived
+// are not losses.
+//
+// The captures may be taken on a switch's mirror port: GRE with ERSPAN type
+// I, II or III around a mirrored frame decodes to that frame (package
+// layers), which then matches like any other.
+package correlate

@@ -1,0 +1,168 @@
+package correlate
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/ibwire/ibwire/capture"
+	"github.com/ibwire/ibwire/decode"
+	"github.com/ibwire/ibwire/layers"
+)
+
+// flowID is a flow's addresses and destination QP as plain bytes, a map
+// key that hashes fast.
+type flowID struct {
+	src, dst   [16]byte
+	slid, dlid uint16
+	qp         uint32
+}
+
+// identity is what stays the same of a packet from sender to receiver,
+// with its flow numbered by the matcher.
+type identity struct {
+	flow   int32
+	psn    uint32
+	icrc   uint32
+	opcode uint8
+}
+
+// sighting is one transport packet read at one point.
+type sighting struct {
+	flow   flowID
+	key    decode.FlowKey
+	psn    uint32
+	icrc   uint32
+	opcode uint8
+	// marked: the packet carries a congestion mark (IP ECN CE, or the
+	// BTH's FECN where there is no IP header).
+	marked bool
+	// received, for a response, is the last PSN it says the responder
+	// received: an ACK's or a READ response's own, the one before a NAK's.
+	received    uint32
+	hasReceived bool
+	raw         int64 // capture time, ns since the epoch, as the point's clock read it
+	frame       int
+	// other marks a frame that is no transport packet, yielded only when
+	// frames are kept for a merged capture; data, length and linkType are
+	// set only then.
+	other    bool
+	data     []byte
+	length   int
+	linkType layers.LinkType
+}
+
+// source reads one point's capture and yields its transport packets.
+type source struct {
+	point  int
+	name   string
+	path   string
+	r      *capture.Reader
+	dec    *decode.Decoder
+	in     capture.Packet
+	report *PointReport
+	// sample, when above 1, skips without decoding the frames whose last
+	// four bytes (the ICRC of an Ethernet RoCE frame) are not a multiple
+	// of it, after the first alwaysDecoded frames: the first pass's
+	// sampling, done before the cost of decoding.
+	sample uint32
+	read   int
+	// keep yields every frame, transport or not, with a copy of its bytes
+	// appended to arena (for a merged capture).
+	keep  bool
+	arena *[]byte
+}
+
+// alwaysDecoded is how many frames of each capture the first pass decodes
+// whatever its sampling, so that every flow starting among them gets a
+// path of its own.
+const alwaysDecoded = 1 << 16
+
+func openSource(point int, p Point, opts decode.Options, report *PointReport) (*source, error) {
+	r, err := capture.Open(p.Path)
+	if err != nil {
+		return nil, fmt.Errorf("point %s: %w", p.Name, err)
+	}
+	opts.SkipCRC = true
+	return &source{point: point, name: p.Name, path: p.Path, r: r, dec: decode.NewDecoder(opts), report: report}, nil
+}
+
+// next returns the next transport packet, or io.EOF. A frame that does not
+// decode is counted and skipped; a damaged file ends the point's capture
+// with an error naming the file and packet.
+func (s *source) next(out *sighting) error {
+	for {
+		if err := s.r.NextInto(&s.in); err != nil {
+			if errors.Is(err, io.EOF) {
+				return io.EOF
+			}
+			return fmt.Errorf("point %s: %w", s.name, err)
+		}
+		if s.report != nil {
+			s.report.Frames++
+		}
+		s.read++
+		if d := s.in.Data; s.sample > 1 && s.read > alwaysDecoded && len(d) >= 4 && binary.LittleEndian.Uint32(d[len(d)-4:])%s.sample != 0 {
+			continue
+		}
+		if s.keep {
+			*s.arena = append(*s.arena, s.in.Data...)
+			a := *s.arena
+			out.data = a[len(a)-len(s.in.Data):]
+			out.length, out.linkType = s.in.Length, s.in.LinkType
+			out.raw, out.frame, out.other = s.in.Time.UnixNano(), s.in.Number, true
+		}
+		pkt := s.dec.Decode(s.in)
+		if pkt.Err != nil && s.report != nil {
+			s.report.Errors++
+			if s.report.FirstError == "" {
+				s.report.FirstError = fmt.Sprintf("%s: packet %d: %v", s.path, s.in.Number, pkt.Err)
+			}
+		}
+		bth := pkt.BTH()
+		if bth == nil || pkt.Err != nil || len(bth.Trailer.Contents) < 4 {
+			if s.keep {
+				return nil
+			}
+			continue
+		}
+		out.other = false
+		src, dst := pkt.Endpoints()
+		out.key = decode.FlowKey{Src: src, Dst: dst, DestQP: bth.DestQP}
+		out.flow = flowID{src: src.Addr.As16(), dst: dst.Addr.As16(), slid: src.LID, dlid: dst.LID, qp: bth.DestQP}
+		out.psn, out.opcode, out.icrc = uint32(bth.PSN), uint8(bth.Opcode), bth.Trailer.ICRC
+		out.received, out.hasReceived = receivedPSN(bth)
+		switch {
+		case pkt.HasIPv4():
+			out.marked = pkt.Headers.IPv4.TOS&3 == 3
+		case pkt.HasIPv6():
+			out.marked = pkt.Headers.IPv6.TrafficClass&3 == 3
+		default:
+			out.marked = bth.FECN
+		}
+		out.raw = s.in.Time.UnixNano()
+		out.frame = s.in.Number
+		if s.report != nil {
+			s.report.RoCE++
+		}
+		return nil
+	}
+}
+
+func (s *source) close() { s.r.Close() }
+
+// receivedPSN reads what a response says the responder received: an ACK,
+// an atomic ACK or a READ response the request with its PSN (and all before
+// it), a NAK or RNR NAK everything before its PSN.
+func receivedPSN(bth *layers.BTH) (uint32, bool) {
+	info := bth.Opcode.Info()
+	if !info.Response || info.Service == layers.ServiceCNP {
+		return 0, false
+	}
+	psn := uint32(bth.PSN)
+	if info.Has(layers.HdrAETH) && !bth.AETH.Syndrome.IsAck() {
+		return (psn - 1) & 0xFFFFFF, true
+	}
+	return psn, true
+}
