@@ -518,6 +518,8 @@ func (a *Analyzer) nvmeCapsule(n *nvmeConn, p *Packet, b *layers.BTH, info *laye
 		capsule = as.buf
 	}
 	if len(capsule) < layers.NVMeSQELength {
+		// Not a command: said, and the connection goes on.
+		a.finding(Finding{Kind: FindULPMalformed, Sub: ULPFieldNVMeSQE, Frame: a.frame, Conv: n.conv, PSN: b.PSN})
 		return
 	}
 	pk.Kind = NVMeCommand
@@ -597,6 +599,8 @@ func (a *Analyzer) nvmeDone(n *nvmeConn, c *nvmeCmd) {
 // nvmeResponse follows a controller SEND: a response capsule.
 func (a *Analyzer) nvmeResponse(n *nvmeConn, p *Packet, pl []byte, pk *NVMePacket) {
 	if pk.CQE.DecodeFromBytes(pl) != nil {
+		// Not a completion: said, and the connection goes on.
+		a.finding(Finding{Kind: FindULPMalformed, Sub: ULPFieldNVMeCQE, Frame: a.frame, Conv: n.conv})
 		return
 	}
 	pk.Kind = NVMeCompletion
