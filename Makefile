@@ -8,11 +8,13 @@ FUZZ_TARGETS = \
 	./layers:FuzzFastPath \
 	./layers:FuzzPSNWindow \
 	./layers:FuzzNVMeCapsules \
+	./layers:FuzzRPCRDMA \
 	./layers:FuzzMACControl \
 	./capture:FuzzReader \
 	./dfilter:FuzzCompile \
 	./decode:FuzzAnalyze \
 	./decode:FuzzNVMeAnalyze \
+	./decode:FuzzRPCRDMAAnalyze \
 	./fuzz:FuzzPipeline \
 	./endpoint:FuzzEndpoint \
 	./endpoint:FuzzCMPassive \

@@ -83,6 +83,8 @@ const (
 	FindCMDREQUnanswered               // a CM DREQ without a DREP
 	FindNVMeError                      // an NVMe-oF completion with an error status
 	FindNVMeNoCompletion               // an NVMe-oF command with no completion at the end of the capture
+	FindRPCError                       // an RPC reply other than accepted with SUCCESS
+	FindRPCNoReply                     // an RPC call with no reply at the end of the capture
 	FindULPMalformed                   // an upper-layer message (NVMe-oF capsule, RPC-over-RDMA) that does not decode (Sub: ULPField*)
 	FindPFCSentWhilePaused             // a RoCE packet sent on a priority its link partner had paused
 	FindPFCInFlight                    // the same within a frame time of the pause: maybe already on the wire
@@ -133,6 +135,8 @@ var findingKinds = [numFindingKinds]kindInfo{
 	FindCMDREQUnanswered:   {"cm.dreq_unanswered", SevWarn, "Sequence", "CM DREQ without DREP"},
 	FindNVMeError:          {"nvme_error", SevWarn, "Response", "NVMe-oF command completed with an error status"},
 	FindNVMeNoCompletion:   {"nvme_no_completion", SevWarn, "Sequence", "NVMe-oF command with no completion at the end of the capture"},
+	FindRPCError:           {"rpc_error", SevWarn, "Response", "RPC call denied or not executed"},
+	FindRPCNoReply:         {"rpc_no_reply", SevWarn, "Sequence", "RPC call with no reply at the end of the capture"},
 	FindULPMalformed:       {"ulp_malformed", SevError, "Malformed", "Malformed upper-layer message"},
 	FindPFCSentWhilePaused: {"pfc.sent_while_paused", SevWarn, "Protocol", "RoCE packet sent on a priority its link partner had paused (PFC)"},
 	FindPFCInFlight:        {"pfc.in_flight", SevNote, "Protocol", "RoCE packet within a frame time of a PFC pause (in flight, or seen first by the capture point)"},

@@ -1,7 +1,6 @@
 package decode
 
 import (
-	"math"
 	"sort"
 	"time"
 
@@ -211,11 +210,11 @@ type nvmeSRTKey struct {
 
 // NVMeSRTRow is one command's response times.
 type NVMeSRTRow struct {
-	Queue   string // "admin" or "I/O"
-	Command string
-	Opcode  layers.NVMeOpcode
-	Errors  int             // completions with an error status
-	Samples []time.Duration // command to completion
+	Queue      string // "admin" or "I/O"
+	Command    string
+	Opcode     layers.NVMeOpcode
+	Errors     int // completions with an error status
+	SRTSamples     // command to completion
 }
 
 func (s *NVMeSRT) add(c *NVMeCommandInfo, lat time.Duration, ok bool) {
@@ -713,36 +712,4 @@ func (a *Analyzer) nvmeFinish() {
 			a.finding(Finding{Kind: FindNVMeNoCompletion, Frame: f, Conv: id})
 		}
 	}
-}
-
-// Count is the number of commands answered.
-func (r *NVMeSRTRow) Count() int { return len(r.Samples) }
-
-// Min is the shortest response time (Samples sorted, as Rows returns them).
-func (r *NVMeSRTRow) Min() time.Duration { return r.Quantile(0) }
-
-// Max is the longest response time.
-func (r *NVMeSRTRow) Max() time.Duration { return r.Quantile(1) }
-
-// Mean is the average response time.
-func (r *NVMeSRTRow) Mean() time.Duration {
-	if len(r.Samples) == 0 {
-		return 0
-	}
-	var sum time.Duration
-	for _, s := range r.Samples {
-		sum += s
-	}
-	return sum / time.Duration(len(r.Samples))
-}
-
-// Quantile is the q-quantile by the nearest-rank method: the smallest
-// sample with at least q of the samples at or below it.
-func (r *NVMeSRTRow) Quantile(q float64) time.Duration {
-	n := len(r.Samples)
-	if n == 0 {
-		return 0
-	}
-	i := int(math.Ceil(q*float64(n))) - 1
-	return r.Samples[min(max(i, 0), n-1)]
 }
