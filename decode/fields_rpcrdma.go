@@ -305,7 +305,7 @@ func ibwireRPCFields(R func(p *Packet) *RPCRDMAPacket) []*Field {
 			if !has(p) {
 				return false
 			}
-			v.S = rpcProcLabel(&R(p).Call)
+			v.S = RPCProcLabel(&R(p).Call)
 			return true
 		}},
 		u("ibwire.rpc.call_frame", "Call in frame", FTUint32, BaseDec, has, func(r *RPCRDMAPacket) uint64 { return uint64(r.Call.Frame) }),

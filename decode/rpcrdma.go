@@ -227,10 +227,10 @@ var rpcProcLabels = func() map[rpcSRTKey]string {
 	return m
 }()
 
-// rpcProcLabel names c's procedure with its program: "NFSv3 READ"; for a
+// RPCProcLabel names c's procedure with its program: "NFSv3 READ"; for a
 // procedure ibwire does not know, "RPC" (rpc.program and rpc.procedure
 // give the numbers).
-func rpcProcLabel(c *RPCCallInfo) string {
+func RPCProcLabel(c *RPCCallInfo) string {
 	if n, ok := rpcProcLabels[rpcSRTKey{c.Program, c.Version, c.Procedure}]; ok {
 		return n
 	}
@@ -327,7 +327,7 @@ func (a *Analyzer) rpcLabel(d *direction, b *layers.BTH) *rpcConn {
 	if isRPCRDMAServiceID(c.serviceID) || a.rpcrdmaOverride(d) {
 		return a.rpcNewConn(c)
 	}
-	if a.opts.NoULPDetect || a.opts.NoRPCRDMADetect {
+	if a.opts.NoRPCRDMADetect {
 		return nil
 	}
 	pr := &a.rpc.probe

@@ -220,7 +220,7 @@ func TestRPCRDMAMidstream(t *testing.T) {
 	assert.Equal(t, "0", rows[2]["rpc.msgtyp"])
 	assert.Equal(t, "NFSv3 LOOKUP", rows[2]["ibwire.rpc.procedure"])
 
-	for _, opts := range []decode.AnalyzerOptions{{NoRPCRDMADetect: true}, {NoULPDetect: true}, {NoRPCRDMA: true, RPCRDMAQPs: []uint32{0x11}}} {
+	for _, opts := range []decode.AnalyzerOptions{{NoRPCRDMADetect: true}, {NoRPCRDMA: true, RPCRDMAQPs: []uint32{0x11}}} {
 		for i, r := range fieldsAll(t, "../pcaps/rxe/nfs_rdma_v3_midstream.pcap", opts, names) {
 			assert.Empty(t, r, "frame %d", i)
 		}
