@@ -1,6 +1,8 @@
 package decode
 
 import (
+	"strconv"
+
 	"github.com/ibwire/ibwire/layers"
 )
 
@@ -130,13 +132,16 @@ func rpcrdmaFields() []*Field {
 		}
 		return uint64(R(p).RPC.Verf.Flavor), true
 	})
-	authFlavor.second = func(p *Packet, v *Value) bool {
-		if !call(p) {
+	// The credential's, then (on a call) the verifier's: one row of the
+	// -V tree each.
+	authFlavor.nth = func(p *Packet, i int, v *Value) bool {
+		if i != 1 || !call(p) {
 			return false
 		}
 		v.U = uint64(R(p).RPC.Verf.Flavor)
 		return true
 	}
+	authFlavor.shapeOf().row = rpcAuthRow
 	authLength := uintField("rpc.auth.length", "Length", FTUint32, BaseDec, func(p *Packet) (uint64, bool) {
 		if call(p) {
 			return uint64(len(R(p).RPC.Cred.Body)), true
@@ -146,13 +151,16 @@ func rpcrdmaFields() []*Field {
 		}
 		return uint64(len(R(p).RPC.Verf.Body)), true
 	})
-	authLength.second = func(p *Packet, v *Value) bool {
-		if !call(p) {
+	// The credential's, then (on a call) the verifier's: one row of the
+	// -V tree each.
+	authLength.nth = func(p *Packet, i int, v *Value) bool {
+		if i != 1 || !call(p) {
 			return false
 		}
 		v.U = uint64(len(R(p).RPC.Verf.Body))
 		return true
 	}
+	authLength.shapeOf().row = rpcAuthRow
 	unix := func(p *Packet) bool { return call(p) && R(p).RPC.Cred.Unix }
 	progVersion := u("rpc.programversion", "Program Version", FTUint32, BaseDec, matched, func(r *RPCRDMAPacket) uint64 { return uint64(r.Call.Version) })
 	progVersion.second = func(p *Packet, v *Value) bool {
@@ -161,6 +169,18 @@ func rpcrdmaFields() []*Field {
 		}
 		v.U = uint64(R(p).Call.Version)
 		return true
+	}
+	// The procedure's name depends on the program: the -V line says it
+	// ("Procedure: GETACL (1)"), as Wireshark's does.
+	procedure := u("rpc.procedure", "Procedure", FTUint32, BaseDec, matched, func(r *RPCRDMAPacket) uint64 { return uint64(r.Call.Procedure) })
+	procedure.shapeOf().label = func(buf []byte, p *Packet, v *Value) ([]byte, bool) {
+		c := &R(p).Call
+		n, ok := layers.RPCProcedureName(c.Program, c.Version, c.Procedure)
+		if !ok {
+			return buf, false
+		}
+		buf = append(append(append(buf, "Procedure: "...), n...), " ("...)
+		return append(strconv.AppendUint(buf, uint64(c.Procedure), 10), ')'), true
 	}
 	fields := []*Field{
 		protoField("rpcordma", "RPC over RDMA", hdr),
@@ -202,8 +222,7 @@ func rpcrdmaFields() []*Field {
 		withNames(u("rpc.program", "Program", FTUint32, BaseDec, matched, func(r *RPCRDMAPacket) uint64 { return uint64(r.Call.Program) }),
 			func(v uint64) (string, bool) { return layers.RPCProgramName(uint32(v)) }, nil),
 		progVersion,
-		withNames(u("rpc.procedure", "Procedure", FTUint32, BaseDec, matched, func(r *RPCRDMAPacket) uint64 { return uint64(r.Call.Procedure) }),
-			nil, nil),
+		procedure,
 		withNames(u("rpc.replystat", "Reply State", FTUint32, BaseDec, reply, func(r *RPCRDMAPacket) uint64 { return uint64(r.RPC.ReplyStat) }),
 			func(v uint64) (string, bool) { return layers.RPCReplyStat(v).String(), v <= 1 }, nil),
 		u("rpc.repframe", "Reply Frame", FTUint32, BaseDec, func(p *Packet) bool { return reply(p) && R(p).HasCall },
@@ -253,8 +272,12 @@ func rpcrdmaFields() []*Field {
 	return append(fields, ibwireRPCFields(R)...)
 }
 
-// rpcrdmaSegmentRow groups an RDMA segment's fields in the -V tree.
-const rpcrdmaSegmentRow = 200
+// rpcrdmaSegmentRow groups an RDMA segment's fields in the -V tree, and
+// rpcAuthRow an opaque_auth's.
+const (
+	rpcrdmaSegmentRow = 200
+	rpcAuthRow        = 201
+)
 
 // nfs4Opcode is nfs.opcode: one occurrence per COMPOUND operation.
 func nfs4Opcode(R func(p *Packet) *RPCRDMAPacket, compound func(*Packet) bool) *Field {
