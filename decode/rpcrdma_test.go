@@ -228,10 +228,13 @@ func TestRPCRDMAMidstream(t *testing.T) {
 }
 
 // TestRPCRDMANotGuessed: SENDs of other traffic, NVMe-oF's among them,
-// are not taken for RPC-over-RDMA.
+// real (pcaps/rxe) or crafted (pcaps), are not taken for RPC-over-RDMA.
 func TestRPCRDMANotGuessed(t *testing.T) {
 	files, err := filepath.Glob("../pcaps/rxe/*.pcap")
 	require.NoError(t, err)
+	crafted, err := filepath.Glob("../pcaps/*.pcap")
+	require.NoError(t, err)
+	files = append(files, crafted...)
 	for _, path := range files {
 		if strings.Contains(path, "nfs_rdma") {
 			continue
