@@ -182,6 +182,23 @@ func rpcrdmaFields() []*Field {
 		buf = append(append(append(buf, "Procedure: "...), n...), " ("...)
 		return append(strconv.AppendUint(buf, uint64(c.Procedure), 10), ')'), true
 	}
+	// An RDMA_NOMSG reply is reassembled from the reply chunk's WRITEs:
+	// tshark lists them as its fragments.
+	fragments := func(p *Packet) bool { r := R(p); return r != nil && r.HasRPC && len(r.Fragments) > 0 }
+	fragment := uintField("rpcordma.fragment", "RPCoRDMA fragment", FTUint32, BaseDec, func(p *Packet) (uint64, bool) {
+		if !fragments(p) {
+			return 0, false
+		}
+		return uint64(R(p).Fragments[0]), true
+	})
+	fragment.nth = func(p *Packet, i int, v *Value) bool {
+		if !fragments(p) || i >= len(R(p).Fragments) {
+			return false
+		}
+		v.U = uint64(R(p).Fragments[i])
+		return true
+	}
+	fragment.shapeOf().row = rpcFragmentRow
 	fields := []*Field{
 		protoField("rpcordma", "RPC over RDMA", hdr),
 		u("rpcordma.xid", "XID", FTUint32, BaseHex, hdr, func(r *RPCRDMAPacket) uint64 { return uint64(r.Hdr.XID) }),
@@ -202,6 +219,10 @@ func rpcrdmaFields() []*Field {
 		segField("rpcordma.rdma_handle", "RDMA handle", FTUint32, BaseHex, func(s *layers.RPCRDMASegment) uint64 { return uint64(s.Handle) }),
 		segField("rpcordma.rdma_length", "RDMA length", FTUint32, BaseDec, func(s *layers.RPCRDMASegment) uint64 { return uint64(s.Length) }),
 		segField("rpcordma.rdma_offset", "RDMA offset", FTUint64, BaseHex, func(s *layers.RPCRDMASegment) uint64 { return s.Offset }),
+		noneField("rpcordma.fragments", "Reassembled RPCoRDMA fragments", fragments),
+		fragment,
+		u("rpcordma.fragment.count", "Fragment count", FTUint32, BaseDec, fragments, func(r *RPCRDMAPacket) uint64 { return uint64(len(r.Fragments)) }),
+		u("rpcordma.reassembled.length", "Reassembled RPCoRDMA length", FTUint32, BaseDec, fragments, func(r *RPCRDMAPacket) uint64 { return uint64(r.FragmentBytes) }),
 		u("rpcordma.rdma_align", "RDMA align", FTUint32, BaseDec, msgp, func(r *RPCRDMAPacket) uint64 { return uint64(r.Hdr.Align) }),
 		u("rpcordma.rdma_thresh", "RDMA threshold", FTUint32, BaseDec, msgp, func(r *RPCRDMAPacket) uint64 { return uint64(r.Hdr.Threshold) }),
 		withNames(u("rpcordma.errcode", "Error code", FTUint32, BaseDec, isErr, func(r *RPCRDMAPacket) uint64 { return uint64(r.Hdr.ErrCode) }),
@@ -277,6 +298,7 @@ func rpcrdmaFields() []*Field {
 const (
 	rpcrdmaSegmentRow = 200
 	rpcAuthRow        = 201
+	rpcFragmentRow    = 202
 )
 
 // nfs4Opcode is nfs.opcode: one occurrence per COMPOUND operation.

@@ -53,6 +53,10 @@ type RPCRDMAPacket struct {
 	// ChunkFrame is the last frame of the RDMA WRITE that carried an
 	// RDMA_NOMSG reply's RPC message.
 	ChunkFrame uint32
+	// Fragments are the frames of the RDMA WRITE packets that carried an
+	// RDMA_NOMSG reply's reply chunk, FragmentBytes their bytes.
+	Fragments     []uint32
+	FragmentBytes uint32
 	// Call is the call a reply or a chunk transfer belongs to (a call's
 	// own, on the call).
 	Call    RPCCallInfo
@@ -88,6 +92,7 @@ func (r *RPCRDMAPacket) Clone() *RPCRDMAPacket {
 	c.RPC.Cred.MachineName = append([]byte(nil), r.RPC.Cred.MachineName...)
 	c.RPC.Verf.Body, c.RPC.Verf.MachineName = nil, nil
 	c.Compound.Tag = append([]byte(nil), r.Compound.Tag...)
+	c.Fragments = append([]uint32(nil), r.Fragments...)
 	return &c
 }
 
@@ -133,7 +138,15 @@ type rpcCall struct {
 	reply      [rpcReplyKeep]byte
 	replyLen   int
 	replyFrame uint32
+	// replyFrames are the RDMA WRITE packets into the reply chunk (its
+	// fragments, as tshark lists them), at most rpcMaxFragments, and
+	// replyBytes the bytes they wrote.
+	replyFrames []uint32
+	replyBytes  uint32
 }
+
+// rpcMaxFragments bounds the reply chunk packets a call remembers.
+const rpcMaxFragments = 512
 
 // rpcReplyKeep is how much of a reply chunk is kept: the RPC reply header
 // and the NFS status (an AUTH_NULL reply's header is 24 bytes).
@@ -196,6 +209,7 @@ type rpcState struct {
 	pkt         RPCRDMAPacket
 	srt         RPCSRT
 	lastMachine string
+	free        []*rpcCall // calls answered, whose memory the next ones reuse
 	probe       struct {
 		hdr layers.RPCRDMAHeader
 		msg layers.RPCMsg
@@ -367,8 +381,7 @@ func (a *Analyzer) rpcLabel(d *direction, b *layers.BTH) *rpcConn {
 		}
 		delete(a.rpc.probes, c.id)
 		r := a.rpcNewConn(c)
-		rc := a.rpcStartCall(r, cd.info, cd.at)
-		_ = rc
+		a.rpcStartCall(r, cd.info, cd.at)
 		return r
 	}
 	return nil
@@ -388,7 +401,13 @@ func (a *Analyzer) rpcStartCall(r *rpcConn, info RPCCallInfo, at time.Duration) 
 	if old := r.calls[info.XID]; old != nil {
 		a.rpcDone(r, old) // the XID reused: its reply was not captured
 	}
-	c := &rpcCall{info: info, at: at}
+	var c *rpcCall
+	if k := len(a.rpc.free); k > 0 {
+		c, a.rpc.free = a.rpc.free[k-1], a.rpc.free[:k-1]
+	} else {
+		c = &rpcCall{}
+	}
+	*c = rpcCall{info: info, at: at, segs: c.segs[:0], replyFrames: c.replyFrames[:0]}
 	r.calls[info.XID] = c
 	return c
 }
@@ -401,6 +420,18 @@ func (a *Analyzer) rpcDone(r *rpcConn, c *rpcCall) {
 			delete(r.byHandle, s.seg.Handle)
 		}
 	}
+	if r.write.call == c {
+		r.write.ok = false
+	}
+	if r.read.call == c {
+		r.read.ok = false
+	}
+	for psn, x := range r.reads {
+		if x.call == c {
+			delete(r.reads, psn)
+		}
+	}
+	a.rpc.free = append(a.rpc.free, c) // its memory serves the next call
 }
 
 // rpcMessage follows a SEND: a transport header and what it carries.
@@ -431,6 +462,7 @@ func (a *Analyzer) rpcMessage(r *rpcConn, p *Packet, b *layers.BTH, pk *RPCRDMAP
 		}
 		if pk.RPC.DecodeFromBytes(c.reply[:c.replyLen]) == nil && pk.RPC.Type == layers.RPCReply {
 			pk.HasRPC, pk.ChunkFrame = true, c.replyFrame
+			pk.Fragments, pk.FragmentBytes = c.replyFrames, c.replyBytes
 		}
 	default:
 		return
@@ -549,6 +581,12 @@ func (a *Analyzer) rpcRequestData(r *rpcConn, p *Packet, b *layers.BTH, info *la
 	}
 	a.rpcChunkPacket(p, pk, w.call, w.kind)
 	pl := b.PacketPayload()
+	if c := w.call; w.kind == rpcChunkReply {
+		if len(c.replyFrames) < rpcMaxFragments {
+			c.replyFrames = append(c.replyFrames, a.frame)
+		}
+		c.replyBytes += uint32(len(pl))
+	}
 	if w.kind == rpcChunkReply && w.call.segs[w.seg].seg.Offset == w.call.segs[0].seg.Offset {
 		// The reply chunk's first segment holds the RPC reply's start.
 		c := w.call
