@@ -2,6 +2,7 @@ package decode_test
 
 import (
 	"bufio"
+	"encoding/hex"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -315,4 +316,86 @@ func TestRPCRDMAFieldsDoNotAllocate(t *testing.T) {
 			}
 		}), "frame %d", p.Number)
 	}
+}
+
+// withPayload returns RoCEv2 frame data (Ethernet, IPv4 without options,
+// UDP, BTH from byte 42, the payload from off, the ICRC) with its payload
+// replaced, the IPv4 total length and UDP length to match (the ICRC no
+// longer fits: decode with SkipCRC).
+func withPayload(data []byte, off int, payload []byte) []byte {
+	out := append(append(append([]byte(nil), data[:off]...), payload...), data[len(data)-4:]...)
+	ipLen := len(out) - 14
+	out[16], out[17] = byte(ipLen>>8), byte(ipLen)
+	out[24], out[25] = 0, 0
+	udpLen := ipLen - 20
+	out[38], out[39] = byte(udpLen>>8), byte(udpLen)
+	return out
+}
+
+// An NFSv4.1 COMPOUND over RPC-over-RDMA (none was captured: crafted per
+// RFC 8881 into the mount excerpt's FSINFO call, frame 32, and its reply,
+// frame 34, keeping their XID): the call names its operations in
+// nfs.opcode and on the line's label; the reply is matched to it.
+func TestRPCRDMACompound(t *testing.T) {
+	xid := "2dc3b52a"
+	hdr := func(credits string) string {
+		return xid + "00000001" + credits + "00000000" + "000000000000000000000000"
+	}
+	auth := "00000000" + "00000000" // AUTH_NULL, empty
+	call := mustHexBytes(t, hdr("00000080")+xid+"00000000"+"00000002"+"000186a3"+"00000004"+"00000001"+auth+auth+
+		// tag "", minor version 1, 3 operations: SEQUENCE, PUTROOTFH, GETFH
+		"00000000"+"00000001"+"00000003"+
+		"00000035"+"0102030405060708090a0b0c0d0e0f10"+"00000001"+"00000000"+"00000000"+"00000000"+
+		"00000018"+"0000000a")
+	reply := mustHexBytes(t, hdr("00000040")+xid+"00000001"+"00000000"+auth+"00000000"+
+		"00000000"+"00000000"+"00000000") // NFS4_OK, tag "", no results
+	r, err := capture.Open("../pcaps/rxe/nfs_rdma_v3_mount.pcap")
+	require.NoError(t, err)
+	defer r.Close()
+	a := decode.NewAnalyzer(decode.AnalyzerOptions{})
+	dec := decode.NewDecoder(decode.Options{SkipCRC: true})
+	get := func(p *decode.Packet, name string) string {
+		f := decode.MustLookup(name)
+		var vals []string
+		var v decode.Value
+		for i := 0; f.GetOccurrence(p, i, &v); i++ {
+			vals = append(vals, f.String(&v))
+		}
+		return strings.Join(vals, ",")
+	}
+	var cp capture.Packet
+	seen := 0
+	for r.NextInto(&cp) == nil {
+		switch cp.Number {
+		case 32:
+			cp.Data = withPayload(cp.Data, 54, call)
+		case 34:
+			cp.Data = withPayload(cp.Data, 54, reply)
+		}
+		p := dec.Decode(cp)
+		a.Analyze(p)
+		switch cp.Number {
+		case 32:
+			seen++
+			assert.Equal(t, "1", get(p, "nfs.procedure_v4"))
+			assert.Equal(t, "1", get(p, "nfs.minorversion"))
+			assert.Equal(t, "53,24,10", get(p, "nfs.opcode"))
+			assert.Equal(t, "NFSv4 COMPOUND", get(p, "ibwire.rpc.procedure"))
+			require.NotNil(t, p.Analysis.RPCRDMA)
+			assert.False(t, p.Analysis.RPCRDMA.Compound.Partial)
+		case 34:
+			seen++
+			assert.Equal(t, "NFSv4 COMPOUND", get(p, "ibwire.rpc.procedure"))
+			assert.Equal(t, "32", get(p, "rpc.repframe"))
+			assert.Empty(t, get(p, "nfs.status3"), "an NFSv4 reply has no nfsstat3")
+		}
+	}
+	assert.Equal(t, 2, seen)
+}
+
+func mustHexBytes(t *testing.T, s string) []byte {
+	t.Helper()
+	b, err := hex.DecodeString(s)
+	require.NoError(t, err)
+	return b
 }
