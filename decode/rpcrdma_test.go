@@ -399,3 +399,54 @@ func mustHexBytes(t *testing.T, s string) []byte {
 	require.NoError(t, err)
 	return b
 }
+
+// A call whose reply is not in the capture is reported at the end (the
+// mount excerpt stops at frame 110, the LOOKUP call of `cat`, before its
+// reply: tshark shows frame 110 as a call with no rpc.reqframe); a reply
+// that is not "accepted, SUCCESS" is an rpc_error finding naming its call
+// and counts as an error in -z rpc,srt (frame 34, the FSINFO reply,
+// crafted to say PROC_UNAVAIL: accept_stat 3, RFC 5531 §9).
+func TestRPCRDMAUnansweredAndErrors(t *testing.T) {
+	res := analyze(t, "../pcaps/rxe/nfs_rdma_v3_mount.pcap", decode.AnalyzerOptions{})
+	var frames []uint32
+	for _, f := range res.findings {
+		if f.Kind == decode.FindRPCNoReply {
+			frames = append(frames, f.Frame)
+		}
+	}
+	assert.Equal(t, []uint32{110}, frames)
+	assert.Zero(t, res.count(decode.FindRPCError))
+
+	r, err := capture.Open("../pcaps/rxe/nfs_rdma_v3_mount.pcap")
+	require.NoError(t, err)
+	defer r.Close()
+	var found []decode.Finding
+	a := decode.NewAnalyzer(decode.AnalyzerOptions{OnFinding: func(f decode.Finding) {
+		if f.Kind == decode.FindRPCError {
+			found = append(found, f)
+		}
+	}})
+	dec := decode.NewDecoder(decode.Options{SkipCRC: true})
+	var cp capture.Packet
+	for r.NextInto(&cp) == nil {
+		if cp.Number == 34 {
+			cp.Data = withPayload(cp.Data, 54, mustHexBytes(t, "2dc3b52a"+"00000001"+"00000040"+"00000000"+"000000000000000000000000"+
+				"2dc3b52a"+"00000001"+"00000000"+"0000000000000000"+"00000003"))
+		}
+		p := dec.Decode(cp)
+		a.Analyze(p)
+	}
+	a.Finish()
+	require.Len(t, found, 1)
+	assert.Equal(t, uint32(34), found[0].Frame)
+	assert.Equal(t, uint32(32), found[0].Ref)
+	fsinfo := 0
+	for _, row := range a.RPCSRT().Rows() {
+		if row.Name == "NFSv3 FSINFO" {
+			fsinfo++
+			assert.Equal(t, 1, row.Errors)
+			assert.Equal(t, 2, row.Count(), "frames 32-34 and 48-50")
+		}
+	}
+	assert.Equal(t, 1, fsinfo)
+}
