@@ -8,12 +8,14 @@ FUZZ_TARGETS = \
 	./layers:FuzzFastPath \
 	./layers:FuzzPSNWindow \
 	./layers:FuzzNVMeCapsules \
+	./layers:FuzzRPCRDMA \
 	./layers:FuzzMACControl \
 	./layers:FuzzMirror \
 	./capture:FuzzReader \
 	./dfilter:FuzzCompile \
 	./decode:FuzzAnalyze \
 	./decode:FuzzNVMeAnalyze \
+	./decode:FuzzRPCRDMAAnalyze \
 	./fuzz:FuzzPipeline \
 	./endpoint:FuzzEndpoint \
 	./endpoint:FuzzCMPassive \

@@ -55,6 +55,7 @@ type Analyzer struct {
 	finished   bool
 	lastExpire time.Duration
 	nv         nvmeState // NVMe-oF (nvme.go)
+	rpc        rpcState  // RPC over RDMA (rpcrdma.go)
 	pfc        pfcTimeline
 }
 
@@ -86,6 +87,12 @@ type AnalyzerOptions struct {
 	// NVMeQPs are QPs whose connections carry NVMe-oF whatever their set-up
 	// says ("-d qp==0x11,nvme-rdma").
 	NVMeQPs []uint32
+	// RPCRDMAQPs are QPs whose connections carry RPC over RDMA whatever
+	// their set-up says ("-d qp==0x11,rpcrdma").
+	RPCRDMAQPs []uint32
+	// NoRPCRDMA turns off RPC-over-RDMA decoding, NoRPCRDMADetect only its
+	// detection by content (--disable-protocol/--disable-heuristic rpcrdma).
+	NoRPCRDMA, NoRPCRDMADetect bool
 	// NoULP turns off the upper-layer (NVMe-oF) decoding; NoULPDetect only
 	// its detection by content, for connections with no CM set-up.
 	NoULP, NoULPDetect bool
@@ -233,6 +240,7 @@ type direction struct {
 	lastCE   uint32 // the last frame with ECN CE or FECN, for the CNP that follows
 	lastReq  time.Duration
 	nvme     *nvmeConn // the NVMe-oF queue the connection carries, nil for other traffic
+	rpc      *rpcConn  // the RPC-over-RDMA state of the connection, nil for other traffic
 	st       DirStats
 	flow     FlowKey // key, for display
 }
@@ -399,8 +407,13 @@ func (a *Analyzer) transport(p *Packet) {
 	// immediate data (NVMe-oF's capsules), which may start an NVMe-oF
 	// connection seen mid-stream, and a direction's first packet, which may
 	// join one.
-	if d.nvme != nil || b.Opcode < 32 && nvmeSendOpcodes&(1<<b.Opcode) != 0 || st.Packets == 1 {
-		a.nvmeFollow(d, p, b, info)
+	if d.nvme != nil || d.rpc != nil || b.Opcode < 32 && nvmeSendOpcodes&(1<<b.Opcode) != 0 || st.Packets == 1 {
+		if d.rpc == nil {
+			a.nvmeFollow(d, p, b, info)
+		}
+		if d.nvme == nil {
+			a.rpcFollow(d, p, b, info)
+		}
 	}
 }
 
@@ -622,6 +635,7 @@ func (a *Analyzer) Finish() {
 	}
 	a.cmUnansweredDREQs()
 	a.nvmeFinish()
+	a.rpcFinish()
 	a.pfcFinish()
 }
 

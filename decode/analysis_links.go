@@ -17,6 +17,10 @@ type FrameLinks struct {
 	// so the second pass decodes a capture that starts mid-stream from its
 	// first packet, not from the first completion that revealed it.
 	nvme map[dirKey]bool
+	// rpc has the directions found to carry RPC-over-RDMA, for the same
+	// reason; rpcReply maps a call's frame to its reply's.
+	rpc      map[dirKey]bool
+	rpcReply map[uint32]uint32
 }
 
 type frameLink struct {

@@ -48,6 +48,9 @@ type PacketAnalysis struct {
 	// NVMe is what the packet carries of NVMe-oF, nil when nothing
 	// (nvme.go); it points into the Analyzer, valid until the next packet.
 	NVMe *NVMePacket
+	// RPCRDMA is what the packet carries of RPC over RDMA, nil when
+	// nothing (rpcrdma.go); it points into the Analyzer like NVMe.
+	RPCRDMA *RPCRDMAPacket
 	// PFC says what a pause frame did; PFCPausedFor, for a RoCE packet sent
 	// on a paused priority, how long the pause had lasted.
 	PFC          PFCFlags

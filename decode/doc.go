@@ -44,7 +44,12 @@
 // starts mid-stream): it reassembles command capsules, matches each command
 // with its completion and its RDMA data transfers, and says so in
 // Packet.Analysis.NVMe, which the nvme.*, nvme-rdma.* and ibwire.nvme.*
-// fields read and -z nvme,srt counts.
+// fields read and -z nvme,srt counts. RPC over RDMA (NFS over RDMA) is
+// found the same three ways; each call is matched with its reply by XID,
+// an RDMA_NOMSG reply read from the reply chunk the server wrote, and the
+// RDMA traffic of every chunk tied to its call, in Packet.Analysis.RPCRDMA,
+// which the rpcordma.*, rpc.*, nfs.* and ibwire.rpc.* fields read and
+// -z rpc,srt counts.
 //
 // The Analyzer also keeps the pause timeline of lossless Ethernet: each
 // PAUSE and PFC frame (macc.*) starts, refreshes or ends a pause of its

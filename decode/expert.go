@@ -83,6 +83,9 @@ const (
 	FindCMDREQUnanswered               // a CM DREQ without a DREP
 	FindNVMeError                      // an NVMe-oF completion with an error status
 	FindNVMeNoCompletion               // an NVMe-oF command with no completion at the end of the capture
+	FindRPCError                       // an RPC reply other than accepted with SUCCESS
+	FindRPCNoReply                     // an RPC call with no reply at the end of the capture
+	FindULPMalformed                   // an upper-layer message (NVMe-oF capsule, RPC-over-RDMA) that does not decode (Sub: ULPField*)
 	FindPFCSentWhilePaused             // a RoCE packet sent on a priority its link partner had paused
 	FindPFCInFlight                    // the same within a frame time of the pause: maybe already on the wire
 	FindPFCStorm                       // a priority paused more than the storm threshold of a window
@@ -132,6 +135,9 @@ var findingKinds = [numFindingKinds]kindInfo{
 	FindCMDREQUnanswered:   {"cm.dreq_unanswered", SevWarn, "Sequence", "CM DREQ without DREP"},
 	FindNVMeError:          {"nvme_error", SevWarn, "Response", "NVMe-oF command completed with an error status"},
 	FindNVMeNoCompletion:   {"nvme_no_completion", SevWarn, "Sequence", "NVMe-oF command with no completion at the end of the capture"},
+	FindRPCError:           {"rpc_error", SevWarn, "Response", "RPC call denied or not executed"},
+	FindRPCNoReply:         {"rpc_no_reply", SevWarn, "Sequence", "RPC call with no reply at the end of the capture"},
+	FindULPMalformed:       {"ulp_malformed", SevError, "Malformed", "Malformed upper-layer message"},
 	FindPFCSentWhilePaused: {"pfc.sent_while_paused", SevWarn, "Protocol", "RoCE packet sent on a priority its link partner had paused (PFC)"},
 	FindPFCInFlight:        {"pfc.in_flight", SevNote, "Protocol", "RoCE packet within a frame time of a PFC pause (in flight, or seen first by the capture point)"},
 	FindPFCStorm:           {"pfc.storm", SevWarn, "Protocol", "PFC pause storm: a priority paused beyond the threshold of a window"},
@@ -181,12 +187,34 @@ func (f *Finding) Summary() string {
 		if reason, by := cmRejOfSub(f.Sub); reason != 0 {
 			return "CM connection rejected: " + reason.String() + " (by the " + cmRejBy[by].RejByName() + " side)"
 		}
+	case FindULPMalformed:
+		if int(f.Sub) < len(ulpFieldProblems) && f.Sub != 0 {
+			return "Malformed " + ulpFieldProblems[f.Sub]
+		}
 	case FindCMPathMismatch:
 		if int(f.Sub) < len(cmPathNames) && f.Sub != 0 {
 			return cmPathNames[f.Sub] + " differs from the CM path"
 		}
 	}
 	return findingKinds[f.Kind%numFindingKinds].summary
+}
+
+// ULP fields a FindULPMalformed names (its Sub).
+const (
+	ULPFieldNone       uint8 = iota
+	ULPFieldNVMeSQE          // a command capsule shorter than its SQE
+	ULPFieldNVMeCQE          // a response capsule shorter than its CQE
+	ULPFieldRPCRDMAHdr       // an RPC-over-RDMA transport header that ends early or is impossible
+	ULPFieldRPCMsg           // an RPC message (call or reply header) that ends early or is impossible
+)
+
+// ulpFieldProblems says, for each ULPField*, the layer, the field and what
+// is wrong with it, as -z expert prints it.
+var ulpFieldProblems = [...]string{
+	ULPFieldNVMeSQE:    "nvme-rdma command capsule: nvme.cmd (SQE) needs 64 bytes, the SEND carries fewer",
+	ULPFieldNVMeCQE:    "nvme-rdma response capsule: nvme.cqe (CQE) needs 16 bytes, the SEND carries fewer",
+	ULPFieldRPCRDMAHdr: "RPC-over-RDMA: rpcordma header (chunk lists) ends early or holds an impossible count",
+	ULPFieldRPCMsg:     "RPC-over-RDMA: rpc message header ends early or is impossible",
 }
 
 // numSubs bounds Finding.Sub: 5-bit NAK codes and RNR timers, and a

@@ -510,6 +510,7 @@ const (
 	gateNone    fieldGate = iota
 	gateMAD               // the MAD classes' fields: CM, SMP, SA, PerfMgt, RMPP, Notice ...
 	gateNVMe              // NVMe-oF's: the Analyzer found NVMe-oF in the packet, or its CM set-up
+	gateRPCRDMA           // RPC over RDMA's: the Analyzer found RPC-over-RDMA in the packet
 	gateCM                // ibwire.analysis.cm.*: a CM contract binds the packet, or it has a finding
 	gateFinding           // the finding flags: the packet has a finding
 )
@@ -520,6 +521,8 @@ func (p *Packet) passes(g fieldGate) bool {
 		return p.has&hasMAD != 0
 	case gateNVMe:
 		return p.Analysis.NVMe != nil || p.Analysis.Info&InfoNVMeCM != 0
+	case gateRPCRDMA:
+		return p.Analysis.RPCRDMA != nil
 	case gateCM:
 		return p.Analysis.CM != nil || p.Analysis.Findings != 0
 	case gateFinding:
@@ -552,7 +555,7 @@ func buildRegistry() *registry {
 	for _, group := range []group{{frameFields(), gateNone}, {linkFields(), gateNone}, {maccFields(), gateNone},
 		{infinibandFields(), gateNone}, {madFields(), gateMAD}, {ibwireFields(), gateNone}, {correlateFields(), gateNone}, {analysisFields(), gateNone},
 		{cmContractFields(), gateCM}, {findingFlagFields(), gateFinding},
-		{nvmeFields(), gateNVMe}, {pfcFields(), gateNone}} {
+		{nvmeFields(), gateNVMe}, {rpcrdmaFields(), gateRPCRDMA}, {pfcFields(), gateNone}} {
 		for _, f := range group.fields {
 			f.gate = group.gate
 			if f.TreeOnly() {

@@ -1,7 +1,6 @@
 package decode
 
 import (
-	"math"
 	"sort"
 	"time"
 
@@ -212,11 +211,11 @@ type nvmeSRTKey struct {
 
 // NVMeSRTRow is one command's response times.
 type NVMeSRTRow struct {
-	Queue   string // "admin" or "I/O"
-	Command string
-	Opcode  layers.NVMeOpcode
-	Errors  int             // completions with an error status
-	Samples []time.Duration // command to completion
+	Queue      string // "admin" or "I/O"
+	Command    string
+	Opcode     layers.NVMeOpcode
+	Errors     int // completions with an error status
+	SRTSamples     // command to completion
 }
 
 func (s *NVMeSRT) add(c *NVMeCommandInfo, lat time.Duration, ok bool) {
@@ -519,6 +518,8 @@ func (a *Analyzer) nvmeCapsule(n *nvmeConn, p *Packet, b *layers.BTH, info *laye
 		capsule = as.buf
 	}
 	if len(capsule) < layers.NVMeSQELength {
+		// Not a command: said, and the connection goes on.
+		a.finding(Finding{Kind: FindULPMalformed, Sub: ULPFieldNVMeSQE, Frame: a.frame, Conv: n.conv, PSN: b.PSN})
 		return
 	}
 	pk.Kind = NVMeCommand
@@ -598,6 +599,8 @@ func (a *Analyzer) nvmeDone(n *nvmeConn, c *nvmeCmd) {
 // nvmeResponse follows a controller SEND: a response capsule.
 func (a *Analyzer) nvmeResponse(n *nvmeConn, p *Packet, pl []byte, pk *NVMePacket) {
 	if pk.CQE.DecodeFromBytes(pl) != nil {
+		// Not a completion: said, and the connection goes on.
+		a.finding(Finding{Kind: FindULPMalformed, Sub: ULPFieldNVMeCQE, Frame: a.frame, Conv: n.conv})
 		return
 	}
 	pk.Kind = NVMeCompletion
@@ -710,36 +713,4 @@ func (a *Analyzer) nvmeFinish() {
 			a.finding(Finding{Kind: FindNVMeNoCompletion, Frame: f, Conv: id})
 		}
 	}
-}
-
-// Count is the number of commands answered.
-func (r *NVMeSRTRow) Count() int { return len(r.Samples) }
-
-// Min is the shortest response time (Samples sorted, as Rows returns them).
-func (r *NVMeSRTRow) Min() time.Duration { return r.Quantile(0) }
-
-// Max is the longest response time.
-func (r *NVMeSRTRow) Max() time.Duration { return r.Quantile(1) }
-
-// Mean is the average response time.
-func (r *NVMeSRTRow) Mean() time.Duration {
-	if len(r.Samples) == 0 {
-		return 0
-	}
-	var sum time.Duration
-	for _, s := range r.Samples {
-		sum += s
-	}
-	return sum / time.Duration(len(r.Samples))
-}
-
-// Quantile is the q-quantile by the nearest-rank method: the smallest
-// sample with at least q of the samples at or below it.
-func (r *NVMeSRTRow) Quantile(q float64) time.Duration {
-	n := len(r.Samples)
-	if n == 0 {
-		return 0
-	}
-	i := int(math.Ceil(q*float64(n))) - 1
-	return r.Samples[min(max(i, 0), n-1)]
 }

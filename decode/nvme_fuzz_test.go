@@ -57,3 +57,52 @@ func FuzzNVMeAnalyze(f *testing.F) {
 		}
 	})
 }
+
+// FuzzRPCRDMAAnalyze runs the RPC-over-RDMA analysis over
+// nfs_rdma_v3_mount.pcap with a fuzzed frame in the middle, seeded with
+// the excerpt's own frames (calls, replies in RDMA_MSG and RDMA_NOMSG,
+// the RDMA WRITEs of write and reply chunks): no panic, and every rpc,
+// nfs and ibwire.rpc field of every packet reads.
+func FuzzRPCRDMAAnalyze(f *testing.F) {
+	context := corpusFrames(f, "../pcaps/rxe/nfs_rdma_v3_mount.pcap", 110)
+	for i, p := range context {
+		if i >= 26 {
+			f.Add(p.Data, uint32(p.LinkType))
+		}
+	}
+	var fields []*decode.Field
+	for _, fd := range decode.Fields() {
+		if strings.HasPrefix(fd.Name, "rpc") || strings.HasPrefix(fd.Name, "nfs") || strings.HasPrefix(fd.Name, "ibwire.rpc") {
+			fields = append(fields, fd)
+		}
+	}
+	f.Fuzz(func(t *testing.T, frame []byte, linkType uint32) {
+		a := decode.NewAnalyzer(decode.AnalyzerOptions{MaxLive: 8})
+		dec := decode.NewDecoder(decode.Options{})
+		n := 0
+		var v decode.Value
+		feed := func(data []byte, lt uint32) {
+			n++
+			p := dec.Decode(decode.Input{Number: n, Time: time.Unix(0, int64(n)*1000), Length: len(data), LinkType: layers.LinkType(lt), Data: data})
+			a.Analyze(p)
+			for _, fd := range fields {
+				for i := 0; i < 300 && fd.GetOccurrence(p, i, &v); i++ {
+					_ = fd.AppendValue(nil, &v)
+				}
+			}
+			if r := p.Analysis.RPCRDMA; r != nil {
+				_ = r.Clone()
+			}
+		}
+		for i, p := range context {
+			if i == 40 || i == 70 {
+				feed(frame, linkType)
+			}
+			feed(p.Data, uint32(p.LinkType))
+		}
+		a.Finish()
+		for _, r := range a.RPCSRT().Rows() {
+			_ = r.Quantile(0.99)
+		}
+	})
+}

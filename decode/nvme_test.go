@@ -274,3 +274,72 @@ func TestNVMeErrorStatus(t *testing.T) {
 		}
 	}
 }
+
+// shortenRoCEv2 returns frame data (Ethernet, IPv4 without options, UDP,
+// BTH, the payload from off, the ICRC) with the payload cut to keep bytes,
+// and the IPv4 total length and UDP length to match; the ICRC no longer
+// fits, so the decoder that reads it must skip the check.
+func shortenRoCEv2(data []byte, off, keep int) []byte {
+	out := append([]byte(nil), data[:off+keep]...)
+	out = append(out, data[len(data)-4:]...) // the ICRC
+	ipLen := len(out) - 14
+	out[14+2], out[14+3] = byte(ipLen>>8), byte(ipLen)
+	out[14+10], out[14+11] = 0, 0 // no IPv4 checksum to check
+	udpLen := ipLen - 20
+	out[34+4], out[34+5] = byte(udpLen>>8), byte(udpLen)
+	return out
+}
+
+// A SEND on an NVMe-oF connection too short to be a capsule is a
+// malformed finding that names the layer and the field, and decoding goes
+// on: frame 226 (the first Read's command, 64 bytes) cut to 40 bytes and
+// frame 232 (a CQE, 16 bytes) cut to 10. The other two Reads of the
+// excerpt and everything after still decode and match.
+func TestNVMeShortCapsuleIsMalformed(t *testing.T) {
+	r, err := capture.Open("../pcaps/rxe/nvme_rdma_connect.pcap")
+	require.NoError(t, err)
+	defer r.Close()
+	var found []decode.Finding
+	a := decode.NewAnalyzer(decode.AnalyzerOptions{OnFinding: func(f decode.Finding) {
+		if f.Kind == decode.FindULPMalformed {
+			found = append(found, f)
+		}
+	}})
+	dec := decode.NewDecoder(decode.Options{SkipCRC: true})
+	opc := decode.MustLookup("nvme.cmd.opc")
+	var cp capture.Packet
+	var v decode.Value
+	laterCommands := 0
+	for r.NextInto(&cp) == nil {
+		switch cp.Number {
+		case 226: // Ethernet 14, IPv4 20, UDP 8, BTH 12: the SQE
+			cp.Data = shortenRoCEv2(cp.Data, 54, 40)
+		case 232: // and IETH 4: the CQE
+			cp.Data = shortenRoCEv2(cp.Data, 58, 10)
+		}
+		p := dec.Decode(cp)
+		a.Analyze(p)
+		switch {
+		case p.Number == 226 || p.Number == 232:
+			assert.True(t, p.Analysis.Has(decode.FindULPMalformed), "frame %d", p.Number)
+			assert.False(t, opc.Get(p, &v), "frame %d", p.Number)
+		case p.Number > 232 && opc.Get(p, &v):
+			laterCommands++
+		}
+	}
+	a.Finish()
+	require.Len(t, found, 2)
+	assert.Equal(t, uint32(226), found[0].Frame)
+	assert.Equal(t, "Malformed nvme-rdma command capsule: nvme.cmd (SQE) needs 64 bytes, the SEND carries fewer", found[0].Summary())
+	assert.Equal(t, uint32(232), found[1].Frame)
+	assert.Equal(t, "Malformed nvme-rdma response capsule: nvme.cqe (CQE) needs 16 bytes, the SEND carries fewer", found[1].Summary())
+	assert.Equal(t, decode.SevError, found[1].Severity)
+	assert.Greater(t, laterCommands, 5, "decoding goes on")
+	reads := 0
+	for _, row := range a.NVMeSRT().Rows() {
+		if row.Command == "Read" {
+			reads = row.Count()
+		}
+	}
+	assert.Equal(t, 2, reads, "the two Reads left are matched with their completions")
+}

@@ -143,9 +143,9 @@ func newFlagSet(o *options, stderr io.Writer) *flag.FlagSet {
 	fs.IntVar(&o.snaplen, "s", 262144, "capture `snaplen` bytes of each live packet (0 means 262144)")
 	fs.BoolVar(&o.noPromisc, "p", false, "do not put the interface into promiscuous mode")
 	fs.IntVar(&o.bufferKiB, "B", 0, "live capture's socket buffer in `KiB` (tcpdump's -B; 0 means 32768; bursts beyond it are dropped and counted)")
-	fs.Var(&o.decodeAs, "d", "decode as: `udp.port==N,infiniband` treats UDP port N as RoCEv2, qp==N,nvme-rdma the connection of QP N as NVMe-oF (repeatable)")
-	fs.Var(&o.disabled, "disable-protocol", "do not decode `PROTO` (nvme-rdma: NVMe over Fabrics)")
-	fs.Var(&o.noHeur, "disable-heuristic", "do not look for `PROTO` by content on connections with no CM set-up (nvme-rdma)")
+	fs.Var(&o.decodeAs, "d", "decode as: `udp.port==N,infiniband` treats UDP port N as RoCEv2, qp==N,nvme-rdma the connection of QP N as NVMe-oF, qp==N,rpcrdma as RPC over RDMA (repeatable)")
+	fs.Var(&o.disabled, "disable-protocol", "do not decode `PROTO` (nvme-rdma: NVMe over Fabrics; rpcrdma or rpcordma: RPC over RDMA and the NFS in it)")
+	fs.Var(&o.noHeur, "disable-heuristic", "do not look for `PROTO` by content on connections with no CM set-up (nvme-rdma, rpcrdma)")
 	fs.BoolVar(&o.dc, "dc", false, "decode opcodes 0x40-0x5F as Mellanox DC (20-byte BTH) instead of IBTA RD")
 	fs.BoolVar(&o.ether, "ether", false, "print the link-level header on each line (tcpdump's -e)")
 	fs.BoolVar(&o.lineBuf, "l", false, "flush standard output after every packet")
@@ -312,34 +312,60 @@ func listInterfaces(prog string, stdout, stderr io.Writer) int {
 	return exitOK
 }
 
-// parseDecodeAs reads -d udp.port==N,infiniband and -d qp==N,nvme-rdma
-// (also infiniband.bth.destqp==N,nvme-rdma; N decimal or 0x hex): the
-// second names a QP whose connection carries NVMe-oF.
-func parseDecodeAs(specs []string) (ports []uint16, nvmeQPs []uint32, err error) {
+// ulpChoice is what -d, --disable-protocol and --disable-heuristic say
+// of the upper-layer protocols ibdump decodes: NVMe-oF (nvme-rdma) and
+// RPC over RDMA (rpcrdma, or Wireshark's rpcordma).
+type ulpChoice struct {
+	nvmeQPs, rpcQPs      []uint32
+	noNVMe, noNVMeDetect bool
+	noRPC, noRPCDetect   bool
+}
+
+// ulpProtocol names the protocol a -d or --disable-* argument means: "nvme"
+// or "rpc", "" for one ibdump does not decode.
+func ulpProtocol(name string) string {
+	switch name {
+	case "nvme-rdma", "nvme":
+		return "nvme"
+	case "rpcrdma", "rpcordma":
+		return "rpc"
+	}
+	return ""
+}
+
+// parseDecodeAs reads -d udp.port==N,infiniband and -d qp==N,nvme-rdma or
+// qp==N,rpcrdma (also infiniband.bth.destqp==N,...; N decimal or 0x hex):
+// the second names a QP whose connection carries that protocol.
+func parseDecodeAs(specs []string, ulp *ulpChoice) (ports []uint16, err error) {
 	for _, s := range specs {
 		sel, proto, ok := strings.Cut(s, ",")
 		if qp, found := cutAnyPrefix(sel, "qp==", "infiniband.bth.destqp=="); ok && found {
-			if proto != "nvme-rdma" {
-				return nil, nil, fmt.Errorf("-d %s: a QP decodes as nvme-rdma", s)
+			which := ulpProtocol(proto)
+			if which == "" || proto == "nvme" {
+				return nil, fmt.Errorf("-d %s: a QP decodes as nvme-rdma or rpcrdma", s)
 			}
 			n, err := strconv.ParseUint(qp, 0, 24)
 			if err != nil {
-				return nil, nil, fmt.Errorf("-d %s: bad QP number: %v", s, err)
+				return nil, fmt.Errorf("-d %s: bad QP number: %v", s, err)
 			}
-			nvmeQPs = append(nvmeQPs, uint32(n))
+			if which == "nvme" {
+				ulp.nvmeQPs = append(ulp.nvmeQPs, uint32(n))
+			} else {
+				ulp.rpcQPs = append(ulp.rpcQPs, uint32(n))
+			}
 			continue
 		}
 		port, found := strings.CutPrefix(sel, "udp.port==")
 		if !ok || !found || proto != "infiniband" {
-			return nil, nil, fmt.Errorf("-d %s: want udp.port==N,infiniband or qp==N,nvme-rdma", s)
+			return nil, fmt.Errorf("-d %s: want udp.port==N,infiniband, qp==N,nvme-rdma or qp==N,rpcrdma", s)
 		}
 		n, err := strconv.ParseUint(port, 10, 16)
 		if err != nil {
-			return nil, nil, fmt.Errorf("-d %s: bad port: %v", s, err)
+			return nil, fmt.Errorf("-d %s: bad port: %v", s, err)
 		}
 		ports = append(ports, uint16(n))
 	}
-	return ports, nvmeQPs, nil
+	return ports, nil
 }
 
 func cutAnyPrefix(s string, prefixes ...string) (string, bool) {
@@ -351,22 +377,30 @@ func cutAnyPrefix(s string, prefixes ...string) (string, bool) {
 	return s, false
 }
 
-// ulpOptions applies --disable-protocol and --disable-heuristic: nvme-rdma
-// is the one upper-layer protocol ibdump decodes.
-func ulpOptions(disabled, noHeur []string) (noULP, noDetect bool, err error) {
+// ulpOptions applies --disable-protocol and --disable-heuristic to the
+// upper-layer protocols ibdump decodes: nvme-rdma and rpcrdma.
+func ulpOptions(disabled, noHeur []string, ulp *ulpChoice) error {
 	for _, p := range disabled {
-		if p != "nvme-rdma" && p != "nvme" {
-			return false, false, fmt.Errorf("--disable-protocol %s: ibdump can disable nvme-rdma", p)
+		switch ulpProtocol(p) {
+		case "nvme":
+			ulp.noNVMe = true
+		case "rpc":
+			ulp.noRPC = true
+		default:
+			return fmt.Errorf("--disable-protocol %s: ibdump can disable nvme-rdma and rpcrdma", p)
 		}
-		noULP = true
 	}
 	for _, p := range noHeur {
-		if p != "nvme-rdma" {
-			return false, false, fmt.Errorf("--disable-heuristic %s: ibdump can disable nvme-rdma", p)
+		switch {
+		case p == "nvme-rdma":
+			ulp.noNVMeDetect = true
+		case ulpProtocol(p) == "rpc":
+			ulp.noRPCDetect = true
+		default:
+			return fmt.Errorf("--disable-heuristic %s: ibdump can disable nvme-rdma and rpcrdma", p)
 		}
-		noDetect = true
 	}
-	return noULP, noDetect, nil
+	return nil
 }
 
 // colorEnabled applies --color, NO_COLOR, TERM=dumb and whether out is a

@@ -51,7 +51,10 @@ func runCorrelate(o *options, files []string, stdout, stderr io.Writer) int {
 	if perPacket && report && o.outFormat != "" {
 		return fail("-z path with -T %s: the report and the packets would mix", o.outFormat)
 	}
-	ports, _, err := parseDecodeAs(o.decodeAs)
+	// Correlation matches transport packets: a QP's ULP decoding is
+	// checked for its syntax and does not change what is matched.
+	var ulp ulpChoice
+	ports, err := parseDecodeAs(o.decodeAs, &ulp)
 	if err != nil {
 		return fail("%v", err)
 	}

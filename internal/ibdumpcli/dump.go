@@ -69,9 +69,9 @@ type dumper struct {
 	latPend   []decode.Latency // latencies of the current packet, kept until -Y decides
 	pfc       decode.PFCOptions
 
-	// NVMe-oF: -d qp==N,nvme-rdma, --disable-protocol, --disable-heuristic.
-	nvmeQPs                         []uint32
-	noULP, noULPDetect              bool
+	// NVMe-oF and RPC over RDMA: -d qp==N,PROTO, --disable-protocol,
+	// --disable-heuristic.
+	ulp                             ulpChoice
 	read, shown                     int
 	ib, icrcBad, vcrcBad, malformed int
 	cut                             int // IB packets cut by the capture's snapshot length
@@ -96,12 +96,11 @@ type zstat struct {
 
 func newDumper(o *options, stdout, stderr io.Writer) (*dumper, error) {
 	d := &dumper{o: o, out: bufio.NewWriterSize(stdout, 64<<10), stderr: stderr}
-	ports, nvmeQPs, err := parseDecodeAs(o.decodeAs)
+	ports, err := parseDecodeAs(o.decodeAs, &d.ulp)
 	if err != nil {
 		return nil, err
 	}
-	d.nvmeQPs = nvmeQPs
-	if d.noULP, d.noULPDetect, err = ulpOptions(o.disabled, o.noHeur); err != nil {
+	if err := ulpOptions(o.disabled, o.noHeur, &d.ulp); err != nil {
 		return nil, err
 	}
 	if o.filter != "" {
@@ -197,7 +196,8 @@ func (d *dumper) needsAnalysis() bool {
 }
 
 func (d *dumper) analyzerOptions() decode.AnalyzerOptions {
-	opts := decode.AnalyzerOptions{Links: d.links, NVMeQPs: d.nvmeQPs, NoULP: d.noULP, NoULPDetect: d.noULPDetect, PFC: d.pfc}
+	opts := decode.AnalyzerOptions{Links: d.links, NVMeQPs: d.ulp.nvmeQPs, NoULP: d.ulp.noNVMe, NoULPDetect: d.ulp.noNVMeDetect,
+		RPCRDMAQPs: d.ulp.rpcQPs, NoRPCRDMA: d.ulp.noRPC, NoRPCRDMADetect: d.ulp.noRPCDetect, PFC: d.pfc}
 	if len(d.latency) > 0 {
 		opts.OnLatency = func(l decode.Latency) { d.latPend = append(d.latPend, l) }
 	}
@@ -303,6 +303,12 @@ func (d *dumper) addStat(z string) error {
 		d.zs = append(d.zs, &zstat{analysis: true, add: s.Add,
 			text: func(w io.Writer) { output.WriteNVMeSRT(w, s.Rows(), filter) },
 			json: func(b []byte) []byte { return output.AppendNVMeSRTJSON(b, s.Rows()) }})
+	case z == "rpc,srt":
+		// Fed with the packets -Y shows: a filter selects the replies counted.
+		s := &decode.RPCSRT{}
+		d.zs = append(d.zs, &zstat{analysis: true, add: s.Add,
+			text: func(w io.Writer) { output.WriteRPCSRT(w, s.Rows(), filter) },
+			json: func(b []byte) []byte { return output.AppendRPCSRTJSON(b, s.Rows()) }})
 	case z == "opcodes":
 		s := &decode.OpcodeStat{}
 		d.zs = append(d.zs, &zstat{add: s.Add,
@@ -392,7 +398,7 @@ func (d *dumper) addStat(z string) error {
 			text: func(w io.Writer) { output.WriteIOFuncStat(w, s.funcs) },
 			json: func(b []byte) []byte { return output.AppendIOFuncStatJSON(b, s.funcs) }})
 	default:
-		return fmt.Errorf("-z %s: known statistics are conv,qp, expert[,LEVEL], latency, nvme,srt, opcodes, endpoints,gid, "+
+		return fmt.Errorf("-z %s: known statistics are conv,qp, expert[,LEVEL], latency, nvme,srt, rpc,srt, opcodes, endpoints,gid, "+
 			"io,stat,INTERVAL[,FILTER|FUNC(FIELD)FILTER...], follow,qp,hex|ascii,FILTER and pfc[,WINDOW[,PERCENT]]", z)
 	}
 	return nil

@@ -100,6 +100,10 @@ func (pl *Parallel) Add(p *decode.Packet) {
 		// The analyzer reuses its NVMe-oF record for the next packet.
 		b.items[len(b.items)-1].analysis.NVMe = p.Analysis.NVMe.Clone()
 	}
+	if p.Analysis.RPCRDMA != nil {
+		// And its RPC-over-RDMA one.
+		b.items[len(b.items)-1].analysis.RPCRDMA = p.Analysis.RPCRDMA.Clone()
+	}
 	b.arena = append(b.arena, p.Data...)
 	if len(b.items) == parallelBatch {
 		pl.flushBatch()

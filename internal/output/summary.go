@@ -279,12 +279,19 @@ func (s *Summary) appendIB(buf []byte, p *decode.Packet) []byte {
 		buf = append(buf, ", "...)
 		buf = appendMAD(buf, p)
 	}
+	r := p.Analysis.RPCRDMA
 	if n := p.Analysis.NVMe; n != nil && (n.Kind == decode.NVMeCommand || n.Kind == decode.NVMeCompletion) {
 		// The capsule says more than its length.
 		buf = appendNVMe(buf, n)
+	} else if r != nil && r.Kind == decode.RPCRDMAMessage {
+		// So does an RPC-over-RDMA message.
+		buf = appendRPCRDMA(buf, r)
 	} else if p.Err == nil || p.Cut() {
 		buf = append(buf, ", length "...)
 		buf = strconv.AppendInt(buf, int64(p.PayloadLength()), 10)
+		if r != nil && r.Kind == decode.RPCRDMAChunk {
+			buf = appendRPCChunk(buf, r)
+		}
 	}
 	if p.ICRC == layers.CRCBad {
 		buf = append(buf, " [bad ICRC "...)

@@ -16,7 +16,12 @@ userdlt=(-o 'uat:user_dlts:"User 0 (DLT=147)","infiniband","0","","0",""')
 for cap in "$@"; do
 	name=$(basename "$cap" .pcap)
 	extra=()
+	# tshark's rpcordma heuristic throws on some perftest SENDs (their
+	# ICRC then goes missing: send_lat_cm, write_bw_cm ...): it stays off
+	# but for the NFS-over-RDMA captures, which ibdump decodes.
+	rpcordma=(--disable-protocol rpcordma)
 	case "$name" in
+	nfs_rdma_*) rpcordma=() ;;
 	*linktype147-userdlt) extra=("${userdlt[@]}") ;;
 	*linktype247) continue ;; # its 147 twin is compared
 	esac
@@ -29,8 +34,8 @@ for cap in "$@"; do
 		extra=("${userdlt[@]}")
 	fi
 	{
-		echo "# $version; tshark -r $cap -T fields -E header=y -E separator=/t -E occurrence=a (the ULPs ibdump does not decode disabled; NVMe-oF, EoIB and EtherType-over-IB stay on, as ibdump decodes them)"
-		tshark -r "$cap" "${extra[@]}" --disable-protocol rpcordma \
+		echo "# $version; tshark -r $cap -T fields -E header=y -E separator=/t -E occurrence=a (the ULPs ibdump does not decode disabled; NVMe-oF, EoIB and EtherType-over-IB stay on, as ibdump decodes them${rpcordma[*]:+; rpcordma disabled}${rpcordma[*]:-; RPC over RDMA on})"
+		tshark -r "$cap" "${extra[@]}" "${rpcordma[@]}" \
 			--disable-protocol iser --disable-protocol smb_direct --disable-protocol infiniband_sdp \
 			--disable-protocol lnet --disable-protocol fcoib --disable-protocol smc --disable-protocol drbd \
 			-T fields -E header=y -E separator=/t -E occurrence=a "${args[@]}" 2>/dev/null

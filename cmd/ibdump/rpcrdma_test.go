@@ -1,0 +1,98 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+const (
+	nfsMount = "../../pcaps/rxe/nfs_rdma_v3_mount.pcap"
+	nfsMid   = "../../pcaps/rxe/nfs_rdma_v3_midstream.pcap"
+)
+
+// The default line names the RPC call and its reply, with the chunks the
+// call offers and the latency; the values are tshark 4.0.17's for frames
+// 56-59 and 104-108 of the excerpt (rpcordma.xid 0x33c3b52a, msg_type 0
+// then 1, reply chunk of 3 segments 256+28672+4 bytes, rpc.program
+// 100227 rpc.procedure 1, rpc.time 0.003081; rpcordma.xid 0x3cc3b52a,
+// write list of 1 segment of 4096 bytes, nfs.procedure_v3 6, rpc.time
+// 0.003917).
+func TestRPCRDMADefaultLine(t *testing.T) {
+	out, errOut, code := ibdump(t, nil, "-r", nfsMount)
+	require.Zero(t, code, errOut)
+	for frame, want := range map[int]string{
+		56:  "RC Send Only QP 0x000011 PSN 1654461 A, RPC-over-RDMA MSG xid 0x33c3b52a NFSACLv3 GETACL Call, reply chunk 3 segments 28932 bytes",
+		58:  "rkey 0x00000c22 len 184, length 184, NFSACLv3 GETACL reply chunk xid 0x33c3b52a",
+		59:  "RC Send Only QP 0x000011 PSN 15793576 A, RPC-over-RDMA NOMSG xid 0x33c3b52a NFSACLv3 GETACL Reply [latency 3081 µs]",
+		104: "RPC-over-RDMA MSG xid 0x3cc3b52a NFSv3 READ Call, write list 1 segment 4096 bytes",
+		106: "length 18, NFSv3 READ write chunk xid 0x3cc3b52a",
+		108: "IETH rkey 0x00000981, RPC-over-RDMA MSG xid 0x3cc3b52a NFSv3 READ Reply [latency 3917 µs]",
+	} {
+		assert.True(t, strings.HasSuffix(lineOf(t, out, frame), want), "frame %d: %s", frame, lineOf(t, out, frame))
+	}
+	// Other packets keep their length.
+	assert.True(t, strings.HasSuffix(lineOf(t, out, 57), "length 0"), lineOf(t, out, 57))
+}
+
+// -z rpc,srt on the whole capture: every procedure's calls counted once.
+// tshark 4.0.17's -z rpc,srt,100003,3 (../shared/pcaps-ulp/MANIFEST.md)
+// gives GETATTR 9 calls, min 0.000679, max 0.019564, avg 0.003650 s, as
+// here; it counts READ 23 times (it dissects each READ reply whose data
+// came by a write chunk twice), where the wire and ibdump have 12.
+func TestRPCSRT(t *testing.T) {
+	whole := filepath.Join("..", "..", "..", "shared", "pcaps-ulp", "nfs_rdma_v3.pcap")
+	if _, err := os.Stat(whole); err != nil {
+		t.Skipf("%s not beside the checkout", whole)
+	}
+	out, errOut, code := ibdump(t, nil, "-q", "-r", whole, "-z", "rpc,srt")
+	require.Zero(t, code, errOut)
+	assert.Regexp(t, `100003 +3 +1 NFSv3 GETATTR +9 +0 +679\.000 +3649\.888 +[0-9.]+ +[0-9.]+ +[0-9.]+ +19564\.000`, out)
+	assert.Regexp(t, `100003 +3 +6 NFSv3 READ +12 +0 `, out)
+	assert.Regexp(t, `100227 +3 +1 NFSACLv3 GETACL +7 +0 `, out)
+
+	// -Y selects the replies counted; -T json.
+	out, errOut, code = ibdump(t, nil, "-q", "-r", whole, "-z", "rpc,srt", "-Y", "rpc.program == 100227", "-T", "json")
+	require.Zero(t, code, errOut)
+	assert.Contains(t, out, `"name": "NFSACLv3 GETACL",`)
+	assert.Contains(t, out, `"count": 7,`)
+	assert.NotContains(t, out, "NFSv3")
+}
+
+// A capture that starts mid-stream: found by content; -2 decodes it from
+// its first packet; -d names the QP; --disable-heuristic and
+// --disable-protocol (under either name) turn it off.
+func TestRPCRDMAMidstreamOptions(t *testing.T) {
+	out, _, code := ibdump(t, nil, "-r", nfsMid)
+	require.Zero(t, code)
+	assert.NotContains(t, lineOf(t, out, 2), "RPC", "seen before its reply revealed the protocol")
+	assert.Contains(t, lineOf(t, out, 4), "RPC-over-RDMA MSG xid 0x54c3b52a NFSv3 LOOKUP Reply NFS3ERR_NOENT [latency 3067 µs]")
+
+	// "answered by 3" is the transport's: the RC ACK of the SEND; the
+	// RPC reply is rpc.reqframe's.
+	out, _, code = ibdump(t, nil, "-2", "-r", nfsMid)
+	require.Zero(t, code)
+	assert.Contains(t, lineOf(t, out, 2), "RPC-over-RDMA MSG xid 0x54c3b52a NFSv3 LOOKUP Call [answered by 3]")
+	out, _, code = ibdump(t, nil, "-2", "-r", nfsMid, "-T", "fields", "-e", "rpc.reqframe", "-Y", "frame.number == 2")
+	require.Zero(t, code)
+	assert.Equal(t, "4\n", out)
+
+	for _, off := range [][]string{{"--disable-heuristic", "rpcrdma"}, {"--disable-protocol", "rpcordma", "-d", "qp==0x11,rpcrdma"}} {
+		out, _, code = ibdump(t, nil, append([]string{"-r", nfsMid}, off...)...)
+		require.Zero(t, code)
+		assert.NotContains(t, out, "RPC", "%v", off)
+	}
+	out, _, code = ibdump(t, nil, "-r", nfsMid, "--disable-heuristic", "rpcrdma", "-d", "qp==0x11,rpcordma")
+	require.Zero(t, code)
+	assert.Contains(t, lineOf(t, out, 2), "NFSv3 LOOKUP Call")
+
+	for _, bad := range [][]string{{"-d", "qp==0x11,nfs"}, {"--disable-heuristic", "rpc"}} {
+		_, errOut, code := ibdump(t, nil, append([]string{"-r", nfsMid}, bad...)...)
+		assert.NotZero(t, code, "%v", bad)
+		assert.NotEmpty(t, errOut, "%v", bad)
+	}
+}
