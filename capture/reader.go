@@ -74,6 +74,13 @@ type Packet struct {
 	Interface int
 	// Data is the captured bytes, starting with the link-layer header.
 	Data []byte
+	// File is the name of the file the record came from (what Reader.Name
+	// said while reading it), and Offset the byte offset of the record's
+	// header in it: the pcap record header or the pcapng block. In a gzip
+	// file the offset counts the decompressed stream, which cannot be
+	// sought. A live capture leaves both zero.
+	File   string
+	Offset int64
 }
 
 // ngIface is what a pcapng interface description block says.
@@ -238,7 +245,7 @@ func (r *Reader) NextInto(p *Packet) error {
 		}
 		if err == nil {
 			r.n++
-			p.Number = r.n
+			p.Number, p.File = r.n, r.name
 			return nil
 		}
 		if err == io.EOF && len(r.paths) > 0 {
@@ -396,6 +403,7 @@ func (r *Reader) nextPcap(p *Packet) error {
 		return nil
 	}
 	start, h := r.off, r.scratch[:16]
+	p.Offset = start
 	if err := r.fill(h, start, "record header", 16, true); err != nil {
 		return r.fail(r.n+1, start, err)
 	}
@@ -433,6 +441,7 @@ func (r *Reader) nextPcapBuffered(p *Packet) bool {
 		return false
 	}
 	rec, _ := r.in.Peek(16 + int(caplen))
+	p.Offset = r.off
 	p.Data = grow(p.Data, int(caplen))
 	copy(p.Data, rec[16:])
 	frac := int64(r.order.Uint32(rec[4:]))
@@ -463,6 +472,7 @@ func (r *Reader) nextNg(p *Packet) error {
 		switch {
 		case err != nil:
 		case typ == blockEPB || typ == blockOPB || typ == blockSPB:
+			p.Offset = start
 			err = r.readPacketBlock(p, start, typ, blen)
 			if err == nil {
 				return nil
