@@ -177,14 +177,15 @@ func (e *Exporter) writeRows(table string, d *dynamicRow, rows []any) error {
 
 // convKeys are the connections table's columns: the connection id (the
 // packets table's conv_id), every -z conv,qp -T json key in its order,
-// then the connection's spans.
+// then the ids the analysis merged into the connection (which packets
+// read before the merge carry as their conv_id) and its spans.
 func convKeys() (names []string, cols []*output.Column[output.Conv]) {
 	cols = output.ConvTable.JSONColumns()
 	names = []string{"conv_id"}
 	for _, c := range cols {
 		names = append(names, c.Key)
 	}
-	return append(names, "spans"), cols
+	return append(names, "aliases", "spans"), cols
 }
 
 func (e *Exporter) writeConnections(convs []decode.Conversation) error {
@@ -194,7 +195,7 @@ func (e *Exporter) writeConnections(convs []decode.Conversation) error {
 	for _, c := range cols {
 		samples = append(samples, c.Value(&zero))
 	}
-	samples = append(samples, []Span(nil))
+	samples = append(samples, []uint32(nil), []Span(nil))
 	d := newDynamicRow(e.o.Labels, names, samples)
 	var rows []any
 	for i := range convs {
@@ -209,7 +210,7 @@ func (e *Exporter) writeConnections(convs []decode.Conversation) error {
 				spans = append(spans, s.spans...)
 			}
 		}
-		rows = append(rows, d.row(append(values, spans)))
+		rows = append(rows, d.row(append(values, append([]uint32{}, c.Aliases...), spans)))
 	}
 	return e.writeRows("connections", d, rows)
 }
