@@ -2,6 +2,7 @@ package capture
 
 import (
 	"bufio"
+	"cmp"
 	"compress/gzip"
 	"encoding/binary"
 	"errors"
@@ -9,8 +10,10 @@ import (
 	"github.com/ibwire/ibwire/layers"
 	"io"
 	"io/fs"
+	"math"
 	"math/bits"
 	"os"
+	"slices"
 	"time"
 )
 
@@ -121,6 +124,14 @@ func Open(path string) (*Reader, error) { return OpenMulti(path) }
 // numbered from 1. Each file may have its own format and link types. All
 // paths are checked for existence up front, so a typo fails at once; the
 // files are then opened one at a time.
+//
+// The files are read in the order of their first packets' timestamps, so
+// the pieces of a rotated capture (tcpdump -C names them f, f1, ... f10,
+// which a shell sorts f, f1, f10, f2; -G names them by a strftime pattern)
+// make one stream in any order they are given: a connection that crosses a
+// rotation stays one connection. Files that start at the same time, and
+// files with no packet, keep their order; with standard input among them,
+// which cannot be read twice, the given order stands.
 func OpenMulti(paths ...string) (*Reader, error) {
 	if len(paths) == 0 {
 		return nil, errors.New("capture: no files to read")
@@ -133,6 +144,7 @@ func OpenMulti(paths ...string) (*Reader, error) {
 			return nil, fmt.Errorf("capture: %w", err)
 		}
 	}
+	paths = inTimeOrder(paths)
 	r := &Reader{paths: append([]string(nil), paths[1:]...)}
 	if err := r.openFile(paths[0]); err != nil {
 		return nil, err
@@ -148,6 +160,40 @@ func NewReader(r io.Reader, name string) (*Reader, error) {
 		return nil, err
 	}
 	return rd, nil
+}
+
+// inTimeOrder sorts paths by the timestamp of each file's first packet;
+// a file that cannot be read sorts as if it had none, and its error shows
+// when it is read.
+func inTimeOrder(paths []string) []string {
+	if len(paths) < 2 || slices.Contains(paths, "-") {
+		return paths
+	}
+	first := make(map[string]int64, len(paths))
+	for _, p := range paths {
+		first[p] = firstTime(p)
+	}
+	sorted := slices.Clone(paths)
+	slices.SortStableFunc(sorted, func(a, b string) int { return cmp.Compare(first[a], first[b]) })
+	return sorted
+}
+
+// firstTime is the first packet's timestamp in ns, or the lowest int64.
+func firstTime(path string) int64 {
+	f, err := os.Open(path)
+	if err != nil {
+		return math.MinInt64
+	}
+	defer f.Close()
+	r, err := NewReader(f, path)
+	if err != nil {
+		return math.MinInt64
+	}
+	var p Packet
+	if r.NextInto(&p) != nil {
+		return math.MinInt64
+	}
+	return p.Time.UnixNano()
 }
 
 func (r *Reader) openFile(path string) error {
