@@ -84,6 +84,8 @@ type options struct {
 	labels     listFlag // --label, with -T parquet
 	shard      string   // --shard, with -T parquet
 	files      []string // the captures to read: -r's, then the arguments
+	frames     string   // --frames FILE:FRAME@OFFSET,...
+	offsets    string   // --offsets OFFSET,... of -r's file
 }
 
 func newFlagSet(o *options, stderr io.Writer) *flag.FlagSet {
@@ -122,6 +124,9 @@ func newFlagSet(o *options, stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&o.outFormat, "T", "", "output `format`: text (tshark's line), fields, json, jsonl, ek, parquet (tables packets, connections\n"+
 		"and findings under the folder -w names; see --label, --shard, -e); default: ibdump's one-line summary")
 	fs.Var(&o.fields, "e", "with -T fields, print `field` (repeatable); with -T parquet, add it as a column of packets; see -G fields")
+	fs.StringVar(&o.frames, "frames", "", "read only these records, by byte offset and without scanning: `FILE:FRAME@OFFSET,...` (the packets table's\n"+
+		"file, frame and offset columns of -T parquet); pcap and pcapng, not gzip")
+	fs.StringVar(&o.offsets, "offsets", "", "with -r FILE, read only the records at these byte `offsets` (comma-separated), without scanning")
 	fs.Var(&o.labels, "label", "with -T parquet, a `key=value` put into every row and into the folders' names (host=a17; repeatable)")
 	fs.StringVar(&o.shard, "shard", "", "with -T parquet, spread packets over N files by connection id: `conv[,N]` (N 8 by default)")
 	fs.Var(&o.fieldOpts, "E", "-T fields `option`: header=y|n, separator=/t|/s|c, occurrence=f|l|a, aggregator=c, quote=d|s|n")

@@ -581,6 +581,13 @@ func (d *dumper) open(files []string, stdin io.Reader, announce bool) (source, *
 		}
 		fmt.Fprintf(d.stderr, "%s: listening on %s, link-type %v, snapshot length %d bytes\n", d.o.prog, d.o.iface, l.LinkType(), snap)
 		return l, l, d.o.iface, func() { l.Close() }, nil
+	case d.o.frames != "" || d.o.offsets != "":
+		refs, err := d.recordRefs(files)
+		if err != nil {
+			return nil, nil, "", nil, err
+		}
+		s := &recordSource{refs: refs, readers: map[string]*capture.RecordReader{}}
+		return s, nil, "records", s.close, nil
 	case len(files) == 0:
 		if announce {
 			fmt.Fprintf(d.stderr, "%s: no capture given: decoding the bundled sample %s (run %s -h for usage)\n", d.o.prog, pcaps.SampleName, d.o.prog)
@@ -596,6 +603,21 @@ func (d *dumper) open(files []string, stdin io.Reader, announce bool) (source, *
 		return nil, nil, "", nil, err
 	}
 	return r, nil, strings.Join(files, ", "), func() { r.Close() }, nil
+}
+
+// recordRefs are the records --frames or -r FILE --offsets name.
+func (d *dumper) recordRefs(files []string) ([]recordRef, error) {
+	switch {
+	case d.o.frames != "" && d.o.offsets != "":
+		return nil, fmt.Errorf("--frames names files itself: give it or -r FILE --offsets, not both")
+	case d.o.frames != "" && len(files) > 0:
+		return nil, fmt.Errorf("--frames names files itself: no -r or file arguments with it")
+	case d.o.frames != "":
+		return parseFrames(d.o.frames)
+	case len(files) != 1 || files[0] == "-":
+		return nil, fmt.Errorf("--offsets reads one file by offset: give it with -r FILE (not standard input)")
+	}
+	return parseOffsets(files[0], d.o.offsets)
 }
 
 // firstPass runs the analysis over the whole capture once, recording what

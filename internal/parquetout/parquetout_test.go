@@ -119,7 +119,7 @@ func TestExportReadsBack(t *testing.T) {
 				require.True(t, ok, "frame %d", frame)
 				require.False(t, seen[frame], "frame %d twice", frame)
 				seen[frame] = true
-				assert.Equal(t, want.Offset, row["offset"], "frame %d", frame)
+				assert.Equal(t, want.Offset, row["byte_offset"], "frame %d", frame)
 				assert.Equal(t, want.File, row["file"], "frame %d", frame)
 				assert.Equal(t, want.Time.UnixNano(), row["time"].(int64), "frame %d", frame)
 				assert.Equal(t, "a17", row["host"])

@@ -96,7 +96,7 @@ type Exporter struct {
 }
 
 // fixedPacketColumns lead every packets row; they are never null.
-var fixedPacketColumns = []string{"time", "file", "frame", "offset"}
+var fixedPacketColumns = []string{"time", "file", "frame", "byte_offset"}
 
 // New creates the folders and the packets table's files.
 func New(o Options) (*Exporter, error) {
@@ -118,10 +118,10 @@ func New(o Options) (*Exporter, error) {
 		taken[n] = true
 	}
 	group := pq.Group{
-		"time":   kindTimestamp.node(true),
-		"file":   kindString.node(true),
-		"frame":  pq.Encoded(pq.Uint(32), &pq.DeltaBinaryPacked),
-		"offset": pq.Encoded(pq.Int(64), &pq.DeltaBinaryPacked),
+		"time":        kindTimestamp.node(true),
+		"file":        kindString.node(true),
+		"frame":       pq.Encoded(pq.Uint(32), &pq.DeltaBinaryPacked),
+		"byte_offset": pq.Encoded(pq.Int(64), &pq.DeltaBinaryPacked),
 	}
 	add := func(name string, names []string) error {
 		if taken[name] {
@@ -353,7 +353,7 @@ type columnLayout struct {
 
 func (e *Exporter) layout() *columnLayout {
 	if e.cols == nil {
-		l := &columnLayout{time: e.index("time"), file: e.index("file"), frame: e.index("frame"), offset: e.index("offset")}
+		l := &columnLayout{time: e.index("time"), file: e.index("file"), frame: e.index("frame"), offset: e.index("byte_offset")}
 		for _, lb := range e.o.Labels {
 			l.labels = append(l.labels, e.index(lb.Key))
 		}
