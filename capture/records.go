@@ -79,4 +79,3 @@ func (rr *RecordReader) ReadAt(offset int64, frame int, p *Packet) error {
 
 // Close closes the file.
 func (rr *RecordReader) Close() error { return rr.f.Close() }
-
