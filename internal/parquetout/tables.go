@@ -2,6 +2,7 @@ package parquetout
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -154,22 +155,42 @@ func (d *dynamicRow) row(values []any) any {
 	return r.Interface()
 }
 
-// writeRows writes rows of d's type as the table's one file.
-func (e *Exporter) writeRows(table string, d *dynamicRow, rows []any) error {
+// rowFile is a table's one file, written a row at a time: the
+// connections and the findings, few beside the packets.
+type rowFile struct {
+	d    *dynamicRow
+	f    *os.File
+	w    *pq.Writer
+	rows int // in the open row group
+}
+
+// rowFileGroupRows closes a row group of a rowFile, so memory stays bounded
+// however many findings a capture has.
+const rowFileGroupRows = 16 << 10
+
+func (e *Exporter) newRowFile(table string, d *dynamicRow) (*rowFile, error) {
 	f, err := createFile(filepath.Join(e.tableDir(table), e.o.Name+".parquet"))
 	if err != nil {
-		return err
+		return nil, err
 	}
 	schema := pq.SchemaOf(reflect.New(d.typ).Elem().Interface())
-	w := pq.NewWriter(f, writerOptions(schema)...)
-	for _, r := range rows {
-		if err := w.Write(r); err != nil {
-			f.Close()
-			return err
-		}
+	return &rowFile{d: d, f: f, w: pq.NewWriter(f, writerOptions(schema)...)}, nil
+}
+
+func (rf *rowFile) write(values []any) error {
+	if err := rf.w.Write(rf.d.row(values)); err != nil {
+		return err
 	}
-	err = w.Close()
-	if cerr := f.Close(); err == nil {
+	if rf.rows++; rf.rows == rowFileGroupRows {
+		rf.rows = 0
+		return rf.w.Flush()
+	}
+	return nil
+}
+
+func (rf *rowFile) close() error {
+	err := rf.w.Close()
+	if cerr := rf.f.Close(); err == nil {
 		err = cerr
 	}
 	return err
@@ -196,8 +217,10 @@ func (e *Exporter) writeConnections(convs []decode.Conversation) error {
 		samples = append(samples, c.Value(&zero))
 	}
 	samples = append(samples, []uint32(nil), []Span(nil))
-	d := newDynamicRow(e.o.Labels, names, samples)
-	var rows []any
+	rf, err := e.newRowFile("connections", newDynamicRow(e.o.Labels, names, samples))
+	if err != nil {
+		return err
+	}
 	for i := range convs {
 		c := &convs[i]
 		values := []any{c.ID}
@@ -210,9 +233,12 @@ func (e *Exporter) writeConnections(convs []decode.Conversation) error {
 				spans = append(spans, s.spans...)
 			}
 		}
-		rows = append(rows, d.row(append(values, append([]uint32{}, c.Aliases...), spans)))
+		if err := rf.write(append(values, append([]uint32{}, c.Aliases...), spans)); err != nil {
+			rf.close()
+			return err
+		}
 	}
-	return e.writeRows("connections", d, rows)
+	return rf.close()
 }
 
 // findingRow is a row of the findings table.
@@ -234,7 +260,9 @@ func findingOf(f *decode.Finding, files *fileFrames) findingRow {
 		Group: f.Kind.Group(), Kind: f.Kind.String(), Summary: f.Summary(), PSN: uint32(f.PSN), Count: f.Count}
 }
 
-func (e *Exporter) writeFindings() error {
+// findingRowType is the findings table's row: the labels, then
+// findingRow's columns.
+func findingRowType(labels []Label) *dynamicRow {
 	t := reflect.TypeFor[findingRow]()
 	var names []string
 	var samples []any
@@ -242,15 +270,15 @@ func (e *Exporter) writeFindings() error {
 		names = append(names, t.Field(i).Tag.Get("parquet"))
 		samples = append(samples, reflect.Zero(t.Field(i).Type).Interface())
 	}
-	d := newDynamicRow(e.o.Labels, names, samples)
-	rows := make([]any, 0, len(e.findings))
-	for i := range e.findings {
-		v := reflect.ValueOf(findingOf(&e.findings[i], &e.files))
-		values := make([]any, v.NumField())
-		for i := range values {
-			values[i] = v.Field(i).Interface()
-		}
-		rows = append(rows, d.row(values))
+	return newDynamicRow(labels, names, samples)
+}
+
+// findingValues are a finding's columns, in findingRow's order.
+func findingValues(f *decode.Finding, files *fileFrames) []any {
+	v := reflect.ValueOf(findingOf(f, files))
+	values := make([]any, v.NumField())
+	for i := range values {
+		values[i] = v.Field(i).Interface()
 	}
-	return e.writeRows("findings", d, rows)
+	return values
 }

@@ -80,14 +80,17 @@ func ParseShard(s string) (int, error) {
 
 // Exporter writes one ibdump run as the three tables.
 type Exporter struct {
-	o        Options
-	columns  []*fieldColumn // after the fixed ones
-	schema   *pq.Schema
-	shards   []*packetFile
-	value    decode.Value
-	files    fileFrames
-	spans    map[uint32]*convSpans
-	findings []decode.Finding
+	o       Options
+	columns []*fieldColumn // after the fixed ones
+	schema  *pq.Schema
+	shards  []*packetFile
+	value   decode.Value
+	files   fileFrames
+	spans   map[uint32]*convSpans
+	// pending are the findings of the packet being analysed: its file is
+	// known once Packet has it, and they are written then.
+	pending  []decode.Finding
+	findings *rowFile
 	err      error // the first write error; later calls do nothing
 
 	cols         *columnLayout
@@ -170,6 +173,12 @@ func New(o Options) (*Exporter, error) {
 		}
 		e.shards = append(e.shards, pf)
 	}
+	findings, err := e.newRowFile("findings", findingRowType(o.Labels))
+	if err != nil {
+		e.abort()
+		return nil, err
+	}
+	e.findings = findings
 	return e, nil
 }
 
@@ -210,6 +219,10 @@ func (e *Exporter) Packet(p *decode.Packet) error {
 		return e.err
 	}
 	e.files.add(p.File, uint32(p.Number))
+	if err := e.flushFindings(); err != nil {
+		e.err = fmt.Errorf("-T parquet: findings: %w", err)
+		return e.err
+	}
 	if c := p.Analysis.Conv; c != 0 {
 		s := e.spans[c]
 		if s == nil {
@@ -228,10 +241,22 @@ func (e *Exporter) Packet(p *decode.Packet) error {
 	return e.err
 }
 
-// Finding adds an expert finding to the findings table; they are few, and
-// written at Close.
+// Finding adds an expert finding to the findings table. The analysis
+// reports a packet's findings before the packet reaches Packet: they wait
+// for it (or for Close), which knows the file of their frame.
 func (e *Exporter) Finding(f decode.Finding) {
-	e.findings = append(e.findings, f)
+	e.pending = append(e.pending, f)
+}
+
+// flushFindings writes the pending findings.
+func (e *Exporter) flushFindings() error {
+	for i := range e.pending {
+		if err := e.findings.write(findingValues(&e.pending[i], &e.files)); err != nil {
+			return err
+		}
+	}
+	e.pending = e.pending[:0]
+	return nil
 }
 
 // Close writes the connections and findings tables, given the run's
@@ -242,14 +267,18 @@ func (e *Exporter) Close(convs []decode.Conversation) error {
 			e.err = fmt.Errorf("-T parquet: %s: %w", s.f.Name(), err)
 		}
 	}
+	err := e.flushFindings()
+	if cerr := e.findings.close(); err == nil {
+		err = cerr
+	}
+	if err != nil && e.err == nil {
+		e.err = fmt.Errorf("-T parquet: findings: %w", err)
+	}
 	if e.err != nil {
 		return e.err
 	}
 	if err := e.writeConnections(convs); err != nil {
 		return fmt.Errorf("-T parquet: connections: %w", err)
-	}
-	if err := e.writeFindings(); err != nil {
-		return fmt.Errorf("-T parquet: findings: %w", err)
 	}
 	return nil
 }
