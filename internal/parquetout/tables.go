@@ -160,7 +160,7 @@ func (d *dynamicRow) row(values []any) any {
 type rowFile struct {
 	d    *dynamicRow
 	f    *os.File
-	w    *pq.Writer
+	w    *pq.GenericWriter[any]
 	rows int // in the open row group
 }
 
@@ -174,11 +174,11 @@ func (e *Exporter) newRowFile(table string, d *dynamicRow) (*rowFile, error) {
 		return nil, err
 	}
 	schema := pq.SchemaOf(reflect.New(d.typ).Elem().Interface())
-	return &rowFile{d: d, f: f, w: pq.NewWriter(f, writerOptions(schema)...)}, nil
+	return &rowFile{d: d, f: f, w: pq.NewGenericWriter[any](f, writerOptions(schema)...)}, nil
 }
 
 func (rf *rowFile) write(values []any) error {
-	if err := rf.w.Write(rf.d.row(values)); err != nil {
+	if _, err := rf.w.Write([]any{rf.d.row(values)}); err != nil {
 		return err
 	}
 	if rf.rows++; rf.rows == rowFileGroupRows {

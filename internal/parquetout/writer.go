@@ -286,7 +286,7 @@ func (e *Exporter) Close(convs []decode.Conversation) error {
 // packetFile is one file of the packets table.
 type packetFile struct {
 	f       *os.File
-	w       *pq.Writer
+	w       *pq.GenericWriter[any]
 	vals    [][]pq.Value // a batch of rows, column by column
 	arena   []byte       // the batch's byte-array values
 	batched int          // rows in vals
@@ -302,7 +302,7 @@ func (e *Exporter) newPacketFile(path string) (*packetFile, error) {
 	if err != nil {
 		return nil, err
 	}
-	pf := &packetFile{f: f, w: pq.NewWriter(f, writerOptions(e.schema)...), vals: make([][]pq.Value, len(e.schema.Columns()))}
+	pf := &packetFile{f: f, w: pq.NewGenericWriter[any](f, writerOptions(e.schema)...), vals: make([][]pq.Value, len(e.schema.Columns()))}
 	for _, l := range e.o.Labels {
 		pf.labels = append(pf.labels, []byte(l.Value))
 	}
