@@ -125,7 +125,7 @@ func newFlagSet(o *options, stderr io.Writer) *flag.FlagSet {
 		"and findings under the folder -w names; see --label, --shard, -e); default: ibdump's one-line summary")
 	fs.Var(&o.fields, "e", "with -T fields, print `field` (repeatable); with -T parquet, add it as a column of packets; see -G fields")
 	fs.StringVar(&o.frames, "frames", "", "read only these records, by byte offset and without scanning: `FILE:FRAME@OFFSET,...` (the packets table's\n"+
-		"file, frame and offset columns of -T parquet); pcap and pcapng, not gzip")
+		"file, frame and byte_offset columns of -T parquet); pcap and pcapng, not gzip")
 	fs.StringVar(&o.offsets, "offsets", "", "with -r FILE, read only the records at these byte `offsets` (comma-separated), without scanning")
 	fs.Var(&o.labels, "label", "with -T parquet, a `key=value` put into every row and into the folders' names (host=a17; repeatable)")
 	fs.StringVar(&o.shard, "shard", "", "with -T parquet, spread packets over N files by connection id: `conv[,N]` (N 8 by default)")
