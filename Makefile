@@ -10,6 +10,8 @@ FUZZ_TARGETS = \
 	./layers:FuzzNVMeCapsules \
 	./layers:FuzzMACControl \
 	./capture:FuzzReader \
+	./capture:FuzzReadAt \
+	./internal/ibdumpcli:FuzzParseFrames \
 	./dfilter:FuzzCompile \
 	./decode:FuzzAnalyze \
 	./decode:FuzzNVMeAnalyze \

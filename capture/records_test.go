@@ -1,6 +1,8 @@
 package capture
 
 import (
+	"bytes"
+	"encoding/binary"
 	"os"
 	"path/filepath"
 	"testing"
@@ -99,4 +101,49 @@ func BenchmarkReadAt20(b *testing.B) {
 		rr.Close()
 	}
 	b.ReportMetric(float64(len(offsets)), "packets-in-file")
+}
+
+// FuzzReadAt reads a record at any offset of any file: it never panics,
+// fails with a *FileError, and at an offset the sequential reader found a
+// record at, returns that record.
+func FuzzReadAt(f *testing.F) {
+	pcap, _ := threePackets(f, FormatPcap)
+	ng, _ := threePackets(f, FormatPcapNG)
+	for _, seed := range [][]byte{pcapBigEndianSLL2, pcapLittleNanos, handPcapNG(binary.LittleEndian), handPcapNG(binary.BigEndian), pcap, ng} {
+		f.Add(seed, int64(24))
+		f.Add(seed, int64(len(seed)/2))
+	}
+	dir := f.TempDir()
+	f.Fuzz(func(t *testing.T, data []byte, offset int64) {
+		path := filepath.Join(dir, "f")
+		require.NoError(t, os.WriteFile(path, data, 0o644))
+		want := map[int64][]byte{}
+		if r, err := NewReader(bytes.NewReader(data), path); err == nil {
+			var p Packet
+			for r.NextInto(&p) == nil {
+				want[p.Offset] = append([]byte(nil), p.Data...)
+			}
+		}
+		rr, err := OpenRecords(path)
+		if err != nil {
+			var fe *FileError
+			require.ErrorAs(t, err, &fe)
+			return
+		}
+		defer rr.Close()
+		var p Packet
+		err = rr.ReadAt(offset, 1, &p)
+		if err != nil {
+			var fe *FileError
+			require.ErrorAs(t, err, &fe)
+			_, found := want[offset]
+			require.False(t, found && rr.r.format == FormatPcap, "offset %d holds a record the sequential read found: %v", offset, err)
+			return
+		}
+		require.Equal(t, offset, p.Offset)
+		require.LessOrEqual(t, len(p.Data), MaxCaplen)
+		if w, ok := want[offset]; ok {
+			require.Equal(t, w, p.Data)
+		}
+	})
 }
