@@ -12,6 +12,8 @@ FUZZ_TARGETS = \
 	./layers:FuzzMACControl \
 	./layers:FuzzMirror \
 	./capture:FuzzReader \
+	./capture:FuzzReadAt \
+	./internal/ibdumpcli:FuzzParseFrames \
 	./dfilter:FuzzCompile \
 	./decode:FuzzAnalyze \
 	./decode:FuzzNVMeAnalyze \

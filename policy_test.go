@@ -62,9 +62,11 @@ var allowedImports = map[string][]string{
 	"decode":             {"capture", "layers", "setup", "github.com/google/gopacket"},
 	"dfilter":            {"decode", "layers"},
 	"internal/output":    {"correlate", "decode", "dfilter", "layers", "golang.org/x/term"},
-	"internal/ibdumpcli": {"capture", "correlate", "decode", "dfilter", "internal/output", "layers", "pcaps", "github.com/google/gopacket", "golang.org/x/term"},
-	"internal/tui":       {"decode", "dfilter", "capture", "internal/output", "layers", "github.com/rivo/tview", "github.com/gdamore/tcell/v2"},
-	"craft":              {"layers", "github.com/google/gopacket"},
+	"internal/ibdumpcli": {"capture", "correlate", "decode", "dfilter", "internal/output", "internal/parquetout", "layers", "pcaps", "github.com/google/gopacket", "golang.org/x/term"},
+	// internal/parquetout: the only package that imports the Parquet library.
+	"internal/parquetout": {"decode", "internal/output", "github.com/parquet-go/parquet-go"},
+	"internal/tui":        {"decode", "dfilter", "capture", "internal/output", "layers", "github.com/rivo/tview", "github.com/gdamore/tcell/v2"},
+	"craft":               {"layers", "github.com/google/gopacket"},
 	// correlate: several captures of the same traffic matched packet by packet.
 	"correlate": {"capture", "decode", "layers"},
 	// endpoint: gopacket only for the SerializeBuffer type layers' SerializeTo takes.
@@ -109,6 +111,10 @@ var packetLibraries = []string{"github.com/google/gopacket"}
 // allowedImports says of a package (cmd/ may import anything else).
 var uiToolkits = []string{"github.com/rivo/tview", "github.com/gdamore/tcell"}
 
+// parquetLibraries may be imported by internal/parquetout alone, tests
+// included: one package owns the Parquet format.
+var parquetLibraries = []string{"github.com/parquet-go/parquet-go"}
+
 type listedPackage struct {
 	ImportPath   string
 	Imports      []string
@@ -149,6 +155,11 @@ func TestImportDirection(t *testing.T) {
 		if rel != "internal/tui" {
 			for _, imp := range append(append(p.Imports, p.TestImports...), p.XTestImports...) {
 				assert.False(t, importAllowed(imp, uiToolkits), "%s must not import %s: only internal/tui imports tview and tcell (ARCHITECTURE.md)", rel, imp)
+			}
+		}
+		if rel != "internal/parquetout" {
+			for _, imp := range append(append(p.Imports, p.TestImports...), p.XTestImports...) {
+				assert.False(t, importAllowed(imp, parquetLibraries), "%s must not import %s: only internal/parquetout writes Parquet", rel, imp)
 			}
 		}
 		checked++

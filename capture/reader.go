@@ -2,6 +2,7 @@ package capture
 
 import (
 	"bufio"
+	"cmp"
 	"compress/gzip"
 	"encoding/binary"
 	"errors"
@@ -9,8 +10,10 @@ import (
 	"github.com/ibwire/ibwire/layers"
 	"io"
 	"io/fs"
+	"math"
 	"math/bits"
 	"os"
+	"slices"
 	"time"
 )
 
@@ -74,6 +77,13 @@ type Packet struct {
 	Interface int
 	// Data is the captured bytes, starting with the link-layer header.
 	Data []byte
+	// File is the name of the file the record came from (what Reader.Name
+	// said while reading it), and Offset the byte offset of the record's
+	// header in it: the pcap record header or the pcapng block. In a gzip
+	// file the offset counts the decompressed stream, which cannot be
+	// sought. A live capture leaves both zero.
+	File   string
+	Offset int64
 }
 
 // ngIface is what a pcapng interface description block says.
@@ -114,6 +124,14 @@ func Open(path string) (*Reader, error) { return OpenMulti(path) }
 // numbered from 1. Each file may have its own format and link types. All
 // paths are checked for existence up front, so a typo fails at once; the
 // files are then opened one at a time.
+//
+// The files are read in the order of their first packets' timestamps, so
+// the pieces of a rotated capture (tcpdump -C names them f, f1, ... f10,
+// which a shell sorts f, f1, f10, f2; -G names them by a strftime pattern)
+// make one stream in any order they are given: a connection that crosses a
+// rotation stays one connection. Files that start at the same time, and
+// files with no packet, keep their order; with standard input among them,
+// which cannot be read twice, the given order stands.
 func OpenMulti(paths ...string) (*Reader, error) {
 	if len(paths) == 0 {
 		return nil, errors.New("capture: no files to read")
@@ -126,6 +144,7 @@ func OpenMulti(paths ...string) (*Reader, error) {
 			return nil, fmt.Errorf("capture: %w", err)
 		}
 	}
+	paths = inTimeOrder(paths)
 	r := &Reader{paths: append([]string(nil), paths[1:]...)}
 	if err := r.openFile(paths[0]); err != nil {
 		return nil, err
@@ -141,6 +160,40 @@ func NewReader(r io.Reader, name string) (*Reader, error) {
 		return nil, err
 	}
 	return rd, nil
+}
+
+// inTimeOrder sorts paths by the timestamp of each file's first packet;
+// a file that cannot be read sorts as if it had none, and its error shows
+// when it is read.
+func inTimeOrder(paths []string) []string {
+	if len(paths) < 2 || slices.Contains(paths, "-") {
+		return paths
+	}
+	first := make(map[string]int64, len(paths))
+	for _, p := range paths {
+		first[p] = firstTime(p)
+	}
+	sorted := slices.Clone(paths)
+	slices.SortStableFunc(sorted, func(a, b string) int { return cmp.Compare(first[a], first[b]) })
+	return sorted
+}
+
+// firstTime is the first packet's timestamp in ns, or the lowest int64.
+func firstTime(path string) int64 {
+	f, err := os.Open(path)
+	if err != nil {
+		return math.MinInt64
+	}
+	defer f.Close()
+	r, err := NewReader(f, path)
+	if err != nil {
+		return math.MinInt64
+	}
+	var p Packet
+	if r.NextInto(&p) != nil {
+		return math.MinInt64
+	}
+	return p.Time.UnixNano()
 }
 
 func (r *Reader) openFile(path string) error {
@@ -238,7 +291,7 @@ func (r *Reader) NextInto(p *Packet) error {
 		}
 		if err == nil {
 			r.n++
-			p.Number = r.n
+			p.Number, p.File = r.n, r.name
 			return nil
 		}
 		if err == io.EOF && len(r.paths) > 0 {
@@ -396,6 +449,7 @@ func (r *Reader) nextPcap(p *Packet) error {
 		return nil
 	}
 	start, h := r.off, r.scratch[:16]
+	p.Offset = start
 	if err := r.fill(h, start, "record header", 16, true); err != nil {
 		return r.fail(r.n+1, start, err)
 	}
@@ -433,6 +487,7 @@ func (r *Reader) nextPcapBuffered(p *Packet) bool {
 		return false
 	}
 	rec, _ := r.in.Peek(16 + int(caplen))
+	p.Offset = r.off
 	p.Data = grow(p.Data, int(caplen))
 	copy(p.Data, rec[16:])
 	frac := int64(r.order.Uint32(rec[4:]))
@@ -463,6 +518,7 @@ func (r *Reader) nextNg(p *Packet) error {
 		switch {
 		case err != nil:
 		case typ == blockEPB || typ == blockOPB || typ == blockSPB:
+			p.Offset = start
 			err = r.readPacketBlock(p, start, typ, blen)
 			if err == nil {
 				return nil

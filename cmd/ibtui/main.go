@@ -51,6 +51,7 @@ type options struct {
 	color     string
 	version   bool
 	maxPkts   int
+	frame     int // -g
 }
 
 type listFlag []string
@@ -71,6 +72,7 @@ func newFlagSet(o *options, stderr io.Writer) *flag.FlagSet {
 	fs.BoolVar(&o.dc, "dc", false, "decode opcodes 0x40-0x5F as Mellanox DC (20-byte BTH) instead of IBTA RD")
 	fs.StringVar(&o.color, "color", "auto", "colour: auto, always or never (auto honours NO_COLOR and TERM=dumb)")
 	fs.BoolVar(&o.version, "version", false, "print the version and exit")
+	fs.IntVar(&o.frame, "g", 0, "open at frame `N` (selected once it is read; vim's NG, and a row of ibdump -T parquet's output)")
 	fs.IntVar(&o.maxPkts, "max-packets", defaultMaxPackets, "keep at most `n` packets (about 9 bytes of memory each); reading stops there and the\nstatus bar says so (0: no bound)")
 	fs.Usage = func() { usage(fs, stderr) }
 	return fs
@@ -99,6 +101,7 @@ with the same arguments (every ibdump flag is accepted then), so
 Examples:
   ibtui capture.pcap
   ibtui -Y 'infiniband.aeth.syndrome.opcode == 3' capture.pcap
+  ibtui -g 1007 capture.pcap                  open at frame 1007 (a row of ibdump -T parquet)
   tcpdump -i mlx5_0 -w - | ibtui -r -
   ibtui -i eth0
 
@@ -142,6 +145,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 	if o.version {
 		return ibdumpcli.Run(ctx, "ibtui", []string{"--version"}, stdin, stdout, stderr)
+	}
+	if o.frame < 0 {
+		fmt.Fprintf(stderr, "ibtui: -g %d: want a frame number (1 is the first)\n", o.frame)
+		return ibdumpcli.ExitError
 	}
 	if o.maxPkts < 0 {
 		fmt.Fprintf(stderr, "ibtui: --max-packets %d: want 0 (no bound) or more\n", o.maxPkts)
@@ -188,7 +195,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return ibdumpcli.ExitError
 	}
 	closers := []func(){closeModel}
-	err = tui.Run(ctx, tui.Config{Model: m, Mono: mono, Open: func(path string) (*tui.Model, error) {
+	err = tui.Run(ctx, tui.Config{Model: m, Mono: mono, Frame: o.frame, Open: func(path string) (*tui.Model, error) {
 		o.filter = ""
 		m, c, err := openModel([]string{path})
 		if err == nil {
@@ -218,9 +225,9 @@ func withoutViewerFlags(args []string) []string {
 		}
 		name := strings.TrimLeft(a, "-")
 		switch {
-		case a != name && name == "max-packets":
+		case a != name && (name == "max-packets" || name == "g"):
 			i++ // and its value
-		case a != name && strings.HasPrefix(name, "max-packets="):
+		case a != name && (strings.HasPrefix(name, "max-packets=") || strings.HasPrefix(name, "g=")):
 		default:
 			out = append(out, a)
 		}

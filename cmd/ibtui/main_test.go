@@ -82,7 +82,7 @@ func TestHelpIsComplete(t *testing.T) {
 	var o options
 	fs := newFlagSet(&o, &bytes.Buffer{})
 	help := errOut.String()
-	for _, name := range []string{"-r", "-Y", "-c", "-i", "-s", "-p", "-d", "-dc", "-color", "-version", "-max-packets"} {
+	for _, name := range []string{"-r", "-Y", "-c", "-i", "-s", "-p", "-d", "-dc", "-color", "-version", "-max-packets", "-g"} {
 		assert.Contains(t, help, "  "+name, "help lists %s", name)
 		require.NotNil(t, fs.Lookup(strings.TrimPrefix(name, "-")), name)
 	}

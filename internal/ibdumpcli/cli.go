@@ -87,6 +87,11 @@ type options struct {
 	points     listFlag // --point NAME=FILE
 	noClockFix bool
 	window     time.Duration
+	labels     listFlag // --label, with -T parquet
+	shard      string   // --shard, with -T parquet
+	files      []string // the captures to read: -r's, then the arguments
+	frames     string   // --frames FILE:FRAME@OFFSET,...
+	offsets    string   // --offsets OFFSET,... of -r's file
 }
 
 func newFlagSet(o *options, stderr io.Writer) *flag.FlagSet {
@@ -96,7 +101,7 @@ func newFlagSet(o *options, stderr io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet(o.prog, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.StringVar(&o.read, "r", "", "read packets from `file` (pcap, pcapng, gzip); - reads standard input")
-	fs.StringVar(&o.write, "w", "", "write the packets (after -Y) to `file`; - writes standard output")
+	fs.StringVar(&o.write, "w", "", "write the packets (after -Y) to `file`; - writes standard output; with -T parquet, the folder the tables go into")
 	fs.StringVar(&o.format, "F", "pcap", "`format` of -w: pcap or pcapng")
 	fs.IntVar(&o.count, "c", 0, "stop after `n` packets (counted before -Y)")
 	fs.BoolVar(&o.countOnly, "count", false, "print only the number of packets that pass -Y")
@@ -122,8 +127,14 @@ func newFlagSet(o *options, stderr io.Writer) *flag.FlagSet {
 	fs.BoolVar(&o.number, "number", false, "print the packet number first")
 	fs.BoolVar(&o.nano, "nano", false, "nanosecond timestamps")
 	fs.BoolVar(&o.micro, "micro", false, "microsecond timestamps (default)")
-	fs.StringVar(&o.outFormat, "T", "", "output `format`: text (tshark's line), fields, json, jsonl, ek; default: ibdump's one-line summary")
-	fs.Var(&o.fields, "e", "with -T fields, print `field` (repeatable); see -G fields")
+	fs.StringVar(&o.outFormat, "T", "", "output `format`: text (tshark's line), fields, json, jsonl, ek, parquet (tables packets, connections\n"+
+		"and findings under the folder -w names; see --label, --shard, -e); default: ibdump's one-line summary")
+	fs.Var(&o.fields, "e", "with -T fields, print `field` (repeatable); with -T parquet, add it as a column of packets; see -G fields")
+	fs.StringVar(&o.frames, "frames", "", "read only these records, by byte offset and without scanning: `FILE:FRAME@OFFSET,...` (the packets table's\n"+
+		"file, frame and byte_offset columns of -T parquet); pcap and pcapng, not gzip")
+	fs.StringVar(&o.offsets, "offsets", "", "with -r FILE, read only the records at these byte `offsets` (comma-separated), without scanning")
+	fs.Var(&o.labels, "label", "with -T parquet, a `key=value` put into every row and into the folders' names (host=a17; repeatable)")
+	fs.StringVar(&o.shard, "shard", "", "with -T parquet, spread packets over N files by connection id: `conv[,N]` (N 8 by default)")
 	fs.Var(&o.fieldOpts, "E", "-T fields `option`: header=y|n, separator=/t|/s|c, occurrence=f|l|a, aggregator=c, quote=d|s|n")
 	fs.Var(&o.stats, "z", "`statistics` (repeatable): conv,qp | expert[,error|warn|note|chat] | latency | opcodes | endpoints,gid |\n"+
 		"io,stat,INTERVAL[,FILTER|FUNC(field)FILTER...] with FUNC one of SUM COUNT MIN MAX AVG | follow,qp,hex|ascii,FILTER |\n"+
@@ -183,6 +194,7 @@ Examples:
   ibdump -Y 'bth.destqp == 0x11' --graph psn:qp.svg f.pcap   PSN graph of a connection
   ibdump --check f.pcap                       verify every ICRC/VCRC
   ibdump --correlate a.pcap b.pcap            the same traffic at two points: clocks, losses by hop, drops
+  ibdump -T parquet -w out --label host=a17 f.pcap   packets, connections, findings as Parquet
   tcpdump -i mlx5_0 -w - | ibdump -r -        hardware RoCE via libpcap's rdmasniff
 
 Flags:
@@ -235,21 +247,18 @@ func Run(ctx context.Context, prog string, args []string, stdin io.Reader, stdou
 		fmt.Fprintf(stderr, "%s: -B %d: want a buffer size in KiB, 1 to 2097152 (0: the default 32768)\n", prog, o.bufferKiB)
 		return exitError
 	}
+	files := fs.Args()
+	if o.read != "" {
+		files = append([]string{o.read}, files...)
+	}
+	o.files = files
 	if o.correlate || len(o.points) > 0 {
-		files := fs.Args()
-		if o.read != "" {
-			files = append([]string{o.read}, files...)
-		}
 		return runCorrelate(&o, files, stdout, stderr)
 	}
 	d, err := newDumper(&o, stdout, stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "%s: %v\n", prog, err)
 		return exitError
-	}
-	files := fs.Args()
-	if o.read != "" {
-		files = append([]string{o.read}, files...)
 	}
 	return d.run(ctx, files, stdin)
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
@@ -20,6 +21,7 @@ import (
 	"github.com/ibwire/ibwire/decode"
 	"github.com/ibwire/ibwire/dfilter"
 	"github.com/ibwire/ibwire/internal/output"
+	"github.com/ibwire/ibwire/internal/parquetout"
 	"github.com/ibwire/ibwire/layers"
 	"github.com/ibwire/ibwire/pcaps"
 )
@@ -52,6 +54,7 @@ type dumper struct {
 	ek             output.EK
 	jsonl          output.JSONL
 	writer         *capture.Writer
+	parquet        *parquetout.Exporter // -T parquet
 	iostats        []ioStat
 	color          bool
 	buf            []byte
@@ -137,7 +140,7 @@ func newDumper(o *options, stdout, stderr io.Writer) (*dumper, error) {
 	// or a filter that reads them; otherwise a run skips them (ICRC
 	// findings and icrc_errors then need -v or --check).
 	skipCRC := !o.check && o.verbose == 0 && !o.verboseV && !d.readsField(func(name string) bool { return strings.Contains(name, "crc") }) &&
-		o.outFormat != "json" && o.outFormat != "jsonl" && o.outFormat != "ek"
+		o.outFormat != "json" && o.outFormat != "jsonl" && o.outFormat != "ek" && o.outFormat != "parquet"
 	d.decoderOptions = decode.Options{DecodeDC: o.dc, RoCEv2Ports: ports, SkipCRC: skipCRC}
 	d.dec = decode.NewDecoder(d.decoderOptions)
 	if d.color, err = colorEnabled(o.color, stdout); err != nil {
@@ -162,11 +165,18 @@ func newDumper(o *options, stdout, stderr io.Writer) (*dumper, error) {
 		if d.fields, err = output.NewFields(o.fields, fo); err != nil {
 			return nil, err
 		}
+	case "parquet":
+		if d.parquet, err = newParquet(o); err != nil {
+			return nil, err
+		}
 	default:
-		return nil, fmt.Errorf("-T %s: want text, fields, json, jsonl or ek", o.outFormat)
+		return nil, fmt.Errorf("-T %s: want text, fields, json, jsonl, ek or parquet", o.outFormat)
 	}
-	if len(o.fields) > 0 && o.outFormat != "fields" {
-		return nil, errors.New("-e needs -T fields (ibdump's -e is tshark's; tcpdump's -e is --ether)")
+	if len(o.fields) > 0 && o.outFormat != "fields" && o.outFormat != "parquet" {
+		return nil, errors.New("-e needs -T fields or -T parquet (ibdump's -e is tshark's; tcpdump's -e is --ether)")
+	}
+	if (len(o.labels) > 0 || o.shard != "") && o.outFormat != "parquet" {
+		return nil, errors.New("--label and --shard need -T parquet")
 	}
 	if d.needsAnalysis() {
 		if o.twoPass {
@@ -181,7 +191,7 @@ func newDumper(o *options, stdout, stderr io.Writer) (*dumper, error) {
 // a statistic, the graph, two passes, a filter on ibwire.analysis fields,
 // or per-packet output (whose lines carry the analysis notes).
 func (d *dumper) needsAnalysis() bool {
-	if d.o.twoPass || d.graph != nil {
+	if d.o.twoPass || d.graph != nil || d.parquet != nil {
 		return true
 	}
 	for _, z := range d.zs {
@@ -200,6 +210,9 @@ func (d *dumper) analyzerOptions() decode.AnalyzerOptions {
 		RPCRDMAQPs: d.ulp.rpcQPs, NoRPCRDMA: d.ulp.noRPC, NoRPCRDMADetect: d.ulp.noRPCDetect, PFC: d.pfc}
 	if len(d.latency) > 0 {
 		opts.OnLatency = func(l decode.Latency) { d.latPend = append(d.latPend, l) }
+	}
+	if d.parquet != nil {
+		opts.OnFinding = func(f decode.Finding) { d.parquet.Finding(f) }
 	}
 	if d.filter != nil {
 		// With -Y, the statistics count only the findings at shown packets
@@ -459,7 +472,7 @@ func (d *dumper) run(ctx context.Context, files []string, stdin io.Reader) int {
 	if f, ok := d.stderr.(*os.File); ok && term.IsTerminal(int(f.Fd())) && live == nil && !d.o.lineBuf {
 		d.progress = &progress{w: d.stderr, prog: d.o.prog, name: name}
 	}
-	if d.o.write != "" {
+	if d.o.write != "" && d.parquet == nil {
 		if err := d.openWriter(src); err != nil {
 			fmt.Fprintf(d.stderr, "%s: %v\n", d.o.prog, err)
 			return exitError
@@ -481,6 +494,12 @@ func (d *dumper) run(ctx context.Context, files []string, stdin io.Reader) int {
 	status := d.loop(ctx, src, live)
 	d.drainParallel()
 	d.finish(live)
+	if d.parquet != nil {
+		if err := d.parquet.Close(d.conversations()); err != nil && status == exitOK {
+			fmt.Fprintf(d.stderr, "%s: %v\n", d.o.prog, err)
+			status = exitError
+		}
+	}
 	if d.writer != nil {
 		if err := d.writer.Close(); err != nil && status == exitOK {
 			fmt.Fprintf(d.stderr, "%s: -w %s: %v\n", d.o.prog, d.o.write, err)
@@ -500,6 +519,48 @@ func (d *dumper) run(ctx context.Context, files []string, stdin io.Reader) int {
 		status = exitFindings
 	}
 	return status
+}
+
+// newParquet makes -T parquet's exporter from the flags.
+func newParquet(o *options) (*parquetout.Exporter, error) {
+	po := parquetout.Options{Dir: o.write, Name: exportName(o), Extra: o.fields}
+	if o.write == "" || o.write == "-" {
+		return nil, errors.New("-T parquet needs -w DIR, the folder the tables go into")
+	}
+	for _, l := range o.labels {
+		label, err := parquetout.ParseLabel(l)
+		if err != nil {
+			return nil, err
+		}
+		po.Labels = append(po.Labels, label)
+	}
+	if o.shard != "" {
+		n, err := parquetout.ParseShard(o.shard)
+		if err != nil {
+			return nil, err
+		}
+		po.Shards = n
+	}
+	return parquetout.New(po)
+}
+
+// exportName names -T parquet's files after the (first) capture read.
+func exportName(o *options) string {
+	name := ""
+	switch {
+	case o.iface != "":
+		name = o.iface
+	case len(o.files) > 0:
+		name = o.files[0]
+	}
+	if name == "" || name == "-" {
+		return "stdin"
+	}
+	name = filepath.Base(name)
+	for _, ext := range []string{".gz", ".pcapng", ".pcap", ".cap"} {
+		name = strings.TrimSuffix(name, ext)
+	}
+	return name
 }
 
 // statsOnlyJSON reports a -q -T json run with statistics: stdout then holds
@@ -530,6 +591,13 @@ func (d *dumper) open(files []string, stdin io.Reader, announce bool) (source, *
 		}
 		fmt.Fprintf(d.stderr, "%s: listening on %s, link-type %v, snapshot length %d bytes\n", d.o.prog, d.o.iface, l.LinkType(), snap)
 		return l, l, d.o.iface, func() { l.Close() }, nil
+	case d.o.frames != "" || d.o.offsets != "":
+		refs, err := d.recordRefs(files)
+		if err != nil {
+			return nil, nil, "", nil, err
+		}
+		s := &recordSource{refs: refs, readers: map[string]*capture.RecordReader{}}
+		return s, nil, "records", s.close, nil
 	case len(files) == 0:
 		if announce {
 			fmt.Fprintf(d.stderr, "%s: no capture given: decoding the bundled sample %s (run %s -h for usage)\n", d.o.prog, pcaps.SampleName, d.o.prog)
@@ -545,6 +613,21 @@ func (d *dumper) open(files []string, stdin io.Reader, announce bool) (source, *
 		return nil, nil, "", nil, err
 	}
 	return r, nil, strings.Join(files, ", "), func() { r.Close() }, nil
+}
+
+// recordRefs are the records --frames or -r FILE --offsets name.
+func (d *dumper) recordRefs(files []string) ([]recordRef, error) {
+	switch {
+	case d.o.frames != "" && d.o.offsets != "":
+		return nil, fmt.Errorf("--frames names files itself: give it or -r FILE --offsets, not both")
+	case d.o.frames != "" && len(files) > 0:
+		return nil, fmt.Errorf("--frames names files itself: no -r or file arguments with it")
+	case d.o.frames != "":
+		return parseFrames(d.o.frames)
+	case len(files) != 1 || files[0] == "-":
+		return nil, fmt.Errorf("--offsets reads one file by offset: give it with -r FILE (not standard input)")
+	}
+	return parseOffsets(files[0], d.o.offsets)
 }
 
 // firstPass runs the analysis over the whole capture once, recording what
@@ -687,6 +770,9 @@ func (d *dumper) loop(ctx context.Context, src source, live *capture.LiveSource)
 		if d.expert != nil {
 			for i := range d.pending {
 				d.expert.Add(&d.pending[i])
+				if d.parquet != nil {
+					d.parquet.Finding(d.pending[i])
+				}
 			}
 		}
 		for _, s := range d.latency {
@@ -701,6 +787,15 @@ func (d *dumper) loop(ctx context.Context, src source, live *capture.LiveSource)
 			if z.add != nil {
 				z.add(p)
 			}
+		}
+		if d.parquet != nil {
+			if err := d.parquet.Packet(p); err != nil {
+				d.progress.clear()
+				fmt.Fprintf(d.stderr, "%s: %v\n", d.o.prog, err)
+				return exitError
+			}
+			d.progress.update(d.read)
+			continue
 		}
 		if d.writer != nil {
 			if err := d.writer.WritePacket(cp); err != nil {

@@ -189,7 +189,7 @@ func (t *Table[R]) AppendJSON(buf []byte, rows []R) []byte {
 	if len(rows) == 0 {
 		return append(buf, "[]\n"...)
 	}
-	cols := t.jsonColumns()
+	cols := t.JSONColumns()
 	buf = append(buf, '[')
 	var nested bytes.Buffer
 	for i := range rows {
@@ -220,8 +220,9 @@ func (t *Table[R]) AppendJSON(buf []byte, rows []R) []byte {
 	return append(buf, "\n]\n"...)
 }
 
-// jsonColumns are the columns with a key, in Keys' order.
-func (t *Table[R]) jsonColumns() []*Column[R] {
+// JSONColumns are the columns with a key, in Keys' order: what the JSON
+// output prints, and what other exports (Parquet) take from the same rows.
+func (t *Table[R]) JSONColumns() []*Column[R] {
 	var cols []*Column[R]
 	if t.Keys == nil {
 		for i := range t.Columns {

@@ -52,6 +52,9 @@ type Config struct {
 	Mono bool
 	// Open loads another capture for :load; nil disables the command.
 	Open func(path string) (*Model, error)
+	// Frame, when not 0, is the frame to select once it is read (ibtui -g):
+	// the way into a capture from a row of ibdump -T parquet's output.
+	Frame int
 }
 
 // UI is the whole viewer. Everything in it belongs to the tview event loop's
@@ -78,6 +81,8 @@ type UI struct {
 	// msg is a note about the last key, in the status bar until the next.
 	msg        string
 	statusText string
+	// startFrame is Config.Frame until it has been read and selected.
+	startFrame int
 	pages      *tview.Pages
 	bottom     *tview.Pages
 	status     *tview.TextView
@@ -133,7 +138,7 @@ type UI struct {
 func newUI(app *tview.Application, cfg Config) *UI {
 	ctx, stop := context.WithCancel(context.Background())
 	u := &UI{app: app, m: cfg.Model, theme: newTheme(cfg.Mono), keys: keyTable(), open: cfg.Open, ctx: ctx, stop: stop,
-		marks: map[rune]int{}, treeOpen: map[string]bool{}}
+		marks: map[rune]int{}, treeOpen: map[string]bool{}, startFrame: cfg.Frame}
 	u.theme.apply()
 	u.rd = newReader(u.m)
 	u.build()
@@ -489,6 +494,10 @@ func (u *UI) refresh() {
 			u.list.Select(r+1, 0)
 			u.listSelected(r + 1)
 		}
+	}
+	if n := u.startFrame; n > 0 && (st.Packets >= n || st.Done) && !st.Filtering {
+		u.startFrame = 0
+		u.jumpFrame(n) // says so when the frame is not there
 	}
 	if u.view == viewConvs {
 		u.convs.update(u.m.Conversations())

@@ -92,11 +92,17 @@ func startTheme(t *testing.T, path, filter string, w, h int, mono bool) *harness
 // startModel shows m, loaded or still loading.
 func startModel(t *testing.T, m *Model, w, h int, mono bool) *harness {
 	t.Helper()
+	return startAt(t, m, w, h, mono, 0)
+}
+
+// startAt shows m, opened at frame (ibtui -g) when it is not 0.
+func startAt(t *testing.T, m *Model, w, h int, mono bool, frame int) *harness {
+	t.Helper()
 	sim := tcell.NewSimulationScreen("UTF-8")
 	app := tview.NewApplication()
 	app.SetScreen(sim)
 	sim.SetSize(w, h)
-	u := newUI(app, Config{Model: m, Mono: mono, Open: openModel(t)})
+	u := newUI(app, Config{Model: m, Mono: mono, Open: openModel(t), Frame: frame})
 	m.setNotify(u.changed)
 	u.changed() // for what the model published before, as Run does
 	hs := &harness{t: t, app: app, sim: sim, ui: u, m: m, done: make(chan error, 1), pressed: map[string]bool{}}
@@ -573,5 +579,33 @@ func TestViews(t *testing.T) {
 	}
 	for _, b := range keyTable() {
 		assert.True(t, pressed[bindingID(&b)], "no case of TestViews presses %s (%s): add one", keyNames(&b), bindingID(&b))
+	}
+}
+
+// TestOpensAtFrame: ibtui -g N selects frame N once it is read, whether
+// the model is loaded before the viewer starts or while it runs, and says
+// so when the capture has no such frame.
+func TestOpensAtFrame(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		frame int
+		want  int    // the frame selected
+		note  string // on the status bar
+	}{
+		{"a frame in the middle", 1007, 1007, ""},
+		{"the last frame", 2243, 2243, ""},
+		{"past the end", 99999, 2243, "frame 99999 is not displayed"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := startAt(t, loadModel(t, writeLoss, ""), 120, 40, true, tc.frame)
+			h.waitScreen(func(string) bool {
+				selected := 0
+				h.onLoop(false, "the selected frame", func() { selected = h.ui.selected })
+				return selected == tc.want
+			}, fmt.Sprintf("frame %d selected", tc.want))
+			if tc.note != "" {
+				h.waitFor(tc.note)
+			}
+		})
 	}
 }

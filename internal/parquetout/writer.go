@@ -1,0 +1,403 @@
+package parquetout
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	pq "github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/compress/zstd"
+
+	"github.com/ibwire/ibwire/decode"
+)
+
+// DefaultRowGroupRows is the packets table's row-group size: 64 Ki rows
+// (about 3 MB of compressed columns), small enough that a filter on time,
+// connection or opcode skips most groups of a large capture, large enough
+// that each column chunk compresses well.
+const DefaultRowGroupRows = 64 << 10
+
+// Options configure an Exporter.
+type Options struct {
+	// Dir is the folder the tables are written under; it is created.
+	Dir string
+	// Name is the base of the files' names, the capture's name without
+	// its folder and extension; "ibdump" when empty.
+	Name string
+	// Labels go into every row as string columns, and name the folders
+	// the files sit in (Hive-style key=value folders), in their order.
+	Labels []Label
+	// Shards, above 1, spreads the packets table over that many files by
+	// connection id (conv_id mod Shards; packets of no connection go to
+	// shard 0).
+	Shards int
+	// Extra are registry fields added as columns of the packets table (-e).
+	Extra []string
+	// RowGroupRows is the packets table's row-group size (DefaultRowGroupRows
+	// when 0).
+	RowGroupRows int
+}
+
+// Label is one --label key=value.
+type Label struct{ Key, Value string }
+
+// ParseLabel parses key=value. The key becomes a column and a folder
+// name, so it is limited to what SQL and file systems take unquoted.
+func ParseLabel(s string) (Label, error) {
+	k, v, ok := strings.Cut(s, "=")
+	if !ok || k == "" {
+		return Label{}, fmt.Errorf("--label %q: want key=value", s)
+	}
+	for i, c := range k {
+		if !(c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || i > 0 && c >= '0' && c <= '9') {
+			return Label{}, fmt.Errorf("--label %q: the key may hold letters, digits and _, and starts with a letter or _", s)
+		}
+	}
+	if strings.ContainsAny(v, "/\\\x00") || v == "." || v == ".." {
+		return Label{}, fmt.Errorf("--label %q: the value names a folder: no / or \\", s)
+	}
+	return Label{k, v}, nil
+}
+
+// ParseShard parses --shard conv[,N]; N is 8 when not given.
+func ParseShard(s string) (int, error) {
+	by, n, hasN := strings.Cut(s, ",")
+	if by != "conv" {
+		return 0, fmt.Errorf("--shard %q: want conv[,N] (by connection id, into N files)", s)
+	}
+	if !hasN {
+		return 8, nil
+	}
+	shards, err := strconv.Atoi(n)
+	if err != nil || shards < 1 || shards > 1024 {
+		return 0, fmt.Errorf("--shard %q: N is a number of files from 1 to 1024", s)
+	}
+	return shards, nil
+}
+
+// Exporter writes one ibdump run as the three tables.
+type Exporter struct {
+	o       Options
+	columns []*fieldColumn // after the fixed ones
+	schema  *pq.Schema
+	shards  []*packetFile
+	value   decode.Value
+	files   fileFrames
+	spans   map[uint32]*convSpans
+	// pending are the findings of the packet being analysed: its file is
+	// known once Packet has it, and they are written then.
+	pending  []decode.Finding
+	findings *rowFile
+	err      error // the first write error; later calls do nothing
+
+	cols         *columnLayout
+	lastFile     string
+	lastFileText []byte
+}
+
+// fixedPacketColumns lead every packets row; they are never null.
+var fixedPacketColumns = []string{"time", "file", "frame", "byte_offset"}
+
+// New creates the folders and the packets table's files.
+func New(o Options) (*Exporter, error) {
+	if o.Dir == "" {
+		return nil, errors.New("-T parquet needs -w DIR, the folder to write the tables into")
+	}
+	if o.Name == "" {
+		o.Name = "ibdump"
+	}
+	if o.RowGroupRows <= 0 {
+		o.RowGroupRows = DefaultRowGroupRows
+	}
+	if o.Shards < 1 {
+		o.Shards = 1
+	}
+	e := &Exporter{o: o, spans: map[uint32]*convSpans{}}
+	taken := map[string]bool{}
+	for _, n := range fixedPacketColumns {
+		taken[n] = true
+	}
+	group := pq.Group{
+		"time":        kindTimestamp.node(true),
+		"file":        kindString.node(true),
+		"frame":       pq.Encoded(pq.Uint(32), &pq.DeltaBinaryPacked),
+		"byte_offset": pq.Encoded(pq.Int(64), &pq.DeltaBinaryPacked),
+	}
+	add := func(name string, names []string) error {
+		if taken[name] {
+			return fmt.Errorf("column %s twice: a label or -e field has the name of a packets column", name)
+		}
+		taken[name] = true
+		c, err := newFieldColumn(name, names)
+		if err != nil {
+			return fmt.Errorf("-e: %w", err)
+		}
+		e.columns = append(e.columns, c)
+		group[name] = c.kind.node(false)
+		return nil
+	}
+	for _, pc := range packetColumns {
+		if err := add(pc.name, pc.fields); err != nil {
+			return nil, err
+		}
+	}
+	for _, name := range o.Extra {
+		f, ok := decode.Lookup(name)
+		if !ok {
+			return nil, fmt.Errorf("-e: no field %q", name)
+		}
+		if err := add(extraColumnName(f.Name), []string{f.Name}); err != nil {
+			return nil, err
+		}
+	}
+	for _, l := range o.Labels {
+		if taken[l.Key] {
+			return nil, fmt.Errorf("--label %s: a column has that name", l.Key)
+		}
+		taken[l.Key] = true
+		group[l.Key] = kindString.node(true)
+	}
+	e.schema = pq.NewSchema("packets", group)
+	for i := range o.Shards {
+		name := o.Name + ".parquet"
+		if o.Shards > 1 {
+			name = fmt.Sprintf("%s-conv%03d.parquet", o.Name, i)
+		}
+		pf, err := e.newPacketFile(filepath.Join(e.tableDir("packets"), name))
+		if err != nil {
+			e.abort()
+			return nil, err
+		}
+		e.shards = append(e.shards, pf)
+	}
+	findings, err := e.newRowFile("findings", findingRowType(o.Labels))
+	if err != nil {
+		e.abort()
+		return nil, err
+	}
+	e.findings = findings
+	return e, nil
+}
+
+// tableDir is where a table's files go: DIR/table/key=value/...
+func (e *Exporter) tableDir(table string) string {
+	parts := []string{e.o.Dir, table}
+	for _, l := range e.o.Labels {
+		parts = append(parts, l.Key+"="+l.Value)
+	}
+	return filepath.Join(parts...)
+}
+
+// writerOptions are every table's: zstd pages, statistics in page headers
+// and column chunks (which engines use to skip), and a bounded page size.
+func writerOptions(schema *pq.Schema) []pq.WriterOption {
+	return []pq.WriterOption{schema, pq.Compression(&zstd.Codec{Level: zstd.SpeedFastest}),
+		pq.DataPageStatistics(true), pq.PageBufferSize(256 << 10), pq.CreatedBy("ibdump", "", "")}
+}
+
+func createFile(path string) (*os.File, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, err
+	}
+	return os.Create(path)
+}
+
+// abort closes and removes what New created.
+func (e *Exporter) abort() {
+	for _, s := range e.shards {
+		s.f.Close()
+		os.Remove(s.f.Name())
+	}
+}
+
+// Packet adds a decoded, analysed packet to the packets table.
+func (e *Exporter) Packet(p *decode.Packet) error {
+	if e.err != nil {
+		return e.err
+	}
+	e.files.add(p.File, uint32(p.Number))
+	if err := e.flushFindings(); err != nil {
+		e.err = fmt.Errorf("-T parquet: findings: %w", err)
+		return e.err
+	}
+	if c := p.Analysis.Conv; c != 0 {
+		s := e.spans[c]
+		if s == nil {
+			s = &convSpans{}
+			e.spans[c] = s
+		}
+		s.add(p.File, uint32(p.Number))
+	}
+	shard := e.shards[0]
+	if len(e.shards) > 1 {
+		shard = e.shards[p.Analysis.Conv%uint32(len(e.shards))]
+	}
+	if err := shard.add(e, p); err != nil {
+		e.err = fmt.Errorf("-T parquet: %s: %w", shard.f.Name(), err)
+	}
+	return e.err
+}
+
+// Finding adds an expert finding to the findings table. The analysis
+// reports a packet's findings before the packet reaches Packet: they wait
+// for it (or for Close), which knows the file of their frame.
+func (e *Exporter) Finding(f decode.Finding) {
+	e.pending = append(e.pending, f)
+}
+
+// flushFindings writes the pending findings.
+func (e *Exporter) flushFindings() error {
+	for i := range e.pending {
+		if err := e.findings.write(findingValues(&e.pending[i], &e.files)); err != nil {
+			return err
+		}
+	}
+	e.pending = e.pending[:0]
+	return nil
+}
+
+// Close writes the connections and findings tables, given the run's
+// connections, and closes every file. It returns the first error.
+func (e *Exporter) Close(convs []decode.Conversation) error {
+	for _, s := range e.shards {
+		if err := s.close(); err != nil && e.err == nil {
+			e.err = fmt.Errorf("-T parquet: %s: %w", s.f.Name(), err)
+		}
+	}
+	err := e.flushFindings()
+	if cerr := e.findings.close(); err == nil {
+		err = cerr
+	}
+	if err != nil && e.err == nil {
+		e.err = fmt.Errorf("-T parquet: findings: %w", err)
+	}
+	if e.err != nil {
+		return e.err
+	}
+	if err := e.writeConnections(convs); err != nil {
+		return fmt.Errorf("-T parquet: connections: %w", err)
+	}
+	return nil
+}
+
+// packetFile is one file of the packets table.
+type packetFile struct {
+	f       *os.File
+	w       *pq.GenericWriter[any]
+	vals    [][]pq.Value // a batch of rows, column by column
+	arena   []byte       // the batch's byte-array values
+	batched int          // rows in vals
+	grouped int          // rows in the open row group
+	labels  [][]byte
+}
+
+// batchRows is how many rows are handed to the column writers at once.
+const batchRows = 1024
+
+func (e *Exporter) newPacketFile(path string) (*packetFile, error) {
+	f, err := createFile(path)
+	if err != nil {
+		return nil, err
+	}
+	pf := &packetFile{f: f, w: pq.NewGenericWriter[any](f, writerOptions(e.schema)...), vals: make([][]pq.Value, len(e.schema.Columns()))}
+	for _, l := range e.o.Labels {
+		pf.labels = append(pf.labels, []byte(l.Value))
+	}
+	return pf, nil
+}
+
+// index gives each column's place in the schema, which orders a Group's
+// columns by name.
+func (e *Exporter) index(name string) int {
+	for i, path := range e.schema.Columns() {
+		if path[0] == name {
+			return i
+		}
+	}
+	panic("parquetout: no column " + name) // the schema was built from the same names
+}
+
+func (pf *packetFile) add(e *Exporter, p *decode.Packet) error {
+	cols := e.layout()
+	put := func(c int, v pq.Value, def int) { pf.vals[c] = append(pf.vals[c], v.Level(0, def, c)) }
+	put(cols.time, pq.Int64Value(p.Time.UnixNano()), 0)
+	put(cols.file, pq.ByteArrayValue(e.fileText(p.File)), 0)
+	put(cols.frame, pq.Int32Value(int32(uint32(p.Number))), 0)
+	put(cols.offset, pq.Int64Value(p.Offset), 0)
+	for i, l := range pf.labels {
+		put(cols.labels[i], pq.ByteArrayValue(l), 0)
+	}
+	for i, c := range e.columns {
+		if v, ok := c.value(p, &e.value, &pf.arena); ok {
+			put(cols.fields[i], v, 1)
+		} else {
+			put(cols.fields[i], pq.Value{}, 0)
+		}
+	}
+	pf.batched++
+	if pf.batched == batchRows {
+		return pf.flushBatch(e.o.RowGroupRows)
+	}
+	return nil
+}
+
+func (pf *packetFile) flushBatch(rowGroupRows int) error {
+	if pf.batched == 0 {
+		return nil
+	}
+	for c, w := range pf.w.ColumnWriters() {
+		if _, err := w.WriteRowValues(pf.vals[c]); err != nil {
+			return err
+		}
+		pf.vals[c] = pf.vals[c][:0]
+	}
+	pf.grouped += pf.batched
+	pf.batched, pf.arena = 0, pf.arena[:0]
+	if pf.grouped >= rowGroupRows {
+		pf.grouped = 0
+		return pf.w.Flush()
+	}
+	return nil
+}
+
+func (pf *packetFile) close() error {
+	err := pf.flushBatch(0)
+	if err == nil {
+		err = pf.w.Close()
+	}
+	if cerr := pf.f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// columnLayout is where each column sits in the schema.
+type columnLayout struct {
+	time, file, frame, offset int
+	labels, fields            []int
+}
+
+func (e *Exporter) layout() *columnLayout {
+	if e.cols == nil {
+		l := &columnLayout{time: e.index("time"), file: e.index("file"), frame: e.index("frame"), offset: e.index("byte_offset")}
+		for _, lb := range e.o.Labels {
+			l.labels = append(l.labels, e.index(lb.Key))
+		}
+		for _, c := range e.columns {
+			l.fields = append(l.fields, e.index(c.name))
+		}
+		e.cols = l
+	}
+	return e.cols
+}
+
+// fileText is a file name's bytes, made once per file.
+func (e *Exporter) fileText(name string) []byte {
+	if e.lastFile != name || e.lastFileText == nil {
+		e.lastFile, e.lastFileText = name, []byte(name)
+	}
+	return e.lastFileText
+}
