@@ -76,6 +76,8 @@ func specs() []spec {
 		spec{"broken_unknown_opcode", "a request whose opcode became 0x18, which the IBTA does not define: NAK invalid request", broken(craft.RoCEv2, craft.UnknownOpcode)},
 		spec{"broken_erf", "ERF-wrapped native IB with a bad ICRC, a bad VCRC and a truncated packet", brokenERF},
 	)
+	// DCQCN under three timer settings: dcqcn.go.
+	s = append(s, dcqcnSpecs()...)
 	// The CM contract checks, one capture per finding: cm_contract.go.
 	return append(s, cmContractSpecs()...)
 }
