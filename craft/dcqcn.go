@@ -238,11 +238,12 @@ func (c Congestion) Build() (CongestionResult, error) {
 	rp := newReactionPoint(p)
 
 	type event struct {
-		frame Frame
-		at    time.Duration
-		cnp   int // index into res.CNPs + 1 for a CNP
-		ce    bool
-		data  bool
+		frame  Frame
+		at     time.Duration
+		cnp    int // index into res.CNPs + 1 for a CNP
+		ce     bool
+		data   bool
+		victim bool // the victim's first packet at its slow rate
 	}
 	var evs []event
 	var pending []int // CNPs not yet applied, by index, in arrival order
@@ -308,6 +309,7 @@ func (c Congestion) Build() (CongestionResult, error) {
 		}
 		vc := vb.Config()
 		vpsn := vc.Requester.PSN
+		slowed := false
 		for now := time.Duration(0); now < c.Duration; {
 			f, err := vb.Build(Packet{From: Requester, Payload: Pattern(c.Payload, byte(vpsn)), BTH: layers.BTH{
 				Opcode: write, PKey: vc.PKey, DestQP: vc.Responder.QPN, PSN: vpsn,
@@ -321,7 +323,9 @@ func (c Congestion) Build() (CongestionResult, error) {
 			}
 			f.Info.Note = fmt.Sprintf("victim, %.1f Mb/s", rate/1e6)
 			vpsn = vpsn.Add(1)
-			evs = append(evs, event{frame: f, at: now})
+			first := !slowed && now >= v.SlowFrom && now < v.SlowUntil
+			slowed = slowed || first
+			evs = append(evs, event{frame: f, at: now, victim: first})
 			res.VictimFrames++
 			now += time.Duration(math.Round(float64(len(f.Data)*8) / rate * 1e9))
 		}
@@ -358,6 +362,10 @@ func (c Congestion) Build() (CongestionResult, error) {
 		}
 		if e.data {
 			res.DataFrames++
+		}
+		if e.victim {
+			tr.Findings = append(tr.Findings, Finding{Frame: n, Kind: FindingDCQCNVictim,
+				Detail: fmt.Sprintf("QP 0x%06x slows to %.0f Mb/s, never marked", c.Victim.Config.Responder.QPN, c.Victim.SlowRate/1e6)})
 		}
 	}
 	for i := 1; i < len(res.CNPs); i++ {

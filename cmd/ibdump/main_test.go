@@ -114,6 +114,12 @@ func TestGolden(t *testing.T) {
 			"-e", "ibwire.analysis.direction", "-e", "ibwire.analysis.request_frame", "-e", "ibwire.analysis.ack_rtt",
 			"-e", "ibwire.analysis.read_latency", "-e", "ibwire.analysis.message_size", "-c", "24", rping}, 0},
 		{"summary-cnp-ecn", []string{"-v", cnpECN}, 0},
+		{"dcqcn", []string{"-q", "-z", "dcqcn", "../../pcaps/dcqcn_paper.pcap"}, 0},
+		{"dcqcn-json", []string{"-q", "-z", "dcqcn,200us", "-T", "json", "../../pcaps/dcqcn_byte_counter.pcap"}, 0},
+		{"dcqcn-none", []string{"-q", "-z", "dcqcn", rping}, 0},
+		{"fields-dcqcn", []string{"-T", "fields", "-E", "header=y", "-e", "frame.number", "-e", "ibwire.analysis.dcqcn.cnp_frame",
+			"-e", "ibwire.analysis.dcqcn.reaction_time", "-e", "ibwire.analysis.dcqcn.rate",
+			"-Y", "ibwire.analysis.dcqcn.reaction_time || ibwire.analysis.dcqcn.cnp_spacing", "../../pcaps/dcqcn_fast_timer.pcap"}, 0},
 		{"check-good", []string{"--check", "-q", rping}, 0},
 		{"check-bad-icrc", []string{"--check", badICRC}, 1},
 	}

@@ -121,7 +121,8 @@ func newFlagSet(o *options, stderr io.Writer) *flag.FlagSet {
 	fs.Var(&o.fieldOpts, "E", "-T fields `option`: header=y|n, separator=/t|/s|c, occurrence=f|l|a, aggregator=c, quote=d|s|n")
 	fs.Var(&o.stats, "z", "`statistics` (repeatable): conv,qp | expert[,error|warn|note|chat] | latency | opcodes | endpoints,gid |\n"+
 		"io,stat,INTERVAL[,FILTER|FUNC(field)FILTER...] with FUNC one of SUM COUNT MIN MAX AVG | follow,qp,hex|ascii,FILTER |\n"+
-		"pfc[,WINDOW[,PERCENT]] (pause timeline per port and priority; storm: paused > PERCENT (50) of a WINDOW (1s));\n"+
+		"pfc[,WINDOW[,PERCENT]] (pause timeline per port and priority; storm: paused > PERCENT (50) of a WINDOW (1s)) |\n"+
+		"dcqcn[,INTERVAL] (per direction: ECN codepoints, CE ratio, CNPs and their spacing, the sender's reaction, rate per INTERVAL (100us), victims);\n"+
 		"tables, or JSON with -T json (after the packets; -q leaves the statistics alone). With -Y, each counts the shown packets\n"+
 		"(conv,qp: their connections). With -q, CRCs are checked only with -v or --check (ICRC findings, icrc_errors)")
 	fs.BoolVar(&o.twoPass, "2", false, "two passes: a packet can name later frames (\"answered by N\") and carries its connection's final conv_id; memory then grows with the capture (files only)")
@@ -165,6 +166,7 @@ Examples:
   ibdump -q -z conv,qp f.pcap                 each QP connection: traffic, losses, NAKs, latency
   ibdump -q -z expert f.pcap                  anomalies by severity (PSN gaps, NAKs, timeouts, CRCs)
   ibdump -q -z pfc --link-speed 100G f.pcap   PFC pauses: intervals, paused time, storms, packets sent while paused
+  ibdump -q -z dcqcn f.pcap                   ECN marks, CNPs, each CNP's rate cut, rate per interval, victims
   ibdump -Y ibwire.analysis.retransmission f.pcap   retransmitted packets only
   ibdump -Y 'bth.destqp == 0x11' --graph psn:qp.svg f.pcap   PSN graph of a connection
   ibdump --check f.pcap                       verify every ICRC/VCRC

@@ -64,6 +64,7 @@ type dumper struct {
 	latency   []*decode.LatencyStat
 	latPend   []decode.Latency // latencies of the current packet, kept until -Y decides
 	pfc       decode.PFCOptions
+	dcqcn     decode.DCQCNOptions
 
 	// NVMe-oF: -d qp==N,nvme-rdma, --disable-protocol, --disable-heuristic.
 	nvmeQPs                         []uint32
@@ -193,7 +194,7 @@ func (d *dumper) needsAnalysis() bool {
 }
 
 func (d *dumper) analyzerOptions() decode.AnalyzerOptions {
-	opts := decode.AnalyzerOptions{Links: d.links, NVMeQPs: d.nvmeQPs, NoULP: d.noULP, NoULPDetect: d.noULPDetect, PFC: d.pfc}
+	opts := decode.AnalyzerOptions{Links: d.links, NVMeQPs: d.nvmeQPs, NoULP: d.noULP, NoULPDetect: d.noULPDetect, PFC: d.pfc, DCQCN: d.dcqcn}
 	if len(d.latency) > 0 {
 		opts.OnLatency = func(l decode.Latency) { d.latPend = append(d.latPend, l) }
 	}
@@ -335,6 +336,22 @@ func (d *dumper) addStat(z string) error {
 		d.zs = append(d.zs, &zstat{analysis: true,
 			text: func(w io.Writer) { output.WritePFC(w, report(), filter) },
 			json: func(b []byte) []byte { return output.AppendPFCJSON(b, report()) }})
+	case z == "dcqcn" || strings.HasPrefix(z, "dcqcn,"):
+		parts := strings.Split(z, ",")
+		if len(parts) > 2 {
+			return fmt.Errorf("-z %s: want dcqcn[,INTERVAL]", z)
+		}
+		if len(parts) > 1 {
+			w, err := time.ParseDuration(parts[1])
+			if err != nil || w < time.Microsecond {
+				return fmt.Errorf("-z %s: bad interval %q (a duration of 1us or more: 100us, 1ms)", z, parts[1])
+			}
+			d.dcqcn.Interval = w
+		}
+		report := func() *output.DCQCNReport { return &output.DCQCNReport{Rows: d.analyzer.DCQCN()} }
+		d.zs = append(d.zs, &zstat{analysis: true,
+			text: func(w io.Writer) { output.WriteDCQCN(w, report(), filter) },
+			json: func(b []byte) []byte { return output.AppendDCQCNJSON(b, report()) }})
 	case strings.HasPrefix(z, "follow,"):
 		parts := strings.SplitN(z, ",", 4)
 		if len(parts) != 4 || parts[1] != "qp" || (parts[2] != "hex" && parts[2] != "ascii") {
@@ -389,7 +406,7 @@ func (d *dumper) addStat(z string) error {
 			json: func(b []byte) []byte { return output.AppendIOFuncStatJSON(b, s.funcs) }})
 	default:
 		return fmt.Errorf("-z %s: known statistics are conv,qp, expert[,LEVEL], latency, nvme,srt, opcodes, endpoints,gid, "+
-			"io,stat,INTERVAL[,FILTER|FUNC(FIELD)FILTER...], follow,qp,hex|ascii,FILTER and pfc[,WINDOW[,PERCENT]]", z)
+			"io,stat,INTERVAL[,FILTER|FUNC(FIELD)FILTER...], follow,qp,hex|ascii,FILTER, pfc[,WINDOW[,PERCENT]] and dcqcn[,INTERVAL]", z)
 	}
 	return nil
 }

@@ -100,6 +100,11 @@ func (pl *Parallel) Add(p *decode.Packet) {
 		// The analyzer reuses its NVMe-oF record for the next packet.
 		b.items[len(b.items)-1].analysis.NVMe = p.Analysis.NVMe.Clone()
 	}
+	if d := p.Analysis.DCQCN; d != nil {
+		// And its DCQCN record (there is one only in captures with congestion).
+		c := *d
+		b.items[len(b.items)-1].analysis.DCQCN = &c
+	}
 	b.arena = append(b.arena, p.Data...)
 	if len(b.items) == parallelBatch {
 		pl.flushBatch()

@@ -407,7 +407,12 @@ func (st *loadState) add(in *decode.Input) {
 	mk, whole := newMark(&p.Analysis)
 	st.marks = append(st.marks, mk)
 	if !whole {
-		st.anom = append(st.anom, anomaly{frame: uint32(in.Number), a: p.Analysis})
+		a := p.Analysis
+		if d := a.DCQCN; d != nil { // the analyzer reuses its record for the next packet
+			c := *d
+			a.DCQCN = &c
+		}
+		st.anom = append(st.anom, anomaly{frame: uint32(in.Number), a: a})
 	}
 	if st.filter != nil && st.filter.Match(p) {
 		st.shown = append(st.shown, uint32(in.Number))

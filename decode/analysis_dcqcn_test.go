@@ -1,0 +1,101 @@
+package decode_test
+
+import (
+	"net/netip"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ibwire/ibwire/craft"
+	"github.com/ibwire/ibwire/decode"
+)
+
+// TestDCQCNCorpus reads pcaps/dcqcn_*.pcap and checks what the rate
+// analysis finds against craft's model, rebuilt from the same settings:
+// ECN counts and CE per interval, CNP counts and the least spacing exact,
+// each CNP's reaction found at the model's first frame at the new rate
+// (so within one packet spacing of the model's reaction delay), and the
+// victim flagged at the first packet of its slow interval.
+func TestDCQCNCorpus(t *testing.T) {
+	for _, c := range craft.CongestionCorpus() {
+		t.Run(c.Name, func(t *testing.T) {
+			model, err := c.Build()
+			require.NoError(t, err)
+			res := analyze(t, "../pcaps/"+c.Name+".pcap", decode.AnalyzerOptions{})
+			require.Len(t, res.packets, len(model.Trace.Frames)+1, "the file is the model's")
+			t0 := model.Trace.Frames[0].Time
+			at := func(n int) time.Duration { return model.Trace.Frames[n-1].Time.Sub(t0) }
+
+			var flow, victim *decode.DCQCNRow
+			rows := res.a.DCQCN()
+			for i := range rows {
+				r := &rows[i]
+				if r.Flow.Src.Addr != netip.MustParseAddr("192.168.1.1") {
+					continue
+				}
+				switch r.Flow.DestQP {
+				case 0x12:
+					flow = r
+				case 0x14:
+					victim = r
+				}
+			}
+			require.NotNil(t, flow, "the flow's row")
+			assert.Equal(t, uint64(model.DataFrames), flow.Packets)
+			assert.Equal(t, [4]uint64{decode.ECNECT0: uint64(model.DataFrames - model.CEFrames), decode.ECNCE: uint64(model.CEFrames)}, flow.ECN)
+			assert.InDelta(t, float64(model.CEFrames)/float64(model.DataFrames), flow.CERatio(), 1e-12)
+			assert.Equal(t, 26, flow.DSCP)
+			assert.Equal(t, 3, flow.Priority, "DSCP 26 / 8")
+
+			// CE per interval: the model's marks counted by interval.
+			w := flow.Interval
+			wantCE := map[time.Duration]uint32{}
+			for _, f := range model.Trace.Findings {
+				if f.Kind == craft.FindingECNCE {
+					wantCE[at(f.Frame)/w*w]++
+				}
+			}
+			gotCE := map[time.Duration]uint32{}
+			for _, b := range flow.Bins {
+				if b.CE > 0 {
+					gotCE[b.Start] = b.CE
+				}
+			}
+			assert.Equal(t, wantCE, gotCE)
+
+			assert.Equal(t, uint64(len(model.CNPs)), flow.CNPs)
+			assert.Equal(t, model.MinCNPSpacing, flow.MinCNPSpacing)
+			assert.Equal(t, model.CNPs[0].At, flow.CNPFirst)
+			assert.Equal(t, model.CNPs[len(model.CNPs)-1].At, flow.CNPLast)
+			assert.Zero(t, flow.NoReaction)
+			require.Len(t, flow.Reactions, len(model.CNPs))
+			for i, x := range model.CNPs {
+				got := flow.Reactions[i]
+				assert.Equal(t, uint32(x.Frame), got.CNPFrame, "CNP %d", i)
+				assert.Equal(t, uint32(x.FirstSlow), got.SlowFrame, "CNP %d: the first frame at the new rate", i)
+				spacing := time.Duration(float64(138*8) / x.RateBefore * 1e9)
+				assert.GreaterOrEqual(t, got.Reaction, c.DCQCN.ReactionDelay, "CNP %d", i)
+				assert.Less(t, got.Reaction, c.DCQCN.ReactionDelay+spacing, "CNP %d: within one packet spacing (%v) of the model's delay", i, spacing)
+				assert.InEpsilon(t, x.RateAfter, got.RateAfter, 0.01, "CNP %d: the new rate", i)
+			}
+			assert.False(t, flow.Victim)
+
+			if c.Victim == nil {
+				assert.Nil(t, victim)
+				return
+			}
+			require.NotNil(t, victim)
+			assert.Zero(t, victim.CNPs)
+			assert.Zero(t, victim.ECN[decode.ECNCE])
+			assert.True(t, victim.Victim)
+			for _, f := range model.Trace.Findings {
+				if f.Kind == craft.FindingDCQCNVictim {
+					assert.Equal(t, uint32(f.Frame), victim.VictimFrame)
+				}
+			}
+			assert.Equal(t, 1, res.count(decode.FindDCQCNVictim))
+		})
+	}
+}
