@@ -44,6 +44,10 @@ const (
 // capture's length.
 const maxDCQCNBins = 4096
 
+// maxDCQCNMarks bounds the CE and CNP times each direction keeps for
+// drawing; past it they are only counted.
+const maxDCQCNMarks = 1 << 16
+
 // DCQCNOptions tune the rate analysis.
 type DCQCNOptions struct {
 	// Interval is the width of the rate and CE-ratio series (default
@@ -146,6 +150,20 @@ type DCQCNRow struct {
 	// its connection; VictimFrame is the first packet of the slow interval.
 	Victim      bool
 	VictimFrame uint32
+	// CETimes and CNPTimes are when its packets were marked (CE or FECN)
+	// and when CNPs came for it, the first maxDCQCNMarks of each;
+	// MarksDropped counts those left out.
+	CETimes, CNPTimes []time.Duration
+	MarksDropped      uint64
+}
+
+// mark appends t to ts within the bound.
+func (r *DCQCNRow) mark(ts *[]time.Duration, t time.Duration) {
+	if len(*ts) >= maxDCQCNMarks {
+		r.MarksDropped++
+		return
+	}
+	*ts = append(*ts, t)
 }
 
 // CERatio is the share of the direction's ECN-capable packets marked CE.
@@ -336,6 +354,7 @@ func (a *Analyzer) ccPacket(d *direction, p *Packet) {
 	if ecn, ok := ecnOf(p); ok && ecn == ECNCE || p.Headers.BTH.FECN {
 		b.CE++
 		f.marked = true
+		r.mark(&r.CETimes, now)
 	}
 	f.lastAt, f.lastLen, f.lastFrame = now, p.Length, frame
 }
@@ -372,6 +391,7 @@ func (a *Analyzer) ccCNP(d *direction) {
 	}
 	r.CNPs++
 	r.CNPLast = now
+	r.mark(&r.CNPTimes, now)
 	if f.pending {
 		a.ccNoReaction(f)
 	}

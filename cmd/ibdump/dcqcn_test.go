@@ -2,6 +2,9 @@ package main
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -59,4 +62,41 @@ func TestDCQCNThreeTimerSettings(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestGraphRateSVG draws --graph rate of the DCQCN capture with its victim:
+// a golden, a diamond per CNP, a tick per CE mark and a bar per rate cut,
+// as many as -z dcqcn counts; a capture with no congestion says so.
+func TestGraphRateSVG(t *testing.T) {
+	draw := func(args ...string) string {
+		t.Helper()
+		file := filepath.Join(t.TempDir(), "rate.svg")
+		_, stderr, code := ibdump(t, nil, append([]string{"-q", "--graph", "rate:" + file}, args...)...)
+		require.Zero(t, code, stderr)
+		got, err := os.ReadFile(file)
+		require.NoError(t, err)
+		return string(got)
+	}
+	got := draw("-z", "dcqcn,20us", "../../pcaps/dcqcn_paper.pcap")
+	golden := filepath.Join("testdata", "golden", "graph-rate.svg")
+	if *update {
+		require.NoError(t, os.WriteFile(golden, []byte(got), 0o644))
+	}
+	want, err := os.ReadFile(golden)
+	require.NoError(t, err)
+	assert.True(t, string(want) == got, "graph-rate.svg differs: run go test ./cmd/ibdump -run GraphRateSVG -update and review it")
+	var c craft.NamedCongestion
+	for _, x := range craft.CongestionCorpus() {
+		if x.Name == "dcqcn_paper" {
+			c = x
+		}
+	}
+	m, err := c.Build()
+	require.NoError(t, err)
+	assert.Equal(t, len(m.CNPs), strings.Count(got, "l5 5l-5 5l-5 -5z"), "a diamond per CNP")
+	assert.Equal(t, len(m.CNPs), strings.Count(got, "rate cut "), "a bar per measured cut")
+	assert.Equal(t, m.CEFrames, strings.Count(got, "stroke=\"#238\"/>"), "a tick per CE mark, in the flow's colour")
+	assert.Equal(t, 2, strings.Count(got, "<polyline"), "the flow and its victim")
+
+	assert.Contains(t, draw("../../pcaps/rc_send.pcap"), "no ECN CE mark, FECN or CNP in the capture")
 }

@@ -128,7 +128,9 @@ func newFlagSet(o *options, stderr io.Writer) *flag.FlagSet {
 	fs.BoolVar(&o.twoPass, "2", false, "two passes: a packet can name later frames (\"answered by N\") and carries its connection's final conv_id; memory then grows with the capture (files only)")
 	fs.StringVar(&o.linkSpeed, "link-speed", "", "`speed` of the links PAUSE and PFC frames travel on (10G, 25G, 40G, 50G, 100G, 200G, 400G): turns pause quanta\n"+
 		"(512 bit times) into time for -z pfc; default: the pcapng if_speed, else durations stay unknown")
-	fs.StringVar(&o.graph, "graph", "", "write a graph: psn:`FILE.svg` plots PSN against time for the connection of the first packet -Y shows (tcptrace style)")
+	fs.StringVar(&o.graph, "graph", "", "write a graph: psn:`FILE.svg` plots PSN against time for the connection of the first packet -Y shows (tcptrace style);\n"+
+		"rate:FILE.svg plots each QP direction's sending rate per -z dcqcn interval with its CE marks, CNPs, rate cuts and the PFC pauses\n"+
+		"of its priority (with --link-speed), once the capture shows congestion")
 	fs.BoolVar(&o.check, "check", false, "verify every ICRC and VCRC; exit 1 with a summary if any is wrong or a packet is malformed")
 	fs.StringVar(&o.color, "color", "auto", "colour: auto, always or never (auto honours NO_COLOR and TERM=dumb)")
 	fs.BoolVar(&o.version, "version", false, "print the version and exit")

@@ -60,6 +60,7 @@ type dumper struct {
 	pending   []decode.Finding // findings of the current packet, kept until -Y decides
 	expert    *decode.Expert   // findings at shown packets, when -Y filters
 	graph     *output.PSNGraph
+	rateGraph *output.RateGraph
 	follows   []*output.Follow
 	latency   []*decode.LatencyStat
 	latPend   []decode.Latency // latencies of the current packet, kept until -Y decides
@@ -124,10 +125,16 @@ func newDumper(o *options, stdout, stderr io.Writer) (*dumper, error) {
 	}
 	if o.graph != "" {
 		kind, file, ok := strings.Cut(o.graph, ":")
-		if !ok || kind != "psn" || file == "" {
-			return nil, fmt.Errorf("--graph %s: want psn:FILE.svg", o.graph)
+		switch {
+		case !ok || file == "":
+			return nil, fmt.Errorf("--graph %s: want psn:FILE.svg or rate:FILE.svg", o.graph)
+		case kind == "psn":
+			d.graph = output.NewPSNGraph()
+		case kind == "rate":
+			d.rateGraph = output.NewRateGraph()
+		default:
+			return nil, fmt.Errorf("--graph %s: want psn:FILE.svg or rate:FILE.svg", o.graph)
 		}
-		d.graph = output.NewPSNGraph()
 	}
 	// As in tcpdump, integrity checks belong to -v: the ICRC and VCRC are
 	// verified with -v, --check, -V (whose tree says [correct]), the JSON
@@ -179,7 +186,7 @@ func newDumper(o *options, stdout, stderr io.Writer) (*dumper, error) {
 // a statistic, the graph, two passes, a filter on ibwire.analysis fields,
 // or per-packet output (whose lines carry the analysis notes).
 func (d *dumper) needsAnalysis() bool {
-	if d.o.twoPass || d.graph != nil {
+	if d.o.twoPass || d.graph != nil || d.rateGraph != nil {
 		return true
 	}
 	for _, z := range d.zs {
@@ -497,7 +504,7 @@ func (d *dumper) run(ctx context.Context, files []string, stdin io.Reader) int {
 	if err := d.out.Flush(); err != nil && status == exitOK {
 		status = exitError
 	}
-	if status == exitOK && d.graph != nil {
+	if status == exitOK && (d.graph != nil || d.rateGraph != nil) {
 		if err := d.writeGraph(); err != nil {
 			fmt.Fprintf(d.stderr, "%s: --graph: %v\n", d.o.prog, err)
 			status = exitError
@@ -585,9 +592,21 @@ func (d *dumper) firstPass(ctx context.Context, files []string) int {
 	return exitOK
 }
 
-// writeGraph writes --graph psn:FILE.
+// writeGraph writes --graph psn:FILE or rate:FILE.
 func (d *dumper) writeGraph() error {
 	_, file, _ := strings.Cut(d.o.graph, ":")
+	if d.rateGraph != nil {
+		f, err := os.Create(file)
+		if err != nil {
+			return err
+		}
+		pfc, _ := d.analyzer.PFC()
+		if err := d.rateGraph.WriteSVG(f, "Sending rate per QP direction, CE marks, CNPs and PFC pauses", d.analyzer.DCQCN(), pfc); err != nil {
+			f.Close()
+			return err
+		}
+		return f.Close()
+	}
 	title := "PSN graph: no connection"
 	for _, c := range d.analyzer.Conversations() {
 		if c.HasID(d.graph.Conv()) {
