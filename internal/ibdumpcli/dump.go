@@ -61,6 +61,8 @@ type dumper struct {
 	expert    *decode.Expert   // findings at shown packets, when -Y filters
 	graph     *output.PSNGraph
 	rateGraph *output.RateGraph
+	doctor    *decode.Doctor
+	doctorBad bool // the doctor found something at warning level or above
 	follows   []*output.Follow
 	latency   []*decode.LatencyStat
 	latPend   []decode.Latency // latencies of the current packet, kept until -Y decides
@@ -118,6 +120,10 @@ func newDumper(o *options, stdout, stderr io.Writer) (*dumper, error) {
 			return nil, fmt.Errorf("--link-speed: %w", err)
 		}
 	}
+	if o.doctor {
+		o.quiet = true
+		o.stats = append(o.stats, "doctor")
+	}
 	for _, z := range o.stats {
 		if err := d.addStat(z); err != nil {
 			return nil, err
@@ -141,7 +147,7 @@ func newDumper(o *options, stdout, stderr io.Writer) (*dumper, error) {
 	// outputs and -T fields that print them (they carry ibwire.icrc.status),
 	// or a filter that reads them; otherwise a run skips them (ICRC
 	// findings and icrc_errors then need -v or --check).
-	skipCRC := !o.check && o.verbose == 0 && !o.verboseV && !d.readsField(func(name string) bool { return strings.Contains(name, "crc") }) &&
+	skipCRC := !o.check && !o.doctor && o.verbose == 0 && !o.verboseV && !d.readsField(func(name string) bool { return strings.Contains(name, "crc") }) &&
 		o.outFormat != "json" && o.outFormat != "jsonl" && o.outFormat != "ek"
 	d.decoderOptions = decode.Options{DecodeDC: o.dc, RoCEv2Ports: ports, SkipCRC: skipCRC}
 	d.dec = decode.NewDecoder(d.decoderOptions)
@@ -343,6 +349,23 @@ func (d *dumper) addStat(z string) error {
 		d.zs = append(d.zs, &zstat{analysis: true,
 			text: func(w io.Writer) { output.WritePFC(w, report(), filter) },
 			json: func(b []byte) []byte { return output.AppendPFCJSON(b, report()) }})
+	case z == "doctor":
+		if d.doctor != nil {
+			return nil
+		}
+		d.doctor = decode.NewDoctor()
+		report := func() []decode.DoctorFinding {
+			fs := d.doctor.Report(d.analyzer)
+			for _, f := range fs {
+				if f.Severity >= decode.SevWarn {
+					d.doctorBad = true
+				}
+			}
+			return fs
+		}
+		d.zs = append(d.zs, &zstat{analysis: true,
+			text: func(w io.Writer) { output.WriteDoctor(w, report()) },
+			json: func(b []byte) []byte { return output.AppendDoctorJSON(b, report()) }})
 	case z == "dcqcn" || strings.HasPrefix(z, "dcqcn,"):
 		parts := strings.Split(z, ",")
 		if len(parts) > 2 {
@@ -413,7 +436,7 @@ func (d *dumper) addStat(z string) error {
 			json: func(b []byte) []byte { return output.AppendIOFuncStatJSON(b, s.funcs) }})
 	default:
 		return fmt.Errorf("-z %s: known statistics are conv,qp, expert[,LEVEL], latency, nvme,srt, opcodes, endpoints,gid, "+
-			"io,stat,INTERVAL[,FILTER|FUNC(FIELD)FILTER...], follow,qp,hex|ascii,FILTER, pfc[,WINDOW[,PERCENT]] and dcqcn[,INTERVAL]", z)
+			"io,stat,INTERVAL[,FILTER|FUNC(FIELD)FILTER...], follow,qp,hex|ascii,FILTER, pfc[,WINDOW[,PERCENT]], dcqcn[,INTERVAL] and doctor", z)
 	}
 	return nil
 }
@@ -511,6 +534,9 @@ func (d *dumper) run(ctx context.Context, files []string, stdin io.Reader) int {
 		}
 	}
 	if status == exitOK && d.o.check && (d.icrcBad+d.vcrcBad+d.malformed) > 0 {
+		status = exitFindings
+	}
+	if status == exitOK && d.doctorBad {
 		status = exitFindings
 	}
 	return status
@@ -704,6 +730,9 @@ func (d *dumper) loop(ctx context.Context, src source, live *capture.LiveSource)
 		shown := d.filter == nil || d.filter.Match(p)
 		if d.graph != nil {
 			d.graph.Add(p, shown)
+		}
+		if d.doctor != nil {
+			d.doctor.Add(p)
 		}
 		if !shown {
 			continue

@@ -23,9 +23,7 @@ func mbps(bps float64) float64 { return math.Round(bps) / 1e6 }
 
 func fixed(f float64, prec int) string { return strconv.FormatFloat(f, 'f', prec, 64) }
 
-func flowName(r *decode.DCQCNRow) string {
-	return r.Flow.Src.String() + " > " + r.Flow.Dst.String() + " QP 0x" + fmt.Sprintf("%06x", r.Flow.DestQP)
-}
+func flowName(r *decode.DCQCNRow) string { return r.Flow.String() }
 
 // reactionRange is the least and greatest reaction time, ok false with none.
 func reactionRange(r *decode.DCQCNRow) (lo, hi time.Duration, ok bool) {

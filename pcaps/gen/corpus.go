@@ -78,6 +78,8 @@ func specs() []spec {
 	)
 	// DCQCN under three timer settings: dcqcn.go.
 	s = append(s, dcqcnSpecs()...)
+	// A capture per finding of ibdump --doctor: doctor.go.
+	s = append(s, doctorSpecs()...)
 	// The CM contract checks, one capture per finding: cm_contract.go.
 	return append(s, cmContractSpecs()...)
 }
