@@ -156,6 +156,9 @@ func (d *Doctor) Add(p *Packet) {
 	case !v2 && p.HasGRH() && d.v1 == 0:
 		d.v1 = frame
 	}
+	if b.DestQP <= 1 {
+		return // management (SMI, GSI: the CM) sets its own class
+	}
 	var k docKey
 	packetKeyInto(&k, p, b.DestQP)
 	dd := d.dirs[k]
