@@ -3,6 +3,10 @@ package craft
 import (
 	"encoding/binary"
 	"fmt"
+
+	gplayers "github.com/google/gopacket/layers"
+
+	"github.com/ibwire/ibwire/layers"
 )
 
 // SetDSCP rewrites the DSCP of a RoCEv2 frame (IPv4 or IPv6 over Ethernet,
@@ -38,5 +42,28 @@ func SetDSCP(f *Frame, dscp uint8) error {
 	tc = dscp<<2 | tc&3
 	ip[0] = 6<<4 | tc>>4
 	ip[1] = tc<<4 | ip[1]&0xf
+	return nil
+}
+
+// RecomputeICRC sets the ICRC of a RoCE or native IB frame to the one its
+// bytes call for, after an edit of fields the ICRC covers (a CM message's
+// body rewritten to stand for a misconfigured sender, say).
+func RecomputeICRC(f *Frame) error {
+	if f.LinkType != layers.LinkTypeEthernet {
+		return fmt.Errorf("craft: RecomputeICRC: only RoCE frames over Ethernet")
+	}
+	p := layers.NewParser(gplayers.LayerTypeEthernet, layers.ParserOptions{})
+	if err := p.Decode(f.Data); err != nil {
+		return fmt.Errorf("craft: RecomputeICRC: %w", err)
+	}
+	span, enc, ok := p.ICRCSpan()
+	if !ok || len(span) < 4 {
+		return fmt.Errorf("craft: RecomputeICRC: no ICRC in the frame")
+	}
+	icrc, err := layers.ComputeICRC(enc, span)
+	if err != nil {
+		return fmt.Errorf("craft: RecomputeICRC: %w", err)
+	}
+	binary.LittleEndian.PutUint32(span[len(span)-4:], icrc)
 	return nil
 }

@@ -41,3 +41,24 @@ func TestSetDSCP(t *testing.T) {
 		})
 	}
 }
+
+// TestRecomputeICRC: an untouched frame keeps its ICRC; an edited one gets
+// the ICRC that verifies.
+func TestRecomputeICRC(t *testing.T) {
+	c, err := craft.New(craft.Config{})
+	require.NoError(t, err)
+	require.NoError(t, c.Run([]craft.Op{{Kind: craft.OpSend, Data: craft.Pattern(40, 1)}}, craft.Faults{}))
+	f := c.Frames()[0]
+	orig := append([]byte(nil), f.Data...)
+	require.NoError(t, craft.RecomputeICRC(&f))
+	assert.Equal(t, orig, f.Data)
+	f.Data[len(f.Data)-10] ^= 0xff // a payload byte
+	p := layers.NewParser(gplayers.LayerTypeEthernet, layers.ParserOptions{})
+	require.NoError(t, p.Decode(f.Data))
+	status, _ := p.CheckICRC()
+	require.Equal(t, layers.CRCBad, status)
+	require.NoError(t, craft.RecomputeICRC(&f))
+	require.NoError(t, p.Decode(f.Data))
+	status, _ = p.CheckICRC()
+	assert.Equal(t, layers.CRCGood, status)
+}

@@ -32,6 +32,7 @@ const (
 	DoctorICRC         DoctorCheck = "icrc"            // ICRC or VCRC errors
 	DoctorCMContract   DoctorCheck = "cm_contract"     // traffic breaking what the CM negotiated
 	DoctorNoCCReaction DoctorCheck = "cnp_no_reaction" // a sender that does not slow down for CNPs
+	DoctorGIDMismatch  DoctorCheck = "gid_ip"          // a CM REQ whose path GIDs are not the addresses it travels between
 	maxDoctorEvidence              = 8
 )
 
@@ -53,6 +54,13 @@ type Doctor struct {
 	v1, v2    uint32 // a RoCEv1 and a RoCEv2 frame
 	ecnInUse  uint32 // a frame that is ECN-capable, CE or a CNP: the fabric runs ECN
 	hostLarge map[addrKey]docLarge
+	gidBad    []docGID
+}
+
+// docGID is a CM REQ whose primary path names other GIDs than its packet's addresses.
+type docGID struct {
+	frame                   uint32
+	local, remote, src, dst string
 }
 
 // docLarge is a host's largest RoCE payload and its frame.
@@ -157,6 +165,7 @@ func (d *Doctor) Add(p *Packet) {
 		d.v1 = frame
 	}
 	if b.DestQP <= 1 {
+		d.checkGIDs(p, frame)
 		return // management (SMI, GSI: the CM) sets its own class
 	}
 	var k docKey
@@ -206,6 +215,34 @@ func (d *Doctor) Add(p *Packet) {
 	}
 	if l := d.hostLarge[k.src]; payload > l.payload {
 		d.hostLarge[k.src] = docLarge{payload, frame}
+	}
+}
+
+// checkGIDs compares a CM REQ's primary path GIDs with the addresses of
+// the packet that carries it (RoCEv2: its IP addresses, IPv4 mapped;
+// RoCEv1: its GRH's GIDs): a host that picks a stale GID index, or a GID of
+// another port, sends REQs its peer cannot answer on the path it names.
+func (d *Doctor) checkGIDs(p *Packet, frame uint32) {
+	h := p.Headers
+	if !p.HasMAD() || p.Err != nil || h.MAD.MgmtClass != layers.MgmtClassCM || h.MAD.CM.AttributeID != layers.CMAttrREQ {
+		return
+	}
+	var src, dst addrKey
+	switch {
+	case p.HasIPv4():
+		src, dst = addrKeyOfBytes(ipv4Bytes(h.IPv4.SrcIP)), addrKeyOfBytes(ipv4Bytes(h.IPv4.DstIP))
+	case p.HasIPv6():
+		src, dst = addrKeyOfBytes(h.IPv6.SrcIP), addrKeyOfBytes(h.IPv6.DstIP)
+	case p.HasGRH():
+		src, dst = addrKeyOfBytes(h.GRH.SGID), addrKeyOfBytes(h.GRH.DGID)
+	default:
+		return
+	}
+	path := &h.MAD.CM.REQ.Primary
+	local, remote := addrKeyOfBytes(path.LocalGID), addrKeyOfBytes(path.RemoteGID)
+	if local != src || remote != dst {
+		d.gidBad = append(d.gidBad, docGID{frame: frame, local: path.LocalGID.String(), remote: path.RemoteGID.String(),
+			src: src.endpoint().String(), dst: dst.endpoint().String()})
 	}
 }
 
@@ -387,6 +424,19 @@ func (d *Doctor) Report(a *Analyzer) []DoctorFinding {
 			What:   "RoCEv1 (Ethertype 0x8915) and RoCEv2 (UDP 4791) both in the capture: v1 is not routable and the two ends of a connection must agree",
 			Frames: []uint32{d.v1, d.v2},
 			Fix:    "use RoCEv2 everywhere: cma_roce_mode -d DEV -p PORT -m 2 (or the rdma_cm default), and GID indexes of type RoCE v2 for verbs applications"})
+	}
+
+	if len(d.gidBad) > 0 {
+		g := d.gidBad[0]
+		var frames []uint32
+		for _, x := range d.gidBad {
+			frames = append(frames, x.frame)
+		}
+		add(DoctorFinding{Check: DoctorGIDMismatch, Severity: SevWarn,
+			What: fmt.Sprintf("%d CM REQs name path GIDs other than the addresses they travel between (the first: GIDs %s > %s, sent %s > %s)",
+				len(d.gidBad), g.local, g.remote, g.src, g.dst),
+			Frames: frames,
+			Fix:    "use the GID index of the address and RoCE version the connection runs on (show_gids; ibv_query_gid), and let rdma_cm resolve it; a GID table out of date after an address change needs the interface brought down and up"})
 	}
 
 	// What the Analyzer found.

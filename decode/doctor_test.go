@@ -31,6 +31,7 @@ var doctorExpected = map[string]struct {
 	"pcaps/doctor_small_mtu.pcap":                   {[]decode.DoctorCheck{decode.DoctorSmallMTU}, "a QP at MTU 1024 beside one at 4096"},
 	"pcaps/doctor_udp_source_port.pcap":             {[]decode.DoctorCheck{decode.DoctorSourcePort}, "three QPs on one source port"},
 	"pcaps/doctor_roce_v1_v2.pcap":                  {[]decode.DoctorCheck{decode.DoctorRoCEMixed}, "a RoCEv1 and a RoCEv2 connection"},
+	"pcaps/doctor_gid_ip.pcap":                      {[]decode.DoctorCheck{decode.DoctorGIDMismatch}, "a REQ naming a local GID other than its IP source"},
 	"pcaps/rc_mtu_segmentation.pcap":                {[]decode.DoctorCheck{decode.DoctorSmallMTU}, "one QP per path MTU from 256 to 4096 from one sender: the four below 4096 are small"},
 	"pcaps/broken_bad_icrc.pcap":                    {[]decode.DoctorCheck{decode.DoctorICRC}, "a flipped payload bit"},
 	"pcaps/broken_bad_vcrc.pcap":                    {[]decode.DoctorCheck{decode.DoctorICRC}, "a flipped VCRC bit"},
@@ -110,7 +111,7 @@ func TestDoctorCorpus(t *testing.T) {
 	}
 	for _, c := range []decode.DoctorCheck{decode.DoctorNotECT, decode.DoctorCNPClass, decode.DoctorACKClass, decode.DoctorPriority0,
 		decode.DoctorMixedDSCP, decode.DoctorSmallMTU, decode.DoctorSourcePort, decode.DoctorRoCEMixed, decode.DoctorICRC,
-		decode.DoctorCMContract, decode.DoctorNoCCReaction} {
+		decode.DoctorCMContract, decode.DoctorNoCCReaction, decode.DoctorGIDMismatch} {
 		assert.True(t, shown[c], "no capture shows %s", c)
 	}
 	_, err := os.Stat("../pcaps/doctor_not_ect.pcap")

@@ -133,7 +133,7 @@ func newFlagSet(o *options, stderr io.Writer) *flag.FlagSet {
 		"rate:FILE.svg plots each QP direction's sending rate per -z dcqcn interval with its CE marks, CNPs, rate cuts and the PFC pauses\n"+
 		"of its priority (with --link-speed), once the capture shows congestion")
 	fs.BoolVar(&o.doctor, "doctor", false, "lint the RoCE configuration the capture shows (same as -q -z doctor): Not-ECT data, CNPs or ACKs in another class than\n"+
-		"the data, untagged priority-0 RoCE beside PFC, mixed DSCPs, small path MTUs, shared UDP source ports, RoCEv1 beside v2, ICRC errors,\n"+
+		"the data, untagged priority-0 RoCE beside PFC, mixed DSCPs, small path MTUs, shared UDP source ports, RoCEv1 beside v2, CM GIDs that are not the IPs, ICRC errors,\n"+
 		"CM contract breaches, senders deaf to CNPs; each with evidence frames and the usual fix; exit 1 at warning or above")
 	fs.BoolVar(&o.check, "check", false, "verify every ICRC and VCRC; exit 1 with a summary if any is wrong or a packet is malformed")
 	fs.StringVar(&o.color, "color", "auto", "colour: auto, always or never (auto honours NO_COLOR and TERM=dumb)")

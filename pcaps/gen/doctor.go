@@ -1,6 +1,9 @@
 package main
 
 import (
+	"bytes"
+	"fmt"
+	"net"
 	"time"
 
 	"github.com/ibwire/ibwire/craft"
@@ -21,6 +24,7 @@ func doctorSpecs() []spec {
 		{"doctor_small_mtu", "from one host, a QP at path MTU 1024 and a QP at 4096, both writing 8 KiB", doctorSmallMTU},
 		{"doctor_udp_source_port", "three RC connections between the same two hosts, all from UDP source port 49152", doctorSourcePort},
 		{"doctor_roce_v1_v2", "a RoCEv1 and a RoCEv2 connection between the same hosts", doctorRoCEMixed},
+		{"doctor_gid_ip", "a CM connection whose REQ names the requester's GID as ::ffff:192.168.1.9 while it is sent from 192.168.1.1 (a stale GID entry)", doctorGIDMismatch},
 	}
 }
 
@@ -132,4 +136,25 @@ func doctorSourcePort() (craft.Encap, craft.Trace, []string, error) {
 func doctorRoCEMixed() (craft.Encap, craft.Trace, []string, error) {
 	tr, err := conns(writes(2, 100), qps(0, craft.Config{Encap: craft.RoCEv2}), qps(1, craft.Config{Encap: craft.RoCEv1}))
 	return craft.RoCEv2, tr, []string{"`ibdump --doctor`: roce_v1_v2 (warning): QP 0x000012 over RoCEv2, QP 0x000022 over RoCEv1."}, err
+}
+
+func doctorGIDMismatch() (craft.Encap, craft.Trace, []string, error) {
+	c := newConn(craft.Config{})
+	err := firstErr(c.Connect(craft.CMOptions{}), c.Run(writes(2, 100), craft.Faults{}), c.Disconnect())
+	tr := c.Trace()
+	right := net.ParseIP("::ffff:192.168.1.1").To16()
+	wrong := net.ParseIP("::ffff:192.168.1.9").To16()
+	for i := range tr.Frames {
+		f := &tr.Frames[i]
+		if err != nil || f.Info.Note != "CM REQ" {
+			continue
+		}
+		at := bytes.Index(f.Data[62:], right) // the first GID after the MAD header: the primary path's local GID
+		if at < 0 {
+			return craft.RoCEv2, tr, nil, fmt.Errorf("doctor_gid_ip: no local GID in the REQ")
+		}
+		copy(f.Data[62+at:], wrong)
+		err = craft.RecomputeICRC(f)
+	}
+	return craft.RoCEv2, tr, []string{"`ibdump --doctor`: gid_ip (warning): the REQ (frame 1) names local GID ::ffff:192.168.1.9, its IP source is 192.168.1.1."}, err
 }
