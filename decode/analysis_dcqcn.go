@@ -249,11 +249,18 @@ func (a *Analyzer) ccFlowOf(d *direction, cur *Packet) *ccFlow {
 	}
 	if pkts > 0 {
 		w := a.cc.width
+		// Each interval gets its share, rounded so the shares add up to
+		// the whole: the running total is rounded, not each part.
+		var done time.Duration
+		var gotBytes, gotPkts uint64
 		spread(start, end, w, func(i int64, part time.Duration) {
-			share := float64(part) / float64(end-start)
+			done += part
+			share := float64(done) / float64(end-start)
+			wantBytes, wantPkts := uint64(float64(bytes)*share+0.5), uint64(float64(pkts)*share+0.5)
 			b := f.bin(i, w)
-			b.Bytes += uint64(float64(bytes)*share + 0.5)
-			b.Packets += uint32(float64(pkts)*share + 0.5)
+			b.Bytes += wantBytes - gotBytes
+			b.Packets += uint32(wantPkts - gotPkts)
+			gotBytes, gotPkts = wantBytes, wantPkts
 		})
 		if d.st.ECNCE > 0 || d.st.CNPs > 0 {
 			f.marked = true

@@ -99,3 +99,29 @@ func TestDCQCNCorpus(t *testing.T) {
 		})
 	}
 }
+
+// TestDCQCNSeriesWidens: an interval that would need more than 4096 bins
+// for the capture doubles until it fits, and the series keeps every byte,
+// packet and CE mark.
+func TestDCQCNSeriesWidens(t *testing.T) {
+	total := func(r *decode.DCQCNRow) (bytes uint64, pkts, ce uint32) {
+		for _, b := range r.Bins {
+			bytes, pkts, ce = bytes+b.Bytes, pkts+b.Packets, ce+b.CE
+		}
+		return
+	}
+	wide := analyze(t, "../pcaps/dcqcn_paper.pcap", decode.AnalyzerOptions{}).a.DCQCN()
+	fine := analyze(t, "../pcaps/dcqcn_paper.pcap", decode.AnalyzerOptions{DCQCN: decode.DCQCNOptions{Interval: 100 * time.Nanosecond}}).a.DCQCN()
+	require.Len(t, fine, len(wide))
+	for i := range fine {
+		// 600 µs at 100 ns is 6000 intervals: one doubling.
+		assert.Equal(t, 200*time.Nanosecond, fine[i].Interval)
+		assert.LessOrEqual(t, len(fine[i].Bins), 4096)
+		wb, wp, wc := total(&wide[i])
+		fb, fp, fc := total(&fine[i])
+		assert.Equal(t, wc, fc, "CE marks")
+		assert.Equal(t, wb, fb, "bytes")
+		assert.Equal(t, wp, fp, "packets")
+		assert.Equal(t, uint64(wp), fine[i].Packets, "every packet in the series")
+	}
+}
