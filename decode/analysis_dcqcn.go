@@ -248,6 +248,11 @@ func (a *Analyzer) ccFlowOf(d *direction, cur *Packet) *ccFlow {
 		bytes, pkts, end = bytes-uint64(cur.Length), pkts-1, max(a.now, st.First+1)
 	}
 	if pkts > 0 {
+		// A direction that sent long before the first mark would need more
+		// intervals than a series keeps: widen them first.
+		for int64((end-start)/a.cc.width) >= maxDCQCNBins {
+			a.ccWiden()
+		}
 		w := a.cc.width
 		// Each interval gets its share, rounded so the shares add up to
 		// the whole: the running total is rounded, not each part.
@@ -348,7 +353,7 @@ func (a *Analyzer) ccPacket(d *direction, p *Packet) {
 	if f.first > i && len(r.Bins) > 0 { // time went back: count it in the first bin
 		i = f.first
 	}
-	if len(r.Bins) > 0 && i-f.first >= maxDCQCNBins {
+	for len(r.Bins) > 0 && i-f.first >= maxDCQCNBins { // a jump far ahead may need several doublings
 		a.ccWiden()
 		i = int64(now / a.cc.width)
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ibwire/ibwire/capture"
 	"github.com/ibwire/ibwire/craft"
 	"github.com/ibwire/ibwire/decode"
 )
@@ -123,5 +124,53 @@ func TestDCQCNSeriesWidens(t *testing.T) {
 		assert.Equal(t, wb, fb, "bytes")
 		assert.Equal(t, wp, fp, "packets")
 		assert.Equal(t, uint64(wp), fine[i].Packets, "every packet in the series")
+	}
+}
+
+// TestDCQCNSeriesBoundedByTimeJumps: a packet an hour after the rest, and a
+// direction that sent for an hour before the first mark, keep the series
+// within its bound (the interval doubles as often as it takes).
+func TestDCQCNSeriesBoundedByTimeJumps(t *testing.T) {
+	c := craft.CongestionCorpus()[0].Congestion
+	c.Victim, c.Duration = nil, 100*time.Microsecond
+	m, err := c.Build()
+	require.NoError(t, err)
+	for _, tt := range []struct {
+		name string
+		at   func(i int) time.Duration // the time of frame i (from 0) after the change
+	}{
+		{"a late packet", func(i int) time.Duration {
+			if i == len(m.Trace.Frames)-1 {
+				return time.Hour
+			}
+			return m.Trace.Frames[i].Time.Sub(m.Trace.Frames[0].Time)
+		}},
+		{"an hour before the first mark", func(i int) time.Duration {
+			if i == 0 {
+				return 0
+			}
+			return time.Hour + m.Trace.Frames[i].Time.Sub(m.Trace.Frames[0].Time)
+		}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			// Idle connections are kept, so the hour passes inside one.
+			a := decode.NewAnalyzer(decode.AnalyzerOptions{IdleTimeout: 2 * time.Hour})
+			dec := decode.NewDecoder(decode.Options{})
+			t0 := m.Trace.Frames[0].Time
+			for i, f := range m.Trace.Frames {
+				p := dec.Decode(capture.Packet{Data: f.Data, Length: len(f.Data), Time: t0.Add(tt.at(i)), LinkType: f.LinkType, Number: i + 1})
+				a.Analyze(p)
+			}
+			a.Finish()
+			rows := a.DCQCN()
+			require.NotEmpty(t, rows)
+			var pkts uint64
+			for _, b := range rows[0].Bins {
+				pkts += uint64(b.Packets)
+			}
+			assert.LessOrEqual(t, len(rows[0].Bins), 4096)
+			assert.Greater(t, rows[0].Interval, time.Hour/4096, "the interval doubled")
+			assert.Equal(t, rows[0].Packets, pkts, "every packet in the series")
+		})
 	}
 }
