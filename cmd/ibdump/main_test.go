@@ -117,6 +117,7 @@ func TestGolden(t *testing.T) {
 		{"dcqcn", []string{"-q", "-z", "dcqcn", "../../pcaps/dcqcn_paper.pcap"}, 0},
 		{"dcqcn-json", []string{"-q", "-z", "dcqcn,200us", "-T", "json", "../../pcaps/dcqcn_byte_counter.pcap"}, 0},
 		{"dcqcn-none", []string{"-q", "-z", "dcqcn", rping}, 0},
+		{"summary-dcqcn", []string{"-2", "-#", "-Y", "ibwire.analysis.dcqcn.reaction_time || ibwire.analysis.dcqcn.victim || ibwire.analysis.cnp", "../../pcaps/dcqcn_paper.pcap"}, 0},
 		{"doctor", []string{"--doctor", "../../pcaps/doctor_cnp_class.pcap"}, 1},
 		{"doctor-notes-only", []string{"--doctor", rping}, 0},
 		{"doctor-clean", []string{"--doctor", "../../pcaps/rc_send.pcap"}, 0},
