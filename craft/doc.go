@@ -43,6 +43,18 @@
 // with a bad CRC, a responder NAKs an invalid request. Every run is
 // deterministic: same Config, ops and faults, same bytes.
 //
+// # Congestion
+//
+// Congestion models DCQCN's loop on one flow: a switch marks its packets
+// CE while it outpaces a bottleneck, the receiver answers with CNPs paced
+// to one per interval, and the sender's reaction point cuts its rate by
+// α/2 and recovers by fast recovery, additive and hyper increase on its
+// timer and byte counter, each taking effect after a reaction delay. A
+// victim flow beside it can slow down without a mark of its own.
+// CongestionResult keeps the model's numbers (CE frames, CNP times and
+// spacing, each cut's rates and the first frame at the new rate) as the
+// known answers of the corpus's dcqcn_* files.
+//
 // # Output
 //
 // The Conn's Trace holds the Frames (data, timestamp, pcap link type and

@@ -45,10 +45,13 @@ type Analyzer struct {
 	// pfcActive says a pause frame was seen, so RoCE packets are checked
 	// against the pauses; beside now and frame, which every packet writes.
 	pfcActive bool
-	pkt       *Packet
-	cache     [dirCacheSize]*direction // recently used directions, by dirCacheIndex
-	key       dirKey                   // the current packet's
-	free      struct {
+	// ccActive says a congestion mark or CNP was seen, so the DCQCN rate
+	// analysis runs (analysis_dcqcn.go).
+	ccActive bool
+	pkt      *Packet
+	cache    [dirCacheSize]*direction // recently used directions, by dirCacheIndex
+	key      dirKey                   // the current packet's
+	free     struct {
 		req  []*reqState
 		resp []*respState
 	}
@@ -57,6 +60,7 @@ type Analyzer struct {
 	nv         nvmeState // NVMe-oF (nvme.go)
 	rpc        rpcState  // RPC over RDMA (rpcrdma.go)
 	pfc        pfcTimeline
+	cc         ccState
 }
 
 // AnalyzerOptions bound and tune an Analyzer. The zero value is usable.
@@ -104,6 +108,8 @@ type AnalyzerOptions struct {
 	Links *FrameLinks
 	// PFC tunes the pause timeline (link speed, storm window).
 	PFC PFCOptions
+	// DCQCN tunes the rate analysis (its interval).
+	DCQCN DCQCNOptions
 }
 
 // NewAnalyzer returns an analyzer.
@@ -241,6 +247,7 @@ type direction struct {
 	lastReq  time.Duration
 	nvme     *nvmeConn // the NVMe-oF queue the connection carries, nil for other traffic
 	rpc      *rpcConn  // the RPC-over-RDMA state of the connection, nil for other traffic
+	cc       *ccFlow   // the DCQCN rate analysis, nil until it runs
 	st       DirStats
 	flow     FlowKey // key, for display
 }
@@ -261,6 +268,7 @@ type DirStats struct {
 	NAKs                    [8]uint64 // sent by this direction, by NAK code (7: 7 and above)
 	RNRNAKs                 uint64
 	CNPs, ECNCE, FECN, BECN uint64
+	ECN                     [4]uint64 // packets by IP ECN codepoint (ECNNotECT ... ECNCE); none for packets without IP
 	ICRCErrors, Malformed   uint64
 	SeqErrors               uint64 // bad opcode sequences and length mismatches
 	MSNProgress             uint64 // messages the AETH MSNs this direction sent moved on
@@ -362,11 +370,15 @@ func (a *Analyzer) transport(p *Packet) {
 	}
 	st.Last = a.now
 	payload := p.PayloadLength()
+	ecn, hasIP := ecnOf(p)
+	if hasIP {
+		st.ECN[ecn]++
+	}
 	// One test keeps the common packet off the rare paths: damage, an
 	// unknown opcode, a congestion mark.
 	// A packet the capture cut is no damage: its headers are what was sent.
 	bad := p.Err != nil && !p.Cut() || p.ICRC == layers.CRCBad || p.VCRC == layers.CRCBad
-	if bad || !info.Known || info.Operation == layers.OpUnknown || b.FECN || b.BECN || a.ecnCE(p) ||
+	if bad || !info.Known || info.Operation == layers.OpUnknown || b.FECN || b.BECN || ecn == ECNCE ||
 		b.PadCount != uint8((4-payload%4)%4) {
 		a.unusual(d, p, b, info)
 	}
@@ -399,6 +411,9 @@ func (a *Analyzer) transport(p *Packet) {
 		// services (they still use a PSN).
 		an.Info |= InfoRequestPacket
 		a.request(d, p, b, info, bad)
+	}
+	if a.ccActive && svc != layers.ServiceCNP {
+		a.ccPacket(d, p)
 	}
 	if k := d.conv.cm; k != nil {
 		a.cmCheck(d, k, p, b, info)
@@ -499,6 +514,9 @@ func (a *Analyzer) unusual(d *direction, p *Packet, b *layers.BTH, info *layers.
 		st.ICRCErrors++
 		a.finding(Finding{Kind: FindVCRCBad, Frame: a.frame, Conv: c.id, PSN: b.PSN})
 	}
+	if a.ecnCE(p) || b.FECN {
+		a.ccActivate()
+	}
 	if a.ecnCE(p) {
 		st.ECNCE++
 		d.lastCE = a.frame
@@ -530,6 +548,7 @@ func (a *Analyzer) cnp(d *direction) {
 	var ref uint32
 	if peer != nil {
 		ref, peer.lastCE = peer.lastCE, 0
+		a.ccCNP(peer)
 	}
 	a.finding(Finding{Kind: FindCNP, Frame: a.frame, Ref: ref, Conv: d.conv.id})
 }
@@ -637,6 +656,7 @@ func (a *Analyzer) Finish() {
 	a.nvmeFinish()
 	a.rpcFinish()
 	a.pfcFinish()
+	a.ccFinish()
 }
 
 // Conversations returns a summary of every conversation, retired ones and

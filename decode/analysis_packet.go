@@ -55,6 +55,10 @@ type PacketAnalysis struct {
 	// on a paused priority, how long the pause had lasted.
 	PFC          PFCFlags
 	PFCPausedFor time.Duration
+	// DCQCN is what the rate analysis says of the packet, nil when it does
+	// not run (analysis_dcqcn.go); it points into the Analyzer, valid until
+	// the next packet.
+	DCQCN *DCQCNPacket
 }
 
 // InfoFlags say which PacketAnalysis values hold.

@@ -89,6 +89,8 @@ const (
 	FindPFCSentWhilePaused             // a RoCE packet sent on a priority its link partner had paused
 	FindPFCInFlight                    // the same within a frame time of the pause: maybe already on the wire
 	FindPFCStorm                       // a priority paused more than the storm threshold of a window
+	FindDCQCNNoReaction                // a CNP after which the sender sent on at its old rate
+	FindDCQCNVictim                    // a flow slowed to under half its rate with no congestion mark or CNP of its own
 	numFindingKinds
 )
 
@@ -141,6 +143,8 @@ var findingKinds = [numFindingKinds]kindInfo{
 	FindPFCSentWhilePaused: {"pfc.sent_while_paused", SevWarn, "Protocol", "RoCE packet sent on a priority its link partner had paused (PFC)"},
 	FindPFCInFlight:        {"pfc.in_flight", SevNote, "Protocol", "RoCE packet within a frame time of a PFC pause (in flight, or seen first by the capture point)"},
 	FindPFCStorm:           {"pfc.storm", SevWarn, "Protocol", "PFC pause storm: a priority paused beyond the threshold of a window"},
+	FindDCQCNNoReaction:    {"dcqcn.no_reaction", SevNote, "Protocol", "CNP with no rate cut after it: DCQCN off for the sender's priority?"},
+	FindDCQCNVictim:        {"dcqcn.victim", SevWarn, "Protocol", "Flow slowed with no congestion mark or CNP of its own: a victim of a congested neighbour"},
 }
 
 // Name is the kind's ibwire.analysis field suffix ("psn_gap").

@@ -513,6 +513,7 @@ const (
 	gateRPCRDMA           // RPC over RDMA's: the Analyzer found RPC-over-RDMA in the packet
 	gateCM                // ibwire.analysis.cm.*: a CM contract binds the packet, or it has a finding
 	gateFinding           // the finding flags: the packet has a finding
+	gateDCQCN             // ibwire.analysis.dcqcn.*: the rate analysis ran over the packet
 )
 
 func (p *Packet) passes(g fieldGate) bool {
@@ -527,6 +528,8 @@ func (p *Packet) passes(g fieldGate) bool {
 		return p.Analysis.CM != nil || p.Analysis.Findings != 0
 	case gateFinding:
 		return p.Analysis.Findings != 0
+	case gateDCQCN:
+		return p.Analysis.DCQCN != nil
 	}
 	return true
 }
@@ -555,7 +558,7 @@ func buildRegistry() *registry {
 	for _, group := range []group{{frameFields(), gateNone}, {linkFields(), gateNone}, {maccFields(), gateNone},
 		{infinibandFields(), gateNone}, {madFields(), gateMAD}, {ibwireFields(), gateNone}, {correlateFields(), gateNone}, {analysisFields(), gateNone},
 		{cmContractFields(), gateCM}, {findingFlagFields(), gateFinding},
-		{nvmeFields(), gateNVMe}, {rpcrdmaFields(), gateRPCRDMA}, {pfcFields(), gateNone}} {
+		{nvmeFields(), gateNVMe}, {rpcrdmaFields(), gateRPCRDMA}, {pfcFields(), gateNone}, {dcqcnFields(), gateDCQCN}} {
 		for _, f := range group.fields {
 			f.gate = group.gate
 			if f.TreeOnly() {

@@ -29,7 +29,7 @@ import (
 // Exit statuses.
 const (
 	ExitOK       = 0
-	ExitFindings = 1 // --check found bad CRCs or malformed packets
+	ExitFindings = 1 // --check found bad CRCs or malformed packets, or --doctor (-z doctor) a warning or worse
 	ExitError    = 2 // bad flags, unreadable or corrupt input
 )
 
@@ -65,6 +65,7 @@ type options struct {
 	fieldOpts  listFlag
 	stats      listFlag
 	check      bool
+	doctor     bool
 	color      string
 	version    bool
 	glossary   string
@@ -138,13 +139,19 @@ func newFlagSet(o *options, stderr io.Writer) *flag.FlagSet {
 	fs.Var(&o.fieldOpts, "E", "-T fields `option`: header=y|n, separator=/t|/s|c, occurrence=f|l|a, aggregator=c, quote=d|s|n")
 	fs.Var(&o.stats, "z", "`statistics` (repeatable): conv,qp | expert[,error|warn|note|chat] | latency | opcodes | endpoints,gid |\n"+
 		"io,stat,INTERVAL[,FILTER|FUNC(field)FILTER...] with FUNC one of SUM COUNT MIN MAX AVG | follow,qp,hex|ascii,FILTER |\n"+
-		"pfc[,WINDOW[,PERCENT]] (pause timeline per port and priority; storm: paused > PERCENT (50) of a WINDOW (1s));\n"+
+		"pfc[,WINDOW[,PERCENT]] (pause timeline per port and priority; storm: paused > PERCENT (50) of a WINDOW (1s)) |\n"+
+		"doctor (see --doctor) | dcqcn[,INTERVAL] (per direction: ECN codepoints, CE ratio, CNPs and their spacing, the sender's reaction, rate per INTERVAL (100us), victims);\n"+
 		"tables, or JSON with -T json (after the packets; -q leaves the statistics alone). With -Y, each counts the shown packets\n"+
 		"(conv,qp: their connections). With -q, CRCs are checked only with -v or --check (ICRC findings, icrc_errors)")
 	fs.BoolVar(&o.twoPass, "2", false, "two passes: a packet can name later frames (\"answered by N\") and carries its connection's final conv_id; memory then grows with the capture (files only)")
 	fs.StringVar(&o.linkSpeed, "link-speed", "", "`speed` of the links PAUSE and PFC frames travel on (10G, 25G, 40G, 50G, 100G, 200G, 400G): turns pause quanta\n"+
 		"(512 bit times) into time for -z pfc; default: the pcapng if_speed, else durations stay unknown")
-	fs.StringVar(&o.graph, "graph", "", "write a graph: psn:`FILE.svg` plots PSN against time for the connection of the first packet -Y shows (tcptrace style)")
+	fs.StringVar(&o.graph, "graph", "", "write a graph: psn:`FILE.svg` plots PSN against time for the connection of the first packet -Y shows (tcptrace style);\n"+
+		"rate:FILE.svg plots each QP direction's sending rate per -z dcqcn interval with its CE marks, CNPs, rate cuts and the PFC pauses\n"+
+		"of its priority (with --link-speed), once the capture shows congestion")
+	fs.BoolVar(&o.doctor, "doctor", false, "lint the RoCE configuration the capture shows (same as -q -z doctor): Not-ECT data, CNPs or ACKs in another class than\n"+
+		"the data, untagged priority-0 RoCE beside PFC, mixed DSCPs, small path MTUs, shared UDP source ports, RoCEv1 beside v2, CM GIDs that are not the IPs, ICRC errors,\n"+
+		"CM contract breaches, senders deaf to CNPs; each with evidence frames and the usual fix; exit 1 at warning or above")
 	fs.BoolVar(&o.check, "check", false, "verify every ICRC and VCRC; exit 1 with a summary if any is wrong or a packet is malformed")
 	fs.StringVar(&o.color, "color", "auto", "colour: auto, always or never (auto honours NO_COLOR and TERM=dumb)")
 	fs.BoolVar(&o.version, "version", false, "print the version and exit")
@@ -190,6 +197,8 @@ Examples:
   ibdump -q -z conv,qp f.pcap                 each QP connection: traffic, losses, NAKs, latency
   ibdump -q -z expert f.pcap                  anomalies by severity (PSN gaps, NAKs, timeouts, CRCs)
   ibdump -q -z pfc --link-speed 100G f.pcap   PFC pauses: intervals, paused time, storms, packets sent while paused
+  ibdump -q -z dcqcn f.pcap                   ECN marks, CNPs, each CNP's rate cut, rate per interval, victims
+  ibdump --doctor f.pcap                      RoCE configuration lint; exit 1 when it finds a warning or worse
   ibdump -Y ibwire.analysis.retransmission f.pcap   retransmitted packets only
   ibdump -Y 'bth.destqp == 0x11' --graph psn:qp.svg f.pcap   PSN graph of a connection
   ibdump --check f.pcap                       verify every ICRC/VCRC

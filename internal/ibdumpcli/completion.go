@@ -42,7 +42,7 @@ _ibdump() {
         -e|-Y) COMPREPLY=( $(compgen -W "%s" -- "$cur") ); return ;;
         -T) COMPREPLY=( $(compgen -W "text fields json jsonl ek" -- "$cur") ); return ;;
         -F) COMPREPLY=( $(compgen -W "pcap pcapng" -- "$cur") ); return ;;
-        -z) COMPREPLY=( $(compgen -W "conv,qp expert latency opcodes endpoints,gid io,stat, follow,qp,ascii, follow,qp,hex, pfc" -- "$cur") ); return ;;
+        -z) COMPREPLY=( $(compgen -W "conv,qp expert latency opcodes endpoints,gid io,stat, follow,qp,ascii, follow,qp,hex, pfc dcqcn doctor" -- "$cur") ); return ;;
         --color|-color) COMPREPLY=( $(compgen -W "auto always never" -- "$cur") ); return ;;
         -r|-w) COMPREPLY=( $(compgen -f -- "$cur") ); return ;;
     esac

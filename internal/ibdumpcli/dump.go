@@ -67,10 +67,14 @@ type dumper struct {
 	pending   []decode.Finding // findings of the current packet, kept until -Y decides
 	expert    *decode.Expert   // findings at shown packets, when -Y filters
 	graph     *output.PSNGraph
+	rateGraph *output.RateGraph
+	doctor    *decode.Doctor
+	doctorBad bool // the doctor found something at warning level or above
 	follows   []*output.Follow
 	latency   []*decode.LatencyStat
 	latPend   []decode.Latency // latencies of the current packet, kept until -Y decides
 	pfc       decode.PFCOptions
+	dcqcn     decode.DCQCNOptions
 
 	// NVMe-oF and RPC over RDMA: -d qp==N,PROTO, --disable-protocol,
 	// --disable-heuristic.
@@ -122,6 +126,10 @@ func newDumper(o *options, stdout, stderr io.Writer) (*dumper, error) {
 			return nil, fmt.Errorf("--link-speed: %w", err)
 		}
 	}
+	if o.doctor {
+		o.quiet = true
+		o.stats = append(o.stats, "doctor")
+	}
 	for _, z := range o.stats {
 		if err := d.addStat(z); err != nil {
 			return nil, err
@@ -129,17 +137,23 @@ func newDumper(o *options, stdout, stderr io.Writer) (*dumper, error) {
 	}
 	if o.graph != "" {
 		kind, file, ok := strings.Cut(o.graph, ":")
-		if !ok || kind != "psn" || file == "" {
-			return nil, fmt.Errorf("--graph %s: want psn:FILE.svg", o.graph)
+		switch {
+		case !ok || file == "":
+			return nil, fmt.Errorf("--graph %s: want psn:FILE.svg or rate:FILE.svg", o.graph)
+		case kind == "psn":
+			d.graph = output.NewPSNGraph()
+		case kind == "rate":
+			d.rateGraph = output.NewRateGraph()
+		default:
+			return nil, fmt.Errorf("--graph %s: want psn:FILE.svg or rate:FILE.svg", o.graph)
 		}
-		d.graph = output.NewPSNGraph()
 	}
 	// As in tcpdump, integrity checks belong to -v: the ICRC and VCRC are
 	// verified with -v, --check, -V (whose tree says [correct]), the JSON
 	// outputs and -T fields that print them (they carry ibwire.icrc.status),
 	// or a filter that reads them; otherwise a run skips them (ICRC
 	// findings and icrc_errors then need -v or --check).
-	skipCRC := !o.check && o.verbose == 0 && !o.verboseV && !d.readsField(func(name string) bool { return strings.Contains(name, "crc") }) &&
+	skipCRC := !o.check && !o.doctor && o.verbose == 0 && !o.verboseV && !d.readsField(func(name string) bool { return strings.Contains(name, "crc") }) &&
 		o.outFormat != "json" && o.outFormat != "jsonl" && o.outFormat != "ek" && o.outFormat != "parquet"
 	d.decoderOptions = decode.Options{DecodeDC: o.dc, RoCEv2Ports: ports, SkipCRC: skipCRC}
 	d.dec = decode.NewDecoder(d.decoderOptions)
@@ -191,7 +205,7 @@ func newDumper(o *options, stdout, stderr io.Writer) (*dumper, error) {
 // a statistic, the graph, two passes, a filter on ibwire.analysis fields,
 // or per-packet output (whose lines carry the analysis notes).
 func (d *dumper) needsAnalysis() bool {
-	if d.o.twoPass || d.graph != nil || d.parquet != nil {
+	if d.o.twoPass || d.graph != nil || d.rateGraph != nil || d.parquet != nil {
 		return true
 	}
 	for _, z := range d.zs {
@@ -207,7 +221,7 @@ func (d *dumper) needsAnalysis() bool {
 
 func (d *dumper) analyzerOptions() decode.AnalyzerOptions {
 	opts := decode.AnalyzerOptions{Links: d.links, NVMeQPs: d.ulp.nvmeQPs, NoULP: d.ulp.noNVMe, NoULPDetect: d.ulp.noNVMeDetect,
-		RPCRDMAQPs: d.ulp.rpcQPs, NoRPCRDMA: d.ulp.noRPC, NoRPCRDMADetect: d.ulp.noRPCDetect, PFC: d.pfc}
+		RPCRDMAQPs: d.ulp.rpcQPs, NoRPCRDMA: d.ulp.noRPC, NoRPCRDMADetect: d.ulp.noRPCDetect, PFC: d.pfc, DCQCN: d.dcqcn}
 	if len(d.latency) > 0 {
 		opts.OnLatency = func(l decode.Latency) { d.latPend = append(d.latPend, l) }
 	}
@@ -358,6 +372,39 @@ func (d *dumper) addStat(z string) error {
 		d.zs = append(d.zs, &zstat{analysis: true,
 			text: func(w io.Writer) { output.WritePFC(w, report(), filter) },
 			json: func(b []byte) []byte { return output.AppendPFCJSON(b, report()) }})
+	case z == "doctor":
+		if d.doctor != nil {
+			return nil
+		}
+		d.doctor = decode.NewDoctor()
+		report := func() []decode.DoctorFinding {
+			fs := d.doctor.Report(d.analyzer)
+			for _, f := range fs {
+				if f.Severity >= decode.SevWarn {
+					d.doctorBad = true
+				}
+			}
+			return fs
+		}
+		d.zs = append(d.zs, &zstat{analysis: true,
+			text: func(w io.Writer) { output.WriteDoctor(w, report()) },
+			json: func(b []byte) []byte { return output.AppendDoctorJSON(b, report()) }})
+	case z == "dcqcn" || strings.HasPrefix(z, "dcqcn,"):
+		parts := strings.Split(z, ",")
+		if len(parts) > 2 {
+			return fmt.Errorf("-z %s: want dcqcn[,INTERVAL]", z)
+		}
+		if len(parts) > 1 {
+			w, err := time.ParseDuration(parts[1])
+			if err != nil || w < time.Microsecond {
+				return fmt.Errorf("-z %s: bad interval %q (a duration of 1us or more: 100us, 1ms)", z, parts[1])
+			}
+			d.dcqcn.Interval = w
+		}
+		report := func() *output.DCQCNReport { return &output.DCQCNReport{Rows: d.analyzer.DCQCN()} }
+		d.zs = append(d.zs, &zstat{analysis: true,
+			text: func(w io.Writer) { output.WriteDCQCN(w, report(), filter) },
+			json: func(b []byte) []byte { return output.AppendDCQCNJSON(b, report()) }})
 	case strings.HasPrefix(z, "follow,"):
 		parts := strings.SplitN(z, ",", 4)
 		if len(parts) != 4 || parts[1] != "qp" || (parts[2] != "hex" && parts[2] != "ascii") {
@@ -412,7 +459,7 @@ func (d *dumper) addStat(z string) error {
 			json: func(b []byte) []byte { return output.AppendIOFuncStatJSON(b, s.funcs) }})
 	default:
 		return fmt.Errorf("-z %s: known statistics are conv,qp, expert[,LEVEL], latency, nvme,srt, rpc,srt, opcodes, endpoints,gid, "+
-			"io,stat,INTERVAL[,FILTER|FUNC(FIELD)FILTER...], follow,qp,hex|ascii,FILTER and pfc[,WINDOW[,PERCENT]]", z)
+			"io,stat,INTERVAL[,FILTER|FUNC(FIELD)FILTER...], follow,qp,hex|ascii,FILTER, pfc[,WINDOW[,PERCENT]], dcqcn[,INTERVAL] and doctor", z)
 	}
 	return nil
 }
@@ -509,13 +556,16 @@ func (d *dumper) run(ctx context.Context, files []string, stdin io.Reader) int {
 	if err := d.out.Flush(); err != nil && status == exitOK {
 		status = exitError
 	}
-	if status == exitOK && d.graph != nil {
+	if status == exitOK && (d.graph != nil || d.rateGraph != nil) {
 		if err := d.writeGraph(); err != nil {
 			fmt.Fprintf(d.stderr, "%s: --graph: %v\n", d.o.prog, err)
 			status = exitError
 		}
 	}
 	if status == exitOK && d.o.check && (d.icrcBad+d.vcrcBad+d.malformed) > 0 {
+		status = exitFindings
+	}
+	if status == exitOK && d.doctorBad {
 		status = exitFindings
 	}
 	return status
@@ -661,9 +711,21 @@ func (d *dumper) firstPass(ctx context.Context, files []string) int {
 	return exitOK
 }
 
-// writeGraph writes --graph psn:FILE.
+// writeGraph writes --graph psn:FILE or rate:FILE.
 func (d *dumper) writeGraph() error {
 	_, file, _ := strings.Cut(d.o.graph, ":")
+	if d.rateGraph != nil {
+		f, err := os.Create(file)
+		if err != nil {
+			return err
+		}
+		pfc, _ := d.analyzer.PFC()
+		if err := d.rateGraph.WriteSVG(f, "Sending rate per QP direction, CE marks, CNPs and PFC pauses", d.analyzer.DCQCN(), pfc); err != nil {
+			f.Close()
+			return err
+		}
+		return f.Close()
+	}
 	title := "PSN graph: no connection"
 	for _, c := range d.analyzer.Conversations() {
 		if c.HasID(d.graph.Conv()) {
@@ -762,6 +824,9 @@ func (d *dumper) loop(ctx context.Context, src source, live *capture.LiveSource)
 		shown := d.filter == nil || d.filter.Match(p)
 		if d.graph != nil {
 			d.graph.Add(p, shown)
+		}
+		if d.doctor != nil {
+			d.doctor.Add(p)
 		}
 		if !shown {
 			continue

@@ -14,7 +14,8 @@ import (
 // decoding faults are left to the summary itself.
 func AppendAnalysisNotes(buf []byte, p *decode.Packet) []byte {
 	a := &p.Analysis
-	if a.Findings == 0 && a.Info&decode.InfoResponse == 0 {
+	reaction := a.DCQCN != nil && a.DCQCN.CNPFrame != 0
+	if a.Findings == 0 && a.Info&decode.InfoResponse == 0 && !reaction {
 		return buf
 	}
 	note := func(s ...string) {
@@ -62,6 +63,12 @@ func AppendAnalysisNotes(buf []byte, p *decode.Packet) []byte {
 	}
 	if a.Has(decode.FindECNCE) {
 		note("ECN CE")
+	}
+	if reaction {
+		note("rate cut ", shortDuration(a.DCQCN.Reaction), " after CNP ", frame(a.DCQCN.CNPFrame), " (the gap before this packet)")
+	}
+	if a.Has(decode.FindDCQCNVictim) {
+		note("victim: under half its earlier rate, with no CE mark or CNP of its own")
 	}
 	if a.Has(decode.FindBadOpcodeSequence) {
 		note("opcode out of sequence")

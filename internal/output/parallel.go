@@ -104,6 +104,11 @@ func (pl *Parallel) Add(p *decode.Packet) {
 		// And its RPC-over-RDMA one.
 		b.items[len(b.items)-1].analysis.RPCRDMA = p.Analysis.RPCRDMA.Clone()
 	}
+	if d := p.Analysis.DCQCN; d != nil {
+		// And its DCQCN record (there is one only in captures with congestion).
+		c := *d
+		b.items[len(b.items)-1].analysis.DCQCN = &c
+	}
 	b.arena = append(b.arena, p.Data...)
 	if len(b.items) == parallelBatch {
 		pl.flushBatch()

@@ -589,3 +589,73 @@ func histogramBins(q []time.Duration, n int) []float64 {
 	}
 	return bins
 }
+
+// rateView is the DCQCN view: per QP direction the Analyzer followed, its
+// numbers on one line, its sending rate per interval as a sparkline (the
+// intervals fitted to the width), and
+// under it where CE marks (.) and CNPs (c) fell.
+type rateView struct {
+	*tview.Box
+	u *UI
+}
+
+func newRateView(u *UI) *rateView { return &rateView{Box: tview.NewBox(), u: u} }
+
+func (v *rateView) Draw(screen tcell.Screen) {
+	v.Box.DrawForSubclass(screen, v)
+	x, y, w, h := v.GetInnerRect()
+	t := &v.u.theme
+	printLine(screen, "DCQCN: sending rate per QP direction (sparkline), CE marks (.) and CNPs (c) under it", x, y, w, t.header)
+	rows := v.u.m.dcqcnSnap()
+	if len(rows) == 0 {
+		printLine(screen, "no ECN CE mark, FECN or CNP yet: no congestion to follow", x, y+2, w, t.normal)
+		return
+	}
+	cols := max(w-2, 8)
+	line := y + 2
+	for i := range rows {
+		r := &rows[i]
+		if line+2 >= y+h || len(r.Bins) == 0 {
+			break
+		}
+		victim := ""
+		if r.Victim {
+			victim = "  victim"
+		}
+		printLine(screen, fmt.Sprintf("%s  CE %d (%.1f%%)  CNPs %d  cuts %d%s", r.Flow, r.ECN[decode.ECNCE], 100*r.CERatio(),
+			r.CNPs, len(r.Reactions), victim), x, line, w, t.normal)
+		t0, span := r.Bins[0].Start, time.Duration(len(r.Bins))*r.Interval
+		col := func(at time.Duration) int { return min(int(int64(at-t0)*int64(cols)/int64(span)), cols-1) }
+		// Each column is the mean rate of the intervals it covers, or,
+		// with fewer intervals than columns, the rate of the one it falls in.
+		rates, counts := make([]float64, cols), make([]int, cols)
+		if len(r.Bins) < cols {
+			for c := range rates {
+				rates[c], counts[c] = r.Bins[c*len(r.Bins)/cols].Rate(r.Interval), 1
+			}
+		} else {
+			for j, b := range r.Bins {
+				c := col(r.Bins[0].Start + time.Duration(j)*r.Interval)
+				rates[c] += b.Rate(r.Interval)
+				counts[c]++
+			}
+		}
+		peak := 0.0
+		for c := range rates {
+			if counts[c] > 0 {
+				rates[c] /= float64(counts[c])
+			}
+			peak = math.Max(peak, rates[c])
+		}
+		for c, rate := range rates {
+			screen.SetContent(x+1+c, line+1, spark(rate, peak), nil, t.good)
+		}
+		for _, at := range r.CETimes {
+			screen.SetContent(x+1+col(at), line+2, '.', nil, t.normal)
+		}
+		for _, at := range r.CNPTimes {
+			screen.SetContent(x+1+col(at), line+2, 'c', nil, t.header)
+		}
+		line += 4
+	}
+}

@@ -83,6 +83,7 @@ func keyTable() []binding {
 		{scopeGlobal, []key{r('I')}, "I/O graph (sparklines of -z io,stat columns)", func(u *UI) { u.showView(viewIO) }},
 		{scopeGlobal, []key{r('P')}, "PSN graph of the selected packet's or conversation's connection", (*UI).psnSelected},
 		{scopeGlobal, []key{r('T')}, "latency histograms", func(u *UI) { u.showView(viewLatency) }},
+		{scopeGlobal, []key{r('R')}, "DCQCN: sending rate per QP direction, with CE marks and CNPs", func(u *UI) { u.showView(viewRate) }},
 		{scopeGlobal, []key{c(tcell.KeyTab)}, "next pane", func(u *UI) { u.cyclePane(1) }},
 		{scopeGlobal, []key{c(tcell.KeyBacktab)}, "previous pane", func(u *UI) { u.cyclePane(-1) }},
 		{scopeGlobal, []key{r('\\')}, "zoom the focused pane (again: unzoom)", (*UI).toggleZoom},

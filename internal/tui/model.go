@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"os"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -132,6 +133,7 @@ type Model struct {
 	convs       []decode.Conversation
 	expert      []decode.ExpertRow
 	latency     []latencySnap
+	dcqcn       []decode.DCQCNRow
 	done        bool
 	err         error
 	rate        float64 // packets a second, over the last publication interval
@@ -407,7 +409,12 @@ func (st *loadState) add(in *decode.Input) {
 	mk, whole := newMark(&p.Analysis)
 	st.marks = append(st.marks, mk)
 	if !whole {
-		st.anom = append(st.anom, anomaly{frame: uint32(in.Number), a: p.Analysis})
+		a := p.Analysis
+		if d := a.DCQCN; d != nil { // the analyzer reuses its record for the next packet
+			c := *d
+			a.DCQCN = &c
+		}
+		st.anom = append(st.anom, anomaly{frame: uint32(in.Number), a: a})
 	}
 	if st.filter != nil && st.filter.Match(p) {
 		st.shown = append(st.shown, uint32(in.Number))
@@ -433,9 +440,18 @@ func (st *loadState) publish(final bool, lastPublish *time.Time, lastCount *int)
 	var convs []decode.Conversation
 	var expert []decode.ExpertRow
 	var lat []latencySnap
+	var cc []decode.DCQCNRow
 	if snap {
 		st.lastSnap, st.snapCount = now, st.count
 		convs = st.an.Conversations()
+		// The rows share their series with the Analyzer, which appends
+		// to them while loading goes on: the snapshot copies them.
+		cc = st.an.DCQCN()
+		for i := range cc {
+			r := &cc[i]
+			r.Bins, r.Reactions = slices.Clone(r.Bins), slices.Clone(r.Reactions)
+			r.CETimes, r.CNPTimes = slices.Clone(r.CETimes), slices.Clone(r.CNPTimes)
+		}
 		expert = st.an.Expert().Rows()
 		for i := range expert {
 			expert[i].Frames = append([]uint32(nil), expert[i].Frames...)
@@ -468,7 +484,7 @@ func (st *loadState) publish(final bool, lastPublish *time.Time, lastCount *int)
 	}
 	m.first, m.last = st.first, st.last
 	if snap {
-		m.convs, m.expert = convs, expert
+		m.convs, m.expert, m.dcqcn = convs, expert, cc
 		if lat != nil {
 			m.latency = lat
 		}
@@ -677,6 +693,13 @@ func (m *Model) Expert() []decode.ExpertRow {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
 	return m.expert
+}
+
+// dcqcnSnap returns the DCQCN rows of the last snapshot.
+func (m *Model) dcqcnSnap() []decode.DCQCNRow {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	return m.dcqcn
 }
 
 func (m *Model) latencySnaps() []latencySnap {

@@ -30,12 +30,13 @@ const (
 	viewIO      = "iograph"
 	viewPSN     = "psngraph"
 	viewLatency = "latency"
+	viewRate    = "rate"
 	viewHelp    = "help"
 )
 
 var viewTitles = []struct{ name, title string }{
 	{viewPackets, "Packets"}, {viewConvs, "QPs"}, {viewExpert, "Expert"}, {viewFollow, "Follow"},
-	{viewIO, "I/O"}, {viewPSN, "PSN"}, {viewLatency, "Latency"}, {viewHelp, "Help"},
+	{viewIO, "I/O"}, {viewPSN, "PSN"}, {viewLatency, "Latency"}, {viewRate, "Rate"}, {viewHelp, "Help"},
 }
 
 // The panes of the packets view.
@@ -115,6 +116,7 @@ type UI struct {
 	io      *ioGraph
 	psn     *psnGraph
 	latency *latencyView
+	rate    *rateView
 	help    *helpView
 
 	// Keys in progress.
@@ -246,6 +248,7 @@ func (u *UI) build() {
 	u.io = newIOGraph(u)
 	u.psn = newPSNGraph(u)
 	u.latency = newLatencyView(u)
+	u.rate = newRateView(u)
 	u.help = newHelpView(u.keys)
 
 	u.pages = tview.NewPages().
@@ -256,6 +259,7 @@ func (u *UI) build() {
 		AddPage(viewIO, u.io, true, false).
 		AddPage(viewPSN, u.psn, true, false).
 		AddPage(viewLatency, u.latency, true, false).
+		AddPage(viewRate, u.rate, true, false).
 		AddPage(viewHelp, u.help, true, false)
 
 	u.status = tview.NewTextView().SetWrap(true).SetWordWrap(true)
@@ -405,6 +409,8 @@ func (u *UI) showView(name string) {
 		u.app.SetFocus(u.psn)
 	case viewLatency:
 		u.app.SetFocus(u.latency)
+	case viewRate:
+		u.app.SetFocus(u.rate)
 	case viewHelp:
 		u.app.SetFocus(u.help)
 	}
@@ -691,7 +697,7 @@ func (u *UI) scope() string {
 		return scopeExpert
 	case viewFollow:
 		return scopeFollow
-	case viewIO, viewPSN, viewLatency:
+	case viewIO, viewPSN, viewLatency, viewRate:
 		return scopeGraph
 	case viewHelp:
 		return scopeHelp
@@ -838,6 +844,7 @@ func commandTable() []command {
 		}},
 		{"psngraph", nil, func(u *UI, _ string) { u.psnSelected() }},
 		{"latency", nil, view(viewLatency)},
+		{"rate", nil, view(viewRate)},
 		{"filter", nil, (*UI).applyFilter},
 		{"clear-filter", nil, func(u *UI, _ string) { u.applyFilter("") }},
 		{"marks", nil, func(u *UI, _ string) { u.showMarks() }},

@@ -79,6 +79,10 @@ func specs() []spec {
 	for i, name := range multipointNames {
 		s = append(s, spec{"multipoint_" + name, fmt.Sprintf("point %s of one RC conversation (WRITEs, SENDs, READs, every 9th transmission lost) captured at three points with their own clocks, losses on chosen segments and capture drops (multipoint.go)", name), multipoint(i)})
 	}
+	// DCQCN under three timer settings: dcqcn.go.
+	s = append(s, dcqcnSpecs()...)
+	// A capture per finding of ibdump --doctor: doctor.go.
+	s = append(s, doctorSpecs()...)
 	// The CM contract checks, one capture per finding: cm_contract.go.
 	return append(s, cmContractSpecs()...)
 }

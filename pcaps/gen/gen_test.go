@@ -79,6 +79,9 @@ func TestCoverage(t *testing.T) {
 			if fr.Info.Raw {
 				continue // no IBA transport packet
 			}
+			if mixedEncap[f.name] {
+				continue // the opcodes of each encapsulation are counted in its own files
+			}
 			require.Equal(t, f.encap.Layers(), p.Encapsulation(), "%s frame %d", f.name, i+1)
 			ops[f.encap][p.BTH.Opcode] = true
 			for _, h := range p.BTH.Info().HeaderList() {
