@@ -683,6 +683,12 @@ func SkipAbsentGroup(p *Packet, i int) (int, bool) {
 	return i, false
 }
 
+// Gated reports whether the field at i of FieldsInWireOrder belongs to a
+// group SkipAbsentGroup can skip. It inlines where SkipAbsentGroup does not:
+// a walk over every field asks it first, and calls SkipAbsentGroup for the
+// few gated ones (a call per field cost the -V walk a twentieth of its time).
+func Gated(i int) bool { return fields.gates[i] != gateNone }
+
 // SubtreeEnds gives, for each index of FieldsInWireOrder, the index just
 // past the field's subtree (its own index + 1 for a plain field), so a
 // renderer can skip a whole header the packet does not have.

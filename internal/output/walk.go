@@ -61,9 +61,11 @@ func (w *walker) walk(p *decode.Packet, vis fieldVisitor) {
 			w.walkDeferred(p, vis, nd)
 			carried = false
 		}
-		if j, skip := decode.SkipAbsentGroup(p, i); skip {
-			i = j
-			continue
+		if decode.Gated(i) {
+			if j, skip := decode.SkipAbsentGroup(p, i); skip {
+				i = j
+				continue
+			}
 		}
 		if carried && wireOrder.carried[i] && nd < len(w.deferred) {
 			w.deferred[nd] = [2]int{i, ends[i]}
