@@ -51,27 +51,31 @@ var wireOrder = func() (o struct {
 
 func (w *walker) walk(p *decode.Packet, vis fieldVisitor) {
 	w.stack = w.stack[:0]
-	all, ends := decode.FieldsInWireOrder(), decode.SubtreeEnds()
 	// A native IB packet that carries IP (a raw packet) shows it after the
-	// IB headers, as tshark does and as the wire has it.
-	carried := p.HasLRH() && (p.HasIPv4() || p.HasIPv6())
-	nd := 0
+	// IB headers, as tshark does and as the wire has it: a loop of its own,
+	// so that every other packet's loop keeps its few variables in registers.
+	if p.HasLRH() && (p.HasIPv4() || p.HasIPv6()) {
+		w.walkCarried(p, vis)
+	} else {
+		w.walkAll(p, vis)
+	}
+	for len(w.stack) > 0 {
+		top := w.stack[len(w.stack)-1]
+		w.stack = w.stack[:len(w.stack)-1]
+		vis.close(top, len(w.stack))
+	}
+}
+
+// walkAll is next over every field, written out: the loop every packet
+// but a raw one takes.
+func (w *walker) walkAll(p *decode.Packet, vis fieldVisitor) {
+	all, ends := decode.FieldsInWireOrder(), decode.SubtreeEnds()
 	for i := 0; i < len(all); {
-		if carried && i == wireOrder.afterIB {
-			w.walkDeferred(p, vis, nd)
-			carried = false
-		}
 		if decode.Gated(i) {
 			if j, skip := decode.SkipAbsentGroup(p, i); skip {
 				i = j
 				continue
 			}
-		}
-		if carried && wireOrder.carried[i] && nd < len(w.deferred) {
-			w.deferred[nd] = [2]int{i, ends[i]}
-			nd++
-			i = ends[i]
-			continue
 		}
 		f := all[i]
 		flags := f.TreeFlags()
@@ -79,21 +83,88 @@ func (w *walker) walk(p *decode.Packet, vis fieldVisitor) {
 		case flags&decode.TreeOnlyItem != 0 && !w.tree:
 			i++
 		case f.Get(p, &w.v):
-			i = w.visit(p, vis, i, f, flags)
+			if flags&(decode.OpensSubtree|decode.TableRow) != 0 || f.Type == decode.FTProtocol || i == wireOrder.eoib {
+				i = w.visit(p, vis, i, f, flags)
+				break
+			}
+			for len(w.stack) > 0 && !f.InTreeOf(w.stack[len(w.stack)-1]) {
+				top := w.stack[len(w.stack)-1]
+				w.stack = w.stack[:len(w.stack)-1]
+				vis.close(top, len(w.stack))
+			}
+			vis.field(f, len(w.stack), &w.v, false)
+			if f.GetSecond(p, &w.v) {
+				vis.field(f, len(w.stack), &w.v, true)
+			}
+			i++
 		case f.SubtreeWithout(p):
 			i++
 		default:
-			i = ends[i] // a header the packet lacks: none of its fields can be there
+			i = ends[i]
 		}
+	}
+}
+
+// walkCarried walks a raw packet's fields, the IP headers it carries after
+// the IB ones.
+func (w *walker) walkCarried(p *decode.Packet, vis fieldVisitor) {
+	all, ends := decode.FieldsInWireOrder(), decode.SubtreeEnds()
+	carried, nd := true, 0
+	for i := 0; i < len(all); {
+		if carried && i == wireOrder.afterIB {
+			w.walkDeferred(p, vis, nd)
+			carried = false
+		}
+		if carried && wireOrder.carried[i] && nd < len(w.deferred) {
+			if j, skip := decode.SkipAbsentGroup(p, i); skip {
+				i = j
+				continue
+			}
+			w.deferred[nd] = [2]int{i, ends[i]}
+			nd++
+			i = ends[i]
+			continue
+		}
+		i = w.next(p, vis, i)
 	}
 	if carried {
 		w.walkDeferred(p, vis, nd)
 	}
-	for len(w.stack) > 0 {
-		top := w.stack[len(w.stack)-1]
-		w.stack = w.stack[:len(w.stack)-1]
-		vis.close(top, len(w.stack))
+}
+
+// next visits field i of the walk, or skips its group or its absent
+// header, and returns the index of the next field to visit.
+func (w *walker) next(p *decode.Packet, vis fieldVisitor, i int) int {
+	if decode.Gated(i) {
+		if j, skip := decode.SkipAbsentGroup(p, i); skip {
+			return j
+		}
 	}
+	f := decode.FieldsInWireOrder()[i]
+	flags := f.TreeFlags()
+	switch {
+	case flags&decode.TreeOnlyItem != 0 && !w.tree:
+		return i + 1
+	case f.Get(p, &w.v):
+		if flags&(decode.OpensSubtree|decode.TableRow) != 0 || f.Type == decode.FTProtocol || i == wireOrder.eoib {
+			return w.visit(p, vis, i, f, flags)
+		}
+		// Most fields a packet has are plain "Title: value" lines in the
+		// open subtree: visit's work without its call.
+		for len(w.stack) > 0 && !f.InTreeOf(w.stack[len(w.stack)-1]) {
+			top := w.stack[len(w.stack)-1]
+			w.stack = w.stack[:len(w.stack)-1]
+			vis.close(top, len(w.stack))
+		}
+		vis.field(f, len(w.stack), &w.v, false)
+		if f.GetSecond(p, &w.v) {
+			vis.field(f, len(w.stack), &w.v, true)
+		}
+		return i + 1
+	case f.SubtreeWithout(p):
+		return i + 1
+	}
+	return decode.SubtreeEnds()[i] // a header the packet lacks: none of its fields can be there
 }
 
 func (w *walker) walkDeferred(p *decode.Packet, vis fieldVisitor, n int) {
