@@ -171,3 +171,65 @@ func TestRefusesWhatItDoesNotRun(t *testing.T) {
 		})
 	}
 }
+
+// TestRunLatency plays each latency test between a server and a client of
+// this package over loopback: the client prints perftest's latency row
+// with every iteration counted; the SEND server prints its own, the READ
+// and atomic servers none (only the closing dashes); the block says
+// "Latency Test", TX depth 1 on the client, no CQ moderation.
+func TestRunLatency(t *testing.T) {
+	peertest.NeedLoopbackPorts(t)
+	defer goleak.VerifyNone(t)
+	row := regexp.MustCompile(`(?m)^ [0-9]+ +[0-9]+([ \t]+[0-9.]+){7}[ \t]*$`)
+	for _, tc := range []struct {
+		verb      string
+		size      int
+		cas       bool
+		serverRow bool
+		title     string
+	}{
+		{verb: "read_lat", size: 2, title: "RDMA_Read Latency Test"},
+		{verb: "send_lat", size: 2, serverRow: true, title: "Send Latency Test"},
+		{verb: "send_lat", size: 3000, serverRow: true, title: "Send Latency Test"},
+		{verb: "atomic_lat", size: 8, title: "Atomic Latency Test"},
+		{verb: "atomic_lat", size: 8, cas: true, title: "Atomic Latency Test"},
+	} {
+		t.Run(tc.verb+"-"+strconv.Itoa(tc.size), func(t *testing.T) {
+			cfg := Config{Verb: tc.verb, Addr: netip.MustParseAddr("127.0.0.2"), Size: tc.size, Iters: 40, MTU: 1024, Depth: 128,
+				OutReads: setup.PerftestOutReads, CAS: tc.cas, Stall: 10 * time.Second}
+			ready := make(chan netip.AddrPort, 1)
+			scfg := cfg
+			scfg.Ready = func(a netip.AddrPort) { ready <- a }
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			var sout, cout peertest.Buffer
+			done := make(chan error, 1)
+			go func() { done <- Run(ctx, scfg, &sout) }()
+			var at netip.AddrPort
+			select {
+			case at = <-ready:
+			case err := <-done:
+				t.Fatalf("server: %v", err)
+			}
+			ccfg := cfg
+			ccfg.Addr, ccfg.Port, ccfg.Server = netip.MustParseAddr("127.0.0.1"), int(at.Port()), at
+			require.NoError(t, Run(ctx, ccfg, &cout), cout.String())
+			require.NoError(t, <-done, sout.String())
+			crow := row.FindString(cout.String())
+			require.NotEmpty(t, crow, cout.String())
+			assert.Regexp(t, `^ `+strconv.Itoa(tc.size)+` +40 `, crow)
+			if tc.serverRow {
+				assert.Regexp(t, `^ `+strconv.Itoa(tc.size)+` +40 `, row.FindString(sout.String()), sout.String())
+			} else {
+				assert.Empty(t, row.FindString(sout.String()), sout.String())
+				assert.Regexp(t, `GID: [0-9:]+\n-+\n$`, sout.String(), "the server ends with a line of dashes")
+			}
+			for _, out := range []string{cout.String(), sout.String()} {
+				assert.Contains(t, out, tc.title)
+				assert.NotContains(t, out, "CQ Moderation")
+			}
+			assert.Contains(t, cout.String(), " TX depth        : 1\n")
+			assert.NotContains(t, sout.String(), "TX depth")
+		})
+	}
+}
