@@ -233,3 +233,45 @@ func TestRunLatency(t *testing.T) {
 		})
 	}
 }
+
+// TestLatencyExchangeAsPerftest plays perftest 6.06's side of a READ or
+// atomic latency test against ibpeer's server, message for message as a
+// capture of ib_read_lat between two rxe guests shows them: the opening,
+// four handshakes before the traffic, one after it, then "done". The fake
+// client runs no traffic (the server takes no part in it); what must hold
+// is that both ends of the exchange line up.
+func TestLatencyExchangeAsPerftest(t *testing.T) {
+	peertest.NeedLoopbackPorts(t)
+	defer goleak.VerifyNone(t)
+	params := setup.PerftestParams{CycleBuffer: setup.PerftestCycleBuffer, CacheLine: setup.PerftestCacheLine, MTU: 3}
+	for _, verb := range []string{"read_lat", "atomic_lat"} {
+		t.Run(verb, func(t *testing.T) {
+			size := 2
+			if verb == "atomic_lat" {
+				size = 8
+			}
+			cfg := Config{Verb: verb, Addr: netip.MustParseAddr("127.0.0.2"), Size: size, Iters: 50, MTU: 1024,
+				OutReads: setup.PerftestOutReads, Stall: 5 * time.Second}
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			ready := make(chan netip.AddrPort, 1)
+			cfg.Ready = func(a netip.AddrPort) { ready <- a }
+			var out peertest.Buffer
+			done := make(chan error, 1)
+			go func() { done <- Run(ctx, cfg, &out) }()
+			conn, err := net.Dial("tcp", (<-ready).String())
+			require.NoError(t, err)
+			defer conn.Close()
+			p := setup.NewPerftestConn(conn, false)
+			_, err = p.Open(params)
+			require.NoError(t, err)
+			for i := range 4 + 1 {
+				_, err := p.Handshake(fakeDest(0x11))
+				require.NoError(t, err, "handshake %d", i+1)
+			}
+			require.NoError(t, p.ExchangeDone())
+			require.NoError(t, <-done, out.String())
+			assert.Regexp(t, `GID: [0-9:]+\n-+\n$`, out.String(), "the server ends with a line of dashes, no result")
+		})
+	}
+}
