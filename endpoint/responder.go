@@ -385,6 +385,14 @@ func (r *responder) execWrite(p *rxPacket, payload []byte) {
 		return
 	}
 	r.advance(p)
+	if last {
+		// after the copy: a reader that sees the count sees the bytes
+		qp.remoteWrites.Add(1)
+		select {
+		case qp.writeNotify <- struct{}{}:
+		default:
+		}
+	}
 }
 
 // newResource takes the next responder resource, overwriting the oldest.
