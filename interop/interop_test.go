@@ -183,7 +183,7 @@ func TestIssue24ScenariosInBothRoles(t *testing.T) {
 	all := listScenarios(t)
 	table, err := os.ReadFile("scenarios.sh")
 	require.NoError(t, err)
-	for _, tool := range []string{"write_bw_q4", "write_bw_bidir", "write_bw_100", "read_bw_100", "read_lat", "send_lat", "atomic_lat"} {
+	for _, tool := range []string{"write_bw_q4", "write_bw_bidir", "write_bw_100", "read_bw_100", "write_lat", "read_lat", "send_lat", "atomic_lat"} {
 		for suffix, role := range map[string]string{"_gc": "guest-client", "_gs": "guest-server"} {
 			name := "peer_" + tool + suffix
 			sc, ok := all[name]
@@ -194,9 +194,9 @@ func TestIssue24ScenariosInBothRoles(t *testing.T) {
 			case strings.HasSuffix(tool, "_100"):
 				assert.Contains(t, def, "check_data=1", name)
 			case strings.HasSuffix(tool, "_lat"):
-				// the client prints the latency row; the SEND server too
+				// the client prints the latency row; the WRITE and SEND servers too
 				assert.Contains(t, def, `expect_client="$OK_LAT"`, name)
-				if tool == "send_lat" {
+				if tool == "write_lat" || tool == "send_lat" {
 					assert.Contains(t, def, `expect_server="$OK_LAT"`, name)
 				}
 			default:

@@ -219,8 +219,12 @@ def peer_read_bw_100_gs guest-server "ibpeer perftest read --bind $HOST -s 100 -
 	expect_client="$OK_BW" expect_server="$OK_BW" desc="ibpeer perftest read -s 100 (client) -> ib_read_bw (guest, server)"
 
 # perftest's latency tests (issue 24): one message in flight; the READ and atomic servers print
-# no result, the SEND ones do. ib_write_lat is refused: its sides poll their buffer for the peer's
-# WRITE, which ibpeer's endpoint does not report.
+# no result, the WRITE and SEND ones do (ibpeer waits for the peer's WRITE with QP.RemoteWrites
+# where perftest polls the last byte of its buffer).
+def peer_write_lat_gc guest-client "ib_write_lat $PT -n 200 $HOST" "ibpeer perftest write_lat --bind $HOST -n 200" \
+	expect_client="$OK_LAT" expect_server="$OK_LAT" desc="ib_write_lat (guest, client) -> ibpeer perftest write_lat (server), 2 x 200"
+def peer_write_lat_gs guest-server "ibpeer perftest write_lat --bind $HOST -n 200 $GA" "ib_write_lat $PT -n 200" \
+	expect_client="$OK_LAT" expect_server="$OK_LAT" desc="ibpeer perftest write_lat (client) -> ib_write_lat (guest, server), 2 x 200"
 def peer_read_lat_gc guest-client "ib_read_lat $PT -n 200 $HOST" "ibpeer perftest read_lat --bind $HOST -n 200" \
 	expect_client="$OK_LAT" desc="ib_read_lat (guest, client) -> ibpeer perftest read_lat (server), 2 x 200"
 def peer_read_lat_gs guest-server "ibpeer perftest read_lat --bind $HOST -n 200 $GA" "ib_read_lat $PT -n 200" \

@@ -19,10 +19,11 @@ import (
 	"github.com/ibwire/ibwire/setup"
 )
 
-const perftestUsage = `usage: ibpeer perftest write|read|send|atomic|read_lat|send_lat|atomic_lat --addr IP [flags] [SERVER]
+const perftestUsage = `usage: ibpeer perftest write|read|send|atomic|write_lat|read_lat|send_lat|atomic_lat --addr IP [flags] [SERVER]
 
 Plays perftest's ib_write_bw, ib_read_bw, ib_send_bw or ib_atomic_bw, or
-the latency tests ib_read_lat, ib_send_lat or ib_atomic_lat, as the server (no SERVER given: it waits for one client on TCP -p) or as the
+the latency tests ib_write_lat, ib_read_lat, ib_send_lat or ib_atomic_lat,
+as the server (no SERVER given: it waits for one client on TCP -p) or as the
 client of SERVER, against perftest itself or another ibpeer perftest. The
 set-up is perftest's TCP ("Ethernet") exchange as perftest 6.06 runs it,
 advertising version 6.06 (later versions then skip their binary parameter
@@ -56,18 +57,19 @@ moderation); the figures are computed as perftest computes them: average
 from the first post to the last completion, peak the best
 (completion j - post i)/(j - i + 1), up to 20000 iterations.
 
-The latency tests (read_lat, send_lat, atomic_lat) share the set-up and
-run one message at a time: the client's READs or atomics, each posted
-once the last completed (the server only answers, and prints no result),
-or a ping-pong of SENDs that the client starts (both print a result).
+The latency tests (write_lat, read_lat, send_lat, atomic_lat) share the
+set-up and run one message at a time: the client's READs or atomics, each
+posted once the last completed (the server only answers, and prints no
+result), or a ping-pong of WRITEs or SENDs that the client starts (both
+print a result; a WRITE's last byte carries the sender's count, which
+perftest polls for).
 Defaults are perftest's: size 2 (atomics 8), 1000 iterations. The report
 is perftest's latency row: t_min, t_max, t_typical (the median), t_avg,
 t_stdev and the 99% and 99.9% percentiles in microseconds, taken from the
-time between consecutive posts (halved for SEND, whose round trip carries
-two messages). -I (inline size) is printed as perftest prints it and
-changes nothing on the wire. write_lat (ib_write_lat) is refused at once:
-its sides watch their buffer for the peer's WRITE, which ibpeer's
-endpoint does not report; -R with a latency test is refused at once too.
+time between consecutive posts (halved for WRITE and SEND, whose round
+trip carries two messages). -I (inline size) is printed as perftest
+prints it and changes nothing on the wire. -R with a latency test is
+refused at once.
 
 --bind is another name of --addr, the one the interop scenarios use.
 
@@ -87,7 +89,7 @@ Examples:
   ibpeer perftest write --addr 127.0.0.2                     # server
   ibpeer perftest write --addr 127.0.0.1 127.0.0.2          # client
   ibpeer perftest atomic -A CMP_AND_SWAP --addr 192.168.77.1 -n 200 192.168.77.11
-  ibpeer perftest send_lat --addr 192.168.77.1 -n 200 192.168.77.11
+  ibpeer perftest write_lat --addr 192.168.77.1 -n 200 192.168.77.11
 
 Exit status: 0 when the test ran and every completion succeeded, 1
 otherwise, 2 for bad flags.
@@ -128,14 +130,11 @@ func parsePerftest(args []string, stdout, stderr io.Writer) (*perftest.Config, i
 		return nil, exitUsage
 	}
 	if len(args) == 0 {
-		return bad("give the test: write, read, send, atomic, read_lat, send_lat or atomic_lat")
+		return bad("give the test: write, read, send, atomic, write_lat, read_lat, send_lat or atomic_lat")
 	}
 	verb := args[0]
-	if verb == "write_lat" {
-		return bad("write_lat: not supported: ib_write_lat's sides watch their buffer for the peer's WRITE, and ibpeer's endpoint does not report one arriving; run read_lat, send_lat or atomic_lat")
-	}
 	if _, ok := perftest.Verbs[verb]; !ok {
-		return bad("unknown test %q: want write, read, send, atomic, read_lat, send_lat or atomic_lat", verb)
+		return bad("unknown test %q: want write, read, send, atomic, write_lat, read_lat, send_lat or atomic_lat", verb)
 	}
 	fs, v := perftestFlags(verb, stderr)
 	// perftest's getopt takes flags after the server's address too

@@ -129,7 +129,7 @@ func TestPerftestBothRoles(t *testing.T) {
 // themselves through the command line: perftest's default size (2, atomics
 // 8), -I printed as the inline size where perftest prints it (not for READ
 // and atomics, which show their outstanding reads there), the latency row
-// on the client, and on the server too for SEND only.
+// on the client, and on the server too for WRITE and SEND.
 func TestPerftestLatencyBothRoles(t *testing.T) {
 	peertest.NeedLoopbackPorts(t)
 	defer goleak.VerifyNone(t)
@@ -137,8 +137,9 @@ func TestPerftestLatencyBothRoles(t *testing.T) {
 	for _, tt := range []struct {
 		args      []string
 		size      string
-		serverRow bool // for SEND; it shows -I too
+		serverRow bool // for WRITE and SEND; they show -I too
 	}{
+		{[]string{"write_lat", "-n", "20", "-I", "64"}, "2", true},
 		{[]string{"send_lat", "-n", "20", "-I", "64"}, "2", true},
 		{[]string{"read_lat", "-n", "20", "-I", "64"}, "2", false},
 		{[]string{"atomic_lat", "-n", "20", "-I", "64", "-A", "CMP_AND_SWAP"}, "8", false},
@@ -215,7 +216,7 @@ func TestPerftestUsage(t *testing.T) {
 		stdout []string
 		stderr string
 	}{
-		{"help", []string{"perftest", "-h"}, exitOK, []string{"usage: ibpeer perftest write|read|send|atomic|read_lat|send_lat|atomic_lat --addr IP", "version 6.06",
+		{"help", []string{"perftest", "-h"}, exitOK, []string{"usage: ibpeer perftest write|read|send|atomic|write_lat|read_lat|send_lat|atomic_lat --addr IP", "version 6.06",
 			"-report_gbits", "  -s size", "  -n iterations", "  -m MTU", "  -p port", "  -A string", "  -t int", "  -o int", "--bind is another name of --addr"}, ""},
 		{"verb help", []string{"perftest", "read", "-h"}, exitOK, []string{"number of iterations (5000 for write, 1000 for the others)"}, ""},
 		{"top-level help", []string{"help", "perftest"}, exitOK, []string{"ib_write_bw"}, ""},
@@ -245,11 +246,11 @@ func TestPerftestUsage(t *testing.T) {
 		{"UC", []string{"perftest", "write", "--bind", "127.0.0.1", "-c", "UC"}, exitUsage, nil, "-c UC: ibpeer perftest runs RC only"},
 		{"one QP is fine", []string{"perftest", "write", "--bind", "127.0.0.1", "-q", "1", "-s", "0"}, exitUsage, nil, "-s 0: want 1 to"},
 		// the latency tests
-		{"write_lat", []string{"perftest", "write_lat", "--bind", "127.0.0.1", "127.0.0.2"}, exitUsage, nil, "write_lat: not supported: ib_write_lat's sides watch their buffer"},
 		{"latency over RDMA CM", []string{"perftest", "send_lat", "--bind", "127.0.0.1", "-R"}, exitUsage, nil, "-R: a latency test over RDMA CM is not supported"},
 		{"atomic_lat size", []string{"perftest", "atomic_lat", "--addr", "127.0.0.1", "-s", "2"}, exitUsage, nil, "-s 2: atomics move 8 bytes"},
 		{"inline", []string{"perftest", "read_lat", "--addr", "127.0.0.1", "-I", "-1"}, exitUsage, nil, "-I -1: want 0-1024 bytes"},
-		{"latency help", []string{"perftest", "send_lat", "-h"}, exitOK, []string{"latency tests 2", "ib_send_lat", "t_typical (the median)"}, ""},
+		{"latency help", []string{"perftest", "send_lat", "-h"}, exitOK, []string{"latency tests 2", "ib_write_lat, ib_read_lat", "t_typical (the median)"}, ""},
+		{"write_lat size", []string{"perftest", "write_lat", "--addr", "127.0.0.1", "-s", "0"}, exitUsage, nil, "-s 0: want 1 to"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -1,7 +1,8 @@
 package perftest
 
 // perftest's latency tests after the set-up they share with the bandwidth
-// tests (perftest 6.06, ib_read_lat.c, ib_send_lat.c, ib_atomic_lat.c):
+// tests (perftest 6.06, ib_write_lat.c, ib_read_lat.c, ib_send_lat.c,
+// ib_atomic_lat.c):
 //
 //   - ib_read_lat and ib_atomic_lat: the client posts one READ (or atomic)
 //     at a time, the next once the last completed; the server takes no part
@@ -9,17 +10,24 @@ package perftest
 //     no result.
 //   - ib_send_lat: a ping-pong of SENDs; the client sends first, each side
 //     sends once it has received, and both print a result.
+//   - ib_write_lat: the same ping-pong with RDMA WRITEs, each into the
+//     second half of the peer's buffer, its last byte the sender's count
+//     (what perftest polls for; this side waits for QP.RemoteWrites and
+//     checks that byte).
 //
 // The set-up has one handshake more than a bandwidth test's before the
-// traffic, and both sides end with one more and "done" (perftest's
-// ctx_close_connection). The figures are perftest's: the time between
+// traffic; then the sides end with one more and "done" (perftest's
+// ctx_close_connection), except ib_write_lat's, which close the
+// connection and nothing else. The figures are perftest's: the time between
 // consecutive posts, halved for SEND (a round trip carries two messages),
 // sorted, through perf.LatStats; the row counts every iteration.
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"net"
 	"time"
 
 	"github.com/ibwire/ibwire/endpoint"
@@ -29,7 +37,7 @@ import (
 )
 
 // runLatency runs a latency test from its traffic to its end.
-func (j *job) runLatency(ctx context.Context, stdout io.Writer, p *setup.PerftestConn, cmx *exchange.PerftestCM, guard *qpGuard,
+func (j *job) runLatency(ctx context.Context, stdout io.Writer, conn net.Conn, p *setup.PerftestConn, cmx *exchange.PerftestCM, guard *qpGuard,
 	local, remote setup.PerftestDest, qp *endpoint.QP, cq *endpoint.CQ, mr *endpoint.MR, rx int) error {
 	// #4: perftest 6.06's latency tests shake hands four times before
 	// their traffic, whatever the operation (a capture of ib_read_lat and
@@ -41,7 +49,7 @@ func (j *job) runLatency(ctx context.Context, stdout io.Writer, p *setup.Perftes
 	if err := guard.drain(p, local); err != nil {
 		return err
 	}
-	if j.isServer() && j.Op() != "send" {
+	if j.isServer() && (j.Op() == "read" || j.Op() == "atomic") {
 		// The client's READs and atomics need nothing from this side:
 		// wait for its end, then check the QP, as the bandwidth server
 		// does before the client may tear it down.
@@ -66,6 +74,9 @@ func (j *job) runLatency(ctx context.Context, stdout io.Writer, p *setup.Perftes
 	if err := perf.WriteLatTable(stdout, []perf.LatRow{row}); err != nil {
 		return err
 	}
+	if j.Op() == "write" {
+		return j.awaitPeerClose(conn)
+	}
 	if _, err := p.HandshakeChecked(local, guard.check); err != nil { // closing
 		return err
 	}
@@ -76,14 +87,25 @@ func (j *job) runLatency(ctx context.Context, stdout io.Writer, p *setup.Perftes
 // microseconds: one per gap between consecutive posts.
 func (j *job) latencyTraffic(ctx context.Context, qp *endpoint.QP, cq *endpoint.CQ, mr *endpoint.MR, remote setup.PerftestDest, rx int) ([]float64, error) {
 	wcs := completions{cq: cq, stall: j.Stall, buf: make([]endpoint.WC, 16)}
-	pingPong := j.Op() == "send"
+	pingPong := j.Op() == "send" || j.Op() == "write"
+	half := mr.Len() / 2
+	mem := mr.Bytes()
 	posted := make([]time.Duration, 0, j.Iters)
 	start := time.Now()
 	sent, received, recvsPosted := 0, 0, rx
 	for sent < j.Iters || pingPong && received < j.Iters {
-		// A SEND side waits for the peer's message before sending its
-		// own, except the client's first.
-		if pingPong && received < j.Iters && (sent > 0 || j.isServer()) {
+		// A ping-pong side waits for the peer's message before sending
+		// its own, except the client's first.
+		if pingPong && received < j.Iters && (sent > 0 || j.isServer()) && j.Op() == "write" {
+			if err := j.awaitWrite(ctx, qp, uint64(received+1)); err != nil {
+				return nil, err
+			}
+			// the peer's count, where perftest's poll looks
+			if got, want := mem[half+j.Size-1], byte(received+1); got != want {
+				return nil, fmt.Errorf("WRITE %d ended with byte %#02x, want the peer's count %#02x", received, got, want)
+			}
+			received++
+		} else if pingPong && received < j.Iters && (sent > 0 || j.isServer()) {
 			wc, err := wcs.next(ctx, true)
 			if err != nil {
 				return nil, fmt.Errorf("receive %d: %w", received, err)
@@ -101,8 +123,12 @@ func (j *job) latencyTraffic(ctx context.Context, qp *endpoint.QP, cq *endpoint.
 		}
 		if sent < j.Iters {
 			wr := endpoint.SendWR{Op: endpoint.WRSend, SGL: []endpoint.SGE{mr.SGE(0, j.Size)}}
-			if !pingPong {
+			if j.Op() != "send" {
 				wr = j.wr(mr, remote, sent)
+			}
+			if j.Op() == "write" {
+				// before the post: the QP reads it after
+				mem[j.Size-1] = byte(sent + 1)
 			}
 			wr.ID = uint64(sent)
 			posted = append(posted, time.Since(start))
@@ -185,4 +211,53 @@ func (c *completions) next(ctx context.Context, recv bool) (endpoint.WC, error) 
 		return wc, &perf.WCError{WR: int(wc.ID), WC: wc}
 	}
 	return wc, nil
+}
+
+// awaitWrite waits until the QP has placed n of the peer's WRITEs, at most
+// the stall time after the last one.
+func (j *job) awaitWrite(ctx context.Context, qp *endpoint.QP, n uint64) error {
+	var timer *time.Timer
+	for qp.RemoteWrites() < n {
+		if timer == nil {
+			timer = time.NewTimer(j.Stall)
+			defer timer.Stop()
+		}
+		select {
+		case <-qp.RemoteWriteNotify():
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-timer.C:
+			return fmt.Errorf("%w for %v: %d of %d WRITEs arrived", perf.ErrStall, j.Stall, qp.RemoteWrites(), j.Iters)
+		}
+	}
+	return nil
+}
+
+// awaitPeerClose ends ib_write_lat's exchange, which has no closing
+// message: it closes this side's half and waits (at most the stall time)
+// for the peer to close its own. perftest closes after its last
+// completion, which needs this side's ACK of its last WRITE; closing the
+// device before the peer is done could leave that ACK unsent.
+func (j *job) awaitPeerClose(conn net.Conn) error {
+	if c, ok := conn.(interface{ CloseWrite() error }); ok {
+		if err := c.CloseWrite(); err != nil {
+			return err
+		}
+	}
+	if err := conn.SetReadDeadline(time.Now().Add(j.Stall)); err != nil {
+		return err
+	}
+	var b [64]byte
+	for {
+		n, err := conn.Read(b[:])
+		if n > 0 {
+			return fmt.Errorf("ib_write_lat's peer sent %d bytes after the traffic, where perftest sends none", n)
+		}
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("waiting for the peer to close the set-up connection: %w", err)
+		}
+	}
 }

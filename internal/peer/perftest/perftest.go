@@ -1,6 +1,6 @@
 // Package perftest is ibpeer perftest: perftest's ib_write_bw,
 // ib_read_bw, ib_send_bw and ib_atomic_bw, and the latency tests
-// ib_read_lat, ib_send_lat and ib_atomic_lat, in either role.
+// ib_write_lat, ib_read_lat, ib_send_lat and ib_atomic_lat, in either role.
 //
 // Run opens the device, then the set-up exchange: perftest's TCP
 // ("Ethernet") messages as perftest 6.06 runs them (setup.PerftestConn),
@@ -37,7 +37,7 @@ import (
 
 // Verbs maps the test to perftest's name of its operation.
 var Verbs = map[string]string{"write": "RDMA_Write", "read": "RDMA_Read", "send": "Send", "atomic": "Atomic",
-	"read_lat": "RDMA_Read", "send_lat": "Send", "atomic_lat": "Atomic"}
+	"write_lat": "RDMA_Write", "read_lat": "RDMA_Read", "send_lat": "Send", "atomic_lat": "Atomic"}
 
 // latencySuffix marks a latency test's name (read_lat is ib_read_lat).
 const latencySuffix = "_lat"
@@ -190,7 +190,13 @@ func (j *job) run(ctx context.Context, stdout io.Writer) (err error) {
 			psn = a.SQPSN
 		}
 	}
-	local := setup.PerftestDest{OutReads: uint16(outReads), QPN: qp.QPN(), PSN: psn, RKey: mr.RKey(), VAddr: mr.Addr(), GID: dev.GID()}
+	vaddr := mr.Addr()
+	if j.Verb == "write_lat" {
+		// the peer WRITEs into the second half; this side's own
+		// WRITEs go out of the first (perftest's layout)
+		vaddr += uint64(mr.Len() / 2)
+	}
+	local := setup.PerftestDest{OutReads: uint16(outReads), QPN: qp.QPN(), PSN: psn, RKey: mr.RKey(), VAddr: vaddr, GID: dev.GID()}
 	guard := &qpGuard{}
 	rcvd := dev.Counters().RcvdPkts                       // before the peer can know our QP
 	remote, err := p.HandshakeChecked(local, guard.check) // #1
@@ -260,7 +266,7 @@ func (j *job) run(ctx context.Context, stdout io.Writer) (err error) {
 	size := uint64(j.Size)
 
 	if j.Latency() {
-		return j.runLatency(ctx, stdout, p, cmx, guard, local, remote, qp, cq, mr, rx)
+		return j.runLatency(ctx, stdout, conn, p, cmx, guard, local, remote, qp, cq, mr, rx)
 	}
 	if j.Op() == "send" {
 		var times perf.Times

@@ -174,7 +174,7 @@ func TestRefusesWhatItDoesNotRun(t *testing.T) {
 
 // TestRunLatency plays each latency test between a server and a client of
 // this package over loopback: the client prints perftest's latency row
-// with every iteration counted; the SEND server prints its own, the READ
+// with every iteration counted; the WRITE and SEND servers print their own, the READ
 // and atomic servers none (only the closing dashes); the block says
 // "Latency Test", TX depth 1 on the client, no CQ moderation.
 func TestRunLatency(t *testing.T) {
@@ -188,6 +188,8 @@ func TestRunLatency(t *testing.T) {
 		serverRow bool
 		title     string
 	}{
+		{verb: "write_lat", size: 2, serverRow: true, title: "RDMA_Write Latency Test"},
+		{verb: "write_lat", size: 5000, serverRow: true, title: "RDMA_Write Latency Test"},
 		{verb: "read_lat", size: 2, title: "RDMA_Read Latency Test"},
 		{verb: "send_lat", size: 2, serverRow: true, title: "Send Latency Test"},
 		{verb: "send_lat", size: 3000, serverRow: true, title: "Send Latency Test"},
