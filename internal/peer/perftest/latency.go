@@ -10,7 +10,8 @@ package perftest
 //     no result.
 //   - ib_send_lat: a ping-pong of SENDs; the client sends first, each side
 //     sends once it has received, and both print a result.
-//   - ib_write_lat: the same ping-pong with RDMA WRITEs, each into the
+//   - ib_write_lat: the same ping-pong with RDMA WRITEs, the server first,
+//     each into the
 //     second half of the peer's buffer, its last byte the sender's count
 //     (what perftest polls for; this side waits for QP.RemoteWrites and
 //     checks that byte).
@@ -95,8 +96,9 @@ func (j *job) latencyTraffic(ctx context.Context, qp *endpoint.QP, cq *endpoint.
 	sent, received, recvsPosted := 0, 0, rx
 	for sent < j.Iters || pingPong && received < j.Iters {
 		// A ping-pong side waits for the peer's message before sending
-		// its own, except the client's first.
-		if pingPong && received < j.Iters && (sent > 0 || j.isServer()) && j.Op() == "write" {
+		// its own, except the first message of the side that starts.
+		waits := pingPong && received < j.Iters && (sent > 0 || !startsPingPong(j.Op(), j.isServer()))
+		if waits && j.Op() == "write" {
 			if err := j.awaitWrite(ctx, qp, uint64(received+1)); err != nil {
 				return nil, err
 			}
@@ -105,7 +107,7 @@ func (j *job) latencyTraffic(ctx context.Context, qp *endpoint.QP, cq *endpoint.
 				return nil, fmt.Errorf("WRITE %d ended with byte %#02x, want the peer's count %#02x", received, got, want)
 			}
 			received++
-		} else if pingPong && received < j.Iters && (sent > 0 || j.isServer()) {
+		} else if waits {
 			wc, err := wcs.next(ctx, true)
 			if err != nil {
 				return nil, fmt.Errorf("receive %d: %w", received, err)
@@ -150,6 +152,14 @@ func (j *job) latencyTraffic(ctx context.Context, qp *endpoint.QP, cq *endpoint.
 		samples = append(samples, float64(posted[i]-posted[i-1])/float64(time.Microsecond)/rttFactor)
 	}
 	return samples, nil
+}
+
+// startsPingPong says whether this side sends the first message of a
+// ping-pong: ib_send_lat's client, but ib_write_lat's server (the first
+// RoCE frame of interop/testdata/rxe_send_lat.pcap.gz comes from the
+// client, that of rxe_write_lat.pcap.gz from the server).
+func startsPingPong(op string, server bool) bool {
+	return server == (op == "write")
 }
 
 // postLatencyRecvs posts n receives of size bytes into the second half of

@@ -277,3 +277,21 @@ func TestLatencyExchangeAsPerftest(t *testing.T) {
 		})
 	}
 }
+
+// TestStartsPingPong: which side sends first, as captures of rxe<->rxe
+// runs show it (interop/testdata): ib_send_lat's client, ib_write_lat's
+// server. Two ibpeers agree whichever it is, so only this pins it.
+func TestStartsPingPong(t *testing.T) {
+	for _, tc := range []struct {
+		op     string
+		server bool
+		want   bool
+	}{
+		{"send", false, true},
+		{"send", true, false},
+		{"write", true, true},
+		{"write", false, false},
+	} {
+		assert.Equal(t, tc.want, startsPingPong(tc.op, tc.server), "%s server=%v", tc.op, tc.server)
+	}
+}
