@@ -54,7 +54,9 @@
 //   - Responder: a PSN ahead of the expected one gets exactly one
 //     PSN-sequence NAK (with the expected PSN) and silence until the gap
 //     fills; a PSN behind is a duplicate: SEND/WRITE are re-ACKed with the
-//     expected PSN − 1, READs re-executed from memory within the original
+//     PSN of the newest SEND or WRITE packet accepted (never a READ's or an
+//     atomic's: rxe's completer would take that ACK for their completion,
+//     without data), READs re-executed from memory within the original
 //     request's span, atomics replayed from the responder resources (a ring
 //     of max_dest_rd_atomic entries recycled without checking, as rxe).
 //     Then the opcode sequence, the QP's access rights, resources (a SEND

@@ -138,15 +138,19 @@ type QP struct {
 	srq    *SRQ
 	gsi    bool
 
-	stateA   atomic.Uint32 // mirror of state for PostSend/PostRecv
-	sqCount  atomic.Int32  // send WRs posted and not yet completed
-	maxSend  int
-	inbox    chan *rxPacket
-	sqIn     chan postedWR
-	ctrl     chan func()
-	done     chan struct{}
-	exited   chan struct{}
-	stopOnce sync.Once
+	stateA  atomic.Uint32 // mirror of state for PostSend/PostRecv
+	sqCount atomic.Int32  // send WRs posted and not yet completed
+	// WRITE messages placed as responder, and a nudge when that count
+	// grows: a WRITE has no completion to wait for.
+	remoteWrites atomic.Uint64
+	writeNotify  chan struct{}
+	maxSend      int
+	inbox        chan *rxPacket
+	sqIn         chan postedWR
+	ctrl         chan func()
+	done         chan struct{}
+	exited       chan struct{}
+	stopOnce     sync.Once
 
 	// Owned by the QP goroutine from here on.
 	state QPState
@@ -186,6 +190,8 @@ func (pd *PD) CreateQP(cfg QPConfig) (*QP, error) {
 		done:   make(chan struct{}),
 		exited: make(chan struct{}),
 		tx:     newTxState(),
+
+		writeNotify: make(chan struct{}, 1),
 	}
 	if cfg.SRQ != nil {
 		qp.rq = cfg.SRQ.rq
@@ -217,6 +223,19 @@ func (qp *QP) Type() QPType { return qp.typ }
 
 // State is the QP's current state.
 func (qp *QP) State() QPState { return QPState(qp.stateA.Load()) }
+
+// RemoteWrites counts the RDMA WRITE messages without immediate data the
+// QP has placed in its memory as responder (a duplicate is not placed
+// again, so not counted again). A WRITE completes nothing on this side;
+// an application that waits for one, as perftest's ib_write_lat does by
+// polling the last byte of its buffer, waits for this count instead: once
+// it has grown, the WRITE's bytes are in memory.
+func (qp *QP) RemoteWrites() uint64 { return qp.remoteWrites.Load() }
+
+// RemoteWriteNotify returns a channel that receives a value after
+// RemoteWrites grew; one value may stand for several WRITEs, so read the
+// count again, as with CQ.Notify.
+func (qp *QP) RemoteWriteNotify() <-chan struct{} { return qp.writeNotify }
 
 // Device returns the device the QP belongs to.
 func (qp *QP) Device() *Device { return qp.dev }

@@ -30,6 +30,16 @@ type responder struct {
 	psn     layers.PSN // expected PSN
 	msn     uint32
 	nakSent bool // a sequence NAK went out; the gap is not yet filled
+	// lastSendWrite is the PSN of the newest SEND or WRITE packet
+	// accepted: the PSN a duplicate SEND or WRITE is acknowledged with.
+	// Not r.psn-1: that may be a READ's or an atomic's PSN, and a plain
+	// ACK naming one tells rxe's completer the READ or atomic is done
+	// (it completes the WR without its data), which is what a lost READ
+	// response followed by a resent SEND and READ did in the interop
+	// scenario peer_rping_loss_gs. rxe's responder never names a READ
+	// there either (rxe_resp.c: duplicate_request acknowledges
+	// resp.ack_psn-1, which READs leave alone).
+	lastSendWrite layers.PSN
 	// The message in progress: OpSend or OpRDMAWrite after a FIRST or
 	// MIDDLE, OpUnknown between messages.
 	inOp   layers.Operation
@@ -60,6 +70,7 @@ func (r *responder) init(qp *QP) { r.qp = qp }
 func (r *responder) start(psn layers.PSN) {
 	r.reset()
 	r.psn = psn
+	r.lastSendWrite = psn.Add(-1)
 	r.resize()
 }
 
@@ -278,6 +289,7 @@ func (r *responder) advance(p *rxPacket) {
 		r.msn = (r.msn + 1) & layers.PSNMask
 	}
 	r.psn = r.psn.Add(1)
+	r.lastSendWrite = p.bth.PSN
 	if r.qp.typ == RC && p.bth.AckReq {
 		r.queueAck(p.bth.PSN)
 	}
@@ -374,6 +386,14 @@ func (r *responder) execWrite(p *rxPacket, payload []byte) {
 		return
 	}
 	r.advance(p)
+	if last {
+		// after the copy: a reader that sees the count sees the bytes
+		qp.remoteWrites.Add(1)
+		select {
+		case qp.writeNotify <- struct{}{}:
+		default:
+		}
+	}
 }
 
 // newResource takes the next responder resource, overwriting the oldest.
@@ -479,8 +499,10 @@ func (r *responder) duplicate(p *rxPacket) {
 	qp.dev.c.duplicateRequest.Add(1)
 	switch info.Operation {
 	case layers.OpSend, layers.OpRDMAWrite:
-		// Acknowledge again, without executing (C9-105).
-		r.queueAck(r.psn.Add(-1))
+		// Acknowledge again, without executing (C9-105), with the
+		// newest SEND or WRITE PSN: everything up to it arrived, and it
+		// names no READ or atomic, whose answers are their responses.
+		r.queueAck(r.lastSendWrite)
 	case layers.OpRDMAReadRequest:
 		for i := range r.res {
 			res := &r.res[i]

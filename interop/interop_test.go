@@ -182,21 +182,29 @@ func TestRunnerRejects(t *testing.T) {
 }
 
 // Issue 24: what ibpeer perftest does not run is refused cleanly, in both roles, and the table says
-// so (refused=, forbid= the result row); the small-size data checks run in both roles.
+// so (refused=, forbid= the result row); the small-size data checks and the latency tests run in
+// both roles.
 func TestIssue24ScenariosInBothRoles(t *testing.T) {
 	all := listScenarios(t)
 	table, err := os.ReadFile("scenarios.sh")
 	require.NoError(t, err)
-	for _, tool := range []string{"write_bw_q4", "write_bw_bidir", "write_bw_100", "read_bw_100"} {
+	for _, tool := range []string{"write_bw_q4", "write_bw_bidir", "write_bw_100", "read_bw_100", "write_lat", "read_lat", "send_lat", "atomic_lat"} {
 		for suffix, role := range map[string]string{"_gc": "guest-client", "_gs": "guest-server"} {
 			name := "peer_" + tool + suffix
 			sc, ok := all[name]
 			require.True(t, ok, "no scenario %s", name)
 			assert.Equal(t, role, sc.role)
 			def := regexp.MustCompile(`(?m)^def ` + name + ` .*(?:\n\t.*)*`).FindString(string(table))
-			if strings.HasSuffix(tool, "_100") {
+			switch {
+			case strings.HasSuffix(tool, "_100"):
 				assert.Contains(t, def, "check_data=1", name)
-			} else {
+			case strings.HasSuffix(tool, "_lat"):
+				// the client prints the latency row; the WRITE and SEND servers too
+				assert.Contains(t, def, `expect_client="$OK_LAT"`, name)
+				if tool == "write_lat" || tool == "send_lat" {
+					assert.Contains(t, def, `expect_server="$OK_LAT"`, name)
+				}
+			default:
 				assert.Contains(t, def, "refused=", name)
 				assert.Contains(t, def, `forbid="$OK_BW"`, name)
 			}

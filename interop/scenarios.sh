@@ -231,6 +231,26 @@ def peer_read_bw_100_gc guest-client "ib_read_bw $PT -s 100 -n 200 $HOST" "ibpee
 def peer_read_bw_100_gs guest-server "ibpeer perftest read --bind $HOST -s 100 -n 200 $GA" "ib_read_bw $PT -s 100 -n 200" check_data=1 \
 	expect_client="$OK_BW" expect_server="$OK_BW" desc="ibpeer perftest read -s 100 (client) -> ib_read_bw (guest, server)"
 
+# perftest's latency tests (issue 24): one message in flight; the READ and atomic servers print
+# no result, the WRITE and SEND ones do (ibpeer waits for the peer's WRITE with QP.RemoteWrites
+# where perftest polls the last byte of its buffer).
+def peer_write_lat_gc guest-client "ib_write_lat $PT -n 200 $HOST" "ibpeer perftest write_lat --bind $HOST -n 200" \
+	expect_client="$OK_LAT" expect_server="$OK_LAT" desc="ib_write_lat (guest, client) -> ibpeer perftest write_lat (server), 2 x 200"
+def peer_write_lat_gs guest-server "ibpeer perftest write_lat --bind $HOST -n 200 $GA" "ib_write_lat $PT -n 200" \
+	expect_client="$OK_LAT" expect_server="$OK_LAT" desc="ibpeer perftest write_lat (client) -> ib_write_lat (guest, server), 2 x 200"
+def peer_read_lat_gc guest-client "ib_read_lat $PT -n 200 $HOST" "ibpeer perftest read_lat --bind $HOST -n 200" \
+	expect_client="$OK_LAT" desc="ib_read_lat (guest, client) -> ibpeer perftest read_lat (server), 2 x 200"
+def peer_read_lat_gs guest-server "ibpeer perftest read_lat --bind $HOST -n 200 $GA" "ib_read_lat $PT -n 200" \
+	expect_client="$OK_LAT" desc="ibpeer perftest read_lat (client) -> ib_read_lat (guest, server), 2 x 200"
+def peer_send_lat_gc guest-client "ib_send_lat $PT -n 200 $HOST" "ibpeer perftest send_lat --bind $HOST -n 200" \
+	expect_client="$OK_LAT" expect_server="$OK_LAT" desc="ib_send_lat (guest, client) -> ibpeer perftest send_lat (server), 2 x 200"
+def peer_send_lat_gs guest-server "ibpeer perftest send_lat --bind $HOST -n 200 $GA" "ib_send_lat $PT -n 200" \
+	expect_client="$OK_LAT" expect_server="$OK_LAT" desc="ibpeer perftest send_lat (client) -> ib_send_lat (guest, server), 2 x 200"
+def peer_atomic_lat_gc guest-client "ib_atomic_lat $PT -n 200 $HOST" "ibpeer perftest atomic_lat --bind $HOST -n 200" \
+	expect_client="$OK_LAT" desc="ib_atomic_lat FETCH_AND_ADD (guest, client) -> ibpeer perftest atomic_lat (server)"
+def peer_atomic_lat_gs guest-server "ibpeer perftest atomic_lat --bind $HOST -n 200 $GA" "ib_atomic_lat $PT -n 200" \
+	expect_client="$OK_LAT" desc="ibpeer perftest atomic_lat (client) -> ib_atomic_lat FETCH_AND_ADD (guest, server)"
+
 # Refused cleanly: ibpeer perftest runs one QP, one direction. A guest client asking for more is
 # refused in the set-up exchange before any traffic (several QPs: one QP message per QP; -b: the
 # end-of-traffic message before any traffic), and fails there without a result; ibpeer as the

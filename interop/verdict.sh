@@ -16,7 +16,8 @@ capture_drops() {
 # half-runs). Every other check reads the whole conversation from the capture, so a capture that
 # dropped packets (CAPLOG) fails the run whatever else it shows. A loss scenario (LOSS not empty)
 # must show at least one retransmission (ibdump's ibwire.analysis.retransmission): loss that
-# cost nothing proves nothing. Sets the caller's roce, drops and retrans.
+# cost nothing proves nothing. A plain ACK naming a READ or atomic request fails the run
+# (acks_naming_requests). Sets the caller's roce, drops and retrans.
 check_capture() {
 	local pcap=$1 caplog=$2 dir=$3 min_roce=$4 loss=$5 refused=$6 out rc
 	out=$("$BIN/ibdump" -q --check "$pcap" 2>&1); rc=$?
@@ -30,6 +31,9 @@ check_capture() {
 	else
 		[ "$roce" -ge "$min_roce" ] || why+=("capture holds $roce RoCE packets, want >= $min_roce")
 	fi
+	local named
+	named=$(acks_naming_requests "$pcap")
+	[ -z "$named" ] || why+=("a plain ACK names a READ or atomic request's PSN (frames $named): the requester may complete the request without its data (rxe does)")
 	drops=$(capture_drops "$caplog")
 	if [ "$drops" -gt 0 ]; then
 		why+=("capture incomplete: $drops packets dropped by the capture; its checks need the whole conversation")
@@ -47,6 +51,18 @@ check_capture() {
 			notes+=("loss $loss: $retrans retransmitted packets")
 		fi
 	fi
+}
+
+# acks_naming_requests PCAP: the frames of plain ACKs (AETH syndrome ACK) whose PSN is the first PSN
+# of a READ or atomic request the other side sent. No responder should send one: a READ is answered
+# by its responses and an atomic by its ATOMIC ACK, and rxe's completer takes such an ACK for the
+# request's completion, finishing a READ without its data (peer_rping_loss_gs, run 20261126T021454Z,
+# frame 103: ibpeer re-ACKed a duplicate SEND with the READ's PSN). Prints them space-separated.
+acks_naming_requests() {
+	"$BIN/ibdump" -r "$1" -T fields -E separator=, -e frame.number -e ip.src -e ip.dst \
+		-e bth.opcode -e bth.psn -e aeth.syndrome.opcode 2>/dev/null |
+		awk -F, '$4 == 12 || $4 == 19 || $4 == 20 { req[$2 ">" $3 " " $5] = 1 }
+			$4 == 17 && $6 == "0" && ($3 ">" $2 " " $5) in req { printf "%s%s", sep, $1; sep = " " }'
 }
 
 # check_data PCAP REGION DIR: the bytes the capture shows in the responder's region (the data of each

@@ -120,6 +120,8 @@ func TestCheckCapture(t *testing.T) {
 	const (
 		lossy = "testdata/rxe_write_bw_loss.pcap.gz" // 2071 retransmissions
 		clean = "testdata/rxe_rc_pingpong.pcap.gz"   // none
+		// frame 103: the ACK of a duplicate SEND carrying the PSN of the READ after it
+		ackNamesRead = "testdata/peer_rping_loss_gs_ack_names_read.pcap.gz"
 	)
 	ibdumpLog := func(dropped int) string {
 		return "ibdump: listening on br0, link-type ETHERNET, snapshot length 262144 bytes\n3073 packets captured\n3099 packets received by filter\n" +
@@ -148,6 +150,13 @@ func TestCheckCapture(t *testing.T) {
 			"why=capture holds 1000 RoCE packets, want >= 2000", "inconclusive="}},
 		{"refused yet traffic", clean, ibdumpLog(0), "1", "", "1", []string{"roce=1000 drops=0 retrans=",
 			"why=refused, yet the capture holds 1000 RoCE packets: the test half-ran", "inconclusive="}},
+		// ibpeer before 21db4ee re-ACKed a duplicate SEND with the PSN of the READ after it
+		{"ACK naming a READ", ackNamesRead, ibdumpLog(0), "1", "5%", "", []string{"roce=115 drops=0 retrans=3",
+			"why=a plain ACK names a READ or atomic request's PSN (frames 103): the requester may complete the request without its data (rxe does)",
+			"notes=loss 5%: 3 retransmitted packets", "inconclusive="}},
+		{"READs answered by their responses", "testdata/rxe_read_lat.pcap.gz", ibdumpLog(0), "1", "", "", []string{"roce=400 drops=0 retrans=", "inconclusive="}},
+		{"rxe's READs under loss", "testdata/rxe_read_bw_loss.pcap.gz", ibdumpLog(0), "1", "2%", "", []string{"roce=2844 drops=0 retrans=1865",
+			"notes=loss 2%: 1865 retransmitted packets", "inconclusive="}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			work := t.TempDir()

@@ -9,6 +9,7 @@ import (
 	"net/netip"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -18,10 +19,11 @@ import (
 	"github.com/ibwire/ibwire/setup"
 )
 
-const perftestUsage = `usage: ibpeer perftest write|read|send|atomic --addr IP [flags] [SERVER]
+const perftestUsage = `usage: ibpeer perftest write|read|send|atomic|write_lat|read_lat|send_lat|atomic_lat --addr IP [flags] [SERVER]
 
-Plays perftest's ib_write_bw, ib_read_bw, ib_send_bw or ib_atomic_bw, as
-the server (no SERVER given: it waits for one client on TCP -p) or as the
+Plays perftest's ib_write_bw, ib_read_bw, ib_send_bw or ib_atomic_bw, or
+the latency tests ib_write_lat, ib_read_lat, ib_send_lat or ib_atomic_lat,
+as the server (no SERVER given: it waits for one client on TCP -p) or as the
 client of SERVER, against perftest itself or another ibpeer perftest. The
 set-up is perftest's TCP ("Ethernet") exchange as perftest 6.06 runs it,
 advertising version 6.06 (later versions then skip their binary parameter
@@ -55,6 +57,20 @@ moderation); the figures are computed as perftest computes them: average
 from the first post to the last completion, peak the best
 (completion j - post i)/(j - i + 1), up to 20000 iterations.
 
+The latency tests (write_lat, read_lat, send_lat, atomic_lat) share the
+set-up and run one message at a time: the client's READs or atomics, each
+posted once the last completed (the server only answers, and prints no
+result), or a ping-pong of WRITEs or SENDs that the client starts (both
+print a result; a WRITE's last byte carries the sender's count, which
+perftest polls for).
+Defaults are perftest's: size 2 (atomics 8), 1000 iterations. The report
+is perftest's latency row: t_min, t_max, t_typical (the median), t_avg,
+t_stdev and the 99% and 99.9% percentiles in microseconds, taken from the
+time between consecutive posts (halved for WRITE and SEND, whose round
+trip carries two messages). -I (inline size) is printed as perftest
+prints it and changes nothing on the wire. -R with a latency test is
+refused at once.
+
 --bind is another name of --addr, the one the interop scenarios use.
 
 The buffer holds random bytes for write, read and send, as perftest's
@@ -73,6 +89,7 @@ Examples:
   ibpeer perftest write --addr 127.0.0.2                     # server
   ibpeer perftest write --addr 127.0.0.1 127.0.0.2          # client
   ibpeer perftest atomic -A CMP_AND_SWAP --addr 192.168.77.1 -n 200 192.168.77.11
+  ibpeer perftest write_lat --addr 192.168.77.1 -n 200 192.168.77.11
 
 Exit status: 0 when the test ran and every completion succeeded, 1
 otherwise, 2 for bad flags.
@@ -113,11 +130,11 @@ func parsePerftest(args []string, stdout, stderr io.Writer) (*perftest.Config, i
 		return nil, exitUsage
 	}
 	if len(args) == 0 {
-		return bad("give the test: write, read, send or atomic")
+		return bad("give the test: write, read, send, atomic, write_lat, read_lat, send_lat or atomic_lat")
 	}
 	verb := args[0]
 	if _, ok := perftest.Verbs[verb]; !ok {
-		return bad("unknown test %q: want write, read, send or atomic", verb)
+		return bad("unknown test %q: want write, read, send, atomic, write_lat, read_lat, send_lat or atomic_lat", verb)
 	}
 	fs, v := perftestFlags(verb, stderr)
 	// perftest's getopt takes flags after the server's address too
@@ -156,7 +173,10 @@ func parsePerftest(args []string, stdout, stderr io.Writer) (*perftest.Config, i
 	case *v.connection != "RC":
 		return bad("-c %s: ibpeer perftest runs RC only", *v.connection)
 	}
-	j := &perftest.Config{Verb: verb, Port: *v.port, Size: *v.size, Iters: *v.iters, MTU: *v.mtu, Depth: *v.depth, OutReads: *v.outs, MBps: !*v.gbits, Stall: *v.stall, RDMACM: *v.rdmacm, Dump: *v.dump}
+	j := &perftest.Config{Verb: verb, Port: *v.port, Size: *v.size, Iters: *v.iters, MTU: *v.mtu, Depth: *v.depth, OutReads: *v.outs, MBps: !*v.gbits, Stall: *v.stall, RDMACM: *v.rdmacm, Dump: *v.dump, Inline: *v.inline}
+	if j.Latency() && j.RDMACM {
+		return bad("-R: a latency test over RDMA CM is not supported; run it with the TCP exchange (no -R)")
+	}
 	if *v.addr == "" {
 		return bad("give --addr IP, the local address (its GID is what the peer learns)")
 	}
@@ -183,7 +203,7 @@ func parsePerftest(args []string, stdout, stderr io.Writer) (*perftest.Config, i
 	default:
 		return bad("-A %q: want FETCH_AND_ADD or CMP_AND_SWAP", *v.atomic)
 	}
-	if verb == "atomic" && j.Size != 8 {
+	if j.Op() == "atomic" && j.Size != 8 {
 		return bad("-s %d: atomics move 8 bytes", j.Size)
 	}
 	switch {
@@ -199,6 +219,8 @@ func parsePerftest(args []string, stdout, stderr io.Writer) (*perftest.Config, i
 		return bad("-o %d: want 1-%d", j.OutReads, setup.PerftestOutReads)
 	case j.Stall <= 0:
 		return bad("--timeout %v: want a positive duration", j.Stall)
+	case j.Inline < 0 || j.Inline > 1024:
+		return bad("-I %d: want 0-1024 bytes", j.Inline)
 	}
 	if j.MTU == 0 {
 		j.MTU = device.ActiveMTU(j.Addr)
@@ -209,10 +231,10 @@ func parsePerftest(args []string, stdout, stderr io.Writer) (*perftest.Config, i
 }
 
 type perftestFlagValues struct {
-	addr, atomic, dump                  *string
-	gbits, rdmacm                       *bool
-	port, size, iters, mtu, depth, outs *int
-	stall                               *time.Duration
+	addr, atomic, dump                          *string
+	gbits, rdmacm                               *bool
+	port, size, iters, mtu, depth, outs, inline *int
+	stall                                       *time.Duration
 	// perftest's flags ibpeer perftest does not run: taken only to be
 	// refused by name
 	qps, duration                *int
@@ -229,14 +251,18 @@ func perftestFlags(verb string, out io.Writer) (*flag.FlagSet, perftestFlagValue
 	fs.StringVar(v.addr, "bind", "", "same as --addr")
 	v.port = fs.Int("p", setup.DefaultPort, "TCP `port` of the set-up exchange")
 	size, iters := 65536, 1000
-	if verb == "atomic" {
+	if strings.HasSuffix(verb, "_lat") {
+		size = 2
+	}
+	if strings.TrimSuffix(verb, "_lat") == "atomic" {
 		size = 8
 	}
 	if verb == "write" {
 		iters = 5000
 	}
-	v.size = fs.Int("s", size, "message `size` in bytes (atomics: 8)")
+	v.size = fs.Int("s", size, "message `size` in bytes (65536; latency tests 2; atomics 8)")
 	v.iters = fs.Int("n", iters, "number of `iterations` (5000 for write, 1000 for the others)")
+	v.inline = fs.Int("I", 0, "perftest's max inline `size`: printed as \"Max inline data\"; nothing changes on the wire")
 	v.mtu = fs.Int("m", 0, "proposed path `MTU` in bytes (default: the active MTU of --addr's interface)")
 	v.depth = fs.Int("t", 128, "TX depth: work requests outstanding on the client")
 	v.outs = fs.Int("o", setup.PerftestOutReads, "outstanding READs/atomics this side accepts as responder, advertised to the peer (read and atomic)")

@@ -125,6 +125,51 @@ func TestPerftestBothRoles(t *testing.T) {
 	}
 }
 
+// TestPerftestLatencyBothRoles: ibpeer perftest's latency tests against
+// themselves through the command line: perftest's default size (2, atomics
+// 8), -I printed as the inline size where perftest prints it (not for READ
+// and atomics, which show their outstanding reads there), the latency row
+// on the client, and on the server too for WRITE and SEND.
+func TestPerftestLatencyBothRoles(t *testing.T) {
+	peertest.NeedLoopbackPorts(t)
+	defer goleak.VerifyNone(t)
+	row := regexp.MustCompile(`(?m)^ [0-9]+ +[0-9]+([ \t]+[0-9.]+){7}[ \t]*$`)
+	for _, tt := range []struct {
+		args      []string
+		size      string
+		serverRow bool // for WRITE and SEND; they show -I too
+	}{
+		{[]string{"write_lat", "-n", "20", "-I", "64"}, "2", true},
+		{[]string{"send_lat", "-n", "20", "-I", "64"}, "2", true},
+		{[]string{"read_lat", "-n", "20", "-I", "64"}, "2", false},
+		{[]string{"atomic_lat", "-n", "20", "-I", "64", "-A", "CMP_AND_SWAP"}, "8", false},
+	} {
+		t.Run(tt.args[0], func(t *testing.T) {
+			port, wait := startPerftestServer(t, tt.args...)
+			args := append([]string{"perftest"}, tt.args...)
+			args = append(args, "--bind", "127.0.0.1", "-p", strconv.Itoa(port), "127.0.0.2")
+			code, cout, cerr := ibpeer(args...)
+			sout, serr := wait()
+			require.Equal(t, exitOK, code, "client: %s\n%s", cerr, cout)
+			require.NoError(t, serr, "server:\n%s", sout)
+			assert.Regexp(t, `^ `+tt.size+` +20 `, row.FindString(cout), cout)
+			if tt.serverRow {
+				assert.Regexp(t, `^ `+tt.size+` +20 `, row.FindString(sout), sout)
+			} else {
+				assert.Empty(t, row.FindString(sout), sout)
+			}
+			for _, out := range []string{cout, sout} {
+				assert.Contains(t, out, " Latency Test\n")
+				if tt.serverRow {
+					assert.Contains(t, out, " Max inline data : 64[B]\n")
+				} else {
+					assert.Contains(t, out, " Outstand reads  : 128\n")
+				}
+			}
+		})
+	}
+}
+
 // TestPerftestPeerFailures: a client with nothing to talk to, and a server
 // whose client is too old or goes away, end with exit 1 and the reason.
 func TestPerftestPeerFailures(t *testing.T) {
@@ -171,7 +216,7 @@ func TestPerftestUsage(t *testing.T) {
 		stdout []string
 		stderr string
 	}{
-		{"help", []string{"perftest", "-h"}, exitOK, []string{"usage: ibpeer perftest write|read|send|atomic --addr IP", "version 6.06",
+		{"help", []string{"perftest", "-h"}, exitOK, []string{"usage: ibpeer perftest write|read|send|atomic|write_lat|read_lat|send_lat|atomic_lat --addr IP", "version 6.06",
 			"-report_gbits", "  -s size", "  -n iterations", "  -m MTU", "  -p port", "  -A string", "  -t int", "  -o int", "--bind is another name of --addr"}, ""},
 		{"verb help", []string{"perftest", "read", "-h"}, exitOK, []string{"number of iterations (5000 for write, 1000 for the others)"}, ""},
 		{"top-level help", []string{"help", "perftest"}, exitOK, []string{"ib_write_bw"}, ""},
@@ -200,6 +245,12 @@ func TestPerftestUsage(t *testing.T) {
 		{"infinitely", []string{"perftest", "send", "--bind", "127.0.0.1", "--run_infinitely"}, exitUsage, nil, "--run_infinitely"},
 		{"UC", []string{"perftest", "write", "--bind", "127.0.0.1", "-c", "UC"}, exitUsage, nil, "-c UC: ibpeer perftest runs RC only"},
 		{"one QP is fine", []string{"perftest", "write", "--bind", "127.0.0.1", "-q", "1", "-s", "0"}, exitUsage, nil, "-s 0: want 1 to"},
+		// the latency tests
+		{"latency over RDMA CM", []string{"perftest", "send_lat", "--bind", "127.0.0.1", "-R"}, exitUsage, nil, "-R: a latency test over RDMA CM is not supported"},
+		{"atomic_lat size", []string{"perftest", "atomic_lat", "--addr", "127.0.0.1", "-s", "2"}, exitUsage, nil, "-s 2: atomics move 8 bytes"},
+		{"inline", []string{"perftest", "read_lat", "--addr", "127.0.0.1", "-I", "-1"}, exitUsage, nil, "-I -1: want 0-1024 bytes"},
+		{"latency help", []string{"perftest", "send_lat", "-h"}, exitOK, []string{"latency tests 2", "ib_write_lat, ib_read_lat", "t_typical (the median)"}, ""},
+		{"write_lat size", []string{"perftest", "write_lat", "--addr", "127.0.0.1", "-s", "0"}, exitUsage, nil, "-s 0: want 1 to"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

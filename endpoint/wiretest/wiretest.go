@@ -13,8 +13,9 @@
 // Random choices come from a seeded PCG generator, so a run is repeatable;
 // the delays use the time package, so a Pair made inside a testing/synctest
 // bubble runs on the bubble's virtual clock. Faults can be changed while
-// traffic flows (SetFaults), e.g. to cut a link with 100% loss. Steady-state
-// traffic allocates nothing: buffers are recycled.
+// traffic flows (SetFaults), e.g. to cut a link with 100% loss, and
+// Config.Drop loses exactly the datagrams a test picks. Steady-state traffic
+// allocates nothing: buffers are recycled.
 //
 // The same dice serve any other Wire: NewFaulty wraps one (a kernel socket
 // in a command, say) and applies a Faults' loss, duplication and
@@ -63,6 +64,13 @@ type Config struct {
 	// fault, with the ICRC filled: tests use it to see what an endpoint
 	// sends and when. It must not keep payload.
 	Observe func(from, to netip.AddrPort, payload []byte)
+	// Drop, when set, is asked about every datagram written, after
+	// Observe: true loses it (counted as Lost). The dice are rolled for
+	// it all the same, so the random faults of the other datagrams stay
+	// what the seed gives. Tests use it to lose exactly the packet a
+	// failure needs, say the first response to one READ. It must not
+	// keep payload nor use the pair.
+	Drop func(from, to netip.AddrPort, payload []byte) bool
 }
 
 // Stats counts what a link did.
@@ -106,6 +114,7 @@ type link struct {
 	done    chan struct{} // closed when either wire closes
 	stopped chan struct{} // closed when the delivery goroutine returned
 	observe func(from, to netip.AddrPort, payload []byte)
+	drop    func(from, to netip.AddrPort, payload []byte) bool
 	icrc    icrcFiller
 	due     []*packet // scratch of deliver
 }
@@ -126,6 +135,7 @@ func NewPair(cfg Config) (a, b *Wire) {
 	done := make(chan struct{})
 	ab := newLink(cfg.AtoB, cfg.Seed, cfg.QueueLen, done, cfg.Observe)
 	ba := newLink(cfg.BtoA, cfg.Seed+1, cfg.QueueLen, done, cfg.Observe)
+	ab.drop, ba.drop = cfg.Drop, cfg.Drop
 	a = &Wire{local: cfg.A, out: ab, in: ba, closed: done}
 	b = &Wire{local: cfg.B, out: ba, in: ab, closed: done}
 	// Both wires share done; Close of either closes it once.
@@ -296,6 +306,9 @@ func (l *link) send(local netip.AddrPort, dg *endpoint.Datagram) {
 	l.stats.Written++
 	f := l.faults
 	v := roll(l.rng, f, p.n)
+	if l.drop != nil && l.drop(p.src, p.dst, p.buf[:p.n]) {
+		v.lost = true
+	}
 	if v.lost {
 		l.stats.Lost++
 		l.mu.Unlock()

@@ -162,6 +162,72 @@ func TestDelayAndSetFaults(t *testing.T) {
 	})
 }
 
+// TestDrop: Drop loses exactly the datagrams it picks, in both
+// directions, sees each with its addresses, and leaves the dice alone: the
+// random faults decide the rest as they would without it.
+func TestDrop(t *testing.T) {
+	const n = 40
+	for _, tc := range []struct {
+		name  string
+		pick  func(i byte) bool
+		lossy bool
+	}{
+		{name: "none", pick: func(byte) bool { return false }},
+		{name: "one", pick: func(i byte) bool { return i == 7 }},
+		{name: "every third", pick: func(i byte) bool { return i%3 == 0 }},
+		{name: "one among random loss", pick: func(i byte) bool { return i == 7 }, lossy: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			// delivered writes n numbered datagrams each way and returns
+			// the numbers that arrived at each end.
+			delivered := func(drop func(from, to netip.AddrPort, payload []byte) bool) (atB, atA []byte) {
+				cfg := wiretest.Config{Drop: drop, Seed: 3}
+				if tc.lossy {
+					cfg.AtoB, cfg.BtoA = wiretest.Faults{Loss: 0.3}, wiretest.Faults{Loss: 0.3}
+				}
+				a, b := wiretest.NewPair(cfg)
+				defer a.Close()
+				for i := range n {
+					p := make([]byte, 16)
+					p[11] = byte(i)
+					_, err := a.WriteBatch([]endpoint.Datagram{{Dst: b.LocalAddr(), Payload: p}})
+					require.NoError(t, err)
+					_, err = b.WriteBatch([]endpoint.Datagram{{Dst: a.LocalAddr(), Payload: append([]byte(nil), p...)}})
+					require.NoError(t, err)
+				}
+				collect := func(w, from *wiretest.Wire) (got []byte) {
+					for from.Stats().Delivered > uint64(len(got)) {
+						for _, dg := range read(t, w) {
+							got = append(got, dg.Payload[11])
+						}
+					}
+					return got
+				}
+				return collect(b, a), collect(a, b)
+			}
+			var seen []netip.AddrPort
+			atB, atA := delivered(func(from, to netip.AddrPort, payload []byte) bool {
+				seen = append(seen, from, to)
+				return tc.pick(payload[11])
+			})
+			baseB, baseA := delivered(nil)
+			want := func(base []byte) (out []byte) {
+				for _, i := range base {
+					if !tc.pick(i) {
+						out = append(out, i)
+					}
+				}
+				return out
+			}
+			require.Equal(t, want(baseB), atB, "A to B")
+			require.Equal(t, want(baseA), atA, "B to A")
+			require.Len(t, seen, 2*2*n, "asked about every datagram")
+			require.Equal(t, netip.MustParseAddrPort("127.0.0.1:4791"), seen[0])
+			require.Equal(t, netip.MustParseAddrPort("127.0.0.2:4791"), seen[1])
+		})
+	}
+}
+
 // TestSeedDeterminism: the same seed loses the same datagrams.
 func TestSeedDeterminism(t *testing.T) {
 	pattern := func(seed uint64) []byte {

@@ -1,5 +1,6 @@
 // Package perftest is ibpeer perftest: perftest's ib_write_bw,
-// ib_read_bw, ib_send_bw and ib_atomic_bw in either role.
+// ib_read_bw, ib_send_bw and ib_atomic_bw, and the latency tests
+// ib_write_lat, ib_read_lat, ib_send_lat and ib_atomic_lat, in either role.
 //
 // Run opens the device, then the set-up exchange: perftest's TCP
 // ("Ethernet") messages as perftest 6.06 runs them (setup.PerftestConn),
@@ -9,8 +10,9 @@
 // the smaller wins) come first, then the QP messages, the traffic (the
 // client's through perf.RunTraffic, a SEND server's receives reposted as
 // they complete), the closing handshakes and the client's bandwidth
-// report, which the server prints as its own. Output is perftest's: test
-// information, both addresses, the table.
+// report, which the server prints as its own. A latency test shares the
+// set-up and runs one message at a time instead (latency.go). Output is
+// perftest's: test information, both addresses, the table.
 package perftest
 
 import (
@@ -22,6 +24,7 @@ import (
 	"net/netip"
 	"os"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/ibwire/ibwire/endpoint"
@@ -32,8 +35,12 @@ import (
 	"github.com/ibwire/ibwire/setup"
 )
 
-// Verbs maps the test to perftest's name of it.
-var Verbs = map[string]string{"write": "RDMA_Write", "read": "RDMA_Read", "send": "Send", "atomic": "Atomic"}
+// Verbs maps the test to perftest's name of its operation.
+var Verbs = map[string]string{"write": "RDMA_Write", "read": "RDMA_Read", "send": "Send", "atomic": "Atomic",
+	"write_lat": "RDMA_Write", "read_lat": "RDMA_Read", "send_lat": "Send", "atomic_lat": "Atomic"}
+
+// latencySuffix marks a latency test's name (read_lat is ib_read_lat).
+const latencySuffix = "_lat"
 
 // maxCycleBuffer bounds the peer's cycle buffer, which sizes the region
 // (perftest sends its page size).
@@ -59,12 +66,19 @@ type Config struct {
 	Stall    time.Duration
 	RDMACM   bool   // -R: set-up exchange and QP connected over RDMA CM
 	Dump     string // --dump-region: where the buffer goes when the test has ended
+	Inline   int    // perftest's -I, printed as "Max inline data" (no effect on the wire)
 
 	// Stderr receives the drop reports (tests may leave it nil).
 	Stderr io.Writer
 	// Ready, when set, learns the listener's address (tests).
 	Ready func(netip.AddrPort)
 }
+
+// Op is the test's operation: write, read, send or atomic.
+func (c Config) Op() string { return strings.TrimSuffix(c.Verb, latencySuffix) }
+
+// Latency says whether the test is one of perftest's latency tests.
+func (c Config) Latency() bool { return strings.HasSuffix(c.Verb, latencySuffix) }
 
 // job is a run under way.
 type job struct{ Config }
@@ -124,7 +138,7 @@ func (j *job) run(ctx context.Context, stdout io.Writer) (err error) {
 
 	pd := dev.AllocPD()
 	mem := make([]byte, 2*max(j.Size, int(cycle)))
-	if j.Verb != "atomic" {
+	if j.Op() != "atomic" {
 		// perftest fills its buffers with rand(); data that differs from
 		// byte to byte is what lets a capture show a misplaced segment.
 		perf.FillPattern(mem, uint64(time.Now().UnixNano()))
@@ -147,7 +161,7 @@ func (j *job) run(ctx context.Context, stdout io.Writer) (err error) {
 		return err
 	}
 	outReads := 1
-	if j.Verb == "read" || j.Verb == "atomic" {
+	if j.Op() == "read" || j.Op() == "atomic" {
 		outReads = j.OutReads
 	}
 	psn := endpoint.RandomPSN()
@@ -163,7 +177,7 @@ func (j *job) run(ctx context.Context, stdout io.Writer) (err error) {
 		// (at least one), so a READ-back of a WRITE test's region
 		// (ibpeer replay --payload) is answered on -R too.
 		resources := uint8(0)
-		if j.isServer() || j.Verb == "read" || j.Verb == "atomic" {
+		if j.isServer() || j.Op() == "read" || j.Op() == "atomic" {
 			resources = uint8(outReads)
 		}
 		if err := cmx.ConnectData(ctx, qp, mtu, resources); err != nil {
@@ -176,7 +190,13 @@ func (j *job) run(ctx context.Context, stdout io.Writer) (err error) {
 			psn = a.SQPSN
 		}
 	}
-	local := setup.PerftestDest{OutReads: uint16(outReads), QPN: qp.QPN(), PSN: psn, RKey: mr.RKey(), VAddr: mr.Addr(), GID: dev.GID()}
+	vaddr := mr.Addr()
+	if j.Verb == "write_lat" {
+		// the peer WRITEs into the second half; this side's own
+		// WRITEs go out of the first (perftest's layout)
+		vaddr += uint64(mr.Len() / 2)
+	}
+	local := setup.PerftestDest{OutReads: uint16(outReads), QPN: qp.QPN(), PSN: psn, RKey: mr.RKey(), VAddr: vaddr, GID: dev.GID()}
 	guard := &qpGuard{}
 	rcvd := dev.Counters().RcvdPkts                       // before the peer can know our QP
 	remote, err := p.HandshakeChecked(local, guard.check) // #1
@@ -195,18 +215,33 @@ func (j *job) run(ctx context.Context, stdout io.Writer) (err error) {
 			return err
 		}
 	}
+	if j.Latency() && j.Op() == "send" {
+		// before the handshakes that let the peer send (ib_send_lat
+		// posts its own before its last one)
+		if err := postLatencyRecvs(qp, mr, j.Size, rx); err != nil {
+			return err
+		}
+	}
 	if _, err := p.HandshakeChecked(local, guard.check); err != nil { // #2
 		return err
 	}
-	info := perf.TestInfo{Verb: Verbs[j.Verb], Device: "ibpeer", QPs: 1, Transport: "IB", Connection: "RC",
-		CQModeration: 1, MTU: mtu.Bytes(), LinkType: "Ethernet", GIDIndex: -1, RDMACM: j.RDMACM, DataExRDMACM: j.RDMACM}
+	info := perf.TestInfo{Verb: Verbs[j.Verb], Latency: j.Latency(), Device: "ibpeer", QPs: 1, Transport: "IB", Connection: "RC",
+		CQModeration: 1, MTU: mtu.Bytes(), LinkType: "Ethernet", GIDIndex: -1, MaxInline: j.Inline, RDMACM: j.RDMACM, DataExRDMACM: j.RDMACM}
+	if j.Latency() {
+		// perftest's latency tests keep one message in flight and
+		// print no CQ moderation
+		info.CQModeration = 0
+	}
 	if !j.isServer() {
 		info.TXDepth = j.Depth
-	} else if j.Verb == "send" {
+		if j.Latency() {
+			info.TXDepth = 1
+		}
+	} else if j.Op() == "send" {
 		info.RXDepth = rx
 	}
-	rdma := j.Verb != "send"
-	if j.Verb == "read" || j.Verb == "atomic" {
+	rdma := j.Op() != "send"
+	if j.Op() == "read" || j.Op() == "atomic" {
 		info.OutReads = outReads
 	}
 	if err := perf.WriteTestInfo(stdout, info); err != nil {
@@ -214,7 +249,7 @@ func (j *job) run(ctx context.Context, stdout io.Writer) (err error) {
 	}
 	dest := func(d setup.PerftestDest) perf.Dest {
 		pd := perf.Dest{LID: d.LID, QPN: d.QPN, PSN: uint32(d.PSN), RKey: d.RKey, VAddr: d.VAddr, RDMA: rdma, GID: d.GID}
-		if j.Verb == "read" || j.Verb == "atomic" {
+		if j.Op() == "read" || j.Op() == "atomic" {
 			pd.OutReads = int(d.OutReads)
 		}
 		return pd
@@ -230,7 +265,10 @@ func (j *job) run(ctx context.Context, stdout io.Writer) (err error) {
 	}
 	size := uint64(j.Size)
 
-	if j.Verb == "send" {
+	if j.Latency() {
+		return j.runLatency(ctx, stdout, conn, p, cmx, guard, local, remote, qp, cq, mr, rx)
+	}
+	if j.Op() == "send" {
 		var times perf.Times
 		var runErr error
 		if j.isServer() {
@@ -366,7 +404,7 @@ func (j *job) done(ctx context.Context, p *setup.PerftestConn, cmx *exchange.Per
 // wr is the client's i-th work request: to the start of the server's
 // buffer, from the start of ours.
 func (j *job) wr(mr *endpoint.MR, remote setup.PerftestDest, i int) endpoint.SendWR {
-	switch j.Verb {
+	switch j.Op() {
 	case "write":
 		return endpoint.SendWR{Op: endpoint.WRWrite, SGL: []endpoint.SGE{mr.SGE(0, j.Size)}, RemoteAddr: remote.VAddr, RKey: remote.RKey}
 	case "read":

@@ -22,6 +22,7 @@ import (
 	"io"
 	"net/netip"
 	"sync"
+	"time"
 
 	"github.com/ibwire/ibwire/endpoint"
 	"github.com/ibwire/ibwire/internal/peer/device"
@@ -322,11 +323,28 @@ func serve(ctx context.Context, cfg Config, dev *endpoint.Device, c *endpoint.CM
 	} else if err != nil && !errors.Is(err, context.Canceled) {
 		o.err("rping server failed: %d\n", -1)
 	}
-	_ = c.Disconnect(context.WithoutCancel(ctx))
+	_ = disconnect(ctx, c)
 	if errors.Is(err, context.Canceled) {
 		return nil
 	}
 	return err
+}
+
+// disconnectWait bounds the wait for the peer's DREP: rping's
+// rdma_disconnect does not wait for it at all (the kernel's CM goes on
+// resending the DREQ after the program exits), while this side's CM
+// resends it 15 times 4.3 s apart before giving up, 64 s in which a peer
+// that has exited answers nothing (interop peer_rping_loss_gs, run
+// 20261126T040606Z: the DREP lost, the guest gone). Long enough for one
+// DREQ sent again.
+const disconnectWait = 5 * time.Second
+
+// disconnect sends the DREQ and waits at most disconnectWait for its
+// answer; the CM's Close ends the retries.
+func disconnect(ctx context.Context, c *endpoint.CMConn) error {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), disconnectWait)
+	defer cancel()
+	return c.Disconnect(ctx)
 }
 
 // testServer is rping_test_server: serve pings until the client
@@ -430,7 +448,7 @@ func client(ctx context.Context, cfg Config, dev *endpoint.Device, cm *endpoint.
 	} else if err != nil && !errors.Is(err, context.Canceled) {
 		o.err("rping client failed: %d\n", -1)
 	}
-	if derr := c.Disconnect(context.WithoutCancel(ctx)); derr == nil && err == nil {
+	if derr := disconnect(ctx, c); derr == nil && err == nil {
 		o.err("client DISCONNECT EVENT...\n")
 	}
 	if errors.Is(err, context.Canceled) {
