@@ -261,6 +261,10 @@ def peer_write_bw_q4_gc guest-client "ib_write_bw $PT -q 4 -n 200 $HOST" "ibpeer
 def peer_write_bw_q4_gs guest-server "ibpeer perftest write --bind $HOST -n 200 $GA" "ib_write_bw $PT -q 4 -n 200" \
 	refused='refused: the peer runs 4 QPs \(perftest -q 4\)' forbid="$OK_BW" expect_server="$PT_CLOSED" \
 	desc="ibpeer perftest write (client) -> ib_write_bw -q 4 (guest, server): refused in the exchange"
+def peer_write_bw_q4both_gc guest-client "ib_write_bw $PT -q 4 -n 200 $HOST" "ibpeer perftest write -q 4 --bind $HOST -n 200" \
+	expect_client="$OK_BW" expect_server="$OK_BW" desc="ib_write_bw -q 4 (guest, client) -> ibpeer perftest write -q 4 (server): four QPs round-robin"
+def peer_write_bw_q4both_gs guest-server "ibpeer perftest write -q 4 --bind $HOST -n 200 $GA" "ib_write_bw $PT -q 4 -n 200" \
+	expect_client="$OK_BW" expect_server="$OK_BW" desc="ibpeer perftest write -q 4 (client) -> ib_write_bw -q 4 (guest, server)"
 def peer_write_bw_bidir_gc guest-client "ib_write_bw $PT -b -n 200 $HOST" "ibpeer perftest write --bind $HOST -n 200" \
 	refused='refused: .*bidirectional test \(perftest -b\)' forbid="$OK_BW" expect_client="$PT_CLOSED" \
 	desc="ib_write_bw -b (guest, client) -> ibpeer perftest write (server): refused before any traffic"

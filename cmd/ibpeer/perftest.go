@@ -30,7 +30,10 @@ advertising version 6.06 (later versions then skip their binary parameter
 negotiation): versions, buffer sizes, MTU (each side proposes its active
 MTU, the smaller wins), the 108-byte QP messages, and after the traffic
 the bandwidth report of write/read/atomic, which the server prints. One RC
-QP, perftest's defaults (size 65536, atomics 8; 5000 iterations for write,
+QP, or -q N of them for write and read (both sides must say the same -q,
+as with perftest: N QP messages each way, then the traffic round-robin over
+the QPs, -n on each, each QP to its own part of the peer's buffer);
+perftest's defaults (size 65536, atomics 8; 5000 iterations for write,
 1000 for the others; TX depth 128; 512 receives posted by a SEND server),
 QP attributes as perftest sets them (timeout 14, retry 7, RNR retry 7,
 hop limit 255, outstanding READs/atomics as the peer advertises). The
@@ -42,15 +45,16 @@ The active MTU is rxe's rule applied to --addr's interface: the largest IB
 MTU not above the netdev MTU (1500 gives 1024, loopback 4096).
 
 Refused at once, with a message and exit status 2, before any set-up:
-perftest's -q N other than 1 (several QPs), -b (bidirectional), -a (all
-sizes), -D (timed runs), --run_infinitely, -c other than RC. As the
-server, a perftest client that asks for them is refused in the set-up
-exchange, before any traffic, with exit status 1: several QPs show as
-more than one QP message (perftest sends one per QP), a bidirectional
-client as the end-of-traffic handshake arriving before any of its
-traffic. The refused peer sees the set-up connection close, and prints
-no result. As the client, a perftest server running several QPs is
-refused the same way.
+-q N other than 1 for send, atomic and the latency tests or with -R, -b
+(bidirectional), -a (all sizes), -D (timed runs), --run_infinitely, -c
+other than RC. As the server, a perftest client that asks for them, or
+runs another number of QPs than -q, is refused in the set-up exchange,
+before any traffic, with exit status 1: the number of QPs shows in the QP
+messages (perftest sends one per QP), a bidirectional client as the
+end-of-traffic handshake arriving before any of its traffic. The refused
+peer sees the set-up connection close, and prints no result. As the
+client, a perftest server running another number of QPs is refused the
+same way.
 
 Every work request is signalled (perftest signals one in 100, its CQ
 moderation); the figures are computed as perftest computes them: average
@@ -160,8 +164,12 @@ func parsePerftest(args []string, stdout, stderr io.Writer) (*perftest.Config, i
 	// perftest options this mode does not run are refused before anything
 	// starts, never half-run
 	switch {
-	case *v.qps != 1:
-		return bad("-q %d: ibpeer perftest runs one QP; several QPs (perftest -q N) are not supported", *v.qps)
+	case *v.qps < 1 || *v.qps > perftest.MaxQPs:
+		return bad("-q %d: want 1 to %d QPs", *v.qps, perftest.MaxQPs)
+	case *v.qps != 1 && verb != "write" && verb != "read":
+		return bad("-q %d: several QPs run with write and read; %s runs one QP", *v.qps, verb)
+	case *v.qps != 1 && *v.rdmacm:
+		return bad("-q %d with -R: several QPs connect over the TCP exchange only", *v.qps)
 	case *v.bidirectional:
 		return bad("-b: ibpeer perftest runs one direction; the bidirectional test (perftest -b) is not supported")
 	case *v.all:
@@ -173,7 +181,7 @@ func parsePerftest(args []string, stdout, stderr io.Writer) (*perftest.Config, i
 	case *v.connection != "RC":
 		return bad("-c %s: ibpeer perftest runs RC only", *v.connection)
 	}
-	j := &perftest.Config{Verb: verb, Port: *v.port, Size: *v.size, Iters: *v.iters, MTU: *v.mtu, Depth: *v.depth, OutReads: *v.outs, MBps: !*v.gbits, Stall: *v.stall, RDMACM: *v.rdmacm, Dump: *v.dump, Inline: *v.inline}
+	j := &perftest.Config{Verb: verb, QPs: *v.qps, Port: *v.port, Size: *v.size, Iters: *v.iters, MTU: *v.mtu, Depth: *v.depth, OutReads: *v.outs, MBps: !*v.gbits, Stall: *v.stall, RDMACM: *v.rdmacm, Dump: *v.dump, Inline: *v.inline}
 	if j.Latency() && j.RDMACM {
 		return bad("-R: a latency test over RDMA CM is not supported; run it with the TCP exchange (no -R)")
 	}
@@ -271,7 +279,7 @@ func perftestFlags(verb string, out io.Writer) (*flag.FlagSet, perftestFlagValue
 	v.stall = fs.Duration("timeout", 10*time.Second, "fail when no completion arrives for this long")
 	v.rdmacm = fs.Bool("R", false, "perftest's -R (--rdma_cm): the set-up exchange and the QP connected over RDMA CM (QP1) on port -p instead of TCP")
 	fs.BoolVar(v.rdmacm, "rdma_cm", false, "same as -R")
-	v.qps = fs.Int("q", 1, "perftest's number of QPs: only 1 (several QPs are refused)")
+	v.qps = fs.Int("q", 1, "perftest's number of QPs, driven round-robin (write and read; the peer must run as many)")
 	v.bidirectional = fs.Bool("b", false, "perftest's bidirectional test: refused (ibpeer perftest runs one direction)")
 	fs.BoolVar(v.bidirectional, "bidirectional", false, "same as -b")
 	v.all = fs.Bool("a", false, "perftest's run over all sizes: refused")

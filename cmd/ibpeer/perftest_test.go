@@ -236,8 +236,11 @@ func TestPerftestUsage(t *testing.T) {
 		{"port", []string{"perftest", "read", "--addr", "127.0.0.1", "-p", "0", "127.0.0.2"}, exitUsage, nil, "-p 0: want a TCP port"},
 		{"unknown flag", []string{"perftest", "write", "-X"}, exitUsage, nil, "flag provided but not defined: -X"},
 		// perftest's options ibpeer does not run are refused by name, at once
-		{"help says what is refused", []string{"perftest", "-h"}, exitOK, []string{"Refused at once", "-q N other than 1", "-b (bidirectional)"}, ""},
-		{"several QPs", []string{"perftest", "write", "--bind", "127.0.0.1", "-q", "4", "127.0.0.2"}, exitUsage, nil, "-q 4: ibpeer perftest runs one QP"},
+		{"help says what is refused", []string{"perftest", "-h"}, exitOK, []string{"Refused at once", "-q N other than 1 for send, atomic", "-b\n(bidirectional)"}, ""},
+		{"several QPs of send", []string{"perftest", "send", "--bind", "127.0.0.1", "-q", "4", "127.0.0.2"}, exitUsage, nil, "-q 4: several QPs run with write and read; send runs one QP"},
+		{"several QPs of a latency test", []string{"perftest", "write_lat", "--bind", "127.0.0.1", "-q", "2"}, exitUsage, nil, "-q 2: several QPs run with write and read"},
+		{"several QPs over RDMA CM", []string{"perftest", "write", "--bind", "127.0.0.1", "-q", "2", "-R"}, exitUsage, nil, "-q 2 with -R"},
+		{"too many QPs", []string{"perftest", "write", "--bind", "127.0.0.1", "-q", "65"}, exitUsage, nil, "-q 65: want 1 to 64 QPs"},
 		{"bidirectional", []string{"perftest", "write", "--bind", "127.0.0.1", "-b"}, exitUsage, nil, "-b: ibpeer perftest runs one direction"},
 		{"bidirectional long", []string{"perftest", "read", "--bind", "127.0.0.1", "--bidirectional"}, exitUsage, nil, "-b: ibpeer perftest runs one direction"},
 		{"all sizes", []string{"perftest", "write", "--bind", "127.0.0.1", "-a"}, exitUsage, nil, "-a: give one size with -s"},

@@ -126,7 +126,7 @@ func (j *job) latencyTraffic(ctx context.Context, qp *endpoint.QP, cq *endpoint.
 		if sent < j.Iters {
 			wr := endpoint.SendWR{Op: endpoint.WRSend, SGL: []endpoint.SGE{mr.SGE(0, j.Size)}}
 			if j.Op() != "send" {
-				wr = j.wr(mr, remote, sent)
+				wr = j.wr(mr, 0, remote, sent)
 			}
 			if j.Op() == "write" {
 				// before the post: the QP reads it after

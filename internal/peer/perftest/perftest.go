@@ -50,9 +50,13 @@ const maxCycleBuffer = 1 << 24
 // most one per iteration.
 const rxDepth = 512
 
+// MaxQPs bounds -q: each QP has its own part of the buffer.
+const MaxQPs = 64
+
 // Config is a checked ibpeer perftest run.
 type Config struct {
 	Verb     string // write, read, send, atomic
+	QPs      int    // -q: RC QPs driven round-robin (write and read); 0 means 1
 	Addr     netip.Addr
 	Server   netip.AddrPort // invalid: this side is the server
 	Port     int
@@ -137,7 +141,11 @@ func (j *job) run(ctx context.Context, stdout io.Writer) (err error) {
 	cycle, mtu := opening.CycleBuffer, opening.MTU
 
 	pd := dev.AllocPD()
-	mem := make([]byte, 2*max(j.Size, int(cycle)))
+	n := max(j.QPs, 1)
+	// Each QP has its own part of the buffer, as perftest's: the peer's
+	// QP i writes or reads part i.
+	stride := 2 * max(j.Size, int(cycle))
+	mem := make([]byte, n*stride)
 	if j.Op() != "atomic" {
 		// perftest fills its buffers with rand(); data that differs from
 		// byte to byte is what lets a capture show a misplaced segment.
@@ -155,16 +163,22 @@ func (j *job) run(ctx context.Context, stdout io.Writer) (err error) {
 		return err
 	}
 	rx := min(rxDepth, j.Iters)
-	cq := dev.CreateCQ(j.Depth + rx + 64)
-	qp, err := pd.CreateQP(endpoint.QPConfig{Type: endpoint.RC, SendCQ: cq, RecvCQ: cq, MaxSendWR: j.Depth + 8, MaxRecvWR: rx})
-	if err != nil {
-		return err
+	cq := dev.CreateCQ(n*j.Depth + rx + 64)
+	qps := make([]*endpoint.QP, n)
+	for i := range qps {
+		if qps[i], err = pd.CreateQP(endpoint.QPConfig{Type: endpoint.RC, SendCQ: cq, RecvCQ: cq, MaxSendWR: j.Depth + 8, MaxRecvWR: rx}); err != nil {
+			return err
+		}
 	}
+	qp := qps[0] // the only one of the tests that run one
 	outReads := 1
 	if j.Op() == "read" || j.Op() == "atomic" {
 		outReads = j.OutReads
 	}
-	psn := endpoint.RandomPSN()
+	psns := make([]layers.PSN, n)
+	for i := range psns {
+		psns[i] = endpoint.RandomPSN()
+	}
 	if j.RDMACM {
 		// perftest -R: an all-zero pingpong_dest each way, the data QP's
 		// own RDMA CM connection, another zero exchange; the QP messages
@@ -187,7 +201,7 @@ func (j *job) run(ctx context.Context, stdout io.Writer) (err error) {
 			return err
 		}
 		if a, err := qp.Query(); err == nil {
-			psn = a.SQPSN
+			psns[0] = a.SQPSN
 		}
 	}
 	vaddr := mr.Addr()
@@ -196,23 +210,35 @@ func (j *job) run(ctx context.Context, stdout io.Writer) (err error) {
 		// WRITEs go out of the first (perftest's layout)
 		vaddr += uint64(mr.Len() / 2)
 	}
-	local := setup.PerftestDest{OutReads: uint16(outReads), QPN: qp.QPN(), PSN: psn, RKey: mr.RKey(), VAddr: vaddr, GID: dev.GID()}
-	guard := &qpGuard{}
-	rcvd := dev.Counters().RcvdPkts                       // before the peer can know our QP
-	remote, err := p.HandshakeChecked(local, guard.check) // #1
-	if err != nil {
-		return err
+	locals := make([]setup.PerftestDest, n)
+	for i := range locals {
+		locals[i] = setup.PerftestDest{OutReads: uint16(outReads), QPN: qps[i].QPN(), PSN: psns[i], RKey: mr.RKey(),
+			VAddr: vaddr + uint64(i*stride), GID: dev.GID()}
 	}
+	local := locals[0] // what every handshake after the QP messages carries, as perftest's my_dest[0]
+	guard := &qpGuard{want: n}
+	rcvd := dev.Counters().RcvdPkts // before the peer can know our QP
+	// #1: a QP message each way per QP, as perftest's loop of handshakes.
+	remotes := make([]setup.PerftestDest, n)
+	for i := range remotes {
+		if remotes[i], err = p.HandshakeChecked(locals[i], guard.check); err != nil {
+			return err
+		}
+	}
+	remote := remotes[0]
 	peer := netip.AddrFrom16(remote.GID)
 	if peer.Is4In6() != netip.AddrFrom16(local.GID).Is4In6() {
 		return fmt.Errorf("the peer's GID %v and ours %v are not of the same IP version (perftest's GID compatibility check)", peer, dev.GID())
 	}
 	maxRd := min(max(int(remote.OutReads), 1), setup.PerftestOutReads)
 	if !j.RDMACM {
-		err = qp.Connect(endpoint.ConnectAttr{Remote: peer.Unmap(), RemoteQPN: remote.QPN, RemotePSN: layers.PSN(remote.PSN), LocalPSN: psn,
-			MTU: mtu, HopLimit: 255, MaxRdAtomic: uint8(maxRd), MaxDestRdAtomic: uint8(outReads)})
-		if err != nil {
-			return err
+		for i, q := range qps {
+			r := remotes[i]
+			err = q.Connect(endpoint.ConnectAttr{Remote: peer.Unmap(), RemoteQPN: r.QPN, RemotePSN: layers.PSN(r.PSN), LocalPSN: psns[i],
+				MTU: mtu, HopLimit: 255, MaxRdAtomic: uint8(maxRd), MaxDestRdAtomic: uint8(outReads)})
+			if err != nil {
+				return err
+			}
 		}
 	}
 	if j.Latency() && j.Op() == "send" {
@@ -225,7 +251,7 @@ func (j *job) run(ctx context.Context, stdout io.Writer) (err error) {
 	if _, err := p.HandshakeChecked(local, guard.check); err != nil { // #2
 		return err
 	}
-	info := perf.TestInfo{Verb: Verbs[j.Verb], Latency: j.Latency(), Device: "ibpeer", QPs: 1, Transport: "IB", Connection: "RC",
+	info := perf.TestInfo{Verb: Verbs[j.Verb], Latency: j.Latency(), Device: "ibpeer", QPs: n, Transport: "IB", Connection: "RC",
 		CQModeration: 1, MTU: mtu.Bytes(), LinkType: "Ethernet", GIDIndex: -1, MaxInline: j.Inline, RDMACM: j.RDMACM, DataExRDMACM: j.RDMACM}
 	if j.Latency() {
 		// perftest's latency tests keep one message in flight and
@@ -254,14 +280,18 @@ func (j *job) run(ctx context.Context, stdout io.Writer) (err error) {
 		}
 		return pd
 	}
-	if err := perf.WriteDest(stdout, "local", dest(local)); err != nil {
-		return err
+	for _, l := range locals {
+		if err := perf.WriteDest(stdout, "local", dest(l)); err != nil {
+			return err
+		}
 	}
 	if _, err := p.HandshakeChecked(local, guard.check); err != nil { // #3
 		return err
 	}
-	if err := perf.WriteDest(stdout, "remote", dest(remote)); err != nil {
-		return err
+	for _, r := range remotes {
+		if err := perf.WriteDest(stdout, "remote", dest(r)); err != nil {
+			return err
+		}
 	}
 	size := uint64(j.Size)
 
@@ -327,12 +357,14 @@ func (j *job) run(ctx context.Context, stdout io.Writer) (err error) {
 		}
 	}
 	if !j.isServer() {
-		times, err := perf.RunTraffic(ctx, perf.Traffic{CQ: cq, QPs: []*endpoint.QP{qp}, Depth: j.Depth, Iters: j.Iters, Stall: j.Stall,
-			Next: func(_, i int) endpoint.SendWR { return j.wr(mr, remote, i) }})
+		times, err := perf.RunTraffic(ctx, perf.Traffic{CQ: cq, QPs: qps, Depth: j.Depth, Iters: j.Iters, Stall: j.Stall,
+			Next: func(q, i int) endpoint.SendWR { return j.wr(mr, q*stride, remotes[q], i) }})
 		if err != nil {
 			return err
 		}
-		row = times.BWRow(size, j.Iters, j.Iters, j.MBps)
+		// -n is each QP's: the figures count every QP's messages, as
+		// perftest's do.
+		row = times.BWRow(size, j.Iters, n*j.Iters, j.MBps)
 	}
 	mine := setup.PerftestBWReport{Size: row.Bytes, Iterations: row.Iterations, BWPeak: row.PeakGbps, BWAverage: row.AvgGbps, MsgRate: row.MsgRate}
 	// The server waits in Finish for the end of the traffic.
@@ -341,8 +373,10 @@ func (j *job) run(ctx context.Context, stdout io.Writer) (err error) {
 			// The server prints the client's figures, as perftest's
 			// does, and checks its QP before the client may tear it down.
 			row = perf.BWRow{Bytes: theirs.Size, Iterations: theirs.Iterations, PeakGbps: theirs.BWPeak, AvgGbps: theirs.BWAverage, MsgRate: theirs.MsgRate}
-			if st, err := qp.Query(); err == nil && st.State != endpoint.StateRTS {
-				return fmt.Errorf("the QP ended in %v", st.State)
+			for i, q := range qps {
+				if st, err := q.Query(); err == nil && st.State != endpoint.StateRTS {
+					return fmt.Errorf("QP %d (QPN %#06x) ended in %v", i, q.QPN(), st.State)
+				}
 			}
 		}
 		return perf.WriteBWTable(stdout, j.MBps, []perf.BWRow{row})
@@ -359,20 +393,22 @@ func (j *job) run(ctx context.Context, stdout io.Writer) (err error) {
 // it as the set-up connection closing.
 var ErrRefused = errors.New("refused")
 
-// qpGuard finds a peer running several QPs (perftest -q N) in the set-up
-// exchange: perftest sends one QP message per QP in its first handshakes,
-// then its first QP's message for every later one, so a QPN other than
-// the first one's means several QPs. The guard lets those through, to
-// count them (answering them sets nothing up on the wire), and refuses at
-// the first message that repeats a QPN once it has seen more than one.
+// qpGuard finds a peer running another number of QPs than this side
+// (perftest -q N) in the set-up exchange: perftest sends one QP message per
+// QP in its first handshakes, then its first QP's message for every later
+// one, so the QPNs seen before the first repeat are the peer's QPs. The
+// guard lets new QPNs through, to count them (answering them sets nothing
+// up on the wire), and refuses at the first repeat when their number is
+// not want.
 type qpGuard struct {
+	want int
 	qpns []uint32
 }
 
 func (g *qpGuard) check(remote setup.PerftestDest) error {
 	if slices.Contains(g.qpns, remote.QPN) {
-		if len(g.qpns) > 1 {
-			return fmt.Errorf("%w: the peer runs %d QPs (perftest -q %d); ibpeer perftest runs one QP", ErrRefused, len(g.qpns), len(g.qpns))
+		if len(g.qpns) != g.want {
+			return fmt.Errorf("%w: the peer runs %d QP%s (perftest -q %d), this side %d (-q %d)", ErrRefused, len(g.qpns), plural(len(g.qpns)), len(g.qpns), g.want, g.want)
 		}
 		return nil
 	}
@@ -380,10 +416,18 @@ func (g *qpGuard) check(remote setup.PerftestDest) error {
 	return nil
 }
 
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}
+
 // drain runs the handshakes left before the traffic when the guard has
-// seen several QPs but not yet the repeat: it ends in the refusal.
+// seen more QPs than this side's but not yet the repeat: it ends in the
+// refusal.
 func (g *qpGuard) drain(p *setup.PerftestConn, local setup.PerftestDest) error {
-	for len(g.qpns) > 1 {
+	for len(g.qpns) > g.want {
 		if _, err := p.HandshakeChecked(local, g.check); err != nil {
 			return err
 		}
@@ -401,14 +445,14 @@ func (j *job) done(ctx context.Context, p *setup.PerftestConn, cmx *exchange.Per
 	return cmx.Disconnect(ctx)
 }
 
-// wr is the client's i-th work request: to the start of the server's
-// buffer, from the start of ours.
-func (j *job) wr(mr *endpoint.MR, remote setup.PerftestDest, i int) endpoint.SendWR {
+// wr is the client's i-th work request of a QP: to the start of the
+// server's buffer part for it, from the start of ours, at offset in mr.
+func (j *job) wr(mr *endpoint.MR, offset int, remote setup.PerftestDest, i int) endpoint.SendWR {
 	switch j.Op() {
 	case "write":
-		return endpoint.SendWR{Op: endpoint.WRWrite, SGL: []endpoint.SGE{mr.SGE(0, j.Size)}, RemoteAddr: remote.VAddr, RKey: remote.RKey}
+		return endpoint.SendWR{Op: endpoint.WRWrite, SGL: []endpoint.SGE{mr.SGE(offset, j.Size)}, RemoteAddr: remote.VAddr, RKey: remote.RKey}
 	case "read":
-		return endpoint.SendWR{Op: endpoint.WRRead, SGL: []endpoint.SGE{mr.SGE(0, j.Size)}, RemoteAddr: remote.VAddr, RKey: remote.RKey}
+		return endpoint.SendWR{Op: endpoint.WRRead, SGL: []endpoint.SGE{mr.SGE(offset, j.Size)}, RemoteAddr: remote.VAddr, RKey: remote.RKey}
 	}
 	if j.CAS {
 		return endpoint.SendWR{Op: endpoint.WRCompareSwap, SGL: []endpoint.SGE{mr.SGE(0, 8)}, RemoteAddr: remote.VAddr, RKey: remote.RKey,

@@ -28,10 +28,13 @@ func TestRun(t *testing.T) {
 	for _, tc := range []struct {
 		verb    string
 		rdmacm  bool
+		qps     int
 		sameRow bool
 	}{
 		{verb: "write", sameRow: true},
 		{verb: "read", sameRow: true},
+		{verb: "write", qps: 4, sameRow: true},
+		{verb: "read", qps: 3, sameRow: true},
 		{verb: "send"},
 		{verb: "atomic", sameRow: true},
 		{verb: "write", rdmacm: true, sameRow: true},
@@ -40,13 +43,16 @@ func TestRun(t *testing.T) {
 		if tc.rdmacm {
 			name += " -R"
 		}
+		if tc.qps > 1 {
+			name += " -q " + strconv.Itoa(tc.qps)
+		}
 		t.Run(name, func(t *testing.T) {
 			size := 4096
 			if tc.verb == "atomic" {
 				size = 8
 			}
 			cfg := Config{Verb: tc.verb, Addr: netip.MustParseAddr("127.0.0.2"), Size: size, Iters: 50, MTU: 1024, Depth: 16,
-				OutReads: setup.PerftestOutReads, MBps: true, Stall: 10 * time.Second, RDMACM: tc.rdmacm}
+				OutReads: setup.PerftestOutReads, MBps: true, Stall: 10 * time.Second, RDMACM: tc.rdmacm, QPs: tc.qps}
 			if tc.rdmacm {
 				cfg.Port = 18515 // an RDMA CM port: no kernel's choice
 			}
@@ -77,6 +83,21 @@ func TestRun(t *testing.T) {
 			}
 			assert.Contains(t, sout.String(), "Waiting for client to connect")
 			assert.Contains(t, cout.String(), "Mtu             : 1024[B]")
+			if n := max(tc.qps, 1); n > 1 {
+				// a QP message each way per QP, each QP its own part of
+				// the peer's buffer
+				assert.Contains(t, cout.String(), "Number of qps   : "+strconv.Itoa(n))
+				for _, out := range []string{cout.String(), sout.String()} {
+					assert.Len(t, regexp.MustCompile(`(?m)^ local address: `).FindAllString(out, -1), n)
+					vas := regexp.MustCompile(`(?m)^ remote address: .* VAddr 0x([0-9a-f]+)$`).FindAllStringSubmatch(out, -1)
+					require.Len(t, vas, n)
+					seen := map[string]bool{}
+					for _, va := range vas {
+						seen[va[1]] = true
+					}
+					assert.Len(t, seen, n, "each QP writes or reads its own part")
+				}
+			}
 		})
 	}
 }
@@ -101,6 +122,7 @@ func TestRefusesWhatItDoesNotRun(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		verb   string
+		qps    int      // ibpeer's -q (0: 1)
 		server bool     // ibpeer is the server; else the client of the fake server
 		qpns   []uint32 // the fake peer's QP messages, in order, before the one that must go unanswered
 		last   uint32   // the QPN of the message that must go unanswered (server) / that ibpeer refuses (client)
@@ -113,6 +135,10 @@ func TestRefusesWhatItDoesNotRun(t *testing.T) {
 		{name: "client -b", verb: "write", server: true, qpns: []uint32{0x11, 0x11, 0x11}, last: 0x11, want: "bidirectional test (perftest -b)"},
 		{name: "client -b atomic", verb: "atomic", server: true, qpns: []uint32{0x11, 0x11, 0x11}, last: 0x11, want: "bidirectional test (perftest -b)"},
 		{name: "server -q 4", verb: "write", qpns: []uint32{0x21, 0x22, 0x23, 0x24}, last: 0x21, want: "the peer runs 4 QPs (perftest -q 4)"},
+		{name: "-q 4 against client -q 2", verb: "write", qps: 4, server: true, qpns: []uint32{0x11, 0x12}, last: 0x11,
+			want: "the peer runs 2 QPs (perftest -q 2), this side 4 (-q 4)"},
+		{name: "-q 2 against server -q 3", verb: "read", qps: 2, qpns: []uint32{0x21, 0x22, 0x23}, last: 0x21,
+			want: "the peer runs 3 QPs (perftest -q 3), this side 2 (-q 2)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			size := 4096
@@ -120,7 +146,7 @@ func TestRefusesWhatItDoesNotRun(t *testing.T) {
 				size = 8
 			}
 			cfg := Config{Verb: tc.verb, Addr: netip.MustParseAddr("127.0.0.2"), Size: size, Iters: 50, MTU: 1024, Depth: 16,
-				OutReads: setup.PerftestOutReads, MBps: true, Stall: 5 * time.Second}
+				OutReads: setup.PerftestOutReads, MBps: true, Stall: 5 * time.Second, QPs: tc.qps}
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
 			var out peertest.Buffer
