@@ -9,10 +9,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net/netip"
 	"os"
 	"os/signal"
-	"strings"
 	"syscall"
 
 	"github.com/ibwire/ibwire/internal/peer/ucmatose"
@@ -41,80 +39,19 @@ Output (stdout), ucmatose's lines ending in "test complete" and "return status 0
 `
 
 func ucmatoseFlags() *flag.FlagSet {
-	fs := flag.NewFlagSet("ibpeer ucmatose", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	fs.Usage = func() {}
-	fs.String("s", "", "server address")
-	fs.String("b", "", "bind address")
-	fs.String("bind", "", "bind address")
-	fs.Int("c", 1, "connections")
-	fs.Int("C", 10, "message count")
-	fs.Int("S", 100, "message size")
-	fs.Int("p", ucmatose.DefaultPort, "port")
-	fs.String("t", "", "type of service")
+	fs := cmExampleFlags("ibpeer ucmatose", ucmatose.DefaultPort, "tcp")
 	fs.Bool("m", false, "migrate")
-	fs.String("f", "", "address format")
-	fs.String("P", "tcp", "port space")
 	return fs
 }
 
 func ucmatoseParse(args []string) (ucmatose.Config, error) {
-	fs := ucmatoseFlags()
-	if err := fs.Parse(ppSplitShort(fs, args)); err != nil {
+	c, err := parseCMExample(ucmatoseFlags(), args, "tcp", 1<<24)
+	if err != nil {
 		return ucmatose.Config{}, err
 	}
-	if fs.NArg() > 0 {
-		return ucmatose.Config{}, fmt.Errorf("unexpected argument %q", fs.Arg(0))
-	}
-	get := func(name string) any { return fs.Lookup(name).Value.(flag.Getter).Get() }
-	cfg := ucmatose.Config{Connections: get("c").(int), Count: get("C").(int), Size: get("S").(int), Migrate: get("m").(bool)}
-	ip := func(flag, s string) (netip.Addr, error) {
-		if s == "" {
-			return netip.Addr{}, nil
-		}
-		a, err := netip.ParseAddr(s)
-		if err != nil {
-			return a, fmt.Errorf("-%s %q: not an IP address", flag, s)
-		}
-		return a.Unmap(), nil
-	}
-	var err error
-	if cfg.Server, err = ip("s", get("s").(string)); err != nil {
-		return cfg, err
-	}
-	b := get("bind").(string)
-	if b == "" {
-		b = get("b").(string)
-	}
-	if cfg.Local, err = ip("b", b); err != nil {
-		return cfg, err
-	}
-	if !cfg.Local.IsValid() || cfg.Local.IsUnspecified() {
-		return cfg, errors.New("give -b or --bind IP: the local address UDP 4791 binds to")
-	}
-	if p := get("p").(int); p < 0 || p > 65535 {
-		return cfg, fmt.Errorf("-p %d: want a port, 0-65535", p)
-	} else {
-		cfg.Port = uint16(p)
-	}
-	if ps := strings.ToLower(get("P").(string)); !strings.HasPrefix(ps, "tcp") {
-		return cfg, fmt.Errorf("-P %s: only the tcp port space", ps)
-	}
-	if f := strings.ToLower(get("f").(string)); strings.HasPrefix(f, "gid") {
-		return cfg, errors.New("-f gid: AF_IB addresses are not supported")
-	}
-	switch {
-	case cfg.Connections < 1 || cfg.Connections > 1024:
-		return cfg, fmt.Errorf("-c %d: want 1-1024 connections", cfg.Connections)
-	case cfg.Count < 0 || cfg.Count > 1<<16:
-		return cfg, fmt.Errorf("-C %d: want 0-65536 messages", cfg.Count)
-	case cfg.Size < 0 || cfg.Size > 1<<24:
-		return cfg, fmt.Errorf("-S %d: want 0-16777216 bytes", cfg.Size)
-	}
-	if cfg.Size == 0 {
-		cfg.Count = 0 // as ucmatose's create_message
-	}
-	return cfg, nil
+	// -t is accepted and not used: ucmatose sets the TOS of its CM ID.
+	return ucmatose.Config{Server: c.server, Local: c.local, Port: c.port, Connections: c.connections, Count: c.count, Size: c.size,
+		Migrate: c.flags.Lookup("m").Value.(flag.Getter).Get().(bool)}, nil
 }
 
 func runUcmatose(args []string, stdout, stderr io.Writer) int {

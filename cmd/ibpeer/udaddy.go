@@ -9,10 +9,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net/netip"
 	"os"
 	"os/signal"
-	"strings"
 	"syscall"
 
 	"github.com/ibwire/ibwire/internal/peer/udaddy"
@@ -42,83 +40,18 @@ status is 0 when the return status is, 1 otherwise. -t (type of service) is refu
 datagrams are sent with traffic class 0.
 `
 
-func udaddyFlags() *flag.FlagSet {
-	fs := flag.NewFlagSet("ibpeer udaddy", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	fs.Usage = func() {}
-	fs.String("s", "", "server address")
-	fs.String("b", "", "bind address")
-	fs.String("bind", "", "bind address")
-	fs.Int("c", 1, "connections")
-	fs.Int("C", 10, "message count")
-	fs.Int("S", 100, "message size")
-	fs.Int("p", udaddy.DefaultPort, "port")
-	fs.String("t", "", "type of service")
-	fs.String("f", "", "address format")
-	fs.String("P", "udp", "port space")
-	return fs
-}
+func udaddyFlags() *flag.FlagSet { return cmExampleFlags("ibpeer udaddy", udaddy.DefaultPort, "udp") }
 
 func udaddyParse(args []string) (udaddy.Config, error) {
-	fs := udaddyFlags()
-	if err := fs.Parse(ppSplitShort(fs, args)); err != nil {
+	// a datagram fits one packet: at most the largest MTU
+	c, err := parseCMExample(udaddyFlags(), args, "udp", 4096)
+	if err != nil {
 		return udaddy.Config{}, err
 	}
-	if fs.NArg() > 0 {
-		return udaddy.Config{}, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	if c.flags.Lookup("t").Value.String() != "" {
+		return udaddy.Config{}, errors.New("-t: type of service is not supported (datagrams go with traffic class 0)")
 	}
-	get := func(name string) any { return fs.Lookup(name).Value.(flag.Getter).Get() }
-	cfg := udaddy.Config{Connections: get("c").(int), Count: get("C").(int), Size: get("S").(int)}
-	ip := func(flag, s string) (netip.Addr, error) {
-		if s == "" {
-			return netip.Addr{}, nil
-		}
-		a, err := netip.ParseAddr(s)
-		if err != nil {
-			return a, fmt.Errorf("-%s %q: not an IP address", flag, s)
-		}
-		return a.Unmap(), nil
-	}
-	var err error
-	if cfg.Server, err = ip("s", get("s").(string)); err != nil {
-		return cfg, err
-	}
-	b := get("bind").(string)
-	if b == "" {
-		b = get("b").(string)
-	}
-	if cfg.Local, err = ip("b", b); err != nil {
-		return cfg, err
-	}
-	if !cfg.Local.IsValid() || cfg.Local.IsUnspecified() {
-		return cfg, errors.New("give -b or --bind IP: the local address UDP 4791 binds to")
-	}
-	if p := get("p").(int); p < 0 || p > 65535 {
-		return cfg, fmt.Errorf("-p %d: want a port, 0-65535", p)
-	} else {
-		cfg.Port = uint16(p)
-	}
-	if get("t").(string) != "" {
-		return cfg, errors.New("-t: type of service is not supported (datagrams go with traffic class 0)")
-	}
-	if ps := strings.ToLower(get("P").(string)); !strings.HasPrefix(ps, "udp") {
-		return cfg, fmt.Errorf("-P %s: only the udp port space", ps)
-	}
-	if f := strings.ToLower(get("f").(string)); strings.HasPrefix(f, "gid") {
-		return cfg, errors.New("-f gid: AF_IB addresses are not supported")
-	}
-	switch {
-	case cfg.Connections < 1 || cfg.Connections > 1024:
-		return cfg, fmt.Errorf("-c %d: want 1-1024 connections", cfg.Connections)
-	case cfg.Count < 0 || cfg.Count > 1<<16:
-		return cfg, fmt.Errorf("-C %d: want 0-65536 messages", cfg.Count)
-	case cfg.Size < 0 || cfg.Size > 4096:
-		return cfg, fmt.Errorf("-S %d: want 0-4096 bytes (a datagram fits one packet)", cfg.Size)
-	}
-	if cfg.Size == 0 {
-		cfg.Count = 0 // as udaddy's create_message
-	}
-	return cfg, nil
+	return udaddy.Config{Server: c.server, Local: c.local, Port: c.port, Connections: c.connections, Count: c.count, Size: c.size}, nil
 }
 
 func runUdaddy(args []string, stdout, stderr io.Writer) int {
