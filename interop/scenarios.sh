@@ -268,6 +268,7 @@ def peer_write_bw_q4both_gs guest-server "ibpeer perftest write -q 4 --bind $HOS
 def peer_write_bw_bidir_gc guest-client "ib_write_bw $PT -b -n 200 $HOST" "ibpeer perftest write --bind $HOST -n 200" \
 	refused='refused: .*bidirectional test \(perftest -b\)' forbid="$OK_BW" expect_client="$PT_CLOSED" \
 	desc="ib_write_bw -b (guest, client) -> ibpeer perftest write (server): refused before any traffic"
-def peer_write_bw_bidir_gs guest-server "ibpeer perftest write -b --bind $HOST -n 200 $GA" "ib_write_bw $PT -b -n 200" \
-	refused='-b: ibpeer perftest runs one direction' forbid="$OK_BW" \
-	desc="ibpeer perftest write -b (client) -> ib_write_bw -b (guest, server): ibpeer refuses its own -b at once"
+def peer_write_bw_bidirboth_gs guest-server "ibpeer perftest write -b --bind $HOST -n 200 $GA" "ib_write_bw $PT -b -n 200" \
+	expect_client="$OK_BW" expect_server="$OK_BW" desc="ibpeer perftest write -b (client) -> ib_write_bw -b (guest, server): both sides write, both print the sum"
+def peer_write_bw_bidirboth_gc guest-client "ib_write_bw $PT -b -n 200 $HOST" "ibpeer perftest write -b --bind $HOST -n 200" \
+	expect_client="$OK_BW" expect_server="$OK_BW" desc="ib_write_bw -b (guest, client) -> ibpeer perftest write -b (server)"

@@ -44,10 +44,15 @@ MB/s (2^20 bytes per second) as perftest's default, or Gb/s with
 The active MTU is rxe's rule applied to --addr's interface: the largest IB
 MTU not above the netdev MTU (1500 gives 1024, loopback 4096).
 
+-b is perftest's bidirectional WRITE test: after the set-up one more
+handshake starts both sides at once, each writes -n messages (on each of
+its -q QPs) to the other's buffer, the two reports are swapped and both
+sides print their sum, as perftest's does; the peer must run -b too.
+
 Refused at once, with a message and exit status 2, before any set-up:
 -q N other than 1 for send, atomic and the latency tests or with -R, -b
-(bidirectional), -a (all sizes), -D (timed runs), --run_infinitely, -c
-other than RC. As the server, a perftest client that asks for them, or
+(bidirectional) other than of write or with -R, -a (all sizes), -D (timed
+runs), --run_infinitely, -c other than RC. As the server, a perftest client that asks for them, or
 runs another number of QPs than -q, is refused in the set-up exchange,
 before any traffic, with exit status 1: the number of QPs shows in the QP
 messages (perftest sends one per QP), a bidirectional client as the
@@ -170,8 +175,10 @@ func parsePerftest(args []string, stdout, stderr io.Writer) (*perftest.Config, i
 		return bad("-q %d: several QPs run with write and read; %s runs one QP", *v.qps, verb)
 	case *v.qps != 1 && *v.rdmacm:
 		return bad("-q %d with -R: several QPs connect over the TCP exchange only", *v.qps)
-	case *v.bidirectional:
-		return bad("-b: ibpeer perftest runs one direction; the bidirectional test (perftest -b) is not supported")
+	case *v.bidirectional && verb != "write":
+		return bad("-b: the bidirectional test runs with write; %s runs one direction", verb)
+	case *v.bidirectional && *v.rdmacm:
+		return bad("-b with -R: the bidirectional test runs over the TCP exchange only")
 	case *v.all:
 		return bad("-a: give one size with -s; the run over all sizes (perftest -a) is not supported")
 	case *v.duration != 0:
@@ -181,7 +188,7 @@ func parsePerftest(args []string, stdout, stderr io.Writer) (*perftest.Config, i
 	case *v.connection != "RC":
 		return bad("-c %s: ibpeer perftest runs RC only", *v.connection)
 	}
-	j := &perftest.Config{Verb: verb, QPs: *v.qps, Port: *v.port, Size: *v.size, Iters: *v.iters, MTU: *v.mtu, Depth: *v.depth, OutReads: *v.outs, MBps: !*v.gbits, Stall: *v.stall, RDMACM: *v.rdmacm, Dump: *v.dump, Inline: *v.inline}
+	j := &perftest.Config{Verb: verb, QPs: *v.qps, Bidirectional: *v.bidirectional, Port: *v.port, Size: *v.size, Iters: *v.iters, MTU: *v.mtu, Depth: *v.depth, OutReads: *v.outs, MBps: !*v.gbits, Stall: *v.stall, RDMACM: *v.rdmacm, Dump: *v.dump, Inline: *v.inline}
 	if j.Latency() && j.RDMACM {
 		return bad("-R: a latency test over RDMA CM is not supported; run it with the TCP exchange (no -R)")
 	}
@@ -280,7 +287,7 @@ func perftestFlags(verb string, out io.Writer) (*flag.FlagSet, perftestFlagValue
 	v.rdmacm = fs.Bool("R", false, "perftest's -R (--rdma_cm): the set-up exchange and the QP connected over RDMA CM (QP1) on port -p instead of TCP")
 	fs.BoolVar(v.rdmacm, "rdma_cm", false, "same as -R")
 	v.qps = fs.Int("q", 1, "perftest's number of QPs, driven round-robin (write and read; the peer must run as many)")
-	v.bidirectional = fs.Bool("b", false, "perftest's bidirectional test: refused (ibpeer perftest runs one direction)")
+	v.bidirectional = fs.Bool("b", false, "perftest's bidirectional test (write): both sides write at once and print the sum (the peer must run -b too)")
 	fs.BoolVar(v.bidirectional, "bidirectional", false, "same as -b")
 	v.all = fs.Bool("a", false, "perftest's run over all sizes: refused")
 	fs.BoolVar(v.all, "all", false, "same as -a")

@@ -57,6 +57,9 @@ const MaxQPs = 64
 type Config struct {
 	Verb     string // write, read, send, atomic
 	QPs      int    // -q: RC QPs driven round-robin (write and read); 0 means 1
+	// Bidirectional is perftest -b of a WRITE test: both sides write to
+	// each other at once and print the sum of the two sides' figures.
+	Bidirectional bool
 	Addr     netip.Addr
 	Server   netip.AddrPort // invalid: this side is the server
 	Port     int
@@ -341,6 +344,9 @@ func (j *job) run(ctx context.Context, stdout io.Writer) (err error) {
 	if err := guard.drain(p, local); err != nil {
 		return err
 	}
+	if j.Bidirectional {
+		return j.runBidirectional(ctx, stdout, p, local, qps, remotes, cq, mr, stride)
+	}
 	var row perf.BWRow
 	// A bidirectional client (perftest -b) sends the handshake a
 	// one-way server takes for the end of its traffic before its traffic,
@@ -385,6 +391,43 @@ func (j *job) run(ctx context.Context, stdout io.Writer) (err error) {
 		return err
 	}
 	return j.done(ctx, p, cmx)
+}
+
+// runBidirectional is perftest -b of a WRITE test once the QPs are set up:
+// one more handshake to start both sides at once, each side's traffic to
+// the other's buffer, the two reports swapped, and each side prints their
+// sum (perftest's print_full_bw_report with both); then the closing
+// handshake and "done", as the one-way test ends.
+func (j *job) runBidirectional(ctx context.Context, stdout io.Writer, p *setup.PerftestConn, local setup.PerftestDest,
+	qps []*endpoint.QP, remotes []setup.PerftestDest, cq *endpoint.CQ, mr *endpoint.MR, stride int) error {
+	if _, err := p.Handshake(local); err != nil {
+		return err
+	}
+	times, err := perf.RunTraffic(ctx, perf.Traffic{CQ: cq, QPs: qps, Depth: j.Depth, Iters: j.Iters, Stall: j.Stall,
+		Next: func(q, i int) endpoint.SendWR { return j.wr(mr, q*stride, remotes[q], i) }})
+	if err != nil {
+		return err
+	}
+	mine := times.BWRow(uint64(j.Size), j.Iters, len(qps)*j.Iters, j.MBps)
+	theirs, err := p.ExchangeBWReports(setup.PerftestBWReport{Size: mine.Bytes, Iterations: mine.Iterations, BWPeak: mine.PeakGbps,
+		BWAverage: mine.AvgGbps, MsgRate: mine.MsgRate})
+	if err != nil {
+		return err
+	}
+	both := perf.BWRow{Bytes: mine.Bytes, Iterations: mine.Iterations, PeakGbps: mine.PeakGbps + theirs.BWPeak,
+		AvgGbps: mine.AvgGbps + theirs.BWAverage, MsgRate: mine.MsgRate + theirs.MsgRate}
+	if err := perf.WriteBWTable(stdout, j.MBps, []perf.BWRow{both}); err != nil {
+		return err
+	}
+	for i, q := range qps {
+		if st, err := q.Query(); err == nil && st.State != endpoint.StateRTS {
+			return fmt.Errorf("QP %d (QPN %#06x) ended in %v", i, q.QPN(), st.State)
+		}
+	}
+	if _, err := p.Handshake(local); err != nil { // closing
+		return err
+	}
+	return j.done(ctx, p, nil)
 }
 
 // ErrRefused is the class of a test the peer asked for that ibpeer

@@ -29,8 +29,11 @@ func TestRun(t *testing.T) {
 		verb    string
 		rdmacm  bool
 		qps     int
+		bidir   bool
 		sameRow bool
 	}{
+		{verb: "write", bidir: true, sameRow: true},
+		{verb: "write", qps: 2, bidir: true, sameRow: true},
 		{verb: "write", sameRow: true},
 		{verb: "read", sameRow: true},
 		{verb: "write", qps: 4, sameRow: true},
@@ -46,13 +49,16 @@ func TestRun(t *testing.T) {
 		if tc.qps > 1 {
 			name += " -q " + strconv.Itoa(tc.qps)
 		}
+		if tc.bidir {
+			name += " -b"
+		}
 		t.Run(name, func(t *testing.T) {
 			size := 4096
 			if tc.verb == "atomic" {
 				size = 8
 			}
 			cfg := Config{Verb: tc.verb, Addr: netip.MustParseAddr("127.0.0.2"), Size: size, Iters: 50, MTU: 1024, Depth: 16,
-				OutReads: setup.PerftestOutReads, MBps: true, Stall: 10 * time.Second, RDMACM: tc.rdmacm, QPs: tc.qps}
+				OutReads: setup.PerftestOutReads, MBps: true, Stall: 10 * time.Second, RDMACM: tc.rdmacm, QPs: tc.qps, Bidirectional: tc.bidir}
 			if tc.rdmacm {
 				cfg.Port = 18515 // an RDMA CM port: no kernel's choice
 			}
