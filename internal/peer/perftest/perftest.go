@@ -55,25 +55,25 @@ const MaxQPs = 64
 
 // Config is a checked ibpeer perftest run.
 type Config struct {
-	Verb     string // write, read, send, atomic
-	QPs      int    // -q: RC QPs driven round-robin (write and read); 0 means 1
+	Verb string // write, read, send, atomic
+	QPs  int    // -q: RC QPs driven round-robin (write and read); 0 means 1
 	// Bidirectional is perftest -b of a WRITE test: both sides write to
 	// each other at once and print the sum of the two sides' figures.
 	Bidirectional bool
-	Addr     netip.Addr
-	Server   netip.AddrPort // invalid: this side is the server
-	Port     int
-	Size     int
-	Iters    int
-	MTU      int // bytes, this side's proposal
-	Depth    int
-	OutReads int // READs/atomics this side accepts as responder, advertised
-	CAS      bool
-	MBps     bool // perftest's default report unit; else Gb/s (--report_gbits)
-	Stall    time.Duration
-	RDMACM   bool   // -R: set-up exchange and QP connected over RDMA CM
-	Dump     string // --dump-region: where the buffer goes when the test has ended
-	Inline   int    // perftest's -I, printed as "Max inline data" (no effect on the wire)
+	Addr          netip.Addr
+	Server        netip.AddrPort // invalid: this side is the server
+	Port          int
+	Size          int
+	Iters         int
+	MTU           int // bytes, this side's proposal
+	Depth         int
+	OutReads      int // READs/atomics this side accepts as responder, advertised
+	CAS           bool
+	MBps          bool // perftest's default report unit; else Gb/s (--report_gbits)
+	Stall         time.Duration
+	RDMACM        bool   // -R: set-up exchange and QP connected over RDMA CM
+	Dump          string // --dump-region: where the buffer goes when the test has ended
+	Inline        int    // perftest's -I, printed as "Max inline data" (no effect on the wire)
 
 	// Stderr receives the drop reports (tests may leave it nil).
 	Stderr io.Writer
