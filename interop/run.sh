@@ -418,6 +418,17 @@ for n in "${RUN[@]}"; do
 		die "$n: loss on the host side needs nft (apt-get install nftables)"
 done
 
+# The netns, bridge and taps have fixed names: one run at a time per machine, whatever its
+# cache or results directory. A second run waits for the first instead of tearing its net down,
+# and before it builds: the binaries in the cache are the first run's until it ends (a second
+# run's build once swapped ibpeer under a running one).
+LOCK=${IBWIRE_INTEROP_LOCK:-/tmp/ibwire-interop-netns.lock}
+exec 9>"$LOCK"
+if ! flock -n 9; then
+	log "another interop run holds $LOCK (netns $NS); waiting up to an hour"
+	flock -w 3600 9 || die "another interop run still holds $LOCK after an hour"
+fi
+
 if [ "${NO_BUILD:-0}" != 1 ]; then
 	mkdir -p "$C"
 	"$HERE/build.sh" >"$C/build.log" 2>&1 || { tail -20 "$C/build.log"; die "image build failed (log: $C/build.log)"; }
@@ -440,14 +451,6 @@ fi
 [ -f "$C/rootfs.img" ] || die "no guest image in $C (interop/build.sh)"
 
 mkdir -p "$OUTROOT"
-# The netns, bridge and taps have fixed names: one run at a time per machine, whatever its
-# cache or results directory. A second run waits for the first instead of tearing its net down.
-LOCK=${IBWIRE_INTEROP_LOCK:-/tmp/ibwire-interop-netns.lock}
-exec 9>"$LOCK"
-if ! flock -n 9; then
-	log "another interop run holds $LOCK (netns $NS); waiting up to an hour"
-	flock -w 3600 9 || die "another interop run still holds $LOCK after an hour"
-fi
 RUNDIR=$OUTROOT/$(date -u +%Y%m%dT%H%M%SZ)
 mkdir -p "$RUNDIR" && ln -sfn "$RUNDIR" "$OUTROOT/latest"
 log "${#RUN[@]} scenario(s); results in $RUNDIR${XFAIL:+; expected to fail: $XFAIL}"

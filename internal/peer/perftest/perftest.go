@@ -251,8 +251,13 @@ func (j *job) run(ctx context.Context, stdout io.Writer) (err error) {
 			return err
 		}
 	}
-	if _, err := p.HandshakeChecked(local, guard.check); err != nil { // #2
-		return err
+	// #2: a handshake per QP again, each with that QP's message (perftest
+	// 6.06 prints each remote QP's after one; with -q 4 a guest that got
+	// only one here printed the first QP's four times and broke off).
+	for _, l := range locals {
+		if _, err := p.HandshakeChecked(l, guard.check); err != nil {
+			return err
+		}
 	}
 	info := perf.TestInfo{Verb: Verbs[j.Verb], Latency: j.Latency(), Device: "ibpeer", QPs: n, Transport: "IB", Connection: "RC",
 		CQModeration: 1, MTU: mtu.Bytes(), LinkType: "Ethernet", GIDIndex: -1, MaxInline: j.Inline, RDMACM: j.RDMACM, DataExRDMACM: j.RDMACM}
