@@ -6,11 +6,16 @@ package main
 // space.
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"net/netip"
+	"os"
+	"os/signal"
 	"strings"
+	"syscall"
 )
 
 // cmExample is the checked common part of a ucmatose or udaddy command line.
@@ -107,3 +112,35 @@ func parseCMExample(fs *flag.FlagSet, args []string, portSpace string, maxSize i
 type ioDiscard struct{}
 
 func (ioDiscard) Write(p []byte) (int, error) { return len(p), nil }
+
+// runCMExample is the body of ibpeer ucmatose and ibpeer udaddy: parse
+// args (-h prints usage), run the program until SIGINT or SIGTERM, and
+// return its exit status. failed is the program's error for its own
+// non-zero return status, which its lines on stdout already tell; any
+// other error is said on stderr.
+func runCMExample[C any](name, usage string, args []string, stdout, stderr io.Writer,
+	parse func([]string) (C, error), run func(context.Context, C, io.Writer) error, failed error) int {
+	cfg, err := parse(args)
+	if errors.Is(err, flag.ErrHelp) {
+		fmt.Fprint(stdout, usage)
+		return exitOK
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "ibpeer %s: %v\nRun 'ibpeer %s -h' for usage.\n", name, err, name)
+		return exitUsage
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return cmExampleStatus(name, run(ctx, cfg, stdout), failed, stderr)
+}
+
+// cmExampleStatus is the exit status of a program that ended with err.
+func cmExampleStatus(name string, err, failed error, stderr io.Writer) int {
+	if err == nil {
+		return exitOK
+	}
+	if !errors.Is(err, failed) {
+		fmt.Fprintf(stderr, "ibpeer %s: %v\n", name, err)
+	}
+	return exitError
+}

@@ -120,13 +120,7 @@ func serveCMExit(ctx context.Context, cfg ucmatose.ServeConfig, stdout, stderr i
 			}
 		}, nil
 	}
-	if err := ucmatose.Serve(ctx, cfg, stdout); err != nil {
-		if !errors.Is(err, ucmatose.ErrFailed) {
-			fmt.Fprintf(stderr, "ibpeer serve: %v\n", err)
-		}
-		return exitError
-	}
-	return exitOK
+	return cmExampleStatus("serve", ucmatose.Serve(ctx, cfg, stdout), ucmatose.ErrFailed, stderr)
 }
 
 // hasCMFlag reports whether serve's arguments ask for the RDMA CM server.

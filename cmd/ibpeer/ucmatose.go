@@ -5,13 +5,8 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
-	"fmt"
 	"io"
-	"os"
-	"os/signal"
-	"syscall"
 
 	"github.com/ibwire/ibwire/internal/peer/ucmatose"
 )
@@ -55,29 +50,16 @@ func ucmatoseParse(args []string) (ucmatose.Config, error) {
 }
 
 func runUcmatose(args []string, stdout, stderr io.Writer) int {
-	cfg, err := ucmatoseParse(args)
-	if errors.Is(err, flag.ErrHelp) {
-		fmt.Fprint(stdout, ucmatoseUsage)
-		return exitOK
-	}
-	if err != nil {
-		fmt.Fprintf(stderr, "ibpeer ucmatose: %v\nRun 'ibpeer ucmatose -h' for usage.\n", err)
-		return exitUsage
-	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	return ucmatoseExit(ctx, cfg, stdout, stderr)
+	return runCMExample("ucmatose", ucmatoseUsage, args, stdout, stderr, ucmatoseParse,
+		func(ctx context.Context, cfg ucmatose.Config, out io.Writer) error {
+			cfg.Stderr = stderr
+			return ucmatose.Run(ctx, cfg, out)
+		}, ucmatose.ErrFailed)
 }
 
 // ucmatoseExit runs ucmatose and returns the exit status: ucmatose's
 // return status, 0 or 1.
 func ucmatoseExit(ctx context.Context, cfg ucmatose.Config, stdout, stderr io.Writer) int {
 	cfg.Stderr = stderr
-	if err := ucmatose.Run(ctx, cfg, stdout); err != nil {
-		if !errors.Is(err, ucmatose.ErrFailed) {
-			fmt.Fprintf(stderr, "ibpeer ucmatose: %v\n", err)
-		}
-		return exitError
-	}
-	return exitOK
+	return cmExampleStatus("ucmatose", ucmatose.Run(ctx, cfg, stdout), ucmatose.ErrFailed, stderr)
 }

@@ -7,11 +7,7 @@ import (
 	"context"
 	"errors"
 	"flag"
-	"fmt"
 	"io"
-	"os"
-	"os/signal"
-	"syscall"
 
 	"github.com/ibwire/ibwire/internal/peer/udaddy"
 )
@@ -55,23 +51,9 @@ func udaddyParse(args []string) (udaddy.Config, error) {
 }
 
 func runUdaddy(args []string, stdout, stderr io.Writer) int {
-	cfg, err := udaddyParse(args)
-	if errors.Is(err, flag.ErrHelp) {
-		fmt.Fprint(stdout, udaddyUsage)
-		return exitOK
-	}
-	if err != nil {
-		fmt.Fprintf(stderr, "ibpeer udaddy: %v\nRun 'ibpeer udaddy -h' for usage.\n", err)
-		return exitUsage
-	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	cfg.Stderr = stderr
-	if err := udaddy.Run(ctx, cfg, stdout); err != nil {
-		if !errors.Is(err, udaddy.ErrFailed) {
-			fmt.Fprintf(stderr, "ibpeer udaddy: %v\n", err)
-		}
-		return exitError
-	}
-	return exitOK
+	return runCMExample("udaddy", udaddyUsage, args, stdout, stderr, udaddyParse,
+		func(ctx context.Context, cfg udaddy.Config, out io.Writer) error {
+			cfg.Stderr = stderr
+			return udaddy.Run(ctx, cfg, out)
+		}, udaddy.ErrFailed)
 }
