@@ -16,9 +16,16 @@ import (
 	"github.com/ibwire/ibwire/decode"
 )
 
-// nvmeRun decodes and analyzes a capture and returns, for every frame, the
-// values of the named fields as tshark -T fields prints them.
+// nvmeRun is fieldValues with each field's first occurrence, and the
+// analyzer.
 func nvmeRun(t *testing.T, path string, opts decode.AnalyzerOptions, names []string) ([]map[string]string, *decode.Analyzer) {
+	return fieldValues(t, path, opts, names, false)
+}
+
+// fieldValues decodes and analyzes a capture and returns, for every frame,
+// the values of the named fields as tshark -T fields prints them: the first
+// occurrence, or all of them joined by commas (-E occurrence=a).
+func fieldValues(t *testing.T, path string, opts decode.AnalyzerOptions, names []string, all bool) ([]map[string]string, *decode.Analyzer) {
 	t.Helper()
 	r, err := capture.Open(path)
 	require.NoError(t, err)
@@ -36,9 +43,13 @@ func nvmeRun(t *testing.T, path string, opts decode.AnalyzerOptions, names []str
 		a.Analyze(p)
 		row := map[string]string{}
 		for _, f := range fs {
+			var vals []string
 			var v decode.Value
-			if f.Get(p, &v) {
-				row[f.Name] = f.String(&v)
+			for i := 0; f.GetOccurrence(p, i, &v) && (all || i == 0); i++ {
+				vals = append(vals, f.String(&v))
+			}
+			if len(vals) > 0 {
+				row[f.Name] = strings.Join(vals, ",")
 			}
 		}
 		rows = append(rows, row)

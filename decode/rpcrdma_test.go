@@ -71,39 +71,10 @@ func TestRPCRDMAMatchesTshark(t *testing.T) {
 	assert.Greater(t, tcp, 50)
 }
 
-// fieldsAll decodes and analyzes a capture and returns, for every frame,
-// the values of the named fields as tshark -T fields -E occurrence=a
-// prints them.
+// fieldsAll is fieldValues with every occurrence of a field, joined by
+// commas as tshark -T fields -E occurrence=a prints them.
 func fieldsAll(t *testing.T, path string, opts decode.AnalyzerOptions, names []string) []map[string]string {
-	t.Helper()
-	r, err := capture.Open(path)
-	require.NoError(t, err)
-	defer r.Close()
-	a := decode.NewAnalyzer(opts)
-	dec := decode.NewDecoder(decode.Options{})
-	var fs []*decode.Field
-	for _, n := range names {
-		fs = append(fs, decode.MustLookup(n))
-	}
-	rows := []map[string]string{nil}
-	var cp capture.Packet
-	for r.NextInto(&cp) == nil {
-		p := dec.Decode(cp)
-		a.Analyze(p)
-		row := map[string]string{}
-		for _, f := range fs {
-			var vals []string
-			var v decode.Value
-			for i := 0; f.GetOccurrence(p, i, &v); i++ {
-				vals = append(vals, f.String(&v))
-			}
-			if len(vals) > 0 {
-				row[f.Name] = strings.Join(vals, ",")
-			}
-		}
-		rows = append(rows, row)
-	}
-	a.Finish()
+	rows, _ := fieldValues(t, path, opts, names, true)
 	return rows
 }
 
