@@ -171,11 +171,16 @@ func (r *requester) send() {
 			// everything before it has. An RC QP goes to ERR; UC and
 			// UD go to SQE, where sends are flushed and receives go
 			// on (IBTA Vol 1 §10.3.1).
-			r.complete(w.status, w.vendor)
+			// The state changes before the completion shows: an
+			// application that polls the error and then asks the QP's
+			// state must see ERR or SQE, not RTS.
 			if r.qp.typ == RC {
+				r.qp.setState(StateErr)
+				r.complete(w.status, w.vendor)
 				r.qp.enterError()
 			} else {
 				r.qp.setState(StateSQE)
+				r.complete(w.status, w.vendor)
 				r.flushAll()
 			}
 			return
@@ -624,6 +629,7 @@ func (r *requester) onResponse(p *rxPacket) {
 // ACK AETH (verbs: "an unexpected transport layer opcode was returned by
 // the responder"; rxe's check_ack errors the WQE).
 func (r *requester) fail(st Status, why string) {
+	r.qp.setState(StateErr) // before the completion shows, as in send
 	r.complete(st, why)
 	r.qp.enterError()
 }
