@@ -1,5 +1,7 @@
 package decode
 
+import "math/bits"
+
 // The command dwords of Identify and Get Log Page as Wireshark 4.0 shows
 // them (NVMe 1.4 §5.14, §5.15): each dword with its bit fields beneath it,
 // with tshark's names, its typo among them (identify.dwrod11.nvmesetid).
@@ -17,10 +19,7 @@ func nvmeAdminDwordFields(N func(*Packet) *NVMePacket, identify, logPage func(*P
 		}))
 	}
 	bits := func(name, title string, base Base, has func(*Packet) bool, i int, mask uint32, parent string) *Field {
-		shift := 0
-		for mask>>shift&1 == 0 {
-			shift++
-		}
+		shift := bits.TrailingZeros32(mask)
 		f := withMask(uintField(name, title, FTUint32, base, func(p *Packet) (uint64, bool) {
 			if !has(p) {
 				return 0, false

@@ -1,5 +1,10 @@
 package decode
 
+import (
+	"encoding/binary"
+	"math/bits"
+)
+
 // The controller properties a Fabrics Property Get returns or a Property
 // Set writes (NVMe 1.4 §3.1: CAP at 0x0, VS at 0x8, CC at 0x14, CSTS at
 // 0x1c), shown as Wireshark 4.0 shows them under
@@ -33,52 +38,44 @@ func nvmePropertyFields(N func(*Packet) *NVMePacket, cqePropGet, propSet, cqePro
 			return nvmeProperty{offset: s.PropertyOffset(), size8: s.PropertyAttrib()&7 == 1}, s.PropertyValue(), true
 		case cqePropGet(p):
 			c := &N(p).Cmd
-			b := N(p).cqeBytes[:8]
-			v := uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16 | uint64(b[3])<<24 | uint64(b[4])<<32 | uint64(b[5])<<40 | uint64(b[6])<<48 | uint64(b[7])<<56
-			return nvmeProperty{offset: c.CDW11, size8: c.CDW10&7 == 1}, v, true
+			return nvmeProperty{offset: c.CDW11, size8: c.CDW10&7 == 1}, binary.LittleEndian.Uint64(N(p).cqeBytes[:8]), true
 		}
 		return nvmeProperty{}, 0, false
 	}
 	known := func(off uint32) bool {
 		return off == nvmePropCAP || off == nvmePropVS || off == nvmePropCC || off == nvmePropCSTS
 	}
-	// reg is a register's field; get sees the property's value.
+	// value is the register at offset, when the packet carries it.
+	value := func(p *Packet, offset uint32) (uint64, bool) {
+		pr, v, ok := prop(p)
+		return v, ok && pr.offset == offset
+	}
+	// reg is a register's field: the whole register (mask 0), heading its
+	// bits under the data item, or one of its bit fields, shifted down.
 	reg := func(offset uint32, name, title string, t FieldType, base Base, mask uint64) *Field {
-		shift := 0
-		for mask != 0 && mask>>shift&1 == 0 {
-			shift++
-		}
 		f := uintField(name, title, t, base, func(p *Packet) (uint64, bool) {
-			pr, v, ok := prop(p)
-			if !ok || pr.offset != offset {
+			v, ok := value(p, offset)
+			switch {
+			case !ok:
 				return 0, false
+			case mask != 0:
+				return v & mask >> bits.TrailingZeros64(mask), true
+			case t == FTUint32:
+				return uint64(uint32(v)), true
 			}
-			if mask == 0 {
-				if t == FTUint32 {
-					v = uint64(uint32(v))
-				}
-				return v, true
-			}
-			return v & mask >> shift, true
+			return v, true
 		})
 		if mask != 0 {
-			withMask(f, mask)
-		} else {
-			// The register heads its bits, under the data item.
-			opens(f)
-			f.parent = "nvme.fabrics.prop_get_set.data"
+			return withMask(f, mask)
 		}
-		return f
+		f.parent = "nvme.fabrics.prop_get_set.data"
+		return opens(f)
 	}
 	flag := func(offset uint32, name, title string, mask uint64) *Field {
-		f := boolField(name, title, func(p *Packet) (bool, bool) {
-			pr, v, ok := prop(p)
-			if !ok || pr.offset != offset {
-				return false, false
-			}
-			return v&mask != 0, true
-		})
-		return withMask(f, mask)
+		return withMask(boolField(name, title, func(p *Packet) (bool, bool) {
+			v, ok := value(p, offset)
+			return v&mask != 0, ok
+		}), mask)
 	}
 	const (
 		cc, csts, ccap, vs = "nvme.fabrics.prop_get_set.cc", "nvme.fabrics.prop_get_set.csts", "nvme.fabrics.prop_get.ccap", "nvme.fabrics.prop_get.vs"
