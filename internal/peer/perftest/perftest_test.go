@@ -62,24 +62,7 @@ func TestRun(t *testing.T) {
 			if tc.rdmacm {
 				cfg.Port = 18515 // an RDMA CM port: no kernel's choice
 			}
-			ready := make(chan netip.AddrPort, 1)
-			scfg := cfg
-			scfg.Ready = func(a netip.AddrPort) { ready <- a }
-			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-			defer cancel()
-			var sout, cout peertest.Buffer
-			done := make(chan error, 1)
-			go func() { done <- Run(ctx, scfg, &sout) }()
-			var at netip.AddrPort
-			select {
-			case at = <-ready:
-			case err := <-done:
-				t.Fatalf("server: %v", err)
-			}
-			ccfg := cfg
-			ccfg.Addr, ccfg.Port, ccfg.Server = netip.MustParseAddr("127.0.0.1"), int(at.Port()), at
-			require.NoError(t, Run(ctx, ccfg, &cout), cout.String())
-			require.NoError(t, <-done, sout.String())
+			sout, cout := runPair(t, cfg)
 			crow, srow := row.FindString(cout.String()), row.FindString(sout.String())
 			require.NotEmpty(t, crow, cout.String())
 			require.NotEmpty(t, srow, sout.String())
@@ -106,6 +89,31 @@ func TestRun(t *testing.T) {
 			}
 		})
 	}
+}
+
+// runPair runs cfg as a server on 127.0.0.2 and as its client on
+// 127.0.0.1, and returns what each printed; both must succeed.
+func runPair(t *testing.T, cfg Config) (sout, cout *peertest.Buffer) {
+	t.Helper()
+	sout, cout = &peertest.Buffer{}, &peertest.Buffer{}
+	ready := make(chan netip.AddrPort, 1)
+	scfg := cfg
+	scfg.Ready = func(a netip.AddrPort) { ready <- a }
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- Run(ctx, scfg, sout) }()
+	var at netip.AddrPort
+	select {
+	case at = <-ready:
+	case err := <-done:
+		t.Fatalf("server: %v", err)
+	}
+	ccfg := cfg
+	ccfg.Addr, ccfg.Port, ccfg.Server = netip.MustParseAddr("127.0.0.1"), int(at.Port()), at
+	require.NoError(t, Run(ctx, ccfg, cout), cout.String())
+	require.NoError(t, <-done, sout.String())
+	return sout, cout
 }
 
 // fakeDest is a QP message of a peer played by the test: any QPN, the GID
@@ -231,24 +239,7 @@ func TestRunLatency(t *testing.T) {
 		t.Run(tc.verb+"-"+strconv.Itoa(tc.size), func(t *testing.T) {
 			cfg := Config{Verb: tc.verb, Addr: netip.MustParseAddr("127.0.0.2"), Size: tc.size, Iters: 40, MTU: 1024, Depth: 128,
 				OutReads: setup.PerftestOutReads, CAS: tc.cas, Stall: 10 * time.Second}
-			ready := make(chan netip.AddrPort, 1)
-			scfg := cfg
-			scfg.Ready = func(a netip.AddrPort) { ready <- a }
-			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-			defer cancel()
-			var sout, cout peertest.Buffer
-			done := make(chan error, 1)
-			go func() { done <- Run(ctx, scfg, &sout) }()
-			var at netip.AddrPort
-			select {
-			case at = <-ready:
-			case err := <-done:
-				t.Fatalf("server: %v", err)
-			}
-			ccfg := cfg
-			ccfg.Addr, ccfg.Port, ccfg.Server = netip.MustParseAddr("127.0.0.1"), int(at.Port()), at
-			require.NoError(t, Run(ctx, ccfg, &cout), cout.String())
-			require.NoError(t, <-done, sout.String())
+			sout, cout := runPair(t, cfg)
 			crow := row.FindString(cout.String())
 			require.NotEmpty(t, crow, cout.String())
 			assert.Regexp(t, `^ `+strconv.Itoa(tc.size)+` +40 `, crow)
