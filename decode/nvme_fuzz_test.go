@@ -1,10 +1,12 @@
 package decode_test
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/ibwire/ibwire/capture"
 	"github.com/ibwire/ibwire/decode"
 	"github.com/ibwire/ibwire/layers"
 )
@@ -29,29 +31,7 @@ func FuzzNVMeAnalyze(f *testing.F) {
 		}
 	}
 	f.Fuzz(func(t *testing.T, frame []byte, linkType uint32) {
-		a := decode.NewAnalyzer(decode.AnalyzerOptions{MaxLive: 8})
-		dec := decode.NewDecoder(decode.Options{})
-		n := 0
-		var v decode.Value
-		feed := func(data []byte, lt uint32) {
-			n++
-			p := dec.Decode(decode.Input{Number: n, Time: time.Unix(0, int64(n)*1000), Length: len(data), LinkType: layers.LinkType(lt), Data: data})
-			a.Analyze(p)
-			for _, fd := range nvmeFields {
-				fd.Get(p, &v)
-				_ = fd.AppendValue(nil, &v)
-			}
-			if nv := p.Analysis.NVMe; nv != nil {
-				_ = nv.Clone()
-			}
-		}
-		for i, p := range context[:200] {
-			if i == 100 || i == 170 {
-				feed(frame, linkType)
-			}
-			feed(p.Data, uint32(p.LinkType))
-		}
-		a.Finish()
+		a := analyzeWithFuzzed(context[:200], []int{100, 170}, frame, linkType, nvmeFields)
 		for _, r := range a.NVMeSRT().Rows() {
 			_ = r.Quantile(0.99)
 		}
@@ -77,32 +57,44 @@ func FuzzRPCRDMAAnalyze(f *testing.F) {
 		}
 	}
 	f.Fuzz(func(t *testing.T, frame []byte, linkType uint32) {
-		a := decode.NewAnalyzer(decode.AnalyzerOptions{MaxLive: 8})
-		dec := decode.NewDecoder(decode.Options{})
-		n := 0
-		var v decode.Value
-		feed := func(data []byte, lt uint32) {
-			n++
-			p := dec.Decode(decode.Input{Number: n, Time: time.Unix(0, int64(n)*1000), Length: len(data), LinkType: layers.LinkType(lt), Data: data})
-			a.Analyze(p)
-			for _, fd := range fields {
-				for i := 0; i < 300 && fd.GetOccurrence(p, i, &v); i++ {
-					_ = fd.AppendValue(nil, &v)
-				}
-			}
-			if r := p.Analysis.RPCRDMA; r != nil {
-				_ = r.Clone()
-			}
-		}
-		for i, p := range context {
-			if i == 40 || i == 70 {
-				feed(frame, linkType)
-			}
-			feed(p.Data, uint32(p.LinkType))
-		}
-		a.Finish()
+		a := analyzeWithFuzzed(context, []int{40, 70}, frame, linkType, fields)
 		for _, r := range a.RPCSRT().Rows() {
 			_ = r.Quantile(0.99)
 		}
 	})
+}
+
+// analyzeWithFuzzed decodes and analyzes the context frames with the
+// fuzzed frame put before each index of at, reads every occurrence of
+// fields on every packet and copies its ULP records, and returns the
+// finished analyzer: the upper-layer fuzz targets' run.
+func analyzeWithFuzzed(context []capture.Packet, at []int, frame []byte, linkType uint32, fields []*decode.Field) *decode.Analyzer {
+	a := decode.NewAnalyzer(decode.AnalyzerOptions{MaxLive: 8})
+	dec := decode.NewDecoder(decode.Options{})
+	n := 0
+	var v decode.Value
+	feed := func(data []byte, lt uint32) {
+		n++
+		p := dec.Decode(decode.Input{Number: n, Time: time.Unix(0, int64(n)*1000), Length: len(data), LinkType: layers.LinkType(lt), Data: data})
+		a.Analyze(p)
+		for _, fd := range fields {
+			for i := 0; i < 300 && fd.GetOccurrence(p, i, &v); i++ {
+				_ = fd.AppendValue(nil, &v)
+			}
+		}
+		if nv := p.Analysis.NVMe; nv != nil {
+			_ = nv.Clone()
+		}
+		if r := p.Analysis.RPCRDMA; r != nil {
+			_ = r.Clone()
+		}
+	}
+	for i, p := range context {
+		if slices.Contains(at, i) {
+			feed(frame, linkType)
+		}
+		feed(p.Data, uint32(p.LinkType))
+	}
+	a.Finish()
+	return a
 }
