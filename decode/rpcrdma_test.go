@@ -263,30 +263,7 @@ func TestRPCRDMAMalformed(t *testing.T) {
 
 // Reading the RPC-over-RDMA fields of a packet allocates nothing.
 func TestRPCRDMAFieldsDoNotAllocate(t *testing.T) {
-	r, err := capture.Open("../pcaps/rxe/nfs_rdma_v3_mount.pcap")
-	require.NoError(t, err)
-	defer r.Close()
-	a := decode.NewAnalyzer(decode.AnalyzerOptions{})
-	dec := decode.NewDecoder(decode.Options{})
-	var fs []*decode.Field
-	for _, f := range decode.Fields() {
-		if strings.HasPrefix(f.Name, "rpc") || strings.HasPrefix(f.Name, "nfs") || strings.HasPrefix(f.Name, "ibwire.rpc") {
-			fs = append(fs, f)
-		}
-	}
-	require.Greater(t, len(fs), 40)
-	var cp capture.Packet
-	var v decode.Value
-	for r.NextInto(&cp) == nil {
-		p := dec.Decode(cp)
-		a.Analyze(p)
-		assert.Zero(t, testing.AllocsPerRun(5, func() {
-			for _, f := range fs {
-				for i := 0; f.GetOccurrence(p, i, &v) && i < 8; i++ {
-				}
-			}
-		}), "frame %d", p.Number)
-	}
+	assertFieldsAllocateNothing(t, "../pcaps/rxe/nfs_rdma_v3_mount.pcap", 40, "rpc", "nfs", "ibwire.rpc")
 }
 
 // withPayload returns RoCEv2 frame data (Ethernet, IPv4 without options,
