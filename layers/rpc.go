@@ -33,15 +33,7 @@ const (
 	RPCReply RPCMsgType = 1
 )
 
-func (t RPCMsgType) String() string {
-	switch t {
-	case RPCCall:
-		return "Call"
-	case RPCReply:
-		return "Reply"
-	}
-	return "Unknown(" + strconv.FormatUint(uint64(t), 10) + ")"
-}
+func (t RPCMsgType) String() string { return enumName([]string{"Call", "Reply"}, uint(t), "Unknown") }
 
 // RPCReplyStat is a reply's reply_stat.
 type RPCReplyStat uint32
@@ -53,13 +45,7 @@ const (
 )
 
 func (s RPCReplyStat) String() string {
-	switch s {
-	case RPCAccepted:
-		return "accepted"
-	case RPCDenied:
-		return "denied"
-	}
-	return "Unknown(" + strconv.FormatUint(uint64(s), 10) + ")"
+	return enumName([]string{"accepted", "denied"}, uint(s), "Unknown")
 }
 
 // RPCAcceptStat is an accepted reply's accept_stat.
@@ -80,12 +66,7 @@ var rpcAcceptStatNames = [...]string{"RPC executed successfully", "remote hasn't
 	"remote can't support version #", "program can't support procedure", "procedure can't decode params",
 	"system error"}
 
-func (s RPCAcceptStat) String() string {
-	if int(s) < len(rpcAcceptStatNames) {
-		return rpcAcceptStatNames[s]
-	}
-	return "Unknown(" + strconv.FormatUint(uint64(s), 10) + ")"
-}
+func (s RPCAcceptStat) String() string { return enumName(rpcAcceptStatNames[:], uint(s), "Unknown") }
 
 // RPCRejectStat is a denied reply's reject_stat.
 type RPCRejectStat uint32
@@ -97,13 +78,7 @@ const (
 )
 
 func (s RPCRejectStat) String() string {
-	switch s {
-	case RPCMismatch:
-		return "RPC_MISMATCH"
-	case RPCAuthError:
-		return "AUTH_ERROR"
-	}
-	return "Unknown(" + strconv.FormatUint(uint64(s), 10) + ")"
+	return enumName([]string{"RPC_MISMATCH", "AUTH_ERROR"}, uint(s), "Unknown")
 }
 
 // RPCAuthFlavor is an opaque_auth's flavor.
@@ -119,19 +94,8 @@ const (
 )
 
 func (f RPCAuthFlavor) String() string {
-	switch f {
-	case RPCAuthNull:
-		return "AUTH_NULL"
-	case RPCAuthUnix:
-		return "AUTH_UNIX"
-	case RPCAuthShort:
-		return "AUTH_SHORT"
-	case RPCAuthDES:
-		return "AUTH_DES"
-	case RPCAuthGSS:
-		return "RPCSEC_GSS"
-	}
-	return "Unknown(" + strconv.FormatUint(uint64(f), 10) + ")"
+	return enumName([]string{RPCAuthNull: "AUTH_NULL", RPCAuthUnix: "AUTH_UNIX", RPCAuthShort: "AUTH_SHORT", RPCAuthDES: "AUTH_DES",
+		RPCAuthGSS: "RPCSEC_GSS"}, uint(f), "Unknown")
 }
 
 // rpcMaxAuth is the largest opaque_auth body RFC 5531 allows.
@@ -329,7 +293,7 @@ func (s NFS3Status) String() string {
 	if n, ok := s.Name(); ok {
 		return n
 	}
-	return "Unknown(" + strconv.FormatUint(uint64(s), 10) + ")"
+	return enumName(nil, uint(s), "Unknown")
 }
 
 // NFS4Op is an NFSv4.x COMPOUND operation (RFC 8881 §16.2.1, RFC 7862).
@@ -369,7 +333,7 @@ func (o NFS4Op) String() string {
 	if n, ok := o.Name(); ok {
 		return n
 	}
-	return "Unknown(" + strconv.FormatUint(uint64(o), 10) + ")"
+	return enumName(nil, uint(o), "Unknown")
 }
 
 // NFS4MaxOps bounds the operations NFS4Compound lists.

@@ -61,12 +61,7 @@ var rpcrdmaProcNames = [...]string{"RDMA_MSG", "RDMA_NOMSG", "RDMA_MSGP", "RDMA_
 // Known reports a procedure RFC 8166 or RFC 5666 defines.
 func (p RPCRDMAProc) Known() bool { return int(p) < len(rpcrdmaProcNames) }
 
-func (p RPCRDMAProc) String() string {
-	if p.Known() {
-		return rpcrdmaProcNames[p]
-	}
-	return "Unknown(" + strconv.FormatUint(uint64(p), 10) + ")"
-}
+func (p RPCRDMAProc) String() string { return enumName(rpcrdmaProcNames[:], uint(p), "Unknown") }
 
 // Short is the procedure as the default line says it: "MSG", "NOMSG",
 // "ERROR".
@@ -87,13 +82,7 @@ const (
 )
 
 func (e RPCRDMAErrCode) String() string {
-	switch e {
-	case RPCRDMAErrVers:
-		return "ERR_VERS"
-	case RPCRDMAErrChunk:
-		return "ERR_CHUNK"
-	}
-	return "Unknown(" + strconv.FormatUint(uint64(e), 10) + ")"
+	return enumName([]string{RPCRDMAErrVers: "ERR_VERS", RPCRDMAErrChunk: "ERR_CHUNK"}, uint(e), "Unknown")
 }
 
 // RPCRDMASegment is one RDMA segment of a chunk: the requester's memory
