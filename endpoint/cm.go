@@ -391,22 +391,17 @@ func (cm *CM) pollRecv() {
 			slot := int(wc.ID)
 			if wc.Status == StatusSuccess && int(wc.ByteLen) >= cmRecvSlot {
 				b := cm.rbuf[slot*cmRecvSlot : (slot+1)*cmRecvSlot]
-				cm.handle(grhSource(b[:layers.GRHLength]), b[layers.GRHLength:])
+				// The responder writes the GRH (fillGRH): it always names
+				// the sender.
+				if src, ok := GRHSource(b[:layers.GRHLength]); ok {
+					cm.handle(src, b[layers.GRHLength:])
+				}
 			}
 			if wc.Status != StatusWRFlushErr {
 				_ = cm.postRecv(slot)
 			}
 		}
 	}
-}
-
-// grhSource reads the sender's address from the GRH a UD receive starts
-// with: an IPv4 header in the last 20 bytes, or the IPv6 header.
-func grhSource(g []byte) netip.Addr {
-	if g[0]>>4 == 6 {
-		return netip.AddrFrom16([16]byte(g[8:24])).Unmap()
-	}
-	return netip.AddrFrom4([4]byte(g[32:36]))
 }
 
 // HandleMAD processes one received MAD from src as if QP1 had delivered
