@@ -241,7 +241,7 @@ func (d *Decoder) Decode(in Input) *Packet {
 	pkt.Input = in
 	pkt.Headers, pkt.Err = nil, nil
 	pkt.ICRC, pkt.VCRC, pkt.ICRCComputed, pkt.VCRCComputed = 0, 0, 0, 0
-	pkt.Encapsulation = 0
+	pkt.Encapsulation, pkt.Correlation = 0, nil
 	pkt.Analysis = PacketAnalysis{}
 	pkt.has, pkt.perf = 0, nil
 	// Nanosecond integers: time.Time.Sub costs more than the rest of the

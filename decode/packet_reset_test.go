@@ -3,8 +3,10 @@ package decode
 import (
 	"errors"
 	"io"
+	"reflect"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/ibwire/ibwire/capture"
@@ -45,6 +47,10 @@ func TestDecodeLeavesNothingBehind(t *testing.T) {
 		got := comparable(*reused.Decode(f))
 		want := comparable(*NewDecoder(Options{}).Decode(f))
 		require.Equal(t, want, got, "frame %d of %d", i, len(frames))
-		a.Analyze(&reused.pkt) // analysis for the next Decode to clear
+		a.Analyze(&reused.pkt)                  // analysis for the next Decode to clear
+		reused.pkt.Correlation = &Correlation{} // and what a correlation set
 	}
+	// Decode resets the fields it knows of: a field added to Packet must
+	// be reset there too, and counted here.
+	assert.Equal(t, 14, reflect.TypeOf(Packet{}).NumField(), "a Packet field Decode does not reset?")
 }
