@@ -156,27 +156,21 @@ func (n *node) postSends(dest endpoint.UDDest, count, size int, signaled bool) e
 	return nil
 }
 
-// poll waits for count completions on cq, handing each to seen (when set):
-// udaddy's poll_cqs, which does not look at their status.
-func poll(ctx context.Context, cq *endpoint.CQ, count int, seen func(endpoint.WC) error) error {
+// poll waits until count completions on cq are counted: udaddy's
+// poll_cqs. counts, when set, sees each and says whether it counts (the
+// server does not count a datagram that is not udaddy's); without it every
+// completion counts, whatever its status, as poll_cqs does.
+func poll(ctx context.Context, cq *endpoint.CQ, count int, counts func(endpoint.WC) bool) error {
 	var wcs [8]endpoint.WC
 	for done := 0; done < count; {
-		k := cq.Poll(wcs[:])
+		k, err := cq.Wait(ctx, wcs[:])
+		if err != nil {
+			return err
+		}
 		for _, wc := range wcs[:k] {
-			if seen != nil {
-				if err := seen(wc); err != nil {
-					return err
-				}
+			if counts == nil || counts(wc) {
+				done++
 			}
-		}
-		done += k
-		if k > 0 {
-			continue
-		}
-		select {
-		case <-cq.Notify():
-		case <-ctx.Done():
-			return ctx.Err()
 		}
 	}
 	return nil
@@ -307,17 +301,13 @@ func server(ctx context.Context, cfg Config, dev *endpoint.Device, cm *endpoint.
 	}
 	var order []*sender
 	senders := map[key]*sender{}
-	err = poll(ctx, n.rcq, total, func(wc endpoint.WC) error {
+	err = poll(ctx, n.rcq, total, func(wc endpoint.WC) bool {
 		slot := int(wc.ID)
 		defer func() { _ = n.repost(slot) }()
-		if wc.Status != endpoint.StatusSuccess {
-			return nil
-		}
 		src, ok := endpoint.GRHSource(n.mr.Bytes()[slot*n.slot:])
-		if !ok || !wc.WithImm {
-			// udaddy would answer garbage; a datagram that is not
-			// udaddy's is not counted.
-			return nil
+		if wc.Status != endpoint.StatusSuccess || !ok || !wc.WithImm {
+			// not a udaddy datagram: nothing to answer, not counted
+			return false
 		}
 		k := key{src, wc.Imm}
 		s := senders[k]
@@ -326,8 +316,11 @@ func server(ctx context.Context, cfg Config, dev *endpoint.Device, cm *endpoint.
 			senders[k] = s
 			order = append(order, s)
 		}
+		if s.received == cfg.Count {
+			return false // a connection's share is Count: more takes no other's
+		}
 		s.received++
-		return nil
+		return true
 	})
 	if err != nil {
 		return 1
