@@ -259,7 +259,11 @@ func (r *responder) onRequest(p *rxPacket) {
 // fail answers an invalid request: RC sends the NAK (with the request's
 // PSN) and the QP goes to ERR, the receive WR in progress completing with
 // st; UC drops the packet and the message.
-func (r *responder) fail(p *rxPacket, code layers.NAKCode, st Status) {
+func (r *responder) fail(p *rxPacket, code layers.NAKCode, st Status) { r.failWhy(p, code, st, "") }
+
+// failWhy is fail with why as the receive completion's vendor text (the
+// NAK code's name when empty).
+func (r *responder) failWhy(p *rxPacket, code layers.NAKCode, st Status, why string) {
 	qp := r.qp
 	if qp.typ != RC {
 		r.ucDrop = true
@@ -270,8 +274,14 @@ func (r *responder) fail(p *rxPacket, code layers.NAKCode, st Status) {
 	}
 	r.flushAck()
 	r.sendAck(p.bth.PSN, layers.MakeNakSyndrome(code))
+	// ERR before the completion shows, as the requester does.
+	qp.setState(StateErr)
 	if r.haveWQE {
-		qp.recvCQ.push(WC{ID: r.wqe.id, Status: st, Op: WCRecv, QPN: qp.qpn, Vendor: code.String()})
+		vendor := why
+		if vendor == "" {
+			vendor = code.String()
+		}
+		qp.recvCQ.push(WC{ID: r.wqe.id, Status: st, Op: WCRecv, QPN: qp.qpn, Vendor: vendor})
 		r.haveWQE = false
 	}
 	qp.enterError()
@@ -328,11 +338,7 @@ func (r *responder) execSend(p *rxPacket, payload []byte) {
 // failLength: RC NAKs invalid request and the receive WR completes with
 // LOC_LEN_ERR; UC drops.
 func (r *responder) failLength(p *rxPacket, why string) {
-	if r.qp.typ == RC && r.haveWQE {
-		r.qp.recvCQ.push(WC{ID: r.wqe.id, Status: StatusLocLenErr, Op: WCRecv, QPN: r.qp.qpn, Vendor: why})
-		r.haveWQE = false
-	}
-	r.fail(p, layers.NAKInvalidRequest, StatusLocLenErr)
+	r.failWhy(p, layers.NAKInvalidRequest, StatusLocLenErr, why)
 }
 
 func (r *responder) execWrite(p *rxPacket, payload []byte) {
