@@ -30,7 +30,7 @@ type cmExample struct {
 // portSpace the default of -P.
 func cmExampleFlags(name string, port int, portSpace string) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(ioDiscard{})
+	fs.SetOutput(io.Discard)
 	fs.Usage = func() {}
 	fs.String("s", "", "server address")
 	fs.String("b", "", "bind address")
@@ -106,12 +106,6 @@ func parseCMExample(fs *flag.FlagSet, args []string, portSpace string, maxSize i
 	}
 	return c, nil
 }
-
-// ioDiscard keeps the flag package's own error output out of the way: the
-// callers print the error their way.
-type ioDiscard struct{}
-
-func (ioDiscard) Write(p []byte) (int, error) { return len(p), nil }
 
 // runCMExample is the body of ibpeer ucmatose and ibpeer udaddy: parse
 // args (-h prints usage), run the program until SIGINT or SIGTERM, and

@@ -362,7 +362,7 @@ func (j *job) run(ctx context.Context, stdout io.Writer) (err error) {
 	if j.isServer() && !j.RDMACM {
 		endCheck = func(setup.PerftestDest) error {
 			if dev.Counters().RcvdPkts == rcvd {
-				return fmt.Errorf("%w: the client announced the end of its traffic before sending any: it runs a bidirectional test (perftest -b), which ibpeer perftest does not run", ErrRefused)
+				return fmt.Errorf("%w: the client announced the end of its traffic before sending any: it runs a bidirectional test (perftest -b): run this side with -b too", ErrRefused)
 			}
 			return nil
 		}
@@ -435,10 +435,10 @@ func (j *job) runBidirectional(ctx context.Context, stdout io.Writer, p *setup.P
 	return j.done(ctx, p, nil)
 }
 
-// ErrRefused is the class of a test the peer asked for that ibpeer
-// perftest does not run: several QPs (-q N), bidirectional (-b). It is
-// found in the set-up exchange, before any traffic, and the peer learns
-// it as the set-up connection closing.
+// ErrRefused is the class of a test the peer runs that this side does not
+// run with it: another number of QPs than -q, a bidirectional test (-b)
+// against a one-way one. It is found in the set-up exchange, before any
+// traffic, and the peer learns it as the set-up connection closing.
 var ErrRefused = errors.New("refused")
 
 // qpGuard finds a peer running another number of QPs than this side
@@ -459,6 +459,10 @@ func (g *qpGuard) check(remote setup.PerftestDest) error {
 			return fmt.Errorf("%w: the peer runs %d QP%s (perftest -q %d), this side %d (-q %d)", ErrRefused, len(g.qpns), plural(len(g.qpns)), len(g.qpns), g.want, g.want)
 		}
 		return nil
+	}
+	if len(g.qpns) == MaxQPs {
+		// a peer that keeps naming new QPs would keep the set-up going
+		return fmt.Errorf("%w: the peer names more than %d QPs", ErrRefused, MaxQPs)
 	}
 	g.qpns = append(g.qpns, remote.QPN)
 	return nil
