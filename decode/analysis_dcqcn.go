@@ -235,12 +235,16 @@ func (a *Analyzer) ccFlowOf(d *direction, cur *Packet) *ccFlow {
 	if d.cc != nil {
 		return d.cc
 	}
+	if len(a.cc.flows) >= a.opts.MaxDone {
+		// Beyond the bound the analysis follows no new direction: every
+		// followed one is in flows, which ccWiden rescales and ccFinish
+		// reports.
+		return nil
+	}
 	f := &ccFlow{dir: d}
 	f.row = DCQCNRow{Flow: d.flow, Conv: d.conv.id, Dir: d.side + 1, Priority: -1, DSCP: -1, Since: a.cc.since, Interval: a.cc.width}
 	d.cc = f
-	if len(a.cc.flows) < a.opts.MaxDone {
-		a.cc.flows = append(a.cc.flows, f)
-	}
+	a.cc.flows = append(a.cc.flows, f)
 	st := &d.st
 	start, end := st.First, max(st.Last, st.First+1)
 	bytes, pkts := st.Bytes, st.Packets
@@ -317,6 +321,9 @@ func (a *Analyzer) ccWiden() {
 // ccPacket follows a packet of d (not a CNP) while the analysis runs.
 func (a *Analyzer) ccPacket(d *direction, p *Packet) {
 	f := a.ccFlowOf(d, p)
+	if f == nil {
+		return
+	}
 	now, frame := a.now, a.frame
 	r := &f.row
 	r.Conv, r.Dir = d.conv.id, d.side+1
@@ -384,6 +391,9 @@ func (a *Analyzer) ccMarkReaction(rx DCQCNReaction) {
 func (a *Analyzer) ccCNP(d *direction) {
 	a.ccActivate()
 	f := a.ccFlowOf(d, nil)
+	if f == nil {
+		return
+	}
 	f.marked = true
 	r := &f.row
 	now := a.now

@@ -174,3 +174,14 @@ func TestDCQCNSeriesBoundedByTimeJumps(t *testing.T) {
 		})
 	}
 }
+
+// TestDCQCNBoundedFlows: with room for one flow, the analysis follows the
+// first direction marked and no other (a flow followed but not listed once
+// went unrescaled and indexed its series out of range).
+func TestDCQCNBoundedFlows(t *testing.T) {
+	for _, path := range []string{"../pcaps/dcqcn_paper.pcap", "../pcaps/dcqcn_fast_timer.pcap", "../pcaps/dcqcn_byte_counter.pcap"} {
+		res := analyze(t, path, decode.AnalyzerOptions{MaxDone: 1})
+		require.NotPanics(t, func() { res.a.Finish() }, path)
+		assert.LessOrEqual(t, len(res.a.DCQCN()), 1, path)
+	}
+}
