@@ -464,6 +464,17 @@ func (a *Analyzer) rpcMessage(r *rpcConn, p *Packet, b *layers.BTH, pk *RPCRDMAP
 			pk.HasRPC, pk.ChunkFrame = true, c.replyFrame
 			pk.Fragments, pk.FragmentBytes = c.replyFrames, c.replyBytes
 		}
+	case layers.RPCRDMAError:
+		// The server's RDMA_ERROR answers the call of its XID: the call
+		// failed, and is done (RFC 8166 §4.2.4).
+		if c := r.calls[h.XID]; c != nil {
+			pk.Call, pk.HasCall = c.info, true
+			pk.Latency = a.now - c.at
+			a.rpc.srt.add(&c.info, pk.Latency, false)
+			a.finding(Finding{Kind: FindRPCError, Frame: a.frame, Ref: c.info.Frame, Conv: r.conv})
+			a.rpcDone(r, c)
+		}
+		return
 	default:
 		return
 	}
@@ -540,7 +551,7 @@ func (r *rpcConn) rpcFind(rkey uint32, va uint64) (*rpcCall, int) {
 		return nil, 0
 	}
 	for i, s := range c.segs {
-		if s.seg.Handle == rkey && va >= s.seg.Offset && va-s.seg.Offset <= uint64(s.seg.Length) {
+		if s.seg.Handle == rkey && va >= s.seg.Offset && (va-s.seg.Offset < uint64(s.seg.Length) || s.seg.Length == 0 && va == s.seg.Offset) {
 			return c, i
 		}
 	}

@@ -398,3 +398,41 @@ func TestRPCRDMAUnansweredAndErrors(t *testing.T) {
 	}
 	assert.Equal(t, 1, fsinfo)
 }
+
+// An RDMA_ERROR (RFC 8166 §4.2.4) in place of the FSINFO reply (frame 34,
+// same XID): the call it answers fails, once, and is not left unanswered.
+func TestRPCRDMAErrorAnswersItsCall(t *testing.T) {
+	r, err := capture.Open("../pcaps/rxe/nfs_rdma_v3_mount.pcap")
+	require.NoError(t, err)
+	defer r.Close()
+	var errs, unanswered []decode.Finding
+	a := decode.NewAnalyzer(decode.AnalyzerOptions{OnFinding: func(f decode.Finding) {
+		switch f.Kind {
+		case decode.FindRPCError:
+			errs = append(errs, f)
+		case decode.FindRPCNoReply:
+			unanswered = append(unanswered, f)
+		}
+	}})
+	dec := decode.NewDecoder(decode.Options{SkipCRC: true})
+	var cp capture.Packet
+	for r.NextInto(&cp) == nil {
+		if cp.Number == 34 {
+			// xid, vers 1, credits, RDMA_ERROR, ERR_VERS with versions 1..1
+			cp.Data = withPayload(cp.Data, 54, mustHexBytes(t, "2dc3b52a"+"00000001"+"00000040"+"00000004"+"00000001"+"00000001"+"00000001"))
+		}
+		p := dec.Decode(cp)
+		a.Analyze(p)
+		if cp.Number == 34 {
+			require.NotNil(t, p.Analysis.RPCRDMA)
+			assert.NoError(t, p.Analysis.RPCRDMA.Err)
+		}
+	}
+	a.Finish()
+	require.Len(t, errs, 1)
+	assert.Equal(t, uint32(34), errs[0].Frame)
+	assert.Equal(t, uint32(32), errs[0].Ref)
+	for _, f := range unanswered {
+		assert.NotEqual(t, uint32(32), f.Frame, "the call the RDMA_ERROR answered")
+	}
+}
