@@ -492,7 +492,7 @@ func (a *Analyzer) nvmeCapsule(n *nvmeConn, p *Packet, b *layers.BTH, info *laye
 		capsule = pl
 	case layers.PosFirst:
 		as.active, as.frame, as.next = true, a.frame, b.PSN.Add(1)
-		as.buf = append(as.buf[:0], pl...)
+		as.buf = appendCapsule(as.buf[:0], pl)
 		pk.Kind = NVMeData
 		if len(pl) >= layers.NVMeSQELength && !n.hasQID && pl[0] == byte(layers.NVMeOpFabrics) && pl[4] == byte(layers.NVMeFabricsConnect) {
 			// A Connect with its data in the capsule: its queue is known
@@ -509,7 +509,7 @@ func (a *Analyzer) nvmeCapsule(n *nvmeConn, p *Packet, b *layers.BTH, info *laye
 			as.active = false // a packet of it was not captured
 			return
 		}
-		as.buf = append(as.buf, pl...)
+		as.buf = appendCapsule(as.buf, pl)
 		as.next = as.next.Add(1)
 		if info.Position == layers.PosMiddle {
 			return
@@ -526,6 +526,16 @@ func (a *Analyzer) nvmeCapsule(n *nvmeConn, p *Packet, b *layers.BTH, info *laye
 	_ = pk.SQE.DecodeFromBytes(capsule)
 	copy(pk.sqeBytes[:], capsule)
 	a.nvmeStart(n, &pk.SQE, a.frame, a.now, pk)
+}
+
+// nvmeCapsuleKept is how much of a capsule sent in several packets the
+// analysis keeps: the SQE and a Connect's data, all it reads of one; the
+// rest of the in-capsule data (a Write's) is counted from the SGL, so a
+// long message costs no more memory than a short one.
+const nvmeCapsuleKept = layers.NVMeSQELength + layers.NVMeConnectDataLength
+
+func appendCapsule(buf, pl []byte) []byte {
+	return append(buf, pl[:min(len(pl), max(nvmeCapsuleKept-len(buf), 0))]...)
 }
 
 // nvmeStart records command s, sent at frame/at.
