@@ -240,7 +240,17 @@ func (h *RPCRDMAHeader) DecodeFromBytes(data []byte) error {
 	}
 	n := 0
 	readNames, writeNames, replyNames := rpcrdmaSegmentFields["read list"], rpcrdmaSegmentFields["write list"], rpcrdmaSegmentFields["reply chunk"]
-	for r.u32("read list") == 1 {
+	// more reads a list's "another item follows" boolean: 1 or 0, anything
+	// else is no XDR boolean and the header malformed.
+	var bad error
+	more := func(field string) bool {
+		v := r.u32(field)
+		if v > 1 && !r.short {
+			bad = malformed(field, "list marker "+strconv.FormatUint(uint64(v), 10)+": an XDR boolean is 0 or 1")
+		}
+		return v == 1
+	}
+	for more("read list") {
 		if n++; n > rpcrdmaMaxSegments {
 			return malformed("read list", "more than 256 segments")
 		}
@@ -249,7 +259,7 @@ func (h *RPCRDMAHeader) DecodeFromBytes(data []byte) error {
 		s.Position = pos
 		h.Reads = append(h.Reads, s)
 	}
-	for !r.short && r.u32("write list") == 1 {
+	for bad == nil && !r.short && more("write list") {
 		count := r.u32("write list.segment_count")
 		if n += int(count); n > rpcrdmaMaxSegments || h.WriteChunks == 255 {
 			return malformed("write list.segment_count", "more than 256 segments")
@@ -261,7 +271,7 @@ func (h *RPCRDMAHeader) DecodeFromBytes(data []byte) error {
 		}
 		h.WriteChunks++
 	}
-	if !r.short && r.u32("reply chunk") == 1 {
+	if bad == nil && !r.short && more("reply chunk") {
 		count := r.u32("reply chunk.segment_count")
 		if n += int(count); n > rpcrdmaMaxSegments {
 			return malformed("reply chunk.segment_count", "more than 256 segments")
@@ -270,6 +280,9 @@ func (h *RPCRDMAHeader) DecodeFromBytes(data []byte) error {
 		for range count {
 			h.Reply = append(h.Reply, h.segment(&r, &replyNames))
 		}
+	}
+	if bad != nil {
+		return bad
 	}
 	if r.short {
 		return r.err("RPCoRDMA")

@@ -130,6 +130,8 @@ func TestRPCRDMAHeaderErrors(t *testing.T) {
 		{"reply chunk cut", rpcrdmaGetACLNoMsg[:60], layers.ErrTruncated, "reply chunk.rdma_offset"},
 		{"write chunk of 2^32-1 segments", word(rpcrdmaReadCall, 6, 0xffffffff), layers.ErrMalformed, "write list.segment_count"},
 		{"ERR_VERS cut", rpcrdmaErrVers[:24], layers.ErrTruncated, "rdma_vers_high"},
+		// word 4 is the read list's first "another follows" boolean
+		{"read list marker 2", word(rpcrdmaFSInfoCall, 4, 2), layers.ErrMalformed, "read list"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var h layers.RPCRDMAHeader
