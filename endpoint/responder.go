@@ -34,11 +34,11 @@ type responder struct {
 	// accepted: the PSN a duplicate SEND or WRITE is acknowledged with.
 	// Not r.psn-1: that may be a READ's or an atomic's PSN, and a plain
 	// ACK naming one tells rxe's completer the READ or atomic is done
-	// (it completes the WR without its data), which is what a lost READ
-	// response followed by a resent SEND and READ did in the interop
-	// scenario peer_rping_loss_gs. rxe's responder never names a READ
-	// there either (rxe_resp.c: duplicate_request acknowledges
-	// resp.ack_psn-1, which READs leave alone).
+	// (it completes the WR without its data), so a lost READ response
+	// followed by a resent SEND and READ would lose the READ's data.
+	// rxe's responder never names a READ there either (rxe_resp.c:
+	// duplicate_request acknowledges resp.ack_psn-1, which READs leave
+	// alone).
 	lastSendWrite layers.PSN
 	// The message in progress: OpSend or OpRDMAWrite after a FIRST or
 	// MIDDLE, OpUnknown between messages.

@@ -21,8 +21,8 @@ import (
 // message arrived for it, until Iters sends and Iters receives in all
 // (the tool counts across QPs, whatever its usage says).
 
-// srqRecvWRID marks a receive's work request ID; the receive's slot in the
-// buffer is in the bits above recvWRID|sendWRID. The tool posts every
+// srqSlotShift places a receive's slot in the buffer in its work request
+// ID, in the bits above recvWRID|sendWRID. The tool posts every
 // receive on one buffer, which its QPs then write at once; here each
 // receive has its own slot, so that two QPs never write the same bytes.
 const srqSlotShift = 2

@@ -334,8 +334,7 @@ func serve(ctx context.Context, cfg Config, dev *endpoint.Device, c *endpoint.CM
 // rdma_disconnect does not wait for it at all (the kernel's CM goes on
 // resending the DREQ after the program exits), while this side's CM
 // resends it 15 times 4.3 s apart before giving up, 64 s in which a peer
-// that has exited answers nothing (interop peer_rping_loss_gs, run
-// 20261126T040606Z: the DREP lost, the guest gone). Long enough for one
+// that has exited (its DREP lost) answers nothing. Long enough for one
 // DREQ sent again.
 const disconnectWait = 5 * time.Second
 
