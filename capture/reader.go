@@ -130,21 +130,30 @@ func Open(path string) (*Reader, error) { return OpenMulti(path) }
 // which a shell sorts f, f1, f10, f2; -G names them by a strftime pattern)
 // make one stream in any order they are given: a connection that crosses a
 // rotation stays one connection. Files that start at the same time, and
-// files with no packet, keep their order; with standard input among them,
-// which cannot be read twice, the given order stands.
+// files with no packet, keep their order; with standard input, a pipe or
+// any other file that is not a regular one among them (-r <(cmd)), which
+// cannot be read twice, the given order stands.
 func OpenMulti(paths ...string) (*Reader, error) {
 	if len(paths) == 0 {
 		return nil, errors.New("capture: no files to read")
 	}
+	streams := false
 	for _, p := range paths {
 		if p == "-" {
+			streams = true
 			continue
 		}
-		if _, err := os.Stat(p); err != nil {
+		fi, err := os.Stat(p)
+		if err != nil {
 			return nil, fmt.Errorf("capture: %w", err)
 		}
+		if !fi.Mode().IsRegular() {
+			streams = true
+		}
 	}
-	paths = inTimeOrder(paths)
+	if !streams {
+		paths = inTimeOrder(paths)
+	}
 	r := &Reader{paths: append([]string(nil), paths[1:]...)}
 	if err := r.openFile(paths[0]); err != nil {
 		return nil, err
@@ -166,7 +175,7 @@ func NewReader(r io.Reader, name string) (*Reader, error) {
 // a file that cannot be read sorts as if it had none, and its error shows
 // when it is read.
 func inTimeOrder(paths []string) []string {
-	if len(paths) < 2 || slices.Contains(paths, "-") {
+	if len(paths) < 2 {
 		return paths
 	}
 	first := make(map[string]int64, len(paths))
