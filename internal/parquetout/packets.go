@@ -204,17 +204,24 @@ func (c *fieldColumn) value(p *decode.Packet, v *decode.Value, arena *[]byte) (p
 			*arena = append(*arena, v.B...)
 			return pq.ByteArrayValue((*arena)[start:len(*arena):len(*arena)]), true
 		case kindString:
-			key := v.S
-			if f.Type != decode.FTString {
-				key = string(v.B) // no allocation: a map index with a converted key
-				if t, ok := c.text[string(v.B)]; ok {
-					return pq.ByteArrayValue(t), true
-				}
-			} else if t, ok := c.text[key]; ok {
+			// string(v.B) in a map index allocates nothing; the key is
+			// copied only when a new text is cached.
+			var t []byte
+			var ok bool
+			if f.Type == decode.FTString {
+				t, ok = c.text[v.S]
+			} else {
+				t, ok = c.text[string(v.B)]
+			}
+			if ok {
 				return pq.ByteArrayValue(t), true
 			}
 			text := f.AppendValue(nil, v)
 			if len(c.text) < maxCachedTexts {
+				key := v.S
+				if f.Type != decode.FTString {
+					key = string(v.B)
+				}
 				c.text[key] = text
 			}
 			return pq.ByteArrayValue(text), true
