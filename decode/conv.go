@@ -393,6 +393,8 @@ func (a *Analyzer) retire(c *conv) {
 	if !a.finished {
 		a.unanswered(c)
 	}
+	a.nvmeRetire(c.id)
+	a.rpcRetire(c.id)
 	s := c.summary()
 	if len(a.done) < a.opts.MaxDone {
 		a.done = append(a.done, &s)

@@ -392,9 +392,9 @@ func (a *Analyzer) nvmeLabel(d *direction, p *Packet, b *layers.BTH, info *layer
 		pr := a.nv.probes[c.id]
 		if pr == nil {
 			if len(a.nv.probes) >= maxNVMeProbes {
-				// Bounded memory: forget the evidence of every connection
-				// (they are retired without telling the probes); a queue
-				// that is NVMe-oF shows it again with its next command.
+				// Bounded memory: forget the evidence of every connection;
+				// a queue that is NVMe-oF shows it again with its next
+				// command.
 				clear(a.nv.probes)
 			}
 			pr = &nvmeProbe{}
@@ -713,14 +713,32 @@ func (a *Analyzer) nvmeFinish() {
 	}
 	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
 	for _, id := range ids {
-		n := a.nv.conns[id]
-		var frames []uint32
-		for _, c := range n.cmds {
-			frames = append(frames, c.info.Frame)
+		a.nvmeOutstanding(id, a.nv.conns[id])
+	}
+}
+
+// nvmeRetire forgets the NVMe-oF state of a connection that ends,
+// reporting the commands it leaves without a completion unless the
+// capture has ended (nvmeFinish reports them then).
+func (a *Analyzer) nvmeRetire(id uint32) {
+	if n := a.nv.conns[id]; n != nil {
+		if !a.finished {
+			a.nvmeOutstanding(id, n)
 		}
-		sort.Slice(frames, func(i, j int) bool { return frames[i] < frames[j] })
-		for _, f := range frames {
-			a.finding(Finding{Kind: FindNVMeNoCompletion, Frame: f, Conv: id})
-		}
+		delete(a.nv.conns, id)
+	}
+	delete(a.nv.probes, id)
+}
+
+// nvmeOutstanding reports n's commands without a completion, in frame
+// order.
+func (a *Analyzer) nvmeOutstanding(id uint32, n *nvmeConn) {
+	frames := make([]uint32, 0, len(n.cmds))
+	for _, c := range n.cmds {
+		frames = append(frames, c.info.Frame)
+	}
+	sort.Slice(frames, func(i, j int) bool { return frames[i] < frames[j] })
+	for _, f := range frames {
+		a.finding(Finding{Kind: FindNVMeNoCompletion, Frame: f, Conv: id})
 	}
 }

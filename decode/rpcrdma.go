@@ -644,14 +644,32 @@ func (a *Analyzer) rpcFinish() {
 	}
 	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
 	for _, id := range ids {
-		var frames []uint32
-		for _, c := range a.rpc.conns[id].calls {
-			frames = append(frames, c.info.Frame)
+		a.rpcOutstanding(id, a.rpc.conns[id])
+	}
+}
+
+// rpcRetire forgets the RPC-over-RDMA state of a connection that ends,
+// reporting the calls it leaves without a reply unless the capture has
+// ended (rpcFinish reports them then).
+func (a *Analyzer) rpcRetire(id uint32) {
+	if r := a.rpc.conns[id]; r != nil {
+		if !a.finished {
+			a.rpcOutstanding(id, r)
 		}
-		sort.Slice(frames, func(i, j int) bool { return frames[i] < frames[j] })
-		for _, f := range frames {
-			a.finding(Finding{Kind: FindRPCNoReply, Frame: f, Conv: id})
-		}
+		delete(a.rpc.conns, id)
+	}
+	delete(a.rpc.probes, id)
+}
+
+// rpcOutstanding reports r's calls without a reply, in frame order.
+func (a *Analyzer) rpcOutstanding(id uint32, r *rpcConn) {
+	frames := make([]uint32, 0, len(r.calls))
+	for _, c := range r.calls {
+		frames = append(frames, c.info.Frame)
+	}
+	sort.Slice(frames, func(i, j int) bool { return frames[i] < frames[j] })
+	for _, f := range frames {
+		a.finding(Finding{Kind: FindRPCNoReply, Frame: f, Conv: id})
 	}
 }
 
