@@ -342,7 +342,7 @@ func (r *Reader) start(src io.Reader, name string) error {
 		}
 		r.in = bufio.NewReaderSize(gz, 64<<10)
 	}
-	h := r.scratch[:24]
+	h := r.scratch[:pcapFileHeaderLen]
 	if err := r.fill(h[:4], 0, "file header", 4, false); err != nil {
 		if gzipped && errors.Is(err, ErrTruncated) {
 			err = fmt.Errorf("%w: %s", err, gzipNoCapture)
@@ -368,7 +368,7 @@ func (r *Reader) start(src io.Reader, name string) error {
 	}
 	r.format = FormatPcap
 	r.nanos = h[0] == 0x4d || h[3] == 0x4d
-	if err := r.fill(h[4:24], 0, "file header", 24, false); err != nil {
+	if err := r.fill(h[4:], 0, "file header", pcapFileHeaderLen, false); err != nil {
 		return r.fail(0, 0, err)
 	}
 	// The full 32 bits: gopacket v1.1.19 keeps only the low 8.
@@ -452,6 +452,10 @@ func grow(b []byte, n int) []byte {
 	}
 	return make([]byte, n)
 }
+
+// pcapFileHeaderLen is the size of a pcap file's header, before its first
+// record.
+const pcapFileHeaderLen = 24
 
 func (r *Reader) nextPcap(p *Packet) error {
 	if r.nextPcapBuffered(p) {

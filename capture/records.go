@@ -60,6 +60,11 @@ func (rr *RecordReader) ReadAt(offset int64, frame int, p *Packet) error {
 	r.in, r.off, r.n, r.err = r.raw, offset, frame-1, nil
 	var err error
 	if r.format == FormatPcap {
+		// A pcap record has no type to tell it by: an offset that is not a
+		// record's start shows in a header no writer makes.
+		if err := r.plausiblePcapRecord(offset); err != nil {
+			return r.fail(frame, offset, err)
+		}
 		err = r.nextPcap(p)
 	} else {
 		err = r.nextNg(p)
@@ -75,6 +80,45 @@ func (rr *RecordReader) ReadAt(offset int64, frame int, p *Packet) error {
 	}
 	p.Number, p.File = frame, r.name
 	return nil
+}
+
+// plausiblePcapRecord reports an error unless the bytes at offset could
+// be a pcap record: past the file header, with a header that recordFault
+// finds no fault in.
+func (r *Reader) plausiblePcapRecord(offset int64) error {
+	if offset < pcapFileHeaderLen {
+		return fmt.Errorf("%w: the file header", ErrNoRecord)
+	}
+	h, err := r.in.Peek(16)
+	if err != nil {
+		return fmt.Errorf("%w: the file ends there", ErrNoRecord)
+	}
+	if fault := r.recordFault(h); fault != "" {
+		return fmt.Errorf("%w: %s", ErrNoRecord, fault)
+	}
+	return nil
+}
+
+// recordFault says what in a pcap record header h no writer makes: a
+// sub-second fraction of a second or more, or a captured length beyond
+// the packet's or beyond any record this reader takes. A sequential read
+// takes such a record as it comes; a read at an offset uses them to tell
+// an offset that is not a record's start.
+func (r *Reader) recordFault(h []byte) string {
+	frac, caplen, length := r.order.Uint32(h[4:]), r.order.Uint32(h[8:]), r.order.Uint32(h[12:])
+	second := uint32(1_000_000)
+	if r.nanos {
+		second = 1_000_000_000
+	}
+	switch {
+	case frac >= second:
+		return fmt.Sprintf("a sub-second fraction of %d", frac)
+	case caplen > MaxCaplen:
+		return fmt.Sprintf("a record of %d bytes (limit %d)", caplen, MaxCaplen)
+	case caplen > length:
+		return fmt.Sprintf("%d bytes captured of a %d-byte packet", caplen, length)
+	}
+	return ""
 }
 
 // Close closes the file.

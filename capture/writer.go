@@ -38,7 +38,7 @@ func NewWriter(w io.Writer, format Format, linkType layers.LinkType, nanos bool)
 	}
 	wr := &Writer{w: bufio.NewWriterSize(w, 64<<10), format: format, linkType: linkType, nanos: nanos}
 	if format == FormatPcap {
-		h := wr.hdr[:24]
+		h := wr.hdr[:pcapFileHeaderLen]
 		magic := uint32(0xa1b2c3d4)
 		if nanos {
 			magic = 0xa1b23c4d
