@@ -1,5 +1,7 @@
 package decode
 
+import "slices"
+
 // FrameLinks carries what a first pass learned about each frame to a
 // second pass (ibdump -2): the responses a request drew, and findings made
 // about a frame only later (a RETH length checked at the LAST packet, a
@@ -127,5 +129,19 @@ func (a *Analyzer) unanswered(c *conv) {
 				a.finding(Finding{Kind: FindUnanswered, Frame: o.frame, Conv: c.id, PSN: o.first})
 			}
 		}
+	}
+}
+
+// reportUnanswered reports, in frame order, the requests an upper-layer
+// protocol's state of connection conv still holds without their answer
+// (NVMe-oF commands, RPC calls).
+func reportUnanswered[K comparable, R any](a *Analyzer, kind FindingKind, conv uint32, open map[K]R, frame func(R) uint32) {
+	frames := make([]uint32, 0, len(open))
+	for _, r := range open {
+		frames = append(frames, frame(r))
+	}
+	slices.Sort(frames)
+	for _, f := range frames {
+		a.finding(Finding{Kind: kind, Frame: f, Conv: conv})
 	}
 }

@@ -1,6 +1,8 @@
 package decode
 
 import (
+	"maps"
+	"slices"
 	"sort"
 	"time"
 
@@ -707,12 +709,7 @@ func (a *Analyzer) nvmeReadResponse(n *nvmeConn, b *layers.BTH, info *layers.Opc
 
 // nvmeFinish reports the commands still outstanding at the end.
 func (a *Analyzer) nvmeFinish() {
-	ids := make([]uint32, 0, len(a.nv.conns))
-	for id := range a.nv.conns {
-		ids = append(ids, id)
-	}
-	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
-	for _, id := range ids {
+	for _, id := range slices.Sorted(maps.Keys(a.nv.conns)) {
 		a.nvmeOutstanding(id, a.nv.conns[id])
 	}
 }
@@ -730,15 +727,6 @@ func (a *Analyzer) nvmeRetire(id uint32) {
 	delete(a.nv.probes, id)
 }
 
-// nvmeOutstanding reports n's commands without a completion, in frame
-// order.
 func (a *Analyzer) nvmeOutstanding(id uint32, n *nvmeConn) {
-	frames := make([]uint32, 0, len(n.cmds))
-	for _, c := range n.cmds {
-		frames = append(frames, c.info.Frame)
-	}
-	sort.Slice(frames, func(i, j int) bool { return frames[i] < frames[j] })
-	for _, f := range frames {
-		a.finding(Finding{Kind: FindNVMeNoCompletion, Frame: f, Conv: id})
-	}
+	reportUnanswered(a, FindNVMeNoCompletion, id, n.cmds, func(c *nvmeCmd) uint32 { return c.info.Frame })
 }

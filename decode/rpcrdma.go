@@ -2,6 +2,8 @@ package decode
 
 import (
 	"encoding/binary"
+	"maps"
+	"slices"
 	"sort"
 	"time"
 
@@ -638,12 +640,7 @@ func (a *Analyzer) rpcChunkPacket(p *Packet, pk *RPCRDMAPacket, c *rpcCall, kind
 
 // rpcFinish reports the calls still outstanding at the end.
 func (a *Analyzer) rpcFinish() {
-	ids := make([]uint32, 0, len(a.rpc.conns))
-	for id := range a.rpc.conns {
-		ids = append(ids, id)
-	}
-	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
-	for _, id := range ids {
+	for _, id := range slices.Sorted(maps.Keys(a.rpc.conns)) {
 		a.rpcOutstanding(id, a.rpc.conns[id])
 	}
 }
@@ -661,16 +658,8 @@ func (a *Analyzer) rpcRetire(id uint32) {
 	delete(a.rpc.probes, id)
 }
 
-// rpcOutstanding reports r's calls without a reply, in frame order.
 func (a *Analyzer) rpcOutstanding(id uint32, r *rpcConn) {
-	frames := make([]uint32, 0, len(r.calls))
-	for _, c := range r.calls {
-		frames = append(frames, c.info.Frame)
-	}
-	sort.Slice(frames, func(i, j int) bool { return frames[i] < frames[j] })
-	for _, f := range frames {
-		a.finding(Finding{Kind: FindRPCNoReply, Frame: f, Conv: id})
-	}
+	reportUnanswered(a, FindRPCNoReply, id, r.calls, func(c *rpcCall) uint32 { return c.info.Frame })
 }
 
 // RPCSRT collects the service response time of every RPC call matched
