@@ -144,7 +144,10 @@ func (e *ERSPANIII) NextLayerType() gopacket.LayerType {
 var erspanIIIFields = []FieldSpan{{"Version/VLAN", 0, 2}, {"CoS/BSO/T/SessionID", 2, 2}, {"Timestamp", 4, 4},
 	{"SGT", 8, 2}, {"P/FT/HwID/D/Gra/O", 10, 2}, {"Platform", 12, 8}}
 
-// DecodeFromBytes decodes the header, keeping slices into data.
+// DecodeFromBytes decodes the header, keeping slices into data. It changes
+// e only when the header decodes: a parser reuses one ERSPANIII for a mirror
+// nested in a mirror, and a failed inner header must not leave its fields
+// under the outer one's Contents.
 func (e *ERSPANIII) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
 	if err := checkLength("ERSPANIII", erspanIIIFields[:5], len(data)); err != nil {
 		df.SetTruncated()
@@ -152,25 +155,26 @@ func (e *ERSPANIII) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) err
 	}
 	be := binary.BigEndian
 	w0, w2 := be.Uint16(data), be.Uint16(data[2:])
-	e.Version, e.VLAN = uint8(w0>>12), w0&0x0fff
-	e.CoS, e.BSO, e.Truncated, e.SessionID = uint8(w2>>13), uint8(w2>>11&3), w2&0x0400 != 0, w2&0x03ff
-	e.Timestamp, e.SGT = be.Uint32(data[4:]), be.Uint16(data[8:])
+	var h ERSPANIII
+	h.Version, h.VLAN = uint8(w0>>12), w0&0x0fff
+	if h.Version != 2 {
+		return &DecodeError{Layer: "ERSPANIII", Field: "Version", Err: ErrMalformed, Detail: fmt.Sprintf("version %d under GRE type 0x22EB, want 2", h.Version)}
+	}
+	h.CoS, h.BSO, h.Truncated, h.SessionID = uint8(w2>>13), uint8(w2>>11&3), w2&0x0400 != 0, w2&0x03ff
+	h.Timestamp, h.SGT = be.Uint32(data[4:]), be.Uint16(data[8:])
 	w10 := be.Uint16(data[10:])
-	e.P, e.FrameType, e.HardwareID = w10&0x8000 != 0, uint8(w10>>10&0x1f), uint8(w10>>4&0x3f)
-	e.Direction, e.Granularity, e.O = w10&0x8 != 0, uint8(w10>>1&3), w10&1 != 0
+	h.P, h.FrameType, h.HardwareID = w10&0x8000 != 0, uint8(w10>>10&0x1f), uint8(w10>>4&0x3f)
+	h.Direction, h.Granularity, h.O = w10&0x8 != 0, uint8(w10>>1&3), w10&1 != 0
 	n := 12
-	e.Platform = nil
-	if e.O {
+	if h.O {
 		if err := checkLength("ERSPANIII", erspanIIIFields, len(data)); err != nil {
 			df.SetTruncated()
 			return err
 		}
-		e.Platform, n = data[12:20], 20
+		h.Platform, n = data[12:20], 20
 	}
-	if e.Version != 2 {
-		return &DecodeError{Layer: "ERSPANIII", Field: "Version", Err: ErrMalformed, Detail: fmt.Sprintf("version %d under GRE type 0x22EB, want 2", e.Version)}
-	}
-	e.BaseLayer = gplayers.BaseLayer{Contents: data[:n], Payload: data[n:]}
+	h.BaseLayer = gplayers.BaseLayer{Contents: data[:n], Payload: data[n:]}
+	*e = h
 	return nil
 }
 

@@ -101,6 +101,32 @@ func TestMirrorHeadersCut(t *testing.T) {
 	}
 }
 
+// TestNestedMirrorBadInnerHeader: a mirror of a mirror decodes both ERSPAN
+// III headers into the parser's one ERSPANIII; an inner header that fails
+// (here its version) leaves the outer one whole, fields and bytes alike. The
+// fuzzer found the outer Contents kept under the inner header's fields.
+func TestNestedMirrorBadInnerHeader(t *testing.T) {
+	c, err := craft.New(craft.Config{})
+	require.NoError(t, err)
+	require.NoError(t, c.Run([]craft.Op{{Kind: craft.OpSend, Data: craft.Pattern(10, 1)}}, craft.Faults{}))
+	inner, err := craft.Mirror{Type: 3, Session: 7}.Wrap(c.Trace().Frames[:1])
+	require.NoError(t, err)
+	const innerERSPAN = 14 + 20 + 8   // Ethernet, IPv4, GRE with a sequence number
+	inner[0].Data[innerERSPAN] = 0x30 // version 3
+	outer, err := craft.Mirror{Type: 3, Session: 9}.Wrap(inner)
+	require.NoError(t, err)
+	p := layers.NewParser(gplayers.LayerTypeEthernet, layers.ParserOptions{})
+	err = p.Decode(outer[0].Data)
+	var de *layers.DecodeError
+	require.True(t, errors.As(err, &de), "%v", err)
+	assert.Equal(t, "Version", de.Field)
+	require.True(t, p.Has(layers.LayerTypeERSPANIII))
+	e := p.ERSPANIII
+	assert.Equal(t, uint8(2), e.Version)
+	assert.Equal(t, uint16(9), e.SessionID)
+	assert.Equal(t, outer[0].Data[innerERSPAN:innerERSPAN+12], e.Contents)
+}
+
 // FuzzMirror decodes arbitrary bytes after Ethernet, IPv4 and GRE headers:
 // never a panic, and an ERSPAN III header that decodes serialises back to
 // its bytes.
