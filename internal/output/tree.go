@@ -85,15 +85,28 @@ func (t *Tree) field(f *decode.Field, depth int, v *decode.Value, second bool) {
 		t.buf = append(t.buf, ": "...)
 		t.buf = appendTreeValue(t.buf, f, v)
 	}
-	switch f.Name {
-	case "infiniband.invariant.crc":
+	switch f {
+	case crcFields.icrc:
 		t.buf = appendCRCStatus(t.buf, t.p.ICRC, uint64(wireOrder32(t.p.ICRCComputed)), 8)
-	case "infiniband.variant.crc":
+	case crcFields.vcrc:
 		c := t.p.VCRCComputed
 		t.buf = appendCRCStatus(t.buf, t.p.VCRC, uint64(c>>8|c<<8), 4)
 	}
 	t.buf = append(t.buf, '\n')
 }
+
+// crcFields are the two fields whose line ends in the check's verdict,
+// resolved once so that every other line pays a pointer comparison.
+var crcFields = func() (c struct{ icrc, vcrc *decode.Field }) {
+	var ok bool
+	if c.icrc, ok = decode.Lookup("infiniband.invariant.crc"); !ok {
+		panic("output: no field infiniband.invariant.crc")
+	}
+	if c.vcrc, ok = decode.Lookup("infiniband.variant.crc"); !ok {
+		panic("output: no field infiniband.variant.crc")
+	}
+	return c
+}()
 
 func wireOrder32(c uint32) uint32 { return c>>24 | c>>8&0xFF00 | c<<8&0xFF0000 | c<<24 }
 
@@ -155,6 +168,28 @@ func appendBitPattern(buf []byte, u, mask uint64, width int) []byte {
 // long byte strings cut as tshark cuts them.
 func appendTreeValue(buf []byte, f *decode.Field, v *decode.Value) []byte {
 	switch {
+	case f.Type.IsUnsigned():
+		switch {
+		case f.Names != nil:
+			name, ok := f.Names(v.U)
+			if !ok && f.Shaped() && f.UnknownNamed() {
+				name, ok = "Unknown", true
+			}
+			if ok {
+				buf = append(buf, name...)
+				buf = append(buf, " ("...)
+				buf = appendTreeNumber(buf, f, v)
+				return append(buf, ')')
+			}
+			return appendTreeNumber(buf, f, v)
+		case f.Shaped() && f.Mask() != 0:
+			return appendTreeNumber(buf, f, v)
+		case f.Base == decode.BaseDecHex:
+			buf = strconv.AppendUint(buf, v.U, 10)
+			buf = append(buf, " ("...)
+			buf = appendHex(buf, v.U, 8)
+			return append(buf, ')')
+		}
 	case f.Type == decode.FTBytes && len(v.B) > treeBytesMax:
 		cut := *v
 		cut.B = v.B[:treeBytesMax]
@@ -164,25 +199,6 @@ func appendTreeValue(buf []byte, f *decode.Field, v *decode.Value) []byte {
 			return append(buf, "True"...)
 		}
 		return append(buf, "False"...)
-	case f.Type.IsUnsigned() && f.Names != nil:
-		name, ok := f.Names(v.U)
-		if !ok && f.Shaped() && f.UnknownNamed() {
-			name, ok = "Unknown", true
-		}
-		if ok {
-			buf = append(buf, name...)
-			buf = append(buf, " ("...)
-			buf = appendTreeNumber(buf, f, v)
-			return append(buf, ')')
-		}
-		return appendTreeNumber(buf, f, v)
-	case f.Type.IsUnsigned() && f.Shaped() && f.Mask() != 0:
-		return appendTreeNumber(buf, f, v)
-	case f.Type.IsUnsigned() && f.Base == decode.BaseDecHex:
-		buf = strconv.AppendUint(buf, v.U, 10)
-		buf = append(buf, " ("...)
-		buf = appendHex(buf, v.U, 8)
-		return append(buf, ')')
 	}
 	return f.AppendValue(buf, v)
 }

@@ -71,13 +71,13 @@ func (w *walker) walk(p *decode.Packet, vis fieldVisitor) {
 func (w *walker) walkAll(p *decode.Packet, vis fieldVisitor) {
 	all, ends := decode.FieldsInWireOrder(), decode.SubtreeEnds()
 	for i := 0; i < len(all); {
-		if decode.Gated(i) {
+		f := all[i]
+		if f.Gated() {
 			if j, skip := decode.SkipAbsentGroup(p, i); skip {
 				i = j
 				continue
 			}
 		}
-		f := all[i]
 		flags := f.TreeFlags()
 		switch {
 		case flags&decode.TreeOnlyItem != 0 && !w.tree:
@@ -93,7 +93,7 @@ func (w *walker) walkAll(p *decode.Packet, vis fieldVisitor) {
 				vis.close(top, len(w.stack))
 			}
 			vis.field(f, len(w.stack), &w.v, false)
-			if f.GetSecond(p, &w.v) {
+			if flags&decode.Repeats != 0 && f.GetSecond(p, &w.v) {
 				vis.field(f, len(w.stack), &w.v, true)
 			}
 			i++
@@ -135,12 +135,12 @@ func (w *walker) walkCarried(p *decode.Packet, vis fieldVisitor) {
 // next visits field i of the walk, or skips its group or its absent
 // header, and returns the index of the next field to visit.
 func (w *walker) next(p *decode.Packet, vis fieldVisitor, i int) int {
-	if decode.Gated(i) {
+	f := decode.FieldsInWireOrder()[i]
+	if f.Gated() {
 		if j, skip := decode.SkipAbsentGroup(p, i); skip {
 			return j
 		}
 	}
-	f := decode.FieldsInWireOrder()[i]
 	flags := f.TreeFlags()
 	switch {
 	case flags&decode.TreeOnlyItem != 0 && !w.tree:
@@ -157,7 +157,7 @@ func (w *walker) next(p *decode.Packet, vis fieldVisitor, i int) int {
 			vis.close(top, len(w.stack))
 		}
 		vis.field(f, len(w.stack), &w.v, false)
-		if f.GetSecond(p, &w.v) {
+		if flags&decode.Repeats != 0 && f.GetSecond(p, &w.v) {
 			vis.field(f, len(w.stack), &w.v, true)
 		}
 		return i + 1
@@ -213,7 +213,7 @@ func (w *walker) visit(p *decode.Packet, vis fieldVisitor, i int, f *decode.Fiel
 		return w.tableRows(p, vis, all, i, depth)
 	}
 	vis.field(f, depth, &w.v, false)
-	if f.GetSecond(p, &w.v) {
+	if flags&decode.Repeats != 0 && f.GetSecond(p, &w.v) {
 		vis.field(f, depth, &w.v, true)
 	}
 	return i + 1
