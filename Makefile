@@ -11,6 +11,7 @@ FUZZ_TARGETS = \
 	./layers:FuzzRPCRDMA \
 	./layers:FuzzMACControl \
 	./layers:FuzzMirror \
+	./layers:FuzzSMBDirect \
 	./capture:FuzzReader \
 	./capture:FuzzReadAt \
 	./internal/ibdumpcli:FuzzParseFrames \

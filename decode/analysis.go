@@ -59,6 +59,7 @@ type Analyzer struct {
 	lastExpire time.Duration
 	nv         nvmeState // NVMe-oF (nvme.go)
 	rpc        rpcState  // RPC over RDMA (rpcrdma.go)
+	smbd       smbdState // SMB Direct (smbdirect.go)
 	pfc        pfcTimeline
 	cc         ccState
 }
@@ -97,6 +98,10 @@ type AnalyzerOptions struct {
 	// NoRPCRDMA turns off RPC-over-RDMA decoding, NoRPCRDMADetect only its
 	// detection by content (--disable-protocol/--disable-heuristic rpcrdma).
 	NoRPCRDMA, NoRPCRDMADetect bool
+	// NoSMBDirect turns off SMB Direct decoding, NoSMBDirectDetect only its
+	// detection by content (--disable-protocol/--disable-heuristic
+	// smb_direct).
+	NoSMBDirect, NoSMBDirectDetect bool
 	// NoULP turns off the upper-layer (NVMe-oF) decoding; NoULPDetect only
 	// its detection by content, for connections with no CM set-up.
 	NoULP, NoULPDetect bool
@@ -247,6 +252,7 @@ type direction struct {
 	lastReq  time.Duration
 	nvme     *nvmeConn // the NVMe-oF queue the connection carries, nil for other traffic
 	rpc      *rpcConn  // the RPC-over-RDMA state of the connection, nil for other traffic
+	smbd     *smbdConn // the SMB Direct state of the connection, nil for other traffic
 	cc       *ccFlow   // the DCQCN rate analysis, nil until it runs
 	st       DirStats
 	flow     FlowKey // key, for display
@@ -422,12 +428,15 @@ func (a *Analyzer) transport(p *Packet) {
 	// immediate data (NVMe-oF's capsules), which may start an NVMe-oF
 	// connection seen mid-stream, and a direction's first packet, which may
 	// join one.
-	if d.nvme != nil || d.rpc != nil || b.Opcode < 32 && nvmeSendOpcodes&(1<<b.Opcode) != 0 || st.Packets == 1 {
-		if d.rpc == nil {
+	if d.nvme != nil || d.rpc != nil || d.smbd != nil || b.Opcode < 32 && nvmeSendOpcodes&(1<<b.Opcode) != 0 || st.Packets == 1 {
+		if d.rpc == nil && d.smbd == nil {
 			a.nvmeFollow(d, p, b, info)
 		}
-		if d.nvme == nil {
+		if d.nvme == nil && d.smbd == nil {
 			a.rpcFollow(d, p, b, info)
+		}
+		if d.nvme == nil && d.rpc == nil {
+			a.smbdFollow(d, p, b, info)
 		}
 	}
 }

@@ -51,6 +51,9 @@ type PacketAnalysis struct {
 	// RPCRDMA is what the packet carries of RPC over RDMA, nil when
 	// nothing (rpcrdma.go); it points into the Analyzer like NVMe.
 	RPCRDMA *RPCRDMAPacket
+	// SMBDirect is what the packet carries of SMB Direct, nil when
+	// nothing (smbdirect.go); it points into the Analyzer like NVMe.
+	SMBDirect *SMBDirectPacket
 	// PFC says what a pause frame did; PFCPausedFor, for a RoCE packet sent
 	// on a paused priority, how long the pause had lasted.
 	PFC          PFCFlags

@@ -210,6 +210,7 @@ const (
 	ULPFieldNVMeCQE          // a response capsule shorter than its CQE
 	ULPFieldRPCRDMAHdr       // an RPC-over-RDMA transport header that ends early or is impossible
 	ULPFieldRPCMsg           // an RPC message (call or reply header) that ends early or is impossible
+	ULPFieldSMBDirect        // an SMB Direct message shorter than its header, or whose data lies outside it
 )
 
 // ulpFieldProblems says, for each ULPField*, the layer, the field and what
@@ -219,6 +220,7 @@ var ulpFieldProblems = [...]string{
 	ULPFieldNVMeCQE:    "nvme-rdma response capsule: nvme.cqe (CQE) needs 16 bytes, the SEND carries fewer",
 	ULPFieldRPCRDMAHdr: "RPC-over-RDMA: rpcordma header (chunk lists) ends early or holds an impossible count",
 	ULPFieldRPCMsg:     "RPC-over-RDMA: rpc message header ends early or is impossible",
+	ULPFieldSMBDirect:  "SMB Direct: smb_direct message ends before its header, or its data offset or length points outside it",
 }
 
 // numSubs bounds Finding.Sub: 5-bit NAK codes and RNR timers, and a

@@ -133,8 +133,11 @@ type Field struct {
 	// does not say so (infiniband.reserved sits in the BTH).
 	parent string
 	// alsoParent is a second header the field may sit under, for a field
-	// two headers carry (a Notice is an SMP's data or an SA MAD's).
-	alsoParent string
+	// two headers carry (a Notice is an SMP's data or an SA MAD's), and
+	// alsoParents more, for one that three carry (SMB Direct's
+	// CreditsRequested is in each of its three messages).
+	alsoParent  string
+	alsoParents []string
 	// outside marks a field that can be present without the header its name
 	// puts it under (reth.va serves AtomicETH too), so renderers that skip
 	// absent headers do not skip it.
@@ -184,6 +187,10 @@ type treeShape struct {
 	// maskTreeOnly marks a mask only the tree draws: Wireshark registers
 	// the field without one (-G fields says 0x0).
 	maskTreeOnly bool
+	// boolBits is the width of the integer a masked boolean is a bit of
+	// (Wireshark's FT_BOOLEAN display, 8 to 64), which the tree's bit
+	// pattern spans; 0 when the field does not say.
+	boolBits uint8
 	// opens makes a field with a value open a subtree in the -V tree, as
 	// Wireshark nests items under an item (the CapabilityMask bits under
 	// CapabilityMask, IP CM ServiceID's parts under it): the fields whose
@@ -250,6 +257,15 @@ func (f *Field) Mask() uint64 {
 		return 0
 	}
 	return f.shape.mask
+}
+
+// BoolBits is the width of the integer a masked boolean is a bit of (see
+// treeShape.boolBits), 0 when not set.
+func (f *Field) BoolBits() int {
+	if f.shape == nil {
+		return 0
+	}
+	return int(f.shape.boolBits)
 }
 
 // Row is the table-entry group of the field (see Field.row), 0 for none.
@@ -357,6 +373,11 @@ func (f *Field) inTree(tree string, depth int) bool {
 	if under(f.Name, tree) || f.parent == tree || under(f.parent, tree) ||
 		f.alsoParent != "" && (f.alsoParent == tree || under(f.alsoParent, tree)) {
 		return true
+	}
+	for _, a := range f.alsoParents {
+		if a == tree || under(a, tree) {
+			return true
+		}
 	}
 	return depth > 0 && (f.up != nil && f.up.inTree(tree, depth-1) || f.alsoUp != nil && f.alsoUp.inTree(tree, depth-1))
 }
@@ -511,13 +532,14 @@ func itoa(u uint64) string { return strconv.FormatUint(u, 10) }
 type fieldGate uint8
 
 const (
-	gateNone    fieldGate = iota
-	gateMAD               // the MAD classes' fields: CM, SMP, SA, PerfMgt, RMPP, Notice ...
-	gateNVMe              // NVMe-oF's: the Analyzer found NVMe-oF in the packet, or its CM set-up
-	gateRPCRDMA           // RPC over RDMA's: the Analyzer found RPC-over-RDMA in the packet
-	gateCM                // ibwire.analysis.cm.*: a CM contract binds the packet, or it has a finding
-	gateFinding           // the finding flags: the packet has a finding
-	gateDCQCN             // ibwire.analysis.dcqcn.*: the rate analysis ran over the packet
+	gateNone      fieldGate = iota
+	gateMAD                 // the MAD classes' fields: CM, SMP, SA, PerfMgt, RMPP, Notice ...
+	gateNVMe                // NVMe-oF's: the Analyzer found NVMe-oF in the packet, or its CM set-up
+	gateRPCRDMA             // RPC over RDMA's: the Analyzer found RPC-over-RDMA in the packet
+	gateCM                  // ibwire.analysis.cm.*: a CM contract binds the packet, or it has a finding
+	gateFinding             // the finding flags: the packet has a finding
+	gateDCQCN               // ibwire.analysis.dcqcn.*: the rate analysis ran over the packet
+	gateSMBDirect           // SMB Direct's: the Analyzer found SMB Direct in the packet
 )
 
 func (p *Packet) passes(g fieldGate) bool {
@@ -534,6 +556,8 @@ func (p *Packet) passes(g fieldGate) bool {
 		return p.Analysis.Findings != 0
 	case gateDCQCN:
 		return p.Analysis.DCQCN != nil
+	case gateSMBDirect:
+		return p.Analysis.SMBDirect != nil
 	}
 	return true
 }
@@ -562,7 +586,8 @@ func buildRegistry() *registry {
 	for _, group := range []group{{frameFields(), gateNone}, {linkFields(), gateNone}, {maccFields(), gateNone},
 		{infinibandFields(), gateNone}, {madFields(), gateMAD}, {ibwireFields(), gateNone}, {correlateFields(), gateNone}, {analysisFields(), gateNone},
 		{cmContractFields(), gateCM}, {findingFlagFields(), gateFinding},
-		{nvmeFields(), gateNVMe}, {rpcrdmaFields(), gateRPCRDMA}, {pfcFields(), gateNone}, {dcqcnFields(), gateDCQCN}} {
+		{nvmeFields(), gateNVMe}, {rpcrdmaFields(), gateRPCRDMA},
+		{smbDirectFields(), gateSMBDirect}, {smb2Fields(), gateSMBDirect}, {pfcFields(), gateNone}, {dcqcnFields(), gateDCQCN}} {
 		for _, f := range group.fields {
 			f.gate = group.gate
 			if f.TreeOnly() {

@@ -234,6 +234,14 @@ func withMask(f *Field, mask uint64) *Field {
 	return f
 }
 
+// withBoolBits makes a boolean the bit mask of an integer of bits bits,
+// as Wireshark's FT_BOOLEAN with a display width: the tree draws the bit
+// pattern, -G fields gives the width.
+func withBoolBits(f *Field, bits uint8, mask uint64) *Field {
+	f.shapeOf().boolBits = bits
+	return withMask(f, mask)
+}
+
 // opens makes the field head a subtree of the fields named under it.
 func opens(f *Field) *Field {
 	f.shapeOf().opens = true

@@ -162,8 +162,8 @@ func newFlagSet(o *options, stderr io.Writer) *flag.FlagSet {
 	fs.BoolVar(&o.noPromisc, "p", false, "do not put the interface into promiscuous mode")
 	fs.IntVar(&o.bufferKiB, "B", 0, "live capture's socket buffer in `KiB` (tcpdump's -B; 0 means 32768; bursts beyond it are dropped and counted)")
 	fs.Var(&o.decodeAs, "d", "decode as: `udp.port==N,infiniband` treats UDP port N as RoCEv2, qp==N,nvme-rdma the connection of QP N as NVMe-oF, qp==N,rpcrdma as RPC over RDMA (repeatable)")
-	fs.Var(&o.disabled, "disable-protocol", "do not decode `PROTO` (nvme-rdma: NVMe over Fabrics; rpcrdma or rpcordma: RPC over RDMA and the NFS in it)")
-	fs.Var(&o.noHeur, "disable-heuristic", "do not look for `PROTO` by content on connections with no CM set-up (nvme-rdma, rpcrdma)")
+	fs.Var(&o.disabled, "disable-protocol", "do not decode `PROTO` (nvme-rdma: NVMe over Fabrics; rpcrdma or rpcordma: RPC over RDMA and the NFS in it; smb_direct: SMB Direct and the SMB2 in it)")
+	fs.Var(&o.noHeur, "disable-heuristic", "do not look for `PROTO` by content on connections with no CM set-up (nvme-rdma, rpcrdma, smb_direct)")
 	fs.BoolVar(&o.dc, "dc", false, "decode opcodes 0x40-0x5F as Mellanox DC (20-byte BTH) instead of IBTA RD")
 	fs.BoolVar(&o.ether, "ether", false, "print the link-level header on each line (tcpdump's -e)")
 	fs.BoolVar(&o.lineBuf, "l", false, "flush standard output after every packet")
@@ -307,6 +307,9 @@ func printGlossary(w io.Writer) {
 	bw := bufio.NewWriter(w)
 	for _, f := range decode.Fields() {
 		base := f.Base.String()
+		if bits := f.BoolBits(); bits > 0 {
+			base = strconv.Itoa(bits) // tshark's FT_BOOLEAN display: the integer's width
+		}
 		// tshark's columns, its bitmask included (0x0 for none).
 		fmt.Fprintf(bw, "F\t%s\t%s\t%s\t%s\t%s\t0x%x\n", f.Title, f.Name, f.GlossaryType(), f.Protocol(), base, f.GlossaryMask())
 	}
@@ -337,6 +340,7 @@ type ulpChoice struct {
 	nvmeQPs, rpcQPs      []uint32
 	noNVMe, noNVMeDetect bool
 	noRPC, noRPCDetect   bool
+	noSMBD, noSMBDDetect bool
 }
 
 // ulpProtocol names the protocol a -d or --disable-* argument means: "nvme"
@@ -347,6 +351,8 @@ func ulpProtocol(name string) string {
 		return "nvme"
 	case "rpcrdma", "rpcordma":
 		return "rpc"
+	case "smb_direct", "smbdirect":
+		return "smbd"
 	}
 	return ""
 }
@@ -359,7 +365,7 @@ func parseDecodeAs(specs []string, ulp *ulpChoice) (ports []uint16, err error) {
 		sel, proto, ok := strings.Cut(s, ",")
 		if qp, found := cutAnyPrefix(sel, "qp==", "infiniband.bth.destqp=="); ok && found {
 			which := ulpProtocol(proto)
-			if which == "" || proto == "nvme" {
+			if which == "" || which == "smbd" || proto == "nvme" {
 				return nil, fmt.Errorf("-d %s: a QP decodes as nvme-rdma or rpcrdma", s)
 			}
 			n, err := strconv.ParseUint(qp, 0, 24)
@@ -404,8 +410,10 @@ func ulpOptions(disabled, noHeur []string, ulp *ulpChoice) error {
 			ulp.noNVMe = true
 		case "rpc":
 			ulp.noRPC = true
+		case "smbd":
+			ulp.noSMBD = true
 		default:
-			return fmt.Errorf("--disable-protocol %s: ibdump can disable nvme-rdma and rpcrdma", p)
+			return fmt.Errorf("--disable-protocol %s: ibdump can disable nvme-rdma, rpcrdma and smb_direct", p)
 		}
 	}
 	for _, p := range noHeur {
@@ -414,8 +422,10 @@ func ulpOptions(disabled, noHeur []string, ulp *ulpChoice) error {
 			ulp.noNVMeDetect = true
 		case ulpProtocol(p) == "rpc":
 			ulp.noRPCDetect = true
+		case ulpProtocol(p) == "smbd":
+			ulp.noSMBDDetect = true
 		default:
-			return fmt.Errorf("--disable-heuristic %s: ibdump can disable nvme-rdma and rpcrdma", p)
+			return fmt.Errorf("--disable-heuristic %s: ibdump can disable nvme-rdma, rpcrdma and smb_direct", p)
 		}
 	}
 	return nil

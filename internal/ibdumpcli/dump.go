@@ -221,7 +221,8 @@ func (d *dumper) needsAnalysis() bool {
 
 func (d *dumper) analyzerOptions() decode.AnalyzerOptions {
 	opts := decode.AnalyzerOptions{Links: d.links, NVMeQPs: d.ulp.nvmeQPs, NoULP: d.ulp.noNVMe, NoULPDetect: d.ulp.noNVMeDetect,
-		RPCRDMAQPs: d.ulp.rpcQPs, NoRPCRDMA: d.ulp.noRPC, NoRPCRDMADetect: d.ulp.noRPCDetect, PFC: d.pfc, DCQCN: d.dcqcn}
+		RPCRDMAQPs: d.ulp.rpcQPs, NoRPCRDMA: d.ulp.noRPC, NoRPCRDMADetect: d.ulp.noRPCDetect,
+		NoSMBDirect: d.ulp.noSMBD, NoSMBDirectDetect: d.ulp.noSMBDDetect, PFC: d.pfc, DCQCN: d.dcqcn}
 	if len(d.latency) > 0 {
 		opts.OnLatency = func(l decode.Latency) { d.latPend = append(d.latPend, l) }
 	}

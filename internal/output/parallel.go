@@ -104,6 +104,10 @@ func (pl *Parallel) Add(p *decode.Packet) {
 		// And its RPC-over-RDMA one.
 		b.items[len(b.items)-1].analysis.RPCRDMA = p.Analysis.RPCRDMA.Clone()
 	}
+	if p.Analysis.SMBDirect != nil {
+		// And its SMB Direct one.
+		b.items[len(b.items)-1].analysis.SMBDirect = p.Analysis.SMBDirect.Clone()
+	}
 	if d := p.Analysis.DCQCN; d != nil {
 		// And its DCQCN record (there is one only in captures with congestion).
 		c := *d

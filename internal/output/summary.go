@@ -286,6 +286,9 @@ func (s *Summary) appendIB(buf []byte, p *decode.Packet) []byte {
 	} else if r != nil && r.Kind == decode.RPCRDMAMessage {
 		// So does an RPC-over-RDMA message.
 		buf = appendRPCRDMA(buf, r)
+	} else if s := p.Analysis.SMBDirect; s != nil && (s.HasMsg || s.Err != nil) {
+		// And an SMB Direct one.
+		buf = appendSMBDirect(buf, s)
 	} else if p.Err == nil || p.Cut() {
 		buf = append(buf, ", length "...)
 		buf = strconv.AppendInt(buf, int64(p.PayloadLength()), 10)

@@ -136,6 +136,13 @@ func appendFieldLine(buf []byte, f *decode.Field, p *decode.Packet, v *decode.Va
 	if f.Mask() != 0 && f.Type.IsUnsigned() {
 		buf = appendBitPattern(buf, v.U<<uint(f.MaskShift()), f.Mask(), f.Type.BitWidth())
 		buf = append(buf, " = "...)
+	} else if bits := f.BoolBits(); bits > 0 {
+		var u uint64
+		if v.U != 0 {
+			u = f.Mask()
+		}
+		buf = appendBitPattern(buf, u, f.Mask(), bits)
+		buf = append(buf, " = "...)
 	}
 	buf = append(buf, f.Title...)
 	buf = append(buf, ": "...)

@@ -84,7 +84,8 @@ func specs() []spec {
 	// A capture per finding of ibdump --doctor: doctor.go.
 	s = append(s, doctorSpecs()...)
 	// The CM contract checks, one capture per finding: cm_contract.go.
-	return append(s, cmContractSpecs()...)
+	s = append(s, cmContractSpecs()...)
+	return append(s, smbDirectSpecs()...)
 }
 
 // conn returns a Conn for cfg and the error of the build so far.

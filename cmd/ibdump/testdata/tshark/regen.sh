@@ -20,6 +20,12 @@ for cap in "$@"; do
 	# ICRC then goes missing: send_lat_cm, write_bw_cm ...): it stays off
 	# but for the NFS-over-RDMA captures, which ibdump decodes.
 	rpcordma=(--disable-protocol rpcordma)
+	# tshark's smb_direct heuristic tries every SEND; it stays off but when
+	# its fields are asked for: on the crafted SMB Direct captures it hands
+	# their SMB2 bodies (a byte pattern) to the SMB2 dissector, which throws
+	# and takes the ICRC with it.
+	smbdirect=(--disable-protocol smb_direct)
+	grep -q '^smb_direct\.' "$fields_file" && smbdirect=()
 	case "$name" in
 	nfs_rdma_*) rpcordma=() ;;
 	*linktype147-userdlt) extra=("${userdlt[@]}") ;;
@@ -34,9 +40,9 @@ for cap in "$@"; do
 		extra=("${userdlt[@]}")
 	fi
 	{
-		echo "# $version; tshark -r $cap -T fields -E header=y -E separator=/t -E occurrence=a (the ULPs ibdump does not decode disabled; NVMe-oF, EoIB and EtherType-over-IB stay on, as ibdump decodes them${rpcordma[*]:+; rpcordma disabled}${rpcordma[*]:-; RPC over RDMA on})"
-		tshark -r "$cap" "${extra[@]}" "${rpcordma[@]}" \
-			--disable-protocol iser --disable-protocol smb_direct --disable-protocol infiniband_sdp \
+		echo "# $version; tshark -r $cap -T fields -E header=y -E separator=/t -E occurrence=a (the ULPs ibdump does not decode disabled; NVMe-oF, EoIB and EtherType-over-IB stay on, as ibdump decodes them${rpcordma[*]:+; rpcordma disabled}${rpcordma[*]:-; RPC over RDMA on}${smbdirect[*]:-; SMB Direct on})"
+		tshark -r "$cap" "${extra[@]}" "${rpcordma[@]}" "${smbdirect[@]}" \
+			--disable-protocol iser --disable-protocol infiniband_sdp \
 			--disable-protocol lnet --disable-protocol fcoib --disable-protocol smc --disable-protocol drbd \
 			-T fields -E header=y -E separator=/t -E occurrence=a "${args[@]}" 2>/dev/null
 	} > "$out/$name.tsv"
