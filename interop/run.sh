@@ -25,6 +25,7 @@
 #      RETRY_INCONCLUSIVE=0  do not run a scenario again whose capture dropped packets or whose loss
 #                            caused no retransmission (default: once, saying so in the verdict)
 #      IBWIRE_INTEROP_LOCK   the machine-wide lock one run holds (default /tmp/ibwire-interop-netns.lock)
+#      POINTS_WINDOW         ibdump --correlate's window in points=guest verdicts (default 200ms)
 set -uo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 REPO=$(cd "$HERE/.." && pwd)

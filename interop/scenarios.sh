@@ -16,6 +16,12 @@
 #   loss=N%        netem loss on eth0 egress of every guest, and (guest-client, guest-server) nftables
 #                  loss on the host side's RoCE output, so the loss hits the data whichever way it
 #                  flows; a loss scenario passes only when the capture shows a retransmission
+#   guest_loss=N%  netem loss on guest a's eth0 egress only (not with loss=): the one place that loses
+#                  packets, which points=guest then sees from both sides
+#   points=guest   guest a is a capture point too, upstream of its netem (its eth0 mirrored to a dummy
+#                  device before the root qdisc); the verdict (check_points) requires netem's dropped
+#                  count to equal the frames the bridge lacks, and ibdump --correlate to put exactly the
+#                  RoCE ones on guest → bridge and nothing anywhere else
 #   mtu=N          netdev MTU of the guests, taps and bridge (1500 -> rxe active_mtu 1024)
 #   listen=tcp|sleep  how a guest server signals readiness: a TCP listener on 18515 (the tools'
 #                  out-of-band port) or 2 s (RDMA CM tools have no TCP listener)
