@@ -24,8 +24,9 @@ log() { echo "[build $(date -u +%T)] $*"; }
 STAMP=$(sha256sum "$HERE/build.sh" | cut -c1-16)
 
 # ---- 0. host tools ---------------------------------------------------------
+# (tshark and jq: check_points, the two-point verdict, reads the captures and ibdump's JSON with them)
 need=()
-for p in qemu-system-x86 qemu-utils debootstrap tcpdump iproute2 busybox-static cpio e2fsprogs zstd kmod socat iputils-ping nftables; do
+for p in qemu-system-x86 qemu-utils debootstrap tcpdump iproute2 busybox-static cpio e2fsprogs zstd kmod socat iputils-ping nftables tshark jq; do
   dpkg -s "$p" >/dev/null 2>&1 || need+=("$p")
 done
 if [ ${#need[@]} -gt 0 ]; then
