@@ -1,6 +1,8 @@
 package interop
 
 import (
+	"compress/gzip"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -205,8 +207,9 @@ for w in "${why[@]}"; do echo "why=$w"; done; for n in "${notes[@]}"; do echo "n
 	return string(out)
 }
 
-// TestCheckPoints runs verdict.sh's check_points on the kept two-point run
-// (pcaps/multipoint_netem: guest a seen before its netem, the bridge after):
+// TestCheckPoints runs verdict.sh's check_points on a kept two-point run
+// (pcaps/multipoint_netem/20261126T060831Z: guest a seen before its netem, the
+// bridge after):
 // netem's count, the frames the bridge lacks and ibdump --correlate's losses
 // on guest → bridge agree; a netem counter one higher, a bridge capture
 // missing one frame netem did not drop, or a guest capture that dropped
@@ -218,7 +221,7 @@ func TestCheckPoints(t *testing.T) {
 		}
 	}
 	bin := buildTools(t, "ibdump")
-	const kept = "../pcaps/multipoint_netem"
+	const kept = "../pcaps/multipoint_netem/20261126T060831Z"
 	tc, err := os.ReadFile(filepath.Join(kept, "tc-qdisc.txt"))
 	require.NoError(t, err)
 	const ok = "notes=points: netem dropped 42 (42 RoCE, 0 other), ibdump --correlate: 42 lost guest → bridge"
@@ -256,13 +259,15 @@ func TestCheckPoints(t *testing.T) {
 				require.NoError(t, os.WriteFile(filepath.Join(work, to), b, 0o644))
 			}
 			if !tc.noGuest {
-				cp(filepath.Join(kept, "guest.pcap"), "point-guest.pcap")
+				gunzip(t, filepath.Join(kept, "guest.pcap.gz"), filepath.Join(work, "point-guest.pcap"))
 			}
-			bridge := filepath.Join(kept, "bridge.pcap")
+			bridge := filepath.Join(work, "bridge.pcap")
+			gunzip(t, filepath.Join(kept, "bridge.pcap.gz"), bridge)
 			if tc.cut > 0 {
-				bridge = filepath.Join(work, "cut.pcap")
-				out, err := exec.Command("editcap", "-F", "pcap", filepath.Join(kept, "bridge.pcap"), bridge, strconv.Itoa(tc.cut)).CombinedOutput()
+				cut := filepath.Join(work, "cut.pcap")
+				out, err := exec.Command("editcap", "-F", "pcap", bridge, cut, strconv.Itoa(tc.cut)).CombinedOutput()
 				require.NoError(t, err, "%s", out)
+				bridge = cut
 			}
 			// the bridge's RoCE capture (ibdump -i) and its full one (tcpdump): the full one serves as both
 			cp(bridge, "capture.pcap")
@@ -274,4 +279,17 @@ func TestCheckPoints(t *testing.T) {
 			assert.Equal(t, strings.Join(tc.want, "\n")+"\n", strings.ReplaceAll(out, work, "WORK"))
 		})
 	}
+}
+
+// gunzip writes the decompressed content of the gzip file from to to.
+func gunzip(t *testing.T, from, to string) {
+	t.Helper()
+	f, err := os.Open(from)
+	require.NoError(t, err)
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	require.NoError(t, err)
+	b, err := io.ReadAll(zr)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(to, b, 0o644))
 }
