@@ -24,8 +24,9 @@ log() { echo "[build $(date -u +%T)] $*"; }
 STAMP=$(sha256sum "$HERE/build.sh" | cut -c1-16)
 
 # ---- 0. host tools ---------------------------------------------------------
+# (tshark and jq: check_points, the two-point verdict, reads the captures and ibdump's JSON with them)
 need=()
-for p in qemu-system-x86 qemu-utils debootstrap tcpdump iproute2 busybox-static cpio e2fsprogs zstd kmod socat iputils-ping nftables; do
+for p in qemu-system-x86 qemu-utils debootstrap tcpdump iproute2 busybox-static cpio e2fsprogs zstd kmod socat iputils-ping nftables tshark jq; do
   dpkg -s "$p" >/dev/null 2>&1 || need+=("$p")
 done
 if [ ${#need[@]} -gt 0 ]; then
@@ -52,7 +53,9 @@ KV=$(cat "$C/kver")
 KM=$C/kpkg/x/lib/modules/$KV/kernel
 
 # Module subset used by the guest (paths relative to .../kernel). crc32_generic is what rxe's ICRC
-# needs (without it `rdma link add` fails with ENOENT); sch_netem is for the loss scenarios.
+# needs (without it `rdma link add` fails with ENOENT); sch_netem is for the loss scenarios;
+# sch_ingress (clsact), cls_matchall, act_mirred and dummy make the guest a capture point upstream of
+# its netem (points=guest: run.sh's point_start).
 MODS="
 drivers/virtio/virtio.ko drivers/virtio/virtio_ring.ko drivers/virtio/virtio_pci_modern_dev.ko
 drivers/virtio/virtio_pci_legacy_dev.ko drivers/virtio/virtio_pci.ko drivers/block/virtio_blk.ko
@@ -64,6 +67,7 @@ drivers/infiniband/core/ib_core.ko drivers/infiniband/core/ib_uverbs.ko drivers/
 drivers/infiniband/core/iw_cm.ko drivers/infiniband/core/rdma_cm.ko drivers/infiniband/core/rdma_ucm.ko
 drivers/infiniband/core/ib_umad.ko drivers/infiniband/sw/rxe/rdma_rxe.ko
 net/sched/sch_netem.ko crypto/crc32_generic.ko arch/x86/crypto/crc32-pclmul.ko
+net/sched/sch_ingress.ko net/sched/cls_matchall.ko net/sched/act_mirred.ko drivers/net/dummy.ko
 "
 # Boot-time (initramfs) load order: virtio_ring before virtio, ext4's dependencies first.
 INITRD_ORDER="virtio_ring virtio virtio_pci_modern_dev virtio_pci_legacy_dev virtio_pci virtio_blk crc16 mbcache jbd2 crc32c_generic ext4 netfs fscache 9pnet 9pnet_virtio 9p"

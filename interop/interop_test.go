@@ -170,6 +170,10 @@ func TestRunnerRejects(t *testing.T) {
 		{"refused without forbid", `def x guest-client "c" "s" refused=no desc=d`, []string{"check"}, "scenario x: refused= needs forbid="},
 		{"bad refused", `def x guest-client "c" "s" refused='a(' forbid=r desc=d`, []string{"check"}, "scenario x: refused is not an extended regexp"},
 		{"bad table before running", `def x rxe-rxe "c" "s" mtu=big desc=d`, []string{"x"}, "scenario x: mtu must be a number"},
+		{"bad guest_loss", `def x rxe-rxe "c" "s" guest_loss=2 desc=d`, []string{"check"}, "scenario x: guest_loss must look like 2%"},
+		{"loss and guest_loss", `def x rxe-rxe "c" "s" loss=2% guest_loss=2% desc=d`, []string{"check"}, "scenario x: loss= and guest_loss= exclude each other"},
+		{"points without guest_loss", `def x rxe-rxe "c" "s" points=guest desc=d`, []string{"check"}, "scenario x: points=guest needs guest_loss="},
+		{"points elsewhere", `def x rxe-rxe "c" "s" points=host guest_loss=2% desc=d`, []string{"check"}, "scenario x: points must be guest"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			table := filepath.Join(t.TempDir(), "scenarios.sh")

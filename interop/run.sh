@@ -25,6 +25,7 @@
 #      RETRY_INCONCLUSIVE=0  do not run a scenario again whose capture dropped packets or whose loss
 #                            caused no retransmission (default: once, saying so in the verdict)
 #      IBWIRE_INTEROP_LOCK   the machine-wide lock one run holds (default /tmp/ibwire-interop-netns.lock)
+#      POINTS_WINDOW         ibdump --correlate's window in points=guest verdicts (default 200ms)
 set -uo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 REPO=$(cd "$HERE/.." && pwd)
@@ -52,7 +53,7 @@ def() {  # NAME ROLE CLIENT SERVER [key=value ...]
 	local kv
 	for kv in "$@"; do
 		case ${kv%%=*} in
-		expect_client | expect_server | expect_host | loss | mtu | listen | min_roce | timeout | desc | host | tolerate | check_data | refused | forbid) ;;
+		expect_client | expect_server | expect_host | loss | guest_loss | points | mtu | listen | min_roce | timeout | desc | host | tolerate | check_data | refused | forbid) ;;
 		*) die "scenario $name: unknown key ${kv%%=*}" ;;
 		esac
 		OPT[$name.${kv%%=*}]=${kv#*=}
@@ -76,7 +77,12 @@ check_table() {
 			[ $? = 2 ] && { echo "scenario $n: $k is not an extended regexp: $pat"; bad=1; }
 		done
 		[[ $(opt "$n" listen tcp) == @(tcp|sleep) ]] || { echo "scenario $n: listen must be tcp or sleep"; bad=1; }
-		[[ -z $(opt "$n" loss) || $(opt "$n" loss) =~ ^[0-9]+(\.[0-9]+)?%$ ]] || { echo "scenario $n: loss must look like 2%"; bad=1; }
+		for k in loss guest_loss; do
+			[[ -z $(opt "$n" $k) || $(opt "$n" $k) =~ ^[0-9]+(\.[0-9]+)?%$ ]] || { echo "scenario $n: $k must look like 2%"; bad=1; }
+		done
+		[ -z "$(opt "$n" loss)" ] || [ -z "$(opt "$n" guest_loss)" ] || { echo "scenario $n: loss= and guest_loss= exclude each other"; bad=1; }
+		[[ -z $(opt "$n" points) || $(opt "$n" points) == guest ]] || { echo "scenario $n: points must be guest"; bad=1; }
+		[ -z "$(opt "$n" points)" ] || [ -n "$(opt "$n" guest_loss)" ] || { echo "scenario $n: points=guest needs guest_loss= (what the two points must account for)"; bad=1; }
 		for k in mtu min_roce timeout; do
 			[[ -z $(opt "$n" $k) || $(opt "$n" $k) =~ ^[0-9]+$ ]] || { echo "scenario $n: $k must be a number"; bad=1; }
 		done
@@ -142,12 +148,58 @@ boot_guest() {  # NAME IP MAC TAP SHARE MTU TIMEOUT -> pid
 	echo $!
 }
 
-# guest_script NAME SIDE(client|server) CMD LOSS LISTEN WAITFOR: the script guest NAME runs.
+# guest_script NAME SIDE(client|server) CMD LOSS LISTEN WAITFOR [POINT]: the script guest NAME runs.
 # A server touches /lab/NAME/listening once ready; a client waits for WAITFOR (a path under /lab).
+# POINT=1 makes the guest a capture point (point_start, point_stop).
 guest_script() {
-	local name=$1 side=$2 cmd=$3 loss=$4 listen=$5 waitfor=$6
+	local name=$1 side=$2 cmd=$3 loss=$4 listen=$5 waitfor=$6 point=${7:-}
 	echo '#!/bin/bash'
+	[ -n "$point" ] && point_start "$name"
 	[ -n "$loss" ] && echo "tc qdisc add dev eth0 root netem loss $loss && echo '# netem loss $loss on eth0'"
+	guest_main "$@"
+	[ -n "$point" ] && point_stop "$name"
+	return 0
+}
+
+# point_start NAME: the guest's own capture point, upstream of its netem. tcpdump on eth0 sees an
+# outgoing frame only in dev_hard_start_xmit, after the root qdisc, so never the frames netem drops.
+# The clsact qdisc's egress hook runs earlier, in __dev_queue_xmit before the root qdisc's enqueue:
+# a matchall filter there mirrors every frame eth0 is asked to send (and, on the ingress hook, every
+# frame it receives) to point0, a dummy device, where tcpdump records it. point0 carries no address
+# and no IPv6, so it sends nothing of its own (modprobe dummy numdummies=0: no dummy0 either). The
+# guest's tcpdump log and its capture go to /lab/NAME/.
+point_start() {
+	cat <<EOF
+modprobe dummy numdummies=0 && modprobe -a sch_ingress cls_matchall act_mirred || { echo '# point: kernel modules missing'; exit 97; }
+ip link add point0 type dummy && sysctl -qw net.ipv6.conf.point0.disable_ipv6=1 &&
+	ip link set point0 mtu \$(cat /sys/class/net/eth0/mtu) up &&
+	tc qdisc add dev eth0 clsact &&
+	tc filter add dev eth0 egress matchall action mirred egress mirror dev point0 &&
+	tc filter add dev eth0 ingress matchall action mirred egress mirror dev point0 ||
+	{ echo '# point: cannot mirror eth0 to point0'; exit 97; }
+tcpdump -Z root -i point0 -n -s 0 -B 16384 -U -w /tmp/point.pcap 2>/lab/$1/point-tcpdump.log &
+TD=\$!
+for i in \$(seq 40); do grep -q 'listening on' /lab/$1/point-tcpdump.log && break; sleep 0.25; done
+echo '# point: eth0 egress (before the root qdisc) and ingress mirrored to point0, tcpdump -i point0'
+EOF
+}
+
+# point_stop NAME: once the tool is done (and its TCP connection closed), netem's counters, then the
+# capture. Runs after the tool whatever its exit status, which stays the script's.
+point_stop() {
+	cat <<EOF
+RC=\$?
+sleep 1
+tc -s qdisc show dev eth0 >/lab/$1/tc-qdisc.txt 2>&1
+kill -INT \$TD; wait \$TD
+cp /tmp/point.pcap /lab/$1/point.pcap
+exit \$RC
+EOF
+}
+
+# guest_main NAME SIDE CMD LOSS LISTEN WAITFOR: the tool's part of guest_script.
+guest_main() {
+	local name=$1 side=$2 cmd=$3 loss=$4 listen=$5 waitfor=$6
 	if [ "$side" = server ]; then
 		cat <<EOF
 echo '# server: $(printf '%s' "$cmd" | sed "s/'/'\\\\''/g")'
@@ -208,8 +260,11 @@ expect_note() {
 
 run_one() {
 	local name=$1 role=${ROLE[$1]}
-	local mtu loss listen tmo min_roce hostcmd
+	local mtu loss gloss point listen tmo min_roce hostcmd
 	mtu=$(opt "$name" mtu 1500); loss=$(opt "$name" loss); listen=$(opt "$name" listen tcp)
+	# guest_loss=: netem in guest a only (its own capture point, points=guest, sees what it drops)
+	gloss=$(opt "$name" guest_loss); gloss=${gloss:-$loss}
+	point=$([ "$(opt "$name" points)" = guest ] && echo 1)
 	tmo=$(opt "$name" timeout "$GUEST_TIMEOUT"); min_roce=$(opt "$name" min_roce 1)
 	hostcmd=$(opt "$name" host)
 	local W=$RUNDIR/$name S=$RUNDIR/$name/share
@@ -224,17 +279,17 @@ run_one() {
 	rxe-rxe)
 		ga_side=client; ga_cmd=${CLIENT[$name]}; gb_cmd=${SERVER[$name]}
 		guest_script b server "$gb_cmd" "$loss" "$listen" "" >"$S/b.sh"
-		guest_script a client "$ga_cmd" "$loss" "$listen" /lab/b/listening >"$S/a.sh"
+		guest_script a client "$ga_cmd" "$gloss" "$listen" /lab/b/listening "$point" >"$S/a.sh"
 		[ -n "$hostcmd" ] && host_side=host host_wait=$S/b/listening
 		;;
 	guest-client)
 		ga_side=client; ga_cmd=${CLIENT[$name]}; hostcmd=${SERVER[$name]}; host_side=server
-		guest_script a client "$ga_cmd" "$loss" "$listen" "" >"$S/a.sh"
+		guest_script a client "$ga_cmd" "$gloss" "$listen" "" "$point" >"$S/a.sh"
 		;;
 	guest-server)
 		ga_side=server; ga_cmd=${SERVER[$name]}; hostcmd=${CLIENT[$name]}; host_side=client
 		host_wait=$S/a/listening
-		guest_script a server "$ga_cmd" "$loss" "$listen" "" >"$S/a.sh"
+		guest_script a server "$ga_cmd" "$gloss" "$listen" "" "$point" >"$S/a.sh"
 		;;
 	esac
 	chmod +x "$S"/*.sh
@@ -258,7 +313,8 @@ run_one() {
 
 	# FULL_PCAP=1: also everything on br0 (ARP, the tools' TCP exchange) with tcpdump, for debugging
 	local FPID=""
-	if [ "${FULL_PCAP:-0}" = 1 ]; then
+	# (points=guest: the verdict counts the frames other than RoCE that netem dropped from it)
+	if [ "${FULL_PCAP:-0}" = 1 ] || [ -n "$point" ]; then
 		ip netns exec "$NS" tcpdump -Z root -i br0 -n -s 0 -U -w "$W/capture-full.pcap" >"$W/capture-full.log" 2>&1 &
 		FPID=$!
 	fi
@@ -369,8 +425,15 @@ run_one() {
 	fi
 	echo "--- capture ($CAPTOOL -i br0): $PCAP"
 	local roce drops retrans
-	check_capture "$PCAP" "$W/capture.log" "$W" "$min_roce" "$loss" "$([ -n "$refused" ] && echo 1)" >"$W/check.out"
+	check_capture "$PCAP" "$W/capture.log" "$W" "$min_roce" "$gloss" "$([ -n "$refused" ] && echo 1)" >"$W/check.out"
 	indent <"$W/check.out"
+	if [ -n "$point" ]; then
+		echo "--- capture point guest (guest a, eth0 before netem): $W/point-guest.pcap"
+		cp "$S/a/point.pcap" "$W/point-guest.pcap" 2>/dev/null
+		cp "$S/a/tc-qdisc.txt" "$S/a/point-tcpdump.log" "$W/" 2>/dev/null
+		check_points "$W" 52:54:00:77:00:11 $IPA >"$W/points.out"
+		indent <"$W/points.out"
+	fi
 	[ "$(opt "$name" check_data)" = 1 ] && check_data "$PCAP" "$REGION" "$W"
 	# a note, not a failure: the peers' verdict does not depend on which tool recorded them
 	[ "$CAPTOOL" = ibdump ] || notes+=("note: captured with tcpdump because ibdump -i failed")
@@ -378,7 +441,8 @@ run_one() {
 	local wall; wall=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }')
 	{
 		echo "scenario=$name"; echo "role=$role"; echo "client=${CLIENT[$name]}"; echo "server=${SERVER[$name]}"
-		echo "host=$hostcmd"; echo "mtu=$mtu"; echo "loss=$loss"; echo "capture_tool=$CAPTOOL"
+		echo "host=$hostcmd"; echo "mtu=$mtu"; echo "loss=$loss"; echo "guest_loss=$(opt "$name" guest_loss)"
+		echo "points=$(opt "$name" points)"; echo "capture_tool=$CAPTOOL"
 		echo "wall_s=$wall"; echo "ready_a=$(cat "$S/a/ready" 2>/dev/null)"; echo "ready_b=$(cat "$S/b/ready" 2>/dev/null)"
 	} >"$W/meta.txt"
 	local res=PASS

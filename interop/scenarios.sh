@@ -16,6 +16,12 @@
 #   loss=N%        netem loss on eth0 egress of every guest, and (guest-client, guest-server) nftables
 #                  loss on the host side's RoCE output, so the loss hits the data whichever way it
 #                  flows; a loss scenario passes only when the capture shows a retransmission
+#   guest_loss=N%  netem loss on guest a's eth0 egress only (not with loss=): the one place that loses
+#                  packets, which points=guest then sees from both sides
+#   points=guest   guest a is a capture point too, upstream of its netem (its eth0 mirrored to a dummy
+#                  device before the root qdisc); the verdict (check_points) requires netem's dropped
+#                  count to equal the frames the bridge lacks, and ibdump --correlate to put exactly the
+#                  RoCE ones on guest → bridge and nothing anywhere else
 #   mtu=N          netdev MTU of the guests, taps and bridge (1500 -> rxe active_mtu 1024)
 #   listen=tcp|sleep  how a guest server signals readiness: a TCP listener on 18515 (the tools'
 #                  out-of-band port) or 2 s (RDMA CM tools have no TCP listener)
@@ -272,3 +278,12 @@ def peer_write_bw_bidirboth_gs guest-server "ibpeer perftest write -b --bind $HO
 	expect_client="$OK_BW" expect_server="$OK_BW" desc="ibpeer perftest write -b (client) -> ib_write_bw -b (guest, server): both sides write, both print the sum"
 def peer_write_bw_bidirboth_gc guest-client "ib_write_bw $PT -b -n 200 $HOST" "ibpeer perftest write -b --bind $HOST -n 200" \
 	expect_client="$OK_BW" expect_server="$OK_BW" desc="ib_write_bw -b (guest, client) -> ibpeer perftest write -b (server)"
+
+# ---- issue 22: one run captured at two points, netem between them -------------------------------
+# Guest a is a capture point itself (points=guest: its eth0's frames mirrored to dummy0 before the
+# root qdisc, where netem drops 2%, guest_loss=), the bridge the other; nothing else loses packets.
+# The verdict (check_points) requires ibdump --correlate to put every RoCE packet the guest sent and
+# the bridge lacks on guest → bridge, the same packets tshark finds missing, and netem's own dropped
+# counter to equal the frames the bridge lacks.
+def rxe_write_bw_points rxe-rxe "ib_write_bw $PT -s 16 -n 1500 $GB" "ib_write_bw $PT -s 16 -n 1500" guest_loss=2% points=guest \
+	expect_client="$OK_BW" expect_server="$OK_BW" desc="rxe<->rxe ib_write_bw 16 x 1500, netem loss 2% in guest a only, captured in guest a before netem and on the bridge"

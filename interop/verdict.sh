@@ -104,3 +104,97 @@ check_data() {
 		why+=("data: the capture's bytes and ibpeer's buffer differ from byte $at of $n on")
 	fi
 }
+
+# netem_dropped TCFILE: the "dropped N" of the netem qdisc in `tc -s qdisc show dev eth0` output
+# (the counter netem raises for each packet its loss draws; the clsact qdisc has its own line).
+netem_dropped() {
+	awk '/^qdisc / { in_netem = ($2 == "netem") } in_netem && /dropped/ {
+		sub(/.*dropped /, ""); sub(/,.*/, ""); print; exit }' "$1" 2>/dev/null
+}
+
+# roce_list PCAP SRCMAC: one line per RoCE packet SRCMAC sent, by tshark (not our decoder): dest QP,
+# PSN, opcode, ICRC. A retransmission repeats its original's line, so two such lists compare as
+# multisets (sort, comm).
+roce_list() {
+	tshark -r "$1" -Y "eth.src == $2 && infiniband" -T fields -E separator=' ' \
+		-e infiniband.bth.destqp -e infiniband.bth.psn -e infiniband.bth.opcode -e infiniband.invariant.crc 2>/dev/null | sort
+}
+
+# frames_from PCAP MAC: one line per frame MAC sent, as tcpdump prints it without its time (TCP's
+# timestamps option makes each TCP segment's line its own), sorted: a multiset comm can subtract.
+frames_from() {
+	tcpdump -r "$1" -n -t "ether src $2" 2>/dev/null | sort
+}
+
+# The matching window of check_points' correlation. A frame the guest receives waits in QEMU and
+# the guest's TCG-emulated CPU before its ingress hook sees it: up to 39 ms in the first run
+# (rxe_write_bw_points, 2026-11-26), past ibdump's default window (20 ms, for real hosts).
+POINTS_WINDOW=${POINTS_WINDOW:-200ms}
+
+# check_points DIR MAC IP: the two capture points of a points=guest scenario. DIR holds
+# point-guest.pcap (guest a's eth0 before its netem, both directions), capture.pcap (ibdump on br0,
+# RoCE only), capture-full.pcap (tcpdump on br0, everything), tc-qdisc.txt (guest a's
+# `tc -s qdisc show dev eth0` after the tool) and the three captures' logs. The guest (MAC, IP) sent
+# through netem and nothing else lost packets, so, when neither capture dropped any:
+#   - the frames netem dropped are exactly those from MAC the guest point has and the bridge lacks
+#     (frames_from, tcpdump's lines; the bridge also has what the guest sent before its capture
+#     started, which the subtraction leaves out);
+#   - ibdump --correlate --point guest= --point bridge= puts every RoCE packet the guest sent and the
+#     bridge lacks on the segment guest → bridge, the very packets (dest QP and PSN) tshark finds in
+#     the guest point's list and not the bridge's, and locates no other loss and no capture drop.
+# Writes DIR/correlate.{json,txt}, DIR/correlate-lost.txt, DIR/points-missing.txt (RoCE, tshark) and
+# DIR/points-missing-frames.txt (every frame, tcpdump); adds to the caller's why and notes (and
+# inconclusive when a capture dropped packets).
+check_points() {
+	local dir=$1 mac=$2 ip=$3 g=$1/point-guest.pcap b=$1/capture.pcap full=$1/capture-full.pcap
+	local netem gdrop fdrop missing roce lost_gb lost_all cdrops tshark_psns ours_psns
+	local -a corr=("$BIN/ibdump" --correlate --correlate-window "$POINTS_WINDOW" --point "guest=$g" --point "bridge=$b")
+	if [ ! -s "$g" ]; then
+		why+=("points: guest a left no capture ($(tail -1 "$dir/point-tcpdump.log" 2>/dev/null))")
+		return
+	fi
+	cat "$dir/tc-qdisc.txt" 2>/dev/null
+	netem=$(netem_dropped "$dir/tc-qdisc.txt")
+	if [ -z "$netem" ]; then
+		why+=("points: no netem counter from guest a (tc-qdisc.txt)")
+		return
+	fi
+	gdrop=$(capture_drops "$dir/point-tcpdump.log"); fdrop=$(capture_drops "$dir/capture-full.log")
+	if [ "$gdrop" != 0 ] || [ "$fdrop" != 0 ]; then
+		why+=("points: the captures dropped packets (guest $gdrop, bridge full $fdrop): the counts cannot close")
+		inconclusive=${inconclusive:-"a point's capture dropped packets"}
+	fi
+	comm -23 <(frames_from "$g" "$mac") <(frames_from "$full" "$mac") >"$dir/points-missing-frames.txt"
+	missing=$(wc -l <"$dir/points-missing-frames.txt")
+	comm -23 <(roce_list "$g" "$mac") <(roce_list "$b" "$mac") >"$dir/points-missing.txt"
+	roce=$(wc -l <"$dir/points-missing.txt")
+	echo "frames guest a sent that the guest point has and the bridge lacks (tcpdump): $missing, RoCE among them (tshark): $roce"
+
+	if ! "${corr[@]}" -T json >"$dir/correlate.json" 2>"$dir/correlate.err"; then
+		why+=("points: ibdump --correlate failed: $(head -1 "$dir/correlate.err")")
+		return
+	fi
+	"${corr[@]}" >"$dir/correlate.txt" 2>&1
+	echo "${corr[*]}"
+	cat "$dir/correlate.txt"
+	"${corr[@]}" -Y ibwire.correlate.lost_on -T fields \
+		-e frame.number -e ibwire.correlate.point -e ip.src -e infiniband.bth.destqp -e infiniband.bth.psn \
+		-e infiniband.bth.opcode -e ibwire.correlate.copy -e ibwire.correlate.lost_on >"$dir/correlate-lost.txt" 2>&1
+	lost_gb=$(jq --arg ip "$ip" '[.flows[] | select(.src == $ip) | .segments[] | select(.name == "guest → bridge") | .losses] | add // 0' "$dir/correlate.json")
+	lost_all=$(jq '[.flows[].segments[].losses] | add // 0' "$dir/correlate.json")
+	cdrops=$(jq '[.points[].capture_drops] | add // 0' "$dir/correlate.json")
+	echo "netem dropped $netem; ibdump --correlate: $lost_gb lost guest → bridge, $((lost_all - lost_gb)) lost elsewhere, $cdrops capture drops"
+
+	[ "$missing" = "$netem" ] ||
+		why+=("points: netem dropped $netem, yet the bridge lacks $missing frames the guest point has from guest a")
+	[ "$lost_gb" = "$roce" ] ||
+		why+=("points: ibdump --correlate puts $lost_gb losses on guest → bridge, the bridge lacks $roce RoCE packets the guest sent")
+	[ "$lost_all" = "$lost_gb" ] || why+=("points: ibdump --correlate locates $((lost_all - lost_gb)) losses elsewhere than guest → bridge")
+	[ "$cdrops" = 0 ] || why+=("points: ibdump --correlate counts $cdrops capture drops; neither capture dropped any")
+	# the very packets: dest QP and PSN of each, as a multiset
+	tshark_psns=$(awk '{ print $1, $2 }' "$dir/points-missing.txt" | sort)
+	ours_psns=$(awk -F'\t' -v ip="$ip" '$3 == ip && $8 == "guest → bridge" { print $4, $5 }' "$dir/correlate-lost.txt" | sort)
+	[ "$tshark_psns" = "$ours_psns" ] ||
+		why+=("points: the packets ibdump --correlate lost on guest → bridge are not those tshark finds missing (diff in $dir/points-missing.txt, correlate-lost.txt)")
+	notes+=("points: netem dropped $netem ($roce RoCE, $((missing - roce)) other), ibdump --correlate: $lost_gb lost guest → bridge")
+}

@@ -1,6 +1,8 @@
 package interop
 
 import (
+	"compress/gzip"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -197,10 +199,97 @@ func runVerdict(t *testing.T, bin, script string, args ...string) string {
 for w in "${why[@]}"; do echo "why=$w"; done; for n in "${notes[@]}"; do echo "notes=$n"; done
 [ -n "${MARK_INCONCLUSIVE:-}" ] && echo "inconclusive=$inconclusive"; true`
 	cmd := exec.Command("bash", append([]string{"-c", full, "bash"}, args...)...)
-	if strings.Contains(script, "check_capture") {
+	if strings.Contains(script, "check_capture") || strings.Contains(script, "check_points") {
 		cmd.Env = append(os.Environ(), "MARK_INCONCLUSIVE=1")
 	}
 	out, err := cmd.CombinedOutput()
 	require.NoError(t, err, "%s", out)
 	return string(out)
+}
+
+// TestCheckPoints runs verdict.sh's check_points on a kept two-point run
+// (pcaps/multipoint_netem/20261126T060831Z: guest a seen before its netem, the
+// bridge after):
+// netem's count, the frames the bridge lacks and ibdump --correlate's losses
+// on guest → bridge agree; a netem counter one higher, a bridge capture
+// missing one frame netem did not drop, or a guest capture that dropped
+// packets each fail it, and a missing guest capture says so.
+func TestCheckPoints(t *testing.T) {
+	for _, tool := range []string{"tshark", "tcpdump", "jq", "editcap"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("%s not installed", tool)
+		}
+	}
+	bin := buildTools(t, "ibdump")
+	const kept = "../pcaps/multipoint_netem/20261126T060831Z"
+	tc, err := os.ReadFile(filepath.Join(kept, "tc-qdisc.txt"))
+	require.NoError(t, err)
+	const ok = "notes=points: netem dropped 42 (42 RoCE, 0 other), ibdump --correlate: 42 lost guest → bridge"
+	for _, tc := range []struct {
+		name string
+		tc   string // tc -s qdisc output
+		// cut is a frame to remove from the bridge's capture (0: none):
+		// frame 749, guest a's WRITE ONLY PSN 13750907, sent once, which crossed the bridge
+		cut      int
+		guestLog string
+		noGuest  bool
+		want     []string
+	}{
+		{name: "as kept", tc: string(tc), want: []string{ok, "inconclusive="}},
+		{name: "netem counted one more", tc: strings.Replace(string(tc), "dropped 42,", "dropped 43,", 1), want: []string{
+			"why=points: netem dropped 43, yet the bridge lacks 42 frames the guest point has from guest a",
+			"notes=points: netem dropped 43 (42 RoCE, 0 other), ibdump --correlate: 42 lost guest → bridge", "inconclusive="}},
+		{name: "the bridge capture missed a frame", tc: string(tc), cut: 749, want: []string{
+			"why=points: netem dropped 42, yet the bridge lacks 43 frames the guest point has from guest a",
+			"why=points: ibdump --correlate puts 42 losses on guest → bridge, the bridge lacks 43 RoCE packets the guest sent",
+			"why=points: ibdump --correlate counts 1 capture drops; neither capture dropped any",
+			"why=points: the packets ibdump --correlate lost on guest → bridge are not those tshark finds missing (diff in WORK/points-missing.txt, correlate-lost.txt)",
+			"notes=points: netem dropped 42 (43 RoCE, 0 other), ibdump --correlate: 42 lost guest → bridge", "inconclusive="}},
+		{name: "the guest capture dropped packets", tc: string(tc), guestLog: "4101 packets captured\n4110 packets received by filter\n9 packets dropped by kernel\n", want: []string{
+			"why=points: the captures dropped packets (guest 9, bridge full 0): the counts cannot close", ok,
+			"inconclusive=a point's capture dropped packets"}},
+		{name: "no guest capture", tc: string(tc), noGuest: true, guestLog: "tcpdump: point0: No such device exists\n", want: []string{
+			"why=points: guest a left no capture (tcpdump: point0: No such device exists)", "inconclusive="}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			work := t.TempDir()
+			cp := func(from, to string) {
+				b, err := os.ReadFile(from)
+				require.NoError(t, err)
+				require.NoError(t, os.WriteFile(filepath.Join(work, to), b, 0o644))
+			}
+			if !tc.noGuest {
+				gunzip(t, filepath.Join(kept, "guest.pcap.gz"), filepath.Join(work, "point-guest.pcap"))
+			}
+			bridge := filepath.Join(work, "bridge.pcap")
+			gunzip(t, filepath.Join(kept, "bridge.pcap.gz"), bridge)
+			if tc.cut > 0 {
+				cut := filepath.Join(work, "cut.pcap")
+				out, err := exec.Command("editcap", "-F", "pcap", bridge, cut, strconv.Itoa(tc.cut)).CombinedOutput()
+				require.NoError(t, err, "%s", out)
+				bridge = cut
+			}
+			// the bridge's RoCE capture (ibdump -i) and its full one (tcpdump): the full one serves as both
+			cp(bridge, "capture.pcap")
+			cp(bridge, "capture-full.pcap")
+			require.NoError(t, os.WriteFile(filepath.Join(work, "tc-qdisc.txt"), []byte(tc.tc), 0o644))
+			require.NoError(t, os.WriteFile(filepath.Join(work, "point-tcpdump.log"), []byte(tc.guestLog), 0o644))
+			require.NoError(t, os.WriteFile(filepath.Join(work, "capture-full.log"), []byte("0 packets dropped by kernel\n"), 0o644))
+			out := runVerdict(t, bin, `check_points "$1" 52:54:00:77:00:11 192.168.77.11 >/dev/null`, work)
+			assert.Equal(t, strings.Join(tc.want, "\n")+"\n", strings.ReplaceAll(out, work, "WORK"))
+		})
+	}
+}
+
+// gunzip writes the decompressed content of the gzip file from to to.
+func gunzip(t *testing.T, from, to string) {
+	t.Helper()
+	f, err := os.Open(from)
+	require.NoError(t, err)
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	require.NoError(t, err)
+	b, err := io.ReadAll(zr)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(to, b, 0o644))
 }
