@@ -1,6 +1,7 @@
 package decode
 
 import (
+	"slices"
 	"time"
 
 	"github.com/ibwire/ibwire/layers"
@@ -276,3 +277,59 @@ func (a *Analyzer) smb2Match(s *smbdConn, h *layers.SMB2Header, pk *SMBDirectPac
 
 // smbdRetire forgets the SMB Direct state of a connection that ends.
 func (a *Analyzer) smbdRetire(id uint32) { delete(a.smbd.conns, id) }
+
+// SMB2SRT is -z smb2,srt: per SMB2 command, the service response time of
+// every request answered (to its final response: an interim
+// STATUS_PENDING is not one).
+type SMB2SRT struct {
+	rows map[layers.SMB2Command]*SMB2SRTRow
+}
+
+// SMB2SRTRow is one command's response times.
+type SMB2SRTRow struct {
+	Command layers.SMB2Command
+	// Errors counts responses whose NT status has error severity (0xC...);
+	// a warning (0x8..., STATUS_BUFFER_OVERFLOW) or an informational
+	// status (STATUS_MORE_PROCESSING_REQUIRED is an error code by value:
+	// it is counted) is not.
+	Errors int
+	SRTSamples
+}
+
+// Add counts p's final SMB2 responses matched with their requests: ibdump
+// feeds the packets -Y shows, as tshark's -z tables count them.
+func (s *SMB2SRT) Add(p *Packet) {
+	pk := p.Analysis.SMBDirect
+	if pk == nil {
+		return
+	}
+	for i := range pk.NSMB2 {
+		h := &pk.SMB2[i]
+		if !pk.Matched[i] || h.Status == statusPending {
+			continue
+		}
+		if s.rows == nil {
+			s.rows = map[layers.SMB2Command]*SMB2SRTRow{}
+		}
+		r := s.rows[h.Command]
+		if r == nil {
+			r = &SMB2SRTRow{Command: h.Command}
+			s.rows[h.Command] = r
+		}
+		r.Samples = append(r.Samples, pk.Latency[i])
+		if h.Status>>30 == 3 {
+			r.Errors++
+		}
+	}
+}
+
+// Rows returns the rows by command code, each row's samples sorted.
+func (s *SMB2SRT) Rows() []*SMB2SRTRow {
+	out := make([]*SMB2SRTRow, 0, len(s.rows))
+	for _, r := range s.rows {
+		slices.Sort(r.Samples)
+		out = append(out, r)
+	}
+	slices.SortFunc(out, func(a, b *SMB2SRTRow) int { return int(a.Command) - int(b.Command) })
+	return out
+}

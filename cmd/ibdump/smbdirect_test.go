@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -89,4 +90,26 @@ func TestSMBDirectMidstream(t *testing.T) {
 	out, errOut, code := ibdump(t, nil, "-r", smbdMid, "--disable-heuristic", "smb_direct", "-Y", "smb_direct")
 	require.Zero(t, code, errOut)
 	assert.Empty(t, strings.TrimSpace(out))
+}
+
+// TestSMB2SRT: -z smb2,srt counts each request answered once, to its final
+// response (the WRITE's interim STATUS_PENDING is not one: 48 µs, not
+// 24), with SESSION_SETUP's STATUS_MORE_PROCESSING_REQUIRED an error by
+// severity, and the ECHO nothing answered not at all.
+func TestSMB2SRT(t *testing.T) {
+	out, errOut, code := ibdump(t, nil, "-q", "-z", "smb2,srt", "-T", "json", "-r", smbdConv)
+	require.Zero(t, code, errOut)
+	var rows []struct {
+		Command string  `json:"command"`
+		Count   int     `json:"count"`
+		Errors  int     `json:"errors"`
+		Max     float64 `json:"max_us"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &rows), out)
+	got := map[string][3]float64{}
+	for _, r := range rows {
+		got[r.Command] = [3]float64{float64(r.Count), float64(r.Errors), r.Max}
+	}
+	assert.Equal(t, map[string][3]float64{"NEGOTIATE": {1, 0, 24}, "SESSION_SETUP": {2, 1, 24}, "TREE_CONNECT": {1, 0, 24},
+		"CREATE": {1, 0, 24}, "READ": {1, 0, 24}, "WRITE": {1, 0, 48}, "CLOSE": {1, 0, 24}}, got)
 }

@@ -337,6 +337,12 @@ func (d *dumper) addStat(z string) error {
 		d.zs = append(d.zs, &zstat{analysis: true, add: s.Add,
 			text: func(w io.Writer) { output.WriteRPCSRT(w, s.Rows(), filter) },
 			json: func(b []byte) []byte { return output.AppendRPCSRTJSON(b, s.Rows()) }})
+	case z == "smb2,srt" || z == "smbd,srt":
+		// Fed with the packets -Y shows: a filter selects the responses counted.
+		s := &decode.SMB2SRT{}
+		d.zs = append(d.zs, &zstat{analysis: true, add: s.Add,
+			text: func(w io.Writer) { output.WriteSMB2SRT(w, s.Rows(), filter) },
+			json: func(b []byte) []byte { return output.AppendSMB2SRTJSON(b, s.Rows()) }})
 	case z == "opcodes":
 		s := &decode.OpcodeStat{}
 		d.zs = append(d.zs, &zstat{add: s.Add,
@@ -459,7 +465,7 @@ func (d *dumper) addStat(z string) error {
 			text: func(w io.Writer) { output.WriteIOFuncStat(w, s.funcs) },
 			json: func(b []byte) []byte { return output.AppendIOFuncStatJSON(b, s.funcs) }})
 	default:
-		return fmt.Errorf("-z %s: known statistics are conv,qp, expert[,LEVEL], latency, nvme,srt, rpc,srt, opcodes, endpoints,gid, "+
+		return fmt.Errorf("-z %s: known statistics are conv,qp, expert[,LEVEL], latency, nvme,srt, rpc,srt, smb2,srt, opcodes, endpoints,gid, "+
 			"io,stat,INTERVAL[,FILTER|FUNC(FIELD)FILTER...], follow,qp,hex|ascii,FILTER, pfc[,WINDOW[,PERCENT]], dcqcn[,INTERVAL] and doctor", z)
 	}
 	return nil
