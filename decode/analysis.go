@@ -59,6 +59,7 @@ type Analyzer struct {
 	lastExpire time.Duration
 	nv         nvmeState // NVMe-oF (nvme.go)
 	rpc        rpcState  // RPC over RDMA (rpcrdma.go)
+	iser       iserState // iSER (iser.go)
 	pfc        pfcTimeline
 	cc         ccState
 }
@@ -97,6 +98,11 @@ type AnalyzerOptions struct {
 	// NoRPCRDMA turns off RPC-over-RDMA decoding, NoRPCRDMADetect only its
 	// detection by content (--disable-protocol/--disable-heuristic rpcrdma).
 	NoRPCRDMA, NoRPCRDMADetect bool
+	// ISERQPs are QPs whose connections carry iSER whatever their set-up
+	// says ("-d qp==0x11,iser"); NoISER turns off iSER decoding,
+	// NoISERDetect only its detection by content.
+	ISERQPs              []uint32
+	NoISER, NoISERDetect bool
 	// NoULP turns off the upper-layer (NVMe-oF) decoding; NoULPDetect only
 	// its detection by content, for connections with no CM set-up.
 	NoULP, NoULPDetect bool
@@ -247,6 +253,7 @@ type direction struct {
 	lastReq  time.Duration
 	nvme     *nvmeConn // the NVMe-oF queue the connection carries, nil for other traffic
 	rpc      *rpcConn  // the RPC-over-RDMA state of the connection, nil for other traffic
+	iser     *iserConn // the iSER state of the connection, nil for other traffic
 	cc       *ccFlow   // the DCQCN rate analysis, nil until it runs
 	st       DirStats
 	flow     FlowKey // key, for display
@@ -422,12 +429,15 @@ func (a *Analyzer) transport(p *Packet) {
 	// immediate data (NVMe-oF's capsules), which may start an NVMe-oF
 	// connection seen mid-stream, and a direction's first packet, which may
 	// join one.
-	if d.nvme != nil || d.rpc != nil || b.Opcode < 32 && nvmeSendOpcodes&(1<<b.Opcode) != 0 || st.Packets == 1 {
-		if d.rpc == nil {
+	if d.nvme != nil || d.rpc != nil || d.iser != nil || b.Opcode < 32 && nvmeSendOpcodes&(1<<b.Opcode) != 0 || st.Packets == 1 {
+		if d.rpc == nil && d.iser == nil {
 			a.nvmeFollow(d, p, b, info)
 		}
-		if d.nvme == nil {
+		if d.nvme == nil && d.iser == nil {
 			a.rpcFollow(d, p, b, info)
+		}
+		if d.nvme == nil && d.rpc == nil {
+			a.iserFollow(d, p, b, info)
 		}
 	}
 }
@@ -655,6 +665,7 @@ func (a *Analyzer) Finish() {
 	a.cmUnansweredDREQs()
 	a.nvmeFinish()
 	a.rpcFinish()
+	a.iserFinish()
 	a.pfcFinish()
 	a.ccFinish()
 }

@@ -51,6 +51,9 @@ type PacketAnalysis struct {
 	// RPCRDMA is what the packet carries of RPC over RDMA, nil when
 	// nothing (rpcrdma.go); it points into the Analyzer like NVMe.
 	RPCRDMA *RPCRDMAPacket
+	// ISER is what the packet carries of iSER, nil when nothing
+	// (iser.go); it points into the Analyzer like NVMe.
+	ISER *ISERPacket
 	// PFC says what a pause frame did; PFCPausedFor, for a RoCE packet sent
 	// on a paused priority, how long the pause had lasted.
 	PFC          PFCFlags

@@ -514,6 +514,7 @@ const (
 	gateCM                // ibwire.analysis.cm.*: a CM contract binds the packet, or it has a finding
 	gateFinding           // the finding flags: the packet has a finding
 	gateDCQCN             // ibwire.analysis.dcqcn.*: the rate analysis ran over the packet
+	gateISER              // iSER's: the Analyzer found iSER in the packet
 )
 
 func (p *Packet) passes(g fieldGate) bool {
@@ -530,6 +531,8 @@ func (p *Packet) passes(g fieldGate) bool {
 		return p.Analysis.Findings != 0
 	case gateDCQCN:
 		return p.Analysis.DCQCN != nil
+	case gateISER:
+		return p.Analysis.ISER != nil
 	}
 	return true
 }
@@ -558,7 +561,7 @@ func buildRegistry() *registry {
 	for _, group := range []group{{frameFields(), gateNone}, {linkFields(), gateNone}, {maccFields(), gateNone},
 		{infinibandFields(), gateNone}, {madFields(), gateMAD}, {ibwireFields(), gateNone}, {correlateFields(), gateNone}, {analysisFields(), gateNone},
 		{cmContractFields(), gateCM}, {findingFlagFields(), gateFinding},
-		{nvmeFields(), gateNVMe}, {rpcrdmaFields(), gateRPCRDMA}, {pfcFields(), gateNone}, {dcqcnFields(), gateDCQCN}} {
+		{nvmeFields(), gateNVMe}, {rpcrdmaFields(), gateRPCRDMA}, {iserFields(), gateISER}, {pfcFields(), gateNone}, {dcqcnFields(), gateDCQCN}} {
 		for _, f := range group.fields {
 			f.gate = group.gate
 			if f.TreeOnly() {

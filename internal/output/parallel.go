@@ -104,6 +104,10 @@ func (pl *Parallel) Add(p *decode.Packet) {
 		// And its RPC-over-RDMA one.
 		b.items[len(b.items)-1].analysis.RPCRDMA = p.Analysis.RPCRDMA.Clone()
 	}
+	if p.Analysis.ISER != nil {
+		// And its iSER one.
+		b.items[len(b.items)-1].analysis.ISER = p.Analysis.ISER.Clone()
+	}
 	if d := p.Analysis.DCQCN; d != nil {
 		// And its DCQCN record (there is one only in captures with congestion).
 		c := *d
