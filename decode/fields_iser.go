@@ -226,6 +226,19 @@ func iserFields() []*Field {
 		u("iscsi.snack.begrun", "BegRun", FTUint32, BaseHex, op(snack), func(i *ISERPacket) uint64 { return uint64(i.PDU.W[5]) }),
 		u("iscsi.snack.runlength", "RunLength", FTUint32, BaseDecHex, op(snack), func(i *ISERPacket) uint64 { return uint64(i.PDU.W[6]) }),
 		keyValue,
+		bytesField("iscsi.padding", "Padding", FTBytes, func(p *Packet) ([]byte, bool) {
+			if !pdu(p) || len(I(p).PDU.Pad) == 0 || len(I(p).PDU.Data) == 0 {
+				return nil, false
+			}
+			return I(p).PDU.Pad, true
+		}),
+		u("iscsi.scsiresponse.senselength", "SenseLength", FTUint16, BaseDecHex, func(p *Packet) bool {
+			if !op(resp)(p) {
+				return false
+			}
+			_, ok := I(p).PDU.SenseLength()
+			return ok
+		}, func(i *ISERPacket) uint64 { n, _ := i.PDU.SenseLength(); return uint64(n) }),
 		bytesField("iscsi.pingdata", "PingData", FTBytes, data(op(nopOut, nopIn))),
 		bytesField("iscsi.immediatedata", "ImmediateData", FTBytes, data(op(cmd))),
 		u("iscsi.request_frame", "Request in", FTUint32, BaseDec, func(p *Packet) bool { return op(resp)(p) && I(p).HasTask },

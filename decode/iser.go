@@ -23,8 +23,10 @@ import (
 // NVMe-oF and RPC-over-RDMA detections follow the same rule).
 //
 // Every SEND on such a connection is one iSER message: a Hello, a
-// HelloReply, or an iSCSI PDU, reassembled from its FIRST/MIDDLE/LAST
-// packets when it is longer than the path MTU (a Login's text). A request
+// HelloReply, or an iSCSI PDU. A SEND longer than the path MTU (a 4 KiB
+// WRITE with its immediate data) is decoded from its FIRST packet, which
+// holds the iSER header and the BHS: the task starts there, as the
+// initiator sent it, and the MIDDLE and LAST packets are its data. A request
 // is matched with its response by Initiator Task Tag (a SCSI Command with
 // its SCSI Response, a Login with its Login Response ...), and a SCSI
 // command with its data by the STags its iSER header names: the target
@@ -62,9 +64,10 @@ type ISERPacket struct {
 	// ResponseFrame is, on a request, the frame of its response when a
 	// first pass found it (ibdump -2), 0 otherwise.
 	ResponseFrame uint32
-	// Fragments are the frames of a SEND longer than one packet, the last
-	// one this; empty for a SEND ONLY.
-	Fragments []uint32
+	// Continued says the message goes on in the SEND's next packets: the
+	// PDU is decoded from its first packet, as far as that packet holds
+	// its data segment (tshark decodes it there too).
+	Continued bool
 	// Err is the iSER header's or the iSCSI PDU's decoding error.
 	Err error
 }
@@ -76,7 +79,7 @@ func (i *ISERPacket) Clone() *ISERPacket {
 	c.Hdr.Body = nil
 	c.PDU.AHS = append([]byte(nil), i.PDU.AHS...)
 	c.PDU.Data = append([]byte(nil), i.PDU.Data...)
-	c.Fragments = append([]uint32(nil), i.Fragments...)
+	c.PDU.Pad = append([]byte(nil), i.PDU.Pad...)
 	return &c
 }
 
@@ -125,7 +128,7 @@ type iserConn struct {
 	bySTag map[uint32]*iscsiTask
 	free   []*iscsiTask
 	// A SEND in several packets, by direction side.
-	asm [2]iserAssembly
+	cont [2]iserCont
 	// The data transfer in progress: the target's current RDMA WRITE and
 	// the initiator's current READ response, and the READs asked for, by
 	// PSN.
@@ -138,18 +141,13 @@ type iserXfer struct {
 	ok   bool
 }
 
-// iserAssembly reassembles a SEND longer than one packet.
-type iserAssembly struct {
+// iserCont follows a SEND longer than one packet after its first.
+type iserCont struct {
 	active bool
 	next   layers.PSN
-	buf    []byte
-	frames []uint32
+	task   ISCSITaskInfo
+	ok     bool // task holds the request the SEND carries
 }
-
-// iserKept bounds how much of a long SEND is kept: the headers and a
-// Login's or Text's key=value text (8 KiB by default,
-// MaxRecvDataSegmentLength); immediate data beyond it is counted, not kept.
-const iserKept = layers.ISERHeaderLength + layers.ISCSIBHSLength + 16384
 
 // iserProbe keeps a connection's recent candidate requests until a
 // response answers one (content detection).
@@ -159,11 +157,9 @@ type iserProbe struct {
 }
 
 type iserCandidate struct {
-	side  uint8
-	frame uint32
-	at    time.Duration
-	op    layers.ISCSIOpcode
-	itt   uint32
+	side uint8
+	at   time.Duration
+	task ISCSITaskInfo
 }
 
 // maxISERProbes bounds the connections whose candidate requests are kept.
@@ -259,8 +255,7 @@ func (a *Analyzer) iserFollow(d *direction, p *Packet, b *layers.BTH, info *laye
 
 // reset empties the packet record, keeping its slices' memory.
 func (pk *ISERPacket) reset() {
-	f := pk.Fragments
-	*pk = ISERPacket{Fragments: f[:0]}
+	*pk = ISERPacket{}
 }
 
 // iserLabel decides whether d's connection carries iSER, on a SEND: by
@@ -292,7 +287,7 @@ func (a *Analyzer) iserLabel(d *direction, p *Packet, b *layers.BTH, info *layer
 		}
 		cd := &q.cands[q.n%len(q.cands)]
 		q.n++
-		*cd = iserCandidate{side: d.side, frame: a.frame, at: a.now, op: op, itt: pr.pdu.ITT}
+		*cd = iserCandidate{side: d.side, at: a.now, task: iscsiTaskOf(&pr.pdu, a.frame)}
 		return nil
 	}
 	if !op.FromTarget() {
@@ -304,13 +299,13 @@ func (a *Analyzer) iserLabel(d *direction, p *Packet, b *layers.BTH, info *layer
 	}
 	for i := range min(q.n, len(q.cands)) {
 		cd := &q.cands[i]
-		if resp, _ := cd.op.Response(); cd.side == d.side || cd.itt != pr.pdu.ITT || resp != op {
+		if resp, _ := cd.task.Opcode.Response(); cd.side == d.side || cd.task.ITT != pr.pdu.ITT || resp != op {
 			continue
 		}
 		// Consistent evidence: a request and its response.
 		delete(a.iser.probes, c.id)
 		r := a.iserNewConn(c)
-		a.iserStart(r, ISCSITaskInfo{Frame: cd.frame, ITT: cd.itt, Opcode: cd.op}, cd.at, nil)
+		a.iserStart(r, cd.task, cd.at, nil)
 		return r
 	}
 	return nil
@@ -327,33 +322,33 @@ func (a *Analyzer) iserNewConn(c *conv) *iserConn {
 
 // iserSend follows a SEND: an iSER message whole, or a packet of one.
 func (a *Analyzer) iserSend(r *iserConn, d *direction, b *layers.BTH, info *layers.OpcodeInfo, pk *ISERPacket) {
-	pl := b.PacketPayload()
-	as := &r.asm[d.side&1]
-	var msg []byte
+	msg := b.PacketPayload()
+	ct := &r.cont[d.side&1]
 	switch info.Position {
 	case layers.PosOnly:
-		as.active = false
-		msg = pl
+		ct.active = false
 	case layers.PosFirst:
-		as.active, as.next = true, b.PSN.Add(1)
-		as.buf = append(as.buf[:0], pl[:min(len(pl), iserKept)]...)
-		as.frames = append(as.frames[:0], a.frame)
-		return
+		*ct = iserCont{active: true, next: b.PSN.Add(1)}
+		pk.Continued = true
 	case layers.PosMiddle, layers.PosLast:
-		if !as.active || b.PSN != as.next {
-			as.active = false // a packet of it was not captured
+		if !ct.active || b.PSN != ct.next {
+			ct.active = false // a packet of it was not captured
 			return
 		}
-		as.buf = append(as.buf, pl[:min(len(pl), max(iserKept-len(as.buf), 0))]...)
-		as.frames = append(as.frames, a.frame)
-		as.next = as.next.Add(1)
-		if info.Position == layers.PosMiddle {
-			return
+		ct.next = ct.next.Add(1)
+		if ct.ok {
+			pk.Task, pk.HasTask = ct.task, true
 		}
-		as.active = false
-		msg = as.buf
-		pk.Fragments = append(pk.Fragments, as.frames...)
+		if info.Position == layers.PosLast {
+			ct.active = false
+		}
+		return
 	}
+	defer func() {
+		if ct.active && pk.HasTask {
+			ct.task, ct.ok = pk.Task, true
+		}
+	}()
 	pk.Kind = ISERMessage
 	if err := pk.Hdr.DecodeFromBytes(msg); err != nil {
 		pk.Err = err
@@ -376,12 +371,7 @@ func (a *Analyzer) iserSend(r *iserConn, d *direction, b *layers.BTH, info *laye
 		if u.Opcode == layers.ISCSINOPOut && u.ITT == layers.ISCSIReservedITT {
 			return // answers a target's NOP-In: no response
 		}
-		t := ISCSITaskInfo{Frame: a.frame, ITT: u.ITT, Opcode: u.Opcode, LUN: u.LUN}
-		if u.Opcode == layers.ISCSISCSICommand {
-			t.CDBOpcode, t.EDTL, t.Read, t.Write = layers.SCSIOpcode(u.CDB[0]), u.EDTL(), u.ReadFlag(), u.WriteFlag()
-			t.LBA, t.Blocks, t.HasRange = layers.CDBRange(u.CDB[:])
-		}
-		a.iserStart(r, t, a.now, pk)
+		a.iserStart(r, iscsiTaskOf(u, a.frame), a.now, pk)
 		return
 	}
 	if !u.Opcode.FromTarget() {
@@ -414,6 +404,16 @@ func (a *Analyzer) iserSend(r *iserConn, d *direction, b *layers.BTH, info *laye
 	if !(u.Opcode == layers.ISCSILoginResp || u.Opcode == layers.ISCSITextResp) || u.Final() {
 		a.iserDone(r, tk)
 	}
+}
+
+// iscsiTaskOf is the task request u, sent in frame, starts.
+func iscsiTaskOf(u *layers.ISCSIPDU, frame uint32) ISCSITaskInfo {
+	t := ISCSITaskInfo{Frame: frame, ITT: u.ITT, Opcode: u.Opcode, LUN: u.LUN}
+	if u.Opcode == layers.ISCSISCSICommand {
+		t.CDBOpcode, t.EDTL, t.Read, t.Write = layers.SCSIOpcode(u.CDB[0]), u.EDTL(), u.ReadFlag(), u.WriteFlag()
+		t.LBA, t.Blocks, t.HasRange = layers.CDBRange(u.CDB[:])
+	}
+	return t
 }
 
 // iscsiResponseOK reports a response that says its request succeeded: a

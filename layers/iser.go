@@ -208,8 +208,9 @@ type ISCSIPDU struct {
 	// CDB is a SCSI Command's 16 bytes at byte 32.
 	CDB [16]byte
 	// AHS is the additional header segments; Data the data segment, as
-	// much of it as the packet holds.
-	AHS, Data []byte
+	// much of it as the packet holds; Pad the padding after it to a 4-byte
+	// boundary, as much as the packet holds.
+	AHS, Data, Pad []byte
 }
 
 // DecodeFromBytes decodes an iSCSI PDU. AHS and Data alias data; a data
@@ -232,11 +233,13 @@ func (p *ISCSIPDU) DecodeFromBytes(data []byte) error {
 	rest := data[ISCSIBHSLength:]
 	ahs := int(p.TotalAHSLength) * 4
 	if ahs > len(rest) {
-		p.AHS, p.Data = rest, nil
+		p.AHS, p.Data, p.Pad = rest, nil, nil
 		return &DecodeError{Layer: "iSCSI", Field: "TotalAHSLength", Offset: 4, Need: ahs, Have: len(rest), Err: ErrTruncated}
 	}
 	p.AHS, rest = rest[:ahs], rest[ahs:]
-	p.Data = rest[:min(len(rest), int(p.DataLength))]
+	n := min(len(rest), int(p.DataLength))
+	p.Data, rest = rest[:n], rest[n:]
+	p.Pad = rest[:min(len(rest), int(-p.DataLength&3))]
 	return nil
 }
 
