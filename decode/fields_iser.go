@@ -79,8 +79,12 @@ func iserFields() []*Field {
 	dataSN := op(dataOut, dataIn, reject)
 	bufOff := op(dataOut, dataIn, r2t)
 	isLogin := op(login, loginRsp)
-	dataInS := func(p *Packet) bool { return op(dataIn)(p) && I(p).PDU.Flags&0x01 != 0 }
-	keyValues := func(p *Packet) bool { return op(login, loginRsp, text, textRsp)(p) && len(I(p).PDU.Data) > 0 }
+	isResp, isCmd, isDataIn, isText := op(resp), op(cmd), op(dataIn), op(login, loginRsp, text, textRsp)
+	// padded: the PDUs whose data segment tshark shows with its padding
+	// (a SCSI Response's sense data it hands to the SCSI dissector).
+	padded := op(login, loginRsp, text, textRsp, nopOut, nopIn, cmd)
+	dataInS := func(p *Packet) bool { return isDataIn(p) && I(p).PDU.Flags&0x01 != 0 }
+	keyValues := func(p *Packet) bool { return isText(p) && len(I(p).KeyValues) > 0 }
 	data := func(hf func(*Packet) bool) func(p *Packet) ([]byte, bool) {
 		return func(p *Packet) ([]byte, bool) {
 			if !hf(p) || len(I(p).PDU.Data) == 0 {
@@ -89,19 +93,12 @@ func iserFields() []*Field {
 			return I(p).PDU.Data, true
 		}
 	}
-	// kv returns key=value pair i of the data segment.
+	// kv returns key=value pair n of the data segment.
 	kv := func(i *ISERPacket, n int) (string, bool) {
-		var out []byte
-		k := 0
-		i.PDU.KeyValues(func(b []byte) bool {
-			if k == n {
-				out = b
-				return false
-			}
-			k++
-			return true
-		})
-		return string(out), out != nil
+		if n >= len(i.KeyValues) {
+			return "", false
+		}
+		return i.KeyValues[n], true
 	}
 	keyValue := &Field{Name: "iscsi.keyvalue", Title: "KeyValue", Type: FTString, get: func(p *Packet, v *Value) bool {
 		if !keyValues(p) {
@@ -151,7 +148,7 @@ func iserFields() []*Field {
 		flag("iscsi.scsiresponse.O", "O", op(resp), 0x04, pflags),
 		flag("iscsi.scsiresponse.U", "U", op(resp), 0x02, pflags),
 		u("iscsi.scsiresponse.response", "Response", FTUint8, BaseHex, op(resp), func(i *ISERPacket) uint64 { return uint64(i.PDU.B2) }),
-		withNames(u("iscsi.scsiresponse.status", "Status", FTUint8, BaseHex, func(p *Packet) bool { return op(resp)(p) || dataInS(p) },
+		withNames(u("iscsi.scsiresponse.status", "Status", FTUint8, BaseHex, func(p *Packet) bool { return isResp(p) || dataInS(p) },
 			func(i *ISERPacket) uint64 { return uint64(i.PDU.B3) }),
 			func(v uint64) (string, bool) { return layers.SCSIStatus(v).Name() }, nil),
 		flag("iscsi.text.F", "F", op(text, textRsp), 0x80, pflags),
@@ -181,12 +178,7 @@ func iserFields() []*Field {
 			if !isLogin(p) {
 				return nil, false
 			}
-			i := I(p)
-			b := make([]byte, 6)
-			for k := range 6 {
-				b[k] = byte(i.PDU.LUN >> (56 - 8*k))
-			}
-			return b, true
+			return I(p).isid[:], true
 		}),
 		u("iscsi.isid.t", "ISID_t", FTUint8, BaseHex, isLogin, func(i *ISERPacket) uint64 { return uint64(i.PDU.ISID()>>40&0xc0) >> 6 }),
 		u("iscsi.isid.a", "ISID_a", FTUint8, BaseHex, isLogin, isid(40, 6)),
@@ -227,13 +219,13 @@ func iserFields() []*Field {
 		u("iscsi.snack.runlength", "RunLength", FTUint32, BaseDecHex, op(snack), func(i *ISERPacket) uint64 { return uint64(i.PDU.W[6]) }),
 		keyValue,
 		bytesField("iscsi.padding", "Padding", FTBytes, func(p *Packet) ([]byte, bool) {
-			if !pdu(p) || len(I(p).PDU.Pad) == 0 || len(I(p).PDU.Data) == 0 {
+			if !padded(p) || len(I(p).PDU.Pad) == 0 || len(I(p).PDU.Data) == 0 {
 				return nil, false
 			}
 			return I(p).PDU.Pad, true
 		}),
 		u("iscsi.scsiresponse.senselength", "SenseLength", FTUint16, BaseDecHex, func(p *Packet) bool {
-			if !op(resp)(p) {
+			if !isResp(p) {
 				return false
 			}
 			_, ok := I(p).PDU.SenseLength()
@@ -241,16 +233,16 @@ func iserFields() []*Field {
 		}, func(i *ISERPacket) uint64 { n, _ := i.PDU.SenseLength(); return uint64(n) }),
 		bytesField("iscsi.pingdata", "PingData", FTBytes, data(op(nopOut, nopIn))),
 		bytesField("iscsi.immediatedata", "ImmediateData", FTBytes, data(op(cmd))),
-		u("iscsi.request_frame", "Request in", FTUint32, BaseDec, func(p *Packet) bool { return op(resp)(p) && I(p).HasTask },
+		u("iscsi.request_frame", "Request in", FTUint32, BaseDec, func(p *Packet) bool { return isResp(p) && I(p).HasTask },
 			func(i *ISERPacket) uint64 { return uint64(i.Task.Frame) }),
 		{Name: "iscsi.time", Title: "Time from request", Type: FTRelTime, get: func(p *Packet, v *Value) bool {
-			if !op(resp)(p) || !I(p).HasTask {
+			if !isResp(p) || !I(p).HasTask {
 				return false
 			}
 			v.D = I(p).Latency
 			return true
 		}},
-		u("iscsi.response_frame", "Response in", FTUint32, BaseDec, func(p *Packet) bool { return op(cmd)(p) && I(p).ResponseFrame != 0 },
+		u("iscsi.response_frame", "Response in", FTUint32, BaseDec, func(p *Packet) bool { return isCmd(p) && I(p).ResponseFrame != 0 },
 			func(i *ISERPacket) uint64 { return uint64(i.ResponseFrame) }),
 	}
 	return append(fields, ibwireISCSIFields(I)...)

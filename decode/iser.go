@@ -68,8 +68,12 @@ type ISERPacket struct {
 	// PDU is decoded from its first packet, as far as that packet holds
 	// its data segment (tshark decodes it there too).
 	Continued bool
+	// KeyValues are a Login's or Text's key=value pairs, as far as the
+	// packet holds them.
+	KeyValues []string
 	// Err is the iSER header's or the iSCSI PDU's decoding error.
-	Err error
+	Err  error
+	isid [6]byte
 }
 
 // Clone returns a copy of i that shares nothing with the Analyzer or the
@@ -80,6 +84,7 @@ func (i *ISERPacket) Clone() *ISERPacket {
 	c.PDU.AHS = append([]byte(nil), i.PDU.AHS...)
 	c.PDU.Data = append([]byte(nil), i.PDU.Data...)
 	c.PDU.Pad = append([]byte(nil), i.PDU.Pad...)
+	c.KeyValues = append([]string(nil), i.KeyValues...)
 	return &c
 }
 
@@ -255,7 +260,8 @@ func (a *Analyzer) iserFollow(d *direction, p *Packet, b *layers.BTH, info *laye
 
 // reset empties the packet record, keeping its slices' memory.
 func (pk *ISERPacket) reset() {
-	*pk = ISERPacket{}
+	kv := pk.KeyValues
+	*pk = ISERPacket{KeyValues: kv[:0]}
 }
 
 // iserLabel decides whether d's connection carries iSER, on a SEND: by
@@ -367,6 +373,16 @@ func (a *Analyzer) iserSend(r *iserConn, d *direction, b *layers.BTH, info *laye
 	}
 	pk.HasPDU = true
 	u := &pk.PDU
+	switch u.Opcode {
+	case layers.ISCSILoginReq, layers.ISCSILoginResp, layers.ISCSITextReq, layers.ISCSITextResp:
+		u.KeyValues(func(kv []byte) bool {
+			pk.KeyValues = append(pk.KeyValues, string(kv))
+			return true
+		})
+		for k := range pk.isid {
+			pk.isid[k] = byte(u.LUN >> (56 - 8*k))
+		}
+	}
 	if _, isReq := u.Opcode.Response(); isReq {
 		if u.Opcode == layers.ISCSINOPOut && u.ITT == layers.ISCSIReservedITT {
 			return // answers a target's NOP-In: no response
