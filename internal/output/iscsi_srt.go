@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/ibwire/ibwire/decode"
+	"github.com/ibwire/ibwire/layers"
 )
 
 func iscsiSRTUs(header, key string, get func(*decode.ISCSISRTRow) time.Duration) Column[*decode.ISCSISRTRow] {
@@ -20,8 +21,15 @@ func iscsiSRTUs(header, key string, get func(*decode.ISCSISRTRow) time.Duration)
 var ISCSISRTTable = &Table[*decode.ISCSISRTRow]{
 	Title: "iSCSI service response time (microseconds)",
 	Columns: []Column[*decode.ISCSISRTRow]{
-		{Header: "Opcode", Key: "opcode", Width: 6, Align: AlignRight, Value: func(r **decode.ISCSISRTRow) any { return int((*r).Opcode) }},
-		{Header: "CDB", Key: "cdb_opcode", Width: 4, Align: AlignRight, Value: func(r **decode.ISCSISRTRow) any { return int((*r).CDBOpcode) }},
+		{Header: "Opcode", Key: "opcode", Width: 6, Align: AlignRight, Value: func(r **decode.ISCSISRTRow) any { return int((*r).Opcode) },
+			Text: func(r **decode.ISCSISRTRow) string { return "0x" + strconv.FormatUint(uint64((*r).Opcode), 16) }},
+		{Header: "CDB", Key: "cdb_opcode", Width: 4, Align: AlignRight, Value: func(r **decode.ISCSISRTRow) any { return int((*r).CDBOpcode) },
+			Text: func(r **decode.ISCSISRTRow) string {
+				if (*r).Opcode != layers.ISCSISCSICommand {
+					return "-"
+				}
+				return "0x" + strconv.FormatUint(uint64((*r).CDBOpcode), 16)
+			}},
 		{Header: "Command", Key: "command", Width: 24, Value: func(r **decode.ISCSISRTRow) any { return (*r).Command }},
 		{Header: "Count", Key: "count", Width: 6, Align: AlignRight, Value: func(r **decode.ISCSISRTRow) any { return (*r).Count() }},
 		{Header: "Errors", Key: "errors", Width: 6, Align: AlignRight, Value: func(r **decode.ISCSISRTRow) any { return (*r).Errors }},

@@ -9,9 +9,9 @@ import (
 
 // appendISER summarizes an iSER message:
 //
-//	, iSER SCSI Command itt 0x0000001f READ(10) lba 2048 blocks 8, read stag 0x00001234 va 0x...
-//	, iSER SCSI Response itt 0x0000001f Good [READ(10) latency 812 µs]
-//	, iSER Login Command itt 0x00000000 CSG 1 NSG 3 T
+//	, iSER SCSI Command itt 0x11000000 READ(10) lba 0 blocks 8 length 4096, read stag 0x0000167d
+//	, iSER SCSI Response itt 0x11000000 Good [READ(10), latency 1737 µs]
+//	, iSER Login Command itt 0x00000000 CSG 1 NSG 3
 //	, iSER Hello
 func appendISER(buf []byte, i *decode.ISERPacket) []byte {
 	buf = append(buf, ", iSER "...)
@@ -74,7 +74,7 @@ func appendISER(buf []byte, i *decode.ISERPacket) []byte {
 		if r, _ := i.Task.Opcode.Response(); r == u.Opcode {
 			buf = append(buf, " ["...)
 			buf = append(buf, i.Task.Name()...)
-			buf = append(buf, " latency "...)
+			buf = append(buf, ", latency "...)
 			buf = strconv.AppendInt(buf, i.Latency.Microseconds(), 10)
 			buf = append(buf, " µs]"...)
 		}
