@@ -9,6 +9,7 @@ FUZZ_TARGETS = \
 	./layers:FuzzPSNWindow \
 	./layers:FuzzNVMeCapsules \
 	./layers:FuzzRPCRDMA \
+	./layers:FuzzISER \
 	./layers:FuzzMACControl \
 	./layers:FuzzMirror \
 	./capture:FuzzReader \
@@ -18,6 +19,7 @@ FUZZ_TARGETS = \
 	./decode:FuzzAnalyze \
 	./decode:FuzzNVMeAnalyze \
 	./decode:FuzzRPCRDMAAnalyze \
+	./decode:FuzzISERAnalyze \
 	./fuzz:FuzzPipeline \
 	./endpoint:FuzzEndpoint \
 	./endpoint:FuzzCMPassive \
