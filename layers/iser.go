@@ -453,3 +453,49 @@ func ISERPlausible(data []byte, h *ISERHeader, p *ISCSIPDU) bool {
 	return len(h.Body) >= ISCSIBHSLength+int(p.TotalAHSLength)*4+int(p.DataLength) &&
 		len(h.Body) <= ISCSIBHSLength+int(p.TotalAHSLength)*4+pad+8 // header and data digests at most
 }
+
+// AppendTo appends the header's 28 bytes to b: Flags as given (the opcode
+// in its high nibble); for a Hello or HelloReply, MaxVer/MinVer and
+// IRD/ORD in bytes 1-3 and zeros after; for a control message, the STags
+// and base offsets.
+func (h *ISERHeader) AppendTo(b []byte) []byte {
+	be := binary.BigEndian
+	var w [ISERHeaderLength]byte
+	w[0] = h.Flags
+	if ISEROpcode(h.Flags>>4) != ISERControl {
+		w[1] = h.MaxVer<<4 | h.MinVer&0xf
+		be.PutUint16(w[2:4], h.IRDORD)
+		return append(b, w[:]...)
+	}
+	be.PutUint32(w[4:8], h.WriteSTag)
+	be.PutUint64(w[8:16], h.WriteVA)
+	be.PutUint32(w[16:20], h.ReadSTag)
+	be.PutUint64(w[20:28], h.ReadVA)
+	return append(b, w[:]...)
+}
+
+// AppendTo appends the PDU to b: the BHS from its fields (DataSegmentLength
+// from len(Data), TotalAHSLength from len(AHS), which must be a multiple
+// of 4), the AHS, the data segment and its padding to 4 bytes.
+func (p *ISCSIPDU) AppendTo(b []byte) []byte {
+	be := binary.BigEndian
+	var w [ISCSIBHSLength]byte
+	w[0] = byte(p.Opcode) & 0x3f
+	if p.Immediate {
+		w[0] |= 0x40
+	}
+	w[1], w[2], w[3] = p.Flags, p.B2, p.B3
+	w[4] = byte(len(p.AHS) / 4)
+	n := len(p.Data)
+	w[5], w[6], w[7] = byte(n>>16), byte(n>>8), byte(n)
+	be.PutUint64(w[8:16], p.LUN)
+	be.PutUint32(w[16:20], p.ITT)
+	for i, v := range p.W {
+		be.PutUint32(w[20+4*i:], v)
+	}
+	if p.Opcode == ISCSISCSICommand {
+		copy(w[32:48], p.CDB[:])
+	}
+	b = append(append(append(b, w[:]...), p.AHS...), p.Data...)
+	return append(b, make([]byte, -n&3)...)
+}

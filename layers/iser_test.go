@@ -218,3 +218,18 @@ func FuzzISER(f *testing.F) {
 		_ = layers.ISERPlausible(data, &h, &p)
 	})
 }
+
+// AppendTo writes back what DecodeFromBytes read: the real capture's bytes.
+func TestISERAppendRoundTrip(t *testing.T) {
+	for _, msg := range [][]byte{iserInquiry, iserInquiryResp, iserCheckCondition, iserHello, iserHelloReply} {
+		var h layers.ISERHeader
+		var p layers.ISCSIPDU
+		require.NoError(t, h.DecodeFromBytes(msg))
+		out := h.AppendTo(nil)
+		if h.Opcode == layers.ISERControl {
+			require.NoError(t, p.DecodeFromBytes(h.Body))
+			out = p.AppendTo(out)
+		}
+		assert.Equal(t, hex.EncodeToString(msg), hex.EncodeToString(out))
+	}
+}
