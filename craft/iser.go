@@ -26,6 +26,9 @@ type ISERSession struct {
 	va        uint64
 	// Delay is the target's time to answer a request; 0: 200 µs.
 	Delay time.Duration
+	// NextFaults apply to the next SEND either side makes (then cleared):
+	// a lost ACK makes the initiator send a command again.
+	NextFaults Faults
 }
 
 // NewISER returns a session whose initiator is cfg.Requester and target
@@ -93,7 +96,9 @@ func (s *ISERSession) send(c *Conn, msg []byte, inv uint32) error {
 	if inv != 0 {
 		op.Kind, op.InvRKey = OpSendInv, inv
 	}
-	err := c.Run([]Op{op}, Faults{})
+	f := s.NextFaults
+	s.NextFaults = Faults{}
+	err := c.Run([]Op{op}, f)
 	s.sync()
 	return err
 }
