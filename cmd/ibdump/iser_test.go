@@ -70,3 +70,15 @@ func TestISERMidstreamOptions(t *testing.T) {
 		assert.NotContains(t, out, "iSER", "%v", off)
 	}
 }
+
+// With two passes a SCSI Command names its response, as tshark -2 does:
+// the same 33 iscsi.response_frame values (tshark 4.0.17 -2 -T fields,
+// e.g. 23 -> 26, 29 -> 32).
+func TestISERResponseFrame(t *testing.T) {
+	out, errOut, code := ibdump(t, nil, "-2", "-r", iserLogin, "-Y", "iscsi.response_frame", "-T", "fields", "-e", "frame.number", "-e", "iscsi.response_frame")
+	require.Zero(t, code, errOut)
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	assert.Len(t, lines, 33)
+	assert.Equal(t, "23\t26", lines[0])
+	assert.Equal(t, "29\t32", lines[1])
+}
