@@ -451,12 +451,10 @@ func iscsiResponseOK(u *layers.ISCSIPDU) bool {
 // iserStart records task t, sent at at; pk is the request's packet.
 func (a *Analyzer) iserStart(r *iserConn, t ISCSITaskInfo, at time.Duration, pk *ISERPacket) {
 	if old := r.tasks[t.ITT]; old != nil {
-		if pk != nil && (t.Opcode == layers.ISCSILoginReq || t.Opcode == layers.ISCSITextReq) && old.info.Opcode == t.Opcode {
-			// A Login or Text in several PDUs keeps its task tag: one task.
-			pk.Task, pk.HasTask = old.info, true
-			return
-		}
-		a.iserDone(r, old) // the tag reused: its response was not captured
+		// The tag reused: its response was not captured, or a Login or
+		// Text negotiation goes on with its next request (its response
+		// said Transit or Final 0).
+		a.iserDone(r, old)
 	}
 	var k *iscsiTask
 	if n := len(r.free); n > 0 {
