@@ -9,6 +9,7 @@ FUZZ_TARGETS = \
 	./layers:FuzzPSNWindow \
 	./layers:FuzzNVMeCapsules \
 	./layers:FuzzRPCRDMA \
+	./layers:FuzzISER \
 	./layers:FuzzMACControl \
 	./layers:FuzzMirror \
 	./layers:FuzzSMBDirect \
@@ -19,6 +20,7 @@ FUZZ_TARGETS = \
 	./decode:FuzzAnalyze \
 	./decode:FuzzNVMeAnalyze \
 	./decode:FuzzRPCRDMAAnalyze \
+	./decode:FuzzISERAnalyze \
 	./fuzz:FuzzPipeline \
 	./endpoint:FuzzEndpoint \
 	./endpoint:FuzzCMPassive \

@@ -60,6 +60,7 @@ type Analyzer struct {
 	nv         nvmeState // NVMe-oF (nvme.go)
 	rpc        rpcState  // RPC over RDMA (rpcrdma.go)
 	smbd       smbdState // SMB Direct (smbdirect.go)
+	iser       iserState // iSER (iser.go)
 	pfc        pfcTimeline
 	cc         ccState
 }
@@ -102,6 +103,11 @@ type AnalyzerOptions struct {
 	// detection by content (--disable-protocol/--disable-heuristic
 	// smb_direct).
 	NoSMBDirect, NoSMBDirectDetect bool
+	// ISERQPs are QPs whose connections carry iSER whatever their set-up
+	// says ("-d qp==0x11,iser"); NoISER turns off iSER decoding,
+	// NoISERDetect only its detection by content.
+	ISERQPs              []uint32
+	NoISER, NoISERDetect bool
 	// NoULP turns off the upper-layer (NVMe-oF) decoding; NoULPDetect only
 	// its detection by content, for connections with no CM set-up.
 	NoULP, NoULPDetect bool
@@ -253,6 +259,7 @@ type direction struct {
 	nvme     *nvmeConn // the NVMe-oF queue the connection carries, nil for other traffic
 	rpc      *rpcConn  // the RPC-over-RDMA state of the connection, nil for other traffic
 	smbd     *smbdConn // the SMB Direct state of the connection, nil for other traffic
+	iser     *iserConn // the iSER state of the connection, nil for other traffic
 	cc       *ccFlow   // the DCQCN rate analysis, nil until it runs
 	st       DirStats
 	flow     FlowKey // key, for display
@@ -428,14 +435,19 @@ func (a *Analyzer) transport(p *Packet) {
 	// immediate data (NVMe-oF's capsules), which may start an NVMe-oF
 	// connection seen mid-stream, and a direction's first packet, which may
 	// join one.
-	if d.nvme != nil || d.rpc != nil || d.smbd != nil || b.Opcode < 32 && nvmeSendOpcodes&(1<<b.Opcode) != 0 || st.Packets == 1 {
-		if d.rpc == nil && d.smbd == nil {
+	if d.nvme != nil || d.rpc != nil || d.iser != nil || d.smbd != nil || b.Opcode < 32 && nvmeSendOpcodes&(1<<b.Opcode) != 0 || st.Packets == 1 {
+		// A connection carries one upper layer: once one claims it, the
+		// others do not look.
+		if d.rpc == nil && d.iser == nil && d.smbd == nil {
 			a.nvmeFollow(d, p, b, info)
 		}
-		if d.nvme == nil && d.smbd == nil {
+		if d.nvme == nil && d.iser == nil && d.smbd == nil {
 			a.rpcFollow(d, p, b, info)
 		}
-		if d.nvme == nil && d.rpc == nil {
+		if d.nvme == nil && d.rpc == nil && d.smbd == nil {
+			a.iserFollow(d, p, b, info)
+		}
+		if d.nvme == nil && d.rpc == nil && d.iser == nil {
 			a.smbdFollow(d, p, b, info)
 		}
 	}
@@ -664,6 +676,7 @@ func (a *Analyzer) Finish() {
 	a.cmUnansweredDREQs()
 	a.nvmeFinish()
 	a.rpcFinish()
+	a.iserFinish()
 	a.pfcFinish()
 	a.ccFinish()
 }

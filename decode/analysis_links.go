@@ -23,6 +23,10 @@ type FrameLinks struct {
 	// reason; rpcReply maps a call's frame to its reply's.
 	rpc      map[dirKey]bool
 	rpcReply map[uint32]uint32
+	// iser has the directions found to carry iSER; iscsiResp maps a
+	// request's frame to its response's.
+	iser      map[dirKey]bool
+	iscsiResp map[uint32]uint32
 }
 
 type frameLink struct {

@@ -54,6 +54,9 @@ type PacketAnalysis struct {
 	// SMBDirect is what the packet carries of SMB Direct, nil when
 	// nothing (smbdirect.go); it points into the Analyzer like NVMe.
 	SMBDirect *SMBDirectPacket
+	// ISER is what the packet carries of iSER, nil when nothing
+	// (iser.go); it points into the Analyzer like NVMe.
+	ISER *ISERPacket
 	// PFC says what a pause frame did; PFCPausedFor, for a RoCE packet sent
 	// on a paused priority, how long the pause had lasted.
 	PFC          PFCFlags

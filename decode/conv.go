@@ -396,6 +396,7 @@ func (a *Analyzer) retire(c *conv) {
 	a.nvmeRetire(c.id)
 	a.rpcRetire(c.id)
 	a.smbdRetire(c.id)
+	a.iserRetire(c.id)
 	s := c.summary()
 	if len(a.done) < a.opts.MaxDone {
 		a.done = append(a.done, &s)

@@ -49,7 +49,11 @@
 // an RDMA_NOMSG reply read from the reply chunk the server wrote, and the
 // RDMA traffic of every chunk tied to its call, in Packet.Analysis.RPCRDMA,
 // which the rpcordma.*, rpc.*, nfs.* and ibwire.rpc.* fields read and
-// -z rpc,srt counts.
+// -z rpc,srt counts. iSER (iSCSI over RDMA) too: each iSCSI request is
+// matched with its response by Initiator Task Tag, and a SCSI command with
+// the RDMA WRITEs and READs of its data by the STags its iSER header
+// names, in Packet.Analysis.ISER, which the iser.*, iscsi.* and
+// ibwire.iscsi.* fields read and -z iscsi,srt counts.
 //
 // The Analyzer also keeps the pause timeline of lossless Ethernet: each
 // PAUSE and PFC frame (macc.*) starts, refreshes or ends a pause of its

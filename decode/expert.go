@@ -85,6 +85,8 @@ const (
 	FindNVMeNoCompletion               // an NVMe-oF command with no completion at the end of the capture
 	FindRPCError                       // an RPC reply other than accepted with SUCCESS
 	FindRPCNoReply                     // an RPC call with no reply at the end of the capture
+	FindISCSIError                     // an iSCSI response that says its request failed (SCSI status, login status)
+	FindISCSINoResponse                // an iSCSI request with no response at the end of the capture
 	FindULPMalformed                   // an upper-layer message (NVMe-oF capsule, RPC-over-RDMA) that does not decode (Sub: ULPField*)
 	FindPFCSentWhilePaused             // a RoCE packet sent on a priority its link partner had paused
 	FindPFCInFlight                    // the same within a frame time of the pause: maybe already on the wire
@@ -139,6 +141,8 @@ var findingKinds = [numFindingKinds]kindInfo{
 	FindNVMeNoCompletion:   {"nvme_no_completion", SevWarn, "Sequence", "NVMe-oF command with no completion at the end of the capture"},
 	FindRPCError:           {"rpc_error", SevWarn, "Response", "RPC call denied or not executed"},
 	FindRPCNoReply:         {"rpc_no_reply", SevWarn, "Sequence", "RPC call with no reply at the end of the capture"},
+	FindISCSIError:         {"iscsi_error", SevWarn, "Response", "iSCSI request failed (SCSI status, login or task status)"},
+	FindISCSINoResponse:    {"iscsi_no_response", SevWarn, "Sequence", "iSCSI request with no response at the end of the capture"},
 	FindULPMalformed:       {"ulp_malformed", SevError, "Malformed", "Malformed upper-layer message"},
 	FindPFCSentWhilePaused: {"pfc.sent_while_paused", SevWarn, "Protocol", "RoCE packet sent on a priority its link partner had paused (PFC)"},
 	FindPFCInFlight:        {"pfc.in_flight", SevNote, "Protocol", "RoCE packet within a frame time of a PFC pause (in flight, or seen first by the capture point)"},
@@ -211,6 +215,8 @@ const (
 	ULPFieldRPCRDMAHdr       // an RPC-over-RDMA transport header that ends early or is impossible
 	ULPFieldRPCMsg           // an RPC message (call or reply header) that ends early or is impossible
 	ULPFieldSMBDirect        // an SMB Direct message shorter than its header, or whose data lies outside it
+	ULPFieldISERHdr          // an iSER header that ends early or has an unknown opcode
+	ULPFieldISCSIBHS         // an iSCSI PDU shorter than its Basic Header Segment
 )
 
 // ulpFieldProblems says, for each ULPField*, the layer, the field and what
@@ -221,6 +227,8 @@ var ulpFieldProblems = [...]string{
 	ULPFieldRPCRDMAHdr: "RPC-over-RDMA: rpcordma header (chunk lists) ends early or holds an impossible count",
 	ULPFieldRPCMsg:     "RPC-over-RDMA: rpc message header ends early or is impossible",
 	ULPFieldSMBDirect:  "SMB Direct: smb_direct message ends before its header, or its data offset or length points outside it",
+	ULPFieldISERHdr:    "iSER: iser header (28 bytes) ends early or has an unknown opcode",
+	ULPFieldISCSIBHS:   "iSER: iscsi PDU needs its 48-byte Basic Header Segment, the SEND carries fewer",
 }
 
 // numSubs bounds Finding.Sub: 5-bit NAK codes and RNR timers, and a

@@ -539,6 +539,7 @@ const (
 	gateCM                  // ibwire.analysis.cm.*: a CM contract binds the packet, or it has a finding
 	gateFinding             // the finding flags: the packet has a finding
 	gateDCQCN               // ibwire.analysis.dcqcn.*: the rate analysis ran over the packet
+	gateISER                // iSER's: the Analyzer found iSER in the packet
 	gateSMBDirect           // SMB Direct's: the Analyzer found SMB Direct in the packet
 )
 
@@ -558,6 +559,8 @@ func (p *Packet) passes(g fieldGate) bool {
 		return p.Analysis.DCQCN != nil
 	case gateSMBDirect:
 		return p.Analysis.SMBDirect != nil
+	case gateISER:
+		return p.Analysis.ISER != nil
 	}
 	return true
 }
@@ -586,7 +589,7 @@ func buildRegistry() *registry {
 	for _, group := range []group{{frameFields(), gateNone}, {linkFields(), gateNone}, {maccFields(), gateNone},
 		{infinibandFields(), gateNone}, {madFields(), gateMAD}, {ibwireFields(), gateNone}, {correlateFields(), gateNone}, {analysisFields(), gateNone},
 		{cmContractFields(), gateCM}, {findingFlagFields(), gateFinding},
-		{nvmeFields(), gateNVMe}, {rpcrdmaFields(), gateRPCRDMA},
+		{nvmeFields(), gateNVMe}, {rpcrdmaFields(), gateRPCRDMA}, {iserFields(), gateISER},
 		{smbDirectFields(), gateSMBDirect}, {smb2Fields(), gateSMBDirect}, {pfcFields(), gateNone}, {dcqcnFields(), gateDCQCN}} {
 		for _, f := range group.fields {
 			f.gate = group.gate

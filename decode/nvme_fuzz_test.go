@@ -88,6 +88,9 @@ func analyzeWithFuzzed(context []capture.Packet, at []int, frame []byte, linkTyp
 		if r := p.Analysis.RPCRDMA; r != nil {
 			_ = r.Clone()
 		}
+		if i := p.Analysis.ISER; i != nil {
+			_ = i.Clone()
+		}
 	}
 	for i, p := range context {
 		if slices.Contains(at, i) {

@@ -90,7 +90,7 @@ func TestNVMeMidstreamOptions(t *testing.T) {
 	require.Zero(t, code)
 	assert.NotContains(t, out, "NVMe")
 
-	for _, bad := range [][]string{{"-d", "qp==0x13,iser"}, {"-d", "qp==zz,nvme-rdma"}, {"--disable-protocol", "iser"}} {
+	for _, bad := range [][]string{{"-d", "qp==0x13,sdp"}, {"-d", "qp==zz,nvme-rdma"}, {"--disable-protocol", "sdp"}} {
 		_, errOut, code := ibdump(t, nil, append([]string{"-r", nvmeMid}, bad...)...)
 		assert.NotZero(t, code, "%v", bad)
 		assert.NotEmpty(t, errOut, "%v", bad)

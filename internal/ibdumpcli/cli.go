@@ -161,9 +161,9 @@ func newFlagSet(o *options, stderr io.Writer) *flag.FlagSet {
 	fs.IntVar(&o.snaplen, "s", 262144, "capture `snaplen` bytes of each live packet (0 means 262144)")
 	fs.BoolVar(&o.noPromisc, "p", false, "do not put the interface into promiscuous mode")
 	fs.IntVar(&o.bufferKiB, "B", 0, "live capture's socket buffer in `KiB` (tcpdump's -B; 0 means 32768; bursts beyond it are dropped and counted)")
-	fs.Var(&o.decodeAs, "d", "decode as: `udp.port==N,infiniband` treats UDP port N as RoCEv2, qp==N,nvme-rdma the connection of QP N as NVMe-oF, qp==N,rpcrdma as RPC over RDMA (repeatable)")
-	fs.Var(&o.disabled, "disable-protocol", "do not decode `PROTO` (nvme-rdma: NVMe over Fabrics; rpcrdma or rpcordma: RPC over RDMA and the NFS in it; smb_direct: SMB Direct and the SMB2 in it)")
-	fs.Var(&o.noHeur, "disable-heuristic", "do not look for `PROTO` by content on connections with no CM set-up (nvme-rdma, rpcrdma, smb_direct)")
+	fs.Var(&o.decodeAs, "d", "decode as: `udp.port==N,infiniband` treats UDP port N as RoCEv2, qp==N,nvme-rdma the connection of QP N as NVMe-oF, qp==N,rpcrdma as RPC over RDMA, qp==N,iser as iSER (repeatable)")
+	fs.Var(&o.disabled, "disable-protocol", "do not decode `PROTO` (nvme-rdma: NVMe over Fabrics; rpcrdma or rpcordma: RPC over RDMA and the NFS in it; iser: iSER and the iSCSI in it; smb_direct: SMB Direct and the SMB2 in it)")
+	fs.Var(&o.noHeur, "disable-heuristic", "do not look for `PROTO` by content on connections with no CM set-up (nvme-rdma, rpcrdma, iser, smb_direct)")
 	fs.BoolVar(&o.dc, "dc", false, "decode opcodes 0x40-0x5F as Mellanox DC (20-byte BTH) instead of IBTA RD")
 	fs.BoolVar(&o.ether, "ether", false, "print the link-level header on each line (tcpdump's -e)")
 	fs.BoolVar(&o.lineBuf, "l", false, "flush standard output after every packet")
@@ -340,6 +340,8 @@ type ulpChoice struct {
 	nvmeQPs, rpcQPs      []uint32
 	noNVMe, noNVMeDetect bool
 	noRPC, noRPCDetect   bool
+	iserQPs              []uint32
+	noISER, noISERDetect bool
 	noSMBD, noSMBDDetect bool
 }
 
@@ -351,6 +353,8 @@ func ulpProtocol(name string) string {
 		return "nvme"
 	case "rpcrdma", "rpcordma":
 		return "rpc"
+	case "iser", "iscsi":
+		return "iser"
 	case "smb_direct", "smbdirect":
 		return "smbd"
 	}
@@ -366,15 +370,18 @@ func parseDecodeAs(specs []string, ulp *ulpChoice) (ports []uint16, err error) {
 		if qp, found := cutAnyPrefix(sel, "qp==", "infiniband.bth.destqp=="); ok && found {
 			which := ulpProtocol(proto)
 			if which == "" || which == "smbd" || proto == "nvme" {
-				return nil, fmt.Errorf("-d %s: a QP decodes as nvme-rdma or rpcrdma", s)
+				return nil, fmt.Errorf("-d %s: a QP decodes as nvme-rdma, rpcrdma or iser", s)
 			}
 			n, err := strconv.ParseUint(qp, 0, 24)
 			if err != nil {
 				return nil, fmt.Errorf("-d %s: bad QP number: %v", s, err)
 			}
-			if which == "nvme" {
+			switch which {
+			case "nvme":
 				ulp.nvmeQPs = append(ulp.nvmeQPs, uint32(n))
-			} else {
+			case "iser":
+				ulp.iserQPs = append(ulp.iserQPs, uint32(n))
+			default:
 				ulp.rpcQPs = append(ulp.rpcQPs, uint32(n))
 			}
 			continue
@@ -410,10 +417,12 @@ func ulpOptions(disabled, noHeur []string, ulp *ulpChoice) error {
 			ulp.noNVMe = true
 		case "rpc":
 			ulp.noRPC = true
+		case "iser":
+			ulp.noISER = true
 		case "smbd":
 			ulp.noSMBD = true
 		default:
-			return fmt.Errorf("--disable-protocol %s: ibdump can disable nvme-rdma, rpcrdma and smb_direct", p)
+			return fmt.Errorf("--disable-protocol %s: ibdump can disable nvme-rdma, rpcrdma, iser and smb_direct", p)
 		}
 	}
 	for _, p := range noHeur {
@@ -422,10 +431,12 @@ func ulpOptions(disabled, noHeur []string, ulp *ulpChoice) error {
 			ulp.noNVMeDetect = true
 		case ulpProtocol(p) == "rpc":
 			ulp.noRPCDetect = true
+		case ulpProtocol(p) == "iser":
+			ulp.noISERDetect = true
 		case ulpProtocol(p) == "smbd":
 			ulp.noSMBDDetect = true
 		default:
-			return fmt.Errorf("--disable-heuristic %s: ibdump can disable nvme-rdma, rpcrdma and smb_direct", p)
+			return fmt.Errorf("--disable-heuristic %s: ibdump can disable nvme-rdma, rpcrdma, iser and smb_direct", p)
 		}
 	}
 	return nil

@@ -222,7 +222,8 @@ func (d *dumper) needsAnalysis() bool {
 func (d *dumper) analyzerOptions() decode.AnalyzerOptions {
 	opts := decode.AnalyzerOptions{Links: d.links, NVMeQPs: d.ulp.nvmeQPs, NoULP: d.ulp.noNVMe, NoULPDetect: d.ulp.noNVMeDetect,
 		RPCRDMAQPs: d.ulp.rpcQPs, NoRPCRDMA: d.ulp.noRPC, NoRPCRDMADetect: d.ulp.noRPCDetect,
-		NoSMBDirect: d.ulp.noSMBD, NoSMBDirectDetect: d.ulp.noSMBDDetect, PFC: d.pfc, DCQCN: d.dcqcn}
+		NoSMBDirect: d.ulp.noSMBD, NoSMBDirectDetect: d.ulp.noSMBDDetect,
+		ISERQPs: d.ulp.iserQPs, NoISER: d.ulp.noISER, NoISERDetect: d.ulp.noISERDetect, PFC: d.pfc, DCQCN: d.dcqcn}
 	if len(d.latency) > 0 {
 		opts.OnLatency = func(l decode.Latency) { d.latPend = append(d.latPend, l) }
 	}
@@ -337,6 +338,12 @@ func (d *dumper) addStat(z string) error {
 		d.zs = append(d.zs, &zstat{analysis: true, add: s.Add,
 			text: func(w io.Writer) { output.WriteRPCSRT(w, s.Rows(), filter) },
 			json: func(b []byte) []byte { return output.AppendRPCSRTJSON(b, s.Rows()) }})
+	case z == "iscsi,srt" || z == "iser,srt":
+		// Fed with the packets -Y shows: a filter selects the responses counted.
+		s := &decode.ISCSISRT{}
+		d.zs = append(d.zs, &zstat{analysis: true, add: s.Add,
+			text: func(w io.Writer) { output.WriteISCSISRT(w, s.Rows(), filter) },
+			json: func(b []byte) []byte { return output.AppendISCSISRTJSON(b, s.Rows()) }})
 	case z == "smb2,srt" || z == "smbd,srt":
 		// Fed with the packets -Y shows: a filter selects the responses counted.
 		s := &decode.SMB2SRT{}
@@ -465,7 +472,7 @@ func (d *dumper) addStat(z string) error {
 			text: func(w io.Writer) { output.WriteIOFuncStat(w, s.funcs) },
 			json: func(b []byte) []byte { return output.AppendIOFuncStatJSON(b, s.funcs) }})
 	default:
-		return fmt.Errorf("-z %s: known statistics are conv,qp, expert[,LEVEL], latency, nvme,srt, rpc,srt, smb2,srt, opcodes, endpoints,gid, "+
+		return fmt.Errorf("-z %s: known statistics are conv,qp, expert[,LEVEL], latency, nvme,srt, rpc,srt, iscsi,srt, smb2,srt, opcodes, endpoints,gid, "+
 			"io,stat,INTERVAL[,FILTER|FUNC(FIELD)FILTER...], follow,qp,hex|ascii,FILTER, pfc[,WINDOW[,PERCENT]], dcqcn[,INTERVAL] and doctor", z)
 	}
 	return nil

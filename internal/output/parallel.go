@@ -108,6 +108,10 @@ func (pl *Parallel) Add(p *decode.Packet) {
 		// And its SMB Direct one.
 		b.items[len(b.items)-1].analysis.SMBDirect = p.Analysis.SMBDirect.Clone()
 	}
+	if p.Analysis.ISER != nil {
+		// And its iSER one.
+		b.items[len(b.items)-1].analysis.ISER = p.Analysis.ISER.Clone()
+	}
 	if d := p.Analysis.DCQCN; d != nil {
 		// And its DCQCN record (there is one only in captures with congestion).
 		c := *d

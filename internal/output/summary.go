@@ -289,11 +289,17 @@ func (s *Summary) appendIB(buf []byte, p *decode.Packet) []byte {
 	} else if s := p.Analysis.SMBDirect; s != nil && (s.HasMsg || s.Err != nil) {
 		// And an SMB Direct one.
 		buf = appendSMBDirect(buf, s)
+	} else if i := p.Analysis.ISER; i != nil && i.Kind == decode.ISERMessage {
+		// And an iSER message.
+		buf = appendISER(buf, i)
 	} else if p.Err == nil || p.Cut() {
 		buf = append(buf, ", length "...)
 		buf = strconv.AppendInt(buf, int64(p.PayloadLength()), 10)
 		if r != nil && r.Kind == decode.RPCRDMAChunk {
 			buf = appendRPCChunk(buf, r)
+		}
+		if i := p.Analysis.ISER; i != nil && i.Kind == decode.ISERData && i.HasTask {
+			buf = appendISERData(buf, i)
 		}
 	}
 	if p.ICRC == layers.CRCBad {
