@@ -325,7 +325,7 @@ func TestCommandCompletion(t *testing.T) {
 	}
 	assert.Equal(t, []string{"qps"}, u.completeCommand("qp"))
 	assert.Equal(t, []string{"quit"}, u.completeCommand("qu"))
-	assert.Equal(t, []string{"convs", "clear-filter"}, u.completeCommand("c"))
+	assert.Equal(t, []string{"convs", "commands", "cmds", "clear-filter"}, u.completeCommand("c"))
 	assert.Equal(t, []string{"filter ibwire.analysis.psn_gap"}, u.completeCommand("filter ibwire.analysis.psn_g"))
 	help := KeyHelp()
 	for _, c := range commandTable() {
