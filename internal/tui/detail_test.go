@@ -612,9 +612,7 @@ func unplacedMgmt(name string) bool {
 	if strings.HasPrefix(name, "infiniband.sa.") {
 		return true // a record's RID
 	}
-	for _, p := range []string{"infiniband.nodeinfo.", "infiniband.nodedescription.", "infiniband.portinfo.", "infiniband.switchinfo.",
-		"infiniband.sminfo.", "infiniband.pathrecord.", "infiniband.mcmemberrecord.", "infiniband.portcounters",
-		"infiniband.p_keytable.", "infiniband.randomforwardingtable.", "infiniband.linearforwardingtable.",
+	for _, p := range []string{"infiniband.nodedescription.", "infiniband.switchinfo.guid", "infiniband.p_keytable.", "infiniband.randomforwardingtable.", "infiniband.linearforwardingtable.",
 		"infiniband.multicastforwardingtable.", "infiniband.linkspeedwidthpairstable.", "infiniband.vlarbitrationtable.",
 		"infiniband.sltovlmappingtable.", "infiniband.vendordiag.", "infiniband.ledinfo.", "infiniband.informinfo.",
 		"infiniband.informinforecord.", "infiniband.linkrecord.", "infiniband.tracerecord.", "infiniband.multipathrecord.",

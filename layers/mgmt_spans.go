@@ -1,0 +1,165 @@
+package layers
+
+// Where the fields of the management attributes and records lie: each
+// table lists an attribute's fields by Wireshark's titles, in bits from the
+// start of the attribute's data (IBTA Vol 1 §14.2.5 for the SMP attributes,
+// §15.2.5 for the SA records, §16.1.3-16.1.4 for the PerfMgt counters), as
+// the decoders in smp.go, sa.go and perfmgt.go read them
+// (TestMgmtBitFieldsMatchDecoders checks each entry against them). FieldBytes
+// places a field by them under the header names below; the attribute's
+// data is found wherever the frame carries it: an SMP's data (LID-routed
+// or directed-route), the part of an SA record that wraps an SMP attribute
+// (a PortInfoRecord's PortInfo), the SA data, the PerfMgt data.
+
+// Header names of the management attributes FieldBytes places fields in.
+const (
+	NodeInfoHeader             = "NodeInfo"
+	PortInfoHeader             = "PortInfo"
+	SwitchInfoHeader           = "SwitchInfo"
+	SMInfoHeader               = "SMInfo"
+	PathRecordHeader           = "PathRecord"
+	MCMemberRecordHeader       = "MCMemberRecord"
+	PortCountersHeader         = "PortCounters"
+	PortCountersExtendedHeader = "PortCountersExtended"
+)
+
+// smpAttrHeaders are the SMP attributes among them.
+var smpAttrHeaders = map[string]SMPAttribute{
+	NodeInfoHeader: SMPAttrNodeInfo, PortInfoHeader: SMPAttrPortInfo, SwitchInfoHeader: SMPAttrSwitchInfo,
+	SMInfoHeader: SMPAttrSMInfo,
+}
+
+// mgmtBitFields are the tables, by header name.
+var mgmtBitFields = map[string][]bitField{
+	NodeInfoHeader: {
+		{"BaseVersion", 0, 8}, {"ClassVersion", 8, 8}, {"NodeType", 16, 8}, {"NumPorts", 24, 8},
+		{"SystemImageGUID", 32, 64}, {"NodeGUID", 96, 64}, {"PortGUID", 160, 64}, {"PartitionCap", 224, 16},
+		{"DeviceID", 240, 16}, {"Revision", 256, 32}, {"LocalPortNum", 288, 8}, {"VendorID", 296, 24},
+	},
+	PortInfoHeader: append([]bitField{
+		{"M_Key", 0, 64}, {"GidPrefix", 64, 64}, {"LID", 128, 16}, {"MasterSMLID", 144, 16},
+		{"CapabilityMask", 160, 32}, {"DiagCode", 192, 16}, {"M_KeyLeasePeriod", 208, 16},
+		{"LocalPortNum", 224, 8}, {"LinkWidthEnabled", 232, 8}, {"LinkWidthSupported", 240, 8},
+		{"LinkWidthActive", 248, 8}, {"LinkSpeedSupported", 256, 4}, {"PortState", 260, 4},
+		{"PortPhysicalState", 264, 4}, {"LinkDownDefaultState", 268, 4}, {"M_KeyProtectBits", 272, 2},
+		{"LMC", 277, 3}, {"LinkSpeedActive", 280, 4}, {"LinkSpeedEnabled", 284, 4}, {"NeighborMTU", 288, 4},
+		{"MasterSMSL", 292, 4}, {"VLCap", 296, 4}, {"InitType", 300, 4}, {"VLHighLimit", 304, 8},
+		{"VLArbitrationHighCap", 312, 8}, {"VLArbitrationLowCap", 320, 8}, {"InitTypeReply", 328, 4},
+		{"MTUCap", 332, 4}, {"VLStallCount", 336, 3}, {"HOQLife", 339, 5}, {"OperationalVLs", 344, 4},
+		{"PartitionEnforcementInbound", 348, 1}, {"PartitionEnforcementOutbound", 349, 1},
+		{"FilterRawInbound", 350, 1}, {"FilterRawOutbound", 351, 1}, {"M_KeyViolations", 352, 16},
+		{"P_KeyViolations", 368, 16}, {"Q_KeyViolations", 384, 16}, {"GUIDCap", 400, 8},
+		{"ClientReregister", 408, 1}, {"SubnetTimeOut", 411, 5}, {"RespTimeValue", 419, 5},
+		{"LocalPhyErrors", 424, 4}, {"OverrunErrors", 428, 4}, {"MaxCreditHint", 432, 16},
+		{"LinkRoundTripLatency", 456, 24},
+	}, capabilityBits()...),
+	SwitchInfoHeader: {
+		{"LinearFDBCap", 0, 16}, {"RandomFDBCap", 16, 16}, {"MulticastFDBCap", 32, 16}, {"LinearFDBTop", 48, 16},
+		{"DefaultPort", 64, 8}, {"DefaultMulticastPrimaryPort", 72, 8}, {"DefaultMulticastNotPrimaryPort", 80, 8},
+		{"LifeTimeValue", 88, 5}, {"PortStateChange", 93, 1}, {"OptimizedSLtoVLMappingProgramming", 94, 2},
+		{"LIDsPerPort", 96, 16}, {"PartitionEnforcementCap", 112, 16}, {"InboundEnforcementCap", 128, 1},
+		{"OutboundEnforcementCap", 129, 1}, {"FilterRawInboundCap", 130, 1}, {"FilterRawOutboundCap", 131, 1},
+		{"EnhancedPortZero", 132, 1},
+	},
+	SMInfoHeader: {{"GUID", 0, 64}, {"SM_Key", 64, 64}, {"ActCount", 128, 32}, {"Priority", 160, 4}, {"SMState", 164, 4}},
+	PathRecordHeader: {
+		{"ServiceID", 0, 64}, {"DGID", 64, 128}, {"SGID", 192, 128}, {"DLID", 320, 16}, {"SLID", 336, 16},
+		{"RawTraffic", 352, 1}, {"FlowLabel", 356, 20}, {"HopLimit", 376, 8}, {"TClass", 384, 8},
+		{"Reversible", 392, 1}, {"NumbPath", 393, 7}, {"P_Key", 400, 16}, {"QoSClass", 416, 12}, {"SL", 428, 4},
+		{"MTUSelector", 432, 2}, {"MTU", 434, 6}, {"RateSelector", 440, 2}, {"Rate", 442, 6},
+		{"PacketLifeTimeSelector", 448, 2}, {"PacketLifeTime", 450, 6}, {"Preference", 456, 8},
+	},
+	MCMemberRecordHeader: {
+		{"MGID", 0, 128}, {"PortGID", 128, 128}, {"Q_Key", 256, 32}, {"MLID", 288, 16}, {"MTUSelector", 304, 2},
+		{"MTU", 306, 6}, {"TClass", 312, 8}, {"P_Key", 320, 16}, {"RateSelector", 336, 2}, {"Rate", 338, 6},
+		{"PacketLifeTimeSelector", 344, 2}, {"PacketLifeTime", 346, 6}, {"SL", 352, 4}, {"FlowLabel", 356, 20},
+		{"HopLimit", 376, 8}, {"Scope", 384, 4}, {"JoinState", 388, 4}, {"ProxyJoin", 392, 1},
+	},
+	PortCountersHeader: {
+		{"PortSelect", 8, 8}, {"CounterSelect", 16, 16}, {"SymbolErrorCounter", 32, 16},
+		{"LinkErrorRecoveryCounter", 48, 8}, {"LinkDownedCounter", 56, 8}, {"PortRcvErrors", 64, 16},
+		{"PortRcvRemotePhysicalErrors", 80, 16}, {"PortRcvSwitchRelayErrors", 96, 16}, {"PortXmitDiscards", 112, 16},
+		{"PortXmitConstraintErrors", 128, 8}, {"PortRcvConstraintErrors", 136, 8},
+		{"LocalLinkIntegrityErrors", 152, 4}, {"ExcessiveBufferOverrunErrors", 156, 4}, {"VL15Dropped", 176, 16},
+		{"PortXmitData", 192, 32}, {"PortRcvData", 224, 32}, {"PortXmitPkts", 256, 32}, {"PortRcvPkts", 288, 32},
+		{"PortXmitWait", 320, 32},
+	},
+	PortCountersExtendedHeader: {
+		{"PortSelect", 8, 8}, {"CounterSelect", 16, 16}, {"PortXmitData", 64, 64}, {"PortRcvData", 128, 64},
+		{"PortXmitPkts", 192, 64}, {"PortRcvPkts", 256, 64}, {"PortUnicastXmitPkts", 320, 64},
+		{"PortUnicastRcvPkts", 384, 64}, {"PortMulticastXmitPkts", 448, 64}, {"PortMulticastRcvPkts", 512, 64},
+	},
+}
+
+// capabilityBits places PortInfo's CapabilityMask bits, by their names in
+// PortInfoCapabilities ("CapabilityMask.issm"): bit b of the 32-bit mask at
+// byte 20.
+func capabilityBits() []bitField {
+	var out []bitField
+	for _, c := range PortInfoCapabilities {
+		out = append(out, bitField{"CapabilityMask." + c.Name, 160 + 31 - int(c.Bit), 1})
+	}
+	return out
+}
+
+func init() {
+	for name, fields := range mgmtBitFields {
+		bitFields[name] = fields
+	}
+}
+
+// mgmtBody returns the bytes of the management attribute named name in
+// the last frame, as a slice of it: nil when the frame does not carry it;
+// ok is false when name is not one of them.
+func (p *Parser) mgmtBody(name string) (b []byte, ok bool) {
+	if _, ok := mgmtBitFields[name]; !ok {
+		return nil, false
+	}
+	if len(p.headerContents("MAD")) == 0 {
+		return nil, true
+	}
+	m := &p.MAD
+	var d []byte
+	if a, isSMP := smpAttrHeaders[name]; isSMP {
+		switch {
+		case m.MgmtClass == MgmtClassSubnLID && m.SMP.Contents != nil && m.SMP.AttributeID == a:
+			d = m.SMP.Data
+		case m.MgmtClass == MgmtClassSubnDirected && m.SMPDirected.Contents != nil && m.SMPDirected.AttributeID == a:
+			d = m.SMPDirected.Data
+		case m.MgmtClass == MgmtClassSubnAdm && m.SA.Contents != nil:
+			d, _ = m.SA.AttributeID.SMPBody(m.SA.Data, a)
+		}
+		return p.inFrame(d), true
+	}
+	switch name {
+	case PathRecordHeader, MCMemberRecordHeader:
+		want := map[string]SAAttribute{PathRecordHeader: SAAttrPathRecord, MCMemberRecordHeader: SAAttrMCMemberRecord}[name]
+		if m.MgmtClass == MgmtClassSubnAdm && m.SA.Contents != nil && m.SA.AttributeID == want {
+			d = m.SA.Data
+		}
+	case PortCountersHeader, PortCountersExtendedHeader:
+		want := map[string]PerfAttribute{PortCountersHeader: PerfAttrPortCounters, PortCountersExtendedHeader: PerfAttrPortCountersExtended}[name]
+		if m.MgmtClass == MgmtClassPerf && m.PerfMgt.Contents != nil && m.PerfMgt.AttributeID == want {
+			d = m.PerfMgt.Data
+		}
+	}
+	return p.inFrame(d), true
+}
+
+// inFrame returns d as a slice of the last frame, nil when d is not cut
+// from it (its capacity may have been cut: it is found by its address).
+func (p *Parser) inFrame(d []byte) []byte {
+	if len(d) == 0 {
+		return nil
+	}
+	f := p.frame
+	if off := cap(f) - cap(d); off >= 0 && off+len(d) <= len(f) && &f[off] == &d[0] {
+		return f[off : off+len(d)]
+	}
+	for off := 0; off+len(d) <= len(f); off++ {
+		if &f[off] == &d[0] {
+			return f[off : off+len(d)]
+		}
+	}
+	return nil
+}
