@@ -1,5 +1,10 @@
 package layers
 
+import (
+	"strconv"
+	"strings"
+)
+
 // Where the fields of the management attributes and records lie: each
 // table lists an attribute's fields by Wireshark's titles, in bits from the
 // start of the attribute's data (IBTA Vol 1 §14.2.5 for the SMP attributes,
@@ -21,7 +26,15 @@ const (
 	MCMemberRecordHeader       = "MCMemberRecord"
 	PortCountersHeader         = "PortCounters"
 	PortCountersExtendedHeader = "PortCountersExtended"
+	NoticeHeader               = "Notice"
+	ClassPortInfoHeader        = "ClassPortInfo"
 )
+
+// TrapHeader names the DataDetails of trap t for FieldBytes ("Trap128"):
+// its fields count from the Notice's start, and the header is there when
+// the Notice's TrapNumberDeviceID is t (whatever IsGeneric says, as
+// Wireshark reads it).
+func TrapHeader(t TrapNumber) string { return "Trap" + strconv.Itoa(int(t)) }
 
 // smpAttrHeaders are the SMP attributes among them.
 var smpAttrHeaders = map[string]SMPAttribute{
@@ -91,6 +104,50 @@ var mgmtBitFields = map[string][]bitField{
 	},
 }
 
+// noticeBits are the Notice's own fields (IBTA Vol 1 §14.2.5.1).
+var noticeBits = []bitField{{"IsGeneric", 0, 1}, {"Type", 1, 7}, {"ProducerTypeVendorID", 8, 24},
+	{"TrapNumberDeviceID", 32, 16}, {"IssuerLID", 48, 16}, {"NoticeToggle", 64, 1}, {"NoticeCount", 65, 15},
+	{"DataDetails", 80, 8 * NoticeDataDetailsLength}}
+
+// classPortInfoBits are ClassPortInfo's fields (IBTA Vol 1 §13.4.8.1); its
+// byte 32 is Reserved, byte 64 TrapHL (reserved before IBTA 1.2).
+var classPortInfoBits = []bitField{{"BaseVersion", 0, 8}, {"ClassVersion", 8, 8}, {"CapabilityMask", 16, 16},
+	{"CapabilityMask2", 32, 27}, {"RespTimeValue", 59, 5}, {"RedirectGID", 64, 128}, {"RedirectTC", 192, 8},
+	{"RedirectSL", 200, 4}, {"RedirectFL", 204, 20}, {"RedirectLID", 224, 16}, {"RedirectP_Key", 240, 16},
+	{"Reserved", 256, 8}, {"RedirectQP", 264, 24}, {"RedirectQ_Key", 288, 32}, {"TrapGID", 320, 128},
+	{"TrapTC", 448, 8}, {"TrapSL", 456, 4}, {"TrapFL", 460, 20}, {"TrapLID", 480, 16}, {"TrapP_Key", 496, 16},
+	{"TrapHL", 512, 8}, {"TrapQP", 520, 24}, {"TrapQ_Key", 544, 32}}
+
+// trapBits are the traps' DataDetails fields by Wireshark's titles, in
+// bits from the Notice's start (DataDetails begin at byte 10): IBTA Vol 1
+// Table 120 and on, as decodeTrapDetails reads them.
+func trapBits() map[TrapNumber][]bitField {
+	const d = 8 * noticeDataDetailsOffset
+	gid := []bitField{{"GIDADDR", d + 48, 128}}
+	paths := []bitField{{"COMP_MASK", d, 64}, {"WAIT_FOR_REPATH", d + 64, 1}}
+	port := []bitField{{"LIDADDR", d + 16, 16}, {"PORTNO", d + 32, 8}}
+	peers := func(at int) []bitField {
+		return []bitField{{"SL", d + 8*at, 4}, {"QP1", d + 8*(at+1), 24}, {"QP2", d + 8*(at+5), 24},
+			{"GIDADDR1", d + 8*(at+8), 128}, {"GIDADDR2", d + 8*(at+24), 128}}
+	}
+	badKey := append([]bitField{{"LIDADDR1", d + 16, 16}, {"LIDADDR2", d + 32, 16}, {"KEY", d + 48, 32}}, peers(10)...)
+	return map[TrapNumber][]bitField{
+		TrapGIDInService: gid, TrapGIDOutOfService: gid, TrapMcastGroupCreated: gid, TrapMcastGroupDeleted: gid,
+		TrapPathsInvalid: paths, TrapPathsRecomputed: paths,
+		TrapLinkStateChange: {{"LIDADDR", d, 16}},
+		TrapLinkIntegrity:   port, TrapBufferOverrun: port, TrapFlowControlWatchdog: port,
+		TrapLocalChanges: {{"LIDADDR", d + 16, 16}, {"OtherLocalChanges", d + 47, 1}, {"CAPABILITYMASK", d + 48, 32},
+			{"LinkSpeecEnabledChange", d + 93, 1}, {"LinkWidthEnabledChange", d + 94, 1}, {"NodeDescriptionChange", d + 95, 1}},
+		TrapSystemImageGUIDChange: {{"LIDADDR", d + 16, 16}, {"SYSTEMIMAGEGUID", d + 48, 64}},
+		TrapBadMKey: {{"LIDADDR", d + 16, 16}, {"DRSLID", d + 32, 16}, {"METHOD", d + 48, 8}, {"ATTRIBUTEID", d + 64, 16},
+			{"ATTRIBUTEMODIFIER", d + 80, 32}, {"MKEY", d + 112, 64}, {"DRNotice", d + 184, 1}, {"DRPathTruncated", d + 185, 1},
+			{"DRHopCount", d + 186, 6}, {"DRNoticeReturnPath", d + 192, 240}},
+		TrapBadPKey: badKey, TrapBadQKey: badKey,
+		TrapBadPKeyAtSwitch: append([]bitField{{"DataValid", d, 16}, {"LIDADDR1", d + 16, 16}, {"LIDADDR2", d + 32, 16},
+			{"PKEY", d + 48, 16}}, append(peers(8), bitField{"SWLIDADDR", d + 384, 16}, bitField{"PORTNO", d + 400, 8})...),
+	}
+}
+
 // capabilityBits places PortInfo's CapabilityMask bits, by their names in
 // PortInfoCapabilities ("CapabilityMask.issm"): bit b of the 32-bit mask at
 // byte 20.
@@ -103,6 +160,11 @@ func capabilityBits() []bitField {
 }
 
 func init() {
+	mgmtBitFields[NoticeHeader] = noticeBits
+	mgmtBitFields[ClassPortInfoHeader] = classPortInfoBits
+	for t, fields := range trapBits() {
+		mgmtBitFields[TrapHeader(t)] = fields
+	}
 	for name, fields := range mgmtBitFields {
 		bitFields[name] = fields
 	}
@@ -128,6 +190,33 @@ func (p *Parser) mgmtBody(name string) (b []byte, ok bool) {
 			d = m.SMPDirected.Data
 		case m.MgmtClass == MgmtClassSubnAdm && m.SA.Contents != nil:
 			d, _ = m.SA.AttributeID.SMPBody(m.SA.Data, a)
+		}
+		return p.inFrame(d), true
+	}
+	if name == ClassPortInfoHeader {
+		switch {
+		case m.MgmtClass == MgmtClassSubnAdm && m.SA.Contents != nil && m.SA.AttributeID == SAAttrClassPortInfo:
+			d = m.SA.Data
+		case m.MgmtClass == MgmtClassPerf && m.PerfMgt.Contents != nil && m.PerfMgt.AttributeID == PerfAttrClassPortInfo:
+			d = m.PerfMgt.Data
+		}
+		return p.inFrame(d), true
+	}
+	if name == NoticeHeader || strings.HasPrefix(name, "Trap") {
+		switch {
+		case m.MgmtClass == MgmtClassSubnLID && m.SMP.Contents != nil && m.SMP.AttributeID == SMPAttrNotice:
+			d = m.SMP.Data
+		case m.MgmtClass == MgmtClassSubnDirected && m.SMPDirected.Contents != nil && m.SMPDirected.AttributeID == SMPAttrNotice:
+			d = m.SMPDirected.Data
+		case m.MgmtClass == MgmtClassSubnAdm && m.SA.Contents != nil && m.SA.AttributeID == SAAttrNotice:
+			d = m.SA.Data
+		}
+		if len(d) < NoticeLength {
+			return nil, true
+		}
+		d = d[:NoticeLength]
+		if name != NoticeHeader && TrapHeader(TrapNumber(DecodeNotice(d).TrapNumberDeviceID)) != name {
+			return nil, true // another trap's details
 		}
 		return p.inFrame(d), true
 	}

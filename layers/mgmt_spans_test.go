@@ -27,6 +27,11 @@ func TestMgmtBitFieldsMatchDecoders(t *testing.T) {
 		MCMemberRecordHeader:       func(d []byte) any { return DecodeMCMemberRecord(d) },
 		PortCountersHeader:         func(d []byte) any { return DecodePortCounters(d) },
 		PortCountersExtendedHeader: func(d []byte) any { return DecodePortCountersExtended(d) },
+		NoticeHeader:               func(d []byte) any { return DecodeNotice(d) },
+		ClassPortInfoHeader:        func(d []byte) any { return DecodeClassPortInfo(d) },
+	}
+	for t := range trapBits() {
+		decoders[TrapHeader(t)] = func(d []byte) any { n := DecodeNotice(d); return n.DetailsAs(t) }
 	}
 	require.Len(t, decoders, len(mgmtBitFields))
 	norm := func(s string) string { return strings.ToLower(strings.ReplaceAll(s, "_", "")) }

@@ -616,7 +616,7 @@ func unplacedMgmt(name string) bool {
 		"infiniband.multicastforwardingtable.", "infiniband.linkspeedwidthpairstable.", "infiniband.vlarbitrationtable.",
 		"infiniband.sltovlmappingtable.", "infiniband.vendordiag.", "infiniband.ledinfo.", "infiniband.informinfo.",
 		"infiniband.informinforecord.", "infiniband.linkrecord.", "infiniband.tracerecord.", "infiniband.multipathrecord.",
-		"infiniband.serviceassociationrecord.", "infiniband.notice.", "infiniband.trap.", "infiniband.classportinfo"} {
+		"infiniband.serviceassociationrecord."} {
 		if strings.HasPrefix(name, p) {
 			return true
 		}

@@ -17,7 +17,8 @@ import (
 // mgmtPlaced are the management attributes whose lines the detail pane
 // places on their bytes.
 var mgmtPlaced = []string{"infiniband.nodeinfo.", "infiniband.portinfo.", "infiniband.switchinfo.", "infiniband.sminfo.",
-	"infiniband.pathrecord.", "infiniband.mcmemberrecord.", "infiniband.portcounters.", "infiniband.portcounters_ext."}
+	"infiniband.pathrecord.", "infiniband.mcmemberrecord.", "infiniband.portcounters.", "infiniband.portcounters_ext.",
+	"infiniband.notice.", "infiniband.trap.", "infiniband.classportinfo."}
 
 func isMgmtPlaced(name string) bool {
 	if name == "infiniband.switchinfo.guid" {
