@@ -1,6 +1,7 @@
 package layers
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -28,7 +29,38 @@ const (
 	PortCountersExtendedHeader = "PortCountersExtended"
 	NoticeHeader               = "Notice"
 	ClassPortInfoHeader        = "ClassPortInfo"
+	InformInfoHeader           = "InformInfo"
+	InformInfoRecordHeader     = "InformInfoRecord"
+	LinkRecordHeader           = "LinkRecord"
+	ServiceRecordHeader        = "ServiceRecord"
+	TraceRecordHeader          = "TraceRecord"
+	MultiPathRecordHeader      = "MultiPathRecord"
 )
+
+// RIDHeader names the record identifier (RID) of SA records of attribute
+// r for FieldBytes ("RID.PortInfoRecord"): the LID, port and block numbers
+// that open the records that wrap an SMP attribute.
+func RIDHeader(r SAAttribute) string { return "RID." + r.String() }
+
+// RIDHeaders are the RIDHeader of every record FieldBytes places a RID in.
+func RIDHeaders() []string {
+	var hs []string
+	for r := range ridBits() {
+		hs = append(hs, RIDHeader(r))
+	}
+	slices.Sort(hs)
+	return hs
+}
+
+// saRecordHeaders are the SA records whose fields FieldBytes places, by
+// the attribute whose data holds them (an InformInfo is also the part of
+// an InformInfoRecord after its RID).
+var saRecordHeaders = map[string]SAAttribute{
+	PathRecordHeader: SAAttrPathRecord, MCMemberRecordHeader: SAAttrMCMemberRecord,
+	InformInfoRecordHeader: SAAttrInformInfoRecord, LinkRecordHeader: SAAttrLinkRecord,
+	ServiceRecordHeader: SAAttrServiceRecord, TraceRecordHeader: SAAttrTraceRecord,
+	MultiPathRecordHeader: SAAttrMultiPathRecord,
+}
 
 // TrapHeader names the DataDetails of trap t for FieldBytes ("Trap128"):
 // its fields count from the Notice's start, and the header is there when
@@ -148,6 +180,45 @@ func trapBits() map[TrapNumber][]bitField {
 	}
 }
 
+// saRecordBits are the SA records' fields past PathRecord and
+// MCMemberRecord (IBTA Vol 1 §13.4.8.3, §15.2.5), by Wireshark's titles
+// (which call the ServiceRecord's fields by their own names), as
+// sa_records.go decodes them.
+var saRecordBits = map[string][]bitField{
+	InformInfoHeader: {{"GID", 0, 128}, {"LIDRangeBegin", 128, 16}, {"LIDRangeEnd", 144, 16}, {"IsGeneric", 176, 8},
+		{"Subscribe", 184, 8}, {"Type", 192, 16}, {"TrapNumberDeviceID", 208, 16}, {"QPN", 224, 24},
+		{"RespTimeValue", 251, 5}, {"ProducerTypeVendorID", 264, 24}},
+	InformInfoRecordHeader: {{"SubscriberGID", 0, 128}, {"Enum", 128, 16}},
+	LinkRecordHeader:       {{"FromLID", 0, 16}, {"FromPort", 16, 8}, {"ToPort", 24, 8}, {"ToLID", 32, 16}},
+	ServiceRecordHeader: {{"ServiceID", 0, 64}, {"ServiceGID", 64, 128}, {"ServiceP_Key", 192, 16},
+		{"ServiceLease", 224, 32}, {"ServiceKey", 256, 128}, {"ServiceName", 384, 512}},
+	TraceRecordHeader: {{"GidPrefix", 0, 64}, {"IDGeneration", 64, 16}, {"NodeType", 88, 8}, {"NodeID", 96, 64},
+		{"ChassisID", 160, 64}, {"EntryPortID", 224, 64}, {"ExitPortID", 288, 64}, {"EntryPort", 352, 8},
+		{"ExitPort", 360, 8}},
+	MultiPathRecordHeader: {{"RawTraffic", 0, 1}, {"FlowLabel", 4, 20}, {"HopLimit", 24, 8}, {"TClass", 32, 8},
+		{"Reversible", 40, 1}, {"NumbPath", 41, 7}, {"P_Key", 48, 16}, {"SL", 76, 4}, {"MTUSelector", 80, 2},
+		{"MTU", 82, 6}, {"RateSelector", 88, 2}, {"Rate", 90, 6}, {"PacketLifeTimeSelector", 96, 2},
+		{"PacketLifeTime", 98, 6}, {"IndependenceSelector", 112, 2}, {"GIDScope", 114, 6}, {"SGIDCount", 120, 8},
+		{"DGIDCount", 128, 8}},
+}
+
+// ridBits are the RIDs of the records that wrap an SMP attribute, by
+// Wireshark's titles, as DecodeTableRID reads them.
+func ridBits() map[SAAttribute][]bitField {
+	lid := bitField{"LID", 0, 16}
+	return map[SAAttribute][]bitField{
+		SAAttrNodeRecord: {lid}, SAAttrSwitchInfoRecord: {lid}, SAAttrSMInfoRecord: {lid},
+		SAAttrPortInfoRecord:           {{"EndportLID", 0, 16}, {"PortNum", 16, 8}},
+		SAAttrSLtoVLMappingTableRecord: {lid, {"InputPortNum", 16, 8}, {"OutputPortNum", 24, 8}},
+		SAAttrLinearFDBRecord:          {lid, {"BlockNum_SixteenBit", 16, 16}},
+		SAAttrRandomFDBRecord:          {lid, {"BlockNum_SixteenBit", 16, 16}},
+		SAAttrMulticastFDBRecord:       {lid, {"Position", 16, 4}, {"BlockNum_NineBit", 23, 9}},
+		SAAttrGUIDInfoRecord:           {lid, {"BlockNum_EightBit", 16, 8}},
+		SAAttrPKeyTableRecord:          {lid, {"BlockNum_SixteenBit", 16, 16}, {"PortNum", 32, 8}},
+		SAAttrVLArbitrationTableRecord: {lid, {"OutputPortNum", 16, 8}, {"BlockNum_EightBit", 24, 8}},
+	}
+}
+
 // capabilityBits places PortInfo's CapabilityMask bits, by their names in
 // PortInfoCapabilities ("CapabilityMask.issm"): bit b of the 32-bit mask at
 // byte 20.
@@ -164,6 +235,12 @@ func init() {
 	mgmtBitFields[ClassPortInfoHeader] = classPortInfoBits
 	for t, fields := range trapBits() {
 		mgmtBitFields[TrapHeader(t)] = fields
+	}
+	for name, fields := range saRecordBits {
+		mgmtBitFields[name] = fields
+	}
+	for r, fields := range ridBits() {
+		mgmtBitFields[RIDHeader(r)] = fields
 	}
 	for name, fields := range mgmtBitFields {
 		bitFields[name] = fields
@@ -220,12 +297,29 @@ func (p *Parser) mgmtBody(name string) (b []byte, ok bool) {
 		}
 		return p.inFrame(d), true
 	}
-	switch name {
-	case PathRecordHeader, MCMemberRecordHeader:
-		want := map[string]SAAttribute{PathRecordHeader: SAAttrPathRecord, MCMemberRecordHeader: SAAttrMCMemberRecord}[name]
-		if m.MgmtClass == MgmtClassSubnAdm && m.SA.Contents != nil && m.SA.AttributeID == want {
+	isSA := m.MgmtClass == MgmtClassSubnAdm && m.SA.Contents != nil
+	if r, ok := saRecordHeaders[name]; ok {
+		if isSA && m.SA.AttributeID == r {
 			d = m.SA.Data
 		}
+		return p.inFrame(d), true
+	}
+	if name == InformInfoHeader {
+		switch {
+		case isSA && m.SA.AttributeID == SAAttrInformInfo:
+			d = m.SA.Data
+		case isSA && m.SA.AttributeID == SAAttrInformInfoRecord:
+			d = m.SA.Data[min(InformInfoRecordRIDLength, len(m.SA.Data)):]
+		}
+		return p.inFrame(d), true
+	}
+	if rid, ok := strings.CutPrefix(name, "RID."); ok {
+		if isSA && m.SA.AttributeID.String() == rid {
+			d = m.SA.Data
+		}
+		return p.inFrame(d), true
+	}
+	switch name {
 	case PortCountersHeader, PortCountersExtendedHeader:
 		want := map[string]PerfAttribute{PortCountersHeader: PerfAttrPortCounters, PortCountersExtendedHeader: PerfAttrPortCountersExtended}[name]
 		if m.MgmtClass == MgmtClassPerf && m.PerfMgt.Contents != nil && m.PerfMgt.AttributeID == want {

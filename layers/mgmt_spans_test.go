@@ -30,15 +30,32 @@ func TestMgmtBitFieldsMatchDecoders(t *testing.T) {
 		NoticeHeader:               func(d []byte) any { return DecodeNotice(d) },
 		ClassPortInfoHeader:        func(d []byte) any { return DecodeClassPortInfo(d) },
 	}
+	decoders[InformInfoHeader] = func(d []byte) any { return DecodeInformInfo(d) }
+	decoders[InformInfoRecordHeader] = func(d []byte) any { return DecodeInformInfoRecord(d) }
+	decoders[LinkRecordHeader] = func(d []byte) any { return DecodeLinkRecord(d) }
+	decoders[ServiceRecordHeader] = func(d []byte) any { return DecodeServiceRecord(d) }
+	decoders[TraceRecordHeader] = func(d []byte) any { return DecodeTraceRecord(d) }
+	decoders[MultiPathRecordHeader] = func(d []byte) any { return DecodeMultiPathRecord(d) }
+	for r := range ridBits() {
+		decoders[RIDHeader(r)] = func(d []byte) any { id, _ := r.DecodeTableRID(d); return id }
+	}
 	for t := range trapBits() {
 		decoders[TrapHeader(t)] = func(d []byte) any { n := DecodeNotice(d); return n.DetailsAs(t) }
 	}
 	require.Len(t, decoders, len(mgmtBitFields))
-	norm := func(s string) string { return strings.ToLower(strings.ReplaceAll(s, "_", "")) }
+	// Wireshark's titles for the fields DecodeTableRID calls BlockNum and LID.
+	alias := map[string]string{"BlockNum_EightBit": "BlockNum", "BlockNum_NineBit": "BlockNum",
+		"BlockNum_SixteenBit": "BlockNum", "EndportLID": "LID"}
+	norm := func(s string) string {
+		if a, ok := alias[s]; ok {
+			s = a
+		}
+		return strings.ToLower(strings.ReplaceAll(s, "_", ""))
+	}
 	for header, table := range mgmtBitFields {
 		t.Run(header, func(t *testing.T) {
 			dec := decoders[header]
-			zero := reflect.ValueOf(dec(make([]byte, 128)))
+			zero := reflect.ValueOf(dec(make([]byte, 256)))
 			byName := map[string]int{}
 			for i := range zero.NumField() {
 				byName[norm(zero.Type().Field(i).Name)] = i
@@ -51,7 +68,7 @@ func TestMgmtBitFieldsMatchDecoders(t *testing.T) {
 			}
 			matched := 0
 			for j, f := range table {
-				d := make([]byte, 128)
+				d := make([]byte, 256)
 				for b := f.from; b < f.from+f.width; b++ {
 					d[b/8] |= 0x80 >> (b % 8)
 				}

@@ -28,6 +28,14 @@ var mgmtWire = []struct {
 	{"infiniband.notice.", []string{layers.NoticeHeader}},
 	{"infiniband.classportinfo.", []string{layers.ClassPortInfoHeader}},
 	{"infiniband.trap.", trapHeaders()},
+	{"infiniband.informinfo.", []string{layers.InformInfoHeader}},
+	{"infiniband.informinforecord.", []string{layers.InformInfoRecordHeader}},
+	// tshark files the ServiceRecord's fields under linkrecord.
+	{"infiniband.linkrecord.", []string{layers.LinkRecordHeader, layers.ServiceRecordHeader}},
+	{"infiniband.tracerecord.", []string{layers.TraceRecordHeader}},
+	{"infiniband.multipathrecord.", []string{layers.MultiPathRecordHeader}},
+	// A record's RID (the SA header's own fields are placed by fieldWire).
+	{"infiniband.sa.", layers.RIDHeaders()},
 }
 
 // trapHeaders are the DataDetails of every trap number layers places

@@ -609,13 +609,9 @@ func unplacedMgmt(name string) bool {
 	case "infiniband.sa.smkey", "infiniband.sa.attributeoffset", "infiniband.sa.componentmask":
 		return false // the SA header's, placed
 	}
-	if strings.HasPrefix(name, "infiniband.sa.") {
-		return true // a record's RID
-	}
 	for _, p := range []string{"infiniband.nodedescription.", "infiniband.switchinfo.guid", "infiniband.p_keytable.", "infiniband.randomforwardingtable.", "infiniband.linearforwardingtable.",
 		"infiniband.multicastforwardingtable.", "infiniband.linkspeedwidthpairstable.", "infiniband.vlarbitrationtable.",
-		"infiniband.sltovlmappingtable.", "infiniband.vendordiag.", "infiniband.ledinfo.", "infiniband.informinfo.",
-		"infiniband.informinforecord.", "infiniband.linkrecord.", "infiniband.tracerecord.", "infiniband.multipathrecord.",
+		"infiniband.sltovlmappingtable.", "infiniband.vendordiag.", "infiniband.ledinfo.",
 		"infiniband.serviceassociationrecord."} {
 		if strings.HasPrefix(name, p) {
 			return true

@@ -18,7 +18,11 @@ import (
 // places on their bytes.
 var mgmtPlaced = []string{"infiniband.nodeinfo.", "infiniband.portinfo.", "infiniband.switchinfo.", "infiniband.sminfo.",
 	"infiniband.pathrecord.", "infiniband.mcmemberrecord.", "infiniband.portcounters.", "infiniband.portcounters_ext.",
-	"infiniband.notice.", "infiniband.trap.", "infiniband.classportinfo."}
+	"infiniband.notice.", "infiniband.trap.", "infiniband.classportinfo.", "infiniband.informinfo.",
+	"infiniband.informinforecord.", "infiniband.linkrecord.", "infiniband.tracerecord.", "infiniband.multipathrecord.",
+	// The RIDs.
+	"infiniband.sa.lid", "infiniband.sa.endportlid", "infiniband.sa.portnum", "infiniband.sa.inputportnum",
+	"infiniband.sa.outputportnum", "infiniband.sa.blocknum_", "infiniband.sa.position"}
 
 func isMgmtPlaced(name string) bool {
 	if name == "infiniband.switchinfo.guid" {
