@@ -35,7 +35,12 @@ const (
 	ServiceRecordHeader        = "ServiceRecord"
 	TraceRecordHeader          = "TraceRecord"
 	MultiPathRecordHeader      = "MultiPathRecord"
+	ServiceAssocRecordHeader   = "ServiceAssociationRecord"
 )
+
+// sharedBits are the fields a table places on the same bits on purpose:
+// Wireshark 4.0 reads the three LinkSpeedWidthPairsTable speeds from one.
+var sharedBits = map[string]bool{"speedtwofive": true, "speedfive": true, "speedten": true}
 
 // RIDHeader names the record identifier (RID) of SA records of attribute
 // r for FieldBytes ("RID.PortInfoRecord"): the LID, port and block numbers
@@ -59,7 +64,7 @@ var saRecordHeaders = map[string]SAAttribute{
 	PathRecordHeader: SAAttrPathRecord, MCMemberRecordHeader: SAAttrMCMemberRecord,
 	InformInfoRecordHeader: SAAttrInformInfoRecord, LinkRecordHeader: SAAttrLinkRecord,
 	ServiceRecordHeader: SAAttrServiceRecord, TraceRecordHeader: SAAttrTraceRecord,
-	MultiPathRecordHeader: SAAttrMultiPathRecord,
+	MultiPathRecordHeader: SAAttrMultiPathRecord, ServiceAssocRecordHeader: SAAttrServiceAssociationRecord,
 }
 
 // TrapHeader names the DataDetails of trap t for FieldBytes ("Trap128"):
@@ -195,6 +200,7 @@ var saRecordBits = map[string][]bitField{
 	TraceRecordHeader: {{"GidPrefix", 0, 64}, {"IDGeneration", 64, 16}, {"NodeType", 88, 8}, {"NodeID", 96, 64},
 		{"ChassisID", 160, 64}, {"EntryPortID", 224, 64}, {"ExitPortID", 288, 64}, {"EntryPort", 352, 8},
 		{"ExitPort", 360, 8}},
+	ServiceAssocRecordHeader: {{"ServiceKey", 0, 128}, {"ServiceName", 128, 512}},
 	MultiPathRecordHeader: {{"RawTraffic", 0, 1}, {"FlowLabel", 4, 20}, {"HopLimit", 24, 8}, {"TClass", 32, 8},
 		{"Reversible", 40, 1}, {"NumbPath", 41, 7}, {"P_Key", 48, 16}, {"SL", 76, 4}, {"MTUSelector", 80, 2},
 		{"MTU", 82, 6}, {"RateSelector", 88, 2}, {"Rate", 90, 6}, {"PacketLifeTimeSelector", 96, 2},
@@ -219,6 +225,49 @@ func ridBits() map[SAAttribute][]bitField {
 	}
 }
 
+// smpTableBits are the SMP attributes Wireshark shows entry by entry (the
+// tables) and the small ones, as the SMPData accessors read them; a field
+// that repeats is named by its title for the first entry and "Title#i"
+// for entry i (OccurrenceName). Fields that share a title within an
+// attribute go by their Wireshark name's last part ("sltovlhighbits").
+var smpTableBits = map[SMPAttribute][]bitField{
+	SMPAttrGUIDInfo:           repeat(GUIDBlockEntries, 64, bitField{"GUID", 0, 64}),
+	SMPAttrPKeyTable:          repeat(PKeyBlockEntries, 16, bitField{"MembershipType", 0, 1}, bitField{"P_KeyBase", 1, 15}),
+	SMPAttrSLtoVLMappingTable: repeat(SLtoVLEntries/2, 8, bitField{"sltovlhighbits", 0, 4}, bitField{"sltovllowbits", 4, 4}),
+	SMPAttrVLArbitrationTable: repeat(VLArbEntries, 16, bitField{"VL", 4, 4}, bitField{"Weight", 8, 8}),
+	SMPAttrLinearFDB:          repeat(LinearFDBEntries, 8, bitField{"Port", 0, 8}),
+	SMPAttrRandomFDB: repeat(RandomFDBEntries, 32, bitField{"LID", 0, 16}, bitField{"Valid", 16, 1},
+		bitField{"LMC", 17, 3}, bitField{"Port", 24, 8}),
+	SMPAttrMulticastFDB: repeat(MulticastFDBEntries, 16, bitField{"PortMask", 0, 16}),
+	// Wireshark reads all three speeds from the first bit after the port
+	// mask (sharedBits).
+	SMPAttrLinkSpeedWidthPairsTable: {{"NumTables", 0, 8}, {"PortMask", 8, 256}, {"speedtwofive", 264, 1},
+		{"speedfive", 264, 1}, {"speedten", 264, 1}},
+	SMPAttrVendorDiag:      {{"NextIndex", 0, 16}, {"DiagData", 16, 496}},
+	SMPAttrLedInfo:         {{"LedMask", 0, 1}},
+	SMPAttrNodeDescription: {{"NodeString", 0, 8 * SMPDataLength}},
+}
+
+// repeat lays out n entries of the fields, stride bits apart.
+func repeat(n, stride int, fields ...bitField) []bitField {
+	var out []bitField
+	for i := range n {
+		for _, f := range fields {
+			out = append(out, bitField{OccurrenceName(f.name, i), f.from + i*stride, f.width})
+		}
+	}
+	return out
+}
+
+// OccurrenceName is how the tables name occurrence i of a repeated field:
+// its name for the first, "name#i" for the others.
+func OccurrenceName(name string, i int) string {
+	if i == 0 {
+		return name
+	}
+	return name + "#" + strconv.Itoa(i)
+}
+
 // capabilityBits places PortInfo's CapabilityMask bits, by their names in
 // PortInfoCapabilities ("CapabilityMask.issm"): bit b of the 32-bit mask at
 // byte 20.
@@ -235,6 +284,10 @@ func init() {
 	mgmtBitFields[ClassPortInfoHeader] = classPortInfoBits
 	for t, fields := range trapBits() {
 		mgmtBitFields[TrapHeader(t)] = fields
+	}
+	for a, fields := range smpTableBits {
+		smpAttrHeaders[a.String()] = a
+		mgmtBitFields[a.String()] = fields
 	}
 	for name, fields := range saRecordBits {
 		mgmtBitFields[name] = fields
@@ -267,6 +320,12 @@ func (p *Parser) mgmtBody(name string) (b []byte, ok bool) {
 			d = m.SMPDirected.Data
 		case m.MgmtClass == MgmtClassSubnAdm && m.SA.Contents != nil:
 			d, _ = m.SA.AttributeID.SMPBody(m.SA.Data, a)
+			if m.SA.AttributeID == SAAttrLinkSpeedWidthPairsTableRecord && a == SMPAttrLinkSpeedWidthPairsTable &&
+				len(m.SA.Data) >= SMPDataLength {
+				// Wireshark reads this record's table from its first byte,
+				// with no RID before it.
+				d = m.SA.Data[:SMPDataLength]
+			}
 		}
 		return p.inFrame(d), true
 	}

@@ -36,6 +36,10 @@ func TestMgmtBitFieldsMatchDecoders(t *testing.T) {
 	decoders[ServiceRecordHeader] = func(d []byte) any { return DecodeServiceRecord(d) }
 	decoders[TraceRecordHeader] = func(d []byte) any { return DecodeTraceRecord(d) }
 	decoders[MultiPathRecordHeader] = func(d []byte) any { return DecodeMultiPathRecord(d) }
+	decoders[ServiceAssocRecordHeader] = func(d []byte) any { return DecodeServiceAssociationRecord(d) }
+	for a := range smpTableBits {
+		decoders[a.String()] = smpTableDecoder(a)
+	}
 	for r := range ridBits() {
 		decoders[RIDHeader(r)] = func(d []byte) any { id, _ := r.DecodeTableRID(d); return id }
 	}
@@ -52,18 +56,30 @@ func TestMgmtBitFieldsMatchDecoders(t *testing.T) {
 		}
 		return strings.ToLower(strings.ReplaceAll(s, "_", ""))
 	}
+	// fields are a decoded value's fields by normalized name: a struct's,
+	// or a map's (smpTableDecoder).
+	fields := func(v any) map[string]any {
+		out := map[string]any{}
+		if m, ok := v.(map[string]any); ok {
+			for k, x := range m {
+				out[norm(k)] = x
+			}
+			return out
+		}
+		r := reflect.ValueOf(v)
+		for i := range r.NumField() {
+			out[norm(r.Type().Field(i).Name)] = r.Field(i).Interface()
+		}
+		return out
+	}
 	for header, table := range mgmtBitFields {
 		t.Run(header, func(t *testing.T) {
 			dec := decoders[header]
-			zero := reflect.ValueOf(dec(make([]byte, 256)))
-			byName := map[string]int{}
-			for i := range zero.NumField() {
-				byName[norm(zero.Type().Field(i).Name)] = i
-			}
-			named := map[int]bool{}
+			zero := fields(dec(make([]byte, 256)))
+			named := map[string]bool{}
 			for _, f := range table {
-				if i, ok := byName[norm(f.name)]; ok {
-					named[i] = true
+				if _, ok := zero[norm(f.name)]; ok {
+					named[norm(f.name)] = true
 				}
 			}
 			matched := 0
@@ -72,18 +88,19 @@ func TestMgmtBitFieldsMatchDecoders(t *testing.T) {
 				for b := f.from; b < f.from+f.width; b++ {
 					d[b/8] |= 0x80 >> (b % 8)
 				}
-				got := reflect.ValueOf(dec(d))
-				i, ok := byName[norm(f.name)]
+				got := fields(dec(d))
+				own := norm(f.name)
 				if mask, _, isBit := strings.Cut(f.name, "."); isBit {
-					i, ok = byName[norm(mask)] // a mask's bit changes the mask
+					own = norm(mask) // a mask's bit changes the mask
 				}
-				for k := range zero.NumField() {
-					same := reflect.DeepEqual(zero.Field(k).Interface(), got.Field(k).Interface())
+				_, ok := zero[own]
+				for k, z := range zero {
+					same := reflect.DeepEqual(z, got[k])
 					switch {
-					case ok && k == i:
+					case ok && k == own:
 						assert.False(t, same, "%s: setting its bits changes nothing", f.name)
-					case named[k]:
-						assert.True(t, same, "%s: its bits change %s", f.name, zero.Type().Field(k).Name)
+					case named[k] && !(sharedBits[f.name] && sharedBits[k]):
+						assert.True(t, same, "%s: its bits change %s", f.name, k)
 					}
 				}
 				if ok {
@@ -91,12 +108,70 @@ func TestMgmtBitFieldsMatchDecoders(t *testing.T) {
 				}
 				for _, g := range table[j+1:] {
 					mask := strings.HasPrefix(g.name, f.name+".") || strings.HasPrefix(f.name, g.name+".")
-					if !mask {
+					if !mask && !(sharedBits[f.name] && sharedBits[g.name]) {
 						assert.True(t, f.from+f.width <= g.from || g.from+g.width <= f.from, "%s and %s share bits", f.name, g.name)
 					}
 				}
 			}
-			assert.Greater(t, matched, len(table)/2, "most entries name a field of the decoded struct")
+			assert.Greater(t, matched, len(table)/2, "most entries name a field of the decoded value")
 		})
+	}
+}
+
+// smpTableDecoder decodes an SMP table attribute with the SMPData
+// accessors into a value per table entry name (GUID, GUID#1 ...), for the
+// check above.
+func smpTableDecoder(a SMPAttribute) func(d []byte) any {
+	return func(d []byte) any {
+		sd := SMPData(d[:SMPDataLength])
+		v := map[string]any{}
+		switch a {
+		case SMPAttrGUIDInfo:
+			for i := range GUIDBlockEntries {
+				v[OccurrenceName("GUID", i)] = sd.GUID(i)
+			}
+		case SMPAttrPKeyTable:
+			for i := range PKeyBlockEntries {
+				full, base := sd.PKey(i)
+				v[OccurrenceName("MembershipType", i)], v[OccurrenceName("P_KeyBase", i)] = full, base
+			}
+		case SMPAttrSLtoVLMappingTable:
+			for i := range SLtoVLEntries / 2 {
+				v[OccurrenceName("sltovlhighbits", i)], v[OccurrenceName("sltovllowbits", i)] = sd.SLtoVL(2*i), sd.SLtoVL(2*i+1)
+			}
+		case SMPAttrVLArbitrationTable:
+			for i := range VLArbEntries {
+				vl, w := sd.VLArb(i)
+				v[OccurrenceName("VL", i)], v[OccurrenceName("Weight", i)] = vl, w
+			}
+		case SMPAttrLinearFDB:
+			for i := range LinearFDBEntries {
+				v[OccurrenceName("Port", i)] = sd.LinearFDBPort(i)
+			}
+		case SMPAttrRandomFDB:
+			for i := range RandomFDBEntries {
+				e := sd.RandomFDB(i)
+				v[OccurrenceName("LID", i)], v[OccurrenceName("Valid", i)] = e.LID, e.Valid
+				v[OccurrenceName("LMC", i)], v[OccurrenceName("Port", i)] = e.LMC, e.Port
+			}
+		case SMPAttrMulticastFDB:
+			for i := range MulticastFDBEntries {
+				v[OccurrenceName("PortMask", i)] = sd.MulticastFDBPortMask(i)
+			}
+		case SMPAttrLinkSpeedWidthPairsTable:
+			l := sd.LinkSpeedWidthPairs()
+			v["NumTables"], v["PortMask"] = l.NumTables, l.PortMask
+			for _, n := range []string{"speedtwofive", "speedfive", "speedten"} {
+				v[n] = l.SpeedFlags >> 7
+			}
+		case SMPAttrVendorDiag:
+			n, b := sd.VendorDiag()
+			v["NextIndex"], v["DiagData"] = n, b
+		case SMPAttrLedInfo:
+			v["LedMask"] = sd.LedMask()
+		case SMPAttrNodeDescription:
+			v["NodeString"] = string(sd) // whole: the check sets no NUL
+		}
+		return v
 	}
 }

@@ -19,7 +19,17 @@ var mgmtWire = []struct {
 }{
 	{"infiniband.nodeinfo.", []string{layers.NodeInfoHeader}},
 	{"infiniband.portinfo.", []string{layers.PortInfoHeader}},
-	{"infiniband.switchinfo.", []string{layers.SwitchInfoHeader}},
+	{"infiniband.switchinfo.", []string{layers.SwitchInfoHeader, "GUIDInfo"}}, // GUIDInfo's GUIDs too
+	{"infiniband.nodedescription.", []string{"NodeDescription"}},
+	{"infiniband.p_keytable.", []string{"P_KeyTable"}},
+	{"infiniband.sltovlmappingtable.", []string{"SLtoVLMappingTable"}},
+	{"infiniband.vlarbitrationtable.", []string{"VLArbitrationTable"}},
+	{"infiniband.linearforwardingtable.", []string{"LinearForwardingTable"}},
+	{"infiniband.randomforwardingtable.", []string{"RandomForwardingTable"}},
+	{"infiniband.multicastforwardingtable.", []string{"MulticastForwardingTable"}},
+	{"infiniband.linkspeedwidthpairstable.", []string{"LinkSpeedWidthPairsTable"}},
+	{"infiniband.vendordiag.", []string{"VendorDiag"}},
+	{"infiniband.ledinfo.", []string{"LedInfo"}},
 	{"infiniband.sminfo.", []string{layers.SMInfoHeader}},
 	{"infiniband.pathrecord.", []string{layers.PathRecordHeader}},
 	{"infiniband.mcmemberrecord.", []string{layers.MCMemberRecordHeader}},
@@ -34,6 +44,7 @@ var mgmtWire = []struct {
 	{"infiniband.linkrecord.", []string{layers.LinkRecordHeader, layers.ServiceRecordHeader}},
 	{"infiniband.tracerecord.", []string{layers.TraceRecordHeader}},
 	{"infiniband.multipathrecord.", []string{layers.MultiPathRecordHeader}},
+	{"infiniband.serviceassociationrecord.", []string{layers.ServiceAssocRecordHeader}},
 	// A record's RID (the SA header's own fields are placed by fieldWire).
 	{"infiniband.sa.", layers.RIDHeaders()},
 }
@@ -65,9 +76,12 @@ func init() {
 					wires = append(wires, wireField{h, f.Title})
 					if mask, bit, ok := strings.Cut(rest, "."); ok {
 						wires = append(wires, wireField{h, layersMaskName(mask) + "." + bit})
+					} else if rest != f.Title {
+						wires = append(wires, wireField{h, rest}) // titles two fields share
 					}
 				}
 				fieldWire[f.Name] = wires
+				mgmtFields[f] = true
 			}
 		}
 	}
@@ -80,4 +94,31 @@ func layersMaskName(mask string) string {
 		return "CapabilityMask"
 	}
 	return mask
+}
+
+// mgmtFields are the fields mgmtWire places.
+var mgmtFields = map[*decode.Field]bool{}
+
+// fieldSpanAt is fieldSpan for occurrence occ of the field: a management
+// table's entry occ is its own bytes (layers names it
+// layers.OccurrenceName), never the first entry's.
+func fieldSpanAt(p *decode.Packet, f *decode.Field, v *decode.Value, occ int) Span {
+	if occ == 0 || !mgmtFields[f] || f.TreeOnly() {
+		s := fieldSpan(p, f, v)
+		if mgmtFields[f] && f.Type == decode.FTString && !s.Empty() {
+			// A NUL-padded string (NodeDescription, a service name): its
+			// characters and the NUL that ends them.
+			s.Hi = min(s.Hi, s.Lo+len(v.S)+1)
+		}
+		return s
+	}
+	for _, w := range fieldWire[f.Name] {
+		if lo, hi, ok := p.Headers.FieldBytes(w.header, layers.OccurrenceName(w.field, occ)); ok {
+			return Span{lo, hi}
+		}
+	}
+	if f.Type == decode.FTBytes || f.Type == decode.FTIPv6 {
+		return sliceSpan(p.Data, v.B)
+	}
+	return Span{}
 }

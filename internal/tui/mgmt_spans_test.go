@@ -22,12 +22,14 @@ var mgmtPlaced = []string{"infiniband.nodeinfo.", "infiniband.portinfo.", "infin
 	"infiniband.informinforecord.", "infiniband.linkrecord.", "infiniband.tracerecord.", "infiniband.multipathrecord.",
 	// The RIDs.
 	"infiniband.sa.lid", "infiniband.sa.endportlid", "infiniband.sa.portnum", "infiniband.sa.inputportnum",
-	"infiniband.sa.outputportnum", "infiniband.sa.blocknum_", "infiniband.sa.position"}
+	"infiniband.sa.outputportnum", "infiniband.sa.blocknum_", "infiniband.sa.position",
+	// The SMP tables and the small attributes.
+	"infiniband.switchinfo.guid", "infiniband.nodedescription.", "infiniband.p_keytable.", "infiniband.sltovlmappingtable.",
+	"infiniband.vlarbitrationtable.", "infiniband.linearforwardingtable.", "infiniband.randomforwardingtable.",
+	"infiniband.multicastforwardingtable.", "infiniband.linkspeedwidthpairstable.", "infiniband.vendordiag.",
+	"infiniband.ledinfo.", "infiniband.serviceassociationrecord."}
 
 func isMgmtPlaced(name string) bool {
-	if name == "infiniband.switchinfo.guid" {
-		return false // GUIDInfo's GUIDs, shown with SwitchInfo's field: a table attribute
-	}
 	for _, p := range mgmtPlaced {
 		if strings.HasPrefix(name, p) {
 			return true
