@@ -36,6 +36,8 @@ const (
 	TraceRecordHeader          = "TraceRecord"
 	MultiPathRecordHeader      = "MultiPathRecord"
 	ServiceAssocRecordHeader   = "ServiceAssociationRecord"
+	// NoticeDetailsHeader is a Notice's DataDetails, whatever its trap.
+	NoticeDetailsHeader = "NoticeDataDetails"
 )
 
 // sharedBits are the fields a table places on the same bits on purpose:
@@ -281,6 +283,7 @@ func capabilityBits() []bitField {
 
 func init() {
 	mgmtBitFields[NoticeHeader] = noticeBits
+	mgmtBitFields[NoticeDetailsHeader] = []bitField{{"DataDetails", 0, 8 * NoticeDataDetailsLength}}
 	mgmtBitFields[ClassPortInfoHeader] = classPortInfoBits
 	for t, fields := range trapBits() {
 		mgmtBitFields[TrapHeader(t)] = fields
@@ -338,7 +341,7 @@ func (p *Parser) mgmtBody(name string) (b []byte, ok bool) {
 		}
 		return p.inFrame(d), true
 	}
-	if name == NoticeHeader || strings.HasPrefix(name, "Trap") {
+	if name == NoticeHeader || name == NoticeDetailsHeader || strings.HasPrefix(name, "Trap") {
 		switch {
 		case m.MgmtClass == MgmtClassSubnLID && m.SMP.Contents != nil && m.SMP.AttributeID == SMPAttrNotice:
 			d = m.SMP.Data
@@ -351,6 +354,9 @@ func (p *Parser) mgmtBody(name string) (b []byte, ok bool) {
 			return nil, true
 		}
 		d = d[:NoticeLength]
+		if name == NoticeDetailsHeader {
+			return p.inFrame(d[noticeDataDetailsOffset:]), true
+		}
 		if name != NoticeHeader && TrapHeader(TrapNumber(DecodeNotice(d).TrapNumberDeviceID)) != name {
 			return nil, true // another trap's details
 		}

@@ -28,7 +28,10 @@ func TestMgmtBitFieldsMatchDecoders(t *testing.T) {
 		PortCountersHeader:         func(d []byte) any { return DecodePortCounters(d) },
 		PortCountersExtendedHeader: func(d []byte) any { return DecodePortCountersExtended(d) },
 		NoticeHeader:               func(d []byte) any { return DecodeNotice(d) },
-		ClassPortInfoHeader:        func(d []byte) any { return DecodeClassPortInfo(d) },
+		NoticeDetailsHeader: func(d []byte) any {
+			return map[string]any{"DataDetails": DecodeNotice(append(make([]byte, 10), d...)).DataDetails}
+		},
+		ClassPortInfoHeader: func(d []byte) any { return DecodeClassPortInfo(d) },
 	}
 	decoders[InformInfoHeader] = func(d []byte) any { return DecodeInformInfo(d) }
 	decoders[InformInfoRecordHeader] = func(d []byte) any { return DecodeInformInfoRecord(d) }

@@ -62,6 +62,12 @@ func trapHeaders() []string {
 }
 
 func init() {
+	// The items that stand for a whole attribute or part of one: a
+	// ClassPortInfo's title line (its fields are its siblings), a Notice's
+	// DataDetails (its trap's fields under it, none for a vendor's).
+	mgmtNodeHeader["infiniband.classportinfo"] = layers.ClassPortInfoHeader
+	protocolHeader["infiniband.trap"] = layers.NoticeDetailsHeader
+	mgmtNodeHeader["infiniband.trap"] = layers.NoticeDetailsHeader // a line of its own when it holds none
 	// ClassPortInfo's byte 64 (TrapHL), which the tree shows as a second
 	// Reserved.
 	treeOnlyWire["infiniband.classportinfo.reserved"] = []wireField{{layers.ClassPortInfoHeader, "TrapHL"}}
@@ -96,6 +102,9 @@ func layersMaskName(mask string) string {
 	return mask
 }
 
+// mgmtNodeHeader are the lines that show a whole attribute's bytes.
+var mgmtNodeHeader = map[string]string{}
+
 // mgmtFields are the fields mgmtWire places.
 var mgmtFields = map[*decode.Field]bool{}
 
@@ -103,6 +112,11 @@ var mgmtFields = map[*decode.Field]bool{}
 // table's entry occ is its own bytes (layers names it
 // layers.OccurrenceName), never the first entry's.
 func fieldSpanAt(p *decode.Packet, f *decode.Field, v *decode.Value, occ int) Span {
+	if h, ok := mgmtNodeHeader[f.Name]; ok {
+		if lo, hi, ok := p.Headers.HeaderBytes(h); ok {
+			return Span{lo, hi}
+		}
+	}
 	if occ == 0 || !mgmtFields[f] || f.TreeOnly() {
 		s := fieldSpan(p, f, v)
 		if mgmtFields[f] && f.Type == decode.FTString && !s.Empty() {

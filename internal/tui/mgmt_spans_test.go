@@ -85,9 +85,9 @@ func mgmtPackets(t *testing.T) map[string]map[int]struct {
 	return out
 }
 
-// TestMgmtLinesPlaced: every line of an SMP attribute, SA record or PerfMgt
-// counter set the detail pane places lies inside the MAD's data and the
-// packet, and sibling lines are disjoint or nested (bit fields share their
+// TestMgmtLinesPlaced: every InfiniBand line of the management corpus is
+// placed on bytes of its packet; every line of an SMP attribute, SA record,
+// PerfMgt counter set, Notice or ClassPortInfo lies inside the MAD's data, and sibling lines are disjoint or nested (bit fields share their
 // bytes); a few are where the IBA spec puts them, counted from the MAD
 // data (byte 24 of the MAD): an SMP's data at 40 (after M_Key and 32
 // reserved bytes), an SA record at 32 (after the RMPP header, SM_Key,
@@ -122,6 +122,24 @@ func TestMgmtLinesPlaced(t *testing.T) {
 		}
 	}
 	assert.Greater(t, placed, 400)
+
+	// Every InfiniBand line of these packets is on bytes of the packet but
+	// the directed-route SMP's D bit, which tshark 4.0 reads where it is
+	// always 0 (it shows in the Status): the frame's metadata and ibwire's
+	// analysis are computed, as in Wireshark.
+	for file, frames := range all {
+		for frame, pk := range frames {
+			for _, n := range pk.nodes {
+				name := n.Field.Name
+				if !strings.HasPrefix(name, "infiniband") || name == "infiniband.smpdirected.d" {
+					continue
+				}
+				where := fmt.Sprintf("%s frame %d %s", file, frame, name)
+				assert.False(t, n.Span.Empty(), where)
+				assert.LessOrEqual(t, n.Span.Hi, pk.size, where)
+			}
+		}
+	}
 
 	for _, tc := range []struct {
 		file   string
