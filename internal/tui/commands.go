@@ -158,7 +158,14 @@ var cmdColumns = []struct {
 
 // cmdLatency is the index of the latency column, which S sorts by when no
 // column is chosen: the slowest commands first.
-const cmdLatency = 10
+var cmdLatency = func() int {
+	for j, c := range cmdColumns {
+		if c.name == "Latency µs" {
+			return j
+		}
+	}
+	panic("tui: no latency column")
+}()
 
 // cells are r's cells and their numeric sort keys, by column.
 func (r *ulpCommand) cells() ([]string, []float64) {
@@ -182,10 +189,10 @@ func (r *ulpCommand) cells() ([]string, []float64) {
 		c[8], k[8] = num(uint64(r.bytes)), float64(r.bytes)
 	}
 	c[9] = r.status
-	k[10] = -1 // no completion: before the fastest
+	k[cmdLatency] = -1 // no completion: before the fastest
 	if r.reply != 0 {
-		c[10] = strconv.FormatFloat(float64(r.lat)/float64(time.Microsecond), 'f', -1, 64)
-		k[10] = float64(r.lat)
+		c[cmdLatency] = strconv.FormatFloat(float64(r.lat)/float64(time.Microsecond), 'f', -1, 64)
+		k[cmdLatency] = float64(r.lat)
 	} else if r.proto == "NVMe" {
 		c[9] = "(no completion)"
 	} else {
