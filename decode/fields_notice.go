@@ -107,7 +107,9 @@ func noticeFields() []*Field {
 			if !ok {
 				return layers.TrapDetails{}, false
 			}
-			d := n.TrapDetails()
+			// tshark 4.0 reads a vendor notice's DataDetails by its
+			// DeviceID as a generic one's by its trap number.
+			d := n.DetailsAs(layers.TrapNumber(n.TrapNumberDeviceID))
 			return d, d.Fields&has != 0
 		}
 	}

@@ -214,6 +214,29 @@ func TestNoticeAndClassPortInfoAsTshark(t *testing.T) {
 			"infiniband.trap.swlidaddr":              "",
 			"infiniband.classportinfo":               "",
 		}},
+		// Vendor notices: tshark reads DataDetails by the DeviceID whatever
+		// IsGeneric says, so DeviceID 0x0080 shows trap 128's LIDADDR.
+		{"SubnTrap(Notice) vendor device 0x1003", 24, map[string]string{
+			"infiniband.notice.isgeneric":            "0x00",
+			"infiniband.notice.type":                 "0x04",
+			"infiniband.notice.producertypevendorid": "0x0002c9",
+			"infiniband.notice.trapnumberdeviceid":   "0x1003",
+			"infiniband.notice.issuerlid":            "0x0002",
+			"infiniband.notice.noticetoggle":         "0x00",
+			"infiniband.notice.noticecount":          "0x0030",
+			"infiniband.notice.datadetails":          "a0a1a2a3a4a5a6a7a8a9aaabacadaeafb0b1b2b3b4b5b6b7b8b9babbbcbdbebfc0c1c2c3c4c5c6c7c8c9cacbcccdcecfd0d1d2d3d4d5",
+			"infiniband.trap.lidaddr":                "",
+			"infiniband.trap.gidaddr":                "",
+		}},
+		{"SubnTrap(Notice) vendor device 0x0080", 25, map[string]string{
+			"infiniband.notice.isgeneric":            "0x00",
+			"infiniband.notice.producertypevendorid": "0x0002c9",
+			"infiniband.notice.trapnumberdeviceid":   "0x0080",
+			"infiniband.notice.noticecount":          "0x0031",
+			"infiniband.notice.datadetails":          "b0b1b2b3b4b5b6b7b8b9babbbcbdbebfc0c1c2c3c4c5c6c7c8c9cacbcccdcecfd0d1d2d3d4d5d6d7d8d9dadbdcdddedfe0e1e2e3e4e5",
+			"infiniband.trap.lidaddr":                "0xb0b1",
+			"infiniband.trap.gidaddr":                "",
+		}},
 		{"PerfGetResp(ClassPortInfo)", 21, map[string]string{
 			"infiniband.sa.subnetadmindata":            "",
 			"infiniband.classportinfo.baseversion":     "0x21",

@@ -171,6 +171,7 @@ type nvmeAssembly struct {
 	frame  uint32
 	next   layers.PSN
 	buf    []byte
+	total  int // the capsule's bytes so far; buf keeps only its start
 }
 
 // nvmeProbe keeps a connection's recent candidate command capsules until a
@@ -424,7 +425,7 @@ func (a *Analyzer) nvmeLabel(d *direction, p *Packet, b *layers.BTH, info *layer
 			n.qid, n.hasQID = q.SQID, true
 			var s layers.NVMeSQE
 			_ = s.DecodeFromBytes(cd.sqe[:])
-			a.nvmeStart(n, &s, cd.frame, cd.at, nil)
+			a.nvmeStart(n, &s, len(s.InCapsule), cd.frame, cd.at, nil)
 			return n
 		}
 	}
@@ -492,9 +493,11 @@ func (a *Analyzer) nvmeCapsule(n *nvmeConn, p *Packet, b *layers.BTH, info *laye
 	case layers.PosOnly:
 		as.active = false
 		capsule = pl
+		as.total = len(pl)
 	case layers.PosFirst:
 		as.active, as.frame, as.next = true, a.frame, b.PSN.Add(1)
 		as.buf = appendCapsule(as.buf[:0], pl)
+		as.total = len(pl)
 		pk.Kind = NVMeData
 		if len(pl) >= layers.NVMeSQELength && !n.hasQID && pl[0] == byte(layers.NVMeOpFabrics) && pl[4] == byte(layers.NVMeFabricsConnect) {
 			// A Connect with its data in the capsule: its queue is known
@@ -512,6 +515,7 @@ func (a *Analyzer) nvmeCapsule(n *nvmeConn, p *Packet, b *layers.BTH, info *laye
 			return
 		}
 		as.buf = appendCapsule(as.buf, pl)
+		as.total += len(pl)
 		as.next = as.next.Add(1)
 		if info.Position == layers.PosMiddle {
 			return
@@ -527,7 +531,7 @@ func (a *Analyzer) nvmeCapsule(n *nvmeConn, p *Packet, b *layers.BTH, info *laye
 	pk.Kind = NVMeCommand
 	_ = pk.SQE.DecodeFromBytes(capsule)
 	copy(pk.sqeBytes[:], capsule)
-	a.nvmeStart(n, &pk.SQE, a.frame, a.now, pk)
+	a.nvmeStart(n, &pk.SQE, as.total-layers.NVMeSQELength, a.frame, a.now, pk)
 }
 
 // nvmeCapsuleKept is how much of a capsule sent in several packets the
@@ -540,8 +544,9 @@ func appendCapsule(buf, pl []byte) []byte {
 	return append(buf, pl[:min(len(pl), max(nvmeCapsuleKept-len(buf), 0))]...)
 }
 
-// nvmeStart records command s, sent at frame/at.
-func (a *Analyzer) nvmeStart(n *nvmeConn, s *layers.NVMeSQE, frame uint32, at time.Duration, pk *NVMePacket) {
+// nvmeStart records command s, sent at frame/at with inCapsule bytes of
+// data after it in its capsule (s.InCapsule may hold only their start).
+func (a *Analyzer) nvmeStart(n *nvmeConn, s *layers.NVMeSQE, inCapsule int, frame uint32, at time.Duration, pk *NVMePacket) {
 	if s.IsFabrics() && s.FabricsType() == layers.NVMeFabricsConnect {
 		n.qid, n.hasQID = s.ConnectQID(), true
 	}
@@ -555,13 +560,13 @@ func (a *Analyzer) nvmeStart(n *nvmeConn, s *layers.NVMeSQE, frame uint32, at ti
 	} else if !admin && (s.Opcode == layers.NVMeOpRead || s.Opcode == layers.NVMeOpWrite || s.Opcode == layers.NVMeOpWriteZeroes) {
 		info.SLBA, info.Blocks = s.SLBA(), s.Blocks()
 	}
-	if len(s.InCapsule) > 0 {
-		info.Bytes = uint32(len(s.InCapsule))
+	if inCapsule > 0 {
+		info.Bytes = uint32(inCapsule)
 	}
 	if pk != nil {
 		pk.QID, pk.HasQID, pk.Admin = n.qid, n.hasQID, admin
 		pk.Cmd, pk.HasCmd = info, true
-		pk.InCapsule = len(s.InCapsule)
+		pk.InCapsule = inCapsule
 		if s.IsFabrics() && s.FabricsType() == layers.NVMeFabricsConnect && len(s.InCapsule) >= layers.NVMeConnectDataLength {
 			pk.HasConnect = pk.Connect.DecodeFromBytes(s.InCapsule) == nil
 		}

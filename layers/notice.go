@@ -331,6 +331,18 @@ func (n *Notice) TrapDetails() TrapDetails {
 	return decodeTrapDetails(t, n.DataDetails)
 }
 
+// DetailsAs decodes the notice's DataDetails as trap t's, whatever
+// IsGeneric says: Wireshark 4.0 reads a vendor notice's DataDetails by its
+// DeviceID as it reads a generic one's by its trap number (a vendor notice
+// with DeviceID 0x0080 shows trap 128's LIDADDR). A number without defined
+// details gives no Fields.
+func (n *Notice) DetailsAs(t TrapNumber) TrapDetails {
+	if len(n.DataDetails) < NoticeDataDetailsLength {
+		return TrapDetails{Trap: t}
+	}
+	return decodeTrapDetails(t, n.DataDetails)
+}
+
 func decodeTrapDetails(t TrapNumber, d []byte) TrapDetails {
 	be := binary.BigEndian
 	r := TrapDetails{Trap: t, Fields: t.Fields()}

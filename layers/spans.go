@@ -198,6 +198,9 @@ func (p *Parser) layerNamed(name string) gopacket.LayerType {
 // headerContents is the bytes of the header named name in the last frame,
 // nil when the frame has none.
 func (p *Parser) headerContents(name string) []byte {
+	if b, ok := p.mgmtBody(name); ok {
+		return b
+	}
 	if b, ok := p.payloadHeader(name); ok {
 		return b
 	}

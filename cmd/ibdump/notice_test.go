@@ -16,7 +16,7 @@ func TestTrapLines(t *testing.T) {
 	out, stderr, code := ibdump(t, nil, "../../pcaps/mgmt_traps_classportinfo.pcap")
 	require.Zero(t, code, stderr)
 	lines := strings.Split(strings.TrimSpace(out), "\n")
-	require.Len(t, lines, 23)
+	require.Len(t, lines, 25)
 	for _, tc := range []struct {
 		frame int
 		want  string
@@ -34,6 +34,8 @@ func TestTrapLines(t *testing.T) {
 		{18, ", SubnAdmReport(Notice) trap 64 (GID in service) gid 4647:4849:4a4b:4c4d:4e4f:5051:5253:5455 tid 0x0000000000006000"},
 		{21, ", PerfGetResp(ClassPortInfo) tid 0x0000000000007000, length 256"},
 		{23, ", SubnAdmGetResp(ClassPortInfo) tid 0x0000000000007001, length 256"},
+		{24, ", SubnTrap(Notice) lid 1 vendor device 0x1003 tid 0x0000000000005100, length 256"},
+		{25, ", SubnTrap(Notice) lid 1 vendor device 0x0080 tid 0x0000000000005101, length 256"},
 	} {
 		assert.Contains(t, lines[tc.frame-1], tc.want, "frame %d", tc.frame)
 	}

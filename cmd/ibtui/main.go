@@ -108,7 +108,9 @@ Examples:
 Views (tabs): Packets (list, detail tree, bytes), QPs (-z conv,qp, sortable),
 Expert, Follow (messages of a connection), I/O (sparklines of -z io,stat
 columns), PSN (time against PSN with retransmission, NAK, RNR and CNP
-markers), Latency (histograms).
+markers), Latency (histograms), Rate (DCQCN), Cmds (U: every NVMe-oF
+command and RPC-over-RDMA call with its status, latency and frames, as
+-z nvme,srt and -z rpc,srt match them; enter goes to the command).
 
 Flags:
 `)

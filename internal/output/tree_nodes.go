@@ -64,7 +64,7 @@ func (n *nodeCollector) field(f *decode.Field, depth int, v *decode.Value, secon
 	if second {
 		return
 	}
-	span := fieldSpan(n.p, f, v)
+	span := fieldSpanAt(n.p, f, v, n.w.occ)
 	n.t.buf, n.t.p, n.t.skip, n.t.w.occ = n.t.buf[:0], n.p, -1, n.w.occ
 	n.t.field(f, 0, v, false)
 	text := n.t.buf

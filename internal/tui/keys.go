@@ -47,15 +47,16 @@ func (k key) String() string {
 // Scopes say where a binding applies. A binding of scopeGlobal applies
 // wherever no text is being typed; the others when that pane has the focus.
 const (
-	scopeGlobal = "global"
-	scopeList   = "packet list"
-	scopeTree   = "detail tree"
-	scopeHex    = "hex pane"
-	scopeConvs  = "conversations"
-	scopeExpert = "expert"
-	scopeFollow = "follow QP"
-	scopeGraph  = "graphs"
-	scopeHelp   = "help"
+	scopeGlobal   = "global"
+	scopeList     = "packet list"
+	scopeTree     = "detail tree"
+	scopeHex      = "hex pane"
+	scopeConvs    = "conversations"
+	scopeExpert   = "expert"
+	scopeFollow   = "follow QP"
+	scopeCommands = "commands"
+	scopeGraph    = "graphs"
+	scopeHelp     = "help"
 )
 
 // binding is one row of THE key table: the keys, where they apply, what
@@ -84,6 +85,7 @@ func keyTable() []binding {
 		{scopeGlobal, []key{r('P')}, "PSN graph of the selected packet's or conversation's connection", (*UI).psnSelected},
 		{scopeGlobal, []key{r('T')}, "latency histograms", func(u *UI) { u.showView(viewLatency) }},
 		{scopeGlobal, []key{r('R')}, "DCQCN: sending rate per QP direction, with CE marks and CNPs", func(u *UI) { u.showView(viewRate) }},
+		{scopeGlobal, []key{r('U')}, "upper-layer commands: NVMe-oF commands and RPC-over-RDMA calls with status and latency", (*UI).showCommands},
 		{scopeGlobal, []key{c(tcell.KeyTab)}, "next pane", func(u *UI) { u.cyclePane(1) }},
 		{scopeGlobal, []key{c(tcell.KeyBacktab)}, "previous pane", func(u *UI) { u.cyclePane(-1) }},
 		{scopeGlobal, []key{r('\\')}, "zoom the focused pane (again: unzoom)", (*UI).toggleZoom},
@@ -136,6 +138,14 @@ func keyTable() []binding {
 		{scopeFollow, []key{r('k'), c(tcell.KeyUp)}, "previous message", func(u *UI) { u.moveTable(u.follow.list, -1) }},
 		{scopeFollow, []key{r('x')}, "payload as hex or ASCII", func(u *UI) { u.follow.toggleHex() }},
 		{scopeFollow, []key{c(tcell.KeyEnter)}, "go to the message's first frame", (*UI).followJump},
+
+		{scopeCommands, []key{r('j'), c(tcell.KeyDown)}, "next command", func(u *UI) { u.moveTable(u.commands.table, 1) }},
+		{scopeCommands, []key{r('k'), c(tcell.KeyUp)}, "previous command", func(u *UI) { u.moveTable(u.commands.table, -1) }},
+		{scopeCommands, []key{c(tcell.KeyEnter)}, "go to the command's (the call's) frame", func(u *UI) { u.commandJump(false) }},
+		{scopeCommands, []key{r('c')}, "go to its completion's (reply's) frame", func(u *UI) { u.commandJump(true) }},
+		{scopeCommands, []key{r('a')}, "apply the command's connection as the filter", (*UI).commandConv},
+		{scopeCommands, []key{r('s')}, "sort by the next column", func(u *UI) { u.commands.sortNext() }},
+		{scopeCommands, []key{r('S')}, "reverse the sort (first: slowest first)", func(u *UI) { u.commands.reverse() }},
 
 		{scopeGraph, []key{r('+'), r('=')}, "zoom in (I/O graph: shorter interval)", func(u *UI) { u.zoomGraph(true) }},
 		{scopeGraph, []key{r('-')}, "zoom out (I/O graph: longer interval)", func(u *UI) { u.zoomGraph(false) }},

@@ -23,20 +23,21 @@ import (
 
 // The views, in the order of the tab line.
 const (
-	viewPackets = "packets"
-	viewConvs   = "convs"
-	viewExpert  = "expert"
-	viewFollow  = "follow"
-	viewIO      = "iograph"
-	viewPSN     = "psngraph"
-	viewLatency = "latency"
-	viewRate    = "rate"
-	viewHelp    = "help"
+	viewPackets  = "packets"
+	viewConvs    = "convs"
+	viewExpert   = "expert"
+	viewFollow   = "follow"
+	viewIO       = "iograph"
+	viewPSN      = "psngraph"
+	viewLatency  = "latency"
+	viewRate     = "rate"
+	viewCommands = "commands"
+	viewHelp     = "help"
 )
 
 var viewTitles = []struct{ name, title string }{
 	{viewPackets, "Packets"}, {viewConvs, "QPs"}, {viewExpert, "Expert"}, {viewFollow, "Follow"},
-	{viewIO, "I/O"}, {viewPSN, "PSN"}, {viewLatency, "Latency"}, {viewRate, "Rate"}, {viewHelp, "Help"},
+	{viewIO, "I/O"}, {viewPSN, "PSN"}, {viewLatency, "Latency"}, {viewRate, "Rate"}, {viewCommands, "Cmds"}, {viewHelp, "Help"},
 }
 
 // The panes of the packets view.
@@ -110,14 +111,15 @@ type UI struct {
 	// refresh that was not filtering.
 	rowsFilter string
 
-	convs   *convTable
-	expert  *tview.Table
-	follow  *followView
-	io      *ioGraph
-	psn     *psnGraph
-	latency *latencyView
-	rate    *rateView
-	help    *helpView
+	convs    *convTable
+	expert   *tview.Table
+	follow   *followView
+	io       *ioGraph
+	psn      *psnGraph
+	latency  *latencyView
+	rate     *rateView
+	commands *commandsView
+	help     *helpView
 
 	// Keys in progress.
 	pending rune // 'm', '\'', 'g' or 0
@@ -249,6 +251,7 @@ func (u *UI) build() {
 	u.psn = newPSNGraph(u)
 	u.latency = newLatencyView(u)
 	u.rate = newRateView(u)
+	u.commands = newCommandsView(u)
 	u.help = newHelpView(u.keys)
 
 	u.pages = tview.NewPages().
@@ -260,6 +263,7 @@ func (u *UI) build() {
 		AddPage(viewPSN, u.psn, true, false).
 		AddPage(viewLatency, u.latency, true, false).
 		AddPage(viewRate, u.rate, true, false).
+		AddPage(viewCommands, u.commands, true, false).
 		AddPage(viewHelp, u.help, true, false)
 
 	u.status = tview.NewTextView().SetWrap(true).SetWordWrap(true)
@@ -411,6 +415,8 @@ func (u *UI) showView(name string) {
 		u.app.SetFocus(u.latency)
 	case viewRate:
 		u.app.SetFocus(u.rate)
+	case viewCommands:
+		u.app.SetFocus(u.commands.table)
 	case viewHelp:
 		u.app.SetFocus(u.help)
 	}
@@ -697,6 +703,8 @@ func (u *UI) scope() string {
 		return scopeExpert
 	case viewFollow:
 		return scopeFollow
+	case viewCommands:
+		return scopeCommands
 	case viewIO, viewPSN, viewLatency, viewRate:
 		return scopeGraph
 	case viewHelp:
@@ -845,6 +853,7 @@ func commandTable() []command {
 		{"psngraph", nil, func(u *UI, _ string) { u.psnSelected() }},
 		{"latency", nil, view(viewLatency)},
 		{"rate", nil, view(viewRate)},
+		{"commands", []string{"cmds"}, func(u *UI, _ string) { u.showCommands() }},
 		{"filter", nil, (*UI).applyFilter},
 		{"clear-filter", nil, func(u *UI, _ string) { u.applyFilter("") }},
 		{"marks", nil, func(u *UI, _ string) { u.showMarks() }},

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"fmt"
+
 	"github.com/ibwire/ibwire/craft"
 	"github.com/ibwire/ibwire/layers"
 )
@@ -80,5 +82,21 @@ func mgmtNotice() (craft.Encap, craft.Trace, []string, error) {
 		}
 		send(from, 1, m, "SA "+[]string{"SubnAdmGet", "SubnAdmGetResp"}[i]+"(ClassPortInfo)")
 	}
+	// Vendor notices (IsGeneric 0: a VendorID and a DeviceID where a
+	// generic one has its producer type and trap number), after the rest
+	// so that the frames before keep their numbers: one whose DeviceID is
+	// no trap number, one whose DeviceID is a trap number's (128), which
+	// tshark 4.0 reads as that trap whatever IsGeneric says.
+	for i, dev := range []uint16{0x1003, uint16(layers.TrapLinkStateChange)} {
+		n := layers.Notice{IsGeneric: false, Type: 4, ProducerTypeVendorID: 0x0002c9, TrapNumberDeviceID: dev,
+			IssuerLID: 2, NoticeCount: uint16(0x30 + i), DataDetails: seq(layers.NoticeDataDetailsLength, byte(0xa0+0x10*i))}
+		d := make([]byte, layers.NoticeLength)
+		if mt.err == nil {
+			mt.err = n.MarshalTo(d)
+		}
+		send(craft.Responder, 0, trapMAD(layers.MethodTrap, d, 0x5100+uint64(i)), "SubnTrap(Notice) vendor 0x0002c9 device "+hex16(dev))
+	}
 	return mt.result()
 }
+
+func hex16(v uint16) string { return fmt.Sprintf("0x%04x", v) }

@@ -1,0 +1,150 @@
+package tui
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ibwire/ibwire/decode"
+)
+
+const (
+	nvmeMidstream = "../../pcaps/rxe/nvme_rdma_midstream.pcap"
+	nvmeConnect   = "../../pcaps/rxe/nvme_rdma_connect.pcap"
+	nfsMidstream  = "../../pcaps/rxe/nfs_rdma_v3_midstream.pcap"
+	nfsMount      = "../../pcaps/rxe/nfs_rdma_v3_mount.pcap"
+)
+
+// collectCommands runs the commands view's collector over a capture as
+// the view does: through the model's Scan.
+func collectCommands(t *testing.T, path string) *cmdCollector {
+	t.Helper()
+	m := loadModel(t, path, "")
+	col := newCmdCollector()
+	require.NoError(t, m.Scan(context.Background(), m.Status().Packets, func(p *decode.Packet) bool { col.add(p); return true }))
+	return col
+}
+
+// TestCommandsMidstream: nvme_rdma_midstream.pcap starts after the set-up.
+// Its MANIFEST line, counted by hand: 12 Read commands, 64 B SEND ONLY at
+// frames 3, 12 ... 102, each answered by a 16 B SEND with Invalidate at
+// frames 10, 18 ... 108, cids 0x4044-0x404f, each with 4 RDMA WRITEs of
+// data to the host. Every row is there with its three kinds of frame.
+func TestCommandsMidstream(t *testing.T) {
+	col := collectCommands(t, nvmeMidstream)
+	require.Len(t, col.rows, 12)
+	assert.Equal(t, 12, col.nvme)
+	assert.Zero(t, col.rpc)
+	for i, r := range col.rows {
+		assert.Equal(t, "NVMe", r.proto)
+		assert.Equal(t, "Read", r.name)
+		assert.Equal(t, strconv.Itoa(0x4044+i), r.id)
+		assert.Equal(t, 1, r.qid)
+		assert.Equal(t, uint32(1), r.nsid)
+		assert.Equal(t, uint32(8), r.blocks, "4 KiB in 512-byte blocks")
+		assert.Equal(t, uint32(4096), r.bytes)
+		assert.Equal(t, "Success", r.status)
+		assert.False(t, r.failed)
+		assert.Positive(t, r.lat)
+		assert.Less(t, r.frame, r.reply)
+		if i == 0 {
+			// Recognised at its completion: its data came before, and
+			// is not tied to it.
+			assert.Empty(t, r.data)
+			continue
+		}
+		require.Len(t, r.data, 4, "frame %d", r.frame)
+		assert.Less(t, r.frame, r.data[0])
+		assert.Less(t, r.data[3], r.reply)
+	}
+	assert.Equal(t, uint32(3), col.rows[0].frame)
+	assert.Equal(t, uint32(10), col.rows[0].reply)
+	assert.Equal(t, uint32(12), col.rows[1].frame)
+	assert.Equal(t, uint32(18), col.rows[1].reply)
+	assert.Equal(t, uint32(102), col.rows[11].frame)
+	assert.Equal(t, uint32(108), col.rows[11].reply)
+	cells, _ := col.rows[1].cells()
+	assert.Equal(t, []string{"NVMe", cells[1], "1", "16453", "Read", "1", "8", "8", "4096", "Success", cells[10], "12", "18", "14-17"}, cells)
+}
+
+// TestCommandsCountsMatchManifests counts the rows by command over the
+// excerpts in pcaps/rxe and, when they are beside the checkout, the whole
+// captures of ../shared/pcaps-ulp, against the independent counts in
+// their MANIFEST.md files: each command once, and as many completions as
+// -z nvme,srt and -z rpc,srt match.
+func TestCommandsCountsMatchManifests(t *testing.T) {
+	for _, tc := range []struct {
+		path    string
+		shared  bool
+		want    map[string]int // by "queue command" (NVMe: admin, I/O) or "procedure"
+		replied int
+	}{
+		// pcaps/rxe/MANIFEST.md, counted with tshark 4.0.17 and by hand
+		// (the multi-packet capsules tshark does not reassemble); the
+		// sixth Write is cut (its capsule's last packet is past the end).
+		{path: nvmeConnect, want: map[string]int{"admin Fabrics Property Set": 5, "admin Fabrics Connect": 2,
+			"admin Fabrics Property Get": 11, "admin Get Log Page": 6, "admin Identify": 10, "admin Set Features": 3,
+			"admin Asynchronous Event Request": 2, "admin Keep Alive": 1, "I/O Read": 3, "I/O Fabrics Connect": 1, "I/O Write": 5},
+			replied: 47},
+		// 21 calls, all answered, the first recognised at its reply;
+		// counted with tshark 4.0.17 (-Y rpc.msgtyp==0 -T fields -e
+		// rpc.program -e rpc.procedure, the RDMA calls).
+		{path: nfsMidstream, want: map[string]int{"NFSv3 LOOKUP": 2, "NFSv3 CREATE": 1, "NFSv3 WRITE": 1,
+			"NFSv3 MKDIR": 1, "NFSv3 RENAME": 1, "NFSv3 SYMLINK": 1, "NFSv3 READDIRPLUS": 3, "NFSACLv3 GETACL": 4,
+			"NFSv3 REMOVE": 1, "NFSv3 FSSTAT": 1, "NFSv3 GETATTR": 4, "NFSv3 ACCESS": 1}, replied: 21},
+		// ../shared/pcaps-ulp/MANIFEST.md: 44 admin-queue commands, 139
+		// Reads and 136 Writes; 61 calls, all answered.
+		{path: "nvme_rdma.pcap", shared: true},
+		{path: "nfs_rdma_v3.pcap", shared: true, want: map[string]int{"NFSv3 READ": 12, "NFSv3 GETATTR": 9,
+			"NFSv3 WRITE": 7, "NFSACLv3 GETACL": 7, "NFSv3 ACCESS": 6, "NFSv3 LOOKUP": 4, "NFSv3 READDIRPLUS": 4,
+			"NFSv3 CREATE": 2, "NFSv3 FSINFO": 2, "NFSv3 FSSTAT": 1, "NFSv3 MKDIR": 1, "NFSv3 NULL": 1,
+			"NFSv3 PATHCONF": 1, "NFSv3 REMOVE": 1, "NFSv3 RENAME": 1, "NFSv3 SYMLINK": 1, "NFSACLv3 NULL": 1},
+			replied: 61},
+	} {
+		t.Run(filepath.Base(tc.path), func(t *testing.T) {
+			path := tc.path
+			if tc.shared {
+				path = filepath.Join("..", "..", "..", "shared", "pcaps-ulp", tc.path)
+				if _, err := os.Stat(path); err != nil {
+					t.Skipf("%s not beside the checkout", path)
+				}
+			}
+			col := collectCommands(t, path)
+			got := map[string]int{}
+			replied, admin, fabrics := 0, 0, 0
+			for _, r := range col.rows {
+				key := r.name
+				if r.proto == "NVMe" {
+					q := "I/O"
+					if r.qid == 0 {
+						q = "admin"
+						admin++
+					}
+					key = q + " " + r.name
+					if strings.HasPrefix(r.name, "Fabrics") {
+						fabrics++
+					}
+				}
+				got[key]++
+				if r.reply != 0 {
+					replied++
+				}
+			}
+			if tc.path == "nvme_rdma.pcap" {
+				assert.Equal(t, 44, admin)
+				assert.Equal(t, 139, got["I/O Read"])
+				assert.Equal(t, 136, got["I/O Write"])
+				assert.Equal(t, 21, fabrics)
+				return
+			}
+			assert.Equal(t, tc.want, got)
+			assert.Equal(t, tc.replied, replied)
+		})
+	}
+}
