@@ -437,6 +437,14 @@ func iscsiTaskOf(u *layers.ISCSIPDU, frame uint32) ISCSITaskInfo {
 // Response with status class 0, a Task Management or Logout Response with
 // response 0.
 func iscsiResponseOK(u *layers.ISCSIPDU) bool {
+	return ISCSIResponseOK(u)
+}
+
+// ISCSIResponseOK reports whether response u says its request succeeded:
+// a SCSI Response with iSCSI response 0 and status Good, a Login Response
+// without an error class, a Task Management or Logout Response with
+// response 0; any other PDU says nothing against it.
+func ISCSIResponseOK(u *layers.ISCSIPDU) bool {
 	switch u.Opcode {
 	case layers.ISCSISCSIResponse:
 		return u.Response() == 0 && u.Status() == layers.SCSIGood

@@ -45,8 +45,10 @@ type ulpCommand struct {
 type cmdCollector struct {
 	rows  []*ulpCommand
 	index map[uint32]*ulpCommand // by command frame
+	smb2  map[smb2Key]*ulpCommand
 	nvme  int
 	rpc   int
+	other int // iSER tasks and SMB2 requests
 }
 
 func newCmdCollector() *cmdCollector { return &cmdCollector{index: map[uint32]*ulpCommand{}} }
@@ -56,8 +58,14 @@ func (c *cmdCollector) row(proto string, conv, frame uint32) *ulpCommand {
 	if r := c.index[frame]; r != nil {
 		return r
 	}
-	r := &ulpCommand{proto: proto, conv: conv, frame: frame, qid: -1}
+	r := c.insert(proto, conv, frame)
 	c.index[frame] = r
+	return r
+}
+
+// insert adds a row for a command sent at frame.
+func (c *cmdCollector) insert(proto string, conv, frame uint32) *ulpCommand {
+	r := &ulpCommand{proto: proto, conv: conv, frame: frame, qid: -1}
 	// Rows are created in the order of the packets that name them: a
 	// command the analysis recognised at its completion (a capture that
 	// starts mid-stream) comes before the commands sent after it.
@@ -65,10 +73,13 @@ func (c *cmdCollector) row(proto string, conv, frame uint32) *ulpCommand {
 	c.rows = append(c.rows, nil)
 	copy(c.rows[i+1:], c.rows[i:])
 	c.rows[i] = r
-	if proto == "NVMe" {
+	switch proto {
+	case "NVMe":
 		c.nvme++
-	} else {
+	case "RPC":
 		c.rpc++
+	default:
+		c.other++
 	}
 	return r
 }
@@ -80,6 +91,88 @@ func (c *cmdCollector) add(p *decode.Packet) {
 	if r := p.Analysis.RPCRDMA; r != nil && r.HasCall && r.Call.Frame != 0 {
 		c.addRPC(p, r)
 	}
+	if i := p.Analysis.ISER; i != nil && i.HasTask && i.Task.Frame != 0 {
+		c.addISER(p, i)
+	}
+	if s := p.Analysis.SMBDirect; s != nil {
+		c.addSMB2(p, s)
+	}
+}
+
+func (c *cmdCollector) addISER(p *decode.Packet, pk *decode.ISERPacket) {
+	t := &pk.Task
+	r := c.row("iSER", p.Analysis.Conv, t.Frame)
+	if r.name == "" {
+		r.id, r.name, r.bytes = fmt.Sprintf("0x%08x", t.ITT), t.Name(), t.EDTL
+		r.hasLBA, r.slba, r.blocks = t.HasRange, t.LBA, t.Blocks
+	}
+	switch {
+	case pk.Kind == decode.ISERData:
+		r.data = append(r.data, uint32(p.Number))
+	case pk.Kind == decode.ISERMessage && pk.HasPDU && uint32(p.Number) != t.Frame:
+		if resp, _ := t.Opcode.Response(); resp != pk.PDU.Opcode {
+			return // a Data-In, an R2T: a part of the task, not its end
+		}
+		r.reply, r.lat = uint32(p.Number), pk.Latency
+		r.failed = !decode.ISCSIResponseOK(&pk.PDU)
+		r.status = "ok"
+		switch {
+		case pk.PDU.Opcode == layers.ISCSISCSIResponse:
+			r.status = pk.PDU.Status().String()
+		case r.failed:
+			r.status = "failed"
+		}
+	}
+}
+
+// addSMB2 adds the SMB2 requests an SMB Direct message starts (each of a
+// compound a row of its own) and the final responses matched with them.
+func (c *cmdCollector) addSMB2(p *decode.Packet, s *decode.SMBDirectPacket) {
+	for i := range s.NSMB2 {
+		h := &s.SMB2[i]
+		frame := uint32(p.Number)
+		if h.Response() {
+			if !s.Matched[i] {
+				continue
+			}
+			frame = s.Req[i].Frame
+		}
+		r := c.smb2Row(p.Analysis.Conv, frame, h.MessageID)
+		if r.name == "" {
+			r.id, r.name = strconv.FormatUint(h.MessageID, 10), h.Command.String()
+		}
+		if h.Response() && h.Status != smb2StatusPending {
+			r.reply, r.lat = uint32(p.Number), s.Latency[i]
+			r.failed = h.Status>>30 == 3 // NTSTATUS error severity
+			r.status = fmt.Sprintf("0x%08x", h.Status)
+			if n, ok := layers.NTStatusName(h.Status); ok {
+				r.status = n
+			}
+		}
+	}
+}
+
+// smb2StatusPending is an interim response's status: the final one follows.
+const smb2StatusPending = 0x00000103
+
+// smb2Row is row for SMB2, whose compounds put several requests in one
+// frame: keyed by frame and MessageId.
+func (c *cmdCollector) smb2Row(conv, frame uint32, msgID uint64) *ulpCommand {
+	k := smb2Key{frame, msgID}
+	if r := c.smb2[k]; r != nil {
+		return r
+	}
+	r := c.insert("SMB2", conv, frame)
+	if c.smb2 == nil {
+		c.smb2 = map[smb2Key]*ulpCommand{}
+	}
+	c.smb2[k] = r
+	return r
+}
+
+type smb2Key struct {
+	frame uint32
+	msgID uint64
 }
 
 func (c *cmdCollector) addNVMe(p *decode.Packet, n *decode.NVMePacket) {
@@ -239,6 +332,7 @@ type commandsView struct {
 	rows    []cmdRow
 	nvme    int
 	rpc     int
+	other   int
 	shown   []int // the columns shown, by index into cmdColumns
 	sortCol int   // -1: by command frame
 	desc    bool
@@ -295,13 +389,17 @@ func (v *commandsView) setTitle() {
 		v.title.SetText(fmt.Sprintf("Commands: reading %d packets...", v.packets))
 		return
 	}
-	v.title.SetText(fmt.Sprintf("Commands: %d NVMe-oF, %d RPC-over-RDMA (enter: command's frame, c: completion's, a: its connection, s/S: sort)",
-		v.nvme, v.rpc))
+	others := ""
+	if v.other > 0 {
+		others = fmt.Sprintf(", %d iSER/SMB2", v.other)
+	}
+	v.title.SetText(fmt.Sprintf("Commands: %d NVMe-oF, %d RPC-over-RDMA%s (enter: command's frame, c: completion's, a: its connection, s/S: sort)",
+		v.nvme, v.rpc, others))
 }
 
 // update shows the rows col collected.
 func (v *commandsView) update(col *cmdCollector) {
-	v.nvme, v.rpc = col.nvme, col.rpc
+	v.nvme, v.rpc, v.other = col.nvme, col.rpc, col.other
 	v.rows = v.rows[:0]
 	filled := make([]bool, len(cmdColumns))
 	for _, c := range col.rows {

@@ -148,3 +148,55 @@ func TestCommandsCountsMatchManifests(t *testing.T) {
 		})
 	}
 }
+
+// TestCommandsISERAndSMB2: the view lists iSER tasks and SMB2 requests as
+// -z iscsi,srt and -z smb2,srt count them. pcaps/smbdirect.pcap: 9 SMB2
+// requests (a compound CREATE+READ in one frame makes two rows), 8
+// answered (the WRITE at its final response, not its interim
+// STATUS_PENDING; the last ECHO never), SESSION_SETUP's
+// STATUS_MORE_PROCESSING_REQUIRED an error by severity.
+// pcaps/rxe/iser_login.pcap: its MANIFEST's 34 SCSI Commands (tshark's
+// iscsi.opcode count), 33 answered.
+func TestCommandsISERAndSMB2(t *testing.T) {
+	col := collectCommands(t, "../../pcaps/smbdirect.pcap")
+	require.Len(t, col.rows, 9)
+	assert.Equal(t, 9, col.other)
+	byName := map[string][]*ulpCommand{}
+	answered := 0
+	for _, r := range col.rows {
+		assert.Equal(t, "SMB2", r.proto)
+		byName[r.name] = append(byName[r.name], r)
+		if r.reply != 0 {
+			answered++
+		}
+	}
+	assert.Equal(t, 8, answered)
+	require.Len(t, byName["CREATE"], 1)
+	require.Len(t, byName["READ"], 1)
+	assert.Equal(t, byName["CREATE"][0].frame, byName["READ"][0].frame, "one compound")
+	assert.Equal(t, byName["CREATE"][0].reply, byName["READ"][0].reply)
+	w := byName["WRITE"][0]
+	assert.Equal(t, "STATUS_SUCCESS", w.status)
+	assert.Equal(t, "48000", strconv.FormatInt(w.lat.Nanoseconds(), 10))
+	ss := byName["SESSION_SETUP"]
+	require.Len(t, ss, 2)
+	assert.Equal(t, "STATUS_MORE_PROCESSING_REQUIRED", ss[0].status)
+	assert.True(t, ss[0].failed)
+	assert.False(t, ss[1].failed)
+	assert.Zero(t, byName["ECHO"][0].reply)
+
+	col = collectCommands(t, "../../pcaps/rxe/iser_login.pcap")
+	require.Len(t, col.rows, 37, "2 Logins, a Text, 34 SCSI Commands")
+	scsi, answered := 0, 0
+	for _, r := range col.rows {
+		assert.Equal(t, "iSER", r.proto)
+		if r.name != "Login Command" && r.name != "Text Command" {
+			scsi++
+			if r.reply != 0 {
+				answered++
+			}
+		}
+	}
+	assert.Equal(t, 34, scsi)
+	assert.Equal(t, 33, answered, "the 15th WRITE(10)'s response is past the end")
+}
