@@ -412,7 +412,7 @@ func (a *Analyzer) iserSend(r *iserConn, d *direction, b *layers.BTH, info *laye
 		}
 		l.iscsiResp[tk.info.Frame] = a.frame
 	}
-	ok := iscsiResponseOK(u)
+	ok := ISCSIResponseOK(u)
 	a.iser.srt.add(&tk.info, pk.Latency, ok)
 	if !ok {
 		a.finding(Finding{Kind: FindISCSIError, Frame: a.frame, Ref: tk.info.Frame, Conv: r.conv})
@@ -430,14 +430,6 @@ func iscsiTaskOf(u *layers.ISCSIPDU, frame uint32) ISCSITaskInfo {
 		t.LBA, t.Blocks, t.HasRange = layers.CDBRange(u.CDB[:])
 	}
 	return t
-}
-
-// iscsiResponseOK reports a response that says its request succeeded: a
-// SCSI Response with Command Completed at Target and status Good, a Login
-// Response with status class 0, a Task Management or Logout Response with
-// response 0.
-func iscsiResponseOK(u *layers.ISCSIPDU) bool {
-	return ISCSIResponseOK(u)
 }
 
 // ISCSIResponseOK reports whether response u says its request succeeded:
@@ -665,7 +657,7 @@ func (s *ISCSISRT) Add(p *Packet) {
 		return
 	}
 	if resp, _ := i.Task.Opcode.Response(); resp == i.PDU.Opcode {
-		s.add(&i.Task, i.Latency, iscsiResponseOK(&i.PDU))
+		s.add(&i.Task, i.Latency, ISCSIResponseOK(&i.PDU))
 	}
 }
 
