@@ -15,7 +15,8 @@ import (
 
 // runCorrelate is ibdump --correlate: each file (or --point NAME=FILE) is
 // one capture point of the same traffic.
-func runCorrelate(o *options, files []string, stdout, stderr io.Writer) int {
+// Cancelling ctx (Ctrl-C) stops the reading.
+func runCorrelate(ctx context.Context, o *options, files []string, stdout, stderr io.Writer) int {
 	fail := func(format string, args ...any) int {
 		fmt.Fprintf(stderr, "%s: --correlate: "+format+"\n", append([]any{o.prog}, args...)...)
 		return exitError
@@ -30,7 +31,7 @@ func runCorrelate(o *options, files []string, stdout, stderr io.Writer) int {
 	}
 	for _, file := range files {
 		if file == "-" {
-			return fail("standard input cannot be correlated: it is read twice")
+			return fail("standard input cannot be correlated: each capture point is a file")
 		}
 		name := strings.TrimSuffix(filepath.Base(file), filepath.Ext(file))
 		name = strings.TrimSuffix(name, ".pcap")
@@ -78,13 +79,13 @@ func runCorrelate(o *options, files []string, stdout, stderr io.Writer) int {
 	var rep *correlate.Report
 	if perPacket {
 		var status int
-		if rep, status, err = correlatePackets(o, cfg, stdout, stderr); err != nil {
+		if rep, status, err = correlatePackets(ctx, o, cfg, stdout, stderr); err != nil {
 			return fail("%v", err)
 		}
 		if !report || status != exitOK {
 			return status
 		}
-	} else if rep, err = correlate.Run(cfg); err != nil {
+	} else if rep, err = correlate.Run(ctx, cfg); err != nil {
 		return fail("%v", err)
 	}
 	if merged != nil {
@@ -155,7 +156,7 @@ func (s *correlatedSource) NextInto(p *capture.Packet) error {
 
 // correlatePackets runs the correlation with ibdump's per-packet output
 // over the packets it settles.
-func correlatePackets(o *options, cfg correlate.Config, stdout, stderr io.Writer) (*correlate.Report, int, error) {
+func correlatePackets(ctx context.Context, o *options, cfg correlate.Config, stdout, stderr io.Writer) (*correlate.Report, int, error) {
 	po := *o
 	po.write, po.stats = "", nil
 	d, err := newDumper(&po, stdout, stderr)
@@ -187,7 +188,7 @@ func correlatePackets(o *options, cfg correlate.Config, stdout, stderr io.Writer
 	var rep *correlate.Report
 	go func() {
 		var err error
-		rep, err = correlate.Run(cfg)
+		rep, err = correlate.Run(ctx, cfg)
 		close(items)
 		errc <- err
 	}()
@@ -195,7 +196,7 @@ func correlatePackets(o *options, cfg correlate.Config, stdout, stderr io.Writer
 		d.out.Write(d.fields.AppendHeader(nil))
 	}
 	src := &correlatedSource{d: d, items: items, errc: errc}
-	status := d.loop(context.Background(), src, nil)
+	status := d.loop(ctx, src, nil)
 	close(done)
 	for range items { // let the run finish
 	}
