@@ -223,4 +223,4 @@ func coarseOffsets(heads []*head) []int64 {
 }
 
 // psnBefore reports whether a comes before b in PSN order.
-func psnBefore(a, b uint32) bool { return layers.PSN(a).Diff(layers.PSN(b)) < 0 }
+func psnBefore(a, b uint32) bool { return layers.PSN(a).Less(layers.PSN(b)) }

@@ -567,7 +567,7 @@ func (m *matcher) explained(fl *flow, psn uint32) bool {
 	}
 	last := uint64(1) << fl.path[len(fl.path)-1]
 	for d := 0; d < psnSpan; d++ {
-		p := (psn + uint32(d)) & 0xFFFFFF
+		p := uint32(layers.PSN(psn).Add(d))
 		if g := fl.ring[p%psnSpan]; g != nil && g.id.psn == p && g.seen&last == 0 && retransmittable(g.id.opcode) {
 			return true
 		}

@@ -165,14 +165,7 @@ func (s *source) next(out *sighting) error {
 		out.flow = flowID{src: src.Addr.As16(), dst: dst.Addr.As16(), slid: src.LID, dlid: dst.LID, qp: bth.DestQP}
 		out.psn, out.opcode, out.icrc = uint32(bth.PSN), uint8(bth.Opcode), bth.Trailer.ICRC
 		out.received, out.hasReceived = receivedPSN(bth)
-		switch {
-		case pkt.HasIPv4():
-			out.marked = pkt.Headers.IPv4.TOS&3 == 3
-		case pkt.HasIPv6():
-			out.marked = pkt.Headers.IPv6.TrafficClass&3 == 3
-		default:
-			out.marked = bth.FECN
-		}
+		out.marked = congestionMarked(pkt)
 		out.raw = s.in.Time.UnixNano()
 		out.frame = s.in.Number
 		if s.report != nil {
@@ -184,6 +177,15 @@ func (s *source) next(out *sighting) error {
 
 func (s *source) close() { s.r.Close() }
 
+// congestionMarked reports a congestion mark: IP ECN CE, or the BTH's FECN
+// where there is no IP header (native InfiniBand).
+func congestionMarked(pkt *decode.Packet) bool {
+	if ecn, ok := pkt.ECN(); ok {
+		return ecn == decode.ECNCE
+	}
+	return pkt.BTH().FECN
+}
+
 // receivedPSN reads what a response says the responder received: an ACK,
 // an atomic ACK or a READ response the request with its PSN (and all before
 // it), a NAK or RNR NAK everything before its PSN.
@@ -192,9 +194,8 @@ func receivedPSN(bth *layers.BTH) (uint32, bool) {
 	if !info.Response || info.Service == layers.ServiceCNP {
 		return 0, false
 	}
-	psn := uint32(bth.PSN)
 	if info.Has(layers.HdrAETH) && !bth.AETH.Syndrome.IsAck() {
-		return (psn - 1) & 0xFFFFFF, true
+		return uint32(bth.PSN.Add(-1)), true
 	}
-	return psn, true
+	return uint32(bth.PSN), true
 }
