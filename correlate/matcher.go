@@ -3,6 +3,7 @@ package correlate
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"time"
 
@@ -531,8 +532,13 @@ func (m *matcher) merge(p int, s *sighting, t int64) error {
 	if m.cfg.NoClockFix {
 		at = s.raw
 	}
-	return m.cfg.Merge(p, capture.Packet{Number: s.frame, Time: time.Unix(0, at), Length: s.length,
+	err := m.cfg.Merge(p, capture.Packet{Number: s.frame, Time: time.Unix(0, at), Length: s.length,
 		LinkType: s.linkType, Interface: p, Data: s.data})
+	if err != nil {
+		pt := m.cfg.Points[p]
+		return fmt.Errorf("point %s (%s), packet %d: %w", pt.Name, pt.Path, s.frame, err)
+	}
+	return nil
 }
 
 // noteReceived takes a response's word that the responder received the

@@ -2,12 +2,15 @@ package correlate_test
 
 import (
 	"context"
+	"errors"
+	"regexp"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ibwire/ibwire/capture"
 	"github.com/ibwire/ibwire/correlate"
 	"github.com/ibwire/ibwire/craft"
 )
@@ -79,6 +82,23 @@ func TestCongestionMarksOfMirroredPackets(t *testing.T) {
 				assert.Equal(t, want, h.Marked, "%s → %s", h.From, h.To)
 			}
 		})
+	}
+}
+
+// TestMergeErrorNamesPoint: a frame the merged capture could not take is
+// named by its point, its capture file and its packet number.
+func TestMergeErrorNamesPoint(t *testing.T) {
+	points := []correlate.Point{{Name: "a", Path: "../pcaps/multipoint_a.pcap"}, {Name: "b", Path: "../pcaps/multipoint_b.pcap"}}
+	for fail := 0; fail < 2; fail++ {
+		_, err := correlate.Run(context.Background(), correlate.Config{Points: points,
+			Merge: func(point int, p capture.Packet) error {
+				if point == fail {
+					return errors.New("no space left on device")
+				}
+				return nil
+			}})
+		require.Error(t, err)
+		assert.Regexp(t, `^point `+points[fail].Name+` \(`+regexp.QuoteMeta(points[fail].Path)+`\), packet 1: no space left on device$`, err.Error())
 	}
 }
 

@@ -608,3 +608,13 @@ func TestCorrelateCancelled(t *testing.T) {
 	}
 }
 
+// TestCorrelateMergedWriteError: a merged capture that cannot be written
+// is named, and so are the capture point and the file whose frame failed.
+func TestCorrelateMergedWriteError(t *testing.T) {
+	if _, err := os.Stat("/dev/full"); err != nil {
+		t.Skip("no /dev/full")
+	}
+	_, errOut, code := ibdump(t, nil, "-q", "-w", "/dev/full", "--point", "host="+writeLoss, "--point", "switch="+writeLoss)
+	assert.Equal(t, 2, code)
+	assert.Regexp(t, `^ibdump: --correlate: point (host|switch) \(`+regexp.QuoteMeta(writeLoss)+`\), packet \d+: -w /dev/full: .*no space left on device\n$`, errOut)
+}

@@ -74,7 +74,12 @@ func runCorrelate(ctx context.Context, o *options, files []string, stdout, stder
 			return fail("-w %s: %v", o.write, err)
 		}
 		defer merged.Close()
-		cfg.Merge = func(_ int, p capture.Packet) error { return merged.WritePacket(p) }
+		cfg.Merge = func(_ int, p capture.Packet) error {
+			if err := merged.WritePacket(p); err != nil {
+				return fmt.Errorf("-w %s: %w", o.write, err)
+			}
+			return nil
+		}
 	}
 	var rep *correlate.Report
 	if perPacket {
