@@ -21,24 +21,9 @@ func runCorrelate(ctx context.Context, o *options, files []string, stdout, stder
 		fmt.Fprintf(stderr, "%s: --correlate: "+format+"\n", append([]any{o.prog}, args...)...)
 		return exitError
 	}
-	var points []correlate.Point
-	for _, spec := range o.points {
-		name, file, ok := strings.Cut(spec, "=")
-		if !ok || name == "" || file == "" {
-			return fail("--point %s: want NAME=FILE", spec)
-		}
-		points = append(points, correlate.Point{Name: name, Path: file})
-	}
-	for _, file := range files {
-		if file == "-" {
-			return fail("standard input cannot be correlated: each capture point is a file")
-		}
-		name := strings.TrimSuffix(filepath.Base(file), filepath.Ext(file))
-		name = strings.TrimSuffix(name, ".pcap")
-		points = append(points, correlate.Point{Name: name, Path: file})
-	}
-	if len(points) < 2 {
-		return fail("want at least two captures, got %d", len(points))
+	points, err := CorrelatePoints(o.points, files)
+	if err != nil {
+		return fail("%v", err)
 	}
 	for _, z := range o.stats {
 		if z != "path" {
@@ -107,6 +92,32 @@ func runCorrelate(ctx context.Context, o *options, files []string, stdout, stder
 		return fail("%v", err)
 	}
 	return exitOK
+}
+
+// CorrelatePoints names the capture points of --point NAME=FILE specs and
+// of files (each named after its file), at least two: ibdump's and
+// ibtui's --correlate.
+func CorrelatePoints(specs, files []string) ([]correlate.Point, error) {
+	var points []correlate.Point
+	for _, spec := range specs {
+		name, file, ok := strings.Cut(spec, "=")
+		if !ok || name == "" || file == "" {
+			return nil, fmt.Errorf("--point %s: want NAME=FILE", spec)
+		}
+		points = append(points, correlate.Point{Name: name, Path: file})
+	}
+	for _, file := range files {
+		if file == "-" {
+			return nil, fmt.Errorf("standard input cannot be correlated: each capture point is a file")
+		}
+		name := strings.TrimSuffix(filepath.Base(file), filepath.Ext(file))
+		name = strings.TrimSuffix(name, ".pcap")
+		points = append(points, correlate.Point{Name: name, Path: file})
+	}
+	if len(points) < 2 {
+		return nil, fmt.Errorf("want at least two captures, got %d", len(points))
+	}
+	return points, nil
 }
 
 // createMerged starts the merged capture: pcapng, one interface per point,

@@ -32,11 +32,12 @@ const (
 	viewLatency = "latency"
 	viewRate    = "rate"
 	viewHelp    = "help"
+	viewPoints  = "points" // with capture points only (Config.Points)
 )
 
 var viewTitles = []struct{ name, title string }{
 	{viewPackets, "Packets"}, {viewConvs, "QPs"}, {viewExpert, "Expert"}, {viewFollow, "Follow"},
-	{viewIO, "I/O"}, {viewPSN, "PSN"}, {viewLatency, "Latency"}, {viewRate, "Rate"}, {viewHelp, "Help"},
+	{viewIO, "I/O"}, {viewPSN, "PSN"}, {viewLatency, "Latency"}, {viewRate, "Rate"}, {viewPoints, "Points"}, {viewHelp, "Help"},
 }
 
 // The panes of the packets view.
@@ -56,6 +57,9 @@ type Config struct {
 	// Frame, when not 0, is the frame to select once it is read (ibtui -g):
 	// the way into a capture from a row of ibdump -T parquet's output.
 	Frame int
+	// Points, when set, is a correlation of captures (ibtui --correlate)
+	// for the points view; Model then holds the first point's capture.
+	Points *Points
 }
 
 // UI is the whole viewer. Everything in it belongs to the tview event loop's
@@ -117,6 +121,7 @@ type UI struct {
 	psn     *psnGraph
 	latency *latencyView
 	rate    *rateView
+	points  *pointsView
 	help    *helpView
 
 	// Keys in progress.
@@ -147,6 +152,9 @@ func newUI(app *tview.Application, cfg Config) *UI {
 	app.SetRoot(u.root, true).EnableMouse(true)
 	app.SetInputCapture(u.handleKey)
 	u.showView(viewPackets)
+	if cfg.Points != nil {
+		u.setPoints(cfg.Points)
+	}
 	u.refresh()
 	return u
 }
@@ -249,6 +257,7 @@ func (u *UI) build() {
 	u.psn = newPSNGraph(u)
 	u.latency = newLatencyView(u)
 	u.rate = newRateView(u)
+	u.points = newPointsView(u)
 	u.help = newHelpView(u.keys)
 
 	u.pages = tview.NewPages().
@@ -260,6 +269,7 @@ func (u *UI) build() {
 		AddPage(viewPSN, u.psn, true, false).
 		AddPage(viewLatency, u.latency, true, false).
 		AddPage(viewRate, u.rate, true, false).
+		AddPage(viewPoints, u.points, true, false).
 		AddPage(viewHelp, u.help, true, false)
 
 	u.status = tview.NewTextView().SetWrap(true).SetWordWrap(true)
@@ -411,6 +421,9 @@ func (u *UI) showView(name string) {
 		u.app.SetFocus(u.latency)
 	case viewRate:
 		u.app.SetFocus(u.rate)
+	case viewPoints:
+		u.points.fill()
+		u.app.SetFocus(u.points.table)
 	case viewHelp:
 		u.app.SetFocus(u.help)
 	}
@@ -432,6 +445,9 @@ func (u *UI) quitOrBack() {
 func (u *UI) drawTabs() {
 	var b strings.Builder
 	for _, v := range viewTitles {
+		if v.name == viewPoints && u.points.p == nil {
+			continue // a tab only when there are capture points
+		}
 		t := v.title
 		if v.name == u.view {
 			fmt.Fprintf(&b, "[%s] ", styleTag(u.theme.tabActive, " "+t+" "))
@@ -699,6 +715,8 @@ func (u *UI) scope() string {
 		return scopeFollow
 	case viewIO, viewPSN, viewLatency, viewRate:
 		return scopeGraph
+	case viewPoints:
+		return scopePoints
 	case viewHelp:
 		return scopeHelp
 	}
@@ -845,6 +863,7 @@ func commandTable() []command {
 		{"psngraph", nil, func(u *UI, _ string) { u.psnSelected() }},
 		{"latency", nil, view(viewLatency)},
 		{"rate", nil, view(viewRate)},
+		{"points", nil, view(viewPoints)},
 		{"filter", nil, (*UI).applyFilter},
 		{"clear-filter", nil, func(u *UI, _ string) { u.applyFilter("") }},
 		{"marks", nil, func(u *UI, _ string) { u.showMarks() }},
