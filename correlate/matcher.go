@@ -251,13 +251,13 @@ func (m *matcher) run(ctx context.Context, in []stream) error {
 
 func (m *matcher) advance(p int) error {
 	s, err := m.in[p].next()
-	if errors.Is(err, io.EOF) {
-		m.live[p] = false
+	if err == nil {
+		m.heads[p], m.at[p], m.live[p] = s, m.fix[p].apply(s.raw), true
 		return nil
 	}
-	m.live[p] = err == nil
-	if err == nil {
-		m.heads[p], m.at[p] = s, m.fix[p].apply(s.raw)
+	m.live[p] = false
+	if errors.Is(err, io.EOF) {
+		return nil
 	}
 	return err
 }
