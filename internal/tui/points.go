@@ -43,7 +43,7 @@ type pointRow struct {
 
 // maxPointRows bounds the rows a correlation keeps for the view; the
 // report counts every packet.
-const maxPointRows = 1 << 20
+const maxPointRows = 1 << 18
 
 // Points is a correlation of several captures of the same traffic
 // (package correlate) for the viewer: it runs in the background and keeps
