@@ -57,7 +57,8 @@ type Points struct {
 	more    int // packets past maxPointRows
 	flows   []decode.FlowKey
 	flowIdx map[decode.FlowKey]int32
-	report  string // output.WriteCorrelation's text of the report
+	byFrame map[int]int32 // rows by their frame at the first point
+	report  string        // output.WriteCorrelation's text of the report
 	err     error
 	done    bool
 	version uint64
@@ -66,7 +67,7 @@ type Points struct {
 
 // StartPoints starts correlating cfg's captures; cancelling ctx stops it.
 func StartPoints(ctx context.Context, cfg correlate.Config) *Points {
-	p := &Points{flowIdx: map[decode.FlowKey]int32{}}
+	p := &Points{flowIdx: map[decode.FlowKey]int32{}, byFrame: map[int]int32{}}
 	for _, pt := range cfg.Points {
 		p.names = append(p.names, pt.Name)
 	}
@@ -81,6 +82,11 @@ func StartPoints(ctx context.Context, cfg correlate.Config) *Points {
 		p.err, p.report, p.done = err, text.String(), true
 		// In the order of the first sightings, not of the fates settled.
 		sort.SliceStable(p.rows, func(i, j int) bool { return p.rows[i].first < p.rows[j].first })
+		for i, r := range p.rows {
+			if r.frame0 != 0 {
+				p.byFrame[r.frame0] = int32(i)
+			}
+		}
 		p.version++
 		notify := p.notify
 		p.mu.Unlock()
@@ -122,6 +128,9 @@ func (p *Points) add(s *correlate.Sighting) {
 		case s.LostAfter >= 0 && j >= s.LostAfter:
 			r.state[pt] = pointLost
 		}
+	}
+	if r.frame0 != 0 {
+		p.byFrame[r.frame0] = int32(len(p.rows))
 	}
 	p.rows = append(p.rows, r)
 	p.version++
@@ -245,6 +254,32 @@ func (c *pointsContent) GetCell(row, col int) *tview.TableCell {
 		text = r.lostOn
 	}
 	return tview.NewTableCell(tview.Escape(text)).SetAlign(align)
+}
+
+// listColumns is how many columns the packet list gives the points: one
+// per point, when there are points.
+func (v *pointsView) listColumns() int {
+	if v == nil || v.p == nil {
+		return 0
+	}
+	return len(v.p.names)
+}
+
+// listCell is the packet list's cell of point i for the packet of the
+// list's row (a frame of the first point's capture): its time there after
+// its first sighting, or what happened to it there.
+func (v *pointsView) listCell(row, i int) *tview.TableCell {
+	if row == 0 {
+		return tview.NewTableCell(tview.Escape(v.p.names[i])).SetStyle(v.u.theme.header).SetSelectable(false)
+	}
+	frame := v.u.m.Frame(row - 1)
+	text := ""
+	v.p.mu.Lock()
+	if k, ok := v.p.byFrame[frame]; ok && frame != 0 {
+		text = pointCell(&v.p.rows[k], i)
+	}
+	v.p.mu.Unlock()
+	return tview.NewTableCell(tview.Escape(text)).SetAlign(tview.AlignRight)
 }
 
 // pointsView shows a correlation: each packet with the points that saw it

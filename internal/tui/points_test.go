@@ -92,7 +92,8 @@ func TestPointsRowsAgreeWithReport(t *testing.T) {
 	}
 }
 
-// TestPointsView: W shows the packets with their time at each point and
+// TestPointsView: the packet list shows each packet's time at every
+// point; W shows the packets with their time at each point and
 // the per-hop table; enter goes to the packet in the packet list; tab
 // moves the focus to the per-hop table. Without capture points there is
 // no Points tab, and the view says how to get one.
@@ -102,6 +103,14 @@ func TestPointsView(t *testing.T) {
 	h.waitFor("Frame 1:")
 	assert.NotContains(t, h.screen(), "Points", "no tab before there are capture points")
 	h.onLoop(true, "set the points", func() { h.ui.setPoints(p) })
+	// The packet list gains a column per point: the packet's time there
+	// after its first sighting, or what happened to it there. Frame 13 (PSN
+	// 265) was lost between a and b; frame 4, an ACK from c, was not
+	// captured at b.
+	h.keys("13G")
+	h.waitMatch(regexp.MustCompile(`No\. +Time +Source +Destination +Protocol +Length +PSN +a +b +c +Info`))
+	h.waitMatch(regexp.MustCompile(`(?m)^ +13 0\.008000 .* 265 +0 +lost +lost +RC RDMA Write Last`))
+	h.waitMatch(regexp.MustCompile(`(?m)^ +4 0\.002024 .* 258 +\+7\.242µs +drop +0 +RC Acknowledge`))
 	h.keys("W")
 	screen := h.waitFor("[ Points ]", "97 packets at 3 capture points (a, b, c) | done",
 		"Connection", "Lost on", "per hop", "a → b", "b → c", "capture drops:")
