@@ -109,7 +109,12 @@ type matcher struct {
 	byAddrs map[hosts][]*flow
 	order   []*flow
 	free    []*group
-	paths   map[flowID][]int
+	// slab, slabTimes and slabFrames are what is left of the last groups
+	// allocated (newGroup).
+	slab       []group
+	slabTimes  []int64
+	slabFrames []int
+	paths      map[flowID][]int
 	// pairPaths holds a path per source and destination address, for the
 	// flows the heads did not show.
 	pairPaths map[hosts][]int
@@ -384,7 +389,7 @@ func (m *matcher) create(id identity, fl *flow, t int64) *group {
 		clear(frame)
 		*g = group{raw: raw, fixed: fixed, frame: frame, data: data[:0]}
 	} else {
-		g = &group{raw: make([]int64, m.n), fixed: make([]int64, m.n), frame: make([]int, m.n)}
+		g = m.newGroup()
 	}
 	g.id, g.fl, g.first, g.open, g.copy = id, fl, t, true, 1
 	m.fifo = append(m.fifo, g)
@@ -407,6 +412,25 @@ func (m *matcher) create(id identity, fl *flow, t int64) *group {
 		m.evict(prev)
 	}
 	*slot = g
+	return g
+}
+
+// groupSlab is how many groups are allocated at a time: a flow's PSN
+// history alone holds psnSpan of them, and few allocations make less work
+// for the garbage collector.
+const groupSlab = 256
+
+// newGroup takes a fresh group from the current slab.
+func (m *matcher) newGroup() *group {
+	if len(m.slab) == 0 {
+		m.slab = make([]group, groupSlab)
+		m.slabTimes = make([]int64, 2*m.n*groupSlab)
+		m.slabFrames = make([]int, m.n*groupSlab)
+	}
+	n := m.n
+	g := &m.slab[0]
+	g.raw, g.fixed, g.frame = m.slabTimes[:n:n], m.slabTimes[n:2*n:2*n], m.slabFrames[:n:n]
+	m.slab, m.slabTimes, m.slabFrames = m.slab[1:], m.slabTimes[2*n:], m.slabFrames[n:]
 	return g
 }
 
