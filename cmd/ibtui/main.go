@@ -1,7 +1,9 @@
 // Command ibtui is a terminal viewer for RDMA captures (RoCEv1, RoCEv2,
 // InfiniBand): packet list, detail tree and bytes (where it opens), QP
-// table, expert findings, Follow QP, I/O, PSN and latency graphs. When its
-// standard output is not a terminal it is ibdump, with the same flags.
+// table, expert findings, Follow QP, I/O, PSN and latency graphs, and with
+// --correlate several captures as capture points (each packet's time at
+// each point, losses and delays per hop). When its standard output is not
+// a terminal it is ibdump, with the same flags.
 package main
 
 import (
