@@ -191,7 +191,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			fmt.Fprintf(stderr, "ibtui: --correlate: %v\n", err)
 			return ibdumpcli.ExitError
 		}
-		points = tui.StartPoints(ctx, correlate.Config{Points: pts, Decode: dopts})
+		points = correlatePoints(ctx, correlate.Config{Points: pts, Decode: dopts})
 		files = []string{pts[0].Path}
 	}
 	// tui.Run has each model tell the viewer of its changes: models are
@@ -232,6 +232,30 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return ibdumpcli.ExitError
 	}
 	return ibdumpcli.ExitOK
+}
+
+// correlatePoints runs the correlation of cfg's capture points in the
+// background (until ctx is done) into the model of ibtui's Points view:
+// each packet as its fate is known, then the report as ibdump prints it.
+func correlatePoints(ctx context.Context, cfg correlate.Config) *tui.Points {
+	names := make([]string, len(cfg.Points))
+	for i, p := range cfg.Points {
+		names[i] = p.Name
+	}
+	pts := tui.NewPoints(names)
+	cfg.Packet = func(s *correlate.Sighting) {
+		pts.Add(&tui.PointSighting{Flow: s.Flow, PSN: s.PSN, Opcode: s.Opcode, Copy: s.Copy, Frames: s.Frames,
+			Times: s.Times, Dropped: s.Dropped, Path: s.Path, LostAfter: s.LostAfter, LostOn: s.LostOn})
+	}
+	go func() {
+		rep, err := correlate.Run(ctx, cfg)
+		var text bytes.Buffer
+		if err == nil {
+			err = output.WriteCorrelation(&text, rep)
+		}
+		pts.Finish(text.String(), err)
+	}()
+	return pts
 }
 
 // withoutViewerFlags drops --max-packets, which bounds the viewer's memory

@@ -1,8 +1,6 @@
 package tui
 
 import (
-	"bytes"
-	"context"
 	"fmt"
 	"sort"
 	"strings"
@@ -12,9 +10,7 @@ import (
 	"github.com/gdamore/tcell/v2"
 	"github.com/rivo/tview"
 
-	"github.com/ibwire/ibwire/correlate"
 	"github.com/ibwire/ibwire/decode"
-	"github.com/ibwire/ibwire/internal/output"
 	"github.com/ibwire/ibwire/layers"
 )
 
@@ -45,10 +41,10 @@ type pointRow struct {
 // report counts every packet.
 const maxPointRows = 1 << 18
 
-// Points is a correlation of several captures of the same traffic
-// (package correlate) for the viewer: it runs in the background and keeps
-// each packet's sightings, as the correlation settles them, and the
-// report once it is done.
+// Points is a correlation of several captures of the same traffic (ibdump
+// --correlate's, package correlate) for the viewer: the packets as the
+// correlation settles them (Add), then its report (Finish). The command
+// runs the correlation; the views draw what it computed.
 type Points struct {
 	names []string
 
@@ -58,47 +54,62 @@ type Points struct {
 	flows   []decode.FlowKey
 	flowIdx map[decode.FlowKey]int32
 	byFrame map[int]int32 // rows by their frame at the first point
-	report  string        // output.WriteCorrelation's text of the report
+	report  string        // the report, as ibdump --correlate prints it
 	err     error
 	done    bool
 	version uint64
 	notify  func()
 }
 
-// StartPoints starts correlating cfg's captures; cancelling ctx stops it.
-func StartPoints(ctx context.Context, cfg correlate.Config) *Points {
-	p := &Points{flowIdx: map[decode.FlowKey]int32{}, byFrame: map[int]int32{}}
-	for _, pt := range cfg.Points {
-		p.names = append(p.names, pt.Name)
-	}
-	cfg.Packet = p.add
-	go func() {
-		rep, err := correlate.Run(ctx, cfg)
-		var text bytes.Buffer
-		if err == nil {
-			err = output.WriteCorrelation(&text, rep)
-		}
-		p.mu.Lock()
-		p.err, p.report, p.done = err, text.String(), true
-		// In the order of the first sightings, not of the fates settled.
-		sort.SliceStable(p.rows, func(i, j int) bool { return p.rows[i].first < p.rows[j].first })
-		for i, r := range p.rows {
-			if r.frame0 != 0 {
-				p.byFrame[r.frame0] = int32(i)
-			}
-		}
-		p.version++
-		notify := p.notify
-		p.mu.Unlock()
-		if notify != nil {
-			notify()
-		}
-	}()
-	return p
+// PointSighting is one packet of a correlation once its fate is known
+// (correlate.Sighting's fields the views show).
+type PointSighting struct {
+	Flow   decode.FlowKey
+	PSN    uint32
+	Opcode uint8
+	Copy   int // 1 for the PSN's first transmission
+	// Frames, Times and Dropped are per point: the frame number (0 where
+	// not seen), the corrected time (zero where not seen), whether the
+	// point's capture missed it.
+	Frames  []int
+	Times   []time.Time
+	Dropped []bool
+	// Path lists the points along the packet's path, upstream first;
+	// LostAfter is the segment it was lost on (an index into the segments
+	// sender → Path[0] → ... → receiver), or -1, and LostOn names it.
+	Path      []int
+	LostAfter int
+	LostOn    string
 }
 
-// add takes one settled packet from the correlation.
-func (p *Points) add(s *correlate.Sighting) {
+// NewPoints starts a correlation of the named capture points, the first
+// the one whose capture the packet list shows.
+func NewPoints(names []string) *Points {
+	return &Points{names: names, flowIdx: map[decode.FlowKey]int32{}, byFrame: map[int]int32{}}
+}
+
+// Finish ends the correlation with its report's text, or the error that
+// ended it.
+func (p *Points) Finish(report string, err error) {
+	p.mu.Lock()
+	p.err, p.report, p.done = err, report, true
+	// In the order of the first sightings, not of the fates settled.
+	sort.SliceStable(p.rows, func(i, j int) bool { return p.rows[i].first < p.rows[j].first })
+	for i, r := range p.rows {
+		if r.frame0 != 0 {
+			p.byFrame[r.frame0] = int32(i)
+		}
+	}
+	p.version++
+	notify := p.notify
+	p.mu.Unlock()
+	if notify != nil {
+		notify()
+	}
+}
+
+// Add takes one settled packet of the correlation.
+func (p *Points) Add(s *PointSighting) {
 	p.mu.Lock()
 	if len(p.rows) >= maxPointRows {
 		p.more++

@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"bytes"
 	"context"
 	"regexp"
 	"strings"
@@ -10,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ibwire/ibwire/correlate"
+	"github.com/ibwire/ibwire/internal/output"
 )
 
 // One conversation captured at three points (pcaps/gen/multipoint.go): b
@@ -20,25 +22,23 @@ var multipoint = []correlate.Point{
 	{Name: "c", Path: "../../pcaps/multipoint_c.pcap"},
 }
 
-// correlated starts the correlation of points and waits until it is done.
+// correlated correlates points into a Points as ibtui does
+// (cmd/ibtui's correlatePoints), and returns it done.
 func correlated(t *testing.T, points []correlate.Point) *Points {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	p := StartPoints(ctx, correlate.Config{Points: points})
-	done := make(chan struct{}, 1)
-	p.setNotify(func() {
-		if p.status().done {
-			select {
-			case done <- struct{}{}:
-			default:
-			}
-		}
-	})
-	if !p.status().done {
-		<-done
+	names := make([]string, len(points))
+	for i, pt := range points {
+		names[i] = pt.Name
 	}
-	require.NoError(t, p.status().err)
+	p := NewPoints(names)
+	rep, err := correlate.Run(context.Background(), correlate.Config{Points: points, Packet: func(s *correlate.Sighting) {
+		p.Add(&PointSighting{Flow: s.Flow, PSN: s.PSN, Opcode: s.Opcode, Copy: s.Copy, Frames: s.Frames,
+			Times: s.Times, Dropped: s.Dropped, Path: s.Path, LostAfter: s.LostAfter, LostOn: s.LostOn})
+	}})
+	require.NoError(t, err)
+	var text bytes.Buffer
+	require.NoError(t, output.WriteCorrelation(&text, rep))
+	p.Finish(text.String(), nil)
 	return p
 }
 
