@@ -6,8 +6,12 @@
 # interleaved so that both see the same machine load. Peak RSS is also
 # shown for a capture of N/5 packets: bounded memory means it hardly grows.
 #
+# With CG=1, the instructions each executes (valgrind's cachegrind) too:
+# the steady measure on a loaded machine, where wall time is noise.
+#
 #   bench/correlate.sh              # N=1000000, RUNS=5
 #   N=200000 RUNS=3 bench/correlate.sh
+#   CG=1 RUNS=3 bench/correlate.sh
 set -eu
 cd "$(dirname "$0")/.."
 N=${N:-1000000}
@@ -47,3 +51,12 @@ END {
 	printf "| ibdump --correlate (two copies) | %d | %.2f | %.2f | %.0f |\n", n / 5, median(wall["correlate-small"]), median(cpu["correlate-small"]), rss["correlate-small"] / 1024
 	printf "\ncorrelate / conv,qp: %.2f× the wall time, %.2f× the CPU time\n", median(wall["correlate"]) / median(wall["conv"]), median(cpu["correlate"]) / median(cpu["conv"])
 }'
+if [ "${CG:-0}" = 1 ]; then
+	instructions() { # command...: the I refs cachegrind counts
+		valgrind --tool=cachegrind --cache-sim=no --cachegrind-out-file=/dev/null "$@" 2>&1 >/dev/null |
+			awk '/I *refs:/ { gsub(",", "", $NF); print $NF }'
+	}
+	conv=$(instructions "$dir/ibdump" -q -z conv,qp "$dir/bench-$N.pcap")
+	corr=$(instructions "$dir/ibdump" --correlate "$dir/bench-$N.pcap" "$dir/bench-$N-copy.pcap")
+	echo "$conv $corr" | awk '{ printf "instructions (cachegrind): conv,qp %.3fG, correlate %.3fG: %.2f×\n", $1 / 1e9, $2 / 1e9, $2 / $1 }'
+fi

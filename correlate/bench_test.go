@@ -1,6 +1,7 @@
 package correlate_test
 
 import (
+	"context"
 	"os"
 	"testing"
 
@@ -16,7 +17,7 @@ func BenchmarkRunTwoCopies(b *testing.B) {
 	}
 	points := []correlate.Point{{Name: "a", Path: path}, {Name: "b", Path: path}}
 	for i := 0; i < b.N; i++ {
-		if _, err := correlate.Run(correlate.Config{Points: points}); err != nil {
+		if _, err := correlate.Run(context.Background(), correlate.Config{Points: points}); err != nil {
 			b.Fatal(err)
 		}
 	}

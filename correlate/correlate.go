@@ -1,10 +1,9 @@
 package correlate
 
 import (
+	"context"
 	"errors"
 	"fmt"
-	"io"
-	"os"
 	"sort"
 	"time"
 
@@ -27,9 +26,10 @@ const MaxPoints = 64
 // sender's outstanding window, which rxe keeps far below this.
 const psnSpan = 1024
 
-// coarsePrefix is how many transport packets of each capture the coarse
-// clock alignment reads before the first pass.
-const coarsePrefix = 1 << 16
+// headPackets is how many packets of each capture are held in memory
+// before the matching starts: the clocks and the paths are estimated from
+// them (and kept refining on the rest).
+const headPackets = 1 << 14
 
 // Point is one capture point: a name for reports and the capture file.
 type Point struct {
@@ -50,13 +50,13 @@ type Config struct {
 	// Decode adjusts decoding (DC, extra RoCEv2 ports).
 	Decode decode.Options
 	// Merge, when set, receives every frame of every capture (transport
-	// packet or not) in the second pass, in the order of the corrected
+	// packet or not) once, in the order of the corrected
 	// clocks, with its point and its time (corrected unless NoClockFix): a
 	// merged capture, one interface per point. Its Data is valid during the
 	// call only.
 	Merge func(point int, p capture.Packet) error
-	// Packet, when set, receives every packet of the second pass once its
-	// fate is known: at the latest when the matching window has passed, or,
+	// Packet, when set, receives every transport packet once its fate is
+	// known: at the latest when the matching window has passed, or,
 	// for one missing downstream, when its retransmission shows or its PSN
 	// falls out of reach. The Sighting is reused after the call.
 	Packet func(*Sighting)
@@ -66,8 +66,9 @@ type Config struct {
 }
 
 // Run correlates the captures of cfg.Points and reports where each packet
-// was seen, lost or dropped and how long each hop took.
-func Run(cfg Config) (*Report, error) {
+// was seen, lost or dropped and how long each hop took. It reads each capture
+// once; cancelling ctx stops the reading and returns ctx's error.
+func Run(ctx context.Context, cfg Config) (*Report, error) {
 	n := len(cfg.Points)
 	if n < 2 {
 		return nil, errors.New("correlate: at least two capture points are needed")
@@ -85,28 +86,72 @@ func Run(cfg Config) (*Report, error) {
 	if cfg.Window <= 0 {
 		cfg.Window = DefaultWindow
 	}
-	coarse, err := coarseOffsets(cfg)
-	if err != nil {
-		return nil, err
-	}
-	// Pass 1: match on coarsely aligned clocks, estimate the clocks.
-	m1 := newMatcher(cfg, nil, linearClocks(coarse))
-	m1.sample = firstPassSample(cfg.Points)
-	if err := m1.run(); err != nil {
-		return nil, err
-	}
-	clocks := m1.estimateClocks()
-	// Pass 2: match on corrected clocks and attribute.
 	rep := &Report{Window: cfg.Window, ClockFixed: !cfg.NoClockFix, Points: make([]PointReport, n)}
 	for i, p := range cfg.Points {
-		rep.Points[i] = PointReport{Name: p.Name, File: p.Path, Clock: clocks[i]}
+		rep.Points[i] = PointReport{Name: p.Name, File: p.Path}
 	}
-	m2 := newMatcher(cfg, rep, clockFixes(clocks, m1.origin))
-	m2.inheritPaths(m1)
-	if err := m2.run(); err != nil {
+	keep := cfg.Merge != nil || cfg.Frames && cfg.Packet != nil
+	done := make(chan struct{})
+	var srcs []*source
+	var feeds []*feed
+	defer func() {
+		close(done)
+		for _, f := range feeds {
+			<-f.exited
+		}
+		for _, s := range srcs {
+			s.close()
+		}
+	}()
+	for i, p := range cfg.Points {
+		s, err := openSource(i, p, cfg.Decode, &rep.Points[i])
+		if err != nil {
+			return nil, err
+		}
+		s.keep = keep
+		srcs = append(srcs, s)
+		feeds = append(feeds, startFeed(s, done))
+	}
+	// The head of each capture, held in memory, gives the clocks and the
+	// paths before the matching that attributes starts on it.
+	heads := make([]*head, n)
+	for i, f := range feeds {
+		h, err := readHead(ctx, f, keep)
+		if err != nil {
+			return nil, err
+		}
+		heads[i] = h
+	}
+	first := newMatcher(cfg, nil, linearClocks(coarseOffsets(heads)))
+	streams := make([]stream, n)
+	for i, h := range heads {
+		streams[i] = &replay{s: h.s, err: h.err}
+	}
+	if err := first.run(ctx, streams); err != nil {
 		return nil, err
 	}
-	m2.report()
+	clocks := first.estimateClocks()
+	m := newMatcher(cfg, rep, clockFixes(clocks, first.origin))
+	m.inheritPaths(first)
+	m.clocks = clocks
+	whole := true
+	for i, h := range heads {
+		whole = whole && h.whole
+		streams[i] = &replay{s: h.s, rest: feeds[i]}
+		heads[i] = nil
+	}
+	// When the captures outlast their heads, the second matching goes on
+	// estimating the clocks, and its estimate from every packet replaces
+	// the heads'.
+	m.sampling = !whole
+	if err := m.run(ctx, streams); err != nil {
+		return nil, err
+	}
+	clocks = m.clocks
+	for i := range rep.Points {
+		rep.Points[i].Clock = clocks[i]
+	}
+	m.report()
 	return rep, nil
 }
 
@@ -143,15 +188,11 @@ func clockFixes(clocks []Clock, origin int64) []clockFix {
 }
 
 // coarseOffsets aligns each point's clock with the first point's to within
-// a delay or so, from the first packets of each capture, so the first pass
-// can match within the window: the median time difference of the packets
-// both prefixes hold.
-func coarseOffsets(cfg Config) ([]int64, error) {
-	offsets := make([]int64, len(cfg.Points))
-	ref, err := openSource(0, cfg.Points[0], cfg.Decode, nil)
-	if err != nil {
-		return nil, err
-	}
+// a delay or so, from the heads of the captures, so the first matching can
+// pair packets within the window: the median time difference of the
+// packets both heads hold.
+func coarseOffsets(heads []*head) []int64 {
+	offsets := make([]int64, len(heads))
 	type prefixKey struct {
 		flow      flowID
 		psn, icrc uint32
@@ -159,64 +200,27 @@ func coarseOffsets(cfg Config) ([]int64, error) {
 	}
 	key := func(s *sighting) prefixKey { return prefixKey{s.flow, s.psn, s.icrc, s.opcode} }
 	first := make(map[prefixKey]int64)
-	var s sighting
-	for i := 0; i < coarsePrefix; i++ {
-		if err := ref.next(&s); err != nil {
-			if errors.Is(err, io.EOF) {
-				break
-			}
-			ref.close()
-			return nil, err
-		}
-		if _, ok := first[key(&s)]; !ok {
-			first[key(&s)] = s.raw
+	for _, s := range heads[0].transport() {
+		if _, ok := first[key(s)]; !ok {
+			first[key(s)] = s.raw
 		}
 	}
-	ref.close()
-	for p := 1; p < len(cfg.Points); p++ {
-		src, err := openSource(p, cfg.Points[p], cfg.Decode, nil)
-		if err != nil {
-			return nil, err
-		}
+	for p := 1; p < len(heads); p++ {
 		var diffs []int64
 		seen := make(map[prefixKey]bool)
-		for i := 0; i < coarsePrefix; i++ {
-			if err := src.next(&s); err != nil {
-				if errors.Is(err, io.EOF) {
-					break
-				}
-				src.close()
-				return nil, err
-			}
-			if t0, ok := first[key(&s)]; ok && !seen[key(&s)] {
-				seen[key(&s)] = true
+		for _, s := range heads[p].transport() {
+			if t0, ok := first[key(s)]; ok && !seen[key(s)] {
+				seen[key(s)] = true
 				diffs = append(diffs, s.raw-t0)
 			}
 		}
-		src.close()
 		if len(diffs) > 0 {
 			sort.Slice(diffs, func(i, j int) bool { return diffs[i] < diffs[j] })
 			offsets[p] = diffs[len(diffs)/2]
 		}
 	}
-	return offsets, nil
-}
-
-// sampleBytes is how much capture the first pass follows in full: beyond
-// it, one packet in so many (chosen by ICRC, so the same packets at every
-// point) is enough for the clocks, and the first pass costs less.
-const sampleBytes = 16 << 20
-
-// firstPassSample is the first pass's sampling for the largest capture.
-func firstPassSample(points []Point) uint32 {
-	var largest int64
-	for _, p := range points {
-		if st, err := os.Stat(p.Path); err == nil {
-			largest = max(largest, st.Size())
-		}
-	}
-	return uint32(min(1+largest/sampleBytes, 16))
+	return offsets
 }
 
 // psnBefore reports whether a comes before b in PSN order.
-func psnBefore(a, b uint32) bool { return layers.PSN(a).Diff(layers.PSN(b)) < 0 }
+func psnBefore(a, b uint32) bool { return layers.PSN(a).Less(layers.PSN(b)) }

@@ -1,6 +1,7 @@
 package correlate_test
 
 import (
+	"context"
 	"path/filepath"
 	"testing"
 	"time"
@@ -41,7 +42,11 @@ func writePoints(t *testing.T, mt craft.MultiTrace, names []string) []correlate.
 	var points []correlate.Point
 	for i, frames := range mt.Points {
 		path := filepath.Join(dir, names[i]+".pcap")
-		w, err := capture.Create(path, capture.FormatPcap, layers.LinkTypeEthernet, true)
+		lt := layers.LinkTypeEthernet
+		if len(frames) > 0 {
+			lt = frames[0].LinkType
+		}
+		w, err := capture.Create(path, capture.FormatPcap, lt, true)
 		require.NoError(t, err)
 		for _, f := range frames {
 			require.NoError(t, w.WritePacket(capture.Packet{Time: f.Time, Length: len(f.Data), LinkType: f.LinkType, Data: f.Data}))
@@ -102,7 +107,7 @@ func TestCraftedAttribution(t *testing.T) {
 			for i := range names {
 				names[i] = string(rune('A' + i))
 			}
-			rep, err := correlate.Run(correlate.Config{Points: writePoints(t, mt, names)})
+			rep, err := correlate.Run(context.Background(), correlate.Config{Points: writePoints(t, mt, names)})
 			require.NoError(t, err)
 
 			requester := craft.DefaultRequester.IPv4.String()
@@ -188,7 +193,7 @@ func TestRewrittenOuterHeaders(t *testing.T) {
 	require.NoError(t, err)
 	mt.Points[1] = rewrite(t, mt.Points[1])
 	var seenBoth, seenOne int
-	rep, err := correlate.Run(correlate.Config{Points: writePoints(t, mt, []string{"host", "switch"}), Packet: func(s *correlate.Sighting) {
+	rep, err := correlate.Run(context.Background(), correlate.Config{Points: writePoints(t, mt, []string{"host", "switch"}), Packet: func(s *correlate.Sighting) {
 		if s.Frames[0] != 0 && s.Frames[1] != 0 {
 			seenBoth++
 		} else {
@@ -225,7 +230,7 @@ func TestMirrorPortCapture(t *testing.T) {
 		require.NoError(t, err)
 		mt.Points[1], err = craft.Mirror{Type: typ, Session: 7}.Wrap(mt.Points[1])
 		require.NoError(t, err)
-		rep, err := correlate.Run(correlate.Config{Points: writePoints(t, mt, []string{"host", "mirror"})})
+		rep, err := correlate.Run(context.Background(), correlate.Config{Points: writePoints(t, mt, []string{"host", "mirror"})})
 		require.NoError(t, err)
 		for _, p := range rep.Points {
 			assert.Equal(t, p.Frames, p.RoCE, "ERSPAN %d, %s: every frame a RoCE packet", typ, p.Name)
@@ -256,7 +261,7 @@ func TestMirrorPortCapture(t *testing.T) {
 // with the rest.
 func TestMalformedFramesCounted(t *testing.T) {
 	const broken = "../pcaps/broken_truncated.pcap"
-	rep, err := correlate.Run(correlate.Config{Points: []correlate.Point{{Name: "a", Path: broken}, {Name: "b", Path: broken}}})
+	rep, err := correlate.Run(context.Background(), correlate.Config{Points: []correlate.Point{{Name: "a", Path: broken}, {Name: "b", Path: broken}}})
 	require.NoError(t, err)
 	for _, p := range rep.Points {
 		assert.Equal(t, 1, p.Errors, p.Name)

@@ -12,19 +12,26 @@
 // one point is matched to the copy nearest in time at the others, so the nth
 // transmission of a PSN pairs with the nth wherever both were seen.
 //
-// Run reads the captures twice, never seeking and never holding more than
-// the matching window's packets. The first pass matches packets with a coarse
-// alignment of the clocks and estimates each point's clock against the first
-// point's the way NTP does: for the packets that cross from the first point to
-// another, the smallest time difference bounds the offset from above; for
-// those crossing back, the largest bounds it from below; the offset is the
-// middle of the two bounds and the uncertainty half their distance. The
-// midpoints of successive time slices, fitted by least squares, give the
-// drift. The second pass matches again on the corrected clocks and attributes
-// each packet.
+// Run reads each capture once, never seeking. It holds the first packets
+// of each capture in memory (the head, a fixed number of packets) and
+// matches them a first time with a coarse alignment of the clocks (the
+// median time difference of the packets both heads hold), to estimate each
+// point's clock against the first point's the way NTP does: for the packets
+// that cross from the first point to another, the smallest time difference
+// bounds the offset from above; for those crossing back, the largest bounds
+// it from below; the offset is the middle of the two bounds and the
+// uncertainty half their distance. The midpoints of successive time slices,
+// fitted by least squares, give the drift. It then matches the heads again
+// on the corrected clocks, and the rest of the captures after them, and
+// attributes each packet; when the captures outlast their heads, the clocks
+// are estimated again as the matching goes, from every packet so far, and
+// the report gives the estimate from all of them. Memory is the heads, the
+// matching window's packets and a PSN history per flow, whatever the
+// captures' length.
 //
 // Attribution follows the path of each direction, whose point order comes
-// from the corrected delays. A packet missing at a point upstream of one that
+// from the corrected delays (for a flow that starts after the heads, from
+// its first transmissions, which wait for it). A packet missing at a point upstream of one that
 // saw it passed that point: the capture dropped it. A packet missing at every
 // point downstream of the last that saw it was lost on the segment after that
 // point if the sender retransmitted it; otherwise the receiver had it and the

@@ -60,18 +60,18 @@ func startFeed(src *source, done <-chan struct{}) *feed {
 	return f
 }
 
-// next yields the next sighting, or the error that ended the capture.
-func (f *feed) next(out *sighting) error {
+// next yields the next sighting, valid until the call after, or the error
+// that ended the capture.
+func (f *feed) next() (*sighting, error) {
 	for f.cur == nil || f.at == len(f.cur.s) {
 		if f.cur != nil {
 			if f.cur.err != nil {
-				return f.cur.err
+				return nil, f.cur.err
 			}
 			f.free <- f.cur
 		}
 		f.cur, f.at = <-f.out, 0
 	}
-	*out = f.cur.s[f.at]
 	f.at++
-	return nil
+	return &f.cur.s[f.at-1], nil
 }

@@ -1,7 +1,9 @@
 package correlate
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"io"
 	"time"
 
@@ -66,9 +68,13 @@ type flow struct {
 	pointHave    uint64
 	pointCount   []int // packets seen per point
 
-	// Pass 1: clock samples against point 0, per point.
+	// Clock samples against point 0, per point.
 	clk []clockStats
-	// Pass 2: attribution.
+	// Attribution. A flow the heads did not show keeps its first
+	// transmissions in pending until its path is known, and counts its
+	// losses before the first point in lostBeforePath meanwhile.
+	pending              []*group
+	lostBeforePath       int
 	packets              int
 	losses               []int // per segment
 	drops                []int // per point
@@ -84,43 +90,61 @@ type hopStats struct {
 }
 
 type matcher struct {
-	cfg    Config
-	n      int
-	rep    *Report // nil in the first pass
-	fix    []clockFix
-	srcs   []*source
-	feeds  []*feed
-	heads  []sighting
+	cfg Config
+	n   int
+	rep *Report // nil in the first matching, over the heads
+	fix []clockFix
+	in  []stream
+	// heads are the points' next sightings, valid until the point's next
+	// advance, and at their corrected times.
+	heads  []*sighting
+	at     []int64
 	live   []bool
 	fifo   []*group
 	fifoAt int
 	flows  map[flowID]*flow
-	// byAddrs lists the flows by source and destination address, to pair
+	// byAddrs lists the flows by source and destination (address and
+	// LID: native IB without a GRH has no address), to pair
 	// the directions of a connection.
-	byAddrs map[[2][16]byte][]*flow
+	byAddrs map[hosts][]*flow
 	order   []*flow
 	free    []*group
-	paths   map[flowID][]int
+	// slab, slabTimes and slabFrames are what is left of the last groups
+	// allocated (newGroup).
+	slab       []group
+	slabTimes  []int64
+	slabFrames []int
+	paths      map[flowID][]int
 	// pairPaths holds a path per source and destination address, for the
-	// flows the first pass's sampling missed.
-	pairPaths map[[2][16]byte][]int
+	// flows the heads did not show.
+	pairPaths map[hosts][]int
 
-	// sample: the first pass follows one packet in sample (by ICRC, so the
-	// same ones at every point), besides each flow's first packets.
-	sample     uint32
 	origin     int64
 	haveOrigin bool
-	bucket     []int64 // pass 1: clock slice width per point, ns
-	sight      Sighting
-	clocks     []Clock
+	// sampling: the clock samples are gathered (always in the first
+	// matching; in the second when the captures outlast their heads, to
+	// refine the clocks and find the paths of flows that start later).
+	sampling bool
+	sinceFix int     // sightings since the clocks were last estimated
+	bucket   []int64 // clock slice width per point, ns
+	sight    Sighting
+	clocks   []Clock
 }
+
+// refineEvery is how many sightings past the heads the second matching
+// takes between two estimates of the clocks.
+const refineEvery = 1 << 16
+
+// pathAfter is how many transmissions of a flow that starts after the
+// heads wait for its path to be inferred from their times.
+const pathAfter = 256
 
 func newMatcher(cfg Config, rep *Report, fix []clockFix) *matcher {
 	n := len(cfg.Points)
 	m := &matcher{
-		cfg: cfg, n: n, rep: rep, fix: fix,
-		heads: make([]sighting, n), live: make([]bool, n),
-		flows: make(map[flowID]*flow), byAddrs: make(map[[2][16]byte][]*flow),
+		cfg: cfg, n: n, rep: rep, fix: fix, sampling: rep == nil,
+		heads: make([]*sighting, n), at: make([]int64, n), live: make([]bool, n),
+		flows: make(map[flowID]*flow), byAddrs: make(map[hosts][]*flow),
 	}
 	m.bucket = make([]int64, n)
 	for i := range m.bucket {
@@ -129,46 +153,24 @@ func newMatcher(cfg Config, rep *Report, fix []clockFix) *matcher {
 	return m
 }
 
-// inheritPaths takes the paths the first pass inferred.
+// inheritPaths takes the paths the first matching inferred.
 func (m *matcher) inheritPaths(first *matcher) {
 	m.origin, m.haveOrigin = first.origin, first.haveOrigin
 	m.paths = make(map[flowID][]int, len(first.order))
-	m.pairPaths = make(map[[2][16]byte][]int)
+	m.pairPaths = make(map[hosts][]int)
 	for _, fl := range first.order {
 		path := first.inferPath(fl)
 		m.paths[fl.id] = path
 		if len(path) > 1 {
-			m.pairPaths[[2][16]byte{fl.id.src, fl.id.dst}] = path
+			m.pairPaths[fl.id.hosts()] = path
 		}
 	}
 }
 
-func (m *matcher) run() error {
-	done := make(chan struct{})
-	defer func() {
-		close(done)
-		for _, f := range m.feeds {
-			<-f.exited
-		}
-		for _, s := range m.srcs {
-			s.close()
-		}
-	}()
-	for i, p := range m.cfg.Points {
-		var pr *PointReport
-		if m.rep != nil {
-			pr = &m.rep.Points[i]
-		}
-		s, err := openSource(i, p, m.cfg.Decode, pr)
-		if err != nil {
-			return err
-		}
-		s.sample = m.sample
-		s.keep = m.rep != nil && (m.cfg.Merge != nil || m.cfg.Frames && m.cfg.Packet != nil)
-		m.srcs = append(m.srcs, s)
-		m.feeds = append(m.feeds, startFeed(s, done))
-	}
-	for i := range m.feeds {
+// run matches the points' streams until they end or ctx is done.
+func (m *matcher) run(ctx context.Context, in []stream) error {
+	m.in = in
+	for i := range in {
 		if err := m.advance(i); err != nil {
 			return err
 		}
@@ -177,16 +179,29 @@ func (m *matcher) run() error {
 	for {
 		p := -1
 		var t int64
-		for i := range m.srcs {
+		for i := range m.in {
 			if !m.live[i] {
 				continue
 			}
-			if ti := m.fix[i].apply(m.heads[i].raw); p < 0 || ti < t {
+			if ti := m.at[i]; p < 0 || ti < t {
 				p, t = i, ti
 			}
 		}
 		if p < 0 {
 			break
+		}
+		if m.sinceFix++; m.sinceFix&1023 == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			if m.sampling && m.rep != nil && m.sinceFix >= refineEvery {
+				m.fix, m.sinceFix = clockFixes(m.estimateClocks(), m.origin), 0
+				for i, h := range m.heads {
+					if m.live[i] {
+						m.at[i] = m.fix[i].apply(h.raw)
+					}
+				}
+			}
 		}
 		if !m.haveOrigin {
 			m.origin, m.haveOrigin = t, true
@@ -200,12 +215,12 @@ func (m *matcher) run() error {
 			m.fifo = append(m.fifo[:0], m.fifo[m.fifoAt:]...)
 			m.fifoAt = 0
 		}
-		if h := &m.heads[p]; h.data != nil && m.cfg.Merge != nil {
+		if h := m.heads[p]; h.data != nil && m.cfg.Merge != nil && m.rep != nil {
 			if err := m.merge(p, h, t); err != nil {
 				return err
 			}
 		}
-		if h := &m.heads[p]; !h.other && (m.sample <= 1 || m.sampled(p, h)) {
+		if h := m.heads[p]; !h.other {
 			m.sightAt(p, h, t)
 		}
 		if err := m.advance(p); err != nil {
@@ -228,16 +243,27 @@ func (m *matcher) run() error {
 			}
 		}
 	}
+	if m.rep != nil && m.sampling {
+		m.estimateClocks()
+		for _, fl := range m.order {
+			if fl.path == nil {
+				m.settle(fl)
+			}
+		}
+	}
 	return nil
 }
 
 func (m *matcher) advance(p int) error {
-	err := m.feeds[p].next(&m.heads[p])
-	if errors.Is(err, io.EOF) {
-		m.live[p] = false
+	s, err := m.in[p].next()
+	if err == nil {
+		m.heads[p], m.at[p], m.live[p] = s, m.fix[p].apply(s.raw), true
 		return nil
 	}
-	m.live[p] = err == nil
+	m.live[p] = false
+	if errors.Is(err, io.EOF) {
+		return nil
+	}
 	return err
 }
 
@@ -246,36 +272,62 @@ func (m *matcher) flowFor(s *sighting) *flow {
 		return fl
 	}
 	fl := &flow{
-		id: s.flow, key: s.key, index: len(m.order),
+		id: s.flow, key: s.flowKey(), index: len(m.order),
 		ring:       make([]*group, psnSpan),
 		pointMax:   make([]uint32, m.n),
 		pointCount: make([]int, m.n),
 	}
-	if m.rep == nil {
+	if m.sampling {
 		fl.clk = make([]clockStats, m.n)
-	} else {
-		fl.path = m.pathOf(s.flow)
-		if fl.path == nil {
-			for i := 0; i < m.n; i++ {
-				fl.path = append(fl.path, i)
-			}
+	}
+	if m.rep != nil {
+		if path := m.pathOf(s.flow); path != nil || !m.sampling {
+			m.setPath(fl, path)
 		}
-		fl.pos = make([]int, m.n)
-		for i := range fl.pos {
-			fl.pos[i] = -1
-		}
-		for j, p := range fl.path {
-			fl.pos[p] = j
-		}
-		fl.losses = make([]int, len(fl.path)+1)
-		fl.drops = make([]int, m.n)
-		fl.hops = make([]hopStats, max(len(fl.path)-1, 0))
+		// Else a flow the heads did not show: its path waits for the times
+		// of its first transmissions (settle).
 	}
 	m.flows[s.flow] = fl
-	addrs := [2][16]byte{s.flow.src, s.flow.dst}
+	addrs := s.flow.hosts()
 	m.byAddrs[addrs] = append(m.byAddrs[addrs], fl)
 	m.order = append(m.order, fl)
 	return fl
+}
+
+// setPath sets fl's path, all the points in order when none is known.
+func (m *matcher) setPath(fl *flow, path []int) {
+	if path == nil {
+		for i := 0; i < m.n; i++ {
+			path = append(path, i)
+		}
+	}
+	fl.path = path
+	fl.pos = make([]int, m.n)
+	for i := range fl.pos {
+		fl.pos[i] = -1
+	}
+	for j, p := range fl.path {
+		fl.pos[p] = j
+	}
+	fl.losses = make([]int, len(fl.path)+1)
+	fl.losses[0] = fl.lostBeforePath
+	fl.drops = make([]int, m.n)
+	fl.hops = make([]hopStats, max(len(fl.path)-1, 0))
+}
+
+// settle infers the path of a flow the heads did not show from the times
+// of its transmissions so far, and attributes them.
+func (m *matcher) settle(fl *flow) {
+	if m.clocks == nil {
+		m.estimateClocks()
+	}
+	m.setPath(fl, m.inferPath(fl))
+	for _, g := range fl.pending {
+		m.attribute(g)
+		g.fl = nil
+		m.free = append(m.free, g)
+	}
+	fl.pending = nil
 }
 
 // sightAt matches a packet seen at point p at corrected time t with the
@@ -311,7 +363,7 @@ func (m *matcher) sightAt(p int, s *sighting, t int64) {
 		best.ce |= bit
 	}
 	best.raw[p], best.fixed[p], best.frame[p] = s.raw, t, s.frame
-	if s.data != nil && m.cfg.Frames && (!best.hasData || fl.pos[p] >= 0 && (fl.pos[best.point] < 0 || fl.pos[p] < fl.pos[best.point])) {
+	if s.data != nil && m.cfg.Frames && (!best.hasData || fl.pos != nil && fl.pos[p] >= 0 && (fl.pos[best.point] < 0 || fl.pos[p] < fl.pos[best.point])) {
 		// The frame of the point furthest upstream that saw it.
 		best.data = append(best.data[:0], s.data...)
 		best.length, best.linkType, best.point, best.hasData = s.length, s.linkType, p, true
@@ -337,7 +389,7 @@ func (m *matcher) create(id identity, fl *flow, t int64) *group {
 		clear(frame)
 		*g = group{raw: raw, fixed: fixed, frame: frame, data: data[:0]}
 	} else {
-		g = &group{raw: make([]int64, m.n), fixed: make([]int64, m.n), frame: make([]int, m.n)}
+		g = m.newGroup()
 	}
 	g.id, g.fl, g.first, g.open, g.copy = id, fl, t, true, 1
 	m.fifo = append(m.fifo, g)
@@ -363,6 +415,25 @@ func (m *matcher) create(id identity, fl *flow, t int64) *group {
 	return g
 }
 
+// groupSlab is how many groups are allocated at a time: a flow's PSN
+// history alone holds psnSpan of them, and few allocations make less work
+// for the garbage collector.
+const groupSlab = 256
+
+// newGroup takes a fresh group from the current slab.
+func (m *matcher) newGroup() *group {
+	if len(m.slab) == 0 {
+		m.slab = make([]group, groupSlab)
+		m.slabTimes = make([]int64, 2*m.n*groupSlab)
+		m.slabFrames = make([]int, m.n*groupSlab)
+	}
+	n := m.n
+	g := &m.slab[0]
+	g.raw, g.fixed, g.frame = m.slabTimes[:n:n], m.slabTimes[n:2*n:2*n], m.slabFrames[:n:n]
+	m.slab, m.slabTimes, m.slabFrames = m.slab[1:], m.slabTimes[2*n:], m.slabFrames[n:]
+	return g
+}
+
 // judge reads what a new transmission says about the ones before it: a
 // repeat of a PSN means the earlier copy was retransmitted, and one that
 // starts a go-back-N burst names the packet the receiver missed; a PSN
@@ -378,9 +449,12 @@ func (m *matcher) judge(g, prev *group) {
 	if pf := fl.pendingFresh; pf != nil {
 		fl.pendingFresh = nil
 		if m.rep != nil {
-			if prev != nil {
+			switch {
+			case prev != nil && fl.losses == nil:
+				fl.lostBeforePath++
+			case prev != nil:
 				fl.losses[0]++
-			} else {
+			default:
 				fl.reorderedBeforeFirst++
 			}
 		}
@@ -431,9 +505,17 @@ func (m *matcher) close(g *group) {
 
 // release settles g's fate once nothing more can be learnt about it.
 func (m *matcher) release(g *group) {
-	if m.rep == nil {
+	if m.sampling {
 		m.sampleClocks(g)
-	} else {
+	}
+	if fl := g.fl; m.rep != nil && fl.path == nil {
+		fl.pending = append(fl.pending, g)
+		if len(fl.pending) >= pathAfter {
+			m.settle(fl)
+		}
+		return
+	}
+	if m.rep != nil {
 		m.attribute(g)
 	}
 	g.fl = nil
@@ -448,29 +530,17 @@ func retransmittable(op uint8) bool {
 	return info.IsRequest() || info.Operation == layers.OpRDMAReadResponse
 }
 
-// alwaysSampled is how many packets of each flow at each point the first
-// pass follows whatever the sampling, so that every flow gets its path.
-const alwaysSampled = 256
-
-// sampled reports whether the first pass follows this packet.
-func (m *matcher) sampled(p int, s *sighting) bool {
-	if s.icrc%m.sample == 0 {
-		return true
-	}
-	return m.flowFor(s).pointCount[p] < alwaysSampled
-}
-
-// pathOf is the path the first pass found for a flow, or else that of
+// pathOf is the path the first matching found for a flow, or else that of
 // another flow between the same addresses (the reverse of the other
 // direction's if need be): flows between two hosts take one route.
 func (m *matcher) pathOf(id flowID) []int {
 	if p, ok := m.paths[id]; ok && len(p) > 1 {
 		return p
 	}
-	if p, ok := m.pairPaths[[2][16]byte{id.src, id.dst}]; ok {
+	if p, ok := m.pairPaths[id.hosts()]; ok {
 		return p
 	}
-	if p, ok := m.pairPaths[[2][16]byte{id.dst, id.src}]; ok {
+	if p, ok := m.pairPaths[id.hosts().reverse()]; ok {
 		rev := make([]int, len(p))
 		for i, v := range p {
 			rev[len(p)-1-i] = v
@@ -486,8 +556,13 @@ func (m *matcher) merge(p int, s *sighting, t int64) error {
 	if m.cfg.NoClockFix {
 		at = s.raw
 	}
-	return m.cfg.Merge(p, capture.Packet{Number: s.frame, Time: time.Unix(0, at), Length: s.length,
+	err := m.cfg.Merge(p, capture.Packet{Number: s.frame, Time: time.Unix(0, at), Length: s.length,
 		LinkType: s.linkType, Interface: p, Data: s.data})
+	if err != nil {
+		pt := m.cfg.Points[p]
+		return fmt.Errorf("point %s (%s), packet %d: %w", pt.Name, pt.Path, s.frame, err)
+	}
+	return nil
 }
 
 // noteReceived takes a response's word that the responder received the
@@ -495,7 +570,7 @@ func (m *matcher) merge(p int, s *sighting, t int64) error {
 func (m *matcher) noteReceived(fl *flow, s *sighting) {
 	req := fl.paired
 	if req == nil {
-		for _, f := range m.byAddrs[[2][16]byte{s.flow.dst, s.flow.src}] {
+		for _, f := range m.byAddrs[s.flow.hosts().reverse()] {
 			if g := f.ring[s.psn%psnSpan]; g != nil && g.id.psn == s.psn && f.paired == nil {
 				req, f.paired, fl.paired = f, fl, f
 				break
@@ -522,7 +597,7 @@ func (m *matcher) explained(fl *flow, psn uint32) bool {
 	}
 	last := uint64(1) << fl.path[len(fl.path)-1]
 	for d := 0; d < psnSpan; d++ {
-		p := (psn + uint32(d)) & 0xFFFFFF
+		p := uint32(layers.PSN(psn).Add(d))
 		if g := fl.ring[p%psnSpan]; g != nil && g.id.psn == p && g.seen&last == 0 && retransmittable(g.id.opcode) {
 			return true
 		}

@@ -2,6 +2,7 @@ package correlate_test
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -168,7 +169,7 @@ func TestNetemLossOnRealCaptures(t *testing.T) {
 
 			// ibdump --correlate's answer.
 			gotFrames := map[int]string{}
-			rep, err := correlate.Run(correlate.Config{
+			rep, err := correlate.Run(context.Background(), correlate.Config{
 				Points: []correlate.Point{{Name: "guest", Path: guestPath}, {Name: "bridge", Path: bridgePath}},
 				Window: window,
 				Packet: func(s *correlate.Sighting) {

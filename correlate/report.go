@@ -109,7 +109,9 @@ type Sighting struct {
 	// retransmission, and so on.
 	Copy int
 	// Frames holds the frame number at each point, 0 where it was not seen;
-	// Times the time at each point, corrected unless Config.NoClockFix.
+	// Times the time at each point, corrected unless Config.NoClockFix (on
+	// captures longer than the heads, with the clocks as estimated when the
+	// packet was seen: the estimate is refined as the matching goes).
 	Frames []int
 	Times  []time.Time
 	// Dropped says, per point, that the point's capture missed the packet.

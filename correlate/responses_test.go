@@ -1,6 +1,7 @@
 package correlate_test
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -32,7 +33,7 @@ func TestResponseLosses(t *testing.T) {
 				Hops: []time.Duration{2000, 3000, 4000, 5000}, Seed: tt.seed}
 			mt, err := mp.Capture(tr)
 			require.NoError(t, err)
-			rep, err := correlate.Run(correlate.Config{Points: writePoints(t, mt, []string{"A", "B", "C"})})
+			rep, err := correlate.Run(context.Background(), correlate.Config{Points: writePoints(t, mt, []string{"A", "B", "C"})})
 			require.NoError(t, err)
 			require.Len(t, rep.Flows, 2)
 			for _, fl := range rep.Flows {

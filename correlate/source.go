@@ -1,10 +1,10 @@
 package correlate
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
+	"net/netip"
 
 	"github.com/ibwire/ibwire/capture"
 	"github.com/ibwire/ibwire/decode"
@@ -19,6 +19,51 @@ type flowID struct {
 	qp         uint32
 }
 
+// hosts is a flow's source and destination, address and LID.
+type hosts struct {
+	src, dst   [16]byte
+	slid, dlid uint16
+}
+
+func (id flowID) hosts() hosts { return hosts{id.src, id.dst, id.slid, id.dlid} }
+
+func (h hosts) reverse() hosts { return hosts{h.dst, h.src, h.dlid, h.slid} }
+
+// Address families of a sighting.
+const (
+	familyLID uint8 = iota
+	familyIPv4
+	familyIPv6
+)
+
+func familyOf(a netip.Addr) uint8 {
+	switch {
+	case a.Is4():
+		return familyIPv4
+	case a.IsValid():
+		return familyIPv6
+	}
+	return familyLID
+}
+
+// flowKey is the flow of s as decode names flows.
+func (s *sighting) flowKey() decode.FlowKey {
+	addr := func(b [16]byte) netip.Addr {
+		switch s.family {
+		case familyIPv4:
+			return netip.AddrFrom16(b).Unmap()
+		case familyIPv6:
+			return netip.AddrFrom16(b)
+		}
+		return netip.Addr{}
+	}
+	return decode.FlowKey{
+		Src:    decode.Endpoint{Addr: addr(s.flow.src), LID: s.flow.slid},
+		Dst:    decode.Endpoint{Addr: addr(s.flow.dst), LID: s.flow.dlid},
+		DestQP: s.flow.qp,
+	}
+}
+
 // identity is what stays the same of a packet from sender to receiver,
 // with its flow numbered by the matcher.
 type identity struct {
@@ -30,8 +75,10 @@ type identity struct {
 
 // sighting is one transport packet read at one point.
 type sighting struct {
-	flow   flowID
-	key    decode.FlowKey
+	flow flowID
+	// family is the addresses' kind (familyLID, familyIPv4, familyIPv6),
+	// which flowID's 16 bytes do not say.
+	family uint8
 	psn    uint32
 	icrc   uint32
 	opcode uint8
@@ -62,22 +109,11 @@ type source struct {
 	dec    *decode.Decoder
 	in     capture.Packet
 	report *PointReport
-	// sample, when above 1, skips without decoding the frames whose last
-	// four bytes (the ICRC of an Ethernet RoCE frame) are not a multiple
-	// of it, after the first alwaysDecoded frames: the first pass's
-	// sampling, done before the cost of decoding.
-	sample uint32
-	read   int
 	// keep yields every frame, transport or not, with a copy of its bytes
 	// appended to arena (for a merged capture).
 	keep  bool
 	arena *[]byte
 }
-
-// alwaysDecoded is how many frames of each capture the first pass decodes
-// whatever its sampling, so that every flow starting among them gets a
-// path of its own.
-const alwaysDecoded = 1 << 16
 
 func openSource(point int, p Point, opts decode.Options, report *PointReport) (*source, error) {
 	r, err := capture.Open(p.Path)
@@ -102,10 +138,6 @@ func (s *source) next(out *sighting) error {
 		if s.report != nil {
 			s.report.Frames++
 		}
-		s.read++
-		if d := s.in.Data; s.sample > 1 && s.read > alwaysDecoded && len(d) >= 4 && binary.LittleEndian.Uint32(d[len(d)-4:])%s.sample != 0 {
-			continue
-		}
 		if s.keep {
 			*s.arena = append(*s.arena, s.in.Data...)
 			a := *s.arena
@@ -129,18 +161,11 @@ func (s *source) next(out *sighting) error {
 		}
 		out.other = false
 		src, dst := pkt.Endpoints()
-		out.key = decode.FlowKey{Src: src, Dst: dst, DestQP: bth.DestQP}
+		out.family = familyOf(src.Addr)
 		out.flow = flowID{src: src.Addr.As16(), dst: dst.Addr.As16(), slid: src.LID, dlid: dst.LID, qp: bth.DestQP}
 		out.psn, out.opcode, out.icrc = uint32(bth.PSN), uint8(bth.Opcode), bth.Trailer.ICRC
 		out.received, out.hasReceived = receivedPSN(bth)
-		switch {
-		case pkt.HasIPv4():
-			out.marked = pkt.Headers.IPv4.TOS&3 == 3
-		case pkt.HasIPv6():
-			out.marked = pkt.Headers.IPv6.TrafficClass&3 == 3
-		default:
-			out.marked = bth.FECN
-		}
+		out.marked = congestionMarked(pkt)
 		out.raw = s.in.Time.UnixNano()
 		out.frame = s.in.Number
 		if s.report != nil {
@@ -152,6 +177,15 @@ func (s *source) next(out *sighting) error {
 
 func (s *source) close() { s.r.Close() }
 
+// congestionMarked reports a congestion mark: IP ECN CE, or the BTH's FECN
+// where there is no IP header (native InfiniBand).
+func congestionMarked(pkt *decode.Packet) bool {
+	if ecn, ok := pkt.ECN(); ok {
+		return ecn == decode.ECNCE
+	}
+	return pkt.BTH().FECN
+}
+
 // receivedPSN reads what a response says the responder received: an ACK,
 // an atomic ACK or a READ response the request with its PSN (and all before
 // it), a NAK or RNR NAK everything before its PSN.
@@ -160,9 +194,8 @@ func receivedPSN(bth *layers.BTH) (uint32, bool) {
 	if !info.Response || info.Service == layers.ServiceCNP {
 		return 0, false
 	}
-	psn := uint32(bth.PSN)
 	if info.Has(layers.HdrAETH) && !bth.AETH.Syndrome.IsAck() {
-		return (psn - 1) & 0xFFFFFF, true
+		return uint32(bth.PSN.Add(-1)), true
 	}
-	return psn, true
+	return uint32(bth.PSN), true
 }

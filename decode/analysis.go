@@ -510,13 +510,8 @@ func serviceOf(op layers.Opcode) layers.ServiceType {
 
 // ecnCE reports an IP header marked ECN Congestion Experienced.
 func (a *Analyzer) ecnCE(p *Packet) bool {
-	switch {
-	case p.has&hasIPv4 != 0:
-		return p.Headers.IPv4.TOS&3 == 3
-	case p.has&hasIPv6 != 0:
-		return p.Headers.IPv6.TrafficClass&3 == 3
-	}
-	return false
+	ecn, ok := ecnOf(p)
+	return ok && ecn == ECNCE
 }
 
 // unusual counts and reports what most packets do not have: damage (bad

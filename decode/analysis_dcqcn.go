@@ -72,6 +72,11 @@ const (
 	ECNCE     = 3
 )
 
+// ECN returns the packet's ECN codepoint (ECNNotECT ... ECNCE), from the IP
+// header of the RoCEv2 packet itself (inside a mirror's tunnel, not the
+// tunnel's); ok is false when it has no IP header.
+func (p *Packet) ECN() (codepoint uint8, ok bool) { return ecnOf(p) }
+
 // ecnOf returns a packet's ECN codepoint, ok false when it has no IP header.
 func ecnOf(p *Packet) (uint8, bool) {
 	switch {

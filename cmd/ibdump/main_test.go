@@ -587,3 +587,34 @@ func TestCorrelateFieldsAgreeWithReport(t *testing.T) {
 	}
 	assert.Equal(t, drops, n, "one name per point that dropped a packet")
 }
+
+// TestCorrelateCancelled: --correlate stops when its context is cancelled
+// (Ctrl-C), in the report mode and in the per-packet mode alike, and says
+// so instead of printing a report of what it did not read.
+func TestCorrelateCancelled(t *testing.T) {
+	for _, args := range [][]string{
+		{"--correlate", multipointA, multipointB},
+		{"--correlate", "-T", "fields", "-e", "ibwire.correlate.seen", multipointA, multipointB},
+	} {
+		t.Run(strings.Join(args, " "), func(t *testing.T) {
+			ctx, cancel := context.WithCancel(context.Background())
+			cancel()
+			var out, errOut bytes.Buffer
+			code := ibdumpcli.Run(ctx, "ibdump", args, nil, &out, &errOut)
+			assert.Equal(t, 2, code)
+			assert.Regexp(t, `^ibdump: (--correlate: )?context canceled\n$`, errOut.String())
+			assert.NotContains(t, out.String(), "Capture points")
+		})
+	}
+}
+
+// TestCorrelateMergedWriteError: a merged capture that cannot be written
+// is named, and so are the capture point and the file whose frame failed.
+func TestCorrelateMergedWriteError(t *testing.T) {
+	if _, err := os.Stat("/dev/full"); err != nil {
+		t.Skip("no /dev/full")
+	}
+	_, errOut, code := ibdump(t, nil, "-q", "-w", "/dev/full", "--point", "host="+writeLoss, "--point", "switch="+writeLoss)
+	assert.Equal(t, 2, code)
+	assert.Regexp(t, `^ibdump: --correlate: point (host|switch) \(`+regexp.QuoteMeta(writeLoss)+`\), packet \d+: -w /dev/full: .*no space left on device\n$`, errOut)
+}

@@ -1,7 +1,9 @@
 // Command ibtui is a terminal viewer for RDMA captures (RoCEv1, RoCEv2,
 // InfiniBand): packet list, detail tree and bytes (where it opens), QP
-// table, expert findings, Follow QP, I/O, PSN and latency graphs. When its
-// standard output is not a terminal it is ibdump, with the same flags.
+// table, expert findings, Follow QP, I/O, PSN and latency graphs, and with
+// --correlate several captures as capture points (each packet's time at
+// each point, losses and delays per hop). When its standard output is not
+// a terminal it is ibdump, with the same flags.
 package main
 
 import (
@@ -21,6 +23,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/ibwire/ibwire/capture"
+	"github.com/ibwire/ibwire/correlate"
 	"github.com/ibwire/ibwire/decode"
 	"github.com/ibwire/ibwire/internal/ibdumpcli"
 	"github.com/ibwire/ibwire/internal/output"
@@ -52,6 +55,8 @@ type options struct {
 	version   bool
 	maxPkts   int
 	frame     int // -g
+	correlate bool
+	points    listFlag // --point NAME=FILE
 }
 
 type listFlag []string
@@ -74,6 +79,8 @@ func newFlagSet(o *options, stderr io.Writer) *flag.FlagSet {
 	fs.BoolVar(&o.version, "version", false, "print the version and exit")
 	fs.IntVar(&o.frame, "g", 0, "open at frame `N` (selected once it is read; vim's NG, and a row of ibdump -T parquet's output)")
 	fs.IntVar(&o.maxPkts, "max-packets", defaultMaxPackets, "keep at most `n` packets (about 9 bytes of memory each); reading stops there and the\nstatus bar says so (0: no bound)")
+	fs.BoolVar(&o.correlate, "correlate", false, "each file is a capture point of the same traffic: the Points view (W) shows where each packet\nwas seen, its time at each point, and the per-hop table; the packet list shows the first point's capture")
+	fs.Var(&o.points, "point", "with --correlate: a capture point `NAME=FILE` (repeatable; implies --correlate)")
 	fs.Usage = func() { usage(fs, stderr) }
 	return fs
 }
@@ -103,14 +110,17 @@ Examples:
   ibtui -Y 'infiniband.aeth.syndrome.opcode == 3' capture.pcap
   ibtui -g 1007 capture.pcap                  open at frame 1007 (a row of ibdump -T parquet)
   tcpdump -i mlx5_0 -w - | ibtui -r -
+  ibtui --correlate host.pcap switch.pcap     the same traffic at two points (W: Points view)
   ibtui -i eth0
 
 Views (tabs): Packets (list, detail tree, bytes), QPs (-z conv,qp, sortable),
 Expert, Follow (messages of a connection), I/O (sparklines of -z io,stat
 columns), PSN (time against PSN with retransmission, NAK, RNR and CNP
 markers), Latency (histograms), Rate (DCQCN), Cmds (U: every NVMe-oF
-command and RPC-over-RDMA call with its status, latency and frames, as
--z nvme,srt and -z rpc,srt match them; enter goes to the command).
+command, RPC-over-RDMA call, iSER task and SMB2 request with its status,
+latency and frames, as the -z ...,srt tables match them; enter goes to the
+command), Points (W, with --correlate: each packet's time at each capture
+point, and losses, capture drops and one-way delays per hop).
 
 Flags:
 `)
@@ -176,6 +186,16 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	var points *tui.Points
+	if o.correlate || len(o.points) > 0 {
+		pts, err := ibdumpcli.CorrelatePoints(o.points, files)
+		if err != nil {
+			fmt.Fprintf(stderr, "ibtui: --correlate: %v\n", err)
+			return ibdumpcli.ExitError
+		}
+		points = correlatePoints(ctx, correlate.Config{Points: pts, Decode: dopts})
+		files = []string{pts[0].Path}
+	}
 	// tui.Run has each model tell the viewer of its changes: models are
 	// made before it.
 	openModel := func(files []string) (*tui.Model, func(), error) {
@@ -197,7 +217,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return ibdumpcli.ExitError
 	}
 	closers := []func(){closeModel}
-	err = tui.Run(ctx, tui.Config{Model: m, Mono: mono, Frame: o.frame, Open: func(path string) (*tui.Model, error) {
+	err = tui.Run(ctx, tui.Config{Model: m, Mono: mono, Frame: o.frame, Points: points, Open: func(path string) (*tui.Model, error) {
 		o.filter = ""
 		m, c, err := openModel([]string{path})
 		if err == nil {
@@ -214,6 +234,30 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return ibdumpcli.ExitError
 	}
 	return ibdumpcli.ExitOK
+}
+
+// correlatePoints runs the correlation of cfg's capture points in the
+// background (until ctx is done) into the model of ibtui's Points view:
+// each packet as its fate is known, then the report as ibdump prints it.
+func correlatePoints(ctx context.Context, cfg correlate.Config) *tui.Points {
+	names := make([]string, len(cfg.Points))
+	for i, p := range cfg.Points {
+		names[i] = p.Name
+	}
+	pts := tui.NewPoints(names)
+	cfg.Packet = func(s *correlate.Sighting) {
+		pts.Add(&tui.PointSighting{Flow: s.Flow, PSN: s.PSN, Opcode: s.Opcode, Copy: s.Copy, Frames: s.Frames,
+			Times: s.Times, Dropped: s.Dropped, Path: s.Path, LostAfter: s.LostAfter, LostOn: s.LostOn})
+	}
+	go func() {
+		rep, err := correlate.Run(ctx, cfg)
+		var text bytes.Buffer
+		if err == nil {
+			err = output.WriteCorrelation(&text, rep)
+		}
+		pts.Finish(text.String(), err)
+	}()
+	return pts
 }
 
 // withoutViewerFlags drops --max-packets, which bounds the viewer's memory

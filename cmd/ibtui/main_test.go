@@ -36,6 +36,8 @@ func TestNotATerminalIsIbdump(t *testing.T) {
 		{"-T", "fields", "-e", "frame.number", "-e", "bth.psn", "-c", "20", writeLoss},
 		{"-Y", "bth.psn ==", writeLoss},
 		{"no-such-file.pcap"},
+		{"--correlate", "../../pcaps/multipoint_a.pcap", "../../pcaps/multipoint_b.pcap"},
+		{"--point", "a=../../pcaps/multipoint_a.pcap", "--point", "c=../../pcaps/multipoint_c.pcap", "-T", "json"},
 	}
 	for _, args := range tests {
 		t.Run(strings.Join(args, " "), func(t *testing.T) {
@@ -75,6 +77,23 @@ func TestMaxPacketsMustBeABound(t *testing.T) {
 	assert.Equal(t, "ibtui: --max-packets -1: want 0 (no bound) or more\n", errOut.String())
 }
 
+// TestCorrelateNeedsPoints: --correlate on a terminal wants two capture
+// points or more, and says so before any screen opens, as ibdump does.
+func TestCorrelateNeedsPoints(t *testing.T) {
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--correlate", writeLoss}, "ibtui: --correlate: want at least two captures, got 1\n"},
+		{[]string{"--point", "a", writeLoss}, "ibtui: --correlate: --point a: want NAME=FILE\n"},
+	} {
+		var errOut bytes.Buffer
+		code := run(context.Background(), tt.args, nil, &bytes.Buffer{}, &errOut, true)
+		assert.Equal(t, ibdumpcli.ExitError, code)
+		assert.Equal(t, tt.want, errOut.String())
+	}
+}
+
 func TestHelpIsComplete(t *testing.T) {
 	var errOut bytes.Buffer
 	code := run(context.Background(), []string{"--help"}, nil, &bytes.Buffer{}, &errOut, true)
@@ -82,11 +101,11 @@ func TestHelpIsComplete(t *testing.T) {
 	var o options
 	fs := newFlagSet(&o, &bytes.Buffer{})
 	help := errOut.String()
-	for _, name := range []string{"-r", "-Y", "-c", "-i", "-s", "-p", "-d", "-dc", "-color", "-version", "-max-packets", "-g"} {
+	for _, name := range []string{"-r", "-Y", "-c", "-i", "-s", "-p", "-d", "-dc", "-color", "-version", "-max-packets", "-g", "-correlate", "-point"} {
 		assert.Contains(t, help, "  "+name, "help lists %s", name)
 		require.NotNil(t, fs.Lookup(strings.TrimPrefix(name, "-")), name)
 	}
-	for _, s := range []string{"ibtui keys", "DETAIL TREE", "not a terminal", "Exit status", "NO_COLOR"} {
+	for _, s := range []string{"ibtui keys", "DETAIL TREE", "not a terminal", "Exit status", "NO_COLOR", "CAPTURE POINTS", "W    "} {
 		assert.Contains(t, help, s)
 	}
 	// It says where ibtui opens (the packet list, where tui.Run starts), not

@@ -262,7 +262,7 @@ func Run(ctx context.Context, prog string, args []string, stdin io.Reader, stdou
 	}
 	o.files = files
 	if o.correlate || len(o.points) > 0 {
-		return runCorrelate(&o, files, stdout, stderr)
+		return runCorrelate(ctx, &o, files, stdout, stderr)
 	}
 	d, err := newDumper(&o, stdout, stderr)
 	if err != nil {

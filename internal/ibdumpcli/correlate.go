@@ -15,29 +15,15 @@ import (
 
 // runCorrelate is ibdump --correlate: each file (or --point NAME=FILE) is
 // one capture point of the same traffic.
-func runCorrelate(o *options, files []string, stdout, stderr io.Writer) int {
+// Cancelling ctx (Ctrl-C) stops the reading.
+func runCorrelate(ctx context.Context, o *options, files []string, stdout, stderr io.Writer) int {
 	fail := func(format string, args ...any) int {
 		fmt.Fprintf(stderr, "%s: --correlate: "+format+"\n", append([]any{o.prog}, args...)...)
 		return exitError
 	}
-	var points []correlate.Point
-	for _, spec := range o.points {
-		name, file, ok := strings.Cut(spec, "=")
-		if !ok || name == "" || file == "" {
-			return fail("--point %s: want NAME=FILE", spec)
-		}
-		points = append(points, correlate.Point{Name: name, Path: file})
-	}
-	for _, file := range files {
-		if file == "-" {
-			return fail("standard input cannot be correlated: it is read twice")
-		}
-		name := strings.TrimSuffix(filepath.Base(file), filepath.Ext(file))
-		name = strings.TrimSuffix(name, ".pcap")
-		points = append(points, correlate.Point{Name: name, Path: file})
-	}
-	if len(points) < 2 {
-		return fail("want at least two captures, got %d", len(points))
+	points, err := CorrelatePoints(o.points, files)
+	if err != nil {
+		return fail("%v", err)
 	}
 	for _, z := range o.stats {
 		if z != "path" {
@@ -73,18 +59,23 @@ func runCorrelate(o *options, files []string, stdout, stderr io.Writer) int {
 			return fail("-w %s: %v", o.write, err)
 		}
 		defer merged.Close()
-		cfg.Merge = func(_ int, p capture.Packet) error { return merged.WritePacket(p) }
+		cfg.Merge = func(_ int, p capture.Packet) error {
+			if err := merged.WritePacket(p); err != nil {
+				return fmt.Errorf("-w %s: %w", o.write, err)
+			}
+			return nil
+		}
 	}
 	var rep *correlate.Report
 	if perPacket {
 		var status int
-		if rep, status, err = correlatePackets(o, cfg, stdout, stderr); err != nil {
+		if rep, status, err = correlatePackets(ctx, o, cfg, stdout, stderr); err != nil {
 			return fail("%v", err)
 		}
 		if !report || status != exitOK {
 			return status
 		}
-	} else if rep, err = correlate.Run(cfg); err != nil {
+	} else if rep, err = correlate.Run(ctx, cfg); err != nil {
 		return fail("%v", err)
 	}
 	if merged != nil {
@@ -101,6 +92,32 @@ func runCorrelate(o *options, files []string, stdout, stderr io.Writer) int {
 		return fail("%v", err)
 	}
 	return exitOK
+}
+
+// CorrelatePoints names the capture points of --point NAME=FILE specs and
+// of files (each named after its file), at least two: ibdump's and
+// ibtui's --correlate.
+func CorrelatePoints(specs, files []string) ([]correlate.Point, error) {
+	var points []correlate.Point
+	for _, spec := range specs {
+		name, file, ok := strings.Cut(spec, "=")
+		if !ok || name == "" || file == "" {
+			return nil, fmt.Errorf("--point %s: want NAME=FILE", spec)
+		}
+		points = append(points, correlate.Point{Name: name, Path: file})
+	}
+	for _, file := range files {
+		if file == "-" {
+			return nil, fmt.Errorf("standard input cannot be correlated: each capture point is a file")
+		}
+		name := strings.TrimSuffix(filepath.Base(file), filepath.Ext(file))
+		name = strings.TrimSuffix(name, ".pcap")
+		points = append(points, correlate.Point{Name: name, Path: file})
+	}
+	if len(points) < 2 {
+		return nil, fmt.Errorf("want at least two captures, got %d", len(points))
+	}
+	return points, nil
 }
 
 // createMerged starts the merged capture: pcapng, one interface per point,
@@ -155,7 +172,7 @@ func (s *correlatedSource) NextInto(p *capture.Packet) error {
 
 // correlatePackets runs the correlation with ibdump's per-packet output
 // over the packets it settles.
-func correlatePackets(o *options, cfg correlate.Config, stdout, stderr io.Writer) (*correlate.Report, int, error) {
+func correlatePackets(ctx context.Context, o *options, cfg correlate.Config, stdout, stderr io.Writer) (*correlate.Report, int, error) {
 	po := *o
 	po.write, po.stats = "", nil
 	d, err := newDumper(&po, stdout, stderr)
@@ -187,7 +204,7 @@ func correlatePackets(o *options, cfg correlate.Config, stdout, stderr io.Writer
 	var rep *correlate.Report
 	go func() {
 		var err error
-		rep, err = correlate.Run(cfg)
+		rep, err = correlate.Run(ctx, cfg)
 		close(items)
 		errc <- err
 	}()
@@ -195,7 +212,7 @@ func correlatePackets(o *options, cfg correlate.Config, stdout, stderr io.Writer
 		d.out.Write(d.fields.AppendHeader(nil))
 	}
 	src := &correlatedSource{d: d, items: items, errc: errc}
-	status := d.loop(context.Background(), src, nil)
+	status := d.loop(ctx, src, nil)
 	close(done)
 	for range items { // let the run finish
 	}

@@ -56,6 +56,7 @@ const (
 	scopeFollow   = "follow QP"
 	scopeCommands = "commands"
 	scopeGraph    = "graphs"
+	scopePoints   = "capture points"
 	scopeHelp     = "help"
 )
 
@@ -85,7 +86,8 @@ func keyTable() []binding {
 		{scopeGlobal, []key{r('P')}, "PSN graph of the selected packet's or conversation's connection", (*UI).psnSelected},
 		{scopeGlobal, []key{r('T')}, "latency histograms", func(u *UI) { u.showView(viewLatency) }},
 		{scopeGlobal, []key{r('R')}, "DCQCN: sending rate per QP direction, with CE marks and CNPs", func(u *UI) { u.showView(viewRate) }},
-		{scopeGlobal, []key{r('U')}, "upper-layer commands: NVMe-oF commands and RPC-over-RDMA calls with status and latency", (*UI).showCommands},
+		{scopeGlobal, []key{r('U')}, "upper-layer commands: NVMe-oF commands, RPC-over-RDMA calls, iSER tasks and SMB2 requests with status and latency", (*UI).showCommands},
+		{scopeGlobal, []key{r('W')}, "capture points (ibtui --correlate): where each packet was seen, its time at each point, and the per-hop table", func(u *UI) { u.showView(viewPoints) }},
 		{scopeGlobal, []key{c(tcell.KeyTab)}, "next pane", func(u *UI) { u.cyclePane(1) }},
 		{scopeGlobal, []key{c(tcell.KeyBacktab)}, "previous pane", func(u *UI) { u.cyclePane(-1) }},
 		{scopeGlobal, []key{r('\\')}, "zoom the focused pane (again: unzoom)", (*UI).toggleZoom},
@@ -153,6 +155,9 @@ func keyTable() []binding {
 		{scopeGraph, []key{r('l'), c(tcell.KeyRight)}, "PSN graph: pan right", func(u *UI) { u.psn.pan(1) }},
 		{scopeGraph, []key{r('0')}, "PSN graph: the whole connection", func(u *UI) { u.psn.reset() }},
 		{scopeGraph, []key{r('e')}, "I/O graph: edit the columns (as -z io,stat: FILTER or FUNC(field)FILTER, comma separated)", (*UI).editIOColumns},
+
+		{scopePoints, []key{c(tcell.KeyEnter)}, "go to the packet in the packet list (the first point's capture)", (*UI).pointsJump},
+		{scopePoints, []key{c(tcell.KeyTab)}, "move between the packets and the per-hop table (j/k scroll either)", (*UI).pointsFocus},
 
 		{scopeHelp, []key{c(tcell.KeyCtrlD)}, "half a page down (j/k, pgdn/pgup, g/G scroll too)", func(u *UI) { u.help.scroll(1) }},
 		{scopeHelp, []key{c(tcell.KeyCtrlU)}, "half a page up", func(u *UI) { u.help.scroll(-1) }},

@@ -40,9 +40,15 @@ type listContent struct {
 func (c *listContent) invalidate() { clear(c.cache) }
 
 func (c *listContent) GetRowCount() int    { return c.u.rows + 1 }
-func (c *listContent) GetColumnCount() int { return len(listColumns) }
+func (c *listContent) GetColumnCount() int { return len(listColumns) + c.u.points.listColumns() }
 
 func (c *listContent) GetCell(row, col int) *tview.TableCell {
+	if n := c.u.points.listColumns(); n > 0 && col >= listInfo { // the points' columns, before Info
+		if col < listInfo+n {
+			return c.u.points.listCell(row, col-listInfo)
+		}
+		col -= n
+	}
 	if row == 0 {
 		return tview.NewTableCell(listColumns[col]).SetStyle(c.u.theme.header).SetSelectable(false)
 	}

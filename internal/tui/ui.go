@@ -33,11 +33,12 @@ const (
 	viewRate     = "rate"
 	viewCommands = "commands"
 	viewHelp     = "help"
+	viewPoints   = "points" // with capture points only (Config.Points)
 )
 
 var viewTitles = []struct{ name, title string }{
 	{viewPackets, "Packets"}, {viewConvs, "QPs"}, {viewExpert, "Expert"}, {viewFollow, "Follow"},
-	{viewIO, "I/O"}, {viewPSN, "PSN"}, {viewLatency, "Latency"}, {viewRate, "Rate"}, {viewCommands, "Cmds"}, {viewHelp, "Help"},
+	{viewIO, "I/O"}, {viewPSN, "PSN"}, {viewLatency, "Latency"}, {viewRate, "Rate"}, {viewCommands, "Cmds"}, {viewPoints, "Points"}, {viewHelp, "Help"},
 }
 
 // The panes of the packets view.
@@ -57,6 +58,9 @@ type Config struct {
 	// Frame, when not 0, is the frame to select once it is read (ibtui -g):
 	// the way into a capture from a row of ibdump -T parquet's output.
 	Frame int
+	// Points, when set, is a correlation of captures (ibtui --correlate)
+	// for the points view; Model then holds the first point's capture.
+	Points *Points
 }
 
 // UI is the whole viewer. Everything in it belongs to the tview event loop's
@@ -119,6 +123,7 @@ type UI struct {
 	latency  *latencyView
 	rate     *rateView
 	commands *commandsView
+	points   *pointsView
 	help     *helpView
 
 	// Keys in progress.
@@ -149,6 +154,9 @@ func newUI(app *tview.Application, cfg Config) *UI {
 	app.SetRoot(u.root, true).EnableMouse(true)
 	app.SetInputCapture(u.handleKey)
 	u.showView(viewPackets)
+	if cfg.Points != nil {
+		u.setPoints(cfg.Points)
+	}
 	u.refresh()
 	return u
 }
@@ -252,6 +260,7 @@ func (u *UI) build() {
 	u.latency = newLatencyView(u)
 	u.rate = newRateView(u)
 	u.commands = newCommandsView(u)
+	u.points = newPointsView(u)
 	u.help = newHelpView(u.keys)
 
 	u.pages = tview.NewPages().
@@ -264,6 +273,7 @@ func (u *UI) build() {
 		AddPage(viewLatency, u.latency, true, false).
 		AddPage(viewRate, u.rate, true, false).
 		AddPage(viewCommands, u.commands, true, false).
+		AddPage(viewPoints, u.points, true, false).
 		AddPage(viewHelp, u.help, true, false)
 
 	u.status = tview.NewTextView().SetWrap(true).SetWordWrap(true)
@@ -417,6 +427,9 @@ func (u *UI) showView(name string) {
 		u.app.SetFocus(u.rate)
 	case viewCommands:
 		u.app.SetFocus(u.commands.table)
+	case viewPoints:
+		u.points.fill()
+		u.app.SetFocus(u.points.table)
 	case viewHelp:
 		u.app.SetFocus(u.help)
 	}
@@ -438,6 +451,9 @@ func (u *UI) quitOrBack() {
 func (u *UI) drawTabs() {
 	var b strings.Builder
 	for _, v := range viewTitles {
+		if v.name == viewPoints && u.points.p == nil {
+			continue // a tab only when there are capture points
+		}
 		t := v.title
 		if v.name == u.view {
 			fmt.Fprintf(&b, "[%s] ", styleTag(u.theme.tabActive, " "+t+" "))
@@ -707,6 +723,8 @@ func (u *UI) scope() string {
 		return scopeCommands
 	case viewIO, viewPSN, viewLatency, viewRate:
 		return scopeGraph
+	case viewPoints:
+		return scopePoints
 	case viewHelp:
 		return scopeHelp
 	}
@@ -854,6 +872,7 @@ func commandTable() []command {
 		{"latency", nil, view(viewLatency)},
 		{"rate", nil, view(viewRate)},
 		{"commands", []string{"cmds"}, func(u *UI, _ string) { u.showCommands() }},
+		{"points", nil, view(viewPoints)},
 		{"filter", nil, (*UI).applyFilter},
 		{"clear-filter", nil, func(u *UI, _ string) { u.applyFilter("") }},
 		{"marks", nil, func(u *UI, _ string) { u.showMarks() }},

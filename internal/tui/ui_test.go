@@ -368,6 +368,11 @@ var viewCases = []viewCase{
 	{name: "psngraph-80x24", w: 80, h: 24, keys: []string{"100G", "P"}, expect: []string{"PSN graph, connection 1"},
 		until: func(u *UI) bool { return psnWindow(u.psn, 0, 1) }},
 	{name: "help-80x24", w: 80, h: 24, keys: []string{"?"}, expect: []string{"ibtui keys"}},
+	// The Points view without capture points (TestPointsView has them).
+	{name: "points-none", keys: []string{"W"}, expect: []string{"No capture points"}},
+	{name: "points-none-enter", keys: []string{"W", "<enter>"}, expect: []string{"no capture points (ibtui --correlate)"}},
+	{name: "points-none-tab", keys: []string{"W", "<tab>"}, expect: []string{"No capture points"},
+		until: func(u *UI) bool { return focused(u, u.points.report) }},
 	// The help is longer than 24 lines: it scrolls (keys no binding takes
 	// go to the text).
 	{name: "help-80x24-end", w: 80, h: 24, keys: []string{"?", "G"}, expect: []string{"Mouse: click a row"}},
