@@ -152,14 +152,7 @@ type fieldColumn struct {
 	name   string
 	kind   kind
 	fields []*decode.Field
-	// text caches the text of strings and addresses, which repeat: a
-	// column's values then cost no allocation.
-	text map[string][]byte
 }
-
-// maxCachedTexts bounds each column's text cache; past it, texts are
-// copied per row.
-const maxCachedTexts = 4096
 
 func newFieldColumn(name string, names []string) (*fieldColumn, error) {
 	c := &fieldColumn{name: name}
@@ -171,9 +164,6 @@ func newFieldColumn(name string, names []string) (*fieldColumn, error) {
 		c.fields = append(c.fields, f)
 	}
 	c.kind = kindOf(c.fields[0].GlossaryType())
-	if c.kind == kindString {
-		c.text = map[string][]byte{}
-	}
 	return c, nil
 }
 
@@ -182,50 +172,46 @@ func newFieldColumn(name string, names []string) (*fieldColumn, error) {
 // nesting.
 func extraColumnName(field string) string { return strings.ReplaceAll(field, ".", "_") }
 
-// value reads the column's value from p, or null.
-func (c *fieldColumn) value(p *decode.Packet, v *decode.Value, arena *[]byte) (pq.Value, bool) {
+// put reads the column's value from p into col, or null.
+func (c *fieldColumn) put(p *decode.Packet, v *decode.Value, col *column) {
 	for _, f := range c.fields {
 		if !f.Get(p, v) {
 			continue
 		}
 		switch c.kind {
 		case kindBool:
-			return pq.BooleanValue(f.Type != decode.FTBool || v.U != 0), true
+			col.putBool(f.Type != decode.FTBool || v.U != 0)
 		case kindUint32:
-			return pq.Int32Value(int32(uint32(v.U))), true
+			col.putInt32(int32(uint32(v.U)))
 		case kindUint64:
-			return pq.Int64Value(int64(v.U)), true
+			col.putInt64(int64(v.U))
 		case kindDouble:
-			return pq.DoubleValue(v.F), true
+			col.putDouble(v.F)
 		case kindNanos, kindTimestamp:
-			return pq.Int64Value(int64(v.D)), true
+			col.putInt64(int64(v.D))
 		case kindBytes:
-			start := len(*arena)
-			*arena = append(*arena, v.B...)
-			return pq.ByteArrayValue((*arena)[start:len(*arena):len(*arena)]), true
+			col.putBytes(v.B)
 		case kindString:
-			// string(v.B) in a map index allocates nothing; the key is
-			// copied only when a new text is cached.
-			var t []byte
+			// The dictionary is keyed by the value as held (a string, or an
+			// address's bytes), so a known value is neither formatted nor
+			// copied.
+			var i int32
 			var ok bool
 			if f.Type == decode.FTString {
-				t, ok = c.text[v.S]
+				i, ok = col.dict[v.S]
 			} else {
-				t, ok = c.text[string(v.B)]
+				i, ok = col.dict[string(v.B)] // converts without allocating
 			}
-			if ok {
-				return pq.ByteArrayValue(t), true
-			}
-			text := f.AppendValue(nil, v)
-			if len(c.text) < maxCachedTexts {
-				key := v.S
-				if f.Type != decode.FTString {
-					key = string(v.B)
+			if !ok {
+				key := string(v.B)
+				if f.Type == decode.FTString {
+					key = strings.Clone(v.S)
 				}
-				c.text[key] = text
+				i = col.word(key, func() []byte { return f.AppendValue(nil, v) })
 			}
-			return pq.ByteArrayValue(text), true
+			col.putWord(i)
 		}
+		return
 	}
-	return pq.Value{}, false
+	col.null()
 }

@@ -82,7 +82,6 @@ func ParseShard(s string) (int, error) {
 type Exporter struct {
 	o       Options
 	columns []*fieldColumn // after the fixed ones
-	schema  *pq.Schema
 	shards  []*packetFile
 	value   decode.Value
 	files   fileFrames
@@ -93,7 +92,6 @@ type Exporter struct {
 	findings *rowFile
 	err      error // the first write error; later calls do nothing
 
-	cols         *columnLayout
 	lastFile     string
 	lastFileText []byte
 }
@@ -120,12 +118,6 @@ func New(o Options) (*Exporter, error) {
 	for _, n := range fixedPacketColumns {
 		taken[n] = true
 	}
-	group := pq.Group{
-		"time":        kindTimestamp.node(true),
-		"file":        kindString.node(true),
-		"frame":       pq.Encoded(pq.Uint(32), &pq.DeltaBinaryPacked),
-		"byte_offset": pq.Encoded(pq.Int(64), &pq.DeltaBinaryPacked),
-	}
 	add := func(name string, names []string) error {
 		if taken[name] {
 			return fmt.Errorf("column %s twice: a label or -e field has the name of a packets column", name)
@@ -136,7 +128,6 @@ func New(o Options) (*Exporter, error) {
 			return fmt.Errorf("-e: %w", err)
 		}
 		e.columns = append(e.columns, c)
-		group[name] = c.kind.node(false)
 		return nil
 	}
 	for _, pc := range packetColumns {
@@ -158,9 +149,7 @@ func New(o Options) (*Exporter, error) {
 			return nil, fmt.Errorf("--label %s: a column has that name", l.Key)
 		}
 		taken[l.Key] = true
-		group[l.Key] = kindString.node(true)
 	}
-	e.schema = pq.NewSchema("packets", group)
 	for i := range o.Shards {
 		name := o.Name + ".parquet"
 		if o.Shards > 1 {
@@ -208,8 +197,8 @@ func createFile(path string) (*os.File, error) {
 // abort closes and removes what New created.
 func (e *Exporter) abort() {
 	for _, s := range e.shards {
-		s.f.Close()
-		os.Remove(s.f.Name())
+		s.cf.f.Close()
+		os.Remove(s.cf.f.Name())
 	}
 }
 
@@ -236,7 +225,7 @@ func (e *Exporter) Packet(p *decode.Packet) error {
 		shard = e.shards[p.Analysis.Conv%uint32(len(e.shards))]
 	}
 	if err := shard.add(e, p); err != nil {
-		e.err = fmt.Errorf("-T parquet: %s: %w", shard.f.Name(), err)
+		e.err = fmt.Errorf("-T parquet: %s: %w", shard.cf.f.Name(), err)
 	}
 	return e.err
 }
@@ -264,7 +253,7 @@ func (e *Exporter) flushFindings() error {
 func (e *Exporter) Close(convs []decode.Conversation) error {
 	for _, s := range e.shards {
 		if err := s.close(); err != nil && e.err == nil {
-			e.err = fmt.Errorf("-T parquet: %s: %w", s.f.Name(), err)
+			e.err = fmt.Errorf("-T parquet: %s: %w", s.cf.f.Name(), err)
 		}
 	}
 	err := e.flushFindings()
@@ -283,116 +272,61 @@ func (e *Exporter) Close(convs []decode.Conversation) error {
 	return nil
 }
 
-// packetFile is one file of the packets table.
+// packetFile is one file of the packets table: the fixed columns, the
+// field columns (in e.columns' order), then the labels.
 type packetFile struct {
-	f       *os.File
-	w       *pq.GenericWriter[any]
-	vals    [][]pq.Value // a batch of rows, column by column
-	arena   []byte       // the batch's byte-array values
-	batched int          // rows in vals
-	grouped int          // rows in the open row group
-	labels  [][]byte
+	cf                        *colFile
+	time, file, frame, offset *column
+	fields                    []*column
+	labels                    []*column
+	labelText                 [][]byte
 }
-
-// batchRows is how many rows are handed to the column writers at once.
-const batchRows = 1024
 
 func (e *Exporter) newPacketFile(path string) (*packetFile, error) {
 	f, err := createFile(path)
 	if err != nil {
 		return nil, err
 	}
-	pf := &packetFile{f: f, w: pq.NewGenericWriter[any](f, writerOptions(e.schema)...), vals: make([][]pq.Value, len(e.schema.Columns()))}
+	pf := &packetFile{time: newColumn("time", kindTimestamp, true), file: newColumn("file", kindString, true),
+		frame: newColumn("frame", kindUint32, true), offset: newColumn("byte_offset", kindNanos, true)}
+	pf.frame.enc, pf.offset.enc = encDelta, encDelta
+	cols := []*column{pf.time, pf.file, pf.frame, pf.offset}
+	for _, c := range e.columns {
+		fc := newColumn(c.name, c.kind, false)
+		pf.fields = append(pf.fields, fc)
+		cols = append(cols, fc)
+	}
 	for _, l := range e.o.Labels {
-		pf.labels = append(pf.labels, []byte(l.Value))
+		lc := newColumn(l.Key, kindString, true)
+		pf.labels, pf.labelText = append(pf.labels, lc), append(pf.labelText, []byte(l.Value))
+		cols = append(cols, lc)
+	}
+	if pf.cf, err = newColFile(f, "packets", cols); err != nil {
+		f.Close()
+		return nil, err
 	}
 	return pf, nil
 }
 
-// index gives each column's place in the schema, which orders a Group's
-// columns by name.
-func (e *Exporter) index(name string) int {
-	for i, path := range e.schema.Columns() {
-		if path[0] == name {
-			return i
-		}
-	}
-	panic("parquetout: no column " + name) // the schema was built from the same names
-}
-
 func (pf *packetFile) add(e *Exporter, p *decode.Packet) error {
-	cols := e.layout()
-	put := func(c int, v pq.Value, def int) { pf.vals[c] = append(pf.vals[c], v.Level(0, def, c)) }
-	put(cols.time, pq.Int64Value(p.Time.UnixNano()), 0)
-	put(cols.file, pq.ByteArrayValue(e.fileText(p.File)), 0)
-	put(cols.frame, pq.Int32Value(int32(uint32(p.Number))), 0)
-	put(cols.offset, pq.Int64Value(p.Offset), 0)
+	pf.time.putInt64(p.Time.UnixNano())
+	pf.file.putText(e.fileText(p.File))
+	pf.frame.putInt32(int32(uint32(p.Number)))
+	pf.offset.putInt64(p.Offset)
 	for i, l := range pf.labels {
-		put(cols.labels[i], pq.ByteArrayValue(l), 0)
+		l.putText(pf.labelText[i])
 	}
 	for i, c := range e.columns {
-		if v, ok := c.value(p, &e.value, &pf.arena); ok {
-			put(cols.fields[i], v, 1)
-		} else {
-			put(cols.fields[i], pq.Value{}, 0)
-		}
+		c.put(p, &e.value, pf.fields[i])
 	}
-	pf.batched++
-	if pf.batched == batchRows {
-		return pf.flushBatch(e.o.RowGroupRows)
+	pf.cf.endRow()
+	if pf.cf.rows >= e.o.RowGroupRows {
+		return pf.cf.flush()
 	}
 	return nil
 }
 
-func (pf *packetFile) flushBatch(rowGroupRows int) error {
-	if pf.batched == 0 {
-		return nil
-	}
-	for c, w := range pf.w.ColumnWriters() {
-		if _, err := w.WriteRowValues(pf.vals[c]); err != nil {
-			return err
-		}
-		pf.vals[c] = pf.vals[c][:0]
-	}
-	pf.grouped += pf.batched
-	pf.batched, pf.arena = 0, pf.arena[:0]
-	if pf.grouped >= rowGroupRows {
-		pf.grouped = 0
-		return pf.w.Flush()
-	}
-	return nil
-}
-
-func (pf *packetFile) close() error {
-	err := pf.flushBatch(0)
-	if err == nil {
-		err = pf.w.Close()
-	}
-	if cerr := pf.f.Close(); err == nil {
-		err = cerr
-	}
-	return err
-}
-
-// columnLayout is where each column sits in the schema.
-type columnLayout struct {
-	time, file, frame, offset int
-	labels, fields            []int
-}
-
-func (e *Exporter) layout() *columnLayout {
-	if e.cols == nil {
-		l := &columnLayout{time: e.index("time"), file: e.index("file"), frame: e.index("frame"), offset: e.index("byte_offset")}
-		for _, lb := range e.o.Labels {
-			l.labels = append(l.labels, e.index(lb.Key))
-		}
-		for _, c := range e.columns {
-			l.fields = append(l.fields, e.index(c.name))
-		}
-		e.cols = l
-	}
-	return e.cols
-}
+func (pf *packetFile) close() error { return pf.cf.close() }
 
 // fileText is a file name's bytes, made once per file.
 func (e *Exporter) fileText(name string) []byte {

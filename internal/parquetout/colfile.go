@@ -1,0 +1,465 @@
+package parquetout
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/binary"
+	"math"
+	"math/bits"
+	"os"
+	"unsafe"
+
+	pq "github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/compress/zstd"
+	"github.com/parquet-go/parquet-go/encoding/delta"
+	"github.com/parquet-go/parquet-go/encoding/rle"
+	"github.com/parquet-go/parquet-go/encoding/thrift"
+	"github.com/parquet-go/parquet-go/format"
+)
+
+// The packets table is written column by column from typed Go slices: a
+// row group's values of each column are gathered in a []int32, []int64,
+// []bool, []float64 or dictionary indexes, then encoded, compressed and
+// written as one dictionary page and one data page. parquet-go's row
+// writers take one parquet.Value (24 bytes, with its levels) per cell and
+// its optional columns take no typed batches; at 65 columns that was most
+// of the export's time (BENCHMARKS.md). parquet-go still provides the
+// encodings (RLE, delta), the zstd codec and the thrift footer.
+
+// encoding is how a column's values are stored in its data pages.
+type encoding uint8
+
+const (
+	encPlain encoding = iota
+	encDelta          // DELTA_BINARY_PACKED: ascending numbers (time, frame, offset)
+	encDict           // RLE_DICTIONARY: repeating texts
+)
+
+// column is one column of a colFile: its type and the open row group's
+// values.
+type column struct {
+	name     string
+	node     pq.Node
+	kind     kind
+	optional bool
+	enc      encoding
+	unsigned bool // statistics compare as unsigned
+
+	defs  []byte // one definition level per row (optional columns only)
+	i32   []int32
+	i64   []int64
+	bools []bool
+	f64   []float64
+	// Texts are dictionary-encoded: idx holds a word's index per value;
+	// dict maps the caller's key of a value (its raw bytes) to the index,
+	// and words are the texts in index order. The dictionary is the row
+	// group's, so it is bounded by the row-group size.
+	idx   []int32
+	dict  map[string]int32
+	words [][]byte
+	// Plain byte arrays (kindBytes): their bytes end to end, and where each
+	// value ends.
+	raw  []byte
+	ends []uint32
+	// nulls counts the group's null values.
+	nulls int
+}
+
+func newColumn(name string, k kind, required bool) *column {
+	c := &column{name: name, node: k.node(required), kind: k, optional: !required}
+	switch k {
+	case kindUint32, kindUint64:
+		c.unsigned = true
+	case kindTimestamp:
+		c.enc = encDelta
+	case kindString:
+		c.enc = encDict
+		c.dict = map[string]int32{}
+	}
+	return c
+}
+
+func (c *column) null() {
+	c.defs = append(c.defs, 0)
+	c.nulls++
+}
+
+func (c *column) def() {
+	if c.optional {
+		c.defs = append(c.defs, 1)
+	}
+}
+
+func (c *column) putBool(v bool)      { c.def(); c.bools = append(c.bools, v) }
+func (c *column) putInt32(v int32)    { c.def(); c.i32 = append(c.i32, v) }
+func (c *column) putInt64(v int64)    { c.def(); c.i64 = append(c.i64, v) }
+func (c *column) putDouble(v float64) { c.def(); c.f64 = append(c.f64, v) }
+
+func (c *column) putBytes(b []byte) {
+	c.def()
+	c.raw = append(c.raw, b...)
+	c.ends = append(c.ends, uint32(len(c.raw)))
+}
+
+// putWord adds the dictionary's word i.
+func (c *column) putWord(i int32) { c.def(); c.idx = append(c.idx, i) }
+
+// word is the index of the text whose key is key; text makes the text when
+// the dictionary does not have it yet. Converting key from bytes in the
+// call (c.word(string(b), ...)) allocates nothing when the word is known.
+func (c *column) word(key string, text func() []byte) int32 {
+	if i, ok := c.dict[key]; ok {
+		return i
+	}
+	i := int32(len(c.words))
+	c.dict[key] = i
+	c.words = append(c.words, text())
+	return i
+}
+
+// putText adds a text whose key is the text itself.
+func (c *column) putText(b []byte) {
+	c.putWord(c.word(string(b), func() []byte { return bytes.Clone(b) }))
+}
+
+// reset empties the column for the next row group, keeping its buffers.
+func (c *column) reset() {
+	c.defs, c.i32, c.i64, c.bools, c.f64 = c.defs[:0], c.i32[:0], c.i64[:0], c.bools[:0], c.f64[:0]
+	c.idx, c.raw, c.ends, c.nulls = c.idx[:0], c.raw[:0], c.ends[:0], 0
+	if c.dict != nil {
+		clear(c.dict)
+		c.words = c.words[:0]
+	}
+}
+
+// colFile writes one Parquet file of flat columns, a row group at a time.
+type colFile struct {
+	f      *os.File
+	w      *bufio.Writer
+	off    int64
+	cols   []*column
+	rows   int // in the open row group
+	total  int64
+	groups []format.RowGroup
+	schema []format.SchemaElement
+	orders []format.ColumnOrder
+
+	codec   zstd.Codec
+	hdr     bytes.Buffer
+	enc     *thrift.Encoder
+	body    []byte // a page before compression
+	packed  []byte // a page's compressed bytes
+	scratch []byte // an encoding's output
+}
+
+func newColFile(f *os.File, root string, cols []*column) (*colFile, error) {
+	cf := &colFile{f: f, w: bufio.NewWriterSize(f, 1<<20), cols: cols, codec: zstd.Codec{Level: zstd.SpeedFastest}}
+	cf.enc = thrift.NewEncoder(new(thrift.CompactProtocol).NewWriter(&cf.hdr))
+	cf.schema = append(cf.schema, format.SchemaElement{Name: root, NumChildren: thrift.New(int32(len(cols)))})
+	for _, c := range cols {
+		t := c.node.Type()
+		el := format.SchemaElement{Name: c.name, RepetitionType: thrift.New(format.Required)}
+		if c.optional {
+			el.RepetitionType = thrift.New(format.Optional)
+		}
+		el.Type = thrift.New(*t.PhysicalType())
+		if lt := t.LogicalType(); lt != nil {
+			el.LogicalType = *lt
+		}
+		if ct := t.ConvertedType(); ct != nil {
+			el.ConvertedType = thrift.New(*ct)
+		}
+		cf.schema = append(cf.schema, el)
+		cf.orders = append(cf.orders, *t.ColumnOrder())
+	}
+	return cf, cf.write([]byte("PAR1"))
+}
+
+func (cf *colFile) write(b []byte) error {
+	n, err := cf.w.Write(b)
+	cf.off += int64(n)
+	return err
+}
+
+// endRow counts a row whose every column has been put.
+func (cf *colFile) endRow() { cf.rows++ }
+
+// flush writes the open row group, if it has rows.
+func (cf *colFile) flush() error {
+	if cf.rows == 0 {
+		return nil
+	}
+	g := format.RowGroup{NumRows: int64(cf.rows), FileOffset: cf.off, Ordinal: int16(len(cf.groups))}
+	for _, c := range cf.cols {
+		cc, err := cf.writeChunk(c)
+		if err != nil {
+			return err
+		}
+		g.Columns = append(g.Columns, cc)
+		g.TotalByteSize += cc.MetaData.TotalUncompressedSize
+		g.TotalCompressedSize += cc.MetaData.TotalCompressedSize
+		c.reset()
+	}
+	cf.groups = append(cf.groups, g)
+	cf.total += int64(cf.rows)
+	cf.rows = 0
+	return nil
+}
+
+// page compresses body and writes it after its header; it returns the
+// sizes the column chunk adds up.
+func (cf *colFile) page(h *format.PageHeader, body []byte) (uncompressed, compressed int64, err error) {
+	cf.packed, err = cf.codec.Encode(cf.packed[:0], body)
+	if err != nil {
+		return 0, 0, err
+	}
+	h.UncompressedPageSize, h.CompressedPageSize = int32(len(body)), int32(len(cf.packed))
+	cf.hdr.Reset()
+	if err := cf.enc.Encode(h); err != nil {
+		return 0, 0, err
+	}
+	hl := int64(cf.hdr.Len())
+	if err := cf.write(cf.hdr.Bytes()); err != nil {
+		return 0, 0, err
+	}
+	return hl + int64(len(body)), hl + int64(len(cf.packed)), cf.write(cf.packed)
+}
+
+func (cf *colFile) writeChunk(c *column) (format.ColumnChunk, error) {
+	md := format.ColumnMetaData{Type: *c.node.Type().PhysicalType(), PathInSchema: []string{c.name}, Codec: format.Zstd,
+		NumValues: int64(cf.rows)}
+	md.Statistics = c.statistics()
+	enc := format.Plain
+	if c.enc == encDict && len(c.words) > 0 {
+		body := cf.body[:0]
+		for _, w := range c.words {
+			body = binary.LittleEndian.AppendUint32(body, uint32(len(w)))
+			body = append(body, w...)
+		}
+		cf.body = body
+		md.DictionaryPageOffset = cf.off
+		h := format.PageHeader{Type: format.DictionaryPage,
+			DictionaryPageHeader: thrift.New(format.DictionaryPageHeader{NumValues: int32(len(c.words)), Encoding: format.Plain})}
+		u, z, err := cf.page(&h, body)
+		if err != nil {
+			return format.ColumnChunk{}, err
+		}
+		md.TotalUncompressedSize += u
+		md.TotalCompressedSize += z
+		md.Encoding = append(md.Encoding, format.Plain)
+		enc = format.RLEDictionary
+	}
+	if c.enc == encDelta {
+		enc = format.DeltaBinaryPacked
+	}
+
+	body := cf.body[:0]
+	var err error
+	if c.optional {
+		body = append(body, 0, 0, 0, 0)
+		cf.scratch, err = (&rle.Encoding{BitWidth: 1}).EncodeLevels(cf.scratch, c.defs)
+		if err != nil {
+			return format.ColumnChunk{}, err
+		}
+		binary.LittleEndian.PutUint32(body, uint32(len(cf.scratch)))
+		body = append(body, cf.scratch...)
+		md.Encoding = append(md.Encoding, format.RLE)
+	}
+	switch {
+	case enc == format.RLEDictionary:
+		width := max(1, bits.Len(uint(len(c.words)-1)))
+		body = append(body, byte(width))
+		cf.scratch, err = (&rle.Encoding{BitWidth: width}).EncodeInt32(cf.scratch, c.idx)
+		body = append(body, cf.scratch...)
+	case enc == format.DeltaBinaryPacked && c.node.Type().Kind() == pq.Int32:
+		cf.scratch, err = (&delta.BinaryPackedEncoding{}).EncodeInt32(cf.scratch[:0], c.i32)
+		body = append(body, cf.scratch...)
+	case enc == format.DeltaBinaryPacked:
+		cf.scratch, err = (&delta.BinaryPackedEncoding{}).EncodeInt64(cf.scratch[:0], c.i64)
+		body = append(body, cf.scratch...)
+	default:
+		body = c.appendPlain(body)
+	}
+	if err != nil {
+		return format.ColumnChunk{}, err
+	}
+	cf.body = body
+	if !hasEncoding(md.Encoding, enc) {
+		md.Encoding = append(md.Encoding, enc)
+	}
+	md.DataPageOffset = cf.off
+	h := format.PageHeader{Type: format.DataPage, DataPageHeader: thrift.New(format.DataPageHeader{NumValues: int32(cf.rows),
+		Encoding: enc, DefinitionLevelEncoding: format.RLE, RepetitionLevelEncoding: format.RLE, Statistics: md.Statistics})}
+	u, z, err := cf.page(&h, body)
+	if err != nil {
+		return format.ColumnChunk{}, err
+	}
+	md.TotalUncompressedSize += u
+	md.TotalCompressedSize += z
+	start := md.DataPageOffset
+	if md.DictionaryPageOffset != 0 {
+		start = md.DictionaryPageOffset
+	}
+	return format.ColumnChunk{FileOffset: start, MetaData: md}, nil
+}
+
+func hasEncoding(es []format.Encoding, e format.Encoding) bool {
+	for _, x := range es {
+		if x == e {
+			return true
+		}
+	}
+	return false
+}
+
+// appendPlain appends the values in PLAIN encoding.
+func (c *column) appendPlain(b []byte) []byte {
+	switch c.node.Type().Kind() {
+	case pq.Boolean:
+		var acc byte
+		for i, v := range c.bools {
+			if v {
+				acc |= 1 << (i & 7)
+			}
+			if i&7 == 7 {
+				b, acc = append(b, acc), 0
+			}
+		}
+		if len(c.bools)&7 != 0 {
+			b = append(b, acc)
+		}
+	case pq.Int32:
+		b = append(b, unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(c.i32))), 4*len(c.i32))...)
+	case pq.Int64:
+		b = append(b, unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(c.i64))), 8*len(c.i64))...)
+	case pq.Double:
+		b = append(b, unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(c.f64))), 8*len(c.f64))...)
+	case pq.ByteArray:
+		start := uint32(0)
+		for _, end := range c.ends {
+			b = binary.LittleEndian.AppendUint32(b, end-start)
+			b = append(b, c.raw[start:end]...)
+			start = end
+		}
+	}
+	return b
+}
+
+// statistics are the column chunk's null count and bounds, which engines
+// read to skip row groups.
+func (c *column) statistics() format.Statistics {
+	s := format.Statistics{NullCount: int64(c.nulls)}
+	switch c.node.Type().Kind() {
+	case pq.Boolean:
+		if len(c.bools) > 0 {
+			lo, hi := true, false
+			for _, v := range c.bools {
+				lo, hi = lo && v, hi || v
+			}
+			s.MinValue, s.MaxValue = []byte{b2i(lo)}, []byte{b2i(hi)}
+		}
+	case pq.Int32:
+		if len(c.i32) > 0 {
+			var lo, hi int32
+			if c.unsigned {
+				l, h := uint32(math.MaxUint32), uint32(0)
+				for _, v := range c.i32 {
+					l, h = min(l, uint32(v)), max(h, uint32(v))
+				}
+				lo, hi = int32(l), int32(h)
+			} else {
+				lo, hi = c.i32[0], c.i32[0]
+				for _, v := range c.i32 {
+					lo, hi = min(lo, v), max(hi, v)
+				}
+			}
+			s.MinValue, s.MaxValue = binary.LittleEndian.AppendUint32(nil, uint32(lo)), binary.LittleEndian.AppendUint32(nil, uint32(hi))
+		}
+	case pq.Int64:
+		if len(c.i64) > 0 {
+			var lo, hi int64
+			if c.unsigned {
+				l, h := uint64(math.MaxUint64), uint64(0)
+				for _, v := range c.i64 {
+					l, h = min(l, uint64(v)), max(h, uint64(v))
+				}
+				lo, hi = int64(l), int64(h)
+			} else {
+				lo, hi = c.i64[0], c.i64[0]
+				for _, v := range c.i64 {
+					lo, hi = min(lo, v), max(hi, v)
+				}
+			}
+			s.MinValue, s.MaxValue = binary.LittleEndian.AppendUint64(nil, uint64(lo)), binary.LittleEndian.AppendUint64(nil, uint64(hi))
+		}
+	case pq.Double:
+		lo, hi, any := math.Inf(1), math.Inf(-1), false
+		for _, v := range c.f64 {
+			if !math.IsNaN(v) {
+				lo, hi, any = min(lo, v), max(hi, v), true
+			}
+		}
+		if any {
+			s.MinValue, s.MaxValue = binary.LittleEndian.AppendUint64(nil, math.Float64bits(lo)), binary.LittleEndian.AppendUint64(nil, math.Float64bits(hi))
+		}
+	case pq.ByteArray:
+		var lo, hi []byte
+		first := true
+		each := func(v []byte) {
+			if first || bytes.Compare(v, lo) < 0 {
+				lo = v
+			}
+			if first || bytes.Compare(v, hi) > 0 {
+				hi = v
+			}
+			first = false
+		}
+		if c.enc == encDict {
+			for _, w := range c.words {
+				each(w)
+			}
+		} else {
+			start := uint32(0)
+			for _, end := range c.ends {
+				each(c.raw[start:end])
+				start = end
+			}
+		}
+		if !first {
+			s.MinValue, s.MaxValue = bytes.Clone(lo), bytes.Clone(hi)
+		}
+	}
+	return s
+}
+
+func b2i(b bool) byte {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// close writes the last row group and the footer, and closes the file.
+func (cf *colFile) close() error {
+	err := cf.flush()
+	if err == nil {
+		md := format.FileMetaData{Version: 1, Schema: cf.schema, NumRows: cf.total, RowGroups: cf.groups,
+			CreatedBy: "ibdump", ColumnOrders: cf.orders}
+		cf.hdr.Reset()
+		err = cf.enc.Encode(&md)
+		if err == nil {
+			n := cf.hdr.Len()
+			err = cf.write(binary.LittleEndian.AppendUint32(cf.hdr.Bytes(), uint32(n)))
+		}
+		if err == nil {
+			err = cf.write([]byte("PAR1"))
+		}
+		if err == nil {
+			err = cf.w.Flush()
+		}
+	}
+	if cerr := cf.f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
