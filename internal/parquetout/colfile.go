@@ -57,6 +57,9 @@ type column struct {
 	idx   []int32
 	dict  map[string]int32
 	words [][]byte
+	// enum holds 1 + the index of a small number's text (putEnum), 0 for
+	// one not seen in the row group.
+	enum [256]int32
 	// Plain byte arrays (kindBytes): their bytes end to end, and where each
 	// value ends.
 	raw  []byte
@@ -129,6 +132,7 @@ func (c *column) reset() {
 	if c.dict != nil {
 		clear(c.dict)
 		c.words = c.words[:0]
+		clear(c.enum[:])
 	}
 }
 

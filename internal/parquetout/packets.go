@@ -152,6 +152,7 @@ type fieldColumn struct {
 	name   string
 	kind   kind
 	fields []*decode.Field
+	direct direct // nil: the registry getters
 }
 
 func newFieldColumn(name string, names []string) (*fieldColumn, error) {
@@ -174,6 +175,10 @@ func extraColumnName(field string) string { return strings.ReplaceAll(field, "."
 
 // put reads the column's value from p into col, or null.
 func (c *fieldColumn) put(p *decode.Packet, v *decode.Value, col *column) {
+	if c.direct != nil {
+		c.direct(p, c, col)
+		return
+	}
 	for _, f := range c.fields {
 		if !f.Get(p, v) {
 			continue

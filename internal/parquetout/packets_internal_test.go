@@ -1,6 +1,7 @@
 package parquetout
 
 import (
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -34,4 +35,82 @@ func TestFieldColumnKnownTextAllocatesNothing(t *testing.T) {
 		assert.Equal(t, []int32{0}, col.idx, name)
 		assert.Len(t, col.words, 1, name)
 	}
+}
+
+// texts are a text column's values row by row ("" for null).
+func texts(c *column) []string {
+	if c.kind != kindString {
+		return nil
+	}
+	var out []string
+	j := 0
+	for _, d := range c.defs {
+		if d == 0 {
+			out = append(out, "")
+			continue
+		}
+		out = append(out, string(c.words[c.idx[j]]))
+		j++
+	}
+	return out
+}
+
+// Every direct reader gives what its column's registry fields give, packet
+// for packet, over every capture in the tree: the registry stays the one
+// definition of each value.
+func TestDirectEqualsRegistry(t *testing.T) {
+	var paths []string
+	for _, glob := range []string{"../../pcaps/*.pcap*", "../../pcaps/*/*.pcap*", "../../capture/testdata/*.pcap*"} {
+		m, err := filepath.Glob(glob)
+		require.NoError(t, err)
+		paths = append(paths, m...)
+	}
+	require.NotEmpty(t, paths)
+	var cols []*fieldColumn
+	for _, pc := range packetColumns {
+		if directs[pc.name] == nil {
+			continue
+		}
+		c, err := newFieldColumn(pc.name, pc.fields)
+		require.NoError(t, err)
+		c.direct = directs[pc.name]
+		cols = append(cols, c)
+	}
+	require.NotEmpty(t, cols)
+	checked := 0
+	for _, path := range paths {
+		r, err := capture.Open(path)
+		if err != nil {
+			continue // a capture the tests keep to be refused
+		}
+		dec := decode.NewDecoder(decode.Options{})
+		a := decode.NewAnalyzer(decode.AnalyzerOptions{})
+		via := make([]*column, len(cols))
+		got := make([]*column, len(cols))
+		for i, c := range cols {
+			via[i], got[i] = newColumn(c.name, c.kind, false), newColumn(c.name, c.kind, false)
+		}
+		var cp capture.Packet
+		var v decode.Value
+		for r.NextInto(&cp) == nil {
+			p := dec.Decode(cp)
+			a.Analyze(p)
+			for i, c := range cols {
+				registry := *c
+				registry.direct = nil
+				registry.put(p, &v, via[i])
+				c.put(p, &v, got[i])
+			}
+			checked++
+		}
+		r.Close()
+		for i, c := range cols {
+			name := path + ": " + c.name
+			require.Equal(t, via[i].defs, got[i].defs, name)
+			assert.Equal(t, via[i].i32, got[i].i32, name)
+			assert.Equal(t, via[i].bools, got[i].bools, name)
+			assert.Equal(t, texts(via[i]), texts(got[i]), name)
+		}
+	}
+	assert.Greater(t, checked, 10000, "packets compared")
 }

@@ -134,6 +134,7 @@ func New(o Options) (*Exporter, error) {
 		if err := add(pc.name, pc.fields); err != nil {
 			return nil, err
 		}
+		e.columns[len(e.columns)-1].direct = directs[pc.name]
 	}
 	for _, name := range o.Extra {
 		f, ok := decode.Lookup(name)
