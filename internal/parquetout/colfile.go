@@ -60,6 +60,13 @@ type column struct {
 	// enum holds 1 + the index of a small number's text (putEnum), 0 for
 	// one not seen in the row group.
 	enum [256]int32
+	// recent are the last two keys putAddr added and their indexes, the
+	// latest first.
+	recent struct {
+		key [2][]byte
+		idx [2]int32
+		n   int
+	}
 	// Plain byte arrays (kindBytes): their bytes end to end, and where each
 	// value ends.
 	raw  []byte
@@ -125,6 +132,15 @@ func (c *column) putText(b []byte) {
 	c.putWord(c.word(string(b), func() []byte { return bytes.Clone(b) }))
 }
 
+// putConst adds the text of a column that has no other (a label).
+func (c *column) putConst(b []byte) {
+	if len(c.words) == 0 {
+		c.putText(b)
+		return
+	}
+	c.putWord(0)
+}
+
 // reset empties the column for the next row group, keeping its buffers.
 func (c *column) reset() {
 	c.defs, c.i32, c.i64, c.bools, c.f64 = c.defs[:0], c.i32[:0], c.i64[:0], c.bools[:0], c.f64[:0]
@@ -133,6 +149,7 @@ func (c *column) reset() {
 		clear(c.dict)
 		c.words = c.words[:0]
 		clear(c.enum[:])
+		c.recent.n = 0
 	}
 }
 

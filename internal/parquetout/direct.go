@@ -178,15 +178,32 @@ func ipv4Bytes(ip []byte) []byte {
 }
 
 // putAddr adds an address, keyed by its bytes, written as f writes it.
+// The last two addresses are checked before the dictionary: a connection's
+// packets alternate between its two ends.
 func (c *column) putAddr(f *decode.Field, b []byte) {
 	if b == nil {
 		c.null() // as bytesField: no bytes, no value
+		return
+	}
+	r := &c.recent
+	switch {
+	case r.n > 0 && string(r.key[0]) == string(b):
+		c.putWord(r.idx[0])
+		return
+	case r.n > 1 && string(r.key[1]) == string(b):
+		r.key[0], r.key[1], r.idx[0], r.idx[1] = r.key[1], r.key[0], r.idx[1], r.idx[0]
+		c.putWord(r.idx[0])
 		return
 	}
 	i, ok := c.dict[string(b)] // converts without allocating
 	if !ok {
 		i = c.word(string(b), func() []byte { return f.AppendValue(nil, &decode.Value{B: b}) })
 	}
+	// The key is kept as a copy: b is the decoder's, overwritten by the
+	// next packet.
+	r.key[1], r.idx[1] = append(r.key[1][:0], b...), i
+	r.key[0], r.key[1], r.idx[0], r.idx[1] = r.key[1], r.key[0], r.idx[1], r.idx[0]
+	r.n = min(r.n+1, 2)
 	c.putWord(i)
 }
 

@@ -91,9 +91,6 @@ type Exporter struct {
 	pending  []decode.Finding
 	findings *rowFile
 	err      error // the first write error; later calls do nothing
-
-	lastFile     string
-	lastFileText []byte
 }
 
 // fixedPacketColumns lead every packets row; they are never null.
@@ -134,7 +131,8 @@ func New(o Options) (*Exporter, error) {
 		if err := add(pc.name, pc.fields); err != nil {
 			return nil, err
 		}
-		e.columns[len(e.columns)-1].direct = directs[pc.name]
+		c := e.columns[len(e.columns)-1]
+		c.direct, c.gate = directs[pc.name], pc.gate
 	}
 	for _, name := range o.Extra {
 		f, ok := decode.Lookup(name)
@@ -281,6 +279,8 @@ type packetFile struct {
 	fields                    []*column
 	labels                    []*column
 	labelText                 [][]byte
+	fileName                  string
+	fileIdx                   int32 // 1 + the index of fileName in file's dictionary, 0 for none
 }
 
 func (e *Exporter) newPacketFile(path string) (*packetFile, error) {
@@ -311,14 +311,15 @@ func (e *Exporter) newPacketFile(path string) (*packetFile, error) {
 
 func (pf *packetFile) add(e *Exporter, p *decode.Packet) error {
 	pf.time.putInt64(p.Time.UnixNano())
-	pf.file.putText(e.fileText(p.File))
+	pf.putFile(p.File)
 	pf.frame.putInt32(int32(uint32(p.Number)))
 	pf.offset.putInt64(p.Offset)
 	for i, l := range pf.labels {
-		l.putText(pf.labelText[i])
+		l.putConst(pf.labelText[i])
 	}
+	g := gatesOf(p)
 	for i, c := range e.columns {
-		c.put(p, &e.value, pf.fields[i])
+		c.put(p, g, &e.value, pf.fields[i])
 	}
 	pf.cf.endRow()
 	if pf.cf.rows >= e.o.RowGroupRows {
@@ -327,12 +328,14 @@ func (pf *packetFile) add(e *Exporter, p *decode.Packet) error {
 	return nil
 }
 
-func (pf *packetFile) close() error { return pf.cf.close() }
-
-// fileText is a file name's bytes, made once per file.
-func (e *Exporter) fileText(name string) []byte {
-	if e.lastFile != name || e.lastFileText == nil {
-		e.lastFile, e.lastFileText = name, []byte(name)
+// putFile adds the file column's value: the index of the row group's
+// last file name is kept, so a file's rows cost no lookup.
+func (pf *packetFile) putFile(name string) {
+	if pf.fileIdx == 0 || pf.fileName != name || len(pf.file.words) == 0 {
+		pf.fileName = name
+		pf.fileIdx = 1 + pf.file.word(name, func() []byte { return []byte(name) })
 	}
-	return e.lastFileText
+	pf.file.putWord(pf.fileIdx - 1)
 }
+
+func (pf *packetFile) close() error { return pf.cf.close() }
