@@ -45,7 +45,11 @@ type column struct {
 	enc      encoding
 	unsigned bool // statistics compare as unsigned
 
-	defs  []byte // one definition level per row (optional columns only)
+	// defs holds one definition level per row (optional columns only),
+	// written lazily: a value pads it with zeros up to its row, the
+	// flush up to the group's end, so a null costs nothing.
+	defs  []byte
+	row   *int // the row being added: its colFile's count
 	i32   []int32
 	i64   []int64
 	bools []bool
@@ -58,8 +62,9 @@ type column struct {
 	dict  map[string]int32
 	words [][]byte
 	// enum holds 1 + the index of a small number's text (putEnum), 0 for
-	// one not seen in the row group.
-	enum [256]int32
+	// one not seen in the row group; made by the first putEnum (a column
+	// is kept small: the export touches every column of every row).
+	enum *[256]int32
 	// recent are the last two keys putAddr added and their indexes, the
 	// latest first.
 	recent struct {
@@ -71,12 +76,10 @@ type column struct {
 	// value ends.
 	raw  []byte
 	ends []uint32
-	// nulls counts the group's null values.
-	nulls int
 }
 
 func newColumn(name string, k kind, required bool) *column {
-	c := &column{name: name, node: k.node(required), kind: k, optional: !required}
+	c := &column{name: name, node: k.node(required), kind: k, optional: !required, row: new(int)}
 	switch k {
 	case kindUint32, kindUint64:
 		c.unsigned = true
@@ -89,13 +92,37 @@ func newColumn(name string, k kind, required bool) *column {
 	return c
 }
 
-func (c *column) null() {
-	c.defs = append(c.defs, 0)
-	c.nulls++
+// null leaves the row's value null: the definition levels are padded
+// with zeros when a later value or the flush comes.
+func (c *column) null() {}
+
+// pad fills the definition levels of the null rows before row n.
+func (c *column) pad(n int) {
+	if k := n - len(c.defs); k > 0 {
+		c.defs = append(c.defs, zeros[:k]...)
+	}
+}
+
+// zeros are the levels of null rows, copied by pad (a row group at most).
+var zeros = make([]byte, maxRowGroupRows)
+
+// nulls counts the row group's null values.
+func (c *column) nulls() int {
+	if !c.optional {
+		return 0
+	}
+	n := 0
+	for _, d := range c.defs {
+		n += int(d)
+	}
+	return len(c.defs) - n
 }
 
 func (c *column) def() {
 	if c.optional {
+		if k := *c.row - len(c.defs); k > 0 {
+			c.defs = append(c.defs, zeros[:k]...)
+		}
 		c.defs = append(c.defs, 1)
 	}
 }
@@ -144,11 +171,13 @@ func (c *column) putConst(b []byte) {
 // reset empties the column for the next row group, keeping its buffers.
 func (c *column) reset() {
 	c.defs, c.i32, c.i64, c.bools, c.f64 = c.defs[:0], c.i32[:0], c.i64[:0], c.bools[:0], c.f64[:0]
-	c.idx, c.raw, c.ends, c.nulls = c.idx[:0], c.raw[:0], c.ends[:0], 0
+	c.idx, c.raw, c.ends = c.idx[:0], c.raw[:0], c.ends[:0]
 	if c.dict != nil {
 		clear(c.dict)
 		c.words = c.words[:0]
-		clear(c.enum[:])
+		if c.enum != nil {
+			clear(c.enum[:])
+		}
 		c.recent.n = 0
 	}
 }
@@ -178,6 +207,7 @@ func newColFile(f *os.File, root string, cols []*column) (*colFile, error) {
 	cf.enc = thrift.NewEncoder(new(thrift.CompactProtocol).NewWriter(&cf.hdr))
 	cf.schema = append(cf.schema, format.SchemaElement{Name: root, NumChildren: thrift.New(int32(len(cols)))})
 	for _, c := range cols {
+		c.row = &cf.rows
 		t := c.node.Type()
 		el := format.SchemaElement{Name: c.name, RepetitionType: thrift.New(format.Required)}
 		if c.optional {
@@ -212,6 +242,9 @@ func (cf *colFile) flush() error {
 	}
 	g := format.RowGroup{NumRows: int64(cf.rows), FileOffset: cf.off, Ordinal: int16(len(cf.groups))}
 	for _, c := range cf.cols {
+		if c.optional {
+			c.pad(cf.rows)
+		}
 		cc, err := cf.writeChunk(c)
 		if err != nil {
 			return err
@@ -369,7 +402,7 @@ func (c *column) appendPlain(b []byte) []byte {
 // statistics are the column chunk's null count and bounds, which engines
 // read to skip row groups.
 func (c *column) statistics() format.Statistics {
-	s := format.Statistics{NullCount: int64(c.nulls)}
+	s := format.Statistics{NullCount: int64(c.nulls())}
 	switch c.node.Type().Kind() {
 	case pq.Boolean:
 		if len(c.bools) > 0 {

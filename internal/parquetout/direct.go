@@ -2,170 +2,210 @@ package parquetout
 
 import (
 	"github.com/ibwire/ibwire/decode"
+	"github.com/ibwire/ibwire/layers"
 )
 
-// direct reads a packets column straight from the decoded packet instead
-// of through its registry getter, for the columns every packet has and
-// whose getters were the export's largest cost after the typed pages
-// (two indirect calls and a decode.Value per cell). The registry still
-// names and types the column; TestDirectEqualsRegistry holds each direct
-// reader to its registry field on every capture in pcaps/.
-type direct func(p *decode.Packet, fc *fieldColumn, c *column)
+// The packets table's own columns are read straight from the decoded
+// packet by addFixed, one function for the whole row, instead of through
+// a registry getter per cell (two indirect calls, a decode.Value and a
+// type switch each, at 61 columns the export's largest cost once the
+// pages were typed). The registry still names and types each column, and
+// gives the values of the rare ones (VLAN, LRH, GRH, a malformed packet's
+// error); TestDirectEqualsRegistry holds every column addFixed writes to
+// its registry fields on every capture in the tree.
 
-// directs are the direct readers by column name; the other columns go
-// through the registry.
-var directs = map[string]direct{
-	"frame_len": func(p *decode.Packet, _ *fieldColumn, c *column) { c.putInt32(int32(p.Length)) },
-	"cap_len":   func(p *decode.Packet, _ *fieldColumn, c *column) { c.putInt32(int32(len(p.Data))) },
-	"eth_src": func(p *decode.Packet, fc *fieldColumn, c *column) {
-		if !p.HasEthernet() {
-			c.null()
-			return
-		}
-		c.putAddr(fc.fields[0], p.Headers.Ethernet.SrcMAC)
-	},
-	"eth_dst": func(p *decode.Packet, fc *fieldColumn, c *column) {
-		if !p.HasEthernet() {
-			c.null()
-			return
-		}
-		c.putAddr(fc.fields[0], p.Headers.Ethernet.DstMAC)
-	},
-	"src": func(p *decode.Packet, fc *fieldColumn, c *column) {
-		switch {
-		case p.HasIPv4():
-			c.putAddr(fc.fields[0], ipv4Bytes(p.Headers.IPv4.SrcIP))
-		case p.HasIPv6():
-			c.putAddr(fc.fields[1], p.Headers.IPv6.SrcIP)
-		default:
-			c.null()
-		}
-	},
-	"dst": func(p *decode.Packet, fc *fieldColumn, c *column) {
-		switch {
-		case p.HasIPv4():
-			c.putAddr(fc.fields[0], ipv4Bytes(p.Headers.IPv4.DstIP))
-		case p.HasIPv6():
-			c.putAddr(fc.fields[1], p.Headers.IPv6.DstIP)
-		default:
-			c.null()
-		}
-	},
-	"dscp": func(p *decode.Packet, _ *fieldColumn, c *column) {
-		switch {
-		case p.HasIPv4():
-			c.putInt32(int32(p.Headers.IPv4.TOS >> 2))
-		case p.HasIPv6():
-			c.putInt32(int32(p.Headers.IPv6.TrafficClass >> 2))
-		default:
-			c.null()
-		}
-	},
-	"ecn": func(p *decode.Packet, _ *fieldColumn, c *column) {
-		switch {
-		case p.HasIPv4():
-			c.putInt32(int32(p.Headers.IPv4.TOS & 3))
-		case p.HasIPv6():
-			c.putInt32(int32(p.Headers.IPv6.TrafficClass & 3))
-		default:
-			c.null()
-		}
-	},
-	"sport": func(p *decode.Packet, _ *fieldColumn, c *column) {
-		if !p.HasUDP() {
-			c.null()
-			return
-		}
-		c.putInt32(int32(p.Headers.UDP.SrcPort))
-	},
-	"dport": func(p *decode.Packet, _ *fieldColumn, c *column) {
-		if !p.HasUDP() {
-			c.null()
-			return
-		}
-		c.putInt32(int32(p.Headers.UDP.DstPort))
-	},
-	"opcode":    bthInt(func(p *decode.Packet) int32 { return int32(p.Headers.BTH.Opcode) }),
-	"pad_count": bthInt(func(p *decode.Packet) int32 { return int32(p.Headers.BTH.PadCount) }),
-	"tver":      bthInt(func(p *decode.Packet) int32 { return int32(p.Headers.BTH.TVer) }),
-	"p_key":     bthInt(func(p *decode.Packet) int32 { return int32(p.Headers.BTH.PKey) }),
-	"dest_qp":   bthInt(func(p *decode.Packet) int32 { return int32(p.Headers.BTH.DestQP) }),
-	"psn":       bthInt(func(p *decode.Packet) int32 { return int32(p.Headers.BTH.PSN) }),
-	"se":        bthBool(func(p *decode.Packet) bool { return p.Headers.BTH.SE }),
-	"migreq":    bthBool(func(p *decode.Packet) bool { return p.Headers.BTH.MigReq }),
-	"ack_req":   bthBool(func(p *decode.Packet) bool { return p.Headers.BTH.AckReq }),
-	"fecn":      bthBool(func(p *decode.Packet) bool { return p.Headers.BTH.FECN }),
-	"becn":      bthBool(func(p *decode.Packet) bool { return p.Headers.BTH.BECN }),
-	"opcode_name": func(p *decode.Packet, _ *fieldColumn, c *column) {
-		if !p.IsIB() {
-			c.null()
-			return
-		}
-		op := p.Headers.BTH.Opcode
-		c.putEnum(int(op), op.String)
-	},
-	"service": func(p *decode.Packet, _ *fieldColumn, c *column) {
-		if !p.IsIB() {
-			c.null()
-			return
-		}
-		s := p.Headers.BTH.Info().Service
-		c.putEnum(int(s), s.String)
-	},
-	"encap": func(p *decode.Packet, _ *fieldColumn, c *column) {
-		if !p.IsIB() {
-			c.null()
-			return
-		}
-		c.putEnum(int(p.Encapsulation), p.Encapsulation.String)
-	},
-	"icrc": func(p *decode.Packet, _ *fieldColumn, c *column) {
-		if !p.IsIB() || p.Err != nil {
-			c.null()
-			return
-		}
-		c.putEnum(int(p.ICRC), p.ICRC.String)
-	},
-	"conv_id": func(p *decode.Packet, _ *fieldColumn, c *column) {
-		if p.Analysis.Conv == 0 {
-			c.null()
-			return
-		}
-		c.putInt32(int32(p.Analysis.Conv))
-	},
-	"direction": func(p *decode.Packet, _ *fieldColumn, c *column) {
-		if p.Analysis.Dir == 0 {
-			c.null()
-			return
-		}
-		c.putInt32(int32(p.Analysis.Dir))
-	},
-	"severity": func(p *decode.Packet, _ *fieldColumn, c *column) {
-		if s := p.Analysis.Severity; s != decode.SevNone {
-			c.putEnum(int(s), s.String)
-			return
-		}
-		c.null()
-	},
-}
+// The indexes of packetColumns, in its order (TestPacketColumnIndexes).
+const (
+	colFrameLen = iota
+	colCapLen
+	colEncap
+	colEthSrc
+	colEthDst
+	colVLAN
+	colPCP
+	colSrc
+	colDst
+	colDSCP
+	colECN
+	colSport
+	colDport
+	colSLID
+	colDLID
+	colSL
+	colSGID
+	colDGID
+	colService
+	colOpcode
+	colOpcodeName
+	colSE
+	colMigReq
+	colPadCount
+	colTVer
+	colPKey
+	colFECN
+	colBECN
+	colDestQP
+	colAckReq
+	colPSN
+	colRETHVA
+	colRETHRKey
+	colRETHDMALen
+	colAETHSyndrome
+	colAETHMSN
+	colDETHQKey
+	colDETHSrcQP
+	colImmDt
+	colIETH
+	colPayloadLen
+	colICRC
+	colVCRC
+	colMalformed
+	colConvID
+	colDirection
+	colSeverity
+	colRetransmission
+	colRetransmittedFrame
+	colPSNGap
+	colDuplicate
+	colOutOfOrder
+	colNAK
+	colRNRNAK
+	colRNRTimer
+	colCNP
+	colECNCE
+	colRequestFrame
+	colLatency
+	colLatencyOp
+	colAckRTT
+	numFixedColumns
+)
 
-func bthInt(get func(p *decode.Packet) int32) direct {
-	return func(p *decode.Packet, _ *fieldColumn, c *column) {
-		if !p.IsIB() {
-			c.null()
-			return
-		}
-		c.putInt32(get(p))
+// addFixed adds p's values of packetColumns to cols (in packetColumns'
+// order); fcs are the columns' registry fields. A column left alone is
+// null in this row.
+func addFixed(p *decode.Packet, fcs []*fieldColumn, cols []*column, v *decode.Value) {
+	cols = cols[:numFixedColumns]
+	h := p.Headers
+	cols[colFrameLen].putInt32(int32(p.Length))
+	cols[colCapLen].putInt32(int32(len(p.Data)))
+	if p.HasEthernet() {
+		cols[colEthSrc].putAddr(fcs[colEthSrc].fields[0], h.Ethernet.SrcMAC)
+		cols[colEthDst].putAddr(fcs[colEthDst].fields[0], h.Ethernet.DstMAC)
 	}
-}
-
-func bthBool(get func(p *decode.Packet) bool) direct {
-	return func(p *decode.Packet, _ *fieldColumn, c *column) {
-		if !p.IsIB() {
-			c.null()
-			return
+	switch {
+	case p.HasIPv4():
+		cols[colSrc].putAddr(fcs[colSrc].fields[0], ipv4Bytes(h.IPv4.SrcIP))
+		cols[colDst].putAddr(fcs[colDst].fields[0], ipv4Bytes(h.IPv4.DstIP))
+		cols[colDSCP].putInt32(int32(h.IPv4.TOS >> 2))
+		cols[colECN].putInt32(int32(h.IPv4.TOS & 3))
+	case p.HasIPv6():
+		cols[colSrc].putAddr(fcs[colSrc].fields[1], h.IPv6.SrcIP)
+		cols[colDst].putAddr(fcs[colDst].fields[1], h.IPv6.DstIP)
+		cols[colDSCP].putInt32(int32(h.IPv6.TrafficClass >> 2))
+		cols[colECN].putInt32(int32(h.IPv6.TrafficClass & 3))
+	}
+	if p.HasUDP() {
+		cols[colSport].putInt32(int32(h.UDP.SrcPort))
+		cols[colDport].putInt32(int32(h.UDP.DstPort))
+	}
+	g := gatesOf(p)
+	for _, i := range [...]int{colVLAN, colPCP, colSLID, colDLID, colSL, colSGID, colDGID, colVCRC, colMalformed} {
+		if fc := fcs[i]; fc.gate&g == fc.gate {
+			fc.registry(p, v, cols[i])
 		}
-		c.putBool(get(p))
+	}
+	if p.IsIB() {
+		b := &h.BTH
+		cols[colEncap].putEnum(int(p.Encapsulation), p.Encapsulation.String())
+		cols[colService].putEnum(int(b.Info().Service), b.Info().Service.String())
+		cols[colOpcode].putInt32(int32(b.Opcode))
+		cols[colOpcodeName].putEnum(int(b.Opcode), b.Opcode.String())
+		cols[colSE].putBool(b.SE)
+		cols[colMigReq].putBool(b.MigReq)
+		cols[colPadCount].putInt32(int32(b.PadCount))
+		cols[colTVer].putInt32(int32(b.TVer))
+		cols[colPKey].putInt32(int32(b.PKey))
+		cols[colFECN].putBool(b.FECN)
+		cols[colBECN].putBool(b.BECN)
+		cols[colDestQP].putInt32(int32(b.DestQP))
+		cols[colAckReq].putBool(b.AckReq)
+		cols[colPSN].putInt32(int32(b.PSN))
+		switch {
+		case b.HasETH(layers.HdrAtomicETH):
+			cols[colRETHVA].putInt64(int64(b.AtomicETH.VA))
+			cols[colRETHRKey].putInt32(int32(b.AtomicETH.RKey))
+		case b.HasETH(layers.HdrRETH):
+			cols[colRETHVA].putInt64(int64(b.RETH.VA))
+			cols[colRETHRKey].putInt32(int32(b.RETH.RKey))
+		}
+		if b.HasETH(layers.HdrRETH) {
+			cols[colRETHDMALen].putInt32(int32(b.RETH.DMALength))
+		}
+		if b.HasETH(layers.HdrAETH) {
+			cols[colAETHSyndrome].putInt32(int32(b.AETH.Syndrome))
+			cols[colAETHMSN].putInt32(int32(b.AETH.MSN))
+		}
+		if b.HasETH(layers.HdrDETH) {
+			cols[colDETHQKey].putInt64(int64(b.DETH.QKey))
+			cols[colDETHSrcQP].putInt32(int32(b.DETH.SrcQP))
+		}
+		if b.HasETH(layers.HdrImmDt) && b.ImmDt.Contents != nil {
+			cols[colImmDt].putBytes(b.ImmDt.Contents)
+		}
+		if b.HasETH(layers.HdrIETH) && b.IETH.Contents != nil {
+			cols[colIETH].putBytes(b.IETH.Contents)
+		}
+		cols[colPayloadLen].putInt32(int32(len(b.PacketPayload())))
+		if p.Err == nil {
+			cols[colICRC].putEnum(int(p.ICRC), p.ICRC.String())
+		}
+	}
+	a := &p.Analysis
+	if a.Conv != 0 {
+		cols[colConvID].putInt32(int32(a.Conv))
+	}
+	if a.Dir != 0 {
+		cols[colDirection].putInt32(int32(a.Dir))
+	}
+	if a.Severity != decode.SevNone {
+		cols[colSeverity].putEnum(int(a.Severity), a.Severity.String())
+	}
+	if a.Findings != 0 {
+		flag := func(k decode.FindingKind, i int) {
+			if a.Has(k) {
+				cols[i].putBool(true)
+			}
+		}
+		flag(decode.FindRetransmission, colRetransmission)
+		if a.Has(decode.FindPSNGap) {
+			cols[colPSNGap].putInt32(int32(a.GapPSNs))
+		}
+		flag(decode.FindDuplicate, colDuplicate)
+		flag(decode.FindOutOfOrder, colOutOfOrder)
+		if a.Has(decode.FindNAK) {
+			cols[colNAK].putInt32(int32(h.BTH.AETH.Syndrome.NAKCode()))
+		}
+		if a.Has(decode.FindRNRNAK) {
+			cols[colRNRNAK].putBool(true)
+			cols[colRNRTimer].putInt64(int64(h.BTH.AETH.Syndrome.RNRTimer()))
+		}
+		flag(decode.FindCNP, colCNP)
+		flag(decode.FindECNCE, colECNCE)
+	}
+	if a.Info != 0 {
+		if a.Info&decode.InfoRetransmittedFrame != 0 && a.RetransmittedFrame != 0 {
+			cols[colRetransmittedFrame].putInt32(int32(a.RetransmittedFrame))
+		}
+		if a.Info&decode.InfoRequest != 0 && a.RequestFrame != 0 {
+			cols[colRequestFrame].putInt32(int32(a.RequestFrame))
+		}
+		if a.Info&decode.InfoLatency != 0 {
+			cols[colLatency].putInt64(int64(a.Latency))
+			cols[colLatencyOp].putEnum(int(a.Op), a.Op.String())
+		}
+		if a.Info&decode.InfoAckRTT != 0 {
+			cols[colAckRTT].putInt64(int64(a.AckRTT))
+		}
 	}
 }
 
@@ -182,8 +222,7 @@ func ipv4Bytes(ip []byte) []byte {
 // packets alternate between its two ends.
 func (c *column) putAddr(f *decode.Field, b []byte) {
 	if b == nil {
-		c.null() // as bytesField: no bytes, no value
-		return
+		return // as bytesField: no bytes, no value
 	}
 	r := &c.recent
 	switch {
@@ -207,18 +246,20 @@ func (c *column) putAddr(f *decode.Field, b []byte) {
 	c.putWord(i)
 }
 
-// putEnum adds the text of a small number (an opcode, a status), keyed by
-// the number: an array index instead of a map lookup.
-func (c *column) putEnum(n int, text func() string) {
+// putEnum adds the text s of a small number n (an opcode, a status), keyed
+// by the number: an array index instead of a map lookup.
+func (c *column) putEnum(n int, s string) {
+	if c.enum == nil {
+		c.enum = new([256]int32)
+	}
 	if n < 0 || n >= len(c.enum) {
-		c.putWord(c.word(text(), func() []byte { return []byte(text()) }))
+		c.putWord(c.word(s, func() []byte { return []byte(s) }))
 		return
 	}
 	if i := c.enum[n]; i > 0 {
 		c.putWord(i - 1)
 		return
 	}
-	s := text()
 	i := c.word(s, func() []byte { return []byte(s) })
 	c.enum[n] = i + 1
 	c.putWord(i)

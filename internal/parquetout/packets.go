@@ -198,8 +198,7 @@ type fieldColumn struct {
 	name   string
 	kind   kind
 	fields []*decode.Field
-	direct direct // nil: the registry getters
-	gate   gate   // see packetColumn
+	gate gate // see packetColumn
 }
 
 func newFieldColumn(name string, names []string) (*fieldColumn, error) {
@@ -220,16 +219,9 @@ func newFieldColumn(name string, names []string) (*fieldColumn, error) {
 // nesting.
 func extraColumnName(field string) string { return strings.ReplaceAll(field, ".", "_") }
 
-// put reads the column's value from p into col, or null.
-func (c *fieldColumn) put(p *decode.Packet, g gate, v *decode.Value, col *column) {
-	if c.gate&g != c.gate {
-		col.null()
-		return
-	}
-	if c.direct != nil {
-		c.direct(p, c, col)
-		return
-	}
+// registry reads the column's value from p into col through the
+// registry's getters, or leaves it null.
+func (c *fieldColumn) registry(p *decode.Packet, v *decode.Value, col *column) {
 	for _, f := range c.fields {
 		if !f.Get(p, v) {
 			continue

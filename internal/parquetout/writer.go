@@ -20,6 +20,9 @@ import (
 // that each column chunk compresses well.
 const DefaultRowGroupRows = 64 << 10
 
+// maxRowGroupRows bounds Options.RowGroupRows.
+const maxRowGroupRows = 1 << 20
+
 // Options configure an Exporter.
 type Options struct {
 	// Dir is the folder the tables are written under; it is created.
@@ -86,6 +89,9 @@ type Exporter struct {
 	value   decode.Value
 	files   fileFrames
 	spans   map[uint32]*convSpans
+	// lastConv's spans are lastSpans: a connection's packets come in runs.
+	lastConv  uint32
+	lastSpans *convSpans
 	// pending are the findings of the packet being analysed: its file is
 	// known once Packet has it, and they are written then.
 	pending  []decode.Finding
@@ -107,6 +113,7 @@ func New(o Options) (*Exporter, error) {
 	if o.RowGroupRows <= 0 {
 		o.RowGroupRows = DefaultRowGroupRows
 	}
+	o.RowGroupRows = min(o.RowGroupRows, maxRowGroupRows)
 	if o.Shards < 1 {
 		o.Shards = 1
 	}
@@ -131,8 +138,7 @@ func New(o Options) (*Exporter, error) {
 		if err := add(pc.name, pc.fields); err != nil {
 			return nil, err
 		}
-		c := e.columns[len(e.columns)-1]
-		c.direct, c.gate = directs[pc.name], pc.gate
+		e.columns[len(e.columns)-1].gate = pc.gate
 	}
 	for _, name := range o.Extra {
 		f, ok := decode.Lookup(name)
@@ -212,10 +218,13 @@ func (e *Exporter) Packet(p *decode.Packet) error {
 		return e.err
 	}
 	if c := p.Analysis.Conv; c != 0 {
-		s := e.spans[c]
-		if s == nil {
-			s = &convSpans{}
-			e.spans[c] = s
+		s := e.lastSpans
+		if c != e.lastConv {
+			if s = e.spans[c]; s == nil {
+				s = &convSpans{}
+				e.spans[c] = s
+			}
+			e.lastConv, e.lastSpans = c, s
 		}
 		s.add(p.File, uint32(p.Number))
 	}
@@ -317,9 +326,9 @@ func (pf *packetFile) add(e *Exporter, p *decode.Packet) error {
 	for i, l := range pf.labels {
 		l.putConst(pf.labelText[i])
 	}
-	g := gatesOf(p)
-	for i, c := range e.columns {
-		c.put(p, g, &e.value, pf.fields[i])
+	addFixed(p, e.columns, pf.fields, &e.value)
+	for i := numFixedColumns; i < len(e.columns); i++ { // -e
+		e.columns[i].registry(p, &e.value, pf.fields[i])
 	}
 	pf.cf.endRow()
 	if pf.cf.rows >= e.o.RowGroupRows {
