@@ -198,7 +198,7 @@ type fieldColumn struct {
 	name   string
 	kind   kind
 	fields []*decode.Field
-	gate gate // see packetColumn
+	gate   gate // see packetColumn
 }
 
 func newFieldColumn(name string, names []string) (*fieldColumn, error) {
