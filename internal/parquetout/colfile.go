@@ -68,7 +68,7 @@ type column struct {
 	// recent are the last two keys putAddr added and their indexes, the
 	// latest first.
 	recent struct {
-		key [2][]byte
+		key [2]addrKey
 		idx [2]int32
 		n   int
 	}

@@ -1,6 +1,8 @@
 package parquetout
 
 import (
+	"encoding/binary"
+
 	"github.com/ibwire/ibwire/decode"
 	"github.com/ibwire/ibwire/layers"
 )
@@ -108,18 +110,19 @@ func addFixed(p *decode.Packet, fcs []*fieldColumn, cols []*column, v *decode.Va
 		cols[colSport].putInt32(int32(h.UDP.SrcPort))
 		cols[colDport].putInt32(int32(h.UDP.DstPort))
 	}
-	g := gatesOf(p)
-	for _, i := range [...]int{colVLAN, colPCP, colSLID, colDLID, colSL, colSGID, colDGID, colVCRC, colMalformed} {
-		if fc := fcs[i]; fc.gate&g == fc.gate {
-			fc.registry(p, v, cols[i])
+	if g := gatesOf(p); g&(gateVLAN|gateLRH|gateGRH|gateErr) != 0 {
+		for _, i := range [...]int{colVLAN, colPCP, colSLID, colDLID, colSL, colSGID, colDGID, colVCRC, colMalformed} {
+			if fc := fcs[i]; fc.gate&g == fc.gate {
+				fc.registry(p, v, cols[i])
+			}
 		}
 	}
 	if p.IsIB() {
 		b := &h.BTH
-		cols[colEncap].putEnum(int(p.Encapsulation), p.Encapsulation.String())
-		cols[colService].putEnum(int(b.Info().Service), b.Info().Service.String())
+		cols[colEncap].putEnum(int(p.Encapsulation), encapText)
+		cols[colService].putEnum(int(b.Info().Service), serviceText)
 		cols[colOpcode].putInt32(int32(b.Opcode))
-		cols[colOpcodeName].putEnum(int(b.Opcode), b.Opcode.String())
+		cols[colOpcodeName].putEnum(int(b.Opcode), opcodeText)
 		cols[colSE].putBool(b.SE)
 		cols[colMigReq].putBool(b.MigReq)
 		cols[colPadCount].putInt32(int32(b.PadCount))
@@ -157,7 +160,7 @@ func addFixed(p *decode.Packet, fcs []*fieldColumn, cols []*column, v *decode.Va
 		}
 		cols[colPayloadLen].putInt32(int32(len(b.PacketPayload())))
 		if p.Err == nil {
-			cols[colICRC].putEnum(int(p.ICRC), p.ICRC.String())
+			cols[colICRC].putEnum(int(p.ICRC), crcText)
 		}
 	}
 	a := &p.Analysis
@@ -168,7 +171,7 @@ func addFixed(p *decode.Packet, fcs []*fieldColumn, cols []*column, v *decode.Va
 		cols[colDirection].putInt32(int32(a.Dir))
 	}
 	if a.Severity != decode.SevNone {
-		cols[colSeverity].putEnum(int(a.Severity), a.Severity.String())
+		cols[colSeverity].putEnum(int(a.Severity), severityText)
 	}
 	if a.Findings != 0 {
 		flag := func(k decode.FindingKind, i int) {
@@ -201,13 +204,24 @@ func addFixed(p *decode.Packet, fcs []*fieldColumn, cols []*column, v *decode.Va
 		}
 		if a.Info&decode.InfoLatency != 0 {
 			cols[colLatency].putInt64(int64(a.Latency))
-			cols[colLatencyOp].putEnum(int(a.Op), a.Op.String())
+			cols[colLatencyOp].putEnum(int(a.Op), opClassText)
 		}
 		if a.Info&decode.InfoAckRTT != 0 {
 			cols[colAckRTT].putInt64(int64(a.AckRTT))
 		}
 	}
 }
+
+// The texts of the enumerations putEnum adds, called for a row group's
+// first sight of each number only.
+var (
+	encapText    = func(n int) string { return layers.Encapsulation(n).String() }
+	serviceText  = func(n int) string { return layers.ServiceType(n).String() }
+	opcodeText   = func(n int) string { return layers.Opcode(n).String() }
+	crcText      = func(n int) string { return layers.CRCStatus(n).String() }
+	severityText = func(n int) string { return decode.Severity(n).String() }
+	opClassText  = func(n int) string { return decode.OpClass(n).String() }
+)
 
 // ipv4Bytes is an IPv4 address's four bytes, as decode's ip.src gives them.
 func ipv4Bytes(ip []byte) []byte {
@@ -218,49 +232,73 @@ func ipv4Bytes(ip []byte) []byte {
 }
 
 // putAddr adds an address, keyed by its bytes, written as f writes it.
-// The last two addresses are checked before the dictionary: a connection's
-// packets alternate between its two ends.
+// The last two addresses are checked before the dictionary, as numbers: a
+// connection's packets alternate between its two ends.
 func (c *column) putAddr(f *decode.Field, b []byte) {
 	if b == nil {
 		return // as bytesField: no bytes, no value
 	}
+	k, short := addrKeyOf(b)
 	r := &c.recent
-	switch {
-	case r.n > 0 && string(r.key[0]) == string(b):
-		c.putWord(r.idx[0])
-		return
-	case r.n > 1 && string(r.key[1]) == string(b):
-		r.key[0], r.key[1], r.idx[0], r.idx[1] = r.key[1], r.key[0], r.idx[1], r.idx[0]
-		c.putWord(r.idx[0])
-		return
+	if short {
+		switch {
+		case r.n > 0 && r.key[0] == k:
+			c.putWord(r.idx[0])
+			return
+		case r.n > 1 && r.key[1] == k:
+			r.key[0], r.key[1], r.idx[0], r.idx[1] = r.key[1], r.key[0], r.idx[1], r.idx[0]
+			c.putWord(r.idx[0])
+			return
+		}
 	}
 	i, ok := c.dict[string(b)] // converts without allocating
 	if !ok {
 		i = c.word(string(b), func() []byte { return f.AppendValue(nil, &decode.Value{B: b}) })
 	}
-	// The key is kept as a copy: b is the decoder's, overwritten by the
-	// next packet.
-	r.key[1], r.idx[1] = append(r.key[1][:0], b...), i
-	r.key[0], r.key[1], r.idx[0], r.idx[1] = r.key[1], r.key[0], r.idx[1], r.idx[0]
-	r.n = min(r.n+1, 2)
+	if short {
+		r.key[1], r.idx[1] = r.key[0], r.idx[0]
+		r.key[0], r.idx[0] = k, i
+		r.n = min(r.n+1, 2)
+	}
 	c.putWord(i)
 }
 
-// putEnum adds the text s of a small number n (an opcode, a status), keyed
-// by the number: an array index instead of a map lookup.
-func (c *column) putEnum(n int, s string) {
+// addrKey is an address of 4, 6 or 16 bytes as two numbers and a length.
+type addrKey struct {
+	lo, hi uint64
+	n      int
+}
+
+// addrKeyOf is b's addrKey; false for other lengths.
+func addrKeyOf(b []byte) (addrKey, bool) {
+	switch len(b) {
+	case 4:
+		return addrKey{lo: uint64(binary.LittleEndian.Uint32(b)), n: 4}, true
+	case 6:
+		return addrKey{lo: uint64(binary.LittleEndian.Uint32(b)) | uint64(binary.LittleEndian.Uint16(b[4:]))<<32, n: 6}, true
+	case 16:
+		return addrKey{lo: binary.LittleEndian.Uint64(b), hi: binary.LittleEndian.Uint64(b[8:]), n: 16}, true
+	}
+	return addrKey{}, false
+}
+
+// putEnum adds the text of a small number n (an opcode, a status), keyed
+// by the number: an array index instead of a map lookup; text gives the
+// number's text.
+func (c *column) putEnum(n int, text func(int) string) {
 	if c.enum == nil {
 		c.enum = new([256]int32)
 	}
-	if n < 0 || n >= len(c.enum) {
-		c.putWord(c.word(s, func() []byte { return []byte(s) }))
-		return
+	if uint(n) < uint(len(c.enum)) {
+		if i := c.enum[n]; i > 0 {
+			c.putWord(i - 1)
+			return
+		}
 	}
-	if i := c.enum[n]; i > 0 {
-		c.putWord(i - 1)
-		return
-	}
+	s := text(n)
 	i := c.word(s, func() []byte { return []byte(s) })
-	c.enum[n] = i + 1
+	if uint(n) < uint(len(c.enum)) {
+		c.enum[n] = i + 1
+	}
 	c.putWord(i)
 }
