@@ -3,6 +3,7 @@ package parquetout
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"encoding/binary"
 	"math"
 	"math/bits"
@@ -82,8 +83,13 @@ func newColumn(name string, k kind, required bool) *column {
 	c := &column{name: name, node: k.node(required), kind: k, optional: !required, row: new(int)}
 	switch k {
 	case kindUint32, kindUint64:
+		// DELTA_BINARY_PACKED for every integer: a constant or slowly
+		// changing column packs to a few bits a value before zstd sees it
+		// (parquet-go's encoder is AVX2), which made the zstd input and the
+		// export's instructions smaller than PLAIN (BENCHMARKS.md).
 		c.unsigned = true
-	case kindTimestamp:
+		c.enc = encDelta
+	case kindTimestamp, kindNanos:
 		c.enc = encDelta
 	case kindString:
 		c.enc = encDict
@@ -106,16 +112,12 @@ func (c *column) pad(n int) {
 // zeros are the levels of null rows, copied by pad (a row group at most).
 var zeros = make([]byte, maxRowGroupRows)
 
-// nulls counts the row group's null values.
+// nulls counts the row group's null values: its rows less its values.
 func (c *column) nulls() int {
 	if !c.optional {
 		return 0
 	}
-	n := 0
-	for _, d := range c.defs {
-		n += int(d)
-	}
-	return len(c.defs) - n
+	return len(c.defs) - (len(c.i32) + len(c.i64) + len(c.bools) + len(c.f64) + len(c.idx) + len(c.ends))
 }
 
 func (c *column) def() {
@@ -416,16 +418,10 @@ func (c *column) statistics() format.Statistics {
 		if len(c.i32) > 0 {
 			var lo, hi int32
 			if c.unsigned {
-				l, h := uint32(math.MaxUint32), uint32(0)
-				for _, v := range c.i32 {
-					l, h = min(l, uint32(v)), max(h, uint32(v))
-				}
+				l, h := minMax(unsafe.Slice((*uint32)(unsafe.Pointer(unsafe.SliceData(c.i32))), len(c.i32)))
 				lo, hi = int32(l), int32(h)
 			} else {
-				lo, hi = c.i32[0], c.i32[0]
-				for _, v := range c.i32 {
-					lo, hi = min(lo, v), max(hi, v)
-				}
+				lo, hi = minMax(c.i32)
 			}
 			s.MinValue, s.MaxValue = binary.LittleEndian.AppendUint32(nil, uint32(lo)), binary.LittleEndian.AppendUint32(nil, uint32(hi))
 		}
@@ -433,16 +429,10 @@ func (c *column) statistics() format.Statistics {
 		if len(c.i64) > 0 {
 			var lo, hi int64
 			if c.unsigned {
-				l, h := uint64(math.MaxUint64), uint64(0)
-				for _, v := range c.i64 {
-					l, h = min(l, uint64(v)), max(h, uint64(v))
-				}
+				l, h := minMax(unsafe.Slice((*uint64)(unsafe.Pointer(unsafe.SliceData(c.i64))), len(c.i64)))
 				lo, hi = int64(l), int64(h)
 			} else {
-				lo, hi = c.i64[0], c.i64[0]
-				for _, v := range c.i64 {
-					lo, hi = min(lo, v), max(hi, v)
-				}
+				lo, hi = minMax(c.i64)
 			}
 			s.MinValue, s.MaxValue = binary.LittleEndian.AppendUint64(nil, uint64(lo)), binary.LittleEndian.AppendUint64(nil, uint64(hi))
 		}
@@ -484,6 +474,24 @@ func (c *column) statistics() format.Statistics {
 		}
 	}
 	return s
+}
+
+// minMax are the least and greatest of v, which is not empty; four values
+// a step, in two pairs of bounds, so the comparisons do not wait on each
+// other.
+func minMax[T cmp.Ordered](v []T) (lo, hi T) {
+	lo, hi = v[0], v[0]
+	lo2, hi2 := lo, hi
+	i := 0
+	for ; i+4 <= len(v); i += 4 {
+		a, b, c, d := v[i], v[i+1], v[i+2], v[i+3]
+		lo, hi = min(lo, a, b), max(hi, a, b)
+		lo2, hi2 = min(lo2, c, d), max(hi2, c, d)
+	}
+	for ; i < len(v); i++ {
+		lo, hi = min(lo, v[i]), max(hi, v[i])
+	}
+	return min(lo, lo2), max(hi, hi2)
 }
 
 func b2i(b bool) byte {
