@@ -49,8 +49,13 @@ type column struct {
 	// defs holds one definition level per row (optional columns only),
 	// written lazily: a value pads it with zeros up to its row, the
 	// flush up to the group's end, so a null costs nothing.
-	defs  []byte
-	row   *int // the row being added: its colFile's count
+	defs []byte
+	row  *int // the row being added: its colFile's count
+	// ownDefs is false for a required column, and for an optional one
+	// whose rows have a value exactly when defsOf's do (the BTH's fields):
+	// its levels are then defsOf's, and its values are added without any.
+	ownDefs bool
+	defsOf  *column
 	i32   []int32
 	i64   []int64
 	bools []bool
@@ -80,7 +85,7 @@ type column struct {
 }
 
 func newColumn(name string, k kind, required bool) *column {
-	c := &column{name: name, node: k.node(required), kind: k, optional: !required, row: new(int)}
+	c := &column{name: name, node: k.node(required), kind: k, optional: !required, ownDefs: !required, row: new(int)}
 	switch k {
 	case kindUint32, kindUint64:
 		// DELTA_BINARY_PACKED for every integer: a constant or slowly
@@ -117,11 +122,25 @@ func (c *column) nulls() int {
 	if !c.optional {
 		return 0
 	}
-	return len(c.defs) - (len(c.i32) + len(c.i64) + len(c.bools) + len(c.f64) + len(c.idx) + len(c.ends))
+	return len(c.levels()) - (len(c.i32) + len(c.i64) + len(c.bools) + len(c.f64) + len(c.idx) + len(c.ends))
+}
+
+// levels are the row group's definition levels, the column's own or
+// those it shares.
+func (c *column) levels() []byte {
+	if c.defsOf != nil {
+		return c.defsOf.defs
+	}
+	return c.defs
+}
+
+// shareDefs makes c take leader's definition levels.
+func (c *column) shareDefs(leader *column) {
+	c.defsOf, c.ownDefs = leader, false
 }
 
 func (c *column) def() {
-	if c.optional {
+	if c.ownDefs {
 		if k := *c.row - len(c.defs); k > 0 {
 			c.defs = append(c.defs, zeros[:k]...)
 		}
@@ -244,9 +263,11 @@ func (cf *colFile) flush() error {
 	}
 	g := format.RowGroup{NumRows: int64(cf.rows), FileOffset: cf.off, Ordinal: int16(len(cf.groups))}
 	for _, c := range cf.cols {
-		if c.optional {
+		if c.ownDefs {
 			c.pad(cf.rows)
 		}
+	}
+	for _, c := range cf.cols {
 		cc, err := cf.writeChunk(c)
 		if err != nil {
 			return err
@@ -254,6 +275,8 @@ func (cf *colFile) flush() error {
 		g.Columns = append(g.Columns, cc)
 		g.TotalByteSize += cc.MetaData.TotalUncompressedSize
 		g.TotalCompressedSize += cc.MetaData.TotalCompressedSize
+	}
+	for _, c := range cf.cols {
 		c.reset()
 	}
 	cf.groups = append(cf.groups, g)
@@ -313,7 +336,7 @@ func (cf *colFile) writeChunk(c *column) (format.ColumnChunk, error) {
 	var err error
 	if c.optional {
 		body = append(body, 0, 0, 0, 0)
-		cf.scratch, err = (&rle.Encoding{BitWidth: 1}).EncodeLevels(cf.scratch, c.defs)
+		cf.scratch, err = (&rle.Encoding{BitWidth: 1}).EncodeLevels(cf.scratch, c.levels())
 		if err != nil {
 			return format.ColumnChunk{}, err
 		}

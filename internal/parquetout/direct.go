@@ -82,6 +82,20 @@ const (
 	numFixedColumns
 )
 
+// shareFixedDefs makes the columns of cols (packetColumns' columns) that
+// have a value exactly when another has share its definition levels: the
+// BTH's fields, which every InfiniBand packet has, share opcode's.
+func shareFixedDefs(cols []*column) {
+	for _, i := range []int{colEncap, colService, colOpcodeName, colSE, colMigReq, colPadCount, colTVer, colPKey,
+		colFECN, colBECN, colDestQP, colAckReq, colPSN, colPayloadLen} {
+		cols[i].shareDefs(cols[colOpcode])
+	}
+	cols[colECN].shareDefs(cols[colDSCP])
+	cols[colDport].shareDefs(cols[colSport])
+	cols[colLatencyOp].shareDefs(cols[colLatency])
+	cols[colRNRTimer].shareDefs(cols[colRNRNAK])
+}
+
 // addFixed adds p's values of packetColumns to cols (in packetColumns'
 // order); fcs are the columns' registry fields. A column left alone is
 // null in this row.

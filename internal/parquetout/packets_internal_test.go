@@ -44,7 +44,7 @@ func texts(c *column) []string {
 	}
 	var out []string
 	j := 0
-	for _, d := range c.defs {
+	for _, d := range c.levels() {
 		if d == 0 {
 			out = append(out, "")
 			continue
@@ -161,6 +161,7 @@ func TestDirectEqualsRegistry(t *testing.T) {
 			via[i], got[i] = newColumn(c.name, c.kind, false), newColumn(c.name, c.kind, false)
 			via[i].row, got[i].row = &row, &row
 		}
+		shareFixedDefs(got)
 		var cp capture.Packet
 		var v decode.Value
 		for r.NextInto(&cp) == nil {
@@ -174,11 +175,13 @@ func TestDirectEqualsRegistry(t *testing.T) {
 			row++
 		}
 		r.Close()
-		for i, c := range fcs {
+		for i := range fcs {
 			via[i].pad(row)
 			got[i].pad(row)
+		}
+		for i, c := range fcs {
 			name := path + ": " + c.name
-			require.Equal(t, via[i].defs, got[i].defs, name)
+			require.Equal(t, via[i].defs, got[i].levels(), name)
 			assert.Equal(t, via[i].i32, got[i].i32, name)
 			assert.Equal(t, via[i].bools, got[i].bools, name)
 			assert.Equal(t, via[i].i64, got[i].i64, name)

@@ -306,6 +306,7 @@ func (e *Exporter) newPacketFile(path string) (*packetFile, error) {
 		pf.fields = append(pf.fields, fc)
 		cols = append(cols, fc)
 	}
+	shareFixedDefs(pf.fields)
 	for _, l := range e.o.Labels {
 		lc := newColumn(l.Key, kindString, true)
 		pf.labels, pf.labelText = append(pf.labels, lc), append(pf.labelText, []byte(l.Value))
