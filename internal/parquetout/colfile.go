@@ -56,10 +56,10 @@ type column struct {
 	// its levels are then defsOf's, and its values are added without any.
 	ownDefs bool
 	defsOf  *column
-	i32   []int32
-	i64   []int64
-	bools []bool
-	f64   []float64
+	i32     []int32
+	i64     []int64
+	bools   []bool
+	f64     []float64
 	// Texts are dictionary-encoded: idx holds a word's index per value;
 	// dict maps the caller's key of a value (its raw bytes) to the index,
 	// and words are the texts in index order. The dictionary is the row
