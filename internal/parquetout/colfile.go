@@ -10,8 +10,8 @@ import (
 	"os"
 	"unsafe"
 
+	"github.com/klauspost/compress/zstd"
 	pq "github.com/parquet-go/parquet-go"
-	"github.com/parquet-go/parquet-go/compress/zstd"
 	"github.com/parquet-go/parquet-go/encoding/delta"
 	"github.com/parquet-go/parquet-go/encoding/rle"
 	"github.com/parquet-go/parquet-go/encoding/thrift"
@@ -189,6 +189,30 @@ func (c *column) putConst(b []byte) {
 	c.putWord(0)
 }
 
+// reserve makes the buffers for n rows.
+func (c *column) reserve(n int) {
+	if c.ownDefs {
+		c.defs = make([]byte, 0, n)
+	}
+	switch {
+	case c.enc == encDict:
+		c.idx = make([]int32, 0, n)
+	case c.kind == kindBytes:
+		c.ends = make([]uint32, 0, n)
+	default:
+		switch c.node.Type().Kind() {
+		case pq.Boolean:
+			c.bools = make([]bool, 0, n)
+		case pq.Int32:
+			c.i32 = make([]int32, 0, n)
+		case pq.Int64:
+			c.i64 = make([]int64, 0, n)
+		case pq.Double:
+			c.f64 = make([]float64, 0, n)
+		}
+	}
+}
+
 // reset empties the column for the next row group, keeping its buffers.
 func (c *column) reset() {
 	c.defs, c.i32, c.i64, c.bools, c.f64 = c.defs[:0], c.i32[:0], c.i64[:0], c.bools[:0], c.f64[:0]
@@ -203,6 +227,10 @@ func (c *column) reset() {
 	}
 }
 
+// zstdWindow is the zstd window: 1 MiB, above a default row group's
+// largest page (64 Ki values of 8 bytes, and their levels).
+const zstdWindow = 1 << 20
+
 // colFile writes one Parquet file of flat columns, a row group at a time.
 type colFile struct {
 	f      *os.File
@@ -215,7 +243,7 @@ type colFile struct {
 	schema []format.SchemaElement
 	orders []format.ColumnOrder
 
-	codec   zstd.Codec
+	zstd    *zstd.Encoder
 	hdr     bytes.Buffer
 	enc     *thrift.Encoder
 	body    []byte // a page before compression
@@ -223,12 +251,25 @@ type colFile struct {
 	scratch []byte // an encoding's output
 }
 
-func newColFile(f *os.File, root string, cols []*column) (*colFile, error) {
-	cf := &colFile{f: f, w: bufio.NewWriterSize(f, 1<<20), cols: cols, codec: zstd.Codec{Level: zstd.SpeedFastest}}
+// newColFile starts a file of the columns cols; a row group is expected
+// to hold about rows rows, which the columns' buffers are made for: they
+// then never grow by copying, and the pages of a sparse column's buffer
+// that are never written are never touched, so they take no memory.
+func newColFile(f *os.File, root string, cols []*column, rows int) (*colFile, error) {
+	// A page is compressed on its own (EncodeAll), so a window larger than
+	// the largest page gains nothing; the default (8 MiB) made the encoder
+	// keep a 16 MiB history buffer per file.
+	z, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithEncoderConcurrency(1),
+		zstd.WithWindowSize(zstdWindow), zstd.WithZeroFrames(true), zstd.WithEncoderCRC(false))
+	if err != nil {
+		return nil, err
+	}
+	cf := &colFile{f: f, w: bufio.NewWriterSize(f, 1<<20), cols: cols, zstd: z}
 	cf.enc = thrift.NewEncoder(new(thrift.CompactProtocol).NewWriter(&cf.hdr))
 	cf.schema = append(cf.schema, format.SchemaElement{Name: root, NumChildren: thrift.New(int32(len(cols)))})
 	for _, c := range cols {
 		c.row = &cf.rows
+		c.reserve(rows)
 		t := c.node.Type()
 		el := format.SchemaElement{Name: c.name, RepetitionType: thrift.New(format.Required)}
 		if c.optional {
@@ -288,10 +329,7 @@ func (cf *colFile) flush() error {
 // page compresses body and writes it after its header; it returns the
 // sizes the column chunk adds up.
 func (cf *colFile) page(h *format.PageHeader, body []byte) (uncompressed, compressed int64, err error) {
-	cf.packed, err = cf.codec.Encode(cf.packed[:0], body)
-	if err != nil {
-		return 0, 0, err
-	}
+	cf.packed = cf.zstd.EncodeAll(body, cf.packed[:0])
 	h.UncompressedPageSize, h.CompressedPageSize = int32(len(body)), int32(len(cf.packed))
 	cf.hdr.Reset()
 	if err := cf.enc.Encode(h); err != nil {

@@ -312,7 +312,9 @@ func (e *Exporter) newPacketFile(path string) (*packetFile, error) {
 		pf.labels, pf.labelText = append(pf.labels, lc), append(pf.labelText, []byte(l.Value))
 		cols = append(cols, lc)
 	}
-	if pf.cf, err = newColFile(f, "packets", cols); err != nil {
+	// A shard's row group fills with its share of the packets.
+	rows := max(1024, e.o.RowGroupRows/e.o.Shards)
+	if pf.cf, err = newColFile(f, "packets", cols, rows); err != nil {
 		f.Close()
 		return nil, err
 	}
