@@ -56,6 +56,7 @@ type column struct {
 	// its levels are then defsOf's, and its values are added without any.
 	ownDefs bool
 	defsOf  *column
+	always  bool // every row has a value
 	i32     []int32
 	i64     []int64
 	bools   []bool
@@ -109,13 +110,14 @@ func (c *column) null() {}
 
 // pad fills the definition levels of the null rows before row n.
 func (c *column) pad(n int) {
-	if k := n - len(c.defs); k > 0 {
-		c.defs = append(c.defs, zeros[:k]...)
+	if n > len(c.defs) {
+		c.defs = c.defs[:n] // zeros: see def
 	}
 }
 
-// zeros are the levels of null rows, copied by pad (a row group at most).
-var zeros = make([]byte, maxRowGroupRows)
+// ones are the levels of an always defined column's rows (a row group at
+// most).
+var ones = bytes.Repeat([]byte{1}, maxRowGroupRows)
 
 // nulls counts the row group's null values: its rows less its values.
 func (c *column) nulls() int {
@@ -128,7 +130,10 @@ func (c *column) nulls() int {
 // levels are the row group's definition levels, the column's own or
 // those it shares.
 func (c *column) levels() []byte {
-	if c.defsOf != nil {
+	switch {
+	case c.always:
+		return ones[:*c.row]
+	case c.defsOf != nil:
 		return c.defsOf.defs
 	}
 	return c.defs
@@ -139,12 +144,21 @@ func (c *column) shareDefs(leader *column) {
 	c.defsOf, c.ownDefs = leader, false
 }
 
+// alwaysDefined makes c an optional column that every row has a value of
+// (frame_len: the registry's columns are all optional).
+func (c *column) alwaysDefined() {
+	c.always, c.ownDefs = true, false
+}
+
+// defs' bytes past its length are zero (reset clears what was used), and
+// its capacity is the row group's (reserve), so a value's level is set by
+// extending defs over the null rows before it, with no copying.
 func (c *column) def() {
 	if c.ownDefs {
-		if k := *c.row - len(c.defs); k > 0 {
-			c.defs = append(c.defs, zeros[:k]...)
-		}
-		c.defs = append(c.defs, 1)
+		r := *c.row
+		d := c.defs[:r+1]
+		d[r] = 1
+		c.defs = d
 	}
 }
 
@@ -189,11 +203,11 @@ func (c *column) putConst(b []byte) {
 	c.putWord(0)
 }
 
-// reserve makes the buffers for n rows.
-func (c *column) reserve(n int) {
-	if c.ownDefs {
-		c.defs = make([]byte, 0, n)
-	}
+// reserve makes the buffers for rows rows, and the definition levels for
+// a row group's maxRows (def does not check their capacity).
+func (c *column) reserve(rows, maxRows int) {
+	c.defs = make([]byte, 0, maxRows)
+	n := rows
 	switch {
 	case c.enc == encDict:
 		c.idx = make([]int32, 0, n)
@@ -215,6 +229,7 @@ func (c *column) reserve(n int) {
 
 // reset empties the column for the next row group, keeping its buffers.
 func (c *column) reset() {
+	clear(c.defs)
 	c.defs, c.i32, c.i64, c.bools, c.f64 = c.defs[:0], c.i32[:0], c.i64[:0], c.bools[:0], c.f64[:0]
 	c.idx, c.raw, c.ends = c.idx[:0], c.raw[:0], c.ends[:0]
 	if c.dict != nil {
@@ -255,7 +270,7 @@ type colFile struct {
 // to hold about rows rows, which the columns' buffers are made for: they
 // then never grow by copying, and the pages of a sparse column's buffer
 // that are never written are never touched, so they take no memory.
-func newColFile(f *os.File, root string, cols []*column, rows int) (*colFile, error) {
+func newColFile(f *os.File, root string, cols []*column, rows, maxRows int) (*colFile, error) {
 	// A page is compressed on its own (EncodeAll), so a window larger than
 	// the largest page gains nothing; the default (8 MiB) made the encoder
 	// keep a 16 MiB history buffer per file.
@@ -269,7 +284,7 @@ func newColFile(f *os.File, root string, cols []*column, rows int) (*colFile, er
 	cf.schema = append(cf.schema, format.SchemaElement{Name: root, NumChildren: thrift.New(int32(len(cols)))})
 	for _, c := range cols {
 		c.row = &cf.rows
-		c.reserve(rows)
+		c.reserve(rows, maxRows)
 		t := c.node.Type()
 		el := format.SchemaElement{Name: c.name, RepetitionType: thrift.New(format.Required)}
 		if c.optional {

@@ -84,12 +84,19 @@ const (
 
 // shareFixedDefs makes the columns of cols (packetColumns' columns) that
 // have a value exactly when another has share its definition levels: the
-// BTH's fields, which every InfiniBand packet has, share opcode's.
+// BTH's fields, which every InfiniBand packet has, share opcode's; the
+// addresses and ECN share DSCP's (an IP header's), frame_len and cap_len
+// are always defined.
 func shareFixedDefs(cols []*column) {
 	for _, i := range []int{colEncap, colService, colOpcodeName, colSE, colMigReq, colPadCount, colTVer, colPKey,
 		colFECN, colBECN, colDestQP, colAckReq, colPSN, colPayloadLen} {
 		cols[i].shareDefs(cols[colOpcode])
 	}
+	cols[colFrameLen].alwaysDefined()
+	cols[colCapLen].alwaysDefined()
+	cols[colEthDst].shareDefs(cols[colEthSrc])
+	cols[colSrc].shareDefs(cols[colDSCP])
+	cols[colDst].shareDefs(cols[colDSCP])
 	cols[colECN].shareDefs(cols[colDSCP])
 	cols[colDport].shareDefs(cols[colSport])
 	cols[colLatencyOp].shareDefs(cols[colLatency])

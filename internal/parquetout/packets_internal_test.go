@@ -27,6 +27,7 @@ func TestFieldColumnKnownTextAllocatesNothing(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, kindString, c.kind, name)
 		col := newColumn(name, c.kind, false)
+		col.reserve(0, 16)
 		var v decode.Value
 		c.registry(p, &v, col)
 		require.Len(t, col.words, 1, name)
@@ -160,6 +161,8 @@ func TestDirectEqualsRegistry(t *testing.T) {
 		for i, c := range fcs {
 			via[i], got[i] = newColumn(c.name, c.kind, false), newColumn(c.name, c.kind, false)
 			via[i].row, got[i].row = &row, &row
+			via[i].reserve(0, maxRowGroupRows)
+			got[i].reserve(0, maxRowGroupRows)
 		}
 		shareFixedDefs(got)
 		var cp capture.Packet

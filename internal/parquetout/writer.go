@@ -314,7 +314,7 @@ func (e *Exporter) newPacketFile(path string) (*packetFile, error) {
 	}
 	// A shard's row group fills with its share of the packets.
 	rows := max(1024, e.o.RowGroupRows/e.o.Shards)
-	if pf.cf, err = newColFile(f, "packets", cols, rows); err != nil {
+	if pf.cf, err = newColFile(f, "packets", cols, rows, e.o.RowGroupRows); err != nil {
 		f.Close()
 		return nil, err
 	}
