@@ -72,12 +72,12 @@ type column struct {
 	// one not seen in the row group; made by the first putEnum (a column
 	// is kept small: the export touches every column of every row).
 	enum *[256]int32
-	// recent are the last two keys putAddr added and their indexes, the
-	// latest first.
+	// recent are the last two keys putAddr added and their indexes;
+	// next is the older's place.
 	recent struct {
-		key [2]addrKey
-		idx [2]int32
-		n   int
+		key     [2]addrKey
+		idx     [2]int32
+		n, next int
 	}
 	// Plain byte arrays (kindBytes): their bytes end to end, and where each
 	// value ends.
@@ -238,7 +238,7 @@ func (c *column) reset() {
 		if c.enum != nil {
 			clear(c.enum[:])
 		}
-		c.recent.n = 0
+		c.recent.n, c.recent.next = 0, 0
 	}
 }
 
@@ -448,18 +448,7 @@ func hasEncoding(es []format.Encoding, e format.Encoding) bool {
 func (c *column) appendPlain(b []byte) []byte {
 	switch c.node.Type().Kind() {
 	case pq.Boolean:
-		var acc byte
-		for i, v := range c.bools {
-			if v {
-				acc |= 1 << (i & 7)
-			}
-			if i&7 == 7 {
-				b, acc = append(b, acc), 0
-			}
-		}
-		if len(c.bools)&7 != 0 {
-			b = append(b, acc)
-		}
+		b = packBools(b, c.bools)
 	case pq.Int32:
 		b = append(b, unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(c.i32))), 4*len(c.i32))...)
 	case pq.Int64:
@@ -473,6 +462,26 @@ func (c *column) appendPlain(b []byte) []byte {
 			b = append(b, c.raw[start:end]...)
 			start = end
 		}
+	}
+	return b
+}
+
+// packBools appends v bit-packed, the first value in the lowest bit (a
+// boolean column's PLAIN encoding). Eight bools (bytes of 0 or 1) are
+// gathered into one byte by a multiplication that moves byte i's bit to
+// bit 56+i, where no two products overlap.
+func packBools(b []byte, v []bool) []byte {
+	bs := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(v))), len(v))
+	i := 0
+	for ; i+8 <= len(bs); i += 8 {
+		b = append(b, byte(binary.LittleEndian.Uint64(bs[i:])*0x0102040810204080>>56))
+	}
+	if i < len(bs) {
+		var acc byte
+		for j, x := range bs[i:] {
+			acc |= x << j
+		}
+		b = append(b, acc)
 	}
 	return b
 }
@@ -552,22 +561,18 @@ func (c *column) statistics() format.Statistics {
 	return s
 }
 
-// minMax are the least and greatest of v, which is not empty; four values
-// a step, in two pairs of bounds, so the comparisons do not wait on each
-// other.
+// minMax are the least and greatest of v, which is not empty.
 func minMax[T cmp.Ordered](v []T) (lo, hi T) {
 	lo, hi = v[0], v[0]
-	lo2, hi2 := lo, hi
-	i := 0
-	for ; i+4 <= len(v); i += 4 {
-		a, b, c, d := v[i], v[i+1], v[i+2], v[i+3]
-		lo, hi = min(lo, a, b), max(hi, a, b)
-		lo2, hi2 = min(lo2, c, d), max(hi2, c, d)
+	for _, x := range v[1:] {
+		if x < lo {
+			lo = x
+		}
+		if x > hi {
+			hi = x
+		}
 	}
-	for ; i < len(v); i++ {
-		lo, hi = min(lo, v[i]), max(hi, v[i])
-	}
-	return min(lo, lo2), max(hi, hi2)
+	return lo, hi
 }
 
 func b2i(b bool) byte {

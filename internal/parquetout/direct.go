@@ -267,8 +267,7 @@ func (c *column) putAddr(f *decode.Field, b []byte) {
 			c.putWord(r.idx[0])
 			return
 		case r.n > 1 && r.key[1] == k:
-			r.key[0], r.key[1], r.idx[0], r.idx[1] = r.key[1], r.key[0], r.idx[1], r.idx[0]
-			c.putWord(r.idx[0])
+			c.putWord(r.idx[1])
 			return
 		}
 	}
@@ -276,9 +275,9 @@ func (c *column) putAddr(f *decode.Field, b []byte) {
 	if !ok {
 		i = c.word(string(b), func() []byte { return f.AppendValue(nil, &decode.Value{B: b}) })
 	}
-	if short {
-		r.key[1], r.idx[1] = r.key[0], r.idx[0]
-		r.key[0], r.idx[0] = k, i
+	if short { // the older of the two goes
+		r.key[r.next], r.idx[r.next] = k, i
+		r.next ^= 1
 		r.n = min(r.n+1, 2)
 	}
 	c.putWord(i)

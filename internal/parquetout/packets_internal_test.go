@@ -203,3 +203,24 @@ func TestDirectEqualsRegistry(t *testing.T) {
 		}
 	}
 }
+
+// packBools packs as a bit-by-bit loop does, the first value lowest.
+func TestPackBools(t *testing.T) {
+	for _, n := range []int{0, 1, 7, 8, 9, 16, 23, 64, 100} {
+		v := make([]bool, n)
+		for i := range v {
+			v[i] = (i*7+i/3)%3 == 0
+		}
+		want := make([]byte, (n+7)/8)
+		for i, x := range v {
+			if x {
+				want[i/8] |= 1 << (i % 8)
+			}
+		}
+		got := packBools(nil, v)
+		if n == 0 {
+			got = []byte{}
+		}
+		assert.Equal(t, want, got, "%d bools", n)
+	}
+}
