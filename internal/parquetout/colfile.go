@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"cmp"
 	"encoding/binary"
+	"errors"
 	"math"
 	"math/bits"
 	"os"
@@ -248,15 +249,20 @@ const zstdWindow = 1 << 20
 
 // colFile writes one Parquet file of flat columns, a row group at a time.
 type colFile struct {
-	f      *os.File
-	w      *bufio.Writer
-	off    int64
-	cols   []*column
-	rows   int // in the open row group
-	total  int64
-	groups []format.RowGroup
-	schema []format.SchemaElement
-	orders []format.ColumnOrder
+	f     *os.File
+	w     *bufio.Writer
+	off   int64
+	cols  []*column
+	rows  int // in the open row group
+	total int64
+	// groups are the written row groups' footer entries, thrift-encoded
+	// as they are written: about 5 KB a row group instead of 40 KB of Go
+	// structs (a column chunk's format.ColumnChunk is 560 bytes), for the
+	// footer, which the format puts at the end, lists every one.
+	groups  []byte
+	ngroups int
+	schema  []format.SchemaElement
+	orders  []format.ColumnOrder
 
 	zstd    *zstd.Encoder
 	hdr     bytes.Buffer
@@ -317,7 +323,7 @@ func (cf *colFile) flush() error {
 	if cf.rows == 0 {
 		return nil
 	}
-	g := format.RowGroup{NumRows: int64(cf.rows), FileOffset: cf.off, Ordinal: int16(len(cf.groups))}
+	g := format.RowGroup{NumRows: int64(cf.rows), FileOffset: cf.off, Ordinal: int16(cf.ngroups)}
 	for _, c := range cf.cols {
 		if c.ownDefs {
 			c.pad(cf.rows)
@@ -335,7 +341,11 @@ func (cf *colFile) flush() error {
 	for _, c := range cf.cols {
 		c.reset()
 	}
-	cf.groups = append(cf.groups, g)
+	cf.hdr.Reset()
+	if err := cf.enc.Encode(&g); err != nil {
+		return err
+	}
+	cf.groups, cf.ngroups = append(cf.groups, cf.hdr.Bytes()...), cf.ngroups+1
 	cf.total += int64(cf.rows)
 	cf.rows = 0
 	return nil
@@ -582,17 +592,52 @@ func b2i(b bool) byte {
 	return 0
 }
 
+// footerSentinel is the row count of the one row group the footer is first
+// encoded with, whose bytes are then replaced by the encoded row groups.
+const footerSentinel = 0x1EADF00D5EA1ED
+
+// footer is the thrift-encoded FileMetaData with the row groups encoded
+// so far. The compact protocol writes a list of structs as a header (the
+// count and the element type) and the structs one after another, each as
+// it is encoded alone: the footer is encoded with a sentinel row group,
+// and its header and bytes are replaced.
+func (cf *colFile) footer() ([]byte, error) {
+	sentinel := format.RowGroup{NumRows: footerSentinel}
+	cf.hdr.Reset()
+	if err := cf.enc.Encode(&sentinel); err != nil {
+		return nil, err
+	}
+	sent := bytes.Clone(cf.hdr.Bytes())
+	md := format.FileMetaData{Version: 1, Schema: cf.schema, NumRows: cf.total, RowGroups: []format.RowGroup{sentinel},
+		CreatedBy: "ibdump", ColumnOrders: cf.orders}
+	cf.hdr.Reset()
+	if err := cf.enc.Encode(&md); err != nil {
+		return nil, err
+	}
+	enc := cf.hdr.Bytes()
+	const oneStruct = 1<<4 | 12 // a list of one element of type struct (12)
+	at := bytes.Index(enc, sent)
+	if at < 1 || enc[at-1] != oneStruct || bytes.Index(enc[at+1:], sent) >= 0 {
+		return nil, errors.New("parquet footer: the row groups' place was not found") // a change in the thrift encoder
+	}
+	out := append([]byte(nil), enc[:at-1]...)
+	if cf.ngroups < 15 {
+		out = append(out, byte(cf.ngroups<<4|12))
+	} else {
+		out = binary.AppendUvarint(append(out, 0xF0|12), uint64(cf.ngroups))
+	}
+	out = append(out, cf.groups...)
+	return append(out, enc[at+len(sent):]...), nil
+}
+
 // close writes the last row group and the footer, and closes the file.
 func (cf *colFile) close() error {
 	err := cf.flush()
 	if err == nil {
-		md := format.FileMetaData{Version: 1, Schema: cf.schema, NumRows: cf.total, RowGroups: cf.groups,
-			CreatedBy: "ibdump", ColumnOrders: cf.orders}
-		cf.hdr.Reset()
-		err = cf.enc.Encode(&md)
+		var footer []byte
+		footer, err = cf.footer()
 		if err == nil {
-			n := cf.hdr.Len()
-			err = cf.write(binary.LittleEndian.AppendUint32(cf.hdr.Bytes(), uint32(n)))
+			err = cf.write(binary.LittleEndian.AppendUint32(footer, uint32(len(footer))))
 		}
 		if err == nil {
 			err = cf.write([]byte("PAR1"))
