@@ -52,6 +52,11 @@ type column struct {
 	// flush up to the group's end, so a null costs nothing.
 	defs []byte
 	row  *int // the row being added: its colFile's count
+	// The footer's parts of the column, reused from group to group: its
+	// path, its encodings and its statistics' bounds.
+	path   []string
+	encs   []format.Encoding
+	lo, hi []byte
 	// ownDefs is false for a required column, and for an optional one
 	// whose rows have a value exactly when defsOf's do (the BTH's fields):
 	// its levels are then defsOf's, and its values are added without any.
@@ -87,7 +92,8 @@ type column struct {
 }
 
 func newColumn(name string, k kind, required bool) *column {
-	c := &column{name: name, node: k.node(required), kind: k, optional: !required, ownDefs: !required, row: new(int)}
+	c := &column{name: name, node: k.node(required), kind: k, optional: !required, ownDefs: !required, row: new(int),
+		path: []string{name}}
 	switch k {
 	case kindUint32, kindUint64:
 		// DELTA_BINARY_PACKED for every integer: a constant or slowly
@@ -261,6 +267,7 @@ type colFile struct {
 	// footer, which the format puts at the end, lists every one.
 	groups  []byte
 	ngroups int
+	chunks  []format.ColumnChunk // the open row group's, reused
 	schema  []format.SchemaElement
 	orders  []format.ColumnOrder
 
@@ -323,7 +330,7 @@ func (cf *colFile) flush() error {
 	if cf.rows == 0 {
 		return nil
 	}
-	g := format.RowGroup{NumRows: int64(cf.rows), FileOffset: cf.off, Ordinal: int16(cf.ngroups)}
+	g := format.RowGroup{NumRows: int64(cf.rows), FileOffset: cf.off, Ordinal: int16(cf.ngroups), Columns: cf.chunks[:0]}
 	for _, c := range cf.cols {
 		if c.ownDefs {
 			c.pad(cf.rows)
@@ -346,6 +353,7 @@ func (cf *colFile) flush() error {
 		return err
 	}
 	cf.groups, cf.ngroups = append(cf.groups, cf.hdr.Bytes()...), cf.ngroups+1
+	cf.chunks = g.Columns
 	cf.total += int64(cf.rows)
 	cf.rows = 0
 	return nil
@@ -368,7 +376,7 @@ func (cf *colFile) page(h *format.PageHeader, body []byte) (uncompressed, compre
 }
 
 func (cf *colFile) writeChunk(c *column) (format.ColumnChunk, error) {
-	md := format.ColumnMetaData{Type: *c.node.Type().PhysicalType(), PathInSchema: []string{c.name}, Codec: format.Zstd,
+	md := format.ColumnMetaData{Type: *c.node.Type().PhysicalType(), PathInSchema: c.path, Codec: format.Zstd, Encoding: c.encs[:0],
 		NumValues: int64(cf.rows)}
 	md.Statistics = c.statistics()
 	enc := format.Plain
@@ -442,6 +450,7 @@ func (cf *colFile) writeChunk(c *column) (format.ColumnChunk, error) {
 	if md.DictionaryPageOffset != 0 {
 		start = md.DictionaryPageOffset
 	}
+	c.encs = md.Encoding
 	return format.ColumnChunk{FileOffset: start, MetaData: md}, nil
 }
 
@@ -500,6 +509,7 @@ func packBools(b []byte, v []bool) []byte {
 // read to skip row groups.
 func (c *column) statistics() format.Statistics {
 	s := format.Statistics{NullCount: int64(c.nulls())}
+	defer func() { c.lo, c.hi = s.MinValue, s.MaxValue }() // reused by the next row group
 	switch c.node.Type().Kind() {
 	case pq.Boolean:
 		if len(c.bools) > 0 {
@@ -507,7 +517,7 @@ func (c *column) statistics() format.Statistics {
 			for _, v := range c.bools {
 				lo, hi = lo && v, hi || v
 			}
-			s.MinValue, s.MaxValue = []byte{b2i(lo)}, []byte{b2i(hi)}
+			s.MinValue, s.MaxValue = append(c.lo[:0], b2i(lo)), append(c.hi[:0], b2i(hi))
 		}
 	case pq.Int32:
 		if len(c.i32) > 0 {
@@ -518,7 +528,7 @@ func (c *column) statistics() format.Statistics {
 			} else {
 				lo, hi = minMax(c.i32)
 			}
-			s.MinValue, s.MaxValue = binary.LittleEndian.AppendUint32(nil, uint32(lo)), binary.LittleEndian.AppendUint32(nil, uint32(hi))
+			s.MinValue, s.MaxValue = binary.LittleEndian.AppendUint32(c.lo[:0], uint32(lo)), binary.LittleEndian.AppendUint32(c.hi[:0], uint32(hi))
 		}
 	case pq.Int64:
 		if len(c.i64) > 0 {
@@ -529,7 +539,7 @@ func (c *column) statistics() format.Statistics {
 			} else {
 				lo, hi = minMax(c.i64)
 			}
-			s.MinValue, s.MaxValue = binary.LittleEndian.AppendUint64(nil, uint64(lo)), binary.LittleEndian.AppendUint64(nil, uint64(hi))
+			s.MinValue, s.MaxValue = binary.LittleEndian.AppendUint64(c.lo[:0], uint64(lo)), binary.LittleEndian.AppendUint64(c.hi[:0], uint64(hi))
 		}
 	case pq.Double:
 		lo, hi, any := math.Inf(1), math.Inf(-1), false
@@ -539,7 +549,7 @@ func (c *column) statistics() format.Statistics {
 			}
 		}
 		if any {
-			s.MinValue, s.MaxValue = binary.LittleEndian.AppendUint64(nil, math.Float64bits(lo)), binary.LittleEndian.AppendUint64(nil, math.Float64bits(hi))
+			s.MinValue, s.MaxValue = binary.LittleEndian.AppendUint64(c.lo[:0], math.Float64bits(lo)), binary.LittleEndian.AppendUint64(c.hi[:0], math.Float64bits(hi))
 		}
 	case pq.ByteArray:
 		var lo, hi []byte
@@ -565,7 +575,7 @@ func (c *column) statistics() format.Statistics {
 			}
 		}
 		if !first {
-			s.MinValue, s.MaxValue = bytes.Clone(lo), bytes.Clone(hi)
+			s.MinValue, s.MaxValue = append(c.lo[:0], lo...), append(c.hi[:0], hi...)
 		}
 	}
 	return s
