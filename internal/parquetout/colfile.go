@@ -627,7 +627,7 @@ func (cf *colFile) footer() ([]byte, error) {
 	enc := cf.hdr.Bytes()
 	const oneStruct = 1<<4 | 12 // a list of one element of type struct (12)
 	at := bytes.Index(enc, sent)
-	if at < 1 || enc[at-1] != oneStruct || bytes.Index(enc[at+1:], sent) >= 0 {
+	if at < 1 || enc[at-1] != oneStruct || bytes.Contains(enc[at+1:], sent) {
 		return nil, errors.New("parquet footer: the row groups' place was not found") // a change in the thrift encoder
 	}
 	out := append([]byte(nil), enc[:at-1]...)
