@@ -274,3 +274,17 @@ func TestParseLabelAndShard(t *testing.T) {
 		assert.Equal(t, tc.want, got)
 	}
 }
+
+// A run that exports no packet still writes readable tables, with no rows.
+func TestExportEmpty(t *testing.T) {
+	dir := t.TempDir()
+	e, err := parquetout.New(parquetout.Options{Dir: dir, Name: "none", Extra: []string{"bth.psn"}})
+	require.NoError(t, err)
+	require.NoError(t, e.Close(nil))
+	for _, table := range []string{"packets", "connections", "findings"} {
+		rows, files := readTable(t, filepath.Join(dir, table))
+		require.Len(t, files, 1, table)
+		assert.Empty(t, rows, table)
+		assert.Zero(t, files[0].NumRows(), table)
+	}
+}
