@@ -224,3 +224,35 @@ func TestPackBools(t *testing.T) {
 		assert.Equal(t, want, got, "%d bools", n)
 	}
 }
+
+// Column-chunk bounds compare as the column's type does: unsigned for
+// UINT columns, signed for durations.
+func TestStatisticsBounds(t *testing.T) {
+	le32 := func(v uint32) []byte { return []byte{byte(v), byte(v >> 8), byte(v >> 16), byte(v >> 24)} }
+	le64 := func(v int64) []byte {
+		b := make([]byte, 8)
+		for i := range b {
+			b[i] = byte(uint64(v) >> (8 * i))
+		}
+		return b
+	}
+	for _, tc := range []struct {
+		name     string
+		kind     kind
+		i32      []int32
+		i64      []int64
+		min, max []byte
+	}{
+		{"uint32", kindUint32, []int32{5, -16, 7}, nil, le32(5), le32(0xFFFFFFF0)},
+		{"uint32 one", kindUint32, []int32{9}, nil, le32(9), le32(9)},
+		{"uint64", kindUint64, nil, []int64{3, -1}, le64(3), le64(-1)},
+		{"nanos", kindNanos, nil, []int64{4, -3, 2}, le64(-3), le64(4)},
+		{"timestamp", kindTimestamp, nil, []int64{1700000000000000000, 1600000000000000000}, le64(1600000000000000000), le64(1700000000000000000)},
+	} {
+		c := newColumn(tc.name, tc.kind, true)
+		c.i32, c.i64 = tc.i32, tc.i64
+		s := c.statistics()
+		assert.Equal(t, tc.min, s.MinValue, tc.name)
+		assert.Equal(t, tc.max, s.MaxValue, tc.name)
+	}
+}
