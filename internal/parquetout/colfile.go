@@ -3,6 +3,7 @@ package parquetout
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"encoding/binary"
 	"errors"
 	"math"
@@ -12,7 +13,6 @@ import (
 
 	"github.com/klauspost/compress/zstd"
 	pq "github.com/parquet-go/parquet-go"
-	pqenc "github.com/parquet-go/parquet-go/encoding"
 	"github.com/parquet-go/parquet-go/encoding/delta"
 	"github.com/parquet-go/parquet-go/encoding/rle"
 	"github.com/parquet-go/parquet-go/encoding/thrift"
@@ -45,6 +45,7 @@ type column struct {
 	kind     kind
 	optional bool
 	enc      encoding
+	unsigned bool // statistics compare as unsigned
 
 	// defs holds one definition level per row (optional columns only),
 	// written lazily: a value pads it with zeros up to its row, the
@@ -99,6 +100,7 @@ func newColumn(name string, k kind, required bool) *column {
 		// changing column packs to a few bits a value before zstd sees it
 		// (parquet-go's encoder is AVX2), which made the zstd input and the
 		// export's instructions smaller than PLAIN (BENCHMARKS.md).
+		c.unsigned = true
 		c.enc = encDelta
 	case kindTimestamp, kindNanos:
 		c.enc = encDelta
@@ -518,16 +520,26 @@ func (c *column) statistics() format.Statistics {
 			s.MinValue, s.MaxValue = append(c.lo[:0], b2i(lo)), append(c.hi[:0], b2i(hi))
 		}
 	case pq.Int32:
-		// A page of the column's type over the values gives their bounds
-		// with parquet-go's vector code, unsigned for UINT columns.
-		if lo, hi, ok := c.node.Type().NewPage(0, len(c.i32), pqenc.Int32Values(c.i32)).Bounds(); ok {
-			s.MinValue = binary.LittleEndian.AppendUint32(c.lo[:0], uint32(lo.Int32()))
-			s.MaxValue = binary.LittleEndian.AppendUint32(c.hi[:0], uint32(hi.Int32()))
+		if len(c.i32) > 0 {
+			var lo, hi int32
+			if c.unsigned {
+				l, h := minMax(unsafe.Slice((*uint32)(unsafe.Pointer(unsafe.SliceData(c.i32))), len(c.i32)))
+				lo, hi = int32(l), int32(h)
+			} else {
+				lo, hi = minMax(c.i32)
+			}
+			s.MinValue, s.MaxValue = binary.LittleEndian.AppendUint32(c.lo[:0], uint32(lo)), binary.LittleEndian.AppendUint32(c.hi[:0], uint32(hi))
 		}
 	case pq.Int64:
-		if lo, hi, ok := c.node.Type().NewPage(0, len(c.i64), pqenc.Int64Values(c.i64)).Bounds(); ok {
-			s.MinValue = binary.LittleEndian.AppendUint64(c.lo[:0], uint64(lo.Int64()))
-			s.MaxValue = binary.LittleEndian.AppendUint64(c.hi[:0], uint64(hi.Int64()))
+		if len(c.i64) > 0 {
+			var lo, hi int64
+			if c.unsigned {
+				l, h := minMax(unsafe.Slice((*uint64)(unsafe.Pointer(unsafe.SliceData(c.i64))), len(c.i64)))
+				lo, hi = int64(l), int64(h)
+			} else {
+				lo, hi = minMax(c.i64)
+			}
+			s.MinValue, s.MaxValue = binary.LittleEndian.AppendUint64(c.lo[:0], uint64(lo)), binary.LittleEndian.AppendUint64(c.hi[:0], uint64(hi))
 		}
 	case pq.Double:
 		lo, hi, any := math.Inf(1), math.Inf(-1), false
@@ -567,6 +579,20 @@ func (c *column) statistics() format.Statistics {
 		}
 	}
 	return s
+}
+
+// minMax are the least and greatest of v, which is not empty.
+func minMax[T cmp.Ordered](v []T) (lo, hi T) {
+	lo, hi = v[0], v[0]
+	for _, x := range v[1:] {
+		if x < lo {
+			lo = x
+		}
+		if x > hi {
+			hi = x
+		}
+	}
+	return lo, hi
 }
 
 func b2i(b bool) byte {
