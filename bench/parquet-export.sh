@@ -4,8 +4,11 @@
 # and prints the export's peak RSS at two capture sizes, to show whether its
 # memory follows the row-group size or the capture.
 #
+# With valgrind installed, it also counts both runs' instructions
+# (cachegrind), the steady measure on a loaded machine.
+#
 # Usage: bench/parquet-export.sh [packets (default 1000000)] [repeat (default 3)]
-# Needs GNU time (apt-get install -y time).
+# Needs GNU time (apt-get install -y time); valgrind is optional.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 n=${1:-1000000}
@@ -41,6 +44,17 @@ read -r pw pc < <(best_of "$work/ibdump" -T parquet -w "$work/out" "$work/bench.
 echo "ibdump -q -z conv,qp:      wall $zw s, cpu $zc s, $(awk -v n="$n" -v t="$zw" 'BEGIN{printf "%d", n/t}') packets/s"
 echo "ibdump -T parquet -w DIR:  wall $pw s, cpu $pc s, $(awk -v n="$n" -v t="$pw" 'BEGIN{printf "%d", n/t}') packets/s"
 echo "export speed / analysis speed: $(awk -v a="$zw" -v b="$pw" 'BEGIN{printf "%.3f", a/b}') by wall time, $(awk -v a="$zc" -v b="$pc" 'BEGIN{printf "%.3f", a/b}') by CPU time (issue 23 wants >= 0.5)"
+if command -v valgrind >/dev/null; then
+	# instructions prints the instructions cachegrind counts for a run.
+	instructions() {
+		rm -rf "$work/out"
+		valgrind --tool=cachegrind --cache-sim=no --cachegrind-out-file=/dev/null "$@" 2>&1 >/dev/null |
+			awk '/I *refs/ {gsub(",", "", $NF); print $NF}'
+	}
+	zi=$(instructions "$work/ibdump" -q -z conv,qp "$work/bench.pcap")
+	pi=$(instructions "$work/ibdump" -T parquet -w "$work/out" "$work/bench.pcap")
+	echo "instructions: -z conv,qp $zi, -T parquet $pi: export speed / analysis speed $(awk -v a="$zi" -v b="$pi" 'BEGIN{printf "%.3f", a/b}') by instructions"
+fi
 for f in bench.pcap bench4.pcap; do
 	rm -rf "$work/out"
 	/usr/bin/time -v "$work/ibdump" -T parquet -w "$work/out" "$work/$f" 2>"$work/v" >/dev/null

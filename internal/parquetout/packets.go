@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 
+	gplayers "github.com/google/gopacket/layers"
+
 	pq "github.com/parquet-go/parquet-go"
 
 	"github.com/ibwire/ibwire/decode"
@@ -15,73 +17,117 @@ import (
 type packetColumn struct {
 	name   string
 	fields []string
+	// gate is a condition of the packet without which the fields have no
+	// value (a layer, a finding): a packet without it gets null without a
+	// getter being called. TestDirectEqualsRegistry checks each gate.
+	gate gate
+}
+
+// gate is a set of conditions on a packet, evaluated once per packet.
+type gate uint8
+
+const (
+	gateLRH gate = 1 << iota
+	gateGRH
+	gateVLAN
+	gateIB
+	gateFindings // the analysis found something
+	gateInfo     // the analysis has a value (latency, frames ...)
+	gateErr      // the packet is malformed
+)
+
+// gatesOf are the conditions p meets.
+func gatesOf(p *decode.Packet) gate {
+	var g gate
+	if p.HasLRH() {
+		g |= gateLRH
+	}
+	if p.HasGRH() {
+		g |= gateGRH
+	}
+	if p.Has(gplayers.LayerTypeDot1Q) {
+		g |= gateVLAN
+	}
+	if p.IsIB() {
+		g |= gateIB
+	}
+	if p.Analysis.Findings != 0 {
+		g |= gateFindings
+	}
+	if p.Analysis.Info != 0 {
+		g |= gateInfo
+	}
+	if p.Err != nil {
+		g |= gateErr
+	}
+	return g
 }
 
 // packetColumns are the packets table's columns after time, file, frame
 // and offset (which every row has), in the order the table shows them.
 // Their names are short, for SQL; their types come from the registry.
 var packetColumns = []packetColumn{
-	{"frame_len", []string{"frame.len"}},
-	{"cap_len", []string{"frame.cap_len"}},
-	{"encap", []string{"ibwire.encap"}},
-	{"eth_src", []string{"eth.src"}},
-	{"eth_dst", []string{"eth.dst"}},
-	{"vlan", []string{"vlan.id"}},
-	{"pcp", []string{"vlan.priority"}},
-	{"src", []string{"ip.src", "ipv6.src"}},
-	{"dst", []string{"ip.dst", "ipv6.dst"}},
-	{"dscp", []string{"ip.dsfield.dscp", "ipv6.tclass.dscp"}},
-	{"ecn", []string{"ip.dsfield.ecn", "ipv6.tclass.ecn"}},
-	{"sport", []string{"udp.srcport"}},
-	{"dport", []string{"udp.dstport"}},
-	{"slid", []string{"infiniband.lrh.slid"}},
-	{"dlid", []string{"infiniband.lrh.dlid"}},
-	{"sl", []string{"infiniband.lrh.sl"}},
-	{"sgid", []string{"infiniband.grh.sgid"}},
-	{"dgid", []string{"infiniband.grh.dgid"}},
-	{"service", []string{"ibwire.service"}},
-	{"opcode", []string{"infiniband.bth.opcode"}},
-	{"opcode_name", []string{"ibwire.opcode"}},
-	{"se", []string{"infiniband.bth.se"}},
-	{"migreq", []string{"infiniband.bth.m"}},
-	{"pad_count", []string{"infiniband.bth.padcnt"}},
-	{"tver", []string{"infiniband.bth.tver"}},
-	{"p_key", []string{"infiniband.bth.p_key"}},
-	{"fecn", []string{"ibwire.fecn"}},
-	{"becn", []string{"ibwire.becn"}},
-	{"dest_qp", []string{"infiniband.bth.destqp"}},
-	{"ack_req", []string{"infiniband.bth.a"}},
-	{"psn", []string{"infiniband.bth.psn"}},
-	{"reth_va", []string{"infiniband.reth.va"}},
-	{"reth_r_key", []string{"infiniband.reth.r_key"}},
-	{"reth_dma_len", []string{"infiniband.reth.dmalen"}},
-	{"aeth_syndrome", []string{"infiniband.aeth.syndrome"}},
-	{"aeth_msn", []string{"infiniband.aeth.msn"}},
-	{"deth_q_key", []string{"infiniband.deth.q_key"}},
-	{"deth_src_qp", []string{"infiniband.deth.srcqp"}},
-	{"immdt", []string{"infiniband.immdt"}},
-	{"ieth", []string{"infiniband.ieth"}},
-	{"payload_len", []string{"ibwire.payload.len"}},
-	{"icrc", []string{"ibwire.icrc.status"}},
-	{"vcrc", []string{"ibwire.vcrc.status"}},
-	{"malformed", []string{"ibwire.malformed"}},
-	{"conv_id", []string{"ibwire.analysis.conv_id"}},
-	{"direction", []string{"ibwire.analysis.direction"}},
-	{"severity", []string{"ibwire.analysis.severity"}},
-	{"retransmission", []string{"ibwire.analysis.retransmission"}},
-	{"retransmitted_frame", []string{"ibwire.analysis.retransmitted_frame"}},
-	{"psn_gap", []string{"ibwire.analysis.psn_gap"}},
-	{"duplicate", []string{"ibwire.analysis.duplicate"}},
-	{"out_of_order", []string{"ibwire.analysis.out_of_order"}},
-	{"nak", []string{"ibwire.analysis.nak"}},
-	{"rnr_nak", []string{"ibwire.analysis.rnr_nak"}},
-	{"rnr_timer", []string{"ibwire.analysis.rnr_timer"}},
-	{"cnp", []string{"ibwire.analysis.cnp"}},
-	{"ecn_ce", []string{"ibwire.analysis.ecn_ce"}},
-	{"request_frame", []string{"ibwire.analysis.request_frame"}},
-	{"latency", []string{"ibwire.analysis.latency"}},
-	{"latency_op", []string{"ibwire.analysis.latency_op"}},
-	{"ack_rtt", []string{"ibwire.analysis.ack_rtt"}},
+	{"frame_len", []string{"frame.len"}, 0},
+	{"cap_len", []string{"frame.cap_len"}, 0},
+	{"encap", []string{"ibwire.encap"}, 0},
+	{"eth_src", []string{"eth.src"}, 0},
+	{"eth_dst", []string{"eth.dst"}, 0},
+	{"vlan", []string{"vlan.id"}, gateVLAN},
+	{"pcp", []string{"vlan.priority"}, gateVLAN},
+	{"src", []string{"ip.src", "ipv6.src"}, 0},
+	{"dst", []string{"ip.dst", "ipv6.dst"}, 0},
+	{"dscp", []string{"ip.dsfield.dscp", "ipv6.tclass.dscp"}, 0},
+	{"ecn", []string{"ip.dsfield.ecn", "ipv6.tclass.ecn"}, 0},
+	{"sport", []string{"udp.srcport"}, 0},
+	{"dport", []string{"udp.dstport"}, 0},
+	{"slid", []string{"infiniband.lrh.slid"}, gateLRH},
+	{"dlid", []string{"infiniband.lrh.dlid"}, gateLRH},
+	{"sl", []string{"infiniband.lrh.sl"}, gateLRH},
+	{"sgid", []string{"infiniband.grh.sgid"}, gateGRH},
+	{"dgid", []string{"infiniband.grh.dgid"}, gateGRH},
+	{"service", []string{"ibwire.service"}, 0},
+	{"opcode", []string{"infiniband.bth.opcode"}, 0},
+	{"opcode_name", []string{"ibwire.opcode"}, 0},
+	{"se", []string{"infiniband.bth.se"}, 0},
+	{"migreq", []string{"infiniband.bth.m"}, 0},
+	{"pad_count", []string{"infiniband.bth.padcnt"}, 0},
+	{"tver", []string{"infiniband.bth.tver"}, 0},
+	{"p_key", []string{"infiniband.bth.p_key"}, 0},
+	{"fecn", []string{"ibwire.fecn"}, 0},
+	{"becn", []string{"ibwire.becn"}, 0},
+	{"dest_qp", []string{"infiniband.bth.destqp"}, 0},
+	{"ack_req", []string{"infiniband.bth.a"}, 0},
+	{"psn", []string{"infiniband.bth.psn"}, 0},
+	{"reth_va", []string{"infiniband.reth.va"}, gateIB},
+	{"reth_r_key", []string{"infiniband.reth.r_key"}, gateIB},
+	{"reth_dma_len", []string{"infiniband.reth.dmalen"}, gateIB},
+	{"aeth_syndrome", []string{"infiniband.aeth.syndrome"}, gateIB},
+	{"aeth_msn", []string{"infiniband.aeth.msn"}, gateIB},
+	{"deth_q_key", []string{"infiniband.deth.q_key"}, gateIB},
+	{"deth_src_qp", []string{"infiniband.deth.srcqp"}, gateIB},
+	{"immdt", []string{"infiniband.immdt"}, gateIB},
+	{"ieth", []string{"infiniband.ieth"}, gateIB},
+	{"payload_len", []string{"ibwire.payload.len"}, gateIB},
+	{"icrc", []string{"ibwire.icrc.status"}, 0},
+	{"vcrc", []string{"ibwire.vcrc.status"}, gateLRH},
+	{"malformed", []string{"ibwire.malformed"}, gateErr},
+	{"conv_id", []string{"ibwire.analysis.conv_id"}, 0},
+	{"direction", []string{"ibwire.analysis.direction"}, 0},
+	{"severity", []string{"ibwire.analysis.severity"}, 0},
+	{"retransmission", []string{"ibwire.analysis.retransmission"}, gateFindings},
+	{"retransmitted_frame", []string{"ibwire.analysis.retransmitted_frame"}, gateInfo},
+	{"psn_gap", []string{"ibwire.analysis.psn_gap"}, gateFindings},
+	{"duplicate", []string{"ibwire.analysis.duplicate"}, gateFindings},
+	{"out_of_order", []string{"ibwire.analysis.out_of_order"}, gateFindings},
+	{"nak", []string{"ibwire.analysis.nak"}, gateFindings},
+	{"rnr_nak", []string{"ibwire.analysis.rnr_nak"}, gateFindings},
+	{"rnr_timer", []string{"ibwire.analysis.rnr_timer"}, gateFindings},
+	{"cnp", []string{"ibwire.analysis.cnp"}, gateFindings},
+	{"ecn_ce", []string{"ibwire.analysis.ecn_ce"}, gateFindings},
+	{"request_frame", []string{"ibwire.analysis.request_frame"}, gateInfo},
+	{"latency", []string{"ibwire.analysis.latency"}, gateInfo},
+	{"latency_op", []string{"ibwire.analysis.latency_op"}, gateInfo},
+	{"ack_rtt", []string{"ibwire.analysis.ack_rtt"}, gateInfo},
 }
 
 // kind is how a column is stored.
@@ -152,14 +198,8 @@ type fieldColumn struct {
 	name   string
 	kind   kind
 	fields []*decode.Field
-	// text caches the text of strings and addresses, which repeat: a
-	// column's values then cost no allocation.
-	text map[string][]byte
+	gate   gate // see packetColumn
 }
-
-// maxCachedTexts bounds each column's text cache; past it, texts are
-// copied per row.
-const maxCachedTexts = 4096
 
 func newFieldColumn(name string, names []string) (*fieldColumn, error) {
 	c := &fieldColumn{name: name}
@@ -171,9 +211,6 @@ func newFieldColumn(name string, names []string) (*fieldColumn, error) {
 		c.fields = append(c.fields, f)
 	}
 	c.kind = kindOf(c.fields[0].GlossaryType())
-	if c.kind == kindString {
-		c.text = map[string][]byte{}
-	}
 	return c, nil
 }
 
@@ -182,50 +219,47 @@ func newFieldColumn(name string, names []string) (*fieldColumn, error) {
 // nesting.
 func extraColumnName(field string) string { return strings.ReplaceAll(field, ".", "_") }
 
-// value reads the column's value from p, or null.
-func (c *fieldColumn) value(p *decode.Packet, v *decode.Value, arena *[]byte) (pq.Value, bool) {
+// registry reads the column's value from p into col through the
+// registry's getters, or leaves it null.
+func (c *fieldColumn) registry(p *decode.Packet, v *decode.Value, col *column) {
 	for _, f := range c.fields {
 		if !f.Get(p, v) {
 			continue
 		}
 		switch c.kind {
 		case kindBool:
-			return pq.BooleanValue(f.Type != decode.FTBool || v.U != 0), true
+			col.putBool(f.Type != decode.FTBool || v.U != 0)
 		case kindUint32:
-			return pq.Int32Value(int32(uint32(v.U))), true
+			col.putInt32(int32(uint32(v.U)))
 		case kindUint64:
-			return pq.Int64Value(int64(v.U)), true
+			col.putInt64(int64(v.U))
 		case kindDouble:
-			return pq.DoubleValue(v.F), true
+			col.putDouble(v.F)
 		case kindNanos, kindTimestamp:
-			return pq.Int64Value(int64(v.D)), true
+			col.putInt64(int64(v.D))
 		case kindBytes:
-			start := len(*arena)
-			*arena = append(*arena, v.B...)
-			return pq.ByteArrayValue((*arena)[start:len(*arena):len(*arena)]), true
+			col.putBytes(v.B)
 		case kindString:
-			// string(v.B) in a map index allocates nothing; the key is
-			// copied only when a new text is cached.
-			var t []byte
+			// The dictionary is keyed by the value as held (a string, or an
+			// address's bytes), so a known value is neither formatted nor
+			// copied.
+			var i int32
 			var ok bool
 			if f.Type == decode.FTString {
-				t, ok = c.text[v.S]
+				i, ok = col.dict[v.S]
 			} else {
-				t, ok = c.text[string(v.B)]
+				i, ok = col.dict[string(v.B)] // converts without allocating
 			}
-			if ok {
-				return pq.ByteArrayValue(t), true
-			}
-			text := f.AppendValue(nil, v)
-			if len(c.text) < maxCachedTexts {
-				key := v.S
-				if f.Type != decode.FTString {
-					key = string(v.B)
+			if !ok {
+				key := string(v.B)
+				if f.Type == decode.FTString {
+					key = strings.Clone(v.S)
 				}
-				c.text[key] = text
+				i = col.word(key, func() []byte { return f.AppendValue(nil, v) })
 			}
-			return pq.ByteArrayValue(text), true
+			col.putWord(i)
 		}
+		return
 	}
-	return pq.Value{}, false
+	col.null()
 }

@@ -171,25 +171,36 @@ func TestExportReadsBack(t *testing.T) {
 
 // TestRowGroupsSkip checks that a capture longer than a row group is cut
 // into several, whose time statistics ascend without overlap: what lets an
-// engine skip groups on a time filter.
+// engine skip groups on a time filter. Fifteen groups and more take the
+// footer's long list header.
 func TestRowGroupsSkip(t *testing.T) {
-	dir := t.TempDir()
-	export(t, parquetout.Options{Dir: dir, Name: "cap", RowGroupRows: 1024}, "../../pcaps/rxe/send_bw_rnr.pcap")
-	_, files := readTable(t, filepath.Join(dir, "packets"))
-	require.Len(t, files, 1)
-	f := files[0]
-	groups := f.Metadata().RowGroups
-	require.Len(t, groups, 3, "2772 packets in groups of 1024")
-	col, _ := f.Schema().Lookup("time")
-	var prevMax int64
-	for i, g := range groups {
-		st := g.Columns[col.ColumnIndex].MetaData.Statistics
-		require.NotEmpty(t, st.MinValue, "row group %d has time statistics", i)
-		min := int64(leUint64(st.MinValue))
-		max := int64(leUint64(st.MaxValue))
-		assert.LessOrEqual(t, min, max)
-		assert.Greater(t, min, prevMax, "row group %d starts after the previous one ends", i)
-		prevMax = max
+	for _, tc := range []struct {
+		rows, groups int
+	}{
+		{1024, 3}, // 2772 packets in groups of 1024
+		{100, 28}, // and of 100
+		{2772, 1}, // one group
+	} {
+		dir := t.TempDir()
+		export(t, parquetout.Options{Dir: dir, Name: "cap", RowGroupRows: tc.rows}, "../../pcaps/rxe/send_bw_rnr.pcap")
+		rows, files := readTable(t, filepath.Join(dir, "packets"))
+		require.Len(t, files, 1)
+		require.Len(t, rows, 2772)
+		f := files[0]
+		groups := f.Metadata().RowGroups
+		require.Len(t, groups, tc.groups, "groups of %d rows", tc.rows)
+		col, _ := f.Schema().Lookup("time")
+		var prevMax int64
+		for i, g := range groups {
+			st := g.Columns[col.ColumnIndex].MetaData.Statistics
+			require.NotEmpty(t, st.MinValue, "row group %d has time statistics", i)
+			min := int64(leUint64(st.MinValue))
+			max := int64(leUint64(st.MaxValue))
+			assert.LessOrEqual(t, min, max)
+			assert.Greater(t, min, prevMax, "row group %d starts after the previous one ends", i)
+			assert.Equal(t, int16(i), g.Ordinal)
+			prevMax = max
+		}
 	}
 }
 
@@ -261,5 +272,19 @@ func TestParseLabelAndShard(t *testing.T) {
 		}
 		require.NoError(t, err, tc.in)
 		assert.Equal(t, tc.want, got)
+	}
+}
+
+// A run that exports no packet still writes readable tables, with no rows.
+func TestExportEmpty(t *testing.T) {
+	dir := t.TempDir()
+	e, err := parquetout.New(parquetout.Options{Dir: dir, Name: "none", Extra: []string{"bth.psn"}})
+	require.NoError(t, err)
+	require.NoError(t, e.Close(nil))
+	for _, table := range []string{"packets", "connections", "findings"} {
+		rows, files := readTable(t, filepath.Join(dir, table))
+		require.Len(t, files, 1, table)
+		assert.Empty(t, rows, table)
+		assert.Zero(t, files[0].NumRows(), table)
 	}
 }

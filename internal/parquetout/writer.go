@@ -20,6 +20,9 @@ import (
 // that each column chunk compresses well.
 const DefaultRowGroupRows = 64 << 10
 
+// maxRowGroupRows bounds Options.RowGroupRows.
+const maxRowGroupRows = 1 << 20
+
 // Options configure an Exporter.
 type Options struct {
 	// Dir is the folder the tables are written under; it is created.
@@ -82,20 +85,18 @@ func ParseShard(s string) (int, error) {
 type Exporter struct {
 	o       Options
 	columns []*fieldColumn // after the fixed ones
-	schema  *pq.Schema
 	shards  []*packetFile
 	value   decode.Value
 	files   fileFrames
 	spans   map[uint32]*convSpans
+	// lastConv's spans are lastSpans: a connection's packets come in runs.
+	lastConv  uint32
+	lastSpans *convSpans
 	// pending are the findings of the packet being analysed: its file is
 	// known once Packet has it, and they are written then.
 	pending  []decode.Finding
 	findings *rowFile
 	err      error // the first write error; later calls do nothing
-
-	cols         *columnLayout
-	lastFile     string
-	lastFileText []byte
 }
 
 // fixedPacketColumns lead every packets row; they are never null.
@@ -112,6 +113,7 @@ func New(o Options) (*Exporter, error) {
 	if o.RowGroupRows <= 0 {
 		o.RowGroupRows = DefaultRowGroupRows
 	}
+	o.RowGroupRows = min(o.RowGroupRows, maxRowGroupRows)
 	if o.Shards < 1 {
 		o.Shards = 1
 	}
@@ -119,12 +121,6 @@ func New(o Options) (*Exporter, error) {
 	taken := map[string]bool{}
 	for _, n := range fixedPacketColumns {
 		taken[n] = true
-	}
-	group := pq.Group{
-		"time":        kindTimestamp.node(true),
-		"file":        kindString.node(true),
-		"frame":       pq.Encoded(pq.Uint(32), &pq.DeltaBinaryPacked),
-		"byte_offset": pq.Encoded(pq.Int(64), &pq.DeltaBinaryPacked),
 	}
 	add := func(name string, names []string) error {
 		if taken[name] {
@@ -136,13 +132,13 @@ func New(o Options) (*Exporter, error) {
 			return fmt.Errorf("-e: %w", err)
 		}
 		e.columns = append(e.columns, c)
-		group[name] = c.kind.node(false)
 		return nil
 	}
 	for _, pc := range packetColumns {
 		if err := add(pc.name, pc.fields); err != nil {
 			return nil, err
 		}
+		e.columns[len(e.columns)-1].gate = pc.gate
 	}
 	for _, name := range o.Extra {
 		f, ok := decode.Lookup(name)
@@ -158,9 +154,7 @@ func New(o Options) (*Exporter, error) {
 			return nil, fmt.Errorf("--label %s: a column has that name", l.Key)
 		}
 		taken[l.Key] = true
-		group[l.Key] = kindString.node(true)
 	}
-	e.schema = pq.NewSchema("packets", group)
 	for i := range o.Shards {
 		name := o.Name + ".parquet"
 		if o.Shards > 1 {
@@ -208,8 +202,8 @@ func createFile(path string) (*os.File, error) {
 // abort closes and removes what New created.
 func (e *Exporter) abort() {
 	for _, s := range e.shards {
-		s.f.Close()
-		os.Remove(s.f.Name())
+		s.cf.f.Close()
+		os.Remove(s.cf.f.Name())
 	}
 }
 
@@ -224,10 +218,13 @@ func (e *Exporter) Packet(p *decode.Packet) error {
 		return e.err
 	}
 	if c := p.Analysis.Conv; c != 0 {
-		s := e.spans[c]
-		if s == nil {
-			s = &convSpans{}
-			e.spans[c] = s
+		s := e.lastSpans
+		if c != e.lastConv {
+			if s = e.spans[c]; s == nil {
+				s = &convSpans{}
+				e.spans[c] = s
+			}
+			e.lastConv, e.lastSpans = c, s
 		}
 		s.add(p.File, uint32(p.Number))
 	}
@@ -236,7 +233,7 @@ func (e *Exporter) Packet(p *decode.Packet) error {
 		shard = e.shards[p.Analysis.Conv%uint32(len(e.shards))]
 	}
 	if err := shard.add(e, p); err != nil {
-		e.err = fmt.Errorf("-T parquet: %s: %w", shard.f.Name(), err)
+		e.err = fmt.Errorf("-T parquet: %s: %w", shard.cf.f.Name(), err)
 	}
 	return e.err
 }
@@ -264,7 +261,7 @@ func (e *Exporter) flushFindings() error {
 func (e *Exporter) Close(convs []decode.Conversation) error {
 	for _, s := range e.shards {
 		if err := s.close(); err != nil && e.err == nil {
-			e.err = fmt.Errorf("-T parquet: %s: %w", s.f.Name(), err)
+			e.err = fmt.Errorf("-T parquet: %s: %w", s.cf.f.Name(), err)
 		}
 	}
 	err := e.flushFindings()
@@ -283,121 +280,74 @@ func (e *Exporter) Close(convs []decode.Conversation) error {
 	return nil
 }
 
-// packetFile is one file of the packets table.
+// packetFile is one file of the packets table: the fixed columns, the
+// field columns (in e.columns' order), then the labels.
 type packetFile struct {
-	f       *os.File
-	w       *pq.GenericWriter[any]
-	vals    [][]pq.Value // a batch of rows, column by column
-	arena   []byte       // the batch's byte-array values
-	batched int          // rows in vals
-	grouped int          // rows in the open row group
-	labels  [][]byte
+	cf                        *colFile
+	time, file, frame, offset *column
+	fields                    []*column
+	labels                    []*column
+	labelText                 [][]byte
+	fileName                  string
+	fileIdx                   int32 // 1 + the index of fileName in file's dictionary, 0 for none
 }
-
-// batchRows is how many rows are handed to the column writers at once.
-const batchRows = 1024
 
 func (e *Exporter) newPacketFile(path string) (*packetFile, error) {
 	f, err := createFile(path)
 	if err != nil {
 		return nil, err
 	}
-	pf := &packetFile{f: f, w: pq.NewGenericWriter[any](f, writerOptions(e.schema)...), vals: make([][]pq.Value, len(e.schema.Columns()))}
+	pf := &packetFile{time: newColumn("time", kindTimestamp, true), file: newColumn("file", kindString, true),
+		frame: newColumn("frame", kindUint32, true), offset: newColumn("byte_offset", kindNanos, true)}
+	pf.frame.enc, pf.offset.enc = encDelta, encDelta
+	cols := []*column{pf.time, pf.file, pf.frame, pf.offset}
+	for _, c := range e.columns {
+		fc := newColumn(c.name, c.kind, false)
+		pf.fields = append(pf.fields, fc)
+		cols = append(cols, fc)
+	}
+	shareFixedDefs(pf.fields)
 	for _, l := range e.o.Labels {
-		pf.labels = append(pf.labels, []byte(l.Value))
+		lc := newColumn(l.Key, kindString, true)
+		pf.labels, pf.labelText = append(pf.labels, lc), append(pf.labelText, []byte(l.Value))
+		cols = append(cols, lc)
+	}
+	// A shard's row group fills with its share of the packets.
+	rows := max(1024, e.o.RowGroupRows/e.o.Shards)
+	if pf.cf, err = newColFile(f, "packets", cols, rows, e.o.RowGroupRows); err != nil {
+		f.Close()
+		return nil, err
 	}
 	return pf, nil
 }
 
-// index gives each column's place in the schema, which orders a Group's
-// columns by name.
-func (e *Exporter) index(name string) int {
-	for i, path := range e.schema.Columns() {
-		if path[0] == name {
-			return i
-		}
-	}
-	panic("parquetout: no column " + name) // the schema was built from the same names
-}
-
 func (pf *packetFile) add(e *Exporter, p *decode.Packet) error {
-	cols := e.layout()
-	put := func(c int, v pq.Value, def int) { pf.vals[c] = append(pf.vals[c], v.Level(0, def, c)) }
-	put(cols.time, pq.Int64Value(p.Time.UnixNano()), 0)
-	put(cols.file, pq.ByteArrayValue(e.fileText(p.File)), 0)
-	put(cols.frame, pq.Int32Value(int32(uint32(p.Number))), 0)
-	put(cols.offset, pq.Int64Value(p.Offset), 0)
+	pf.time.putInt64(p.Time.UnixNano())
+	pf.putFile(p.File)
+	pf.frame.putInt32(int32(uint32(p.Number)))
+	pf.offset.putInt64(p.Offset)
 	for i, l := range pf.labels {
-		put(cols.labels[i], pq.ByteArrayValue(l), 0)
+		l.putConst(pf.labelText[i])
 	}
-	for i, c := range e.columns {
-		if v, ok := c.value(p, &e.value, &pf.arena); ok {
-			put(cols.fields[i], v, 1)
-		} else {
-			put(cols.fields[i], pq.Value{}, 0)
-		}
+	addFixed(p, e.columns, pf.fields, &e.value)
+	for i := numFixedColumns; i < len(e.columns); i++ { // -e
+		e.columns[i].registry(p, &e.value, pf.fields[i])
 	}
-	pf.batched++
-	if pf.batched == batchRows {
-		return pf.flushBatch(e.o.RowGroupRows)
+	pf.cf.endRow()
+	if pf.cf.rows >= e.o.RowGroupRows {
+		return pf.cf.flush()
 	}
 	return nil
 }
 
-func (pf *packetFile) flushBatch(rowGroupRows int) error {
-	if pf.batched == 0 {
-		return nil
+// putFile adds the file column's value: the index of the row group's
+// last file name is kept, so a file's rows cost no lookup.
+func (pf *packetFile) putFile(name string) {
+	if pf.fileIdx == 0 || pf.fileName != name || len(pf.file.words) == 0 {
+		pf.fileName = name
+		pf.fileIdx = 1 + pf.file.word(name, func() []byte { return []byte(name) })
 	}
-	for c, w := range pf.w.ColumnWriters() {
-		if _, err := w.WriteRowValues(pf.vals[c]); err != nil {
-			return err
-		}
-		pf.vals[c] = pf.vals[c][:0]
-	}
-	pf.grouped += pf.batched
-	pf.batched, pf.arena = 0, pf.arena[:0]
-	if pf.grouped >= rowGroupRows {
-		pf.grouped = 0
-		return pf.w.Flush()
-	}
-	return nil
+	pf.file.putWord(pf.fileIdx - 1)
 }
 
-func (pf *packetFile) close() error {
-	err := pf.flushBatch(0)
-	if err == nil {
-		err = pf.w.Close()
-	}
-	if cerr := pf.f.Close(); err == nil {
-		err = cerr
-	}
-	return err
-}
-
-// columnLayout is where each column sits in the schema.
-type columnLayout struct {
-	time, file, frame, offset int
-	labels, fields            []int
-}
-
-func (e *Exporter) layout() *columnLayout {
-	if e.cols == nil {
-		l := &columnLayout{time: e.index("time"), file: e.index("file"), frame: e.index("frame"), offset: e.index("byte_offset")}
-		for _, lb := range e.o.Labels {
-			l.labels = append(l.labels, e.index(lb.Key))
-		}
-		for _, c := range e.columns {
-			l.fields = append(l.fields, e.index(c.name))
-		}
-		e.cols = l
-	}
-	return e.cols
-}
-
-// fileText is a file name's bytes, made once per file.
-func (e *Exporter) fileText(name string) []byte {
-	if e.lastFile != name || e.lastFileText == nil {
-		e.lastFile, e.lastFileText = name, []byte(name)
-	}
-	return e.lastFileText
-}
+func (pf *packetFile) close() error { return pf.cf.close() }
