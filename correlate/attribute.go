@@ -30,7 +30,7 @@ func (m *matcher) attribute(g *group) {
 			}
 		}
 		switch {
-		case last < len(path)-1 && (g.retransmitted || !retransmittable(g.id.opcode)):
+		case last < len(path)-1 && (g.retransmitted || g.redundant || !retransmittable(g.id.opcode)):
 			lostAfter = last + 1
 		case last < len(path)-1:
 			for j := last + 1; j < len(path); j++ {

@@ -34,8 +34,11 @@
 // its first transmissions, which wait for it). A packet missing at a point upstream of one that
 // saw it passed that point: the capture dropped it. A packet missing at every
 // point downstream of the last that saw it was lost on the segment after that
-// point if the sender retransmitted it; otherwise the receiver had it and the
-// downstream captures dropped it. A retransmission of a packet that every
+// point if the sender retransmitted it, or if it was a copy sent after a
+// response had said the responder received its PSN (a go-back-N copy behind
+// an ACK, which nothing resends: its absence downstream is a loss, as for a
+// packet never resent); otherwise the receiver had it and the downstream
+// captures dropped it. A retransmission of a packet that every
 // point saw, starting a go-back-N burst, says the packet was lost after the
 // last point, unless a response of the other direction said the responder
 // had received it (an ACK, a READ response, the PSN before a NAK's: the

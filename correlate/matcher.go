@@ -40,6 +40,10 @@ type group struct {
 	// retransmitted: a later copy of its PSN was sent; burst: that copy
 	// started a go-back-N burst.
 	retransmitted, burst bool
+	// redundant: it was sent after the responder had said it received its
+	// PSN (a go-back-N copy behind the ACK): nothing would resend it if it
+	// were lost, so no resend can be asked for as evidence.
+	redundant bool
 }
 
 // flow is one direction of a connection.
@@ -464,6 +468,7 @@ func (m *matcher) judge(g, prev *group) {
 	// another reason (a READ whose responses were lost, a timeout after a
 	// lost ACK): not a loss of the request.
 	received := fl.haveReceived && !psnBefore(fl.received, psn)
+	g.redundant = received
 	burst := backwards && !fl.inBurst && !received
 	if prev != nil {
 		prev.retransmitted = true

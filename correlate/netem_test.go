@@ -114,22 +114,12 @@ func TestNetemLossOnRealCaptures(t *testing.T) {
 		// DefaultWindow.
 		window = 200 * time.Millisecond
 	)
-	// pending: runs on which correlate is known to be wrong, skipped unless
-	// IBWIRE_RUN_PENDING is set; the fix removes the entry.
-	pending := map[string]string{
-		"20261126T061742Z": "a lost go-back-N copy of a PSN the responder had already acknowledged is counted as a capture drop at the bridge: " +
-			"guest frames 3010 and 3013 (WRITE ONLY PSN 5807154 and 5807157, copy 4), netem dropped them; nothing resent them, " +
-			"since guest b had ACKed both (bridge frames 2999, 3002) after their copy 3",
-	}
 	dirs, err := filepath.Glob("../pcaps/multipoint_netem/*/MANIFEST.md")
 	require.NoError(t, err)
 	require.NotEmpty(t, dirs)
 	for _, m := range dirs {
 		dir := filepath.Dir(m)
 		t.Run(filepath.Base(dir), func(t *testing.T) {
-			if why, ok := pending[filepath.Base(dir)]; ok && os.Getenv("IBWIRE_RUN_PENDING") == "" {
-				t.Skip("pending a fix in correlate (IBWIRE_RUN_PENDING=1 runs it): " + why)
-			}
 			set := readNetemSet(t, dir)
 			require.Equal(t, guest, set.facts["guest MAC"])
 			guestPath, bridgePath := filepath.Join(dir, "guest.pcap.gz"), filepath.Join(dir, "bridge.pcap.gz")
