@@ -177,6 +177,15 @@ func TestNetemLossOnRealCaptures(t *testing.T) {
 				assert.Zero(t, pt.Errors, "decode errors at %s: %s", pt.Name, pt.FirstError)
 			}
 			require.NotEmpty(t, rep.Flows)
+			// The clock estimate must respect every packet both ways: no
+			// one-way delay below zero after the fix (a drift fitted to the
+			// jitter of a TCG guest's delays once left 16 ACKs there).
+			for _, fl := range rep.Flows {
+				for _, h := range fl.Hops {
+					assert.Zero(t, h.Negative, "%s → %s delays below zero (offset %v ± %v, drift %.2f ppm)", h.From, h.To,
+						rep.Points[1].Clock.Offset, rep.Points[1].Clock.Uncertainty, rep.Points[1].Clock.DriftPPM)
+				}
+			}
 			sent := false
 			for _, fl := range rep.Flows {
 				for _, seg := range fl.Segments {
