@@ -29,6 +29,7 @@ func nvmeFields() []*Field {
 		return fab(p) && (N(p).SQE.FabricsType() == layers.NVMeFabricsPropertyGet || N(p).SQE.FabricsType() == layers.NVMeFabricsPropertySet)
 	}
 	sgl := func(p *Packet) bool { return plain(p) || connect(p) }
+	sqe := func(n *NVMePacket) []byte { return n.sqeBytes[:] }
 	adminOp := func(op layers.NVMeOpcode) func(p *Packet) bool {
 		return func(p *Packet) bool { return plain(p) && N(p).Admin && N(p).SQE.Opcode == op }
 	}
@@ -124,7 +125,20 @@ func nvmeFields() []*Field {
 		u("nvme-rdma.cmd.qid", "Cmd Qid", FTUint16, BaseHex, func(p *Packet) bool { return onConn(p) && N(p).HasQID },
 			func(n *NVMePacket) uint64 { return uint64(n.QID) }),
 
-		protoField("nvme", "NVM Express", func(p *Packet) bool { return cmd(p) || cqe(p) }),
+		protoField("nvme", "NVM Express", func(p *Packet) bool { return cmd(p) || cqe(p) || N(p) != nil && N(p).data.kind != nvmeDataNone }),
+	}...)
+	// The structure a data packet holds of its command's data, first in
+	// nvme's subtree: a packet has it or a command or a completion.
+	fields = append(fields, bytesField("nvme.data", "Nvme Data", FTBytes, func(p *Packet) ([]byte, bool) {
+		// A log page's data, each packet whole, heads its structure's fields.
+		n := N(p)
+		if n == nil || !n.data.kind.logPage() {
+			return nil, false
+		}
+		return n.data.payload, true
+	}))
+	fields = append(fields, nvmeDataFields(N)...)
+	fields = append(fields, []*Field{
 		// Fabrics commands.
 		noneField("nvme.fabrics.cmd", "Cmd", fab),
 		bytesField("nvme.fabrics.cmd.opc", "Opcode", FTBytes, func(p *Packet) ([]byte, bool) {
@@ -181,7 +195,7 @@ func nvmeFields() []*Field {
 		u("nvme.cmd.nsid", "Namespace Id", FTUint32, BaseHex, plain, func(n *NVMePacket) uint64 { return uint64(n.SQE.NSID) }),
 		raw("nvme.cmd.rsvd1", plain, 8, 16),
 		u("nvme.cmd.mptr", "Metadata Pointer", FTUint64, BaseHex, plain, func(n *NVMePacket) uint64 { return n.SQE.MPTR }),
-		noneField("nvme.cmd.sgl1", "SGL1", sgl),
+		noneField("nvme.cmd.sgl1", "SGL1", plain), // a Connect's is nvme.fabrics.cmd.connect.sgl1
 		u("nvme.cmd.sgl.type", "Descriptor Type", FTUint8, BaseHex, sgl, func(n *NVMePacket) uint64 { return uint64(n.SQE.SGL.Type) }),
 		u("nvme.cmd.sgl.subtype", "Descriptor Sub Type", FTUint8, BaseHex, sgl, func(n *NVMePacket) uint64 { return uint64(n.SQE.SGL.Subtype) }),
 		u("nvme.cmd.sgl1.addr", "Address", FTUint64, BaseHex, sgl, func(n *NVMePacket) uint64 { return n.SQE.SGL.Address }),
@@ -190,9 +204,17 @@ func nvmeFields() []*Field {
 			func(n *NVMePacket) uint64 { return uint64(n.SQE.SGL.Key) }),
 	}...)
 	fields = append(fields, nvmeAdminDwordFields(N, adminOp(layers.NVMeOpIdentify), adminOp(layers.NVMeOpGetLogPage))...)
+	setFeatures := adminOp(layers.NVMeOpSetFeatures)
+	feature := func(id layers.NVMeFeature) func(p *Packet) bool {
+		return func(p *Packet) bool { return setFeatures(p) && S(N(p)).FeatureID() == id }
+	}
+	fields = append(fields, nvmeCapsuleFields(N, "nvme.fabrics.cmd.connect.", nvmeConnectSQE, connect, sqe)...)
+	fields = append(fields, nvmeCapsuleFields(N, "nvme.fabrics.cmd.connect.data.", nvmeConnectData,
+		func(p *Packet) bool { return onConn(p) && N(p).HasConnect }, func(n *NVMePacket) []byte { return n.Connect.Raw })...)
+	fields = append(fields, nvmeCapsuleFields(N, "nvme.cmd.", nvmeSetFeaturesSQE, setFeatures, sqe)...)
+	fields = append(fields, nvmeCapsuleFields(N, "nvme.cmd.", nvmeSetFeaturesAEC, feature(nvmeFeatureAsyncEvents), sqe)...)
+	fields = append(fields, nvmeCapsuleFields(N, "nvme.cmd.", nvmeSetFeaturesNQ, feature(nvmeFeatureNumQueues), sqe)...)
 	fields = append(fields, []*Field{
-		u("nvme.cmd.set_features.dword10.fid", "Feature Identifier", FTUint32, BaseHex, adminOp(layers.NVMeOpSetFeatures),
-			func(n *NVMePacket) uint64 { return uint64(S(n).FeatureID()) }),
 		u("nvme.cmd.get_features.dword10.fid", "Feature Identifier", FTUint32, BaseHex, adminOp(layers.NVMeOpGetFeatures),
 			func(n *NVMePacket) uint64 { return uint64(S(n).FeatureID()) }),
 		u("nvme.cmd.slba", "Start LBA", FTUint64, BaseHex, rw, func(n *NVMePacket) uint64 { return S(n).SLBA() }),
@@ -249,6 +271,8 @@ func nvmeFields() []*Field {
 		})),
 	}...)
 	fields = append(fields, nvmePropertyFields(N, cqePropGet, propSet, cqeFabIs(layers.NVMeFabricsPropertySet))...)
+	fields = append(fields, nvmeCapsuleFields(N, "nvme.cqe.", nvmeSetFeaturesNQResult, func(p *Packet) bool { return cqePlain(p) && !cqeDW0(p) },
+		func(n *NVMePacket) []byte { return n.cqeBytes[:] })...)
 	fields = append(fields, []*Field{
 		// Data transfers.
 		noneField("nvme-rdma.write_to_host_req", "RDMA Write Request Sent to Host", func(p *Packet) bool { return data(p) && op(p) == layers.OpRDMAWrite }),
@@ -256,6 +280,8 @@ func nvmeFields() []*Field {
 			func(p *Packet) bool { return data(p) && op(p) == layers.OpRDMAWrite && N(p).PrevFrame != 0 },
 			func(n *NVMePacket) uint64 { return uint64(n.PrevFrame) }),
 		noneField("nvme-rdma.read_to_host_req", "RDMA Read Request Sent to Host", func(p *Packet) bool { return data(p) && op(p) == layers.OpRDMAReadRequest }),
+		u("nvme-rdma.read_from_host_prev", "Previous Read Transfer", FTUint32, BaseDec, func(p *Packet) bool { return data(p) && N(p).ReadPrevFrame != 0 },
+			func(n *NVMePacket) uint64 { return uint64(n.ReadPrevFrame) }),
 		u("nvme.fabrics.data_req", "DATA Transfer Request", FTUint32, BaseDec, func(p *Packet) bool { return data(p) && N(p).ReadReqFrame != 0 },
 			func(n *NVMePacket) uint64 { return uint64(n.ReadReqFrame) }),
 		bytesField("nvme-rdma.read_from_host_resp", "RDMA Read Transfer Sent from Host", FTBytes, func(p *Packet) ([]byte, bool) {
