@@ -1,0 +1,103 @@
+package decode
+
+import (
+	"encoding/binary"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+)
+
+// TestNVMeDataPacketRule: each packet of a structure's data shows the
+// fields it holds whole, at the offset the command's earlier packets
+// reached, each entry as often as the structure has it; checked on
+// structures laid out by hand at MTUs the lab captures do not have.
+func TestNVMeDataPacketRule(t *testing.T) {
+	le := binary.LittleEndian
+	ctrl := make([]byte, nvmeDataSize)
+	copy(ctrl[768:], "nqn.test.subsystem")
+	le.PutUint32(ctrl[1792:], 260) // IOCCSZ
+	le.PutUint16(ctrl[2048:], 900) // PSD0 MP
+	le.PutUint16(ctrl[2048+31*32:], 31)
+	disc := make([]byte, 4*1024)
+	le.PutUint64(disc[8:], 2) // NUMREC: 2 of the 3 records the host read
+	for r := range 3 {
+		copy(disc[1024*(r+1)+512:], "192.168.0."+string(rune('1'+r)))
+	}
+	nslist := make([]byte, nvmeDataSize)
+	for i, id := range []uint32{1, 2, 0, 5} {
+		le.PutUint32(nslist[4*i:], id)
+	}
+	ana := make([]byte, 16+36+40)
+	le.PutUint16(ana[8:], 2) // NGD
+	le.PutUint32(ana[16+4:], 1)
+	le.PutUint32(ana[16+32:], 7)
+	le.PutUint32(ana[52+4:], 2)
+	le.PutUint32(ana[52+32:], 8)
+	le.PutUint32(ana[52+36:], 9)
+	ns := make([]byte, nvmeDataSize)
+	ns[25] = 2 // NLBAF: 3 formats
+
+	for _, c := range []struct {
+		name  string
+		kind  nvmeDataKind
+		data  []byte
+		from  int // the packet's bytes of data
+		to    int
+		field string
+		want  []string
+	}{
+		{"4 KiB MTU: every power state", nvmeDataIdentifyCtrl, ctrl, 0, 4096, "nvme.cmd.identify.ctrl.psds.psd.mp", nvmeRepeat("0", 32, map[int]string{0: "900", 31: "31"})},
+		{"a field a packet boundary cuts is in neither packet", nvmeDataIdentifyCtrl, ctrl, 0, 1000, "nvme.cmd.identify.ctrl.subnqn", nil},
+		{"... nor in the next", nvmeDataIdentifyCtrl, ctrl, 1000, 2024, "nvme.cmd.identify.ctrl.subnqn", nil},
+		{"the next shows what it holds whole", nvmeDataIdentifyCtrl, ctrl, 1000, 2024, "nvme.cmd.identify.ctrl.nvmeof.ioccsz", []string{"260"}},
+		{"a string", nvmeDataIdentifyCtrl, ctrl, 0, 1024, "nvme.cmd.identify.ctrl.subnqn", []string{"nqn.test.subsystem"}},
+		{"power states from the one a packet starts in whole", nvmeDataIdentifyCtrl, ctrl, 2050, 3072, "nvme.cmd.identify.ctrl.psds.psd.mp", nvmeRepeat("0", 31, map[int]string{30: "31"})},
+		{"vendor specific: the part a packet holds", nvmeDataIdentifyNS, ns, 0, 1024, "nvme.cmd.identify.ns.vs", []string{strings.Repeat("00", 640)}},
+		{"NLBAF + 1 formats", nvmeDataIdentifyNS, ns, 0, 1024, "nvme.cmd.identify.ns.lbaf", []string{"0x00000000", "0x00000000", "0x00000000"}},
+		{"NUMREC records, not every 1024 bytes read", nvmeDataLogDiscovery, disc, 0, 4096, "nvme.cmd.get_logpage.identify.rcrd.traddr", []string{"192.168.0.1", "192.168.0.2"}},
+		{"the list ends at its first zero", nvmeDataNSList, nslist, 0, 1024, "nvme.cmd.identify.nslist.nsid", []string{"0x00000001", "0x00000002"}},
+		{"every group's NSIDs", nvmeDataLogANA, ana, 0, len(ana), "nvme.cmd.get_logpage.ana.grp.nsid", []string{"0x00000007", "0x00000008", "0x00000009"}},
+		{"a group descriptor is 32 bytes and 4 per NSID", nvmeDataLogANA, ana, 0, len(ana), "nvme.cmd.get_logpage.ana.grp.nns", []string{"1", "2"}},
+		{"a log page's packet whole", nvmeDataLogANA, ana, 0, len(ana), "nvme.data", []string{strings.Repeat("x", 2*len(ana))}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			count := -1
+			d := nvmeData{kind: c.kind, off: uint64(c.from), payload: c.data[c.from:c.to]}
+			if c.from == 0 {
+				count = nvmeHeaderCount(&d)
+			} else {
+				count = nvmeHeaderCount(&nvmeData{kind: c.kind, payload: c.data})
+			}
+			d.count = count
+			var st nvmeState
+			st.intern(&d)
+			p := &Packet{}
+			p.Analysis.NVMe = &NVMePacket{Kind: NVMeData, HasCmd: true, data: d, strs: st.strs}
+			f := MustLookup(c.field)
+			var got []string
+			var v Value
+			for i := 0; f.GetOccurrence(p, i, &v); i++ {
+				got = append(got, f.String(&v))
+			}
+			if c.field == "nvme.data" {
+				assert.Len(t, got, 1)
+				assert.Len(t, got[0], len(c.want[0]))
+				return
+			}
+			assert.Equal(t, c.want, got)
+		})
+	}
+}
+
+// nvmeRepeat is n copies of s, with the values of set at their indexes.
+func nvmeRepeat(s string, n int, set map[int]string) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = s
+		if v, ok := set[i]; ok {
+			out[i] = v
+		}
+	}
+	return out
+}
