@@ -644,7 +644,10 @@ func (d *nvmeData) anaAt(l *nvmeLayout, f *nvmeDF, i int) ([]byte, bool) {
 		if l.counted == nvmeCountANANSID {
 			if i < nns {
 				at := p + f.off + 4*i
-				return pl[at : at+4], at+4 <= len(pl)
+				if at+4 > len(pl) {
+					return nil, false
+				}
+				return pl[at : at+4], true
 			}
 			i -= nns
 		} else if i == 0 {
