@@ -17,6 +17,7 @@ FUZZ_TARGETS = \
 	./dfilter:FuzzCompile \
 	./decode:FuzzAnalyze \
 	./decode:FuzzNVMeAnalyze \
+	./decode:FuzzNVMeData \
 	./decode:FuzzRPCRDMAAnalyze \
 	./fuzz:FuzzPipeline \
 	./endpoint:FuzzEndpoint \
