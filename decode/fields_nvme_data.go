@@ -110,7 +110,10 @@ type nvmeLayout struct {
 	base, stride int
 	count        int
 	counted      nvmeCount
-	fields       []nvmeDF
+	// when, if set, picks the entries that have these fields (a discovery
+	// record's transport specific address is its transport's).
+	when   func(entry []byte) bool
+	fields []nvmeDF
 }
 
 // nvmeData is what a data packet holds of its command's structure.
@@ -133,6 +136,10 @@ var nvmeLayouts = []nvmeLayout{
 		fields: []nvmeDF{{"nsid", "Namespace list element", 0, 4, FTUint32, BaseHex, 0}}},
 	{kind: nvmeDataLogDiscovery, prefix: "nvme.cmd.get_logpage.identify.", fields: nvmeDiscoveryHeader},
 	{kind: nvmeDataLogDiscovery, prefix: "nvme.cmd.get_logpage.identify.rcrd", base: 1024, stride: 1024, counted: nvmeCountHeader, fields: nvmeDiscoveryRecord},
+	{kind: nvmeDataLogDiscovery, prefix: "nvme.cmd.get_logpage.identify.rcrd", base: 1024, stride: 1024, counted: nvmeCountHeader,
+		when: nvmeTransport(1), fields: nvmeDiscoveryTSASRDMA},
+	{kind: nvmeDataLogDiscovery, prefix: "nvme.cmd.get_logpage.identify.rcrd", base: 1024, stride: 1024, counted: nvmeCountHeader,
+		when: nvmeTransport(3), fields: nvmeDiscoveryTSASTCP},
 	{kind: nvmeDataLogSMART, prefix: "nvme.cmd.get_logpage.smart.", fields: nvmeSMART},
 	// Admin commands' entries (ACS0-255), then I/O commands' (IOCS0-255).
 	{kind: nvmeDataLogEffects, prefix: "nvme.cmd.get_logpage.cmd_and_eff.", stride: 4, count: 512, fields: nvmeCommandEffects},
@@ -458,12 +465,27 @@ var nvmeDiscoveryRecord = []nvmeDF{
 	{".subnqn", "NVM Subsystem Qualified Name (SUBNQN)", 256, 256, FTString, BaseNone, 0},
 	{".traddr", "Transport Address (TRADDR)", 512, 256, FTString, BaseNone, 0},
 	{".tsas", "Transport Specific Address Subtype (TSAS)", 768, 256, FTBytes, BaseNone, 0},
+}
+
+// A discovery record's transport specific address by its transport type
+// (TRTYPE, byte 0: 1 RDMA, 3 TCP; NVMe-oF 1.1 Figure 33).
+var nvmeDiscoveryTSASRDMA = []nvmeDF{
 	{".tsas.rdma_qptype", "RDMA QP Service Type (RDMA_QPTYPE)", 768, 1, FTUint8, BaseHex, 0},
 	{".tsas.rdma_prtype", "RDMA Provider Type (RDMA_PRTYPE)", 769, 1, FTUint8, BaseHex, 0},
 	{".tsas.rdma_cms", "RDMA Connection Management Service (RDMA_CMS)", 770, 1, FTUint8, BaseHex, 0},
 	{".tsas.rdma_rsvd0", "Reserved", 771, 5, FTBytes, BaseNone, 0},
 	{".tsas.rdma_pkey", "RDMA Partition Key (RDMA_PKEY)", 776, 2, FTUint16, BaseHex, 0},
 	{".tsas.rdma_rsvd1", "Reserved", 778, 246, FTBytes, BaseNone, 0},
+}
+
+var nvmeDiscoveryTSASTCP = []nvmeDF{
+	{".tsas.tcp_sectype", "Security Type (SECTYPE)", 768, 1, FTUint8, BaseHex, 0},
+	{".tsas.tcp_rsvd", "Reserved", 769, 255, FTBytes, BaseNone, 0},
+}
+
+// nvmeTransport picks the discovery records of transport type t.
+func nvmeTransport(t byte) func(entry []byte) bool {
+	return func(entry []byte) bool { return entry[0] == t }
 }
 
 // SMART / Health Information (NVMe Base 1.4 Figure 194).
@@ -611,6 +633,25 @@ func (d *nvmeData) at(l *nvmeLayout, f *nvmeDF, i int) ([]byte, bool) {
 		count = d.count
 	} else if l.counted == nvmeCountHeader {
 		count = nvmeDataMaxRecords
+	}
+	if l.when != nil {
+		// Occurrence i is the i-th entry from j0 that has the fields.
+		// An entry whose first byte an earlier packet held is not known.
+		for j = j0; j < count; j++ {
+			e, in := d.span(uint64(l.base)+uint64(j)*stride, 1, 0)
+			if !in && uint64(l.base)+uint64(j)*stride < d.off {
+				continue
+			}
+			if !in {
+				return nil, false
+			}
+			if l.when(e) {
+				if i == 0 {
+					break
+				}
+				i--
+			}
+		}
 	}
 	if j >= count {
 		return nil, false

@@ -26,6 +26,8 @@ func TestNVMeDataPacketRule(t *testing.T) {
 	for r := range 3 {
 		copy(disc[1024*(r+1)+512:], "192.168.0."+string(rune('1'+r)))
 	}
+	disc[1024], disc[2048] = 1, 3         // TRTYPE: RDMA, then TCP
+	disc[1024+768], disc[2048+768] = 2, 1 // RDMA_QPTYPE, SECTYPE
 	nslist := make([]byte, nvmeDataSize)
 	for i, id := range []uint32{1, 2, 0, 5} {
 		le.PutUint32(nslist[4*i:], id)
@@ -58,6 +60,8 @@ func TestNVMeDataPacketRule(t *testing.T) {
 		{"vendor specific: the part a packet holds", nvmeDataIdentifyNS, ns, 0, 1024, "nvme.cmd.identify.ns.vs", []string{strings.Repeat("00", 640)}},
 		{"NLBAF + 1 formats", nvmeDataIdentifyNS, ns, 0, 1024, "nvme.cmd.identify.ns.lbaf", []string{"0x00000000", "0x00000000", "0x00000000"}},
 		{"NUMREC records, not every 1024 bytes read", nvmeDataLogDiscovery, disc, 0, 4096, "nvme.cmd.get_logpage.identify.rcrd.traddr", []string{"192.168.0.1", "192.168.0.2"}},
+		{"an RDMA record's transport address", nvmeDataLogDiscovery, disc, 0, 4096, "nvme.cmd.get_logpage.identify.rcrd.tsas.rdma_qptype", []string{"0x02"}},
+		{"a TCP record's", nvmeDataLogDiscovery, disc, 0, 4096, "nvme.cmd.get_logpage.identify.rcrd.tsas.tcp_sectype", []string{"0x01"}},
 		{"the list ends at its first zero", nvmeDataNSList, nslist, 0, 1024, "nvme.cmd.identify.nslist.nsid", []string{"0x00000001", "0x00000002"}},
 		{"every group's NSIDs", nvmeDataLogANA, ana, 0, len(ana), "nvme.cmd.get_logpage.ana.grp.nsid", []string{"0x00000007", "0x00000008", "0x00000009"}},
 		{"a group descriptor is 32 bytes and 4 per NSID", nvmeDataLogANA, ana, 0, len(ana), "nvme.cmd.get_logpage.ana.grp.nns", []string{"1", "2"}},
