@@ -51,6 +51,9 @@ const (
 	nvmeDataLogSMART
 	nvmeDataLogEffects
 	nvmeDataLogANA
+	nvmeDataLogErrors
+	nvmeDataLogFirmware
+	nvmeDataLogChangedNS
 	nvmeDataLogOther // a log page tshark shows as nvme.data only
 )
 
@@ -85,6 +88,12 @@ func nvmeDataKindOf(s *layers.NVMeSQE, admin bool) (nvmeDataKind, uint64) {
 			return nvmeDataLogEffects, lpo
 		case 0x0c:
 			return nvmeDataLogANA, lpo
+		case 0x01:
+			return nvmeDataLogErrors, lpo
+		case 0x03:
+			return nvmeDataLogFirmware, lpo
+		case 0x04:
+			return nvmeDataLogChangedNS, lpo
 		}
 		return nvmeDataLogOther, lpo
 	}
@@ -140,6 +149,10 @@ var nvmeLayouts = []nvmeLayout{
 		when: nvmeTransport(1), fields: nvmeDiscoveryTSASRDMA},
 	{kind: nvmeDataLogDiscovery, prefix: "nvme.cmd.get_logpage.identify.rcrd", base: 1024, stride: 1024, counted: nvmeCountHeader,
 		when: nvmeTransport(3), fields: nvmeDiscoveryTSASTCP},
+	{kind: nvmeDataLogErrors, prefix: "nvme.cmd.get_logpage.errinf.", stride: 64, count: nvmeDataMaxRecords, fields: nvmeErrorInfo},
+	{kind: nvmeDataLogFirmware, prefix: "nvme.cmd.get_logpage.fw_slot.", fields: nvmeFirmwareSlots},
+	{kind: nvmeDataLogChangedNS, prefix: "nvme.cmd.get_logpage.", stride: 4, count: 1024, counted: nvmeCountUntilZero,
+		fields: []nvmeDF{{"changed_nslist", "Changed Namespace", 0, 4, FTUint32, BaseHex, 0}}},
 	{kind: nvmeDataLogSMART, prefix: "nvme.cmd.get_logpage.smart.", fields: nvmeSMART},
 	// Admin commands' entries (ACS0-255), then I/O commands' (IOCS0-255).
 	{kind: nvmeDataLogEffects, prefix: "nvme.cmd.get_logpage.cmd_and_eff.", stride: 4, count: 512, fields: nvmeCommandEffects},
@@ -486,6 +499,49 @@ var nvmeDiscoveryTSASTCP = []nvmeDF{
 // nvmeTransport picks the discovery records of transport type t.
 func nvmeTransport(t byte) func(entry []byte) bool {
 	return func(entry []byte) bool { return entry[0] == t }
+}
+
+// An Error Information log entry (NVMe Base 1.4 Figure 193), 64 bytes
+// each. The spec's sizes and bits where tshark 4.0 registers others (the
+// NSID is 4 bytes, the parameter error location's bit is bits 10:8).
+var nvmeErrorInfo = []nvmeDF{
+	{"errcnt", "Error Count", 0, 8, FTUint64, BaseDec, 0},
+	{"sqid", "Submission Queue ID", 8, 2, FTUint16, BaseDec, 0},
+	{"cid", "Command ID", 10, 2, FTUint16, BaseHex, 0},
+	{"sf", "Status Field", 12, 2, FTUint16, BaseHex, 0},
+	{"sf.val", "Status Field Value", 12, 2, FTUint16, BaseHex, 0x7fff},
+	{"sf.ptag", "Status Field Phase Tag", 12, 2, FTUint16, BaseHex, 0x8000},
+	{"pel", "Parameter Error Location", 14, 2, FTUint16, BaseHex, 0},
+	{"pel.bytee", "Byte in command that contained the error", 14, 2, FTUint16, BaseDec, 0xff},
+	{"pel.bite", "Bit in command that contained the error", 14, 2, FTUint16, BaseDec, 0x700},
+	{"pel.rsvd", "Reserved", 14, 2, FTUint16, BaseDec, 0xf800},
+	{"lba", "LBA", 16, 8, FTUint64, BaseHex, 0},
+	{"nsid", "Namespace ID", 24, 4, FTUint32, BaseHex, 0},
+	{"vsi", "Vendor Specific Information Available", 28, 1, FTUint8, BaseHex, 0},
+	{"trype", "Transport Type", 29, 1, FTUint8, BaseHex, 0},
+	{"rsvd0", "Reserved", 30, 2, FTUint16, BaseHex, 0},
+	{"csi", "Command Specific Information", 32, 8, FTUint64, BaseHex, 0},
+	{"tsi", "Transport Type Specific Information", 40, 2, FTUint16, BaseHex, 0},
+	{"rsvd1", "Reserved", 42, 22, FTBytes, BaseNone, 0},
+}
+
+// Firmware Slot Information (NVMe Base 1.4 Figure 195).
+var nvmeFirmwareSlots = []nvmeDF{
+	{"afi", "Active Firmware Info (AFI)", 0, 1, FTUint8, BaseHex, 0},
+	{"afi.afs", "Active Firmware Slot", 0, 1, FTUint8, BaseHex, 0x7},
+	{"afi.rsvd0", "Reserved", 0, 1, FTUint8, BaseHex, 0x8},
+	{"afi.nfs", "Next Reset Firmware Slot", 0, 1, FTUint8, BaseHex, 0x70},
+	{"afi.rsvd1", "Reserved", 0, 1, FTUint8, BaseHex, 0x80},
+	{"rsvd0", "Reserved", 1, 7, FTUint64, BaseHex, 0},
+	{"frs", "Firmware Slot Revisions", 8, 56, FTBytes, BaseNone, 0},
+	{"frs.s1", "Firmware Revision for Slot 1", 8, 8, FTUint64, BaseHex, 0},
+	{"frs.s2", "Firmware Revision for Slot 2", 16, 8, FTUint64, BaseHex, 0},
+	{"frs.s3", "Firmware Revision for Slot 3", 24, 8, FTUint64, BaseHex, 0},
+	{"frs.s4", "Firmware Revision for Slot 4", 32, 8, FTUint64, BaseHex, 0},
+	{"frs.s5", "Firmware Revision for Slot 5", 40, 8, FTUint64, BaseHex, 0},
+	{"frs.s6", "Firmware Revision for Slot 6", 48, 8, FTUint64, BaseHex, 0},
+	{"frs.s7", "Firmware Revision for Slot 7", 56, 8, FTUint64, BaseHex, 0},
+	{"rsvd1", "Reserved", 64, 448, FTBytes, BaseNone, 0},
 }
 
 // SMART / Health Information (NVMe Base 1.4 Figure 194).

@@ -39,6 +39,12 @@ func TestNVMeDataPacketRule(t *testing.T) {
 	le.PutUint32(ana[52+4:], 2)
 	le.PutUint32(ana[52+32:], 8)
 	le.PutUint32(ana[52+36:], 9)
+	errs := make([]byte, 2*64)
+	le.PutUint64(errs[0:], 9)
+	le.PutUint64(errs[64:], 8)
+	le.PutUint32(errs[64+24:], 0x10001) // an NSID past 16 bits
+	fw := make([]byte, 512)
+	fw[0] = 0x21 // slot 1 active, slot 2 at the next reset
 	ns := make([]byte, nvmeDataSize)
 	ns[25] = 2 // NLBAF: 3 formats
 
@@ -62,6 +68,11 @@ func TestNVMeDataPacketRule(t *testing.T) {
 		{"NUMREC records, not every 1024 bytes read", nvmeDataLogDiscovery, disc, 0, 4096, "nvme.cmd.get_logpage.identify.rcrd.traddr", []string{"192.168.0.1", "192.168.0.2"}},
 		{"an RDMA record's transport address", nvmeDataLogDiscovery, disc, 0, 4096, "nvme.cmd.get_logpage.identify.rcrd.tsas.rdma_qptype", []string{"0x02"}},
 		{"a TCP record's", nvmeDataLogDiscovery, disc, 0, 4096, "nvme.cmd.get_logpage.identify.rcrd.tsas.tcp_sectype", []string{"0x01"}},
+		{"error log entries, 64 bytes each", nvmeDataLogErrors, errs, 0, len(errs), "nvme.cmd.get_logpage.errinf.errcnt", []string{"9", "8"}},
+		{"an error entry's NSID is 4 bytes", nvmeDataLogErrors, errs, 0, len(errs), "nvme.cmd.get_logpage.errinf.nsid", []string{"0x00000000", "0x00010001"}},
+		{"the active firmware slot", nvmeDataLogFirmware, fw, 0, len(fw), "nvme.cmd.get_logpage.fw_slot.afi.afs", []string{"0x01"}},
+		{"the slot at the next reset", nvmeDataLogFirmware, fw, 0, len(fw), "nvme.cmd.get_logpage.fw_slot.afi.nfs", []string{"0x02"}},
+		{"the changed namespaces, to the first zero", nvmeDataLogChangedNS, nslist, 0, 1024, "nvme.cmd.get_logpage.changed_nslist", []string{"0x00000001", "0x00000002"}},
 		{"the list ends at its first zero", nvmeDataNSList, nslist, 0, 1024, "nvme.cmd.identify.nslist.nsid", []string{"0x00000001", "0x00000002"}},
 		{"every group's NSIDs", nvmeDataLogANA, ana, 0, len(ana), "nvme.cmd.get_logpage.ana.grp.nsid", []string{"0x00000007", "0x00000008", "0x00000009"}},
 		{"a group descriptor is 32 bytes and 4 per NSID", nvmeDataLogANA, ana, 0, len(ana), "nvme.cmd.get_logpage.ana.grp.nns", []string{"1", "2"}},
