@@ -190,8 +190,11 @@ type nvmeXfer struct {
 	info  NVMeCommandInfo
 	frame uint32 // the READ request, or the previous WRITE packet
 	prev  uint32 // a READ response's previous packet
-	cmd   *nvmeCmd
-	ok    bool
+	// cmd is an RDMA WRITE's command, whose data's structure it reads while
+	// its packets come in order (next is the PSN the next one has).
+	cmd  *nvmeCmd
+	next layers.PSN
+	ok   bool
 }
 
 // nvmeAssembly reassembles a multi-packet command capsule.
@@ -731,11 +734,16 @@ func (a *Analyzer) nvmeRequestData(n *nvmeConn, b *layers.BTH, info *layers.Opco
 		if w.ok {
 			pk.Cmd, pk.HasCmd, pk.PrevFrame = w.info, true, w.frame
 		}
+		if b.PSN != w.next {
+			// A packet of the data was not captured: where the rest sits
+			// in the structure is not known.
+			w.cmd = nil
+		}
 	}
 	if c := w.cmd; w.ok && c != nil && c.inflight && c.info.Frame == w.info.Frame {
 		a.nvmeWriteData(c, b.PacketPayload(), pk)
 	}
-	w.frame = a.frame
+	w.frame, w.next = a.frame, b.PSN.Add(1)
 	if info.Position == layers.PosLast || info.Position == layers.PosOnly {
 		w.ok = false
 	}

@@ -194,6 +194,32 @@ func TestNVMeDataMatchesTshark(t *testing.T) {
 	}
 }
 
+// TestNVMeDataAfterLoss: when a packet of an Identify's data is not in the
+// capture (frame 43, the second of four), the packets after it are still
+// the command's data, but where they sit in the structure is not known, so
+// they show none of its fields; the next Identify reads whole again.
+func TestNVMeDataAfterLoss(t *testing.T) {
+	r, err := capture.Open("../pcaps/rxe/nvme_rdma_connect.pcap")
+	require.NoError(t, err)
+	defer r.Close()
+	a, dec := decode.NewAnalyzer(decode.AnalyzerOptions{}), decode.NewDecoder(decode.Options{})
+	cmdPkt, psd := decode.MustLookup("nvme.fabrics.cmd_pkt"), decode.MustLookup("nvme.cmd.identify.ctrl.psds.psd.mp")
+	got := map[int][2]bool{}
+	var cp capture.Packet
+	var v decode.Value
+	for r.NextInto(&cp) == nil {
+		if cp.Number == 43 {
+			continue
+		}
+		p := dec.Decode(cp)
+		a.Analyze(p)
+		got[p.Number] = [2]bool{cmdPkt.Get(p, &v), psd.Get(p, &v)}
+	}
+	assert.Equal(t, [2]bool{true, false}, got[44], "the power states' packet, after the gap")
+	assert.Equal(t, [2]bool{true, false}, got[45])
+	assert.Equal(t, [2]bool{true, true}, got[59], "the next Identify Controller's")
+}
+
 // TestNVMeMidstream: an excerpt of the I/O queue that starts after its CM
 // exchange (the 4 KiB Reads of dd). Counted by hand from the opcodes and
 // lengths: 12 Read capsules (64-byte SEND ONLY, frames 3, 12 ... 102), 12
