@@ -220,6 +220,27 @@ func TestNVMeDataAfterLoss(t *testing.T) {
 	assert.Equal(t, [2]bool{true, true}, got[59], "the next Identify Controller's")
 }
 
+// TestNVMeReadResponsePrev: the packets of the RDMA READ responses that
+// bring a Write's data from the host name the previous one
+// (nvme-rdma.read_from_host_prev). testdata/nvme_rdma_write_read_responses.pcap
+// is frames 2467-2490 of ../shared/pcaps-ulp/nvme_rdma.pcap: a Write's
+// capsule, the READ request (frame 3) and the first 21 responses; on the
+// whole capture tshark 4.0 gives frames 2471-2486 (here 5-20) the previous
+// frame and the 16th response after the first no more (its table of a
+// transfer's packets holds 16): ibdump goes on.
+func TestNVMeReadResponsePrev(t *testing.T) {
+	rows, _ := fieldValues(t, "testdata/nvme_rdma_write_read_responses.pcap", decode.AnalyzerOptions{NVMeQPs: []uint32{0x13}},
+		[]string{"nvme-rdma.read_from_host_prev", "nvme.fabrics.data_req", "nvme.cmd.opc"}, true)
+	require.Len(t, rows, 25)
+	assert.Equal(t, "0x01", rows[1]["nvme.cmd.opc"])
+	assert.Equal(t, "3", rows[4]["nvme.fabrics.data_req"])
+	assert.Empty(t, rows[4]["nvme-rdma.read_from_host_prev"], "the first response")
+	for frame := 5; frame <= 24; frame++ {
+		assert.Equal(t, strconv.Itoa(frame-1), rows[frame]["nvme-rdma.read_from_host_prev"], "frame %d", frame)
+		assert.Equal(t, "3", rows[frame]["nvme.fabrics.data_req"], "frame %d", frame)
+	}
+}
+
 // TestNVMeMidstream: an excerpt of the I/O queue that starts after its CM
 // exchange (the 4 KiB Reads of dd). Counted by hand from the opcodes and
 // lengths: 12 Read capsules (64-byte SEND ONLY, frames 3, 12 ... 102), 12
