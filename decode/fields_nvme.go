@@ -57,7 +57,9 @@ func nvmeFields() []*Field {
 				return i == 2 || i == 3 || i == 5
 			case layers.NVMeOpGetLogPage:
 				return i == 3 || i == 5
-			case layers.NVMeOpSetFeatures, layers.NVMeOpGetFeatures:
+			case layers.NVMeOpSetFeatures:
+				return i == 2 && !nvmeSetFeaturesDword12(n.SQE.FeatureID()) || i == 3 || i == 5
+			case layers.NVMeOpGetFeatures:
 				return i == 2 || i == 3 || i == 5
 			}
 			return true
@@ -212,8 +214,9 @@ func nvmeFields() []*Field {
 	fields = append(fields, nvmeCapsuleFields(N, "nvme.fabrics.cmd.connect.data.", nvmeConnectData,
 		func(p *Packet) bool { return onConn(p) && N(p).HasConnect }, func(n *NVMePacket) []byte { return n.Connect.Raw })...)
 	fields = append(fields, nvmeCapsuleFields(N, "nvme.cmd.", nvmeSetFeaturesSQE, setFeatures, sqe)...)
-	fields = append(fields, nvmeCapsuleFields(N, "nvme.cmd.", nvmeSetFeaturesAEC, feature(nvmeFeatureAsyncEvents), sqe)...)
-	fields = append(fields, nvmeCapsuleFields(N, "nvme.cmd.", nvmeSetFeaturesNQ, feature(nvmeFeatureNumQueues), sqe)...)
+	for _, f := range nvmeSetFeatures {
+		fields = append(fields, nvmeCapsuleFields(N, "nvme.cmd.set_features.", f.rows, feature(f.fid), sqe)...)
+	}
 	fields = append(fields, []*Field{
 		u("nvme.cmd.get_features.dword10.fid", "Feature Identifier", FTUint32, BaseHex, adminOp(layers.NVMeOpGetFeatures),
 			func(n *NVMePacket) uint64 { return uint64(S(n).FeatureID()) }),

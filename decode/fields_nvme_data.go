@@ -918,31 +918,196 @@ var (
 		{"set_features.dword14.uuid", "UUID Index", 56, 4, FTUint32, BaseHex, 0x7f},
 		{"set_features.dword14.rsvd", "Reserved", 56, 4, FTUint32, BaseHex, 0xffffff80},
 	}
-	// Set Features CDW11 by feature: Asynchronous Event Configuration (0x0b), Number of Queues (0x07).
-	nvmeSetFeaturesAEC = []nvmeDF{
-		{"set_features.dword11.aec", "DWORD11", 44, 4, FTUint32, BaseHex, 0},
-		{"set_features.dword11.aec.smart", "SMART and Health Critical Warnings Bitmask", 44, 4, FTUint32, BaseHex, 0xff},
-		{"set_features.dword11.aec.ns", "Namespace Attribute Notices", 44, 4, FTBool, BaseNone, 0x100},
-		{"set_features.dword11.aec.fwa", "Firmware Activation Notices", 44, 4, FTBool, BaseNone, 0x200},
-		{"set_features.dword11.aec.tel", "Telemetry Log Notices", 44, 4, FTBool, BaseNone, 0x400},
-		{"set_features.dword11.aec.ana", "ANA Change Notices", 44, 4, FTBool, BaseNone, 0x800},
-		{"set_features.dword11.aec.plat", "Predictable Latency Event Aggregate Log Change Notices", 44, 4, FTBool, BaseNone, 0x1000},
-		{"set_features.dword11.aec.lba", "LBA Status Information Notices", 44, 4, FTBool, BaseNone, 0x2000},
-		{"set_features.dword11.aec.eg", "Endurance Group Event Aggregate Log Change Notices", 44, 4, FTBool, BaseNone, 0x4000},
-		{"set_features.dword11.aec.rsvd", "Reserved", 44, 4, FTUint32, BaseHex, 0x7fff8000},
-		{"set_features.dword11.aec.disc", "Discovery Log Page Change Notification", 44, 4, FTBool, BaseNone, 0x80000000},
-	}
-	nvmeSetFeaturesNQ = []nvmeDF{
-		{"set_features.dword11.nq", "DWORD11", 44, 4, FTUint32, BaseHex, 0},
-		{"set_features.dword11.nq.nsqr", "Number of IO Submission Queues Requested", 44, 4, FTUint32, BaseDec, 0xffff},
-		{"set_features.dword11.nq.ncqr", "Number of IO Completion Queues Requested", 44, 4, FTUint32, BaseDec, 0xffff0000},
-	}
 	nvmeSetFeaturesNQResult = []nvmeDF{
 		{"dword0.set_features.nq", "DWORD0: Set Feature Number of Queues Result", 0, 4, FTUint32, BaseHex, 0},
 		{"dword0.set_features.nq.nsqa", "Number of IO Submission Queues Allocated", 0, 4, FTUint32, BaseDec, 0xffff},
 		{"dword0.set_features.ncqa", "Number of IO Completion Queues Allocated", 0, 4, FTUint32, BaseDec, 0xffff0000},
 	}
 )
+
+// nvmeSetFeatures are Set Features' CDW11 (and, for three features, CDW12)
+// by feature identifier (NVMe Base 1.4 §5.21.1), as tshark 4.0 names them
+// under nvme.cmd.set_features.; the spec's bits where tshark registers
+// others (Interrupt Vector Configuration's IV and CD, Host Controlled
+// Thermal Management's TMT1 and TMT2, Power Management's and Reservation
+// Notification Mask's reserved bits).
+var nvmeSetFeatures = []struct {
+	fid  layers.NVMeFeature
+	rows []nvmeDF
+}{
+	{0x01, []nvmeDF{ // arb
+		{"dword11.arb", "DWORD11", 44, 4, FTUint32, BaseHex, 0},
+		{"dword11.arb.ab", "Arbitration Burst", 44, 4, FTUint32, BaseHex, 0x7},
+		{"dword11.arb.lpw", "Low Priority Weight", 44, 4, FTUint32, BaseHex, 0xff00},
+		{"dword11.arb.mpw", "Medium Priority Weight", 44, 4, FTUint32, BaseHex, 0xff0000},
+		{"dword11.arb.hpw", "High Priority Weight", 44, 4, FTUint32, BaseHex, 0xff000000},
+	}},
+	{0x02, []nvmeDF{ // pm
+		{"dword11.pm", "DWORD11", 44, 4, FTUint32, BaseHex, 0},
+		{"dword11.pm.ps", "Power State", 44, 4, FTUint32, BaseHex, 0x1f},
+		{"dword11.pm.wh", "Work Hint", 44, 4, FTUint32, BaseHex, 0xe0},
+		{"dword11.pm.rsvd", "Reserved", 44, 4, FTUint32, BaseHex, 0xffffff00},
+	}},
+	{0x03, []nvmeDF{ // lbart
+		{"dword11.lbart", "DWORD11", 44, 4, FTUint32, BaseHex, 0},
+		{"dword11.lbart.lbarn", "Number of LBA Ranges", 44, 4, FTUint32, BaseHex, 0x3f},
+		{"dword11.lbart.rsvd", "Reserved", 44, 4, FTUint32, BaseHex, 0xffffffc0},
+	}},
+	{0x04, []nvmeDF{ // tt
+		{"dword11.tt", "DWORD11", 44, 4, FTUint32, BaseHex, 0},
+		{"dword11.tt.tmpth", "Temperature Threshold", 44, 4, FTUint32, BaseHex, 0xffff},
+		{"dword11.tt.tmpsel", "Threshold Temperature Select", 44, 4, FTUint32, BaseHex, 0xf0000},
+		{"dword11.tt.thpsel", "Threshold Type Select", 44, 4, FTUint32, BaseHex, 0x300000},
+		{"dword11.tt.rsvd", "Reserved", 44, 4, FTUint32, BaseHex, 0xc00000},
+	}},
+	{0x05, []nvmeDF{ // erec
+		{"dword11.erec", "DWORD11", 44, 4, FTUint32, BaseHex, 0},
+		{"dword11.erec.tler", "Time Limited Error Recovery (100 ms units)", 44, 4, FTUint32, BaseHex, 0xffff},
+		{"dword11.erec.dulbe", "Deallocated or Unwritten Logical Block Error Enable", 44, 4, FTBool, BaseNone, 0x10000},
+		{"dword11.erec.rsvd", "Reserved", 44, 4, FTUint32, BaseHex, 0xfe0000},
+	}},
+	{0x06, []nvmeDF{ // vwce
+		{"dword11.vwce", "DWORD11", 44, 4, FTUint32, BaseHex, 0},
+		{"dword11.vwce.wce", "Volatile Write Cache Enable", 44, 4, FTBool, BaseNone, 0x1},
+		{"dword11.vwce.rsvd", "Reserved", 44, 4, FTUint32, BaseHex, 0xfffffffe},
+	}},
+	{0x07, []nvmeDF{ // nq
+		{"dword11.nq", "DWORD11", 44, 4, FTUint32, BaseHex, 0},
+		{"dword11.nq.nsqr", "Number of IO Submission Queues Requested", 44, 4, FTUint32, BaseDec, 0xffff},
+		{"dword11.nq.ncqr", "Number of IO Completion Queues Requested", 44, 4, FTUint32, BaseDec, 0xffff0000},
+	}},
+	{0x08, []nvmeDF{ // irqc
+		{"dword11.irqc", "DWORD11", 44, 4, FTUint32, BaseHex, 0},
+		{"dword11.irqc.thr", "Aggregation Threshold", 44, 4, FTUint32, BaseHex, 0xffff},
+		{"dword11.irqc.time", "Aggregation Time (100 us units)", 44, 4, FTUint32, BaseHex, 0xffff0000},
+	}},
+	{0x09, []nvmeDF{ // irqv
+		{"dword11.irqv", "DWORD11", 44, 4, FTUint32, BaseHex, 0},
+		{"dword11.irqv.iv", "IRQ Vector", 44, 4, FTUint32, BaseHex, 0xffff},
+		{"dword11.irqv.cd", "Coalescing Disable", 44, 4, FTBool, BaseNone, 0x10000},
+		{"dword11.irqv.rsvd", "Reserved", 44, 4, FTUint32, BaseHex, 0xfffe0000},
+	}},
+	{0x0a, []nvmeDF{ // wan
+		{"dword11.wan", "DWORD11", 44, 4, FTUint32, BaseHex, 0},
+		{"dword11.wan.dn", "Disable Normal", 44, 4, FTBool, BaseNone, 0x1},
+		{"dword11.wan.rsvd", "Reserved", 44, 4, FTUint32, BaseHex, 0xfffffffe},
+	}},
+	{0x0b, []nvmeDF{ // aec
+		{"dword11.aec", "DWORD11", 44, 4, FTUint32, BaseHex, 0},
+		{"dword11.aec.smart", "SMART and Health Critical Warnings Bitmask", 44, 4, FTUint32, BaseHex, 0xff},
+		{"dword11.aec.ns", "Namespace Attribute Notices", 44, 4, FTBool, BaseNone, 0x100},
+		{"dword11.aec.fwa", "Firmware Activation Notices", 44, 4, FTBool, BaseNone, 0x200},
+		{"dword11.aec.tel", "Telemetry Log Notices", 44, 4, FTBool, BaseNone, 0x400},
+		{"dword11.aec.ana", "ANA Change Notices", 44, 4, FTBool, BaseNone, 0x800},
+		{"dword11.aec.plat", "Predictable Latency Event Aggregate Log Change Notices", 44, 4, FTBool, BaseNone, 0x1000},
+		{"dword11.aec.lba", "LBA Status Information Notices", 44, 4, FTBool, BaseNone, 0x2000},
+		{"dword11.aec.eg", "Endurance Group Event Aggregate Log Change Notices", 44, 4, FTBool, BaseNone, 0x4000},
+		{"dword11.aec.rsvd", "Reserved", 44, 4, FTUint32, BaseHex, 0x7fff8000},
+		{"dword11.aec.disc", "Discovery Log Page Change Notification", 44, 4, FTBool, BaseNone, 0x80000000},
+	}},
+	{0x0c, []nvmeDF{ // apst
+		{"dword11.apst", "DWORD11", 44, 4, FTUint32, BaseHex, 0},
+		{"dword11.apst.apste", "Autonomous Power State Transition Enable", 44, 4, FTBool, BaseNone, 0x1},
+		{"dword11.apst.rsvd", "Reserved", 44, 4, FTUint32, BaseHex, 0xfffffffe},
+	}},
+	{0x0f, []nvmeDF{ // kat
+		{"dword11.kat", "DWORD11", 44, 4, FTUint32, BaseHex, 0},
+		{"dword11.kat.kato", "Keep Alive Timeout", 44, 4, FTUint32, BaseDec, 0},
+	}},
+	{0x10, []nvmeDF{ // hctm
+		{"dword11.hctm", "DWORD11", 44, 4, FTUint32, BaseHex, 0},
+		{"dword11.hctm.tmt2", "Thermal Management Temperature 2 (K)", 44, 4, FTUint32, BaseHex, 0xffff},
+		{"dword11.hctm.tmt1", "Thermal Management Temperature 1 (K)", 44, 4, FTUint32, BaseHex, 0xffff0000},
+	}},
+	{0x11, []nvmeDF{ // nops
+		{"dword11.nops", "DWORD11", 44, 4, FTUint32, BaseHex, 0},
+		{"dword11.nops.noppme", "Non-Operational Power State Permissive Mode Enable", 44, 4, FTUint32, BaseHex, 0x1},
+		{"dword11.nops.rsvd", "Reserved", 44, 4, FTUint32, BaseHex, 0xfffffffe},
+	}},
+	{0x12, []nvmeDF{ // rrl
+		{"dword11.rrl", "DWORD11", 44, 4, FTUint32, BaseHex, 0},
+		{"dword11.rrl.nvmsetid", "NVM Set Identifier", 44, 4, FTUint32, BaseHex, 0xffff},
+		{"dword11.rrl.rsvd", "Reserved", 44, 4, FTUint32, BaseHex, 0xffff0000},
+		{"dword12.rrl", "DWORD12", 48, 4, FTUint32, BaseHex, 0},
+		{"dword12.rrl.rrl", "Read Recovery Level", 48, 4, FTUint32, BaseHex, 0xf},
+		{"dword12.rrl.rsvd", "Reserved", 48, 4, FTUint32, BaseHex, 0xfffffff0},
+	}},
+	{0x13, []nvmeDF{ // plmc
+		{"dword11.plmc", "DWORD11", 44, 4, FTUint32, BaseHex, 0},
+		{"dword11.plmc.nvmsetid", "NVM Set Identifier", 44, 4, FTUint32, BaseHex, 0xffff},
+		{"dword11.plmc.rsvd", "Reserved", 44, 4, FTUint32, BaseHex, 0xffff0000},
+		{"dword12.plmc", "DWORD12", 48, 4, FTUint32, BaseHex, 0},
+		{"dword12.plmc.ple", "Predictable Latency Enable", 48, 4, FTBool, BaseNone, 0x1},
+		{"dword12.plmc.rsvd", "Reserved", 48, 4, FTUint32, BaseHex, 0xfffffffe},
+	}},
+	{0x14, []nvmeDF{ // plmw
+		{"dword11.plmw", "DWORD11", 44, 4, FTUint32, BaseHex, 0},
+		{"dword11.plmw.nvmsetid", "NVM Set Identifier", 44, 4, FTUint32, BaseHex, 0xffff},
+		{"dword11.plmw.rsvd", "Reserved", 44, 4, FTUint32, BaseHex, 0xffff0000},
+		{"dword12.plmw", "DWORD12", 48, 4, FTUint32, BaseHex, 0},
+		{"dword12.plmw.ws", "Window Select", 48, 4, FTUint32, BaseHex, 0x7},
+		{"dword12.plmw.rsvd", "Reserved", 48, 4, FTUint32, BaseHex, 0xfffffff8},
+	}},
+	{0x15, []nvmeDF{ // lbasi
+		{"dword11.lbasi", "DWORD11", 44, 4, FTUint32, BaseHex, 0},
+		{"dword11.lbasi.lsiri", "LBA Status Information Report Interval (100 ms)", 44, 4, FTUint32, BaseHex, 0xffff},
+		{"dword11.lbasi.lsipi", "LBA Status Information Poll Interval (100 ms)", 44, 4, FTUint32, BaseHex, 0xffff0000},
+	}},
+	{0x17, []nvmeDF{ // san
+		{"dword11.san", "DWORD11", 44, 4, FTUint32, BaseHex, 0},
+		{"dword11.san.nodrm", "No-Deallocate Response Mode", 44, 4, FTBool, BaseNone, 0x1},
+		{"dword11.san.rsvd", "Reserved", 44, 4, FTUint32, BaseHex, 0xfffffffe},
+	}},
+	{0x18, []nvmeDF{ // eg
+		{"dword11.eg", "DWORD11", 44, 4, FTUint32, BaseHex, 0},
+		{"dword11.eg.endgid", "Endurance Group Identifier", 44, 4, FTUint32, BaseHex, 0xffff},
+		{"dword11.eg.egcw", "Endurance Group Critical Warnings Bitmask", 44, 4, FTUint32, BaseHex, 0xff0000},
+		{"dword11.eg.rsvd", "Reserved", 44, 4, FTUint32, BaseHex, 0xff000000},
+	}},
+	{0x80, []nvmeDF{ // swp
+		{"dword11.swp", "DWORD11", 44, 4, FTUint32, BaseHex, 0},
+		{"dword11.swp.pbslc", "Pre-boot Software Load Count", 44, 4, FTUint32, BaseHex, 0xff},
+		{"dword11.swp.rsvd", "Reserved", 44, 4, FTUint32, BaseHex, 0xffffff00},
+	}},
+	{0x81, []nvmeDF{ // hid
+		{"dword11.hid", "DWORD11", 44, 4, FTUint32, BaseHex, 0},
+		{"dword11.hid.exhid", "Enable Extended Host Identifier", 44, 4, FTBool, BaseNone, 0x1},
+		{"dword11.hid.rsvd", "Reserved", 44, 4, FTUint32, BaseHex, 0xfffffffe},
+	}},
+	{0x82, []nvmeDF{ // rsrvn
+		{"dword11.rsrvn", "DWORD11", 44, 4, FTUint32, BaseHex, 0},
+		{"dword11.rsrvn.rsvd0", "Reserved", 44, 4, FTUint32, BaseHex, 0x1},
+		{"dword11.rsrvn.regpre", "Mask Registration Preempted Notification", 44, 4, FTBool, BaseNone, 0x2},
+		{"dword11.rsrvn.resrel", "Mask Reservation Released Notification", 44, 4, FTBool, BaseNone, 0x4},
+		{"dword11.rsrvn.resrpe", "Mask Reservation Preempted Notification", 44, 4, FTBool, BaseNone, 0x8},
+		{"dword11.rsrvn.rsvd1", "Reserved", 44, 4, FTUint32, BaseHex, 0xfffffff0},
+	}},
+	{0x83, []nvmeDF{ // rsrvp
+		{"dword11.rsrvp", "DWORD11", 44, 4, FTUint32, BaseHex, 0},
+		{"dword11.rsrvp.ptpl", "Persist Through Power Loss", 44, 4, FTBool, BaseNone, 0x1},
+		{"dword11.rsrvp.rsvd", "Reserved", 44, 4, FTUint32, BaseHex, 0xfffffffe},
+	}},
+	{0x84, []nvmeDF{ // nswp
+		{"dword11.nswp", "DWORD11", 44, 4, FTUint32, BaseHex, 0},
+		{"dword11.nswp.wps", "Write Protection State", 44, 4, FTUint32, BaseHex, 0x7},
+		{"dword11.nswp.rsvd", "Reserved", 44, 4, FTUint32, BaseHex, 0xfffffff8},
+	}},
+}
+
+// nvmeSetFeaturesDword12 reports a feature whose CDW12 nvmeSetFeatures
+// shows, which the plain nvme.cmd.dword12 then does not.
+func nvmeSetFeaturesDword12(fid layers.NVMeFeature) bool {
+	for _, f := range nvmeSetFeatures {
+		if f.fid == fid {
+			for _, r := range f.rows {
+				if r.off == 48 {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
 
 // nvmeCapsuleFields are the fields of table rows read from the bytes src
 // gives (an SQE, a CQE, Connect data), on the packets has selects.

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 
 	"github.com/ibwire/ibwire/capture"
+	"github.com/ibwire/ibwire/layers"
 )
 
 // TestNVMeDataPacketRule: each packet of a structure's data shows the
@@ -164,4 +165,43 @@ func FuzzNVMeData(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestNVMeSetFeaturesByFeature: Set Features' CDW11 (and CDW12) by the
+// feature the command sets, with the spec's bits.
+func TestNVMeSetFeaturesByFeature(t *testing.T) {
+	for _, c := range []struct {
+		fid          byte
+		cdw11, cdw12 uint32
+		field, want  string // want "" for a field the command does not have
+	}{
+		{0x0f, 120000, 0, "nvme.cmd.set_features.dword11.kat.kato", "120000"},
+		{0x0f, 120000, 0, "nvme.cmd.set_features.dword11.aec", ""},
+		{0x0b, 0x80000000, 0, "nvme.cmd.set_features.dword11.aec.disc", "1"},
+		{0x07, 0x003f003f, 0, "nvme.cmd.set_features.dword11.nq.ncqr", "63"},
+		{0x09, 0x10005, 0, "nvme.cmd.set_features.dword11.irqv.iv", "0x00000005"},
+		{0x09, 0x10005, 0, "nvme.cmd.set_features.dword11.irqv.cd", "1"},
+		{0x06, 1, 0, "nvme.cmd.set_features.dword11.vwce.wce", "1"},
+		{0x12, 3, 0x5, "nvme.cmd.set_features.dword12.rrl.rrl", "0x00000005"},
+		{0x12, 3, 0x5, "nvme.cmd.dword12", ""}, // shown as the feature's
+		{0x0f, 120000, 0x5, "nvme.cmd.dword12", "0x00000005"},
+		{0x0f, 120000, 0, "nvme.cmd.set_features.dword10.fid", "0x0000000f"},
+	} {
+		var sqe [64]byte
+		sqe[0], sqe[1] = byte(layers.NVMeOpSetFeatures), 0x40
+		sqe[40] = c.fid
+		binary.LittleEndian.PutUint32(sqe[44:], c.cdw11)
+		binary.LittleEndian.PutUint32(sqe[48:], c.cdw12)
+		n := &NVMePacket{Kind: NVMeCommand, Admin: true, HasQID: true, sqeBytes: sqe}
+		assert.NoError(t, n.SQE.DecodeFromBytes(sqe[:]))
+		p := &Packet{}
+		p.Analysis.NVMe = n
+		f := MustLookup(c.field)
+		var v Value
+		got := ""
+		if f.Get(p, &v) {
+			got = f.String(&v)
+		}
+		assert.Equal(t, c.want, got, "feature 0x%02x %s", c.fid, c.field)
+	}
 }

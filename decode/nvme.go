@@ -116,11 +116,8 @@ type NVMeCommandInfo struct {
 	lpo  uint64
 }
 
-// The Number of Queues and Asynchronous Event Configuration features.
-const (
-	nvmeFeatureNumQueues   layers.NVMeFeature = 0x07
-	nvmeFeatureAsyncEvents layers.NVMeFeature = 0x0b
-)
+// nvmeFeatureNumQueues is the Number of Queues feature.
+const nvmeFeatureNumQueues layers.NVMeFeature = 0x07
 
 // Name names the command: "Read", "Identify", "Fabrics Connect".
 func (c *NVMeCommandInfo) Name() string { return nvmeCommandName(c.Opcode, c.Fabrics, c.Admin) }
