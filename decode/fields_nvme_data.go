@@ -870,14 +870,17 @@ func nvmeDataFields(N func(*Packet) *NVMePacket) []*Field {
 			if f.t == FTNone {
 				fl.Type, fl.none = FTProtocol, true
 			}
-			if l.stride != 0 || l.counted != nvmeCountFixed {
+			entries := l.stride != 0 || l.counted != nvmeCountFixed
+			if entries {
+				// The -V tree shows an entry's fields entry by entry, its
+				// item first, each a table row (not a subtree of its own).
 				fl.nth = get
 				fl.shapeOf().row = nvmeRowBase + uint8(li)
 			}
 			if f.mask != 0 {
 				withMask(fl, f.mask)
 			}
-			if parents[fl.Name] && f.t != FTNone {
+			if parents[fl.Name] && f.t != FTNone && !entries {
 				opens(fl)
 			}
 			out = append(out, fl)
