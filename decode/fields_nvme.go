@@ -300,8 +300,18 @@ func nvmeFields() []*Field {
 		})),
 	}...)
 	fields = append(fields, nvmePropertyFields(N, cqePropGet, propSet, cqeFabIs(layers.NVMeFabricsPropertySet))...)
-	fields = append(fields, nvmeCapsuleFields(N, "nvme.cqe.", nvmeSetFeaturesNQResult, func(p *Packet) bool { return cqePlain(p) && !cqeDW0(p) },
-		func(n *NVMePacket) []byte { return n.cqeBytes[:] })...)
+	cqeBytes := func(n *NVMePacket) []byte { return n.cqeBytes[:] }
+	fields = append(fields, nvmeCapsuleFields(N, "nvme.cqe.", nvmeSetFeaturesNQResult, func(p *Packet) bool { return cqePlain(p) && !cqeDW0(p) }, cqeBytes)...)
+	answers := func(op layers.NVMeOpcode) func(p *Packet) bool {
+		return func(p *Packet) bool { n := N(p); return cqePlain(p) && n.HasCmd && n.Cmd.Admin && n.Cmd.Opcode == op }
+	}
+	getFeatures := answers(layers.NVMeOpGetFeatures)
+	for _, f := range nvmeGetFeaturesResult {
+		fid := f.fid
+		fields = append(fields, nvmeCapsuleFields(N, "nvme.cqe.dword0.get_features.", f.rows,
+			func(p *Packet) bool { return getFeatures(p) && layers.NVMeFeature(N(p).Cmd.CDW10) == fid }, cqeBytes)...)
+	}
+	fields = append(fields, nvmeCapsuleFields(N, "nvme.cqe.dword0.", nvmeAsyncEventResult, answers(layers.NVMeOpAsyncEvent), cqeBytes)...)
 	fields = append(fields, []*Field{
 		cmdPkt("nvme.cmd_pkt", "Cmd in", cqePlain),
 		latency("nvme.cmd_latency", cqePlain),

@@ -1097,6 +1097,159 @@ var nvmeSetFeatures = []struct {
 	}},
 }
 
+// nvmeGetFeaturesResult are a Get Features completion's DW0 by the feature
+// its command asked for (NVMe Base 1.4 §5.15.1), as tshark 4.0 names them
+// under nvme.cqe.dword0.get_features., with the bits of nvmeSetFeatures.
+var nvmeGetFeaturesResult = []struct {
+	fid  layers.NVMeFeature
+	rows []nvmeDF
+}{
+	{0x01, []nvmeDF{ // arb
+		{"arb", "DWORD0", 0, 4, FTUint32, BaseHex, 0},
+		{"arb.ab", "Arbitration Burst", 0, 4, FTUint32, BaseHex, 0x7},
+		{"arb.lpw", "Low Priority Weight", 0, 4, FTUint32, BaseHex, 0xff00},
+		{"arb.mpw", "Medium Priority Weight", 0, 4, FTUint32, BaseHex, 0xff0000},
+		{"arb.hpw", "High Priority Weight", 0, 4, FTUint32, BaseHex, 0xff000000},
+	}},
+	{0x02, []nvmeDF{ // pm
+		{"pm", "DWORD0", 0, 4, FTUint32, BaseHex, 0},
+		{"pm.ps", "Power State", 0, 4, FTUint32, BaseHex, 0x1f},
+		{"pm.wh", "Work Hint", 0, 4, FTUint32, BaseHex, 0xe0},
+		{"pm.rsvd", "Reserved", 0, 4, FTUint32, BaseHex, 0xffffff00},
+	}},
+	{0x03, []nvmeDF{ // lbart
+		{"lbart", "DWORD0", 0, 4, FTUint32, BaseHex, 0},
+		{"lbart.lbarn", "Number of LBA Ranges", 0, 4, FTUint32, BaseHex, 0x3f},
+		{"lbart.rsvd", "Reserved", 0, 4, FTUint32, BaseHex, 0xffffffc0},
+	}},
+	{0x04, []nvmeDF{ // tt
+		{"tt", "DWORD0", 0, 4, FTUint32, BaseHex, 0},
+		{"tt.tmpth", "Temperature Threshold", 0, 4, FTUint32, BaseHex, 0xffff},
+		{"tt.tmpsel", "Threshold Temperature Select", 0, 4, FTUint32, BaseHex, 0xf0000},
+		{"tt.thpsel", "Threshold Type Select", 0, 4, FTUint32, BaseHex, 0x300000},
+		{"tt.rsvd", "Reserved", 0, 4, FTUint32, BaseHex, 0xc00000},
+	}},
+	{0x05, []nvmeDF{ // erec
+		{"erec", "DWORD0", 0, 4, FTUint32, BaseHex, 0},
+		{"erec.tler", "Time Limited Error Recovery (100 ms units)", 0, 4, FTUint32, BaseHex, 0xffff},
+		{"erec.dulbe", "Deallocated or Unwritten Logical Block Error Enable", 0, 4, FTBool, BaseNone, 0x10000},
+		{"erec.rsvd", "Reserved", 0, 4, FTUint32, BaseHex, 0xfe0000},
+	}},
+	{0x06, []nvmeDF{ // vwce
+		{"vwce", "DWORD0", 0, 4, FTUint32, BaseHex, 0},
+		{"vwce.wce", "Volatile Write Cache Enable", 0, 4, FTBool, BaseNone, 0x1},
+		{"vwce.rsvd", "Reserved", 0, 4, FTUint32, BaseHex, 0xfffffffe},
+	}},
+	{0x07, []nvmeDF{ // nq
+		{"nq", "DWORD0", 0, 4, FTUint32, BaseHex, 0},
+		{"nq.nsqa", "Number of IO Submission Queues Allocated", 0, 4, FTUint32, BaseDec, 0xffff},
+		{"nq.ncqa", "Number of IO Completion Queues Allocated", 0, 4, FTUint32, BaseDec, 0xffff0000},
+	}},
+	{0x08, []nvmeDF{ // irqc
+		{"irqc", "DWORD0", 0, 4, FTUint32, BaseHex, 0},
+		{"irqc.thr", "Aggregation Threshold", 0, 4, FTUint32, BaseHex, 0xffff},
+		{"irqc.time", "Aggregation Time (100 us units)", 0, 4, FTUint32, BaseHex, 0xffff0000},
+	}},
+	{0x09, []nvmeDF{ // irqv
+		{"irqv", "DWORD0", 0, 4, FTUint32, BaseHex, 0},
+		{"irqv.iv", "IRQ Vector", 0, 4, FTUint32, BaseHex, 0xffff},
+		{"irqv.cd", "Coalescing Disable", 0, 4, FTBool, BaseNone, 0x10000},
+		{"irqv.rsvd", "Reserved", 0, 4, FTUint32, BaseHex, 0xfffe0000},
+	}},
+	{0x0a, []nvmeDF{ // wan
+		{"wan", "DWORD0", 0, 4, FTUint32, BaseHex, 0},
+		{"wan.dn", "Disable Normal", 0, 4, FTBool, BaseNone, 0x1},
+		{"wan.rsvd", "Reserved", 0, 4, FTUint32, BaseHex, 0xfffffffe},
+	}},
+	{0x0b, []nvmeDF{ // aec
+		{"aec", "DWORD0", 0, 4, FTUint32, BaseHex, 0},
+		{"aec.smart", "SMART and Health Critical Warnings Bitmask", 0, 4, FTUint32, BaseHex, 0xff},
+		{"aec.ns", "Namespace Attribute Notices", 0, 4, FTBool, BaseNone, 0x100},
+		{"aec.fwa", "Firmware Activation Notices", 0, 4, FTBool, BaseNone, 0x200},
+		{"aec.tel", "Telemetry Log Notices", 0, 4, FTBool, BaseNone, 0x400},
+		{"aec.ana", "ANA Change Notices", 0, 4, FTBool, BaseNone, 0x800},
+		{"aec.plat", "Predictable Latency Event Aggregate Log Change Notices", 0, 4, FTBool, BaseNone, 0x1000},
+		{"aec.lba", "LBA Status Information Notices", 0, 4, FTBool, BaseNone, 0x2000},
+		{"aec.eg", "Endurance Group Event Aggregate Log Change Notices", 0, 4, FTBool, BaseNone, 0x4000},
+		{"aec.rsvd", "Reserved", 0, 4, FTUint32, BaseHex, 0x7fff8000},
+		{"aec.disc", "Discovery Log Page Change Notification", 0, 4, FTBool, BaseNone, 0x80000000},
+	}},
+	{0x0c, []nvmeDF{ // apst
+		{"apst", "DWORD0", 0, 4, FTUint32, BaseHex, 0},
+		{"apst.apste", "Autonomous Power State Transition Enable", 0, 4, FTBool, BaseNone, 0x1},
+		{"apst.rsvd", "Reserved", 0, 4, FTUint32, BaseHex, 0xfffffffe},
+	}},
+	{0x0f, []nvmeDF{ // kat
+		{"kat", "DWORD0", 0, 4, FTUint32, BaseHex, 0},
+		{"kat.kato", "Keep Alive Timeout", 0, 4, FTUint32, BaseDec, 0},
+	}},
+	{0x10, []nvmeDF{ // hctm
+		{"hctm", "DWORD0", 0, 4, FTUint32, BaseHex, 0},
+		{"hctm.tmt2", "Thermal Management Temperature 2 (K)", 0, 4, FTUint32, BaseHex, 0xffff},
+		{"hctm.tmt1", "Thermal Management Temperature 1 (K)", 0, 4, FTUint32, BaseHex, 0xffff0000},
+	}},
+	{0x11, []nvmeDF{ // nops
+		{"nops", "DWORD0", 0, 4, FTUint32, BaseHex, 0},
+		{"nops.noppme", "Non-Operational Power State Permissive Mode Enable", 0, 4, FTUint32, BaseHex, 0x1},
+		{"nops.rsvd", "Reserved", 0, 4, FTUint32, BaseHex, 0xfffffffe},
+	}},
+	{0x15, []nvmeDF{ // lbasi
+		{"lbasi", "DWORD0", 0, 4, FTUint32, BaseHex, 0},
+		{"lbasi.lsiri", "LBA Status Information Report Interval (100 ms)", 0, 4, FTUint32, BaseHex, 0xffff},
+		{"lbasi.lsipi", "LBA Status Information Poll Interval (100 ms)", 0, 4, FTUint32, BaseHex, 0xffff0000},
+	}},
+	{0x17, []nvmeDF{ // san
+		{"san", "DWORD0", 0, 4, FTUint32, BaseHex, 0},
+		{"san.nodrm", "No-Deallocate Response Mode", 0, 4, FTBool, BaseNone, 0x1},
+		{"san.rsvd", "Reserved", 0, 4, FTUint32, BaseHex, 0xfffffffe},
+	}},
+	{0x18, []nvmeDF{ // eg
+		{"eg", "DWORD0", 0, 4, FTUint32, BaseHex, 0},
+		{"eg.endgid", "Endurance Group Identifier", 0, 4, FTUint32, BaseHex, 0xffff},
+		{"eg.egcw", "Endurance Group Critical Warnings Bitmask", 0, 4, FTUint32, BaseHex, 0xff0000},
+		{"eg.rsvd", "Reserved", 0, 4, FTUint32, BaseHex, 0xff000000},
+	}},
+	{0x80, []nvmeDF{ // swp
+		{"swp", "DWORD0", 0, 4, FTUint32, BaseHex, 0},
+		{"swp.pbslc", "Pre-boot Software Load Count", 0, 4, FTUint32, BaseHex, 0xff},
+		{"swp.rsvd", "Reserved", 0, 4, FTUint32, BaseHex, 0xffffff00},
+	}},
+	{0x81, []nvmeDF{ // hid
+		{"hid", "DWORD0", 0, 4, FTUint32, BaseHex, 0},
+		{"hid.exhid", "Enable Extended Host Identifier", 0, 4, FTBool, BaseNone, 0x1},
+		{"hid.rsvd", "Reserved", 0, 4, FTUint32, BaseHex, 0xfffffffe},
+	}},
+	{0x82, []nvmeDF{ // rsrvn
+		{"rsrvn", "DWORD0", 0, 4, FTUint32, BaseHex, 0},
+		{"rsrvn.rsvd0", "Reserved", 0, 4, FTUint32, BaseHex, 0x1},
+		{"rsrvn.regpre", "Mask Registration Preempted Notification", 0, 4, FTBool, BaseNone, 0x2},
+		{"rsrvn.resrel", "Mask Reservation Released Notification", 0, 4, FTBool, BaseNone, 0x4},
+		{"rsrvn.resrpe", "Mask Reservation Preempted Notification", 0, 4, FTBool, BaseNone, 0x8},
+		{"rsrvn.rsvd1", "Reserved", 0, 4, FTUint32, BaseHex, 0xfffffff0},
+	}},
+	{0x83, []nvmeDF{ // rsrvp
+		{"rsrvp", "DWORD0", 0, 4, FTUint32, BaseHex, 0},
+		{"rsrvp.ptpl", "Persist Through Power Loss", 0, 4, FTBool, BaseNone, 0x1},
+		{"rsrvp.rsvd", "Reserved", 0, 4, FTUint32, BaseHex, 0xfffffffe},
+	}},
+	{0x84, []nvmeDF{ // nswp
+		{"nswp", "DWORD0", 0, 4, FTUint32, BaseHex, 0},
+		{"nswp.wps", "Write Protection State", 0, 4, FTUint32, BaseHex, 0x7},
+		{"nswp.rsvd", "Reserved", 0, 4, FTUint32, BaseHex, 0xfffffff8},
+	}},
+}
+
+// nvmeAsyncEventResult is an Asynchronous Event Request completion's DW0
+// (NVMe Base 1.4 Figure 146).
+var nvmeAsyncEventResult = []nvmeDF{
+	{"aev", "DWORD0", 0, 4, FTUint32, BaseHex, 0},
+	{"aev.aet", "Asynchronous Event Type", 0, 4, FTUint32, BaseHex, 0x7},
+	{"aev.rsvd0", "Reserved", 0, 4, FTUint32, BaseHex, 0xf8},
+	{"aev.aei", "Asynchronous Event Information", 0, 4, FTUint32, BaseHex, 0xff00},
+	{"aev.lpi", "Log Page Identifier", 0, 4, FTUint32, BaseDec, 0xff0000},
+	{"aev.rsvd1", "Reserved", 0, 4, FTUint32, BaseHex, 0xff000000},
+}
+
 // nvmeSetFeaturesDword12 reports a feature whose CDW12 nvmeSetFeatures
 // shows, which the plain nvme.cmd.dword12 then does not.
 func nvmeSetFeaturesDword12(fid layers.NVMeFeature) bool {

@@ -205,3 +205,41 @@ func TestNVMeSetFeaturesByFeature(t *testing.T) {
 		assert.Equal(t, c.want, got, "feature 0x%02x %s", c.fid, c.field)
 	}
 }
+
+// TestNVMeCompletionResults: a Get Features completion's DW0 by the
+// feature its command asked for, an Asynchronous Event Request's by its
+// fields.
+func TestNVMeCompletionResults(t *testing.T) {
+	for _, c := range []struct {
+		op          layers.NVMeOpcode
+		fid         uint32
+		dw0         uint32
+		field, want string
+	}{
+		{layers.NVMeOpGetFeatures, 0x0f, 120000, "nvme.cqe.dword0.get_features.kat.kato", "120000"},
+		{layers.NVMeOpGetFeatures, 0x07, 0x001f003f, "nvme.cqe.dword0.get_features.nq.ncqa", "31"},
+		{layers.NVMeOpGetFeatures, 0x07, 0x001f003f, "nvme.cqe.dword0.get_features.kat.kato", ""},
+		{layers.NVMeOpGetFeatures, 0x06, 1, "nvme.cqe.dword0.get_features.vwce.wce", "1"},
+		// A Discovery log page change notice: type 2 (notice), information
+		// 0xf0, log page 0x70.
+		{layers.NVMeOpAsyncEvent, 0, 0x70f002, "nvme.cqe.dword0.aev.aet", "0x00000002"},
+		{layers.NVMeOpAsyncEvent, 0, 0x70f002, "nvme.cqe.dword0.aev.aei", "0x000000f0"},
+		{layers.NVMeOpAsyncEvent, 0, 0x70f002, "nvme.cqe.dword0.aev.lpi", "112"},
+		{layers.NVMeOpAsyncEvent, 0, 0x70f002, "nvme.cqe.dword0.get_features.kat", ""},
+	} {
+		var cqe [16]byte
+		binary.LittleEndian.PutUint32(cqe[:], c.dw0)
+		n := &NVMePacket{Kind: NVMeCompletion, HasCmd: true, Admin: true, cqeBytes: cqe,
+			Cmd: NVMeCommandInfo{Opcode: c.op, Admin: true, CDW10: c.fid}}
+		assert.NoError(t, n.CQE.DecodeFromBytes(cqe[:]))
+		p := &Packet{}
+		p.Analysis.NVMe = n
+		f := MustLookup(c.field)
+		var v Value
+		got := ""
+		if f.Get(p, &v) {
+			got = f.String(&v)
+		}
+		assert.Equal(t, c.want, got, "%s", c.field)
+	}
+}
