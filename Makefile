@@ -19,6 +19,7 @@ FUZZ_TARGETS = \
 	./dfilter:FuzzCompile \
 	./decode:FuzzAnalyze \
 	./decode:FuzzNVMeAnalyze \
+	./decode:FuzzNVMeData \
 	./decode:FuzzRPCRDMAAnalyze \
 	./decode:FuzzISERAnalyze \
 	./fuzz:FuzzPipeline \

@@ -29,6 +29,7 @@ func nvmeFields() []*Field {
 		return fab(p) && (N(p).SQE.FabricsType() == layers.NVMeFabricsPropertyGet || N(p).SQE.FabricsType() == layers.NVMeFabricsPropertySet)
 	}
 	sgl := func(p *Packet) bool { return plain(p) || connect(p) }
+	sqe := func(n *NVMePacket) []byte { return n.sqeBytes[:] }
 	adminOp := func(op layers.NVMeOpcode) func(p *Packet) bool {
 		return func(p *Packet) bool { return plain(p) && N(p).Admin && N(p).SQE.Opcode == op }
 	}
@@ -56,7 +57,9 @@ func nvmeFields() []*Field {
 				return i == 2 || i == 3 || i == 5
 			case layers.NVMeOpGetLogPage:
 				return i == 3 || i == 5
-			case layers.NVMeOpSetFeatures, layers.NVMeOpGetFeatures:
+			case layers.NVMeOpSetFeatures:
+				return i == 2 && !nvmeSetFeaturesDword12(n.SQE.FeatureID()) || i == 3 || i == 5
+			case layers.NVMeOpGetFeatures:
 				return i == 2 || i == 3 || i == 5
 			}
 			return true
@@ -123,8 +126,71 @@ func nvmeFields() []*Field {
 	fields = append(fields, []*Field{
 		u("nvme-rdma.cmd.qid", "Cmd Qid", FTUint16, BaseHex, func(p *Packet) bool { return onConn(p) && N(p).HasQID },
 			func(n *NVMePacket) uint64 { return uint64(n.QID) }),
-
-		protoField("nvme", "NVM Express", func(p *Packet) bool { return cmd(p) || cqe(p) }),
+		// Data transfers, in nvme-rdma's subtree as tshark shows them.
+		noneField("nvme-rdma.write_to_host_req", "RDMA Write Request Sent to Host", func(p *Packet) bool { return data(p) && op(p) == layers.OpRDMAWrite }),
+		u("nvme-rdma.write_to_host_prev", "Previous Write Transfer", FTUint32, BaseDec,
+			func(p *Packet) bool { return data(p) && op(p) == layers.OpRDMAWrite && N(p).PrevFrame != 0 },
+			func(n *NVMePacket) uint64 { return uint64(n.PrevFrame) }),
+		noneField("nvme-rdma.read_to_host_req", "RDMA Read Request Sent to Host", func(p *Packet) bool { return data(p) && op(p) == layers.OpRDMAReadRequest }),
+		u("nvme-rdma.read_from_host_prev", "Previous Read Transfer", FTUint32, BaseDec, func(p *Packet) bool { return data(p) && N(p).ReadPrevFrame != 0 },
+			func(n *NVMePacket) uint64 { return uint64(n.ReadPrevFrame) }),
+		bytesField("nvme-rdma.read_from_host_resp", "RDMA Read Transfer Sent from Host", FTBytes, func(p *Packet) ([]byte, bool) {
+			if !data(p) || N(p).ReadReqFrame == 0 {
+				return nil, false
+			}
+			return N(p).Payload, true
+		}),
+		withParent("nvme-rdma.read_from_host_resp", u("nvme.fabrics.data_req", "DATA Transfer Request", FTUint32, BaseDec, func(p *Packet) bool { return data(p) && N(p).ReadReqFrame != 0 },
+			func(n *NVMePacket) uint64 { return uint64(n.ReadReqFrame) })),
+	}...)
+	// A Connect's data (in its capsule, or fetched by RDMA READ), in
+	// nvme-rdma's subtree under the READ's response as tshark shows it.
+	hasConnect := func(p *Packet) bool { return onConn(p) && N(p).HasConnect }
+	connectRaw := func(n *NVMePacket) []byte { return n.Connect.Raw }
+	connectReserved := nvmeCapsuleFields(N, "nvme.fabrics.cmd.connect.data.", nvmeConnectData, hasConnect, connectRaw)
+	for _, f := range []*Field{
+		bytesField("nvme.fabrics.cmd.connect.data.hostid", "Host Identifier", FTBytes, func(p *Packet) ([]byte, bool) {
+			if !hasConnect(p) {
+				return nil, false
+			}
+			return N(p).Connect.HostID, true
+		}),
+		u("nvme.fabrics.cmd.connect.data.cntrlid", "Controller ID", FTUint16, BaseHex, hasConnect,
+			func(n *NVMePacket) uint64 { return uint64(n.Connect.CNTLID) }),
+		connectReserved[0],
+		{Name: "nvme.fabrics.cmd.connect.data.subnqn", Title: "Subsystem NQN", Type: FTString, get: func(p *Packet, v *Value) bool {
+			if !hasConnect(p) {
+				return false
+			}
+			v.S = N(p).Connect.SubNQN
+			return true
+		}},
+		{Name: "nvme.fabrics.cmd.connect.data.hostnqn", Title: "Host NQN", Type: FTString, get: func(p *Packet, v *Value) bool {
+			if !hasConnect(p) {
+				return false
+			}
+			v.S = N(p).Connect.HostNQN
+			return true
+		}},
+		connectReserved[1],
+	} {
+		fields = append(fields, withParent("nvme-rdma.read_from_host_resp", f))
+	}
+	fields = append(fields, []*Field{
+		protoField("nvme", "NVM Express", func(p *Packet) bool { return cmd(p) || cqe(p) || N(p) != nil && N(p).data.kind != nvmeDataNone }),
+	}...)
+	// The structure a data packet holds of its command's data, first in
+	// nvme's subtree: a packet has it or a command or a completion.
+	fields = append(fields, bytesField("nvme.data", "Nvme Data", FTBytes, func(p *Packet) ([]byte, bool) {
+		// A log page's data, each packet whole, heads its structure's fields.
+		n := N(p)
+		if n == nil || !n.data.kind.logPage() {
+			return nil, false
+		}
+		return n.data.payload, true
+	}))
+	fields = append(fields, nvmeDataFields(N)...)
+	fields = append(fields, []*Field{
 		// Fabrics commands.
 		noneField("nvme.fabrics.cmd", "Cmd", fab),
 		bytesField("nvme.fabrics.cmd.opc", "Opcode", FTBytes, func(p *Packet) ([]byte, bool) {
@@ -141,28 +207,6 @@ func nvmeFields() []*Field {
 		u("nvme.fabrics.cmd.connect.sqsize", "Submission Queue Size", FTUint16, BaseDec, connect, func(n *NVMePacket) uint64 { return uint64(S(n).ConnectSQSize()) }),
 		u("nvme.fabrics.cmd.connect.cattr", "Connect Attributes", FTUint8, BaseHex, connect, func(n *NVMePacket) uint64 { return uint64(S(n).ConnectCAttr()) }),
 		u("nvme.fabrics.cmd.connect.kato", "Keep Alive Timeout", FTUint32, BaseDec, connect, func(n *NVMePacket) uint64 { return uint64(S(n).ConnectKATO()) }),
-		bytesField("nvme.fabrics.cmd.connect.data.hostid", "Host Identifier", FTBytes, func(p *Packet) ([]byte, bool) {
-			if !onConn(p) || !N(p).HasConnect {
-				return nil, false
-			}
-			return N(p).Connect.HostID, true
-		}),
-		u("nvme.fabrics.cmd.connect.data.cntrlid", "Controller ID", FTUint16, BaseHex, func(p *Packet) bool { return onConn(p) && N(p).HasConnect },
-			func(n *NVMePacket) uint64 { return uint64(n.Connect.CNTLID) }),
-		{Name: "nvme.fabrics.cmd.connect.data.subnqn", Title: "Subsystem NQN", Type: FTString, get: func(p *Packet, v *Value) bool {
-			if !onConn(p) || !N(p).HasConnect {
-				return false
-			}
-			v.S = N(p).Connect.SubNQN
-			return true
-		}},
-		{Name: "nvme.fabrics.cmd.connect.data.hostnqn", Title: "Host NQN", Type: FTString, get: func(p *Packet, v *Value) bool {
-			if !onConn(p) || !N(p).HasConnect {
-				return false
-			}
-			v.S = N(p).Connect.HostNQN
-			return true
-		}},
 		raw("nvme.fabrics.cmd.prop_get_set.rsvd0", prop, 5, 40),
 		u("nvme.fabrics.cmd.prop_get_set.attrib", "Attributes", FTUint8, BaseHex, prop, func(n *NVMePacket) uint64 { return uint64(S(n).PropertyAttrib() & 7) }),
 		u("nvme.fabrics.cmd.prop_get_set.attrib.size", "Property Size", FTUint8, BaseHex, prop, func(n *NVMePacket) uint64 { return uint64(S(n).PropertyAttrib() & 7) }),
@@ -181,7 +225,7 @@ func nvmeFields() []*Field {
 		u("nvme.cmd.nsid", "Namespace Id", FTUint32, BaseHex, plain, func(n *NVMePacket) uint64 { return uint64(n.SQE.NSID) }),
 		raw("nvme.cmd.rsvd1", plain, 8, 16),
 		u("nvme.cmd.mptr", "Metadata Pointer", FTUint64, BaseHex, plain, func(n *NVMePacket) uint64 { return n.SQE.MPTR }),
-		noneField("nvme.cmd.sgl1", "SGL1", sgl),
+		noneField("nvme.cmd.sgl1", "SGL1", plain), // a Connect's is nvme.fabrics.cmd.connect.sgl1
 		u("nvme.cmd.sgl.type", "Descriptor Type", FTUint8, BaseHex, sgl, func(n *NVMePacket) uint64 { return uint64(n.SQE.SGL.Type) }),
 		u("nvme.cmd.sgl.subtype", "Descriptor Sub Type", FTUint8, BaseHex, sgl, func(n *NVMePacket) uint64 { return uint64(n.SQE.SGL.Subtype) }),
 		u("nvme.cmd.sgl1.addr", "Address", FTUint64, BaseHex, sgl, func(n *NVMePacket) uint64 { return n.SQE.SGL.Address }),
@@ -190,9 +234,16 @@ func nvmeFields() []*Field {
 			func(n *NVMePacket) uint64 { return uint64(n.SQE.SGL.Key) }),
 	}...)
 	fields = append(fields, nvmeAdminDwordFields(N, adminOp(layers.NVMeOpIdentify), adminOp(layers.NVMeOpGetLogPage))...)
+	setFeatures := adminOp(layers.NVMeOpSetFeatures)
+	feature := func(id layers.NVMeFeature) func(p *Packet) bool {
+		return func(p *Packet) bool { return setFeatures(p) && S(N(p)).FeatureID() == id }
+	}
+	fields = append(fields, nvmeCapsuleFields(N, "nvme.fabrics.cmd.connect.", nvmeConnectSQE, connect, sqe)...)
+	fields = append(fields, nvmeCapsuleFields(N, "nvme.cmd.", nvmeSetFeaturesSQE, setFeatures, sqe)...)
+	for _, f := range nvmeSetFeatures {
+		fields = append(fields, nvmeCapsuleFields(N, "nvme.cmd.set_features.", f.rows, feature(f.fid), sqe)...)
+	}
 	fields = append(fields, []*Field{
-		u("nvme.cmd.set_features.dword10.fid", "Feature Identifier", FTUint32, BaseHex, adminOp(layers.NVMeOpSetFeatures),
-			func(n *NVMePacket) uint64 { return uint64(S(n).FeatureID()) }),
 		u("nvme.cmd.get_features.dword10.fid", "Feature Identifier", FTUint32, BaseHex, adminOp(layers.NVMeOpGetFeatures),
 			func(n *NVMePacket) uint64 { return uint64(S(n).FeatureID()) }),
 		u("nvme.cmd.slba", "Start LBA", FTUint64, BaseHex, rw, func(n *NVMePacket) uint64 { return S(n).SLBA() }),
@@ -249,21 +300,19 @@ func nvmeFields() []*Field {
 		})),
 	}...)
 	fields = append(fields, nvmePropertyFields(N, cqePropGet, propSet, cqeFabIs(layers.NVMeFabricsPropertySet))...)
+	cqeBytes := func(n *NVMePacket) []byte { return n.cqeBytes[:] }
+	fields = append(fields, nvmeCapsuleFields(N, "nvme.cqe.", nvmeSetFeaturesNQResult, func(p *Packet) bool { return cqePlain(p) && !cqeDW0(p) }, cqeBytes)...)
+	answers := func(op layers.NVMeOpcode) func(p *Packet) bool {
+		return func(p *Packet) bool { n := N(p); return cqePlain(p) && n.HasCmd && n.Cmd.Admin && n.Cmd.Opcode == op }
+	}
+	getFeatures := answers(layers.NVMeOpGetFeatures)
+	for _, f := range nvmeGetFeaturesResult {
+		fid := f.fid
+		fields = append(fields, nvmeCapsuleFields(N, "nvme.cqe.dword0.get_features.", f.rows,
+			func(p *Packet) bool { return getFeatures(p) && layers.NVMeFeature(N(p).Cmd.CDW10) == fid }, cqeBytes)...)
+	}
+	fields = append(fields, nvmeCapsuleFields(N, "nvme.cqe.dword0.", nvmeAsyncEventResult, answers(layers.NVMeOpAsyncEvent), cqeBytes)...)
 	fields = append(fields, []*Field{
-		// Data transfers.
-		noneField("nvme-rdma.write_to_host_req", "RDMA Write Request Sent to Host", func(p *Packet) bool { return data(p) && op(p) == layers.OpRDMAWrite }),
-		u("nvme-rdma.write_to_host_prev", "Previous Write Transfer", FTUint32, BaseDec,
-			func(p *Packet) bool { return data(p) && op(p) == layers.OpRDMAWrite && N(p).PrevFrame != 0 },
-			func(n *NVMePacket) uint64 { return uint64(n.PrevFrame) }),
-		noneField("nvme-rdma.read_to_host_req", "RDMA Read Request Sent to Host", func(p *Packet) bool { return data(p) && op(p) == layers.OpRDMAReadRequest }),
-		u("nvme.fabrics.data_req", "DATA Transfer Request", FTUint32, BaseDec, func(p *Packet) bool { return data(p) && N(p).ReadReqFrame != 0 },
-			func(n *NVMePacket) uint64 { return uint64(n.ReadReqFrame) }),
-		bytesField("nvme-rdma.read_from_host_resp", "RDMA Read Transfer Sent from Host", FTBytes, func(p *Packet) ([]byte, bool) {
-			if !data(p) || N(p).ReadReqFrame == 0 {
-				return nil, false
-			}
-			return N(p).Payload, true
-		}),
 		cmdPkt("nvme.cmd_pkt", "Cmd in", cqePlain),
 		latency("nvme.cmd_latency", cqePlain),
 		u("nvme.cqe.dword0", "DWORD0", FTUint32, BaseHex, cqeDW0, func(n *NVMePacket) uint64 { return uint64(n.CQE.DW0) }),
@@ -281,6 +330,13 @@ func nvmeFields() []*Field {
 		boolField("nvme.cqe.status.dnr", "Do not Retry", func(p *Packet) (bool, bool) { return cqe(p) && N(p).CQE.Status.DNR(), cqe(p) }),
 	}...)
 	return append(fields, ibwireNVMeFields(N)...)
+}
+
+// withParent files f in the -V tree under the header named parent, which
+// its name does not say.
+func withParent(parent string, f *Field) *Field {
+	f.parent = parent
+	return f
 }
 
 // fabricsOpcode is the value of nvme.fabrics.cmd.opc, which tshark

@@ -66,9 +66,15 @@ type NVMePacket struct {
 	cqeBytes [layers.NVMeCQELength]byte
 	sqeBytes [layers.NVMeSQELength]byte
 	// Data transfers: the previous packet of the same RDMA WRITE data, and
-	// for a READ response the READ request's frame.
-	PrevFrame, ReadReqFrame uint32
-	Payload                 []byte // a READ response's payload
+	// for a READ response the READ request's frame and the response's
+	// previous packet.
+	PrevFrame, ReadReqFrame, ReadPrevFrame uint32
+	Payload                                []byte // a READ response's payload
+	// data is what an RDMA WRITE packet holds of the structure its
+	// command's data is (an Identify's, a log page's), and strs the
+	// analysis' copies of its strings (fields_nvme_data.go).
+	data nvmeData
+	strs map[string]string
 }
 
 // Clone returns a copy of n that shares nothing with the Analyzer or the
@@ -78,6 +84,17 @@ func (n *NVMePacket) Clone() *NVMePacket {
 	c.SQE.InCapsule = nil // read only while the packet is analyzed (Connect)
 	c.Connect.HostID = append([]byte(nil), n.Connect.HostID...)
 	c.Payload = append([]byte(nil), n.Payload...)
+	if c.Connect.Raw != nil {
+		c.Connect.Raw = append([]byte(nil), n.Connect.Raw...)
+		c.Connect.HostID = c.Connect.Raw[:16]
+	}
+	if c.data.kind != nvmeDataNone {
+		// Its own copy of the data and of its strings: the Analyzer's go.
+		c.data.payload = append([]byte(nil), n.data.payload...)
+		var st nvmeState
+		st.intern(&c.data)
+		c.strs = st.strs
+	}
 	return &c
 }
 
@@ -94,6 +111,9 @@ type NVMeCommandInfo struct {
 	CID     uint16
 	CDW10   uint32
 	CDW11   uint32 // a Property Get's offset, which its completion's data is read by
+	// data is the structure the command's data is, from lpo on.
+	data nvmeDataKind
+	lpo  uint64
 }
 
 // nvmeFeatureNumQueues is the Number of Queues feature.
@@ -139,6 +159,10 @@ type nvmeCmd struct {
 	hasData  bool   // its first data was seen
 	dataAt   time.Duration
 	inflight bool
+	// trBytes counts the data the controller's RDMA WRITEs have moved;
+	// count is the entry count the data's header gave (-1 until then).
+	trBytes uint64
+	count   int
 }
 
 // nvmeConn is the NVMe-oF state of one connection (one queue).
@@ -162,7 +186,12 @@ type nvmeConn struct {
 type nvmeXfer struct {
 	info  NVMeCommandInfo
 	frame uint32 // the READ request, or the previous WRITE packet
-	ok    bool
+	prev  uint32 // a READ response's previous packet
+	// cmd is an RDMA WRITE's command, whose data's structure it reads while
+	// its packets come in order (next is the PSN the next one has).
+	cmd  *nvmeCmd
+	next layers.PSN
+	ok   bool
 }
 
 // nvmeAssembly reassembles a multi-packet command capsule.
@@ -198,6 +227,7 @@ type nvmeState struct {
 	probes map[uint32]*nvmeProbe
 	pkt    NVMePacket
 	srt    NVMeSRT
+	strs   map[string]string // the data structures' strings (fields_nvme_data.go)
 }
 
 // NVMeSRT collects the service response time of every NVMe-oF command
@@ -559,6 +589,8 @@ func (a *Analyzer) nvmeStart(n *nvmeConn, s *layers.NVMeSQE, inCapsule int, fram
 		info.Fabrics, info.NSID = s.FabricsType(), 0
 	} else if !admin && (s.Opcode == layers.NVMeOpRead || s.Opcode == layers.NVMeOpWrite || s.Opcode == layers.NVMeOpWriteZeroes) {
 		info.SLBA, info.Blocks = s.SLBA(), s.Blocks()
+	} else {
+		info.data, info.lpo = nvmeDataKindOf(s, admin)
 	}
 	if inCapsule > 0 {
 		info.Bytes = uint32(inCapsule)
@@ -582,7 +614,7 @@ func (a *Analyzer) nvmeStart(n *nvmeConn, s *layers.NVMeSQE, inCapsule int, fram
 	} else {
 		c = &nvmeCmd{}
 	}
-	*c = nvmeCmd{info: info, at: at, inflight: true}
+	*c = nvmeCmd{info: info, at: at, inflight: true, count: -1}
 	n.cmds[s.CID] = c
 	if s.SGL.Keyed() && s.SGL.Key != 0 && len(s.InCapsule) == 0 {
 		c.key = s.SGL.Key
@@ -644,16 +676,36 @@ func (a *Analyzer) nvmeResponse(n *nvmeConn, p *Packet, pl []byte, pk *NVMePacke
 
 // nvmeData ties a controller's RDMA WRITE or READ to the command whose SGL
 // key it uses.
-func (a *Analyzer) nvmeData(n *nvmeConn, rkey uint32, pk *NVMePacket) {
+func (a *Analyzer) nvmeData(n *nvmeConn, rkey uint32, pk *NVMePacket) *nvmeCmd {
 	c := n.byKey[rkey]
 	if c == nil {
-		return
+		return nil
 	}
 	pk.Cmd, pk.HasCmd = c.info, true
 	if !c.hasData {
 		c.hasData, c.dataAt = true, a.now
 		pk.ToData, pk.HasToDat = a.now-c.at, true
 	}
+	return c
+}
+
+// nvmeWriteData reads what an RDMA WRITE packet of command c's data holds
+// of the structure the command's data is, at the offset its earlier
+// packets reached.
+func (a *Analyzer) nvmeWriteData(c *nvmeCmd, pl []byte, pk *NVMePacket) {
+	at := c.trBytes
+	c.trBytes += uint64(len(pl))
+	if c.info.data == nvmeDataNone {
+		return
+	}
+	d := &pk.data
+	*d = nvmeData{kind: c.info.data, off: c.info.lpo + at, payload: pl, count: c.count}
+	if at == 0 {
+		c.count = nvmeHeaderCount(d)
+		d.count = c.count
+	}
+	a.nv.intern(d)
+	pk.strs = a.nv.strs
 }
 
 // nvmeRequestData follows a controller's RDMA WRITE (a Read's data) or
@@ -677,15 +729,23 @@ func (a *Analyzer) nvmeRequestData(n *nvmeConn, b *layers.BTH, info *layers.Opco
 	case layers.PosFirst, layers.PosOnly:
 		w.ok = false
 		if b.HasETH(layers.HdrRETH) {
-			a.nvmeData(n, b.RETH.RKey, pk)
+			w.cmd = a.nvmeData(n, b.RETH.RKey, pk)
 			w.info, w.ok = pk.Cmd, pk.HasCmd
 		}
 	default:
 		if w.ok {
 			pk.Cmd, pk.HasCmd, pk.PrevFrame = w.info, true, w.frame
 		}
+		if b.PSN != w.next {
+			// A packet of the data was not captured: where the rest sits
+			// in the structure is not known.
+			w.cmd = nil
+		}
 	}
-	w.frame = a.frame
+	if c := w.cmd; w.ok && c != nil && c.inflight && c.info.Frame == w.info.Frame {
+		a.nvmeWriteData(c, b.PacketPayload(), pk)
+	}
+	w.frame, w.next = a.frame, b.PSN.Add(1)
 	if info.Position == layers.PosLast || info.Position == layers.PosOnly {
 		w.ok = false
 	}
@@ -703,6 +763,10 @@ func (a *Analyzer) nvmeReadResponse(n *nvmeConn, b *layers.BTH, info *layers.Opc
 		return
 	}
 	pk.Cmd, pk.HasCmd, pk.ReadReqFrame = r.info, true, r.frame
+	if info.Position == layers.PosMiddle || info.Position == layers.PosLast {
+		pk.ReadPrevFrame = r.prev
+	}
+	r.prev = a.frame
 	pk.Payload = b.PacketPayload()
 	if info.Position == layers.PosOnly && r.info.Opcode == layers.NVMeOpFabrics && r.info.Fabrics == layers.NVMeFabricsConnect {
 		pk.HasConnect = pk.Connect.DecodeFromBytes(pk.Payload) == nil

@@ -302,6 +302,7 @@ func (s *NVMeSQE) PropertyValue() uint64 { return uint64(s.CDW[3])<<32 | uint64(
 // NVMeConnectData is the 1024 bytes a Fabrics Connect carries (NVMe-oF 1.1
 // Figure 21), in the capsule or fetched by RDMA READ.
 type NVMeConnectData struct {
+	Raw     []byte // the 1024 bytes, aliasing the input (the reserved areas are read from it)
 	HostID  []byte // 16 bytes
 	CNTLID  uint16 // 0xffff: any controller (dynamic model)
 	SubNQN  string // NUL-terminated within its 256 bytes
@@ -313,6 +314,7 @@ func (c *NVMeConnectData) DecodeFromBytes(data []byte) error {
 	if len(data) < NVMeConnectDataLength {
 		return errNVMeConnectShort
 	}
+	c.Raw = data[:NVMeConnectDataLength]
 	c.HostID = data[0:16]
 	c.CNTLID = binary.LittleEndian.Uint16(data[16:18])
 	c.SubNQN, c.HostNQN = cString(data[256:512]), cString(data[512:768])
