@@ -2,8 +2,10 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -13,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ibwire/ibwire/craft"
+	"github.com/ibwire/ibwire/layers"
 )
 
 const (
@@ -213,4 +216,65 @@ func TestCraftedRPCSRT(t *testing.T) {
 		timed++
 	}
 	assert.Equal(t, len(craft.RPCExampleCalls), timed, "tshark times every call")
+}
+
+// ulpFuzzSeeds are the seed files the crafted conversations give the
+// NVMe-oF and RPC-over-RDMA fuzz targets, by path: every SEND payload of
+// each (command and response capsules, RPC-over-RDMA messages) for the
+// layers' targets, and every frame but the ACKs for the analyses'
+// targets, which take a frame and its link type.
+func ulpFuzzSeeds(t *testing.T) map[string]string {
+	t.Helper()
+	seeds := map[string]string{}
+	for _, c := range []struct {
+		name          string
+		build         func(craft.Config) (craft.Trace, error)
+		layers, frame string
+	}{
+		{"craft-nvme", craft.NVMeExample, "FuzzNVMeCapsules", "FuzzNVMeAnalyze"},
+		{"craft-rpcrdma", craft.RPCRDMAExample, "FuzzRPCRDMA", "FuzzRPCRDMAAnalyze"},
+	} {
+		tr, err := c.build(craft.Config{})
+		require.NoError(t, err)
+		p := layers.NewParser(craft.RoCEv2.FirstLayer(), layers.ParserOptions{})
+		for i, f := range tr.Frames {
+			require.NoError(t, p.Decode(f.Data))
+			info := p.BTH.Opcode.Info()
+			if info.Operation == layers.OpAcknowledge {
+				continue
+			}
+			name := fmt.Sprintf("%s-frame-%02d", c.name, i+1)
+			seeds["../../decode/testdata/fuzz/"+c.frame+"/"+name] = fmt.Sprintf("go test fuzz v1\n[]byte(%q)\nuint32(%d)\n", f.Data, f.LinkType)
+			if info.Operation == layers.OpSend && p.BTH.DestQP != 1 {
+				seeds["../../layers/testdata/fuzz/"+c.layers+"/"+name] = fmt.Sprintf("go test fuzz v1\n[]byte(%q)\n", p.BTH.PacketPayload())
+			}
+		}
+	}
+	return seeds
+}
+
+// TestULPFuzzSeeds keeps the fuzz targets' seeds from the crafted
+// conversations what craft makes now (go test -run TestULPFuzzSeeds
+// -update writes them).
+func TestULPFuzzSeeds(t *testing.T) {
+	seeds := ulpFuzzSeeds(t)
+	require.Greater(t, len(seeds), 50)
+	for path, want := range seeds {
+		if *update {
+			require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
+			require.NoError(t, os.WriteFile(path, []byte(want), 0o644))
+			continue
+		}
+		got, err := os.ReadFile(path)
+		require.NoError(t, err, "run go test -run TestULPFuzzSeeds -update")
+		assert.Equal(t, want, string(got), path)
+	}
+	for _, dir := range []string{"../../decode/testdata/fuzz/FuzzNVMeAnalyze", "../../decode/testdata/fuzz/FuzzRPCRDMAAnalyze",
+		"../../layers/testdata/fuzz/FuzzNVMeCapsules", "../../layers/testdata/fuzz/FuzzRPCRDMA"} {
+		stale, err := filepath.Glob(dir + "/craft-*")
+		require.NoError(t, err)
+		for _, s := range stale {
+			assert.Contains(t, seeds, s, "not made by craft any more: delete it")
+		}
+	}
 }
