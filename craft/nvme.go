@@ -27,6 +27,7 @@ type NVMeQueue struct {
 	sqhd       uint16
 	key        uint32
 	va         uint64
+	errs       []nvmeError
 	// Delay is a command's latency when it does not give one; 0: 100 µs.
 	Delay time.Duration
 }
@@ -51,8 +52,35 @@ func NewNVMeQueue(cfg Config, qid, sqsize uint16) (*NVMeQueue, error) {
 		key: 0x1000*uint32(qid+1) + 0x40, va: 0x7f3400000000 + uint64(qid)<<28}, nil
 }
 
-// Trace returns the queue's frames so far, in time order.
-func (q *NVMeQueue) Trace() Trace { return Merge(q.host.Trace(), q.ctrl.Trace()) }
+// FindingNVMeError is a completion with an error status (Ref: its
+// command; Detail: the status).
+const FindingNVMeError FindingKind = "nvme_error"
+
+// nvmeError is a command completed with an error: its SEND and its CQE's,
+// by the frames' direction, destination QP and PSN.
+type nvmeError struct {
+	cmd, cqe FrameInfo
+	status   layers.NVMeStatus
+}
+
+// Trace returns the queue's frames so far, in time order, with a finding
+// for each completion with an error status.
+func (q *NVMeQueue) Trace() Trace {
+	tr := Merge(q.host.Trace(), q.ctrl.Trace())
+	at := func(i FrameInfo) int {
+		for n, f := range tr.Frames {
+			if f.Info.From == i.From && f.Info.DestQP == i.DestQP && f.Info.PSN == i.PSN && f.Info.Opcode == i.Opcode {
+				return n + 1
+			}
+		}
+		return 0
+	}
+	for _, e := range q.errs {
+		tr.Findings = append(tr.Findings, Finding{Frame: at(e.cqe), Kind: FindingNVMeError, Ref: at(e.cmd), Detail: e.status.String()})
+	}
+	sortFindings(tr.Findings)
+	return tr
+}
 
 // Now returns the time of the queue's next frame.
 func (q *NVMeQueue) Now() time.Time { return q.host.Now() }
@@ -183,8 +211,12 @@ func (q *NVMeQueue) Command(c NVMeCommand) error {
 	if invalidate != 0 {
 		op.Kind, op.InvRKey = OpSendInv, invalidate
 	}
+	n := len(q.ctrl.trace.Frames)
 	err := q.ctrl.Run([]Op{op}, Faults{})
 	q.sync()
+	if err == nil && !c.Status.OK() {
+		q.errs = append(q.errs, nvmeError{cmd: q.host.trace.Frames[first].Info, cqe: q.ctrl.trace.Frames[n].Info, status: c.Status})
+	}
 	return err
 }
 
@@ -300,6 +332,7 @@ func NVMeExample(cfg Config) (Trace, error) {
 		return Trace{}, err
 	}
 	c := admin.host.Config()
+	c.UDPSrcPort = cfg.UDPSrcPort // 0: rxe's choice for each QP
 	c.Requester.QPN, c.Responder.QPN = c.Requester.QPN+2, c.Responder.QPN+2
 	c.Requester.PSN, c.Responder.PSN = c.Requester.PSN+0x1000, c.Responder.PSN+0x1000
 	io, err := NewNVMeQueue(c, 1, 127)

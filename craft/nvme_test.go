@@ -21,14 +21,15 @@ import (
 func TestNVMeExample(t *testing.T) {
 	tr, err := craft.NVMeExample(craft.Config{})
 	require.NoError(t, err)
-	assert.Empty(t, tr.Findings)
 	p := layers.NewParser(craft.RoCEv2.FirstLayer(), layers.ParserOptions{})
 	type sent struct {
-		sqe  layers.NVMeSQE
-		at   time.Time
-		qid  uint16
-		keys bool
+		sqe   layers.NVMeSQE
+		at    time.Time
+		qid   uint16
+		keys  bool
+		frame int
 	}
+	var errs []craft.Finding
 	qidOf := map[uint32]uint16{} // host QPN -> queue id, from the CM REQs
 	pending := map[[2]uint16]sent{}
 	sgl := map[uint32]layers.NVMeSGL{}
@@ -67,7 +68,7 @@ func TestNVMeExample(t *testing.T) {
 				if s.SGL.Type == layers.NVMeSGLDataBlock {
 					assert.Equal(t, int(s.SGL.Length), len(s.InCapsule), "frame %d: in-capsule data", i+1)
 				}
-				pending[[2]uint16{qid, s.CID}] = sent{s, f.Time, qid, s.SGL.Keyed() && s.SGL.Length > 0}
+				pending[[2]uint16{qid, s.CID}] = sent{s, f.Time, qid, s.SGL.Keyed() && s.SGL.Length > 0, i + 1}
 				continue
 			}
 			var c layers.NVMeCQE
@@ -81,6 +82,9 @@ func TestNVMeExample(t *testing.T) {
 			assert.Equal(t, cmd.keys, b.HasETH(layers.HdrIETH), "frame %d: SEND with Invalidate when the command named a key", i+1)
 			if cmd.keys {
 				assert.Equal(t, cmd.sqe.SGL.Key, b.IETH.RKey)
+			}
+			if !c.Status.OK() {
+				errs = append(errs, craft.Finding{Frame: i + 1, Kind: craft.FindingNVMeError, Ref: cmd.frame, Detail: c.Status.String()})
 			}
 			got = append(got, craft.NVMeExampleCommand{QID: cmd.qid, CID: c.CID, Opcode: uint8(cmd.sqe.Opcode),
 				Fabrics: cmd.sqe.IsFabrics(), Status: c.Status, Latency: f.Time.Sub(cmd.at)})
@@ -99,6 +103,9 @@ func TestNVMeExample(t *testing.T) {
 		}
 	}
 	assert.Empty(t, pending, "commands without a completion")
+	assert.Equal(t, errs, tr.Findings, "a finding for each completion with an error status")
+	require.Len(t, errs, 1)
+	assert.Equal(t, "LBA Out of Range", errs[0].Detail)
 	want := append([]craft.NVMeExampleCommand(nil), craft.NVMeExampleCommands...)
 	for i := range want {
 		want[i].Name = ""
