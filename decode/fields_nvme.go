@@ -232,6 +232,9 @@ func nvmeFields() []*Field {
 		u("nvme.cmd.sgl1.len", "Length", FTUint32, BaseDec, sgl, func(n *NVMePacket) uint64 { return uint64(n.SQE.SGL.Length) }),
 		u("nvme.cmd.sgl1.key", "Key", FTUint32, BaseHex, func(p *Packet) bool { return sgl(p) && N(p).SQE.SGL.Keyed() },
 			func(n *NVMePacket) uint64 { return uint64(n.SQE.SGL.Key) }),
+		// An unkeyed descriptor (in-capsule data) has 3 reserved bytes where
+		// a keyed one has the rest of its key: SQE bytes 36-38.
+		raw("nvme.cmd.sgl1.rsvd", func(p *Packet) bool { return sgl(p) && !N(p).SQE.SGL.Keyed() }, 36, 39),
 	}...)
 	fields = append(fields, nvmeAdminDwordFields(N, adminOp(layers.NVMeOpIdentify), adminOp(layers.NVMeOpGetLogPage))...)
 	setFeatures := adminOp(layers.NVMeOpSetFeatures)
