@@ -77,3 +77,46 @@ func TestNVMeLossCommandsOnce(t *testing.T) {
 	}
 	assert.Equal(t, 78, srt)
 }
+
+// TestRPCRDMALossRepliesOnce: every RPC call of the loss and NFSv4.1
+// captures is counted once and answered once. The calls are tshark
+// 4.0.17's (-Y 'rpc.msgtyp == 0 && rpcordma' -e rpc.xid, one per XID: 19
+// on RDMA in nfs_rdma_v3_loss.pcap beside the TCP portmap and MOUNT
+// calls, 31 in nfs_rdma_v41_mount.pcap). In nfs_rdma_v3_loss.pcap the
+// RDMA WRITE of a GETACL reply chunk was lost (frame 60 resends it): the
+// client dropped the RDMA_NOMSG reply that came after the gap (frame 58)
+// and took its resent copy (frame 61), on which the reply is counted;
+// tshark shows an RPC reply on neither copy.
+func TestRPCRDMALossRepliesOnce(t *testing.T) {
+	for _, tt := range []struct {
+		file       string
+		calls      int
+		replyFrame map[string]int // where a call's reply is, when it is checked
+	}{
+		{"nfs_rdma_v3_loss.pcap", 19, map[string]int{"0xdbb65956": 61}},
+		{"nfs_rdma_v41_mount.pcap", 31, map[string]int{"0x924b249f": 412}},
+	} {
+		t.Run(tt.file, func(t *testing.T) {
+			rows := fieldsAll(t, "../pcaps/rxe/"+tt.file, decode.AnalyzerOptions{}, []string{"rpc.xid", "rpc.msgtyp"})
+			calls, replies := map[string]int{}, map[string]int{}
+			for frame, r := range rows {
+				switch r["rpc.msgtyp"] {
+				case "0":
+					assert.Zero(t, calls[r["rpc.xid"]], "frame %d: a second call %s", frame, r["rpc.xid"])
+					calls[r["rpc.xid"]] = frame
+				case "1":
+					assert.Zero(t, replies[r["rpc.xid"]], "frame %d: a second reply %s", frame, r["rpc.xid"])
+					replies[r["rpc.xid"]] = frame
+				}
+			}
+			assert.Len(t, calls, tt.calls)
+			for xid := range calls {
+				assert.NotZero(t, replies[xid], "call %s unanswered", xid)
+			}
+			assert.Len(t, replies, tt.calls)
+			for xid, f := range tt.replyFrame {
+				assert.Equal(t, f, replies[xid], xid)
+			}
+		})
+	}
+}
