@@ -14,6 +14,7 @@ const (
 	nfs41Mid   = "../../pcaps/rxe/nfs_rdma_v41_midstream.pcap"
 	nvmeLoss   = "../../pcaps/rxe/nvme_rdma_loss.pcap"
 	nfs3Loss   = "../../pcaps/rxe/nfs_rdma_v3_loss.pcap"
+	iserLoss   = "../../pcaps/rxe/iser_loss.pcap"
 )
 
 // countLines runs ibdump with args and counts its output lines, each once
@@ -148,4 +149,31 @@ func TestNFS3LossCallsMatchTshark(t *testing.T) {
 	assert.Regexp(t, `100227 +3 +1 NFSACLv3 GETACL +3 +0 `, out)
 	reply := countLines(t, "-r", nfs3Loss, "-T", "fields", "-e", "frame.number", "-Y", "rpc.xid == 0xdbb65956 && rpc.msgtyp == 1")
 	assert.Equal(t, map[string]int{"61": 1}, reply)
+}
+
+// iser_loss.pcap's iSCSI PDUs, one per destination QP and PSN, by opcode
+// and SCSI command, are tshark 4.0.17's (pcaps/rxe/MANIFEST.md); tshark
+// decodes the SEND FIRST resent after an ACK timeout (frame 476) a second
+// time, ibdump does not.
+func TestISERLossPDUsMatchTshark(t *testing.T) {
+	pdus := countLines(t, "-r", iserLoss, "-T", "fields", "-e", "infiniband.bth.destqp", "-e", "infiniband.bth.psn",
+		"-e", "iscsi.opcode", "-e", "ibwire.iscsi.command", "-Y", "iscsi.opcode")
+	got := map[string]int{}
+	for l, n := range pdus {
+		assert.Equal(t, 1, n, "PDU %q decoded twice", l)
+		c := strings.Split(l, "\t")
+		require.Len(t, c, 4, l)
+		got[c[2]+" "+c[3]]++
+	}
+	want := map[string]int{"0x03 Login Command": 2, "0x23 Login Command": 2, "0x04 Text Command": 1, "0x24 Text Command": 1}
+	for cmd, n := range map[string]int{"INQUIRY": 4, "TEST UNIT READY": 2, "SERVICE ACTION IN(16)": 2, "MODE SENSE(6)": 6,
+		"REPORT LUNS": 1, "MAINTENANCE IN": 1, "READ(10)": 3, "WRITE(10)": 43} {
+		want["0x01 "+cmd] = n
+		want["0x21 "+cmd] = n
+	}
+	want["0x21 WRITE(10)"] = 42 // the last one's response is past the end
+	assert.Equal(t, want, got)
+	resent := countLines(t, "-r", iserLoss, "-T", "fields", "-e", "ibwire.analysis.retransmission", "-e", "iscsi.opcode",
+		"-Y", "frame.number == 476")
+	assert.Equal(t, map[string]int{"1\t": 1}, resent)
 }
