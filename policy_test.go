@@ -63,8 +63,10 @@ var allowedImports = map[string][]string{
 	"dfilter":            {"decode", "layers"},
 	"internal/output":    {"correlate", "decode", "dfilter", "layers", "golang.org/x/term"},
 	"internal/ibdumpcli": {"capture", "correlate", "decode", "dfilter", "internal/output", "internal/parquetout", "layers", "pcaps", "github.com/google/gopacket", "golang.org/x/term"},
-	// internal/parquetout: the only package that imports the Parquet library.
-	"internal/parquetout": {"decode", "internal/output", "github.com/parquet-go/parquet-go"},
+	// internal/parquetout: the only package that imports the Parquet library;
+	// it writes its pages' zstd itself and reads the decoded headers (layers)
+	// straight into typed columns, as internal/output's renderers read them.
+	"internal/parquetout": {"decode", "internal/output", "layers", "github.com/parquet-go/parquet-go", "github.com/klauspost/compress/zstd"},
 	"internal/tui":        {"decode", "dfilter", "capture", "internal/output", "layers", "github.com/rivo/tview", "github.com/gdamore/tcell/v2"},
 	"craft":               {"layers", "github.com/google/gopacket"},
 	// correlate: several captures of the same traffic matched packet by packet.

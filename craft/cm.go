@@ -23,6 +23,8 @@ type CMOptions struct {
 	SrcPort uint16
 	// PrivateData is the consumer's private data after the IP-CM header.
 	PrivateData []byte
+	// REPPrivateData is the private data of the responder's REP.
+	REPPrivateData []byte
 	// CommIDs of the requester (active) and responder (passive) sides; 0
 	// derives them from the QPNs.
 	LocalCommID, RemoteCommID uint32
@@ -186,7 +188,7 @@ func (c *Conn) reply(o *CMOptions) *layers.MAD {
 	rep.CM.REP = layers.CMRep{LocalCommID: c.cm.remote, RemoteCommID: c.cm.local, LocalQPN: c.cfg.Responder.QPN,
 		StartingPSN: c.cfg.Responder.PSN, ResponderResources: or(k.REPResponderResources, depth),
 		InitiatorDepth: or(k.REPInitiatorDepth, depth), TargetACKDelay: 15,
-		RNRRetryCount: or(k.REPRNRRetryCount, 7), LocalCAGUID: c.cfg.Responder.GUID}
+		RNRRetryCount: or(k.REPRNRRetryCount, 7), LocalCAGUID: c.cfg.Responder.GUID, PrivateData: o.REPPrivateData}
 	return rep
 }
 

@@ -29,6 +29,8 @@ const (
 	FindingUnknownOpcode  FindingKind = "unknown_opcode"       // an opcode the IBTA does not define
 	FindingDuplicate      FindingKind = "duplicate"            // a responder answer sent again for a duplicate request
 	FindingDCQCNVictim    FindingKind = "dcqcn.victim"         // the first packet of a flow slowed with no congestion mark or CNP of its own
+	FindingSMB2NoResponse FindingKind = "smb2_no_response"     // an SMB2 request over SMB Direct that the capture does not answer
+	FindingNVMeError      FindingKind = "nvme_error"           // an NVMe-oF completion with an error status (Ref: its command; Detail: the status)
 	// Breaches of what the CM negotiated (Ref: the REQ or REP that set the
 	// limit), and CM exchanges that went wrong (Ref: the message concerned).
 	FindingCMReadsExceeded    FindingKind = "cm.reads_exceeded"     // more READ/atomic requests outstanding than the REP allows

@@ -672,6 +672,7 @@ func (a *Analyzer) Finish() {
 	a.nvmeFinish()
 	a.rpcFinish()
 	a.iserFinish()
+	a.smbdFinish()
 	a.pfcFinish()
 	a.ccFinish()
 }

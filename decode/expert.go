@@ -87,6 +87,8 @@ const (
 	FindRPCNoReply                     // an RPC call with no reply at the end of the capture
 	FindISCSIError                     // an iSCSI response that says its request failed (SCSI status, login status)
 	FindISCSINoResponse                // an iSCSI request with no response at the end of the capture
+	FindSMB2Error                      // an SMB2 response over SMB Direct with an NT status of error severity
+	FindSMB2NoResponse                 // an SMB2 request over SMB Direct with no response at the end of the capture
 	FindULPMalformed                   // an upper-layer message (NVMe-oF capsule, RPC-over-RDMA) that does not decode (Sub: ULPField*)
 	FindPFCSentWhilePaused             // a RoCE packet sent on a priority its link partner had paused
 	FindPFCInFlight                    // the same within a frame time of the pause: maybe already on the wire
@@ -143,6 +145,8 @@ var findingKinds = [numFindingKinds]kindInfo{
 	FindRPCNoReply:         {"rpc_no_reply", SevWarn, "Sequence", "RPC call with no reply at the end of the capture"},
 	FindISCSIError:         {"iscsi_error", SevWarn, "Response", "iSCSI request failed (SCSI status, login or task status)"},
 	FindISCSINoResponse:    {"iscsi_no_response", SevWarn, "Sequence", "iSCSI request with no response at the end of the capture"},
+	FindSMB2Error:          {"smb2_error", SevWarn, "Response", "SMB2 request failed (NT status of error severity)"},
+	FindSMB2NoResponse:     {"smb2_no_response", SevWarn, "Sequence", "SMB2 request with no response at the end of the capture"},
 	FindULPMalformed:       {"ulp_malformed", SevError, "Malformed", "Malformed upper-layer message"},
 	FindPFCSentWhilePaused: {"pfc.sent_while_paused", SevWarn, "Protocol", "RoCE packet sent on a priority its link partner had paused (PFC)"},
 	FindPFCInFlight:        {"pfc.in_flight", SevNote, "Protocol", "RoCE packet within a frame time of a PFC pause (in flight, or seen first by the capture point)"},

@@ -190,17 +190,7 @@ func isISERServiceID(sid uint64) bool {
 }
 
 // iserOverride reports a connection the user declared iSER by one of its QPs.
-func (a *Analyzer) iserOverride(d *direction) bool {
-	for _, qp := range a.opts.ISERQPs {
-		if d.key.qp == qp {
-			return true
-		}
-		if pd := d.peer(); pd != nil && pd.key.qp == qp {
-			return true
-		}
-	}
-	return false
-}
+func (a *Analyzer) iserOverride(d *direction) bool { return d.declared(a.opts.ISERQPs) }
 
 // iserFollow follows an RC packet of a connection known to carry iSER,
 // or a SEND of one not yet known.
@@ -227,13 +217,10 @@ func (a *Analyzer) iserFollow(d *direction, p *Packet, b *layers.BTH, info *laye
 		for _, dd := range c.dirs {
 			if dd != nil {
 				dd.iser = r
-				if l := a.opts.Links; l != nil && !l.second {
-					if l.iser == nil {
-						l.iser = map[dirKey]bool{}
-					}
-					l.iser[dd.key] = true
-				}
 			}
+		}
+		if l := a.opts.Links; l != nil {
+			a.linkDirs(c, &l.iser)
 		}
 	}
 	pk := &a.iser.pkt

@@ -478,8 +478,12 @@ func nvmePlausibleSQE(s *layers.NVMeSQE) bool {
 }
 
 // nvmeOverride reports a connection the user declared NVMe-oF by one of its QPs.
-func (a *Analyzer) nvmeOverride(d *direction) bool {
-	for _, qp := range a.opts.NVMeQPs {
+func (a *Analyzer) nvmeOverride(d *direction) bool { return d.declared(a.opts.NVMeQPs) }
+
+// declared reports a connection the user named by one of its QPs (-d
+// qp==N,PROTO): d's own QP or its peer direction's is among qps.
+func (d *direction) declared(qps []uint32) bool {
+	for _, qp := range qps {
 		if d.key.qp == qp {
 			return true
 		}
@@ -488,6 +492,24 @@ func (a *Analyzer) nvmeOverride(d *direction) bool {
 		}
 	}
 	return false
+}
+
+// linkDirs records, on a first pass (ibdump -2), every direction of c in
+// *seen: the second pass knows the connection's upper layer from its
+// first packet.
+func (a *Analyzer) linkDirs(c *conv, seen *map[dirKey]bool) {
+	l := a.opts.Links
+	if l == nil || l.second {
+		return
+	}
+	if *seen == nil {
+		*seen = map[dirKey]bool{}
+	}
+	for _, dd := range c.dirs {
+		if dd != nil {
+			(*seen)[dd.key] = true
+		}
+	}
 }
 
 func (a *Analyzer) nvmeNewConn(c *conv, host uint8) *nvmeConn {

@@ -308,6 +308,9 @@ func (p *Packet) HasGRH() bool { return p.has&hasGRH != 0 }
 // HasLRH reports an LRH (native IB).
 func (p *Packet) HasLRH() bool { return p.has&hasLRH != 0 }
 
+// HasVLAN reports an 802.1Q tag.
+func (p *Packet) HasVLAN() bool { return p.has&hasDot1Q != 0 }
+
 // HasARP reports an ARP message.
 func (p *Packet) HasARP() bool { return p.has&hasARP != 0 }
 

@@ -262,17 +262,7 @@ func isRPCRDMAServiceID(sid uint64) bool {
 
 // rpcrdmaOverride reports a connection the user declared RPC-over-RDMA by
 // one of its QPs.
-func (a *Analyzer) rpcrdmaOverride(d *direction) bool {
-	for _, qp := range a.opts.RPCRDMAQPs {
-		if d.key.qp == qp {
-			return true
-		}
-		if pd := d.peer(); pd != nil && pd.key.qp == qp {
-			return true
-		}
-	}
-	return false
-}
+func (a *Analyzer) rpcrdmaOverride(d *direction) bool { return d.declared(a.opts.RPCRDMAQPs) }
 
 // rpcFollow follows an RC packet of a connection known to carry
 // RPC-over-RDMA, or a SEND of one not yet known.
@@ -299,13 +289,10 @@ func (a *Analyzer) rpcFollow(d *direction, p *Packet, b *layers.BTH, info *layer
 		for _, dd := range c.dirs {
 			if dd != nil {
 				dd.rpc = r
-				if l := a.opts.Links; l != nil && !l.second {
-					if l.rpc == nil {
-						l.rpc = map[dirKey]bool{}
-					}
-					l.rpc[dd.key] = true
-				}
 			}
+		}
+		if l := a.opts.Links; l != nil {
+			a.linkDirs(c, &l.rpc)
 		}
 	}
 	pk := &a.rpc.pkt

@@ -1,6 +1,7 @@
 package decode
 
 import (
+	"maps"
 	"slices"
 	"time"
 
@@ -272,11 +273,43 @@ func (a *Analyzer) smb2Match(s *smbdConn, h *layers.SMB2Header, pk *SMBDirectPac
 	pk.Req[i], pk.Matched[i], pk.Latency[i] = q.info, true, a.now-q.at
 	if h.Status != statusPending {
 		delete(s.pending, h.MessageID)
+		if SMB2Failed(h.Status) {
+			a.finding(Finding{Kind: FindSMB2Error, Frame: a.frame, Ref: q.info.Frame, Conv: s.conv})
+		}
 	}
 }
 
-// smbdRetire forgets the SMB Direct state of a connection that ends.
-func (a *Analyzer) smbdRetire(id uint32) { delete(a.smbd.conns, id) }
+// statusMoreProcessing is SESSION_SETUP's answer while the authentication
+// exchange goes on: an error code by its value, a step by its meaning.
+const statusMoreProcessing = 0xC0000016
+
+// SMB2Failed reports a final response's NT status that says the request
+// failed: error severity (0xC...), but for SESSION_SETUP's
+// STATUS_MORE_PROCESSING_REQUIRED, which asks for the next leg.
+func SMB2Failed(status uint32) bool { return status>>30 == 3 && status != statusMoreProcessing }
+
+// smbdFinish reports the SMB2 requests still outstanding at the end.
+func (a *Analyzer) smbdFinish() {
+	for _, id := range slices.Sorted(maps.Keys(a.smbd.conns)) {
+		a.smbdOutstanding(id, a.smbd.conns[id])
+	}
+}
+
+// smbdRetire forgets the SMB Direct state of a connection that ends,
+// reporting the requests it leaves without a response unless the capture
+// has ended (smbdFinish reports them then).
+func (a *Analyzer) smbdRetire(id uint32) {
+	if s := a.smbd.conns[id]; s != nil {
+		if !a.finished {
+			a.smbdOutstanding(id, s)
+		}
+		delete(a.smbd.conns, id)
+	}
+}
+
+func (a *Analyzer) smbdOutstanding(id uint32, s *smbdConn) {
+	reportUnanswered(a, FindSMB2NoResponse, id, s.pending, func(q smb2Pending) uint32 { return q.info.Frame })
+}
 
 // SMB2SRT is -z smb2,srt: per SMB2 command, the service response time of
 // every request answered (to its final response: an interim
@@ -288,10 +321,10 @@ type SMB2SRT struct {
 // SMB2SRTRow is one command's response times.
 type SMB2SRTRow struct {
 	Command layers.SMB2Command
-	// Errors counts responses whose NT status has error severity (0xC...);
-	// a warning (0x8..., STATUS_BUFFER_OVERFLOW) or an informational
-	// status (STATUS_MORE_PROCESSING_REQUIRED is an error code by value:
-	// it is counted) is not.
+	// Errors counts responses whose NT status says the request failed
+	// (SMB2Failed: error severity, but for SESSION_SETUP's
+	// STATUS_MORE_PROCESSING_REQUIRED); a warning (0x8...,
+	// STATUS_BUFFER_OVERFLOW) is not one.
 	Errors int
 	SRTSamples
 }
@@ -317,7 +350,7 @@ func (s *SMB2SRT) Add(p *Packet) {
 			s.rows[h.Command] = r
 		}
 		r.Samples = append(r.Samples, pk.Latency[i])
-		if h.Status>>30 == 3 {
+		if SMB2Failed(h.Status) {
 			r.Errors++
 		}
 	}

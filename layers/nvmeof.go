@@ -537,3 +537,83 @@ func DecodeNVMeRDMACMReq(priv []byte) (NVMeRDMACMReq, bool) {
 	return NVMeRDMACMReq{RecFmt: le.Uint16(d[0:]), QID: le.Uint16(d[2:]), HRQSize: le.Uint16(d[4:]),
 		HSQSize: le.Uint16(d[6:]), CNTLID: le.Uint16(d[8:])}, true
 }
+
+// Encoders, for crafting capsules (package craft): each writes back what
+// the decoder above reads, reserved bytes zero.
+
+// appendTo appends the descriptor's 16 bytes.
+func (s *NVMeSGL) appendTo(b []byte) []byte {
+	le := binary.LittleEndian
+	b = le.AppendUint64(b, s.Address)
+	if s.Type == NVMeSGLKeyedDataBlock {
+		b = append(b, byte(s.Length), byte(s.Length>>8), byte(s.Length>>16))
+		b = le.AppendUint32(b, s.Key)
+	} else {
+		b = le.AppendUint32(b, s.Length)
+		b = append(b, 0, 0, 0)
+	}
+	return append(b, s.Type<<4|s.Subtype&0xf)
+}
+
+// AppendTo appends the command capsule: the 64-byte SQE (CDW2 and CDW3
+// zero), then InCapsule.
+func (s *NVMeSQE) AppendTo(b []byte) []byte {
+	le := binary.LittleEndian
+	b = append(b, byte(s.Opcode), s.PSDT<<6|s.Fuse&3)
+	b = le.AppendUint16(b, s.CID)
+	b = le.AppendUint32(b, s.NSID)
+	b = append(b, make([]byte, 8)...)
+	b = le.AppendUint64(b, s.MPTR)
+	b = s.SGL.appendTo(b)
+	for _, w := range s.CDW {
+		b = le.AppendUint32(b, w)
+	}
+	return append(b, s.InCapsule...)
+}
+
+// AppendTo appends the 16-byte CQE.
+func (c *NVMeCQE) AppendTo(b []byte) []byte {
+	le := binary.LittleEndian
+	b = le.AppendUint32(b, c.DW0)
+	b = le.AppendUint32(b, c.DW1)
+	b = le.AppendUint16(b, c.SQHD)
+	b = le.AppendUint16(b, c.SQID)
+	b = le.AppendUint16(b, c.CID)
+	return le.AppendUint16(b, uint16(c.Status))
+}
+
+// AppendTo appends the 1024 bytes of Connect data from HostID, CNTLID,
+// SubNQN and HostNQN (Raw is not read); an NQN is cut to 255 bytes.
+func (c *NVMeConnectData) AppendTo(b []byte) []byte {
+	d := make([]byte, NVMeConnectDataLength)
+	copy(d[0:16], c.HostID)
+	binary.LittleEndian.PutUint16(d[16:18], c.CNTLID)
+	copy(d[256:511], c.SubNQN)
+	copy(d[512:767], c.HostNQN)
+	return append(b, d...)
+}
+
+// AppendTo appends the 32 bytes of NVMe-oF private data of a CM REQ (the
+// consumer's part, after the IP-CM header).
+func (r *NVMeRDMACMReq) AppendTo(b []byte) []byte {
+	le := binary.LittleEndian
+	for _, v := range [...]uint16{r.RecFmt, r.QID, r.HRQSize, r.HSQSize, r.CNTLID} {
+		b = le.AppendUint16(b, v)
+	}
+	return append(b, make([]byte, 22)...)
+}
+
+// NVMeRDMACMRep is the private data of the CM REP that accepts an NVMe-oF
+// queue (NVMe-oF 1.1 Figure 63): record format and the controller's
+// receive queue size.
+type NVMeRDMACMRep struct {
+	RecFmt, CRQSize uint16
+}
+
+// AppendTo appends its 32 bytes.
+func (r *NVMeRDMACMRep) AppendTo(b []byte) []byte {
+	le := binary.LittleEndian
+	b = le.AppendUint16(b, r.RecFmt)
+	b = le.AppendUint16(b, r.CRQSize)
+	return append(b, make([]byte, 28)...)
+}

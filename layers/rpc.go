@@ -1,6 +1,7 @@
 package layers
 
 import (
+	"encoding/binary"
 	"strconv"
 )
 
@@ -459,4 +460,67 @@ func (c *NFS4Compound) DecodeFromBytes(data []byte) error {
 		}
 	}
 	return nil
+}
+
+// appendXDROpaque appends a variable-length opaque: its length, then the
+// bytes padded to a multiple of four.
+func appendXDROpaque(b, v []byte) []byte {
+	b = binary.BigEndian.AppendUint32(b, uint32(len(v)))
+	b = append(b, v...)
+	return append(b, make([]byte, (4-len(v)%4)%4)...)
+}
+
+// appendTo appends the opaque_auth: the flavor, then Body, or for an
+// AUTH_UNIX one with no Body the body made of Stamp, MachineName, UID,
+// GID and GIDs auxiliary gids of 0.
+func (a *RPCAuth) appendTo(b []byte) []byte {
+	be := binary.BigEndian
+	b = be.AppendUint32(b, uint32(a.Flavor))
+	body := a.Body
+	if body == nil && a.Unix {
+		body = be.AppendUint32(body, a.Stamp)
+		body = appendXDROpaque(body, a.MachineName)
+		body = be.AppendUint32(body, a.UID)
+		body = be.AppendUint32(body, a.GID)
+		body = be.AppendUint32(body, a.GIDs)
+		body = append(body, make([]byte, 4*a.GIDs)...)
+	}
+	return appendXDROpaque(b, body)
+}
+
+// AppendTo appends the RPC message header from its fields, then Body:
+// what DecodeFromBytes reads back.
+func (m *RPCMsg) AppendTo(b []byte) []byte {
+	be := binary.BigEndian
+	b = be.AppendUint32(b, m.XID)
+	b = be.AppendUint32(b, uint32(m.Type))
+	switch m.Type {
+	case RPCCall:
+		for _, v := range [...]uint32{m.RPCVersion, m.Program, m.ProgVersion, m.Procedure} {
+			b = be.AppendUint32(b, v)
+		}
+		b = m.Cred.appendTo(b)
+		b = m.Verf.appendTo(b)
+	case RPCReply:
+		b = be.AppendUint32(b, uint32(m.ReplyStat))
+		switch m.ReplyStat {
+		case RPCAccepted:
+			b = m.Verf.appendTo(b)
+			b = be.AppendUint32(b, uint32(m.AcceptStat))
+			if m.AcceptStat == RPCProgMismatch {
+				b = be.AppendUint32(b, m.MismatchLow)
+				b = be.AppendUint32(b, m.MismatchHigh)
+			}
+		case RPCDenied:
+			b = be.AppendUint32(b, uint32(m.RejectStat))
+			switch m.RejectStat {
+			case RPCMismatch:
+				b = be.AppendUint32(b, m.MismatchLow)
+				b = be.AppendUint32(b, m.MismatchHigh)
+			case RPCAuthError:
+				b = be.AppendUint32(b, m.AuthStat)
+			}
+		}
+	}
+	return append(b, m.Body...)
 }

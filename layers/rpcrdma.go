@@ -317,3 +317,61 @@ func RPCRDMAPlausible(data []byte, h *RPCRDMAHeader, m *RPCMsg) bool {
 	}
 	return false
 }
+
+// AppendTo appends the transport header (the lists from Reads, Writes
+// grouped by their Chunk, and Reply when HasReply), then Body: what
+// DecodeFromBytes reads back.
+func (h *RPCRDMAHeader) AppendTo(b []byte) []byte {
+	be := binary.BigEndian
+	b = be.AppendUint32(b, h.XID)
+	b = be.AppendUint32(b, h.Version)
+	b = be.AppendUint32(b, h.Credits)
+	b = be.AppendUint32(b, uint32(h.Proc))
+	seg := func(b []byte, s *RPCRDMASegment) []byte {
+		b = be.AppendUint32(b, s.Handle)
+		b = be.AppendUint32(b, s.Length)
+		return be.AppendUint64(b, s.Offset)
+	}
+	switch h.Proc {
+	case RPCRDMAError:
+		b = be.AppendUint32(b, uint32(h.ErrCode))
+		if h.ErrCode == RPCRDMAErrVers {
+			b = be.AppendUint32(b, h.VersLow)
+			b = be.AppendUint32(b, h.VersHigh)
+		}
+		return b
+	case RPCRDMADone:
+		return b
+	case RPCRDMAMsgP:
+		b = be.AppendUint32(b, h.Align)
+		b = be.AppendUint32(b, h.Threshold)
+	}
+	for i := range h.Reads {
+		b = be.AppendUint32(b, 1)
+		b = be.AppendUint32(b, h.Reads[i].Position)
+		b = seg(b, &h.Reads[i])
+	}
+	b = be.AppendUint32(b, 0)
+	for i := 0; i < len(h.Writes); {
+		j := i
+		for j < len(h.Writes) && h.Writes[j].Chunk == h.Writes[i].Chunk {
+			j++
+		}
+		b = be.AppendUint32(b, 1)
+		b = be.AppendUint32(b, uint32(j-i))
+		for ; i < j; i++ {
+			b = seg(b, &h.Writes[i])
+		}
+	}
+	b = be.AppendUint32(b, 0)
+	if h.HasReply {
+		b = be.AppendUint32(b, 1)
+		b = be.AppendUint32(b, uint32(len(h.Reply)))
+		for i := range h.Reply {
+			b = seg(b, &h.Reply[i])
+		}
+	} else {
+		b = be.AppendUint32(b, 0)
+	}
+	return append(b, h.Body...)
+}

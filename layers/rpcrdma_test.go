@@ -334,3 +334,27 @@ func FuzzRPCRDMA(f *testing.F) {
 		_ = layers.RPCRDMAPlausible(data, &h, &m)
 	})
 }
+
+// The encoders write back the real messages the decoders read (Linux's
+// xprtrdma client and svcrdma server): header, lists and RPC header.
+func TestRPCRDMAEncodeRoundTrip(t *testing.T) {
+	for name, v := range map[string][]byte{"FSINFO call": rpcrdmaFSInfoCall, "FSINFO reply": rpcrdmaFSInfoReply,
+		"GETACL call": rpcrdmaGetACLCall, "GETACL NOMSG": rpcrdmaGetACLNoMsg, "WRITE call": rpcrdmaWriteCall,
+		"READ call": rpcrdmaReadCall, "ERR_VERS": rpcrdmaErrVers} {
+		var h layers.RPCRDMAHeader
+		require.NoError(t, h.DecodeFromBytes(v), name)
+		if len(h.Body) > 0 {
+			var m layers.RPCMsg
+			require.NoError(t, m.DecodeFromBytes(h.Body), name)
+			h.Body = m.AppendTo(nil)
+		}
+		assert.Equal(t, v, h.AppendTo(nil), name)
+	}
+	// An AUTH_UNIX credential from its fields.
+	m := layers.RPCMsg{XID: 9, Type: layers.RPCCall, RPCVersion: 2, Program: layers.RPCProgNFS, ProgVersion: 3, Procedure: 1,
+		Cred: layers.RPCAuth{Flavor: layers.RPCAuthUnix, Unix: true, MachineName: []byte("ulp-a"), UID: 1, GID: 2}}
+	var back layers.RPCMsg
+	require.NoError(t, back.DecodeFromBytes(m.AppendTo(nil)))
+	assert.True(t, back.Cred.Unix)
+	assert.Equal(t, []any{[]byte("ulp-a"), uint32(1), uint32(2)}, []any{back.Cred.MachineName, back.Cred.UID, back.Cred.GID})
+}

@@ -327,39 +327,25 @@ func AppendSMBDirect(b []byte, m *SMBDirectMsg) []byte {
 // negotiate and an SMB2 exchange commonly carry, as Wireshark's NT_errors
 // names them.
 func NTStatusName(v uint32) (string, bool) {
-	switch v {
-	case 0x00000000:
-		return "STATUS_SUCCESS", true
-	case 0x00000103:
-		return "STATUS_PENDING", true
-	case 0x80000005:
-		return "STATUS_BUFFER_OVERFLOW", true
-	case 0x80000006:
-		return "STATUS_NO_MORE_FILES", true
-	case 0xC0000001:
-		return "STATUS_UNSUCCESSFUL", true
-	case 0xC000000D:
-		return "STATUS_INVALID_PARAMETER", true
-	case 0xC000000F:
-		return "STATUS_NO_SUCH_FILE", true
-	case 0xC0000011:
-		return "STATUS_END_OF_FILE", true
-	case 0xC0000016:
-		return "STATUS_MORE_PROCESSING_REQUIRED", true
-	case 0xC0000022:
-		return "STATUS_ACCESS_DENIED", true
-	case 0xC0000034:
-		return "STATUS_OBJECT_NAME_NOT_FOUND", true
-	case 0xC0000035:
-		return "STATUS_OBJECT_NAME_COLLISION", true
-	case 0xC00000BB:
-		return "STATUS_NOT_SUPPORTED", true
-	case 0xC000009A:
-		return "STATUS_INSUFFICIENT_RESOURCES", true
-	case 0xC0000120:
-		return "STATUS_CANCELLED", true
-	case 0xC0000203:
-		return "STATUS_USER_SESSION_DELETED", true
-	}
-	return "", false
+	n, ok := ntStatusNames[v]
+	return n, ok
+}
+
+var ntStatusNames = map[uint32]string{
+	0x00000000: "STATUS_SUCCESS",
+	0x00000103: "STATUS_PENDING",
+	0x80000005: "STATUS_BUFFER_OVERFLOW",
+	0x80000006: "STATUS_NO_MORE_FILES",
+	0xC0000001: "STATUS_UNSUCCESSFUL",
+	0xC000000D: "STATUS_INVALID_PARAMETER",
+	0xC000000F: "STATUS_NO_SUCH_FILE",
+	0xC0000011: "STATUS_END_OF_FILE",
+	0xC0000016: "STATUS_MORE_PROCESSING_REQUIRED",
+	0xC0000022: "STATUS_ACCESS_DENIED",
+	0xC0000034: "STATUS_OBJECT_NAME_NOT_FOUND",
+	0xC0000035: "STATUS_OBJECT_NAME_COLLISION",
+	0xC000009A: "STATUS_INSUFFICIENT_RESOURCES",
+	0xC00000BB: "STATUS_NOT_SUPPORTED",
+	0xC0000120: "STATUS_CANCELLED",
+	0xC0000203: "STATUS_USER_SESSION_DELETED",
 }

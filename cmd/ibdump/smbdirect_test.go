@@ -94,8 +94,9 @@ func TestSMBDirectMidstream(t *testing.T) {
 
 // TestSMB2SRT: -z smb2,srt counts each request answered once, to its final
 // response (the WRITE's interim STATUS_PENDING is not one: 48 µs, not
-// 24), with SESSION_SETUP's STATUS_MORE_PROCESSING_REQUIRED an error by
-// severity, and the ECHO nothing answered not at all.
+// 24), SESSION_SETUP's STATUS_MORE_PROCESSING_REQUIRED not an error (the
+// next leg of the authentication), and the ECHO nothing answered not at
+// all: a two-pass run (-2) flags its frame smb2_no_response.
 func TestSMB2SRT(t *testing.T) {
 	out, errOut, code := ibdump(t, nil, "-q", "-z", "smb2,srt", "-T", "json", "-r", smbdConv)
 	require.Zero(t, code, errOut)
@@ -110,6 +111,9 @@ func TestSMB2SRT(t *testing.T) {
 	for _, r := range rows {
 		got[r.Command] = [3]float64{float64(r.Count), float64(r.Errors), r.Max}
 	}
-	assert.Equal(t, map[string][3]float64{"NEGOTIATE": {1, 0, 24}, "SESSION_SETUP": {2, 1, 24}, "TREE_CONNECT": {1, 0, 24},
+	assert.Equal(t, map[string][3]float64{"NEGOTIATE": {1, 0, 24}, "SESSION_SETUP": {2, 0, 24}, "TREE_CONNECT": {1, 0, 24},
 		"CREATE": {1, 0, 24}, "READ": {1, 0, 24}, "WRITE": {1, 0, 48}, "CLOSE": {1, 0, 24}}, got)
+	out, errOut, code = ibdump(t, nil, "-2", "-r", smbdConv, "-Y", "ibwire.analysis.smb2_no_response", "-T", "fields", "-e", "frame.number", "-e", "ibwire.smb2.command")
+	require.Zero(t, code, errOut)
+	assert.Equal(t, "54\tECHO\n", out)
 }

@@ -138,6 +138,7 @@ func newFlagSet(o *options, stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&o.shard, "shard", "", "with -T parquet, spread packets over N files by connection id: `conv[,N]` (N 8 by default)")
 	fs.Var(&o.fieldOpts, "E", "-T fields `option`: header=y|n, separator=/t|/s|c, occurrence=f|l|a, aggregator=c, quote=d|s|n")
 	fs.Var(&o.stats, "z", "`statistics` (repeatable): conv,qp | expert[,error|warn|note|chat] | latency | opcodes | endpoints,gid |\n"+
+		"nvme,srt | rpc,srt | iscsi,srt (or iser,srt) | smb2,srt (or smbd,srt) (upper-layer service response times per command) |\n"+
 		"io,stat,INTERVAL[,FILTER|FUNC(field)FILTER...] with FUNC one of SUM COUNT MIN MAX AVG | follow,qp,hex|ascii,FILTER |\n"+
 		"pfc[,WINDOW[,PERCENT]] (pause timeline per port and priority; storm: paused > PERCENT (50) of a WINDOW (1s)) |\n"+
 		"doctor (see --doctor) | dcqcn[,INTERVAL] (per direction: ECN codepoints, CE ratio, CNPs and their spacing, the sender's reaction, rate per INTERVAL (100us), victims);\n"+

@@ -192,9 +192,11 @@ func appendTreeValue(buf []byte, f *decode.Field, v *decode.Value) []byte {
 		case f.Shaped() && f.Mask() != 0:
 			return appendTreeNumber(buf, f, v)
 		case f.Base == decode.BaseDecHex:
+			// As tshark: the hex as wide as the field's type (0x00 for a
+			// byte, 0x00000000 for a word).
 			buf = strconv.AppendUint(buf, v.U, 10)
 			buf = append(buf, " ("...)
-			buf = appendHex(buf, v.U, 8)
+			buf = appendHex(buf, v.U, f.Type.BitWidth()/4)
 			return append(buf, ')')
 		}
 	case f.Type == decode.FTBytes && len(v.B) > treeBytesMax:

@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"strings"
 
-	gplayers "github.com/google/gopacket/layers"
-
 	pq "github.com/parquet-go/parquet-go"
 
 	"github.com/ibwire/ibwire/decode"
@@ -45,7 +43,7 @@ func gatesOf(p *decode.Packet) gate {
 	if p.HasGRH() {
 		g |= gateGRH
 	}
-	if p.Has(gplayers.LayerTypeDot1Q) {
+	if p.HasVLAN() {
 		g |= gateVLAN
 	}
 	if p.IsIB() {

@@ -143,7 +143,7 @@ func (c *cmdCollector) addSMB2(p *decode.Packet, s *decode.SMBDirectPacket) {
 		}
 		if h.Response() && h.Status != smb2StatusPending {
 			r.reply, r.lat = uint32(p.Number), s.Latency[i]
-			r.failed = h.Status>>30 == 3 // NTSTATUS error severity
+			r.failed = decode.SMB2Failed(h.Status)
 			r.status = fmt.Sprintf("0x%08x", h.Status)
 			if n, ok := layers.NTStatusName(h.Status); ok {
 				r.status = n

@@ -85,7 +85,7 @@ func specs() []spec {
 	s = append(s, doctorSpecs()...)
 	// The CM contract checks, one capture per finding: cm_contract.go.
 	s = append(s, cmContractSpecs()...)
-	return append(s, smbDirectSpecs()...)
+	return append(append(s, smbDirectSpecs()...), ulpSpecs()...)
 }
 
 // conn returns a Conn for cfg and the error of the build so far.

@@ -123,14 +123,20 @@ func smbDirectConversation(withSetup bool) func() (craft.Encap, craft.Trace, []s
 			}
 		}
 		at := client.Now()
-		for _, st := range steps {
+		for i, st := range steps {
 			c := client
 			if st.server {
 				c = server
 			}
 			c.Wait(at.Sub(c.Now()))
+			sent := len(c.Frames()) + 1
 			if err := c.Run([]craft.Op{{Kind: craft.OpSend, Data: layers.AppendSMBDirect(nil, &st.msg), Wait: true}}, craft.Faults{}); err != nil {
 				return 0, craft.Trace{}, nil, err
+			}
+			if i == len(steps)-1 { // the ECHO nothing answers
+				if err := c.Expect(craft.Finding{Frame: sent, Kind: craft.FindingSMB2NoResponse, Detail: "ECHO id 8, the capture ends before its response"}); err != nil {
+					return 0, craft.Trace{}, nil, err
+				}
 			}
 			at = c.Now().Add(20 * time.Microsecond)
 		}
