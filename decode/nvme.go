@@ -194,10 +194,12 @@ type nvmeXfer struct {
 	ok   bool
 }
 
-// nvmeAssembly reassembles a multi-packet command capsule.
+// nvmeAssembly reassembles a multi-packet command capsule as the target
+// takes its packets: in PSN order, each once, however often it was sent.
 type nvmeAssembly struct {
 	active bool
 	frame  uint32
+	first  layers.PSN // the SEND FIRST's
 	next   layers.PSN
 	buf    []byte
 	total  int // the capsule's bytes so far; buf keeps only its start
@@ -370,12 +372,12 @@ func (a *Analyzer) nvmeFollow(d *direction, p *Packet, b *layers.BTH, info *laye
 	newData := p.Analysis.Info&InfoNewData != 0 || info.Response
 	switch info.Operation {
 	case layers.OpSend:
-		if !newData {
-			pk.Kind = NVMeData
-			return
-		}
 		if d.side == n.host {
-			a.nvmeCapsule(n, p, b, info, pk)
+			// A resent packet may complete a capsule whose first copy
+			// was lost: the assembly takes it when it is the PSN due.
+			a.nvmeCapsule(n, p, b, info, pk, newData)
+		} else if !newData {
+			pk.Kind = NVMeData
 		} else {
 			a.nvmeResponse(n, p, b.PacketPayload(), pk)
 		}
@@ -536,21 +538,32 @@ func (a *Analyzer) nvmeAttach(d *direction, n *nvmeConn) {
 	}
 }
 
-// nvmeCapsule follows a host SEND: a command capsule whole, or a packet of one.
-func (a *Analyzer) nvmeCapsule(n *nvmeConn, p *Packet, b *layers.BTH, info *layers.OpcodeInfo, pk *NVMePacket) {
+// nvmeCapsule follows a host SEND: a command capsule whole, or a packet of
+// one. newData is false for a copy of a PSN already seen: it is taken only
+// as the packet an unfinished capsule waits for (go-back-N after a NAK or
+// a timeout resends the packets after a lost one), so a command is
+// decoded once, on the packet that completed it.
+func (a *Analyzer) nvmeCapsule(n *nvmeConn, p *Packet, b *layers.BTH, info *layers.OpcodeInfo, pk *NVMePacket, newData bool) {
 	pl := b.PacketPayload()
 	as := &n.asm
 	var capsule []byte
 	switch info.Position {
 	case layers.PosOnly:
+		if !newData {
+			pk.Kind = NVMeData
+			return
+		}
 		as.active = false
 		capsule = pl
 		as.total = len(pl)
 	case layers.PosFirst:
-		as.active, as.frame, as.next = true, a.frame, b.PSN.Add(1)
+		pk.Kind = NVMeData
+		if !newData && (!as.active || b.PSN != as.first) {
+			return
+		}
+		as.active, as.frame, as.first, as.next = true, a.frame, b.PSN, b.PSN.Add(1)
 		as.buf = appendCapsule(as.buf[:0], pl)
 		as.total = len(pl)
-		pk.Kind = NVMeData
 		if len(pl) >= layers.NVMeSQELength && !n.hasQID && pl[0] == byte(layers.NVMeOpFabrics) && pl[4] == byte(layers.NVMeFabricsConnect) {
 			// A Connect with its data in the capsule: its queue is known
 			// from its first packet, as tshark knows it from the CM REQ.
@@ -563,7 +576,8 @@ func (a *Analyzer) nvmeCapsule(n *nvmeConn, p *Packet, b *layers.BTH, info *laye
 	case layers.PosMiddle, layers.PosLast:
 		pk.Kind = NVMeData
 		if !as.active || b.PSN != as.next {
-			as.active = false // a packet of it was not captured
+			// A packet after one lost (the target drops it and the
+			// host resends both), or a copy of one already taken.
 			return
 		}
 		as.buf = appendCapsule(as.buf, pl)

@@ -301,7 +301,7 @@ func (a *Analyzer) rpcFollow(d *direction, p *Packet, b *layers.BTH, info *layer
 	switch info.Operation {
 	case layers.OpSend:
 		p.Analysis.RPCRDMA = pk
-		if !newData {
+		if !newData && !a.rpcReplyDue(r, b, pk) {
 			return // a resent SEND: its call counted once
 		}
 		a.rpcMessage(r, p, b, pk)
@@ -314,6 +314,24 @@ func (a *Analyzer) rpcFollow(d *direction, p *Packet, b *layers.BTH, info *layer
 			a.rpcReadResponse(r, p, b, info, pk)
 		}
 	}
+}
+
+// rpcReplyDue reports a resent RDMA_NOMSG reply whose first copy came
+// before the reply chunk it reads: the client dropped that copy (its
+// PSN came after one lost, the RDMA WRITE of the chunk) and takes this
+// one, after the resent WRITE. Its call is still open, so the reply is
+// counted once, here.
+func (a *Analyzer) rpcReplyDue(r *rpcConn, b *layers.BTH, pk *RPCRDMAPacket) bool {
+	h := &pk.Hdr
+	due := h.DecodeFromBytes(b.PacketPayload()) == nil && h.Proc == layers.RPCRDMANoMsg
+	if due {
+		c := r.calls[h.XID]
+		due = c != nil && c.replyLen > 0
+	}
+	if !due {
+		pk.reset()
+	}
+	return due
 }
 
 // reset empties the packet record, keeping its slices' memory.

@@ -40,7 +40,7 @@ func roundTrip(t testing.TB, p *layers.Parser) []byte {
 func TestRxeCapturesDecodeVerifyAndRoundTrip(t *testing.T) {
 	files, err := filepath.Glob("../pcaps/rxe/*.pcap")
 	require.NoError(t, err)
-	require.Len(t, files, 28, "pcaps/rxe holds the ten shared rxe captures, twelve RDMA CM ones, two NVMe-oF excerpts, two NFS-over-RDMA ones and two iSER ones (MANIFEST.md)")
+	require.Len(t, files, 33, "pcaps/rxe holds the ten shared rxe captures, twelve RDMA CM ones, three NVMe-oF excerpts, five NFS-over-RDMA ones and three iSER ones (MANIFEST.md)")
 	for _, path := range files {
 		t.Run(filepath.Base(path), func(t *testing.T) {
 			roce := 0

@@ -89,11 +89,14 @@ var tsharkExceptions = map[string]bool{
 	// Log Page's data (Commands Supported and Effects) past their ends
 	// (tshark -Y _ws.malformed lists exactly these).
 	"nvme_rdma_connect:137": true, "nvme_rdma_connect:138": true, "nvme_rdma_connect:139": true,
+	"nvme_rdma_loss:138": true, "nvme_rdma_loss:139": true, "nvme_rdma_loss:140": true,
 	// The NFS dissector reads an NFSv3 READ reply whose data came by a
 	// write chunk twice, the second time past its end (a malformed inner
 	// rpc/nfs layer: ../shared/pcaps-ulp/MANIFEST.md). The RPC-over-RDMA
 	// fields themselves are compared by decode's TestRPCRDMAMatchesTshark.
-	"nfs_rdma_v3_mount:108": true, "nfs_rdma_craft:17": true,
+	"nfs_rdma_v3_mount:108": true, "nfs_rdma_craft:17": true, "nfs_rdma_v3_loss:110": true,
+	// The same for an NFSv4.1 COMPOUND (SEQUENCE PUTFH READ) reply.
+	"nfs_rdma_v41_mount:128": true,
 }
 
 func diverges(r row, field string) bool {
