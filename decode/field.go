@@ -584,6 +584,19 @@ const (
 	gateSMBDirect           // SMB Direct's: the Analyzer found SMB Direct in the packet
 )
 
+// NeedsAnalysis reports whether the field's value comes from the
+// conversation analysis (the Analyzer's record of the packet): the
+// ibwire.analysis.* fields and every field of the upper layers, the CM
+// contract, the findings and DCQCN, which the analysis decodes. A run that
+// reads such a field must analyse the packets.
+func (f *Field) NeedsAnalysis() bool {
+	switch f.gate {
+	case gateNVMe, gateRPCRDMA, gateISER, gateSMBDirect, gateCM, gateFinding, gateDCQCN:
+		return true
+	}
+	return under(f.Name, "ibwire.analysis")
+}
+
 func (p *Packet) passes(g fieldGate) bool {
 	switch g {
 	case gateMAD:

@@ -403,6 +403,12 @@ func ibwireNVMeFields(N func(p *Packet) *NVMePacket) []*Field {
 			v.D = n.ToData
 			return true
 		}},
+		u("ibwire.nvme.outstanding", "Commands outstanding on the queue", FTUint16, BaseDec,
+			func(p *Packet) bool {
+				n := N(p)
+				return n != nil && (n.Kind == NVMeCommand || n.Kind == NVMeCompletion)
+			},
+			func(n *NVMePacket) uint64 { return uint64(n.Outstanding) }),
 		{Name: "ibwire.nvme.status", Title: "Completion status", Type: FTString, get: func(p *Packet, v *Value) bool {
 			if !isCQE(p) {
 				return false

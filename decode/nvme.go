@@ -63,8 +63,12 @@ type NVMePacket struct {
 	Latency  time.Duration // command to completion, on the completion
 	ToData   time.Duration // command to its first data, on the first data packet
 	HasToDat bool
-	cqeBytes [layers.NVMeCQELength]byte
-	sqeBytes [layers.NVMeSQELength]byte
+	// Outstanding is, on a command or a completion, how many commands of
+	// the queue wait for their completion once the packet is counted: the
+	// queue depth over time (-z io,stat,0.01,MAX(ibwire.nvme.outstanding)).
+	Outstanding uint16
+	cqeBytes    [layers.NVMeCQELength]byte
+	sqeBytes    [layers.NVMeSQELength]byte
 	// Data transfers: the previous packet of the same RDMA WRITE data, and
 	// for a READ response the READ request's frame and the response's
 	// previous packet.
@@ -381,6 +385,7 @@ func (a *Analyzer) nvmeFollow(d *direction, p *Packet, b *layers.BTH, info *laye
 		} else {
 			a.nvmeResponse(n, p, b.PacketPayload(), pk)
 		}
+		pk.Outstanding = uint16(min(len(n.cmds), 0xFFFF))
 	case layers.OpRDMAWrite, layers.OpRDMAReadRequest:
 		pk.Kind = NVMeData
 		if d.side != n.host && newData {

@@ -202,8 +202,10 @@ func newDumper(o *options, stdout, stderr io.Writer) (*dumper, error) {
 }
 
 // needsAnalysis reports whether anything reads the conversation analysis:
-// a statistic, the graph, two passes, a filter on ibwire.analysis fields,
-// or per-packet output (whose lines carry the analysis notes).
+// a statistic, the graph, two passes, a filter, an io,stat column or a -T
+// fields column on a field the analysis fills (decode.Field.NeedsAnalysis:
+// ibwire.analysis.*, and the upper layers' fields, which only the analysis
+// decodes), or per-packet output (whose lines carry the analysis notes).
 func (d *dumper) needsAnalysis() bool {
 	if d.o.twoPass || d.graph != nil || d.rateGraph != nil || d.parquet != nil {
 		return true
@@ -213,7 +215,7 @@ func (d *dumper) needsAnalysis() bool {
 			return true
 		}
 	}
-	if d.readsField(func(name string) bool { return strings.HasPrefix(name, "ibwire.analysis") }) {
+	if d.readsField(func(name string) bool { f, ok := decode.Lookup(name); return ok && f.NeedsAnalysis() }) {
 		return true
 	}
 	return !(d.o.quiet || d.o.countOnly || (d.o.write != "" && !d.o.print))
