@@ -135,6 +135,12 @@ func smb2Fields() []*Field {
 				v.U = uint64(s.SMB2[i].Status)
 				return s.SMB2[i].Response()
 			}),
+		uintField("ibwire.smb2.outstanding", "Requests outstanding on the connection", FTUint16, BaseDec, func(p *Packet) (uint64, bool) {
+			if !has(p) {
+				return 0, false
+			}
+			return uint64(S(p).Outstanding), true
+		}),
 		each(&Field{Name: "ibwire.smb2.request_frame", Title: "Request in frame", Type: FTUint32, Base: BaseDec}, func(s *SMBDirectPacket, i int, v *Value) bool {
 			v.U = uint64(s.Req[i].Frame)
 			return s.Matched[i]

@@ -57,6 +57,10 @@ type ISERPacket struct {
 	Task    ISCSITaskInfo
 	HasTask bool
 	Latency time.Duration // request to response, on the response
+	// Outstanding is, on an iSCSI PDU, how many tasks of the connection
+	// wait for their responses once it is counted (the depth over time,
+	// with -z io,stat).
+	Outstanding uint16
 	// ToData is the time from a SCSI command to its first data, on the
 	// first data packet.
 	ToData    time.Duration
@@ -234,6 +238,7 @@ func (a *Analyzer) iserFollow(d *direction, p *Packet, b *layers.BTH, info *laye
 			return // a resent SEND: its PDU counted once
 		}
 		a.iserSend(r, d, b, info, pk)
+		pk.Outstanding = uint16(min(len(r.tasks), 0xFFFF))
 	case layers.OpRDMAWrite, layers.OpRDMAReadRequest:
 		if newData {
 			a.iserRequestData(r, p, b, info, pk)

@@ -64,6 +64,10 @@ type RPCRDMAPacket struct {
 	Call    RPCCallInfo
 	HasCall bool
 	Latency time.Duration // call to reply, on the reply
+	// Outstanding is, on a message, how many calls of the connection wait
+	// for their replies once it is counted (the depth over time, with
+	// -z io,stat).
+	Outstanding uint16
 	// ReplyFrame is, on a call, the frame of its reply when a first pass
 	// found it (ibdump -2), 0 otherwise.
 	ReplyFrame uint32
@@ -305,6 +309,7 @@ func (a *Analyzer) rpcFollow(d *direction, p *Packet, b *layers.BTH, info *layer
 			return // a resent SEND: its call counted once
 		}
 		a.rpcMessage(r, p, b, pk)
+		pk.Outstanding = uint16(min(len(r.calls), 0xFFFF))
 	case layers.OpRDMAWrite, layers.OpRDMAReadRequest:
 		if newData {
 			a.rpcRequestData(r, p, b, info, pk)

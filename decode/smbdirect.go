@@ -54,7 +54,11 @@ type SMBDirectPacket struct {
 	// this packet completes (more than one), FragmentBytes its length.
 	Fragments     []uint32
 	FragmentBytes uint32
-	Err           error
+	// Outstanding is, on a message that starts SMB2 commands, how many
+	// requests of the connection wait for their final responses once it
+	// is counted (the depth over time, with -z io,stat).
+	Outstanding uint16
+	Err         error
 }
 
 // SMB2RequestInfo is what a request was.
@@ -248,6 +252,7 @@ func (a *Analyzer) smbdData(s *smbdConn, side uint8, pk *SMBDirectPacket) {
 		}
 		off += int(h.NextCommand)
 	}
+	pk.Outstanding = uint16(min(len(s.pending), 0xFFFF))
 }
 
 // statusPending is the NTSTATUS of an interim response: the final one

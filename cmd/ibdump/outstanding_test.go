@@ -46,3 +46,18 @@ func TestIOStatReadsAnalysisFields(t *testing.T) {
 	assert.Positive(t, stat[0].Columns[0].Frames, out)
 	assert.Equal(t, 2.0, stat[0].Columns[0].Value, out)
 }
+
+// TestSMB2Outstanding: ibwire.smb2.outstanding on pcaps/smbdirect.pcap,
+// known from its craft script (pcaps/gen/smbdirect.go): eight request
+// messages, each sent when nothing else waits, so 1 after each but the
+// compound CREATE+READ (2); eight response messages, 0 after each but the
+// WRITE's interim STATUS_PENDING, after which the WRITE still waits (1).
+func TestSMB2Outstanding(t *testing.T) {
+	out, errOut, code := ibdump(t, nil, "-r", smbdConv, "-T", "fields", "-e", "ibwire.smb2.outstanding", "-Y", "ibwire.smb2.outstanding")
+	require.Zero(t, code, errOut)
+	counts := map[string]int{}
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		counts[line]++
+	}
+	assert.Equal(t, map[string]int{"0": 7, "1": 8, "2": 1}, counts)
+}
