@@ -255,14 +255,10 @@ func (a *Analyzer) smbdData(s *smbdConn, side uint8, pk *SMBDirectPacket) {
 	pk.Outstanding = uint16(min(len(s.pending), 0xFFFF))
 }
 
-// statusPending is the NTSTATUS of an interim response: the final one
-// follows.
-const statusPending = 0x00000103
-
 // smb2Match records request h, or matches response h with its request.
 func (a *Analyzer) smb2Match(s *smbdConn, h *layers.SMB2Header, pk *SMBDirectPacket, i int) {
 	if !h.Response() {
-		if h.Command == layers.SMB2Command(12) { // CANCEL reuses its target's MessageId and has no response
+		if h.Command == layers.SMB2Cancel { // it reuses its target's MessageId and has no response
 			return
 		}
 		if len(s.pending) >= maxSMB2Pending {
@@ -276,22 +272,13 @@ func (a *Analyzer) smb2Match(s *smbdConn, h *layers.SMB2Header, pk *SMBDirectPac
 		return
 	}
 	pk.Req[i], pk.Matched[i], pk.Latency[i] = q.info, true, a.now-q.at
-	if h.Status != statusPending {
+	if !h.Interim() {
 		delete(s.pending, h.MessageID)
-		if SMB2Failed(h.Status) {
+		if h.Failed() {
 			a.finding(Finding{Kind: FindSMB2Error, Frame: a.frame, Ref: q.info.Frame, Conv: s.conv})
 		}
 	}
 }
-
-// statusMoreProcessing is SESSION_SETUP's answer while the authentication
-// exchange goes on: an error code by its value, a step by its meaning.
-const statusMoreProcessing = 0xC0000016
-
-// SMB2Failed reports a final response's NT status that says the request
-// failed: error severity (0xC...), but for SESSION_SETUP's
-// STATUS_MORE_PROCESSING_REQUIRED, which asks for the next leg.
-func SMB2Failed(status uint32) bool { return status>>30 == 3 && status != statusMoreProcessing }
 
 // smbdFinish reports the SMB2 requests still outstanding at the end.
 func (a *Analyzer) smbdFinish() {
@@ -327,7 +314,7 @@ type SMB2SRT struct {
 type SMB2SRTRow struct {
 	Command layers.SMB2Command
 	// Errors counts responses whose NT status says the request failed
-	// (SMB2Failed: error severity, but for SESSION_SETUP's
+	// (layers.SMB2Header.Failed: error severity, but for SESSION_SETUP's
 	// STATUS_MORE_PROCESSING_REQUIRED); a warning (0x8...,
 	// STATUS_BUFFER_OVERFLOW) is not one.
 	Errors int
@@ -343,7 +330,7 @@ func (s *SMB2SRT) Add(p *Packet) {
 	}
 	for i := range pk.NSMB2 {
 		h := &pk.SMB2[i]
-		if !pk.Matched[i] || h.Status == statusPending {
+		if !pk.Matched[i] || h.Interim() {
 			continue
 		}
 		if s.rows == nil {
@@ -355,7 +342,7 @@ func (s *SMB2SRT) Add(p *Packet) {
 			s.rows[h.Command] = r
 		}
 		r.Samples = append(r.Samples, pk.Latency[i])
-		if SMB2Failed(h.Status) {
+		if h.Failed() {
 			r.Errors++
 		}
 	}

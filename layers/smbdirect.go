@@ -218,6 +218,29 @@ const (
 // SMB2Command is an SMB2 header's command code.
 type SMB2Command uint16
 
+// SMB2 commands ([MS-SMB2] §2.2.1.2).
+const (
+	SMB2Negotiate SMB2Command = iota
+	SMB2SessionSetup
+	SMB2Logoff
+	SMB2TreeConnect
+	SMB2TreeDisconnect
+	SMB2Create
+	SMB2Close
+	SMB2Flush
+	SMB2Read
+	SMB2Write
+	SMB2Lock
+	SMB2IOCtl
+	SMB2Cancel // reuses its target's MessageId and has no response
+	SMB2Echo
+	SMB2QueryDirectory
+	SMB2ChangeNotify
+	SMB2QueryInfo
+	SMB2SetInfo
+	SMB2OplockBreak
+)
+
 var smb2CommandNames = [...]string{"NEGOTIATE", "SESSION_SETUP", "LOGOFF", "TREE_CONNECT", "TREE_DISCONNECT",
 	"CREATE", "CLOSE", "FLUSH", "READ", "WRITE", "LOCK", "IOCTL", "CANCEL", "ECHO", "QUERY_DIRECTORY",
 	"CHANGE_NOTIFY", "QUERY_INFO", "SET_INFO", "OPLOCK_BREAK"}
@@ -243,6 +266,18 @@ type SMB2Header struct {
 
 // Response reports a response (the server-to-redirector flag).
 func (h *SMB2Header) Response() bool { return h.Flags&SMB2FlagServerToRedir != 0 }
+
+// Interim reports an interim response (STATUS_PENDING): the final one
+// follows, with the same MessageId.
+func (h *SMB2Header) Interim() bool { return h.Response() && h.Status == NTStatusPending }
+
+// Failed reports a response whose NT status says the request failed:
+// error severity (0xC...), but for SESSION_SETUP's
+// STATUS_MORE_PROCESSING_REQUIRED, which asks for the authentication's
+// next leg.
+func (h *SMB2Header) Failed() bool {
+	return h.Response() && h.Status>>30 == 3 && h.Status != NTStatusMoreProcessingRequired
+}
 
 // DecodeSMB2Header decodes the header at the start of b.
 func DecodeSMB2Header(b []byte, h *SMB2Header) error {
@@ -331,21 +366,27 @@ func NTStatusName(v uint32) (string, bool) {
 	return n, ok
 }
 
+// NT status values the SMB2 analysis acts on.
+const (
+	NTStatusPending                = 0x00000103
+	NTStatusMoreProcessingRequired = 0xC0000016
+)
+
 var ntStatusNames = map[uint32]string{
-	0x00000000: "STATUS_SUCCESS",
-	0x00000103: "STATUS_PENDING",
-	0x80000005: "STATUS_BUFFER_OVERFLOW",
-	0x80000006: "STATUS_NO_MORE_FILES",
-	0xC0000001: "STATUS_UNSUCCESSFUL",
-	0xC000000D: "STATUS_INVALID_PARAMETER",
-	0xC000000F: "STATUS_NO_SUCH_FILE",
-	0xC0000011: "STATUS_END_OF_FILE",
-	0xC0000016: "STATUS_MORE_PROCESSING_REQUIRED",
-	0xC0000022: "STATUS_ACCESS_DENIED",
-	0xC0000034: "STATUS_OBJECT_NAME_NOT_FOUND",
-	0xC0000035: "STATUS_OBJECT_NAME_COLLISION",
-	0xC000009A: "STATUS_INSUFFICIENT_RESOURCES",
-	0xC00000BB: "STATUS_NOT_SUPPORTED",
-	0xC0000120: "STATUS_CANCELLED",
-	0xC0000203: "STATUS_USER_SESSION_DELETED",
+	0x00000000:                     "STATUS_SUCCESS",
+	NTStatusPending:                "STATUS_PENDING",
+	0x80000005:                     "STATUS_BUFFER_OVERFLOW",
+	0x80000006:                     "STATUS_NO_MORE_FILES",
+	0xC0000001:                     "STATUS_UNSUCCESSFUL",
+	0xC000000D:                     "STATUS_INVALID_PARAMETER",
+	0xC000000F:                     "STATUS_NO_SUCH_FILE",
+	0xC0000011:                     "STATUS_END_OF_FILE",
+	NTStatusMoreProcessingRequired: "STATUS_MORE_PROCESSING_REQUIRED",
+	0xC0000022:                     "STATUS_ACCESS_DENIED",
+	0xC0000034:                     "STATUS_OBJECT_NAME_NOT_FOUND",
+	0xC0000035:                     "STATUS_OBJECT_NAME_COLLISION",
+	0xC000009A:                     "STATUS_INSUFFICIENT_RESOURCES",
+	0xC00000BB:                     "STATUS_NOT_SUPPORTED",
+	0xC0000120:                     "STATUS_CANCELLED",
+	0xC0000203:                     "STATUS_USER_SESSION_DELETED",
 }

@@ -141,9 +141,9 @@ func (c *cmdCollector) addSMB2(p *decode.Packet, s *decode.SMBDirectPacket) {
 		if r.name == "" {
 			r.id, r.name = strconv.FormatUint(h.MessageID, 10), h.Command.String()
 		}
-		if h.Response() && h.Status != smb2StatusPending {
+		if h.Response() && !h.Interim() {
 			r.reply, r.lat = uint32(p.Number), s.Latency[i]
-			r.failed = decode.SMB2Failed(h.Status)
+			r.failed = h.Failed()
 			r.status = fmt.Sprintf("0x%08x", h.Status)
 			if n, ok := layers.NTStatusName(h.Status); ok {
 				r.status = n
@@ -151,9 +151,6 @@ func (c *cmdCollector) addSMB2(p *decode.Packet, s *decode.SMBDirectPacket) {
 		}
 	}
 }
-
-// smb2StatusPending is an interim response's status: the final one follows.
-const smb2StatusPending = 0x00000103
 
 // smb2Row is row for SMB2, whose compounds put several requests in one
 // frame: keyed by frame and MessageId.

@@ -154,7 +154,7 @@ func TestCommandsCountsMatchManifests(t *testing.T) {
 // requests (a compound CREATE+READ in one frame makes two rows), 8
 // answered (the WRITE at its final response, not its interim
 // STATUS_PENDING; the last ECHO never), SESSION_SETUP's
-// STATUS_MORE_PROCESSING_REQUIRED not a failure (decode.SMB2Failed).
+// STATUS_MORE_PROCESSING_REQUIRED not a failure (layers.SMB2Header.Failed).
 // pcaps/rxe/iser_login.pcap: its MANIFEST's 34 SCSI Commands (tshark's
 // iscsi.opcode count), 33 answered.
 func TestCommandsISERAndSMB2(t *testing.T) {

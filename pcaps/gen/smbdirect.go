@@ -80,9 +80,9 @@ func smbDirectConversation(withSetup bool) func() (craft.Encap, craft.Trace, []s
 			maxData = maxRecv - 24
 		)
 		const (
-			cmdNegotiate, cmdSessionSetup, cmdTreeConnect   = layers.SMB2Command(0), layers.SMB2Command(1), layers.SMB2Command(3)
-			cmdCreate, cmdClose, cmdRead, cmdWrite, cmdEcho = layers.SMB2Command(5), layers.SMB2Command(6), layers.SMB2Command(8), layers.SMB2Command(9), layers.SMB2Command(13)
-			success, pending, moreProcessing                = 0x00000000, 0x00000103, 0xC0000016
+			cmdNegotiate, cmdSessionSetup, cmdTreeConnect   = layers.SMB2Negotiate, layers.SMB2SessionSetup, layers.SMB2TreeConnect
+			cmdCreate, cmdClose, cmdRead, cmdWrite, cmdEcho = layers.SMB2Create, layers.SMB2Close, layers.SMB2Read, layers.SMB2Write, layers.SMB2Echo
+			success, pending, moreProcessing                = 0x00000000, layers.NTStatusPending, layers.NTStatusMoreProcessingRequired
 		)
 		var steps []smbStep
 		if withSetup {
