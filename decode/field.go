@@ -238,7 +238,7 @@ const (
 	Shaped                             // Field.Shaped
 	// Repeats marks a field that may occur more than once in a packet
 	// (GetSecond, GetOccurrence): the walk asks a second occurrence only of
-	// these, where a call per field shown was a fiftieth of -V.
+	// these, and most lines of a -V tree pay no call for it.
 	Repeats
 )
 
@@ -777,11 +777,8 @@ func SkipAbsentGroup(p *Packet, i int) (int, bool) {
 
 // Gated reports whether the field belongs to a group SkipAbsentGroup can
 // skip. It inlines where SkipAbsentGroup does not: a walk over every field
-// asks it first, and calls SkipAbsentGroup for the few gated ones (a call
-// per field cost the -V walk a twentieth of its time). It reads the Field's
-// first cache line, which the walk reads anyway, where an index into the
-// registry's table cost a reload of the table and a bounds check per field
-// (a fortieth of -V).
+// asks it first, and calls SkipAbsentGroup only for the few gated ones. It
+// reads the Field's first cache line, which the walk reads anyway.
 func (f *Field) Gated() bool { return f.gate != gateNone }
 
 // SubtreeEnds gives, for each index of FieldsInWireOrder, the index just

@@ -67,10 +67,9 @@ type ICRCComputer struct {
 // crcHead is how much of a packet the masked headers and the start of the
 // payload make, copied together into one CRC update: Go's crc32 runs its
 // carry-less-multiply code only on 64 bytes or more and takes a table
-// eight bytes at a time below that, so the 48 bytes of a RoCEv2 header,
-// and a short payload after them, were the slow part of a short packet's
-// ICRC. A packet that fits is one update; a longer one leaves at least
-// 64 bytes for the second.
+// eight bytes at a time below that, so the 48 masked bytes of a RoCEv2
+// header must not go alone. A packet that fits is one update; a longer one
+// leaves at least 64 bytes for the second.
 const crcHead = 256
 
 // Compute is ComputeICRC using c's scratch buffer.
