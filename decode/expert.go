@@ -213,26 +213,28 @@ func (f *Finding) Summary() string {
 
 // ULP fields a FindULPMalformed names (its Sub).
 const (
-	ULPFieldNone       uint8 = iota
-	ULPFieldNVMeSQE          // a command capsule shorter than its SQE
-	ULPFieldNVMeCQE          // a response capsule shorter than its CQE
-	ULPFieldRPCRDMAHdr       // an RPC-over-RDMA transport header that ends early or is impossible
-	ULPFieldRPCMsg           // an RPC message (call or reply header) that ends early or is impossible
-	ULPFieldSMBDirect        // an SMB Direct message shorter than its header, or whose data lies outside it
-	ULPFieldISERHdr          // an iSER header that ends early or has an unknown opcode
-	ULPFieldISCSIBHS         // an iSCSI PDU shorter than its Basic Header Segment
+	ULPFieldNone               uint8 = iota
+	ULPFieldNVMeSQE                  // a command capsule shorter than its SQE
+	ULPFieldNVMeCQE                  // a response capsule shorter than its CQE
+	ULPFieldRPCRDMAHdr               // an RPC-over-RDMA transport header that ends early or is impossible
+	ULPFieldRPCMsg                   // an RPC message (call or reply header) that ends early or is impossible
+	ULPFieldSMBDirect                // an SMB Direct message shorter than its header, or whose data lies outside it
+	ULPFieldISERHdr                  // an iSER header that ends early or has an unknown opcode
+	ULPFieldISCSIBHS                 // an iSCSI PDU shorter than its Basic Header Segment
+	ULPFieldSMBDirectFragments       // an SMB2 message in more SMB Direct Data Transfers than a sender makes
 )
 
 // ulpFieldProblems says, for each ULPField*, the layer, the field and what
 // is wrong with it, as -z expert prints it.
 var ulpFieldProblems = [...]string{
-	ULPFieldNVMeSQE:    "nvme-rdma command capsule: nvme.cmd (SQE) needs 64 bytes, the SEND carries fewer",
-	ULPFieldNVMeCQE:    "nvme-rdma response capsule: nvme.cqe (CQE) needs 16 bytes, the SEND carries fewer",
-	ULPFieldRPCRDMAHdr: "RPC-over-RDMA: rpcordma header (chunk lists) ends early or holds an impossible count",
-	ULPFieldRPCMsg:     "RPC-over-RDMA: rpc message header ends early or is impossible",
-	ULPFieldSMBDirect:  "SMB Direct: smb_direct message ends before its header, or its data offset or length points outside it",
-	ULPFieldISERHdr:    "iSER: iser header (28 bytes) ends early or has an unknown opcode",
-	ULPFieldISCSIBHS:   "iSER: iscsi PDU needs its 48-byte Basic Header Segment, the SEND carries fewer",
+	ULPFieldNVMeSQE:            "nvme-rdma command capsule: nvme.cmd (SQE) needs 64 bytes, the SEND carries fewer",
+	ULPFieldNVMeCQE:            "nvme-rdma response capsule: nvme.cqe (CQE) needs 16 bytes, the SEND carries fewer",
+	ULPFieldRPCRDMAHdr:         "RPC-over-RDMA: rpcordma header (chunk lists) ends early or holds an impossible count",
+	ULPFieldRPCMsg:             "RPC-over-RDMA: rpc message header ends early or is impossible",
+	ULPFieldSMBDirect:          "SMB Direct: smb_direct message ends before its header, or its data offset or length points outside it",
+	ULPFieldSMBDirectFragments: "SMB Direct: smb_direct.remaining_length keeps an SMB2 message going over more than 1024 Data Transfers",
+	ULPFieldISERHdr:            "iSER: iser header (28 bytes) ends early or has an unknown opcode",
+	ULPFieldISCSIBHS:           "iSER: iscsi PDU needs its 48-byte Basic Header Segment, the SEND carries fewer",
 }
 
 // numSubs bounds Finding.Sub: 5-bit NAK codes and RNR timers, and a

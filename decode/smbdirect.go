@@ -102,6 +102,11 @@ type smbdAssembly struct {
 	bytes, end uint64
 }
 
+// maxSMBDFragments bounds the Data Transfers one SMB2 message is followed
+// over, and so the memory a stream whose RemainingLength never reaches 0
+// can take.
+const maxSMBDFragments = 1024
+
 // smbdFragments follows an SMB2 message sent in several Data Transfers.
 type smbdFragments struct {
 	active bool
@@ -226,6 +231,15 @@ func (a *Analyzer) smbdData(s *smbdConn, side uint8, pk *SMBDirectPacket) {
 	m := &pk.Msg
 	fr := &s.frag[side]
 	if fr.active {
+		if len(fr.frames) >= maxSMBDFragments {
+			// A message no sender splits so far ([MS-SMBD]'s fragments
+			// fill the peer's receive size, 1 KiB or more, of at most a
+			// MaxFragmentedSize of 1 MiB by default): said, and its
+			// fragments no longer kept.
+			fr.active = false
+			a.finding(Finding{Kind: FindULPMalformed, Sub: ULPFieldSMBDirectFragments, Frame: a.frame, Ref: fr.frames[0], Conv: s.conv})
+			return
+		}
 		fr.frames = append(fr.frames, a.frame)
 		fr.bytes += m.DataLength
 		if m.RemainingLength == 0 {
