@@ -413,6 +413,14 @@ func (a *Analyzer) rpcStartCall(r *rpcConn, info RPCCallInfo, at time.Duration) 
 	if old := r.calls[info.XID]; old != nil {
 		a.rpcDone(r, old) // the XID reused: its reply was not captured
 	}
+	if len(r.calls) >= maxULPOpen {
+		// Calls no reply answers (a capture of one direction, or a flood):
+		// said as such, and forgotten, so memory stays bounded.
+		a.rpcOutstanding(r.conv, r)
+		for _, old := range r.calls {
+			a.rpcDone(r, old)
+		}
+	}
 	var c *rpcCall
 	if k := len(a.rpc.free); k > 0 {
 		c, a.rpc.free = a.rpc.free[k-1], a.rpc.free[:k-1]
@@ -555,6 +563,18 @@ func (a *Analyzer) rpcAddSeg(r *rpcConn, c *rpcCall, s layers.RPCRDMASegment, ki
 	}
 }
 
+// firstReplySeg is the index of the reply chunk's first segment among the
+// call's segments (read chunks come first, then write chunks); -1 when the
+// call offers no reply chunk.
+func (c *rpcCall) firstReplySeg() int {
+	for i := range c.segs {
+		if c.segs[i].kind == rpcChunkReply {
+			return i
+		}
+	}
+	return -1
+}
+
 // rpcFind finds the call whose chunk segment a transfer with this R_Key
 // and address falls in.
 func (r *rpcConn) rpcFind(rkey uint32, va uint64) (*rpcCall, int) {
@@ -610,7 +630,7 @@ func (a *Analyzer) rpcRequestData(r *rpcConn, p *Packet, b *layers.BTH, info *la
 		}
 		c.replyBytes += uint32(len(pl))
 	}
-	if w.kind == rpcChunkReply && w.call.segs[w.seg].seg.Offset == w.call.segs[0].seg.Offset {
+	if w.kind == rpcChunkReply && w.call.segs[w.seg].seg.Offset == w.call.segs[w.call.firstReplySeg()].seg.Offset {
 		// The reply chunk's first segment holds the RPC reply's start.
 		c := w.call
 		if w.off < rpcReplyKeep {
