@@ -136,9 +136,15 @@ func (a *Analyzer) unanswered(c *conv) {
 	}
 }
 
+// maxULPOpen bounds the requests an upper layer keeps waiting for their
+// answers per connection (RPC calls, iSCSI tasks, SMB2 requests; NVMe-oF's
+// command ids bound themselves): past it they are reported unanswered and
+// forgotten.
+const maxULPOpen = 1 << 16
+
 // reportUnanswered reports, in frame order, the requests an upper-layer
 // protocol's state of connection conv still holds without their answer
-// (NVMe-oF commands, RPC calls).
+// (NVMe-oF commands, RPC calls, iSCSI tasks, SMB2 requests).
 func reportUnanswered[K comparable, R any](a *Analyzer, kind FindingKind, conv uint32, open map[K]R, frame func(R) uint32) {
 	frames := make([]uint32, 0, len(open))
 	for _, r := range open {

@@ -448,6 +448,14 @@ func (a *Analyzer) iserStart(r *iserConn, t ISCSITaskInfo, at time.Duration, pk 
 		// said Transit or Final 0).
 		a.iserDone(r, old)
 	}
+	if len(r.tasks) >= maxULPOpen {
+		// Tasks no response answers: said as such, and forgotten, so
+		// memory stays bounded.
+		a.iserOutstanding(r.conv, r)
+		for _, old := range r.tasks {
+			a.iserDone(r, old)
+		}
+	}
 	var k *iscsiTask
 	if n := len(r.free); n > 0 {
 		k, r.free = r.free[n-1], r.free[:n-1]
@@ -507,7 +515,7 @@ func (r *iserConn) iserFind(rkey uint32, va uint64, write bool) *iscsiTask {
 	if write {
 		stag, base = k.readSTag, k.readVA
 	}
-	if stag != rkey || va < base || va-base > uint64(k.info.EDTL) {
+	if stag != rkey || va < base || va-base >= uint64(k.info.EDTL) && va != base {
 		return nil
 	}
 	return k

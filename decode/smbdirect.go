@@ -80,11 +80,6 @@ func (s *SMBDirectPacket) Clone() *SMBDirectPacket {
 // smb2Chain bounds the compound SMB2 commands read from one message.
 const smb2Chain = 4
 
-// maxSMB2Pending bounds the requests a connection keeps waiting for their
-// responses; past it the oldest knowledge is dropped at once, as the
-// NVMe-oF and RPC probes are.
-const maxSMB2Pending = 1 << 14
-
 // smbdConn is the SMB Direct state of one connection.
 type smbdConn struct {
 	conv       uint32
@@ -275,7 +270,10 @@ func (a *Analyzer) smb2Match(s *smbdConn, h *layers.SMB2Header, pk *SMBDirectPac
 		if h.Command == layers.SMB2Cancel { // it reuses its target's MessageId and has no response
 			return
 		}
-		if len(s.pending) >= maxSMB2Pending {
+		if len(s.pending) >= maxULPOpen {
+			// Requests no response answers: said as such, and forgotten,
+			// so memory stays bounded.
+			a.smbdOutstanding(s.conv, s)
 			clear(s.pending)
 		}
 		s.pending[h.MessageID] = smb2Pending{info: SMB2RequestInfo{Frame: a.frame, Command: h.Command, MessageID: h.MessageID}, at: a.now}
