@@ -258,10 +258,9 @@ func (m *matcher) estimateClock(i int) Clock {
 	// that does not drift does fit every packet both ways (the bounds over
 	// the whole capture leave room), that clock is the estimate, with the
 	// bounds as they are; so too when the drift found is within twice its
-	// standard error of none. Fitting the midpoints of bounds as loose as a
-	// TCG guest's delays make them reads their jitter as a drift (703 ppm
-	// over 0.7 s of two-point harness traffic whose clocks did not drift,
-	// and an offset 0.5 ms below the least the packets allow).
+	// standard error of none: with bounds as loose as a virtual machine's
+	// delays make them, the midpoints' jitter reads as a drift, and the
+	// line can leave the bounds the packets set.
 	fits := true
 	for _, p := range pts {
 		if math.Abs(p.mid-(offset+slope*p.t)) > math.Abs(p.half) {

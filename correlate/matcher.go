@@ -70,7 +70,6 @@ type flow struct {
 	haveReceived bool
 	pointMax     []uint32
 	pointHave    uint64
-	pointCount   []int // packets seen per point
 
 	// Clock samples against point 0, per point.
 	clk []clockStats
@@ -277,9 +276,8 @@ func (m *matcher) flowFor(s *sighting) *flow {
 	}
 	fl := &flow{
 		id: s.flow, key: s.flowKey(), index: len(m.order),
-		ring:       make([]*group, psnSpan),
-		pointMax:   make([]uint32, m.n),
-		pointCount: make([]int, m.n),
+		ring:     make([]*group, psnSpan),
+		pointMax: make([]uint32, m.n),
 	}
 	if m.sampling {
 		fl.clk = make([]clockStats, m.n)
@@ -340,7 +338,6 @@ func (m *matcher) sightAt(p int, s *sighting, t int64) {
 	bit := uint64(1) << p
 	fl := m.flowFor(s)
 	fl.seen |= bit
-	fl.pointCount[p]++
 	id := identity{flow: int32(fl.index), psn: s.psn, icrc: s.icrc, opcode: s.opcode}
 	var best *group
 	var bestD int64

@@ -369,6 +369,16 @@ func (u *UI) showCommands() {
 	go func() {
 		col := newCmdCollector()
 		if err := m.Scan(ctx, total, func(p *decode.Packet) bool { col.add(p); return true }); err != nil {
+			if ctx.Err() != nil {
+				return // a newer scan, or the program's end, took over
+			}
+			// A read error: said, and U tries again.
+			u.queue(func() {
+				if v.m == m && v.packets == total {
+					v.busy, v.packets = false, -1
+					v.title.SetText("Commands: " + err.Error())
+				}
+			})
 			return
 		}
 		u.queue(func() {
