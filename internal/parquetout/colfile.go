@@ -6,6 +6,7 @@ import (
 	"cmp"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"math"
 	"math/bits"
 	"os"
@@ -133,6 +134,8 @@ func (c *column) nulls() int {
 	}
 	return len(c.levels()) - (len(c.i32) + len(c.i64) + len(c.bools) + len(c.f64) + len(c.idx) + len(c.ends))
 }
+
+var one = []byte{1}
 
 // levels are the row group's definition levels, the column's own or
 // those it shares.
@@ -337,6 +340,15 @@ func (cf *colFile) flush() error {
 		}
 	}
 	for _, c := range cf.cols {
+		if c.optional && !c.ownDefs {
+			// A column that takes another's levels (or is always defined)
+			// must have had a value in each row the levels say defined:
+			// else its page would hold fewer values than its levels claim.
+			values := len(c.i32) + len(c.i64) + len(c.bools) + len(c.f64) + len(c.idx) + len(c.ends)
+			if defined := bytes.Count(c.levels(), one); values != defined {
+				return fmt.Errorf("parquet: column %s has %d values for %d defined rows", c.name, values, defined)
+			}
+		}
 		cc, err := cf.writeChunk(c)
 		if err != nil {
 			return err
