@@ -270,8 +270,8 @@ func (c *pointsContent) GetCell(row, col int) *tview.TableCell {
 // listColumns is how many columns the packet list gives the points: one
 // per point, when there are points.
 func (v *pointsView) listColumns() int {
-	if v == nil || v.p == nil {
-		return 0
+	if v == nil || v.p == nil || v.u.m != v.m {
+		return 0 // another capture loaded: its frames are not the first point's
 	}
 	return len(v.p.names)
 }
@@ -299,6 +299,7 @@ type pointsView struct {
 	*tview.Flex
 	u      *UI
 	p      *Points
+	m      *Model // the first point's capture, which the packet list's point columns are of
 	header *tview.TextView
 	table  *tview.Table
 	report *tview.TextView
@@ -320,7 +321,7 @@ func newPointsView(u *UI) *pointsView {
 
 // setPoints shows p in the points view.
 func (u *UI) setPoints(p *Points) {
-	u.points.p = p
+	u.points.p, u.points.m = p, u.m
 	p.setNotify(func() { u.queue(u.points.fill) })
 	u.points.fill()
 	u.drawTabs()
