@@ -66,6 +66,21 @@ const (
 	ISERFlagREJ = 0x01 // HelloReply: the target rejects the connection
 )
 
+// Known reports an opcode RFC 7145 defines.
+func (o ISEROpcode) Known() bool { return o >= ISERControl && o <= ISERHelloReply }
+
+// iSCSI flags-byte bits (RFC 7143 §11): each opcode reads the ones it has.
+const (
+	ISCSIFlagF    = 0x80 // Final
+	ISCSIFlagR    = 0x40 // SCSI Command: Read; Data-In: A (acknowledge); Text and Login: C (continue)
+	ISCSIFlagW    = 0x20 // SCSI Command: Write
+	ISCSIFlagBidi = 0x10 // SCSI Response: o (bidirectional overflow)
+	ISCSIFlagBidU = 0x08 // SCSI Response: u (bidirectional underflow)
+	ISCSIFlagO    = 0x04 // SCSI Response, Data-In: O (overflow)
+	ISCSIFlagU    = 0x02 // SCSI Response, Data-In: U (underflow)
+	ISCSIFlagS    = 0x01 // Data-In: S (status)
+)
+
 // ISERVersion is RFC 7145's iSER version.
 const ISERVersion = 10
 
@@ -244,13 +259,13 @@ func (p *ISCSIPDU) DecodeFromBytes(data []byte) error {
 }
 
 // Final reports the F bit.
-func (p *ISCSIPDU) Final() bool { return p.Flags&0x80 != 0 }
+func (p *ISCSIPDU) Final() bool { return p.Flags&ISCSIFlagF != 0 }
 
 // SCSI Command accessors (RFC 7143 §11.3).
 
 // ReadFlag and WriteFlag report a SCSI Command's R and W bits.
-func (p *ISCSIPDU) ReadFlag() bool  { return p.Flags&0x40 != 0 }
-func (p *ISCSIPDU) WriteFlag() bool { return p.Flags&0x20 != 0 }
+func (p *ISCSIPDU) ReadFlag() bool  { return p.Flags&ISCSIFlagR != 0 }
+func (p *ISCSIPDU) WriteFlag() bool { return p.Flags&ISCSIFlagW != 0 }
 
 // Attr is a SCSI Command's task attribute.
 func (p *ISCSIPDU) Attr() uint8 { return p.Flags & 7 }
@@ -272,21 +287,20 @@ func (p *ISCSIPDU) TTT() uint32 { return p.W[0] }
 // SCSI Response accessors (RFC 7143 §11.4): Response (byte 2), Status
 // (byte 3), ExpDataSN (36), Bidirectional Read Residual Count (40),
 // Residual Count (44).
-func (p *ISCSIPDU) Response() uint8            { return p.B2 }
-func (p *ISCSIPDU) Status() SCSIStatus         { return SCSIStatus(p.B3) }
-func (p *ISCSIPDU) ExpDataSN() uint32          { return p.W[4] }
-func (p *ISCSIPDU) BidiResidualCount() uint32  { return p.W[5] }
-func (p *ISCSIPDU) ResidualCount() uint32      { return p.W[6] }
-func (p *ISCSIPDU) DataSN() uint32             { return p.W[4] }
-func (p *ISCSIPDU) BufferOffset() uint32       { return p.W[5] }
-func (p *ISCSIPDU) DesiredDataLength() uint32  { return p.W[6] }
-func (p *ISCSIPDU) ReferencedTaskTag() uint32  { return p.W[0] }
-func (p *ISCSIPDU) RefCmdSN() uint32           { return p.W[3] }
-func (p *ISCSIPDU) TaskMgmtFunction() uint8    { return p.Flags & 0x7f }
-func (p *ISCSIPDU) LogoutReason() uint8        { return p.Flags & 0x7f }
-func (p *ISCSIPDU) Time2Wait() uint16          { return uint16(p.W[5] >> 16) }
-func (p *ISCSIPDU) Time2Retain() uint16        { return uint16(p.W[5]) }
-func (p *ISCSIPDU) ResponseStatusFlags() uint8 { return p.Flags & 0x1e }
+func (p *ISCSIPDU) Response() uint8           { return p.B2 }
+func (p *ISCSIPDU) Status() SCSIStatus        { return SCSIStatus(p.B3) }
+func (p *ISCSIPDU) ExpDataSN() uint32         { return p.W[4] }
+func (p *ISCSIPDU) BidiResidualCount() uint32 { return p.W[5] }
+func (p *ISCSIPDU) ResidualCount() uint32     { return p.W[6] }
+func (p *ISCSIPDU) DataSN() uint32            { return p.W[4] }
+func (p *ISCSIPDU) BufferOffset() uint32      { return p.W[5] }
+func (p *ISCSIPDU) DesiredDataLength() uint32 { return p.W[6] }
+func (p *ISCSIPDU) ReferencedTaskTag() uint32 { return p.W[0] }
+func (p *ISCSIPDU) RefCmdSN() uint32          { return p.W[3] }
+func (p *ISCSIPDU) TaskMgmtFunction() uint8   { return p.Flags & 0x7f }
+func (p *ISCSIPDU) LogoutReason() uint8       { return p.Flags & 0x7f }
+func (p *ISCSIPDU) Time2Wait() uint16         { return uint16(p.W[5] >> 16) }
+func (p *ISCSIPDU) Time2Retain() uint16       { return uint16(p.W[5]) }
 
 // SenseLength is a SCSI Response's sense data length: the data segment's
 // first two bytes, 0 when there is none.
@@ -440,7 +454,7 @@ func CDBRange(cdb []byte) (lba uint64, blocks uint32, ok bool) {
 // iSCSI opcode and a data segment that fits the SEND. h and p receive the
 // header and PDU.
 func ISERPlausible(data []byte, h *ISERHeader, p *ISCSIPDU) bool {
-	if len(data) < ISERHeaderLength+ISCSIBHSLength || data[0]&0xf3 != 0x10 || data[1]|data[2]|data[3] != 0 {
+	if len(data) < ISERHeaderLength+ISCSIBHSLength || data[0]&^(ISERFlagWSV|ISERFlagRSV) != byte(ISERControl)<<4 || data[1]|data[2]|data[3] != 0 {
 		return false
 	}
 	if h.DecodeFromBytes(data) != nil || !h.WSV() && (h.WriteSTag != 0 || h.WriteVA != 0) || !h.RSV() && (h.ReadSTag != 0 || h.ReadVA != 0) {
