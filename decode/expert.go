@@ -222,6 +222,7 @@ const (
 	ULPFieldISERHdr                  // an iSER header that ends early or has an unknown opcode
 	ULPFieldISCSIBHS                 // an iSCSI PDU shorter than its Basic Header Segment
 	ULPFieldSMBDirectFragments       // an SMB2 message in more SMB Direct Data Transfers than a sender makes
+	ULPFieldISCSIData                // an iSCSI PDU whose AHS or data segment runs past its SEND
 )
 
 // ulpFieldProblems says, for each ULPField*, the layer, the field and what
@@ -233,6 +234,7 @@ var ulpFieldProblems = [...]string{
 	ULPFieldRPCMsg:             "RPC-over-RDMA: rpc message header ends early or is impossible",
 	ULPFieldSMBDirect:          "SMB Direct: smb_direct message ends before its header, or its data offset or length points outside it",
 	ULPFieldSMBDirectFragments: "SMB Direct: smb_direct.remaining_length keeps an SMB2 message going over more than 1024 Data Transfers",
+	ULPFieldISCSIData:          "iSER: iscsi.ahs or iscsi.datasegmentlength runs past the SEND that carries the PDU",
 	ULPFieldISERHdr:            "iSER: iser header (28 bytes) ends early or has an unknown opcode",
 	ULPFieldISCSIBHS:           "iSER: iscsi PDU needs its 48-byte Basic Header Segment, the SEND carries fewer",
 }

@@ -363,6 +363,11 @@ func (a *Analyzer) iserSend(r *iserConn, d *direction, b *layers.BTH, info *laye
 			return
 		}
 	}
+	if info.Position == layers.PosOnly && (pk.Err != nil || len(pk.PDU.Data) < int(pk.PDU.DataLength)) {
+		// A whole SEND that ends before the AHS or the data segment its
+		// BHS announces (a longer one's rest is in its next packets).
+		a.finding(Finding{Kind: FindULPMalformed, Sub: ULPFieldISCSIData, Frame: a.frame, Conv: r.conv, PSN: b.PSN})
+	}
 	pk.HasPDU = true
 	u := &pk.PDU
 	switch u.Opcode {

@@ -285,3 +285,31 @@ func TestISERResentCommand(t *testing.T) {
 	require.Len(t, srt[0].Samples, 1)
 	assert.Greater(t, srt[0].Samples[0], 60*time.Millisecond, "from the first transmission, before the ACK timeout")
 }
+
+// A SEND ONLY whose iSCSI data segment runs past it (frame 6 of
+// iser_login.pcap, a Login with 241 bytes of key=value data, cut to 100
+// bytes of payload: the iSER header, the BHS and 24 of its data) is a
+// malformed finding naming the field; decoding goes on.
+func TestISERShortDataSegmentIsMalformed(t *testing.T) {
+	r, err := capture.Open("../pcaps/rxe/iser_login.pcap")
+	require.NoError(t, err)
+	defer r.Close()
+	var found []decode.Finding
+	a := decode.NewAnalyzer(decode.AnalyzerOptions{OnFinding: func(f decode.Finding) {
+		if f.Kind == decode.FindULPMalformed {
+			found = append(found, f)
+		}
+	}})
+	dec := decode.NewDecoder(decode.Options{SkipCRC: true})
+	var cp capture.Packet
+	for r.NextInto(&cp) == nil {
+		if cp.Number == 6 { // Ethernet 14, IPv4 20, UDP 8, BTH 12
+			cp.Data = shortenRoCEv2(cp.Data, 54, 100)
+		}
+		a.Analyze(dec.Decode(cp))
+	}
+	a.Finish()
+	require.Len(t, found, 1)
+	assert.Equal(t, uint32(6), found[0].Frame)
+	assert.Equal(t, "Malformed iSER: iscsi.ahs or iscsi.datasegmentlength runs past the SEND that carries the PDU", found[0].Summary())
+}
