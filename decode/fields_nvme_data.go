@@ -811,6 +811,12 @@ const maxNVMeStrings = 4096
 // intern keeps a copy of every string field packet data d holds, for the
 // field getters to read without allocating.
 func (st *nvmeState) intern(d *nvmeData) {
+	if st.strs == nil || len(st.strs) >= maxNVMeStrings {
+		// Emptied before a packet, never while it is read: every string
+		// the packet keeps stays for its fields. A packet adds a few at
+		// most (its bytes bound them), so the bound holds near enough.
+		st.strs = make(map[string]string)
+	}
 	for li := range nvmeLayouts {
 		l := &nvmeLayouts[li]
 		if l.kind != d.kind {
@@ -829,9 +835,6 @@ func (st *nvmeState) intern(d *nvmeData) {
 				b = nvmeCString(b)
 				if _, ok := st.strs[string(b)]; ok {
 					continue
-				}
-				if st.strs == nil || len(st.strs) >= maxNVMeStrings {
-					st.strs = make(map[string]string)
 				}
 				st.strs[string(b)] = string(b)
 			}
