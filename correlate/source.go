@@ -153,7 +153,7 @@ func (s *source) next(out *sighting) error {
 			}
 		}
 		bth := pkt.BTH()
-		if bth == nil || pkt.Err != nil || len(bth.Trailer.Contents) < 4 {
+		if bth == nil || pkt.Err != nil || len(bth.Trailer.Contents) < layers.ICRCLength {
 			if s.keep {
 				return nil
 			}
