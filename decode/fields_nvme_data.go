@@ -131,6 +131,12 @@ type nvmeData struct {
 	off     uint64 // the structure offset of the payload's first byte
 	payload []byte
 	count   int // the header's entry count (NUMREC, NLBAF + 1); -1 unknown
+
+	// An until-zero list's end in this packet, found once: every
+	// occurrence of its field is below it, and walking the entries again
+	// for each occurrence made a list of n entries cost n² reads.
+	listEndKnown      bool
+	listFrom, listEnd int
 }
 
 // nvmeLayouts are the structures' fields, each structure's layouts in the
@@ -713,16 +719,28 @@ func (d *nvmeData) at(l *nvmeLayout, f *nvmeDF, i int) ([]byte, bool) {
 		return nil, false
 	}
 	b, ok := d.span(first+uint64(j)*stride, f.size, uint64(l.base)+uint64(count)*stride)
-	if ok && l.counted == nvmeCountUntilZero {
-		// The list ends at its first zero entry.
-		for k := j0; k <= j; k++ {
-			e, in := d.span(uint64(l.base)+uint64(k)*stride, l.stride, 0)
-			if !in || binary.LittleEndian.Uint32(e) == 0 {
-				return nil, false
-			}
-		}
+	if ok && l.counted == nvmeCountUntilZero && j >= d.untilZeroEnd(l, j0, count) {
+		return nil, false
 	}
 	return b, ok
+}
+
+// untilZeroEnd is the index of the first entry from j0 on that is zero
+// (the list ends there) or that the packet does not hold whole (what
+// follows it is not known to belong to the list).
+func (d *nvmeData) untilZeroEnd(l *nvmeLayout, j0, count int) int {
+	if d.listEndKnown && d.listFrom == j0 {
+		return d.listEnd
+	}
+	k := j0
+	for ; k < count; k++ {
+		e, in := d.span(uint64(l.base)+uint64(k)*uint64(l.stride), l.stride, 0)
+		if !in || binary.LittleEndian.Uint32(e) == 0 {
+			break
+		}
+	}
+	d.listEndKnown, d.listFrom, d.listEnd = true, j0, k
+	return k
 }
 
 // anaAt finds occurrence i of an ANA group descriptor's field: the
