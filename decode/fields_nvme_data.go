@@ -69,30 +69,30 @@ func nvmeDataKindOf(s *layers.NVMeSQE, admin bool) (nvmeDataKind, uint64) {
 	switch s.Opcode {
 	case layers.NVMeOpIdentify:
 		switch s.CNS() {
-		case 0x00:
+		case layers.NVMeCNSNamespace:
 			return nvmeDataIdentifyNS, 0
-		case 0x01:
+		case layers.NVMeCNSController:
 			return nvmeDataIdentifyCtrl, 0
-		case 0x02:
+		case layers.NVMeCNSActiveNSList:
 			return nvmeDataNSList, 0
 		}
 	case layers.NVMeOpGetLogPage:
 		// The offset's two low bits are reserved (a dword offset).
 		lpo := (uint64(s.CDW[3])<<32 | uint64(s.CDW[2])) &^ 3
 		switch s.LogPageID() {
-		case 0x70:
+		case layers.NVMeLogDiscovery:
 			return nvmeDataLogDiscovery, lpo
-		case 0x02:
+		case layers.NVMeLogSMART:
 			return nvmeDataLogSMART, lpo
-		case 0x05:
+		case layers.NVMeLogEffects:
 			return nvmeDataLogEffects, lpo
-		case 0x0c:
+		case layers.NVMeLogANA:
 			return nvmeDataLogANA, lpo
-		case 0x01:
+		case layers.NVMeLogErrors:
 			return nvmeDataLogErrors, lpo
-		case 0x03:
+		case layers.NVMeLogFirmware:
 			return nvmeDataLogFirmware, lpo
-		case 0x04:
+		case layers.NVMeLogChangedNS:
 			return nvmeDataLogChangedNS, lpo
 		}
 		return nvmeDataLogOther, lpo

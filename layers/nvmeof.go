@@ -464,8 +464,15 @@ func (s NVMeStatus) Name() (string, bool) {
 // NVMeCNS is an Identify's CNS value (NVMe Base 2.0 Figure 273).
 type NVMeCNS uint8
 
+// The CNS values whose data structures ibwire decodes field by field.
+const (
+	NVMeCNSNamespace    NVMeCNS = 0x00
+	NVMeCNSController   NVMeCNS = 0x01
+	NVMeCNSActiveNSList NVMeCNS = 0x02
+)
+
 var nvmeCNSNames = map[NVMeCNS]string{
-	0x00: "Identify Namespace", 0x01: "Identify Controller", 0x02: "Active Namespace ID list",
+	NVMeCNSNamespace: "Identify Namespace", NVMeCNSController: "Identify Controller", NVMeCNSActiveNSList: "Active Namespace ID list",
 	0x03: "Namespace Identification Descriptor list", 0x04: "NVM Set List",
 	0x05: "I/O Command Set specific Identify Namespace", 0x06: "I/O Command Set specific Identify Controller",
 	0x07: "Active Namespace ID list for I/O Command Set", 0x10: "Allocated Namespace ID list",
@@ -483,11 +490,22 @@ func (c NVMeCNS) String() string {
 // NVMeLogPage is a Get Log Page's log page identifier (NVMe Base 2.0 Figure 202).
 type NVMeLogPage uint8
 
+// The log pages whose data structures ibwire decodes field by field.
+const (
+	NVMeLogErrors    NVMeLogPage = 0x01
+	NVMeLogSMART     NVMeLogPage = 0x02
+	NVMeLogFirmware  NVMeLogPage = 0x03
+	NVMeLogChangedNS NVMeLogPage = 0x04
+	NVMeLogEffects   NVMeLogPage = 0x05
+	NVMeLogANA       NVMeLogPage = 0x0c
+	NVMeLogDiscovery NVMeLogPage = 0x70
+)
+
 var nvmeLogPageNames = map[NVMeLogPage]string{
-	0x01: "Error Information", 0x02: "SMART / Health Information", 0x03: "Firmware Slot Information",
-	0x04: "Changed Namespace List", 0x05: "Commands Supported and Effects", 0x06: "Device Self-test",
-	0x07: "Telemetry Host-Initiated", 0x08: "Telemetry Controller-Initiated", 0x0c: "Asymmetric Namespace Access",
-	0x0d: "Persistent Event Log", 0x70: "Discovery", 0x80: "Reservation Notification", 0x81: "Sanitize Status",
+	NVMeLogErrors: "Error Information", NVMeLogSMART: "SMART / Health Information", NVMeLogFirmware: "Firmware Slot Information",
+	NVMeLogChangedNS: "Changed Namespace List", NVMeLogEffects: "Commands Supported and Effects", 0x06: "Device Self-test",
+	0x07: "Telemetry Host-Initiated", 0x08: "Telemetry Controller-Initiated", NVMeLogANA: "Asymmetric Namespace Access",
+	0x0d: "Persistent Event Log", NVMeLogDiscovery: "Discovery", 0x80: "Reservation Notification", 0x81: "Sanitize Status",
 }
 
 func (l NVMeLogPage) String() string {
