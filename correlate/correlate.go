@@ -193,12 +193,14 @@ func clockFixes(clocks []Clock, origin int64) []clockFix {
 // packets both heads hold.
 func coarseOffsets(heads []*head) []int64 {
 	offsets := make([]int64, len(heads))
+	// The ICRC is left out of the key: a point that cut its frames has
+	// none, and the first copy of a PSN at each point is what is paired.
 	type prefixKey struct {
-		flow      flowID
-		psn, icrc uint32
-		opcode    uint8
+		flow   flowID
+		psn    uint32
+		opcode uint8
 	}
-	key := func(s *sighting) prefixKey { return prefixKey{s.flow, s.psn, s.icrc, s.opcode} }
+	key := func(s *sighting) prefixKey { return prefixKey{s.flow, s.psn, s.opcode} }
 	first := make(map[prefixKey]int64)
 	for _, s := range heads[0].transport() {
 		if _, ok := first[key(s)]; !ok {

@@ -282,3 +282,64 @@ func TestMalformedFramesCounted(t *testing.T) {
 	}
 	assert.Equal(t, map[string]int{"192.168.1.1 sender → a": 1}, losses)
 }
+
+// TestSnaplenCutFrames: a point that captured with a snapshot length keeps
+// every packet's headers but not its payload or ICRC; its packets match the
+// whole copies of the other point, and nothing is called lost or dropped.
+func TestSnaplenCutFrames(t *testing.T) {
+	tr := conversation(t, craft.Config{Delay: 9 * time.Microsecond, Step: 10 * time.Microsecond}, craft.Faults{Loss: craft.Loss{Every: 19}})
+	mp := craft.MultiPoint{Points: []craft.CapturePoint{{}, {Offset: 25 * time.Millisecond}}, Hops: []time.Duration{2000, 3000, 4000}}
+	tests := []struct {
+		name    string
+		snaplen int
+		cutAt   int // the point whose frames are cut
+	}{
+		{"the downstream point cut to 96 bytes", 96, 1},
+		{"the upstream point cut to 96 bytes", 96, 0},
+		{"cut just before the ICRC", -4, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			mt, err := mp.Capture(tr)
+			require.NoError(t, err)
+			whole := writePoints(t, mt, []string{"host", "switch"})
+			want, err := correlate.Run(context.Background(), correlate.Config{Points: whole})
+			require.NoError(t, err)
+
+			dir := t.TempDir()
+			points := append([]correlate.Point(nil), whole...)
+			path := filepath.Join(dir, "cut.pcap")
+			w, err := capture.Create(path, capture.FormatPcap, layers.LinkTypeEthernet, true)
+			require.NoError(t, err)
+			cut := 0
+			for _, f := range mt.Points[tt.cutAt] {
+				n := tt.snaplen
+				if n < 0 {
+					n += len(f.Data)
+				}
+				n = min(n, len(f.Data))
+				if n < len(f.Data) {
+					cut++
+				}
+				require.NoError(t, w.WritePacket(capture.Packet{Time: f.Time, Length: len(f.Data), LinkType: f.LinkType, Data: f.Data[:n]}))
+			}
+			require.NoError(t, w.Close())
+			require.NotZero(t, cut)
+			points[tt.cutAt].Path = path
+
+			got, err := correlate.Run(context.Background(), correlate.Config{Points: points})
+			require.NoError(t, err)
+			for i, p := range got.Points {
+				assert.Zero(t, p.Errors, "%s: a cut frame is no decoding error: %s", p.Name, p.FirstError)
+				assert.Equal(t, p.Frames, p.RoCE, "%s: every frame correlates", p.Name)
+				assert.Equal(t, want.Points[i].CaptureDrops, p.CaptureDrops, p.Name)
+			}
+			assert.InDelta(t, float64(want.Points[1].Clock.Offset), float64(got.Points[1].Clock.Offset), float64(time.Microsecond))
+			require.Len(t, got.Flows, len(want.Flows))
+			for i, fl := range got.Flows {
+				assert.Equal(t, want.Flows[i].Segments, fl.Segments, "%s → %s: losses by segment", fl.Src, fl.Dst)
+				assert.Equal(t, want.Flows[i].CaptureDrops, fl.CaptureDrops, "%s → %s: drops", fl.Src, fl.Dst)
+			}
+		})
+	}
+}

@@ -8,6 +8,9 @@
 // byte a switch or router may not change, so it stands for the payload too,
 // while the headers outside it (VLAN tags added or stripped, TTL, DSCP, ECN,
 // rewritten MACs) may differ between points without breaking the match.
+// A point that captured with a snapshot length shorter than its frames has
+// their headers but not their ICRCs: its packets match on the rest of the
+// identity, taking the ICRC of a whole copy seen elsewhere.
 // Retransmissions carry the same identity as the original; each copy seen at
 // one point is matched to the copy nearest in time at the others, so the nth
 // transmission of a PSN pairs with the nth wherever both were seen.

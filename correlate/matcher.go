@@ -338,11 +338,11 @@ func (m *matcher) sightAt(p int, s *sighting, t int64) {
 	bit := uint64(1) << p
 	fl := m.flowFor(s)
 	fl.seen |= bit
-	id := identity{flow: int32(fl.index), psn: s.psn, icrc: s.icrc, opcode: s.opcode}
+	id := identity{flow: int32(fl.index), psn: s.psn, icrc: s.icrc, opcode: s.opcode, icrcKnown: s.icrcKnown}
 	var best *group
 	var bestD int64
 	for g := fl.ring[id.psn%psnSpan]; g != nil && g.open; g = g.olderOpen {
-		if g.id != id || g.seen&bit != 0 {
+		if !g.id.matches(id) || g.seen&bit != 0 {
 			continue
 		}
 		d := t - g.first
@@ -358,6 +358,10 @@ func (m *matcher) sightAt(p int, s *sighting, t int64) {
 		if s.hasReceived {
 			m.noteReceived(fl, s)
 		}
+	}
+	if !best.id.icrcKnown && id.icrcKnown {
+		// A cut copy started the transmission; a whole one names its ICRC.
+		best.id.icrc, best.id.icrcKnown = id.icrc, true
 	}
 	best.seen |= bit
 	if s.marked {

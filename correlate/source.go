@@ -71,6 +71,16 @@ type identity struct {
 	psn    uint32
 	icrc   uint32
 	opcode uint8
+	// icrcKnown is false for a packet the capture cut (a snapshot length
+	// shorter than the frame): its ICRC is not in the file, so it matches
+	// a copy of its flow, PSN and opcode whatever that copy's ICRC.
+	icrcKnown bool
+}
+
+// matches reports whether a and b can be the same transmission.
+func (a identity) matches(b identity) bool {
+	return a.flow == b.flow && a.psn == b.psn && a.opcode == b.opcode &&
+		(a.icrc == b.icrc || !a.icrcKnown || !b.icrcKnown)
 }
 
 // sighting is one transport packet read at one point.
@@ -82,6 +92,8 @@ type sighting struct {
 	psn    uint32
 	icrc   uint32
 	opcode uint8
+	// icrcKnown: the capture holds the ICRC (the frame was not cut).
+	icrcKnown bool
 	// marked: the packet carries a congestion mark (IP ECN CE, or the
 	// BTH's FECN where there is no IP header).
 	marked bool
@@ -146,14 +158,17 @@ func (s *source) next(out *sighting) error {
 			out.raw, out.frame, out.other = s.in.Time.UnixNano(), s.in.Number, true
 		}
 		pkt := s.dec.Decode(s.in)
-		if pkt.Err != nil && s.report != nil {
+		// A frame cut by the capture's snapshot length still has its
+		// headers: it is matched without its ICRC, not lost.
+		cut := pkt.Cut()
+		if pkt.Err != nil && !cut && s.report != nil {
 			s.report.Errors++
 			if s.report.FirstError == "" {
 				s.report.FirstError = fmt.Sprintf("%s: packet %d: %v", s.path, s.in.Number, pkt.Err)
 			}
 		}
 		bth := pkt.BTH()
-		if bth == nil || pkt.Err != nil || len(bth.Trailer.Contents) < layers.ICRCLength {
+		if bth == nil || (pkt.Err != nil && !cut) || (!cut && len(bth.Trailer.Contents) < layers.ICRCLength) {
 			if s.keep {
 				return nil
 			}
@@ -163,7 +178,11 @@ func (s *source) next(out *sighting) error {
 		src, dst := pkt.Endpoints()
 		out.family = familyOf(src.Addr)
 		out.flow = flowID{src: src.Addr.As16(), dst: dst.Addr.As16(), slid: src.LID, dlid: dst.LID, qp: bth.DestQP}
-		out.psn, out.opcode, out.icrc = uint32(bth.PSN), uint8(bth.Opcode), bth.Trailer.ICRC
+		out.psn, out.opcode = uint32(bth.PSN), uint8(bth.Opcode)
+		out.icrc, out.icrcKnown = 0, !cut
+		if !cut {
+			out.icrc = bth.Trailer.ICRC
+		}
 		out.received, out.hasReceived = receivedPSN(bth)
 		out.marked = congestionMarked(pkt)
 		out.raw = s.in.Time.UnixNano()
