@@ -26,8 +26,9 @@ const (
 func collectCommands(t *testing.T, path string) *cmdCollector {
 	t.Helper()
 	m := loadModel(t, path, "")
-	col := newCmdCollector()
+	col := newCmdCollector(m.Conversations())
 	require.NoError(t, m.Scan(context.Background(), m.Status().Packets, func(p *decode.Packet) bool { col.add(p); return true }))
+	col.finish()
 	return col
 }
 
