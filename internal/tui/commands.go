@@ -270,28 +270,32 @@ func (c *cmdCollector) addRPC(p *decode.Packet, pk *decode.RPCRDMAPacket) {
 		r.data = append(r.data, uint32(p.Number))
 	case pk.Hdr.Proc == layers.RPCRDMAError:
 		r.reply, r.lat = uint32(p.Number), pk.Latency
-		r.status, r.failed = "RDMA_ERROR "+pk.Hdr.ErrCode.String(), true
+		r.status, r.failed = "RDMA_ERROR "+pk.Hdr.ErrCode.String(), p.Analysis.Has(decode.FindRPCError)
 	case pk.HasRPC && pk.RPC.Type == layers.RPCReply:
 		r.reply, r.lat = uint32(p.Number), pk.Latency
 		r.op = rpcOpOf(p)
-		r.status, r.failed = rpcStatus(pk)
+		r.status = rpcStatus(pk)
+		// Whether the call failed is the analysis's verdict (denied, or
+		// accepted but not executed: its expert finding, and an error in
+		// -z rpc,srt); an NFS procedure's own error status is a result.
+		r.failed = p.Analysis.Has(decode.FindRPCError)
 	}
 }
 
 // rpcStatus names a reply's outcome as the summary line does: the reject
 // or accept state when the call was not executed, else the NFS status
 // when the reply has one.
-func rpcStatus(pk *decode.RPCRDMAPacket) (string, bool) {
+func rpcStatus(pk *decode.RPCRDMAPacket) string {
 	m := &pk.RPC
 	switch {
 	case m.ReplyStat == layers.RPCDenied:
-		return "denied " + m.RejectStat.String(), true
+		return "denied " + m.RejectStat.String()
 	case m.AcceptStat != layers.RPCSuccess:
-		return m.AcceptStat.String(), true
+		return m.AcceptStat.String()
 	case pk.HasNFSStatus:
-		return layers.NFS3Status(pk.NFSStatus).String(), pk.NFSStatus != 0
+		return layers.NFS3Status(pk.NFSStatus).String()
 	}
-	return m.ReplyStat.String(), false
+	return m.ReplyStat.String()
 }
 
 // cmdColumns are the view's columns; a column no row fills is left out

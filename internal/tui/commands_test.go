@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ibwire/ibwire/decode"
+	"github.com/ibwire/ibwire/layers"
 )
 
 const (
@@ -265,4 +266,74 @@ func TestOpLatencyBucketOf(t *testing.T) {
 	assert.Equal(t, "▏", bar(1, 1000, 8), "a count shows")
 	assert.Equal(t, "█▌", bar(3, 16, 8))
 	assert.Empty(t, bar(0, 4, 8))
+}
+
+// TestCommandsFailedAsTheModel: a command is shown failed when the model
+// says so, as -z nvme,srt, rpc,srt, iscsi,srt and smb2,srt count their
+// Errors: for every opcode, as many failed rows as the model's table has
+// errors. An NFS reply whose procedure returned an error status
+// (NFS3ERR_NOENT for a LOOKUP of a name not there) was executed: the RPC
+// did not fail, and says its NFS status.
+func TestCommandsFailedAsTheModel(t *testing.T) {
+	for _, path := range []string{nvmeConnect, nfsMidstream, "../../pcaps/rxe/nfs_rdma_v3_loss.pcap",
+		"../../pcaps/nfs_rdma_craft.pcap", "../../pcaps/rxe/iser_login.pcap", "../../pcaps/smbdirect.pcap"} {
+		t.Run(filepath.Base(path), func(t *testing.T) {
+			col := collectCommands(t, path)
+			for _, h := range col.all.hist {
+				failed := 0
+				for _, c := range col.rows {
+					if c.op == h.key && c.failed {
+						failed++
+					}
+				}
+				assert.Equal(t, h.errors, failed, h.label)
+			}
+			for _, c := range col.rows {
+				if c.name == "NFSv3 LOOKUP" && c.status == "NFS3ERR_NOENT" {
+					assert.False(t, c.failed, "frame %d", c.reply)
+				}
+			}
+		})
+	}
+}
+
+// TestCommandsRPCFailure: an RPC reply is failed when the model found it
+// an error (decode.FindRPCError: denied, or accepted but not executed),
+// whatever its status says.
+func TestCommandsRPCFailure(t *testing.T) {
+	reply := func(m layers.RPCMsg, nfs uint32, finding bool) *decode.Packet {
+		p := &decode.Packet{}
+		p.Number = 9
+		m.Type = layers.RPCReply
+		pk := &decode.RPCRDMAPacket{Kind: decode.RPCRDMAMessage, RPC: m, HasRPC: true, HasCall: true,
+			Call: decode.RPCCallInfo{Frame: 3, XID: 7, Program: layers.RPCProgNFS, Version: 3, Procedure: 3}}
+		if m.ReplyStat == layers.RPCAccepted && m.AcceptStat == layers.RPCSuccess {
+			pk.NFSStatus, pk.HasNFSStatus = nfs, true
+		}
+		p.Analysis.RPCRDMA = pk
+		if finding {
+			p.Analysis.Findings |= 1 << decode.FindRPCError
+		}
+		return p
+	}
+	for _, tc := range []struct {
+		name   string
+		p      *decode.Packet
+		status string
+		failed bool
+	}{
+		{"success", reply(layers.RPCMsg{}, 0, false), "NFS3_OK", false},
+		{"NFS error", reply(layers.RPCMsg{}, 2, false), "NFS3ERR_NOENT", false},
+		{"garbage args", reply(layers.RPCMsg{AcceptStat: layers.RPCGarbageArgs}, 0, true), layers.RPCGarbageArgs.String(), true},
+		{"denied", reply(layers.RPCMsg{ReplyStat: layers.RPCDenied, RejectStat: layers.RPCAuthError}, 0, true),
+			"denied " + layers.RPCAuthError.String(), true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			col := newCmdCollector(nil)
+			col.add(tc.p)
+			require.Len(t, col.rows, 1)
+			assert.Equal(t, tc.status, col.rows[0].status)
+			assert.Equal(t, tc.failed, col.rows[0].failed)
+		})
+	}
 }
