@@ -494,11 +494,11 @@ func (v *commandsView) setTitle() {
 		others = fmt.Sprintf(", %d iSER/SMB2", v.other)
 	}
 	if v.only != nil {
-		v.title.SetText(fmt.Sprintf("Commands of %s: %d (enter: command's frame, c: completion's, t/T: latency histograms, U: every command)",
+		v.title.SetText(fmt.Sprintf("Commands of %s: %d (enter: frame, c: completion, t/T: histograms, U: all)",
 			v.onlyTitle, len(v.rows)))
 		return
 	}
-	v.title.SetText(fmt.Sprintf("Commands: %d NVMe-oF, %d RPC-over-RDMA%s (enter: command's frame, c: completion's, a: its connection, s/S: sort, t/T: latency per opcode)",
+	v.title.SetText(fmt.Sprintf("Commands: %d NVMe-oF, %d RPC-over-RDMA%s (enter: frame, c: completion, a: connection, s/S: sort, t/T: latency histograms)",
 		v.nvme, v.rpc, others))
 }
 
