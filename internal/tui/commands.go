@@ -346,7 +346,7 @@ func (r *ulpCommand) cells() ([]string, []float64) {
 	c[9] = r.status
 	k[cmdLatency] = -1 // no completion: before the fastest
 	if r.reply != 0 {
-		c[cmdLatency] = strconv.FormatFloat(float64(r.lat)/float64(time.Microsecond), 'f', -1, 64)
+		c[cmdLatency] = micros(r.lat)
 		k[cmdLatency] = float64(r.lat)
 	} else if r.proto == "NVMe" {
 		c[9] = "(no completion)"

@@ -155,7 +155,7 @@ func (h *opHist) buckets() (first int, counts []int) {
 	return first, counts
 }
 
-// micros is a latency as the commands view writes it, in µs.
+// micros is a latency in µs, as the commands view and the histograms write it.
 func micros(d time.Duration) string {
 	return strconv.FormatFloat(float64(d)/float64(time.Microsecond), 'f', -1, 64)
 }
