@@ -563,6 +563,10 @@ var viewCases = []viewCase{
 		then: []string{"T"}, thenExpect: []string{"Latency per opcode, all connections", "NVMe admin Identify"}},
 	{name: "oplatency-one", path: nvmeMidstream, keys: []string{"U"}, expect: []string{"Commands: 12 NVMe-oF"},
 		then: []string{"t"}, thenExpect: []string{"Latency per opcode, connection 1: 1 opcodes, 12 commands"}},
+	// RPC's procedures (-z rpc,srt's rows), the LOOKUPs answered NFS3ERR_NOENT
+	// not counted as errors.
+	{name: "oplatency-nfs", path: nfsMidstream, keys: []string{"U"}, expect: []string{"21 RPC-over-RDMA"},
+		then: []string{"T"}, thenExpect: []string{"Latency per opcode, all connections: 12 opcodes, 21 commands", "NFSv3 LOOKUP"}},
 	{name: "oplatency-empty", keys: []string{":", "oplatency", "<enter>"}, expect: []string{"(no command answered"}},
 	// enter on a bucket lists its commands; enter there goes to the frame.
 	{name: "oplatency-bucket", path: nvmeMidstream, keys: []string{"U"}, expect: []string{"Commands: 12 NVMe-oF"},
