@@ -44,6 +44,23 @@ func iserFields() []*Field {
 			return get(I(p))&bit != 0, true
 		})
 	}
+	// tfs draws a flag bit as tshark draws a boolean with true and false
+	// strings: "1... .... = F: Final PDU in sequence".
+	tfs := func(f *Field, mask uint8, set, clear string) *Field {
+		title := f.Title
+		return withLabel(withBoolBits(f, 8, uint64(mask)), func(buf []byte, _ *Packet, v *Value) ([]byte, bool) {
+			var b uint8
+			text := clear
+			if v.U != 0 {
+				b, text = mask, set
+			}
+			buf = appendBits8(buf, b, mask)
+			buf = append(buf, " = "...)
+			buf = append(buf, title...)
+			buf = append(buf, ": "...)
+			return append(buf, text...), true
+		})
+	}
 	iflags := func(i *ISERPacket) uint8 { return i.Hdr.Flags }
 	pflags := func(i *ISERPacket) uint8 { return i.PDU.Flags }
 
@@ -121,12 +138,12 @@ func iserFields() []*Field {
 	}
 	fields := []*Field{
 		protoField("iser", "iSCSI Extensions for RDMA", msg),
-		u("iser.flags", "Flags", FTUint8, BaseHex, msg, func(i *ISERPacket) uint64 { return uint64(i.Hdr.Flags) }),
-		withNames(u("iser.flags.opcode", "Opcode", FTUint8, BaseHex, msg, func(i *ISERPacket) uint64 { return uint64(i.Hdr.Opcode) }),
-			func(v uint64) (string, bool) { o := layers.ISEROpcode(v); return o.String(), o.Known() }, nil),
-		flag("iser.flags.wsv", "WSV", ctrl, layers.ISERFlagWSV, iflags),
-		flag("iser.flags.rsv", "RSV", ctrl, layers.ISERFlagRSV, iflags),
-		flag("iser.flags.rej", "REJ", helloReply, layers.ISERFlagREJ, iflags),
+		withLabel(opens(u("iser.flags", "Flags", FTUint8, BaseHex, msg, func(i *ISERPacket) uint64 { return uint64(i.Hdr.Flags) })), iserFlagsLabel),
+		withMask(withNames(u("iser.flags.opcode", "Opcode", FTUint8, BaseHex, msg, func(i *ISERPacket) uint64 { return uint64(i.Hdr.Opcode) }),
+			func(v uint64) (string, bool) { o := layers.ISEROpcode(v); return o.String(), o.Known() }, nil), 0xf0),
+		withBoolBits(flag("iser.flags.wsv", "WSV", ctrl, layers.ISERFlagWSV, iflags), 8, layers.ISERFlagWSV),
+		withBoolBits(flag("iser.flags.rsv", "RSV", ctrl, layers.ISERFlagRSV, iflags), 8, layers.ISERFlagRSV),
+		withBoolBits(flag("iser.flags.rej", "REJ", helloReply, layers.ISERFlagREJ, iflags), 8, layers.ISERFlagREJ),
 		u("iser.write_stag", "Write STag", FTUint32, BaseHex, ctrl, func(i *ISERPacket) uint64 { return uint64(i.Hdr.WriteSTag) }),
 		u("iser.write_base_offset", "Write Base Offset", FTUint64, BaseHex, ctrl, func(i *ISERPacket) uint64 { return i.Hdr.WriteVA }),
 		u("iser.read_stag", "Read STag", FTUint32, BaseHex, ctrl, func(i *ISERPacket) uint64 { return uint64(i.Hdr.ReadSTag) }),
@@ -135,34 +152,44 @@ func iserFields() []*Field {
 		u("iser.ord", "iSER-ORD", FTUint16, BaseHex, helloReply, func(i *ISERPacket) uint64 { return uint64(i.Hdr.IRDORD) }),
 
 		protoField("iscsi", "iSCSI", pdu),
-		withNames(u("iscsi.opcode", "Opcode", FTUint8, BaseHex, pdu, func(i *ISERPacket) uint64 { return uint64(i.PDU.Opcode) }),
-			func(v uint64) (string, bool) { o := layers.ISCSIOpcode(v); return o.String(), o.Known() }, nil),
-		boolField("iscsi.I", "I", func(p *Packet) (bool, bool) { return iBit(p) && I(p).PDU.Immediate, iBit(p) }),
-		u("iscsi.flags", "Flags", FTUint8, BaseHex, flagsByte, func(i *ISERPacket) uint64 { return uint64(i.PDU.Flags) }),
-		flag("iscsi.scsicommand.F", "F", op(cmd), layers.ISCSIFlagF, pflags),
-		flag("iscsi.scsicommand.R", "R", op(cmd), layers.ISCSIFlagR, pflags),
-		flag("iscsi.scsicommand.W", "W", op(cmd), layers.ISCSIFlagW, pflags),
-		u("iscsi.scsicommand.attr", "Attr", FTUint8, BaseHex, op(cmd), func(i *ISERPacket) uint64 { return uint64(i.PDU.Attr()) }),
-		flag("iscsi.scsiresponse.o", "o", op(resp), layers.ISCSIFlagBidi, pflags),
-		flag("iscsi.scsiresponse.u", "u", op(resp), layers.ISCSIFlagBidU, pflags),
-		flag("iscsi.scsiresponse.O", "O", op(resp), layers.ISCSIFlagO, pflags),
-		flag("iscsi.scsiresponse.U", "U", op(resp), layers.ISCSIFlagU, pflags),
+		withMask(withNames(u("iscsi.opcode", "Opcode", FTUint8, BaseHex, pdu, func(i *ISERPacket) uint64 { return uint64(i.PDU.Opcode) }),
+			func(v uint64) (string, bool) { o := layers.ISCSIOpcode(v); return o.String(), o.Known() }, nil), 0x3f),
+		tfs(boolField("iscsi.I", "I", func(p *Packet) (bool, bool) { return iBit(p) && I(p).PDU.Immediate, iBit(p) }), 0x40,
+			"Immediate delivery", "Queued delivery"),
+		withLabel(opens(u("iscsi.flags", "Flags", FTUint8, BaseHex, flagsByte, func(i *ISERPacket) uint64 { return uint64(i.PDU.Flags) })), iscsiFlagsLabel),
+		withParent("iscsi.flags", tfs(flag("iscsi.scsicommand.F", "F", op(cmd), layers.ISCSIFlagF, pflags), layers.ISCSIFlagF, "Final PDU in sequence", "Not final PDU in sequence")),
+		withParent("iscsi.flags", tfs(flag("iscsi.scsicommand.R", "R", op(cmd), layers.ISCSIFlagR, pflags), layers.ISCSIFlagR,
+			"Data will be read from target", "No data will be read from target")),
+		withParent("iscsi.flags", tfs(flag("iscsi.scsicommand.W", "W", op(cmd), layers.ISCSIFlagW, pflags), layers.ISCSIFlagW,
+			"Data will be written to target", "No data will be written to target")),
+		withParent("iscsi.flags", withMask(withNames(u("iscsi.scsicommand.attr", "Attr", FTUint8, BaseHex, op(cmd), func(i *ISERPacket) uint64 { return uint64(i.PDU.Attr()) }),
+			iscsiTaskAttrName, nil), 0x07)),
+		withParent("iscsi.flags", tfs(flag("iscsi.scsiresponse.o", "o", op(resp), layers.ISCSIFlagBidi, pflags), layers.ISCSIFlagBidi,
+			"Read part of bi-directional command overflowed", "No overflow of read part of bi-directional command")),
+		withParent("iscsi.flags", tfs(flag("iscsi.scsiresponse.u", "u", op(resp), layers.ISCSIFlagBidU, pflags), layers.ISCSIFlagBidU,
+			"Read part of bi-directional command underflowed", "No underflow of read part of bi-directional command")),
+		withParent("iscsi.flags", tfs(flag("iscsi.scsiresponse.O", "O", op(resp), layers.ISCSIFlagO, pflags), layers.ISCSIFlagO,
+			"Residual overflow occurred", "No residual overflow occurred")),
+		withParent("iscsi.flags", tfs(flag("iscsi.scsiresponse.U", "U", op(resp), layers.ISCSIFlagU, pflags), layers.ISCSIFlagU,
+			"Residual underflow occurred", "No residual underflow occurred")),
 		u("iscsi.scsiresponse.response", "Response", FTUint8, BaseHex, op(resp), func(i *ISERPacket) uint64 { return uint64(i.PDU.B2) }),
 		withNames(u("iscsi.scsiresponse.status", "Status", FTUint8, BaseHex, func(p *Packet) bool { return isResp(p) || dataInS(p) },
 			func(i *ISERPacket) uint64 { return uint64(i.PDU.B3) }),
 			func(v uint64) (string, bool) { return layers.SCSIStatus(v).Name() }, nil),
-		flag("iscsi.text.F", "F", op(text, textRsp), layers.ISCSIFlagF, pflags),
-		flag("iscsi.text.C", "C", op(text, textRsp), layers.ISCSIFlagR, pflags),
-		flag("iscsi.scsidata.F", "F", op(dataOut, dataIn), layers.ISCSIFlagF, pflags),
-		flag("iscsi.scsidata.A", "A", op(dataIn), layers.ISCSIFlagR, pflags),
-		flag("iscsi.scsidata.O", "O", op(dataIn), layers.ISCSIFlagO, pflags),
-		flag("iscsi.scsidata.U", "U", op(dataIn), layers.ISCSIFlagU, pflags),
-		flag("iscsi.scsidata.S", "S", op(dataIn), layers.ISCSIFlagS, pflags),
-		flag("iscsi.login.T", "T", isLogin, layers.ISCSIFlagF, pflags),
-		flag("iscsi.login.C", "C", isLogin, layers.ISCSIFlagR, pflags),
-		u("iscsi.login.csg", "CSG", FTUint8, BaseHex, isLogin, func(i *ISERPacket) uint64 { return uint64(i.PDU.CSG()) }),
-		u("iscsi.login.nsg", "NSG", FTUint8, BaseHex, func(p *Packet) bool { return isLogin(p) && I(p).PDU.Transit() },
-			func(i *ISERPacket) uint64 { return uint64(i.PDU.NSG()) }),
+		withParent("iscsi.flags", tfs(flag("iscsi.text.F", "F", op(text, textRsp), layers.ISCSIFlagF, pflags), layers.ISCSIFlagF, "Final PDU in sequence", "Not final PDU in sequence")),
+		withParent("iscsi.flags", tfs(flag("iscsi.text.C", "C", op(text, textRsp), layers.ISCSIFlagR, pflags), layers.ISCSIFlagR, "Text is incomplete", "Text is complete")),
+		withParent("iscsi.flags", tfs(flag("iscsi.scsidata.F", "F", op(dataOut, dataIn), layers.ISCSIFlagF, pflags), layers.ISCSIFlagF, "Final PDU in sequence", "Not final PDU in sequence")),
+		withParent("iscsi.flags", tfs(flag("iscsi.scsidata.A", "A", op(dataIn), layers.ISCSIFlagR, pflags), layers.ISCSIFlagR, "Acknowledge requested", "Acknowledge not requested")),
+		withParent("iscsi.flags", tfs(flag("iscsi.scsidata.O", "O", op(dataIn), layers.ISCSIFlagO, pflags), layers.ISCSIFlagO, "Residual overflow", "No residual overflow")),
+		withParent("iscsi.flags", tfs(flag("iscsi.scsidata.U", "U", op(dataIn), layers.ISCSIFlagU, pflags), layers.ISCSIFlagU, "Residual underflow", "No residual underflow")),
+		withParent("iscsi.flags", tfs(flag("iscsi.scsidata.S", "S", op(dataIn), layers.ISCSIFlagS, pflags), layers.ISCSIFlagS,
+			"Response contains SCSI status", "Response does not contain SCSI status")),
+		tfs(flag("iscsi.login.T", "T", isLogin, layers.ISCSIFlagF, pflags), layers.ISCSIFlagF, "Transit to next login stage", "Stay in current login stage"),
+		tfs(flag("iscsi.login.C", "C", isLogin, layers.ISCSIFlagR, pflags), layers.ISCSIFlagR, "Text is incomplete", "Text is complete"),
+		withMask(withNames(u("iscsi.login.csg", "CSG", FTUint8, BaseHex, isLogin, func(i *ISERPacket) uint64 { return uint64(i.PDU.CSG()) }),
+			iscsiLoginStageName, nil), 0x0c),
+		withMask(withNames(u("iscsi.login.nsg", "NSG", FTUint8, BaseHex, func(p *Packet) bool { return isLogin(p) && I(p).PDU.Transit() },
+			func(i *ISERPacket) uint64 { return uint64(i.PDU.NSG()) }), iscsiLoginStageName, nil), 0x03),
 		u("iscsi.versionmax", "VersionMax", FTUint8, BaseHex, isLogin, func(i *ISERPacket) uint64 { return uint64(i.PDU.B2) }),
 		u("iscsi.versionmin", "VersionMin", FTUint8, BaseHex, op(login), func(i *ISERPacket) uint64 { return uint64(i.PDU.B3) }),
 		u("iscsi.versionactive", "VersionActive", FTUint8, BaseHex, op(loginRsp), func(i *ISERPacket) uint64 { return uint64(i.PDU.B3) }),
@@ -174,14 +201,15 @@ func iserFields() []*Field {
 		u("iscsi.snack.type", "S", FTUint8, BaseDec, op(snack), func(i *ISERPacket) uint64 { return uint64(i.PDU.Flags & 0xf) }),
 		u("iscsi.totalahslength", "TotalAHSLength", FTUint8, BaseDecHex, ahsDSL, func(i *ISERPacket) uint64 { return uint64(i.PDU.TotalAHSLength) }),
 		u("iscsi.datasegmentlength", "DataSegmentLength", FTUint32, BaseDecHex, ahsDSL, func(i *ISERPacket) uint64 { return uint64(i.PDU.DataLength) }),
-		bytesField("iscsi.isid", "ISID", FTBytes, func(p *Packet) ([]byte, bool) {
+		opens(bytesField("iscsi.isid", "ISID", FTBytes, func(p *Packet) ([]byte, bool) {
 			if !isLogin(p) {
 				return nil, false
 			}
 			return I(p).isid[:], true
-		}),
-		u("iscsi.isid.t", "ISID_t", FTUint8, BaseHex, isLogin, func(i *ISERPacket) uint64 { return uint64(i.PDU.ISID()>>40&0xc0) >> 6 }),
-		u("iscsi.isid.a", "ISID_a", FTUint8, BaseHex, isLogin, isid(40, 6)),
+		})),
+		withMask(withNames(u("iscsi.isid.t", "ISID_t", FTUint8, BaseHex, isLogin, func(i *ISERPacket) uint64 { return uint64(i.PDU.ISID()>>40&0xc0) >> 6 }),
+			iscsiISIDTypeName, nil), 0xc0),
+		withMask(u("iscsi.isid.a", "ISID_a", FTUint8, BaseHex, isLogin, isid(40, 6)), 0x3f),
 		u("iscsi.isid.b", "ISID_b", FTUint16, BaseHex, isLogin, isid(24, 16)),
 		u("iscsi.isid.c", "ISID_c", FTUint8, BaseHex, isLogin, isid(16, 8)),
 		u("iscsi.isid.d", "ISID_d", FTUint16, BaseHex, isLogin, isid(0, 16)),
@@ -249,6 +277,132 @@ func iserFields() []*Field {
 }
 
 var iserKindNames = [...]string{"", "message", "data"}
+
+// appendBits8 writes a byte's bits under mask as the -V tree draws a bit
+// field's ("..1. ...."), the others as dots.
+func appendBits8(buf []byte, b, mask uint8) []byte {
+	for i := 7; i >= 0; i-- {
+		switch {
+		case mask>>i&1 == 0:
+			buf = append(buf, '.')
+		case b>>i&1 != 0:
+			buf = append(buf, '1')
+		default:
+			buf = append(buf, '0')
+		}
+		if i == 4 {
+			buf = append(buf, ' ')
+		}
+	}
+	return buf
+}
+
+// iserFlagsLabel is the iSER header's flags line as tshark writes it:
+// "Flags: 0x14, Opcode: iSCSI Control-Type PDU, RSV" (the opcode, and
+// the STag valid bits that are set).
+func iserFlagsLabel(buf []byte, p *Packet, v *Value) ([]byte, bool) {
+	h := &p.Analysis.ISER.Hdr
+	buf = append(buf, "Flags: "...)
+	buf = appendHexByte(buf, uint8(v.U))
+	buf = append(buf, ", Opcode: "...)
+	buf = append(buf, h.Opcode.String()...)
+	if h.Opcode == layers.ISERControl {
+		if h.WSV() {
+			buf = append(buf, ", WSV"...)
+		}
+		if h.RSV() {
+			buf = append(buf, ", RSV"...)
+		}
+	}
+	return buf, true
+}
+
+// iscsiFlagsLabel is the BHS flags byte's line as tshark 4.0 writes it:
+// a SCSI Command's and a SCSI Response's with the bits that are set and
+// a command's task attribute ("Flags: 0xc1, F, R, Attr: Simple",
+// "Flags: 0x82, U"), the other PDUs' with the byte alone.
+func iscsiFlagsLabel(buf []byte, p *Packet, v *Value) ([]byte, bool) {
+	pdu := &p.Analysis.ISER.PDU
+	f := uint8(v.U)
+	buf = append(buf, "Flags: "...)
+	buf = appendHexByte(buf, f)
+	var bits []struct {
+		mask uint8
+		name string
+	}
+	switch pdu.Opcode {
+	case layers.ISCSISCSICommand:
+		bits = iscsiCommandBits
+	case layers.ISCSISCSIResponse:
+		bits = iscsiResponseBits
+	default:
+		return buf, true
+	}
+	for _, b := range bits {
+		if f&b.mask != 0 {
+			buf = append(buf, ", "...)
+			buf = append(buf, b.name...)
+		}
+	}
+	if pdu.Opcode == layers.ISCSISCSICommand {
+		buf = append(buf, ", Attr: "...)
+		name, ok := iscsiTaskAttrName(uint64(pdu.Attr()))
+		if !ok {
+			name = "Unknown"
+		}
+		buf = append(buf, name...)
+	}
+	return buf, true
+}
+
+var (
+	iscsiCommandBits = []struct {
+		mask uint8
+		name string
+	}{{layers.ISCSIFlagF, "F"}, {layers.ISCSIFlagR, "R"}, {layers.ISCSIFlagW, "W"}}
+	iscsiResponseBits = []struct {
+		mask uint8
+		name string
+	}{{layers.ISCSIFlagBidi, "o"}, {layers.ISCSIFlagBidU, "u"}, {layers.ISCSIFlagO, "O"}, {layers.ISCSIFlagU, "U"}}
+)
+
+func appendHexByte(buf []byte, b uint8) []byte {
+	const digits = "0123456789abcdef"
+	return append(buf, '0', 'x', digits[b>>4], digits[b&15])
+}
+
+// iscsiTaskAttrName and iscsiLoginStageName are Wireshark 4.0's names of a
+// SCSI Command's task attribute (RFC 7143 §11.4.1) and of a login stage
+// (§11.12.3), as its -V tree shows them.
+func iscsiTaskAttrName(v uint64) (string, bool) {
+	names := [...]string{"Untagged", "Simple", "Ordered", "Head of Queue", "ACA"}
+	if v < uint64(len(names)) {
+		return names[v], true
+	}
+	return "", false
+}
+
+// iscsiISIDTypeName is Wireshark 4.0's name of an ISID's type (RFC 7143
+// §11.12.5).
+func iscsiISIDTypeName(v uint64) (string, bool) {
+	names := [...]string{"IEEE OUI", "IANA Enterprise Number", "Random"}
+	if v < uint64(len(names)) {
+		return names[v], true
+	}
+	return "", false
+}
+
+func iscsiLoginStageName(v uint64) (string, bool) {
+	switch v {
+	case 0:
+		return "Security negotiation", true
+	case 1:
+		return "Operational negotiation", true
+	case 3:
+		return "Full feature phase", true
+	}
+	return "", false
+}
 
 // ibwireISCSIFields are ibwire's per-task fields: on a request, its
 // response and its RDMA data transfers alike, so one filter

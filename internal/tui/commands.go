@@ -39,6 +39,10 @@ type ulpCommand struct {
 	failed bool // the completion or reply says the command failed
 	lat    time.Duration
 	data   []uint32 // the frames of its data transfers, in order
+	// op is the row of the model's -z ...,srt table its completion was
+	// counted in (the zero opKey when none was): the latency histogram's
+	// opcode.
+	op opKey
 }
 
 // cmdCollector builds the rows from the packets, in frame order.
@@ -49,9 +53,51 @@ type cmdCollector struct {
 	nvme  int
 	rpc   int
 	other int // iSER tasks and SMB2 requests
+	// The model's -z nvme,srt, rpc,srt, iscsi,srt and smb2,srt tables
+	// over every connection and per connection: the latency histograms'
+	// numbers.
+	all    srtSet
+	byConv map[uint32]*srtSet
+	// aliases maps the id of a connection another absorbed (the analysis
+	// first saw it as two) to that other's.
+	aliases map[uint32]uint32
 }
 
-func newCmdCollector() *cmdCollector { return &cmdCollector{index: map[uint32]*ulpCommand{}} }
+// newCmdCollector returns a collector over the connections cs.
+func newCmdCollector(cs []decode.Conversation) *cmdCollector {
+	c := &cmdCollector{index: map[uint32]*ulpCommand{}, byConv: map[uint32]*srtSet{}, aliases: map[uint32]uint32{}}
+	for i := range cs {
+		for _, a := range cs[i].Aliases {
+			c.aliases[a] = cs[i].ID
+		}
+	}
+	return c
+}
+
+// canon is the id of the connection conv is part of.
+func (c *cmdCollector) canon(conv uint32) uint32 {
+	if id, ok := c.aliases[conv]; ok {
+		return id
+	}
+	return conv
+}
+
+// conv is the tables of connection id (empty when it had no command).
+func (c *cmdCollector) conv(id uint32) *srtSet {
+	if s := c.byConv[id]; s != nil {
+		return s
+	}
+	return &srtSet{}
+}
+
+// finish takes the histograms' rows out of the tables once every packet
+// is in.
+func (c *cmdCollector) finish() {
+	c.all.finish()
+	for _, s := range c.byConv {
+		s.finish()
+	}
+}
 
 // row returns the row of the command sent at frame, a new one if need be.
 func (c *cmdCollector) row(proto string, conv, frame uint32) *ulpCommand {
@@ -85,6 +131,17 @@ func (c *cmdCollector) insert(proto string, conv, frame uint32) *ulpCommand {
 }
 
 func (c *cmdCollector) add(p *decode.Packet) {
+	a := &p.Analysis
+	if a.NVMe != nil || a.RPCRDMA != nil || a.ISER != nil || a.SMBDirect != nil {
+		id := c.canon(a.Conv)
+		s := c.byConv[id]
+		if s == nil {
+			s = &srtSet{}
+			c.byConv[id] = s
+		}
+		s.add(p)
+		c.all.add(p)
+	}
 	if n := p.Analysis.NVMe; n != nil && n.HasCmd && n.Cmd.Frame != 0 {
 		c.addNVMe(p, n)
 	}
@@ -114,6 +171,7 @@ func (c *cmdCollector) addISER(p *decode.Packet, pk *decode.ISERPacket) {
 			return // a Data-In, an R2T: a part of the task, not its end
 		}
 		r.reply, r.lat = uint32(p.Number), pk.Latency
+		r.op = iscsiOpOf(p)
 		r.failed = !decode.ISCSIResponseOK(&pk.PDU)
 		r.status = "ok"
 		switch {
@@ -143,6 +201,7 @@ func (c *cmdCollector) addSMB2(p *decode.Packet, s *decode.SMBDirectPacket) {
 		}
 		if h.Response() && !h.Interim() {
 			r.reply, r.lat = uint32(p.Number), s.Latency[i]
+			r.op = smb2Op(h.Command)
 			r.failed = h.Failed()
 			r.status = fmt.Sprintf("0x%08x", h.Status)
 			if n, ok := layers.NTStatusName(h.Status); ok {
@@ -186,6 +245,7 @@ func (c *cmdCollector) addNVMe(p *decode.Packet, n *decode.NVMePacket) {
 	switch n.Kind {
 	case decode.NVMeCompletion:
 		r.reply, r.lat = uint32(p.Number), n.Latency
+		r.op = nvmeOpOf(p)
 		r.status, r.failed = n.CQE.Status.String(), !n.CQE.Status.OK()
 	case decode.NVMeData:
 		r.data = append(r.data, uint32(p.Number))
@@ -210,27 +270,32 @@ func (c *cmdCollector) addRPC(p *decode.Packet, pk *decode.RPCRDMAPacket) {
 		r.data = append(r.data, uint32(p.Number))
 	case pk.Hdr.Proc == layers.RPCRDMAError:
 		r.reply, r.lat = uint32(p.Number), pk.Latency
-		r.status, r.failed = "RDMA_ERROR "+pk.Hdr.ErrCode.String(), true
+		r.status, r.failed = "RDMA_ERROR "+pk.Hdr.ErrCode.String(), p.Analysis.Has(decode.FindRPCError)
 	case pk.HasRPC && pk.RPC.Type == layers.RPCReply:
 		r.reply, r.lat = uint32(p.Number), pk.Latency
-		r.status, r.failed = rpcStatus(pk)
+		r.op = rpcOpOf(p)
+		r.status = rpcStatus(pk)
+		// Whether the call failed is the analysis's verdict (denied, or
+		// accepted but not executed: its expert finding, and an error in
+		// -z rpc,srt); an NFS procedure's own error status is a result.
+		r.failed = p.Analysis.Has(decode.FindRPCError)
 	}
 }
 
 // rpcStatus names a reply's outcome as the summary line does: the reject
 // or accept state when the call was not executed, else the NFS status
 // when the reply has one.
-func rpcStatus(pk *decode.RPCRDMAPacket) (string, bool) {
+func rpcStatus(pk *decode.RPCRDMAPacket) string {
 	m := &pk.RPC
 	switch {
 	case m.ReplyStat == layers.RPCDenied:
-		return "denied " + m.RejectStat.String(), true
+		return "denied " + m.RejectStat.String()
 	case m.AcceptStat != layers.RPCSuccess:
-		return m.AcceptStat.String(), true
+		return m.AcceptStat.String()
 	case pk.HasNFSStatus:
-		return layers.NFS3Status(pk.NFSStatus).String(), pk.NFSStatus != 0
+		return layers.NFS3Status(pk.NFSStatus).String()
 	}
-	return m.ReplyStat.String(), false
+	return m.ReplyStat.String()
 }
 
 // cmdColumns are the view's columns; a column no row fills is left out
@@ -281,7 +346,7 @@ func (r *ulpCommand) cells() ([]string, []float64) {
 	c[9] = r.status
 	k[cmdLatency] = -1 // no completion: before the fastest
 	if r.reply != 0 {
-		c[cmdLatency] = strconv.FormatFloat(float64(r.lat)/float64(time.Microsecond), 'f', -1, 64)
+		c[cmdLatency] = micros(r.lat)
 		k[cmdLatency] = float64(r.lat)
 	} else if r.proto == "NVMe" {
 		c[9] = "(no completion)"
@@ -338,6 +403,11 @@ type commandsView struct {
 	packets int
 	busy    bool
 	cancel  context.CancelFunc
+	col     *cmdCollector // the last collection, nil before the first
+	// only, when set, narrows the rows to a histogram bucket's commands,
+	// which onlyTitle names.
+	only      func(*ulpCommand) bool
+	onlyTitle string
 }
 
 func newCommandsView(u *UI) *commandsView {
@@ -349,12 +419,27 @@ func newCommandsView(u *UI) *commandsView {
 	return v
 }
 
-// showCommands opens the view; the commands are collected in the
+// showCommands opens the view on every command (a list a histogram's
+// bucket narrowed is widened again); the commands are collected in the
 // background from the spool when the capture has grown (or changed) since
 // they last were.
 func (u *UI) showCommands() {
 	v := u.commands
 	u.showView(viewCommands)
+	if v.only != nil {
+		v.only, v.onlyTitle = nil, ""
+		if v.col != nil {
+			v.update(v.col)
+		}
+	}
+	u.collectCommands()
+}
+
+// collectCommands starts collecting the commands unless they are up to
+// date or being collected; the commands view and the latency histograms
+// are updated when they are.
+func (u *UI) collectCommands() {
+	v := u.commands
 	total := u.m.Status().Packets
 	if v.m == u.m && (v.packets == total || v.busy) {
 		return
@@ -366,9 +451,15 @@ func (u *UI) showCommands() {
 	m := u.m
 	v.cancel, v.m, v.packets, v.busy = cancel, m, total, true
 	v.setTitle()
+	u.opLat.fill()
+	cs := m.Conversations()
 	go func() {
-		col := newCmdCollector()
-		if err := m.Scan(ctx, total, func(p *decode.Packet) bool { col.add(p); return true }); err != nil {
+		col := newCmdCollector(cs)
+		err := m.Scan(ctx, total, func(p *decode.Packet) bool { col.add(p); return true })
+		if err == nil {
+			col.finish()
+		}
+		if err != nil {
 			if ctx.Err() != nil {
 				return // a newer scan, or the program's end, took over
 			}
@@ -377,6 +468,7 @@ func (u *UI) showCommands() {
 				if v.m == m && v.packets == total {
 					v.busy, v.packets = false, -1
 					v.title.SetText("Commands: " + err.Error())
+					u.opLat.fill()
 				}
 			})
 			return
@@ -387,6 +479,7 @@ func (u *UI) showCommands() {
 			}
 			v.busy = false
 			v.update(col)
+			u.opLat.fill()
 		})
 	}()
 }
@@ -400,16 +493,25 @@ func (v *commandsView) setTitle() {
 	if v.other > 0 {
 		others = fmt.Sprintf(", %d iSER/SMB2", v.other)
 	}
-	v.title.SetText(fmt.Sprintf("Commands: %d NVMe-oF, %d RPC-over-RDMA%s (enter: command's frame, c: completion's, a: its connection, s/S: sort)",
+	if v.only != nil {
+		v.title.SetText(fmt.Sprintf("Commands of %s: %d (enter: frame, c: completion, t/T: histograms, U: all)",
+			v.onlyTitle, len(v.rows)))
+		return
+	}
+	v.title.SetText(fmt.Sprintf("Commands: %d NVMe-oF, %d RPC-over-RDMA%s (enter: frame, c: completion, a: connection, s/S: sort, t/T: latency histograms)",
 		v.nvme, v.rpc, others))
 }
 
-// update shows the rows col collected.
+// update shows the rows col collected (those of v.only when it is set).
 func (v *commandsView) update(col *cmdCollector) {
+	v.col = col
 	v.nvme, v.rpc, v.other = col.nvme, col.rpc, col.other
 	v.rows = v.rows[:0]
 	filled := make([]bool, len(cmdColumns))
 	for _, c := range col.rows {
+		if v.only != nil && !v.only(c) {
+			continue
+		}
 		cells, keys := c.cells()
 		for j, s := range cells {
 			filled[j] = filled[j] || s != ""

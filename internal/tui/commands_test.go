@@ -7,11 +7,13 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/ibwire/ibwire/decode"
+	"github.com/ibwire/ibwire/layers"
 )
 
 const (
@@ -26,8 +28,9 @@ const (
 func collectCommands(t *testing.T, path string) *cmdCollector {
 	t.Helper()
 	m := loadModel(t, path, "")
-	col := newCmdCollector()
+	col := newCmdCollector(m.Conversations())
 	require.NoError(t, m.Scan(context.Background(), m.Status().Packets, func(p *decode.Packet) bool { col.add(p); return true }))
+	col.finish()
 	return col
 }
 
@@ -199,4 +202,138 @@ func TestCommandsISERAndSMB2(t *testing.T) {
 	}
 	assert.Equal(t, 34, scsi)
 	assert.Equal(t, 33, answered, "the 15th WRITE(10)'s response is past the end")
+}
+
+// TestOpLatencyBuckets: each histogram is a row of the model's -z ...,srt
+// tables, and each of its buckets lists, through enter, the commands
+// whose latency the bucket counted: as many as it counts, for every
+// connection and for all of them, over captures of each upper layer,
+// with loss (retransmitted completions) and mid-stream.
+func TestOpLatencyBuckets(t *testing.T) {
+	for _, path := range []string{nvmeConnect, nvmeMidstream, "../../pcaps/rxe/nvme_rdma_loss.pcap", nfsMidstream,
+		"../../pcaps/rxe/nfs_rdma_v3_loss.pcap", "../../pcaps/rxe/nfs_rdma_v41_mount.pcap", "../../pcaps/rxe/iser_login.pcap",
+		"../../pcaps/rxe/iser_loss.pcap", "../../pcaps/smbdirect.pcap"} {
+		t.Run(filepath.Base(path), func(t *testing.T) {
+			col := collectCommands(t, path)
+			check := func(s *srtSet, conv uint32) int {
+				total := 0
+				for _, h := range s.hist {
+					require.NotZero(t, h.key, h.label)
+					first, counts := h.buckets()
+					n := 0
+					for i, want := range counts {
+						got := 0
+						for _, c := range col.rows {
+							if c.op == h.key && (conv == 0 || col.canon(c.conv) == conv) && bucketOf(c.lat) == first+i {
+								got++
+							}
+						}
+						assert.Equal(t, want, got, "%s %s, connection %d", h.label, bucketLabel(first+i), conv)
+						n += want
+					}
+					assert.Equal(t, h.s.Count(), n, h.label)
+					total += n
+				}
+				return total
+			}
+			all := check(&col.all, 0)
+			assert.Positive(t, all)
+			sum := 0
+			for id, s := range col.byConv {
+				assert.Equal(t, id, col.canon(id), "kept under the connection's own id")
+				sum += check(s, id)
+			}
+			assert.Equal(t, all, sum, "the connections' histograms add up to all connections'")
+		})
+	}
+}
+
+// TestOpLatencyBucketOf: the buckets double from 1 µs.
+func TestOpLatencyBucketOf(t *testing.T) {
+	for _, tc := range []struct {
+		d      time.Duration
+		bucket int
+		label  string
+	}{
+		{0, 0, "[0, 1)"}, {999 * time.Nanosecond, 0, "[0, 1)"}, {time.Microsecond, 1, "[1, 2)"},
+		{1999 * time.Nanosecond, 1, "[1, 2)"}, {2 * time.Microsecond, 2, "[2, 4)"}, {739 * time.Microsecond, 10, "[512, 1024)"},
+		{1024 * time.Microsecond, 11, "[1024, 2048)"}, {67809 * time.Microsecond, 17, "[65536, 131072)"},
+	} {
+		assert.Equal(t, tc.bucket, bucketOf(tc.d), tc.d)
+		assert.Equal(t, tc.label, bucketLabel(bucketOf(tc.d)), tc.d)
+	}
+	assert.Equal(t, "████", bar(2, 4, 8))
+	assert.Equal(t, "▏", bar(1, 1000, 8), "a count shows")
+	assert.Equal(t, "█▌", bar(3, 16, 8))
+	assert.Empty(t, bar(0, 4, 8))
+}
+
+// TestCommandsFailedAsTheModel: a command is shown failed when the model
+// says so, as -z nvme,srt, rpc,srt, iscsi,srt and smb2,srt count their
+// Errors: for every opcode, as many failed rows as the model's table has
+// errors. An NFS reply whose procedure returned an error status
+// (NFS3ERR_NOENT for a LOOKUP of a name not there) was executed: the RPC
+// did not fail, and says its NFS status.
+func TestCommandsFailedAsTheModel(t *testing.T) {
+	for _, path := range []string{nvmeConnect, nfsMidstream, "../../pcaps/rxe/nfs_rdma_v3_loss.pcap",
+		"../../pcaps/nfs_rdma_craft.pcap", "../../pcaps/rxe/iser_login.pcap", "../../pcaps/smbdirect.pcap"} {
+		t.Run(filepath.Base(path), func(t *testing.T) {
+			col := collectCommands(t, path)
+			for _, h := range col.all.hist {
+				failed := 0
+				for _, c := range col.rows {
+					if c.op == h.key && c.failed {
+						failed++
+					}
+				}
+				assert.Equal(t, h.errors, failed, h.label)
+			}
+			for _, c := range col.rows {
+				if c.name == "NFSv3 LOOKUP" && c.status == "NFS3ERR_NOENT" {
+					assert.False(t, c.failed, "frame %d", c.reply)
+				}
+			}
+		})
+	}
+}
+
+// TestCommandsRPCFailure: an RPC reply is failed when the model found it
+// an error (decode.FindRPCError: denied, or accepted but not executed),
+// whatever its status says.
+func TestCommandsRPCFailure(t *testing.T) {
+	reply := func(m layers.RPCMsg, nfs uint32, finding bool) *decode.Packet {
+		p := &decode.Packet{}
+		p.Number = 9
+		m.Type = layers.RPCReply
+		pk := &decode.RPCRDMAPacket{Kind: decode.RPCRDMAMessage, RPC: m, HasRPC: true, HasCall: true,
+			Call: decode.RPCCallInfo{Frame: 3, XID: 7, Program: layers.RPCProgNFS, Version: 3, Procedure: 3}}
+		if m.ReplyStat == layers.RPCAccepted && m.AcceptStat == layers.RPCSuccess {
+			pk.NFSStatus, pk.HasNFSStatus = nfs, true
+		}
+		p.Analysis.RPCRDMA = pk
+		if finding {
+			p.Analysis.Findings |= 1 << decode.FindRPCError
+		}
+		return p
+	}
+	for _, tc := range []struct {
+		name   string
+		p      *decode.Packet
+		status string
+		failed bool
+	}{
+		{"success", reply(layers.RPCMsg{}, 0, false), "NFS3_OK", false},
+		{"NFS error", reply(layers.RPCMsg{}, 2, false), "NFS3ERR_NOENT", false},
+		{"garbage args", reply(layers.RPCMsg{AcceptStat: layers.RPCGarbageArgs}, 0, true), layers.RPCGarbageArgs.String(), true},
+		{"denied", reply(layers.RPCMsg{ReplyStat: layers.RPCDenied, RejectStat: layers.RPCAuthError}, 0, true),
+			"denied " + layers.RPCAuthError.String(), true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			col := newCmdCollector(nil)
+			col.add(tc.p)
+			require.Len(t, col.rows, 1)
+			assert.Equal(t, tc.status, col.rows[0].status)
+			assert.Equal(t, tc.failed, col.rows[0].failed)
+		})
+	}
 }

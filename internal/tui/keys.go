@@ -55,6 +55,7 @@ const (
 	scopeExpert   = "expert"
 	scopeFollow   = "follow QP"
 	scopeCommands = "commands"
+	scopeOpLat    = "latency per opcode"
 	scopeGraph    = "graphs"
 	scopePoints   = "capture points"
 	scopeHelp     = "help"
@@ -148,6 +149,13 @@ func keyTable() []binding {
 		{scopeCommands, []key{r('a')}, "apply the command's connection as the filter", (*UI).commandConv},
 		{scopeCommands, []key{r('s')}, "sort by the next column", func(u *UI) { u.commands.sortNext() }},
 		{scopeCommands, []key{r('S')}, "reverse the sort (first: slowest first)", func(u *UI) { u.commands.reverse() }},
+		{scopeCommands, []key{r('t')}, "latency histogram per opcode (as -z nvme,srt, rpc,srt, iscsi,srt, smb2,srt) of the command's connection", func(u *UI) { u.showOpLatency(false) }},
+		{scopeCommands, []key{r('T')}, "latency histogram per opcode of every connection (:oplatency)", func(u *UI) { u.showOpLatency(true) }},
+
+		{scopeOpLat, []key{r('j'), c(tcell.KeyDown)}, "next line (an opcode or one of its buckets)", func(u *UI) { u.moveTable(u.opLat.table, 1) }},
+		{scopeOpLat, []key{r('k'), c(tcell.KeyUp)}, "previous line", func(u *UI) { u.moveTable(u.opLat.table, -1) }},
+		{scopeOpLat, []key{c(tcell.KeyEnter)}, "the opcode's or the bucket's commands, in the commands view (enter there: their frames; U: every command)", (*UI).opLatCommands},
+		{scopeOpLat, []key{r('T')}, "every connection, or back to the connection", (*UI).toggleOpLatency},
 
 		{scopeGraph, []key{r('+'), r('=')}, "zoom in (I/O graph: shorter interval)", func(u *UI) { u.zoomGraph(true) }},
 		{scopeGraph, []key{r('-')}, "zoom out (I/O graph: longer interval)", func(u *UI) { u.zoomGraph(false) }},

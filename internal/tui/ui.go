@@ -32,6 +32,7 @@ const (
 	viewLatency  = "latency"
 	viewRate     = "rate"
 	viewCommands = "commands"
+	viewOpLat    = "oplatency" // the commands' latency per opcode: under the Cmds tab
 	viewHelp     = "help"
 	viewPoints   = "points" // with capture points only (Config.Points)
 )
@@ -123,6 +124,7 @@ type UI struct {
 	latency  *latencyView
 	rate     *rateView
 	commands *commandsView
+	opLat    *opLatView
 	points   *pointsView
 	help     *helpView
 
@@ -260,6 +262,7 @@ func (u *UI) build() {
 	u.latency = newLatencyView(u)
 	u.rate = newRateView(u)
 	u.commands = newCommandsView(u)
+	u.opLat = newOpLatView(u)
 	u.points = newPointsView(u)
 	u.help = newHelpView(u.keys)
 
@@ -273,6 +276,7 @@ func (u *UI) build() {
 		AddPage(viewLatency, u.latency, true, false).
 		AddPage(viewRate, u.rate, true, false).
 		AddPage(viewCommands, u.commands, true, false).
+		AddPage(viewOpLat, u.opLat, true, false).
 		AddPage(viewPoints, u.points, true, false).
 		AddPage(viewHelp, u.help, true, false)
 
@@ -427,6 +431,8 @@ func (u *UI) showView(name string) {
 		u.app.SetFocus(u.rate)
 	case viewCommands:
 		u.app.SetFocus(u.commands.table)
+	case viewOpLat:
+		u.app.SetFocus(u.opLat.table)
 	case viewPoints:
 		u.points.fill()
 		u.app.SetFocus(u.points.table)
@@ -450,12 +456,16 @@ func (u *UI) quitOrBack() {
 
 func (u *UI) drawTabs() {
 	var b strings.Builder
+	lit := u.view
+	if lit == viewOpLat {
+		lit = viewCommands // the commands' histograms are under their tab
+	}
 	for _, v := range viewTitles {
 		if v.name == viewPoints && u.points.p == nil {
 			continue // a tab only when there are capture points
 		}
 		t := v.title
-		if v.name == u.view {
+		if v.name == lit {
 			fmt.Fprintf(&b, "[%s] ", styleTag(u.theme.tabActive, " "+t+" "))
 		} else {
 			fmt.Fprintf(&b, " %s  ", t)
@@ -721,6 +731,8 @@ func (u *UI) scope() string {
 		return scopeFollow
 	case viewCommands:
 		return scopeCommands
+	case viewOpLat:
+		return scopeOpLat
 	case viewIO, viewPSN, viewLatency, viewRate:
 		return scopeGraph
 	case viewPoints:
@@ -872,6 +884,7 @@ func commandTable() []command {
 		{"latency", nil, view(viewLatency)},
 		{"rate", nil, view(viewRate)},
 		{"commands", []string{"cmds"}, func(u *UI, _ string) { u.showCommands() }},
+		{"oplatency", nil, func(u *UI, _ string) { u.showOpLatency(true) }},
 		{"points", nil, view(viewPoints)},
 		{"filter", nil, (*UI).applyFilter},
 		{"clear-filter", nil, func(u *UI, _ string) { u.applyFilter("") }},

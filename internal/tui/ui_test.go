@@ -554,6 +554,29 @@ var viewCases = []viewCase{
 		then: []string{"ssss"}, thenExpect: []string{"Command▲"}},
 	{name: "commands-slowest", path: nfsMidstream, keys: []string{"U"}, expect: []string{"21 RPC-over-RDMA"},
 		then: []string{"S"}, thenExpect: []string{"Latency µs▼"}},
+	// The latency histograms per opcode, from the commands view: of the
+	// selected command's connection (the slowest Write's), of all of them,
+	// of a connection with one opcode, of a capture with no command.
+	{name: "oplatency-conn", path: nvmeConnect, h: 24, keys: []string{"U"}, expect: []string{"Commands: 49 NVMe-oF"},
+		then: []string{"S", "j", "t"}, thenExpect: []string{"Latency per opcode, connection 4", "NVMe I/O Write"}},
+	{name: "oplatency-all", path: nvmeConnect, keys: []string{"U"}, expect: []string{"Commands: 49 NVMe-oF"},
+		then: []string{"T"}, thenExpect: []string{"Latency per opcode, all connections", "NVMe admin Identify"}},
+	{name: "oplatency-one", path: nvmeMidstream, keys: []string{"U"}, expect: []string{"Commands: 12 NVMe-oF"},
+		then: []string{"t"}, thenExpect: []string{"Latency per opcode, connection 1: 1 opcodes, 12 commands"}},
+	// RPC's procedures (-z rpc,srt's rows), the LOOKUPs answered NFS3ERR_NOENT
+	// not counted as errors.
+	{name: "oplatency-nfs", path: nfsMidstream, keys: []string{"U"}, expect: []string{"21 RPC-over-RDMA"},
+		then: []string{"T"}, thenExpect: []string{"Latency per opcode, all connections: 12 opcodes, 21 commands", "NFSv3 LOOKUP"}},
+	{name: "oplatency-empty", keys: []string{":", "oplatency", "<enter>"}, expect: []string{"(no command answered"}},
+	// enter on a bucket lists its commands; enter there goes to the frame.
+	{name: "oplatency-bucket", path: nvmeMidstream, keys: []string{"U"}, expect: []string{"Commands: 12 NVMe-oF"},
+		then: []string{"t", "jj", "<down>", "<enter>"}, thenExpect: []string{"Commands of NVMe I/O Read [1024, 2048) µs, connection 1: 2 (enter: frame"}},
+	{name: "oplatency-bucket-jump", path: nvmeMidstream, keys: []string{"U"}, expect: []string{"Commands: 12 NVMe-oF"},
+		then: []string{"t", "j", "<enter>", "j", "k", "<enter>"}, thenExpect: []string{"[ Packets ]", "Frame 21:"},
+		until: func(u *UI) bool { return u.view == viewPackets && u.selected == 21 }},
+	// T goes to every connection and back; k and up move.
+	{name: "oplatency-toggle", path: nvmeConnect, h: 24, keys: []string{"U"}, expect: []string{"Commands: 49 NVMe-oF"},
+		then: []string{"S", "j", "t", "T", "jj", "<up>", "k", "T"}, thenExpect: []string{"Latency per opcode, connection 4"}, golden: "oplatency-conn"},
 	// :load replaces the capture.
 	{name: "command-load", keys: []string{":", "load " + rping, "<enter>"}, expect: []string{"rping.pcap |", "Frame 1:"},
 		until: func(u *UI) bool { st := u.m.Status(); return st.Name == rping && st.Done && u.selected == 1 }},
