@@ -30,7 +30,9 @@ func rpcrdmaFields() []*Field {
 	}
 	isErr := func(p *Packet) bool { return hdr(p) && R(p).Hdr.Proc == layers.RPCRDMAError }
 	msgp := func(p *Packet) bool { return hdr(p) && R(p).Hdr.Proc == layers.RPCRDMAMsgP }
-	rpc := func(p *Packet) bool { r := R(p); return r != nil && r.HasRPC }
+	// rpc: the RPC message is shown where it is whole (a call that goes
+	// on in a read chunk, on the READ response that completes it).
+	rpc := func(p *Packet) bool { r := R(p); return r != nil && r.HasRPC && !r.InReadChunk }
 	call := func(p *Packet) bool { return rpc(p) && R(p).RPC.Type == layers.RPCCall }
 	reply := func(p *Packet) bool { return rpc(p) && R(p).RPC.Type == layers.RPCReply }
 	// matched: a call, or a reply whose call is known.
@@ -184,7 +186,7 @@ func rpcrdmaFields() []*Field {
 	}
 	// An RDMA_NOMSG reply is reassembled from the reply chunk's WRITEs:
 	// tshark lists them as its fragments.
-	fragments := func(p *Packet) bool { r := R(p); return r != nil && r.HasRPC && len(r.Fragments) > 0 }
+	fragments := func(p *Packet) bool { r := R(p); return r != nil && r.HasRPC && r.FragmentCount > 0 }
 	fragment := uintField("rpcordma.fragment", "RPCoRDMA fragment", FTUint32, BaseDec, func(p *Packet) (uint64, bool) {
 		if !fragments(p) {
 			return 0, false
@@ -221,8 +223,14 @@ func rpcrdmaFields() []*Field {
 		segField("rpcordma.rdma_offset", "RDMA offset", FTUint64, BaseHex, func(s *layers.RPCRDMASegment) uint64 { return s.Offset }),
 		noneField("rpcordma.fragments", "Reassembled RPCoRDMA fragments", fragments),
 		fragment,
-		u("rpcordma.fragment.count", "Fragment count", FTUint32, BaseDec, fragments, func(r *RPCRDMAPacket) uint64 { return uint64(len(r.Fragments)) }),
+		u("rpcordma.fragment.count", "Fragment count", FTUint32, BaseDec, fragments, func(r *RPCRDMAPacket) uint64 { return uint64(r.FragmentCount) }),
 		u("rpcordma.reassembled.length", "Reassembled RPCoRDMA length", FTUint32, BaseDec, fragments, func(r *RPCRDMAPacket) uint64 { return uint64(r.FragmentBytes) }),
+		bytesField("rpcordma.reassembled.data", "Reassembled RPCoRDMA data", FTBytes, func(p *Packet) ([]byte, bool) {
+			if !fragments(p) {
+				return nil, false
+			}
+			return R(p).Reassembled, true
+		}),
 		u("rpcordma.rdma_align", "RDMA align", FTUint32, BaseDec, msgp, func(r *RPCRDMAPacket) uint64 { return uint64(r.Hdr.Align) }),
 		u("rpcordma.rdma_thresh", "RDMA threshold", FTUint32, BaseDec, msgp, func(r *RPCRDMAPacket) uint64 { return uint64(r.Hdr.Threshold) }),
 		withNames(u("rpcordma.errcode", "Error code", FTUint32, BaseDec, isErr, func(r *RPCRDMAPacket) uint64 { return uint64(r.Hdr.ErrCode) }),
@@ -247,12 +255,14 @@ func rpcrdmaFields() []*Field {
 		withNames(u("rpc.replystat", "Reply State", FTUint32, BaseDec, reply, func(r *RPCRDMAPacket) uint64 { return uint64(r.RPC.ReplyStat) }),
 			func(v uint64) (string, bool) { return layers.RPCReplyStat(v).String(), v <= 1 }, nil),
 		u("rpc.repframe", "Reply Frame", FTUint32, BaseDec, func(p *Packet) bool { return reply(p) && R(p).HasCall },
-			func(r *RPCRDMAPacket) uint64 { return uint64(r.Call.Frame) }),
+			func(r *RPCRDMAPacket) uint64 { return uint64(r.MsgFrame) }),
+		// From the frame that showed the call (ibwire.rpc.latency is from
+		// the call's SEND).
 		{Name: "rpc.time", Title: "Time from request", Type: FTRelTime, get: func(p *Packet, v *Value) bool {
 			if !reply(p) || !R(p).HasCall {
 				return false
 			}
-			v.D = R(p).Latency
+			v.D = R(p).MsgLatency
 			return true
 		}},
 		u("rpc.reqframe", "Request Frame", FTUint32, BaseDec, func(p *Packet) bool { return call(p) && R(p).ReplyFrame != 0 },
