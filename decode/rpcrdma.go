@@ -325,6 +325,9 @@ func (a *Analyzer) rpcFollow(d *direction, p *Packet, b *layers.BTH, info *layer
 		if l := a.opts.Links; r == nil && l != nil && l.second && l.rpc[d.key] {
 			r = a.rpcNewConn(c) // a first pass found it
 		}
+		if l := a.opts.Lookahead; r == nil && l != nil && l.reading && l.rpc[d.key] && !a.opts.NoRPCRDMADetect {
+			r = a.rpcNewConn(c) // a look-ahead found it
+		}
 		if r == nil {
 			if info.Operation != layers.OpSend || info.Position != layers.PosOnly || p.Analysis.Info&InfoNewData == 0 {
 				return
@@ -341,6 +344,9 @@ func (a *Analyzer) rpcFollow(d *direction, p *Packet, b *layers.BTH, info *layer
 		}
 		if l := a.opts.Links; l != nil {
 			a.linkDirs(c, &l.rpc)
+		}
+		if l := a.opts.Lookahead; l != nil {
+			l.record(c, &l.rpc)
 		}
 	}
 	pk := &a.rpc.pkt

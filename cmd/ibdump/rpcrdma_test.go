@@ -63,13 +63,22 @@ func TestRPCSRT(t *testing.T) {
 	assert.NotContains(t, out, "NFSv3")
 }
 
-// A capture that starts mid-stream: found by content; -2 decodes it from
-// its first packet; -d names the QP; --disable-heuristic and
+// A capture that starts mid-stream: found by content, and, read from a
+// file, decoded from its first packet (a look-ahead over the file's start
+// finds the reply that reveals the protocol), as tshark's heuristic
+// decodes it; from a pipe, from the reply on. -2 decodes it from its
+// first packet too; -d names the QP; --disable-heuristic and
 // --disable-protocol (under either name) turn it off.
 func TestRPCRDMAMidstreamOptions(t *testing.T) {
 	out, _, code := ibdump(t, nil, "-r", nfsMid)
 	require.Zero(t, code)
-	assert.NotContains(t, lineOf(t, out, 2), "RPC", "seen before its reply revealed the protocol")
+	assert.Contains(t, lineOf(t, out, 2), "RPC-over-RDMA MSG xid 0x54c3b52a NFSv3 LOOKUP Call", "the look-ahead found it")
+	assert.Contains(t, lineOf(t, out, 4), "RPC-over-RDMA MSG xid 0x54c3b52a NFSv3 LOOKUP Reply NFS3ERR_NOENT [latency 3067 µs]")
+	pcap, err := os.ReadFile(nfsMid)
+	require.NoError(t, err)
+	out, _, code = ibdump(t, pcap, "-r", "-")
+	require.Zero(t, code)
+	assert.NotContains(t, lineOf(t, out, 2), "RPC", "read once: seen before its reply revealed the protocol")
 	assert.Contains(t, lineOf(t, out, 4), "RPC-over-RDMA MSG xid 0x54c3b52a NFSv3 LOOKUP Reply NFS3ERR_NOENT [latency 3067 µs]")
 
 	// "answered by 3" is the transport's: the RC ACK of the SEND; the
