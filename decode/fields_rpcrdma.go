@@ -48,6 +48,7 @@ func rpcrdmaFields() []*Field {
 	// dissector, which repeats the program version.
 	nfsLayer := func(p *Packet) bool { return nfs(p) || prog(p, layers.RPCProgNFSACL, 0) }
 	compound := func(p *Packet) bool { return call(p) && R(p).HasCompound }
+	compoundRes := func(p *Packet) bool { return reply(p) && R(p).HasCompoundRes }
 	status := func(p *Packet) bool { r := R(p); return r != nil && r.HasNFSStatus }
 	u := func(name, title string, t FieldType, base Base, has func(*Packet) bool, get func(*RPCRDMAPacket) uint64) *Field {
 		return uintField(name, title, t, base, func(p *Packet) (uint64, bool) {
@@ -296,9 +297,11 @@ func rpcrdmaFields() []*Field {
 		withNames(u("nfs.status3", "Status", FTUint32, BaseDec, func(p *Packet) bool { return status(p) && nfs3(p) },
 			func(r *RPCRDMAPacket) uint64 { return uint64(r.NFSStatus) }),
 			func(v uint64) (string, bool) { return layers.NFS3Status(v).Name() }, nil),
-		u("nfs.status", "Status", FTUint32, BaseDec, status, func(r *RPCRDMAPacket) uint64 { return uint64(r.NFSStatus) }),
+		nfsStatus(R, status, compoundRes, "nfs.status", "Status"),
+		withNames(nfsStatus(R, func(*Packet) bool { return false }, compoundRes, "nfs.nfsstat4", "Status"),
+			func(v uint64) (string, bool) { return layers.NFS4Status(v).Name() }, nil),
 		u("nfs.minorversion", "minorversion", FTUint32, BaseDec, compound, func(r *RPCRDMAPacket) uint64 { return uint64(r.Compound.MinorVersion) }),
-		nfs4Opcode(R, compound),
+		nfs4Opcode(R, compound, compoundRes),
 	}
 	return append(fields, ibwireRPCFields(R)...)
 }
@@ -311,20 +314,48 @@ const (
 	rpcFragmentRow    = 202
 )
 
-// nfs4Opcode is nfs.opcode: one occurrence per COMPOUND operation.
-func nfs4Opcode(R func(p *Packet) *RPCRDMAPacket, compound func(*Packet) bool) *Field {
-	f := withNames(uintField("nfs.opcode", "Opcode", FTUint32, BaseDec, func(p *Packet) (uint64, bool) {
-		if !compound(p) || R(p).Compound.NOps == 0 {
-			return 0, false
+// nfs4Opcode is nfs.opcode: one occurrence per COMPOUND operation, of a
+// call or of a reply.
+func nfs4Opcode(R func(p *Packet) *RPCRDMAPacket, compound, compoundRes func(*Packet) bool) *Field {
+	op := func(p *Packet, i int) (uint64, bool) {
+		switch {
+		case compound(p) && i < R(p).Compound.NOps:
+			return uint64(R(p).Compound.Ops[i]), true
+		case compoundRes(p) && i < R(p).CompoundRes.NOps:
+			return uint64(R(p).CompoundRes.Ops[i]), true
 		}
-		return uint64(R(p).Compound.Ops[0]), true
-	}), func(v uint64) (string, bool) { return layers.NFS4Op(v).Name() }, nil)
+		return 0, false
+	}
+	f := withNames(uintField("nfs.opcode", "Opcode", FTUint32, BaseDec, func(p *Packet) (uint64, bool) { return op(p, 0) }),
+		func(v uint64) (string, bool) { return layers.NFS4Op(v).Name() }, nil)
 	f.nth = func(p *Packet, i int, v *Value) bool {
-		if !compound(p) || i >= R(p).Compound.NOps {
-			return false
+		var ok bool
+		v.U, ok = op(p, i)
+		return ok
+	}
+	return f
+}
+
+// nfsStatus is nfs.status (or nfs.nfsstat4): an NFSv3 or NFSACL reply's
+// status (when v3), or an NFSv4 COMPOUND reply's, then each operation's
+// (when v4), as tshark lists them.
+func nfsStatus(R func(p *Packet) *RPCRDMAPacket, v3, v4 func(*Packet) bool, name, title string) *Field {
+	st := func(p *Packet, i int) (uint64, bool) {
+		switch r := R(p); {
+		case v3(p) && i == 0:
+			return uint64(r.NFSStatus), true
+		case v4(p) && i == 0:
+			return uint64(r.CompoundRes.Status), true
+		case v4(p) && i <= r.CompoundRes.NOps:
+			return uint64(r.CompoundRes.Statuses[i-1]), true
 		}
-		v.U = uint64(R(p).Compound.Ops[i])
-		return true
+		return 0, false
+	}
+	f := uintField(name, title, FTUint32, BaseDec, func(p *Packet) (uint64, bool) { return st(p, 0) })
+	f.nth = func(p *Packet, i int, v *Value) bool {
+		var ok bool
+		v.U, ok = st(p, i)
+		return ok
 	}
 	return f
 }

@@ -93,9 +93,12 @@ type RPCRDMAPacket struct {
 	// when HasNFSStatus.
 	NFSStatus    uint32
 	HasNFSStatus bool
-	// Compound is an NFSv4 COMPOUND call's operations (on its reply too).
+	// Compound is an NFSv4 COMPOUND call's operations.
 	Compound    layers.NFS4Compound
 	HasCompound bool
+	// CompoundRes is an NFSv4 COMPOUND reply's operations and statuses.
+	CompoundRes    layers.NFS4CompoundRes
+	HasCompoundRes bool
 	// MachineName is an AUTH_UNIX credential's machine name.
 	MachineName string
 	// Err is the transport header's or the RPC message's decoding error.
@@ -114,6 +117,7 @@ func (r *RPCRDMAPacket) Clone() *RPCRDMAPacket {
 	c.RPC.Cred.MachineName = append([]byte(nil), r.RPC.Cred.MachineName...)
 	c.RPC.Verf.Body, c.RPC.Verf.MachineName = nil, nil
 	c.Compound.Tag = append([]byte(nil), r.Compound.Tag...)
+	c.CompoundRes.Tag = append([]byte(nil), r.CompoundRes.Tag...)
 	c.Fragments = append([]uint32(nil), r.Fragments...)
 	c.Reassembled = append([]byte(nil), r.Reassembled...)
 	return &c
@@ -630,6 +634,9 @@ func (a *Analyzer) rpcMessage(r *rpcConn, p *Packet, b *layers.BTH, pk *RPCRDMAP
 			pk.NFSStatus, pk.HasNFSStatus = binary.BigEndian.Uint32(m.Body), true
 		}
 		ok := m.ReplyStat == layers.RPCAccepted && m.AcceptStat == layers.RPCSuccess
+		if ok && c.info.Program == layers.RPCProgNFS && c.info.Version == 4 && c.info.Procedure == 1 {
+			pk.HasCompoundRes = pk.CompoundRes.DecodeFromBytes(m.Body) == nil
+		}
 		a.rpc.srt.add(&c.info, pk.Latency, ok)
 		if !ok {
 			a.finding(Finding{Kind: FindRPCError, Frame: a.frame, Ref: c.info.Frame, Conv: r.conv})

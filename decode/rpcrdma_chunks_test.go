@@ -110,3 +110,56 @@ func TestRPCRDMAReassembledMatchesTshark(t *testing.T) {
 	assert.Equal(t, 30, checked)
 	assert.Equal(t, 7, readChunks)
 }
+
+// TestNFS4OperationsMatchTshark: every NFSv4.1 COMPOUND of the two
+// captures, call and reply, lists every operation (nfs.opcode) and, on a
+// reply, the COMPOUND's status then each operation's (nfs.status,
+// nfs.nfsstat4), as tshark 4.0.17 does (testdata/nfs4_ops.tshark.tsv,
+// its command in its first line). Two divergences: the READ reply of
+// nfs_rdma_v41_mount.pcap frame 128, whose data came by a write chunk,
+// which tshark dissects twice (each value twice), and its READDIR reply
+// (frame 110), where tshark adds the rdattr_error attribute of each
+// directory entry to nfs.status: ibwire does not decode attributes. In
+// the mid-stream capture tshark matches no reply with its call (with no
+// CM exchange it has no RPC conversation: it calls each reply program 0,
+// procedure 0) and shows no NFS layer on them, so only the calls are
+// compared there; ibwire matches them by XID.
+func TestNFS4OperationsMatchTshark(t *testing.T) {
+	data, err := os.ReadFile("testdata/nfs4_ops.tshark.tsv")
+	require.NoError(t, err)
+	byFile := map[string][][]string{}
+	for _, l := range strings.Split(strings.TrimSpace(string(data)), "\n")[1:] {
+		cols := strings.Split(l, "\t")
+		require.Len(t, cols, 5, l)
+		byFile[cols[0]] = append(byFile[cols[0]], cols)
+	}
+	names := []string{"nfs.opcode", "nfs.status", "nfs.nfsstat4"}
+	compared := 0
+	for file, want := range byFile {
+		// As ibdump reads a file: a look-ahead finds the protocol of the
+		// mid-stream capture, whose first frame is a call.
+		path := filepath.Join("..", "pcaps", "rxe", file)
+		la := decode.NewLookahead()
+		fieldsAll(t, path, decode.AnalyzerOptions{Lookahead: la}, names)
+		la.Done()
+		rows := fieldsAll(t, path, decode.AnalyzerOptions{Lookahead: la}, names)
+		for _, w := range want {
+			frame, err := strconv.Atoi(w[1])
+			require.NoError(t, err)
+			r := rows[frame]
+			got := []string{r["nfs.opcode"], r["nfs.status"], r["nfs.nfsstat4"]}
+			switch {
+			case file == "nfs_rdma_v41_mount.pcap" && frame == 128:
+				assert.Equal(t, []string{"53,22,25", "0,0,0,0", "0,0,0,0"}, got, "frame 128")
+				assert.Equal(t, []string{"53,22,25,53,22,25", "0,0,0,0,0,0,0,0", "0,0,0,0,0,0,0,0"}, w[2:], "tshark twice")
+			case file == "nfs_rdma_v41_mount.pcap" && frame == 110:
+				assert.Equal(t, []string{"53,22,26", "0,0,0,0", "0,0,0,0"}, got, "frame 110")
+				assert.Equal(t, "0,0,0,0,0,0", w[3], "tshark with two entries' rdattr_error")
+			default:
+				assert.Equal(t, w[2:], got, "%s frame %d", file, frame)
+			}
+			compared++
+		}
+	}
+	assert.Equal(t, 81, compared)
+}

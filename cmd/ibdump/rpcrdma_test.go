@@ -105,3 +105,20 @@ func TestRPCRDMAMidstreamOptions(t *testing.T) {
 		assert.NotEmpty(t, errOut, "%v", bad)
 	}
 }
+
+// An NFSv4 COMPOUND reply whose operation failed says which and how:
+// nfs_rdma_v41_midstream.pcap frame 29 answers frame 27's SEQUENCE PUTFH
+// LOOKUP GETFH GETATTR with status 2 (NFS4ERR_NOENT, RFC 8881 §15.1) and
+// the results of SEQUENCE, PUTFH and LOOKUP, the last NFS4ERR_NOENT;
+// tshark, which matches no reply with its call in that capture (no CM
+// exchange), shows the call's operations alike.
+func TestNFS4ReplyLine(t *testing.T) {
+	out, errOut, code := ibdump(t, nil, "-r", "../../pcaps/rxe/nfs_rdma_v41_midstream.pcap")
+	require.Zero(t, code, errOut)
+	assert.Contains(t, lineOf(t, out, 27), "xid 0xad4b249f NFSv4 COMPOUND Call SEQUENCE PUTFH LOOKUP GETFH GETATTR")
+	assert.True(t, strings.HasSuffix(lineOf(t, out, 29), "xid 0xad4b249f NFSv4 COMPOUND Reply NFS4ERR_NOENT (LOOKUP) [latency 921 µs]"), lineOf(t, out, 29))
+	out, errOut, code = ibdump(t, nil, "-r", "../../pcaps/rxe/nfs_rdma_v41_midstream.pcap", "-T", "fields", "-e", "nfs.opcode", "-e", "nfs.nfsstat4",
+		"-Y", "frame.number == 29")
+	require.Zero(t, code, errOut)
+	assert.Equal(t, "53,22,15\t2,0,0,2\n", out)
+}
