@@ -367,7 +367,12 @@ var rpcrdmaKindNames = [...]string{"", "message", "chunk"}
 // selects a call's whole exchange.
 func ibwireRPCFields(R func(p *Packet) *RPCRDMAPacket) []*Field {
 	has := func(p *Packet) bool { r := R(p); return r != nil && r.HasCall }
-	isReply := func(p *Packet) bool { return has(p) && R(p).HasRPC && R(p).RPC.Type == layers.RPCReply }
+	// isReply: an RPC reply, or the RDMA_NOMSG that ends one the capture
+	// did not keep (rpcMessage).
+	isReply := func(p *Packet) bool {
+		r := R(p)
+		return has(p) && (r.HasRPC && r.RPC.Type == layers.RPCReply || !r.HasRPC && r.Kind == RPCRDMAMessage && r.Hdr.Proc == layers.RPCRDMANoMsg)
+	}
 	u := func(name, title string, t FieldType, base Base, ok func(*Packet) bool, get func(*RPCRDMAPacket) uint64) *Field {
 		return uintField(name, title, t, base, func(p *Packet) (uint64, bool) {
 			if !ok(p) {

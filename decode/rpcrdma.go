@@ -170,6 +170,9 @@ type rpcCall struct {
 	replyFrames []uint32
 	replyN      int
 	replyBytes  uint32
+	// replyCut says the capture cut a WRITE into the reply chunk: reply
+	// then has holes.
+	replyCut bool
 	// A call whose message goes on in a read chunk: msg is the message
 	// being reassembled (the RDMA_MSG's inline part with the chunk's data
 	// at its position; nil when longer than the keep allows), inline the
@@ -319,7 +322,9 @@ func (a *Analyzer) rpcrdmaOverride(d *direction) bool { return d.declared(a.opts
 // rpcFollow follows an RC packet of a connection known to carry
 // RPC-over-RDMA, or a SEND of one not yet known.
 func (a *Analyzer) rpcFollow(d *direction, p *Packet, b *layers.BTH, info *layers.OpcodeInfo) {
-	if a.opts.NoRPCRDMA || p.Err != nil || d.svc != layers.ServiceRC {
+	// A packet the capture cut (a snapshot length) is followed when it is
+	// an RDMA WRITE: its RETH names the chunk it writes.
+	if a.opts.NoRPCRDMA || p.Err != nil && !(p.Cut() && info.Operation == layers.OpRDMAWrite) || d.svc != layers.ServiceRC {
 		return
 	}
 	c := d.conv
@@ -385,7 +390,7 @@ func (a *Analyzer) rpcReplyDue(r *rpcConn, b *layers.BTH, pk *RPCRDMAPacket) boo
 	due := h.DecodeFromBytes(b.PacketPayload()) == nil && h.Proc == layers.RPCRDMANoMsg
 	if due {
 		c := r.calls[h.XID]
-		due = c != nil && len(c.reply) > 0
+		due = c != nil && c.replyN > 0
 	}
 	if !due {
 		pk.reset()
@@ -558,15 +563,25 @@ func (a *Analyzer) rpcMessage(r *rpcConn, p *Packet, b *layers.BTH, pk *RPCRDMAP
 		// header is not in this frame: the call is named when its chunk
 		// is read).
 		c := r.calls[h.XID]
-		if c == nil || len(c.reply) == 0 {
+		if c == nil || c.replyN == 0 {
 			return
 		}
-		if pk.RPC.DecodeFromBytes(c.reply) == nil && pk.RPC.Type == layers.RPCReply {
-			pk.HasRPC, pk.ChunkFrame = true, c.replyFrame
-			pk.Fragments, pk.FragmentCount, pk.FragmentBytes = c.replyFrames, c.replyN, c.replyBytes
-			if len(c.reply) == int(c.replyBytes) {
-				pk.Reassembled = c.reply
-			}
+		if pk.RPC.DecodeFromBytes(c.reply) != nil || pk.RPC.Type != layers.RPCReply {
+			// The capture cut the WRITE before the RPC reply's header: the
+			// WRITE into the reply chunk, then this NOMSG in order, say
+			// the call is answered (RFC 8166 §4.2.1), with what status
+			// the capture does not tell.
+			pk.Call, pk.HasCall = c.info, true
+			pk.Latency = a.now - c.at
+			pk.MsgFrame, pk.MsgLatency = c.msgFrame, a.now-c.msgAt
+			a.rpc.srt.add(&c.info, pk.Latency, true)
+			a.rpcDone(r, c)
+			return
+		}
+		pk.HasRPC, pk.ChunkFrame = true, c.replyFrame
+		pk.Fragments, pk.FragmentCount, pk.FragmentBytes = c.replyFrames, c.replyN, c.replyBytes
+		if len(c.reply) == int(c.replyBytes) && !c.replyCut {
+			pk.Reassembled = c.reply
 		}
 	case layers.RPCRDMAError:
 		// The server's RDMA_ERROR answers the call of its XID: the call
@@ -796,12 +811,14 @@ func (a *Analyzer) rpcRequestData(r *rpcConn, p *Packet, b *layers.BTH, info *la
 	}
 	a.rpcChunkPacket(p, pk, w.call, w.kind)
 	pl := b.PacketPayload()
+	n := p.PayloadLength() // pl is less when the capture cut the packet
 	if c := w.call; w.kind == rpcChunkReply {
 		if len(c.replyFrames) < rpcMaxFragments {
 			c.replyFrames = append(c.replyFrames, a.frame)
 		}
 		c.replyN++
-		c.replyBytes += uint32(len(pl))
+		c.replyBytes += uint32(n)
+		c.replyCut = c.replyCut || len(pl) < n
 		// The reply chunk's segments hold the RPC reply, in order, each
 		// filled before the next.
 		off := w.off
@@ -813,7 +830,7 @@ func (a *Analyzer) rpcRequestData(r *rpcConn, p *Packet, b *layers.BTH, info *la
 			c.replyFrame = a.frame // the reply chunk's first segment holds the RPC reply's start
 		}
 	}
-	w.off += len(pl)
+	w.off += n
 	if info.Position == layers.PosLast || info.Position == layers.PosOnly {
 		w.ok = false
 	}

@@ -163,3 +163,77 @@ func TestNFS4OperationsMatchTshark(t *testing.T) {
 	}
 	assert.Equal(t, 81, compared)
 }
+
+// An RDMA_NOMSG reply whose reply chunk the capture holds only in part
+// (a snapshot length that cuts the server's RDMA WRITE into the chunk
+// before the RPC reply's header): the WRITE into the reply chunk's handle
+// shows the reply was written, and the NOMSG that follows it in order
+// says it is done, so the call is answered (with its latency; its RPC
+// reply, not captured, not shown) rather than left open. With the WRITE
+// missing altogether the NOMSG alone proves nothing the client took (a
+// NOMSG after a lost WRITE is dropped and resent: nfs_rdma_v3_loss.pcap
+// frames 58-61), and the call stays open.
+func TestRPCRDMANoMsgReplyChunkCut(t *testing.T) {
+	conn, err := craft.NewRPCRDMA(craft.Config{})
+	require.NoError(t, err)
+	require.NoError(t, conn.Connect())
+	_, err = conn.Call(craft.RPCCall{Program: 100227, Version: 3, Procedure: 1, Args: make([]byte, 32), Results: make([]byte, 160),
+		ReplyChunk: true, Latency: 700 * time.Microsecond})
+	require.NoError(t, err)
+	frames := conn.Trace().Frames
+	dec := decode.NewDecoder(decode.Options{})
+	write := -1
+	for i, f := range frames {
+		p := dec.Decode(capture.Packet{Number: i + 1, Data: f.Data, Time: f.Time, LinkType: f.LinkType, Length: len(f.Data)})
+		if p.Err == nil && p.Headers.BTH.Opcode == 10 { // RC RDMA WRITE Only
+			write = i
+		}
+	}
+	require.GreaterOrEqual(t, write, 0, "the reply chunk's WRITE")
+	for _, tc := range []struct {
+		name       string
+		keep       int // bytes of the WRITE frame captured; -1: the frame dropped
+		unanswered int
+		latency    time.Duration
+	}{
+		{"whole", 1 << 20, 0, 700 * time.Microsecond},
+		{"WRITE cut before the RPC header", 14 + 20 + 8 + 12 + 16 + 8, 0, 700 * time.Microsecond},
+		{"WRITE not captured", -1, 1, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var unanswered int
+			a := decode.NewAnalyzer(decode.AnalyzerOptions{OnFinding: func(f decode.Finding) {
+				if f.Kind == decode.FindRPCNoReply {
+					unanswered++
+				}
+			}})
+			dec := decode.NewDecoder(decode.Options{})
+			var reply *decode.RPCRDMAPacket
+			for i, f := range frames {
+				data := f.Data
+				if i == write && tc.keep < 0 {
+					continue
+				}
+				if i == write {
+					data = data[:min(len(data), tc.keep)]
+				}
+				p := dec.Decode(capture.Packet{Number: i + 1, Data: data, Time: f.Time, LinkType: f.LinkType, Length: len(f.Data)})
+				a.Analyze(p)
+				if r := p.Analysis.RPCRDMA; r != nil && r.Hdr.Proc == 1 && r.HasCall {
+					reply = r.Clone()
+				}
+			}
+			a.Finish()
+			assert.Equal(t, tc.unanswered, unanswered)
+			if tc.unanswered > 0 {
+				assert.Nil(t, reply)
+				return
+			}
+			require.NotNil(t, reply)
+			assert.Equal(t, tc.latency, reply.Latency)
+			rows := a.RPCSRT().Rows()
+			require.Len(t, rows, 1)
+			assert.Equal(t, 1, rows[0].Count())
+		})
+	}
+}

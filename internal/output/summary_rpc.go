@@ -31,6 +31,14 @@ func appendRPCRDMA(buf []byte, r *decode.RPCRDMAPacket) []byte {
 		return append(append(append(buf, " [malformed: "...), r.Err.Error()...), ']')
 	}
 	if !r.HasRPC {
+		if r.HasCall && h.Proc == layers.RPCRDMANoMsg {
+			// The reply chunk's WRITE was cut before the RPC reply.
+			buf = append(buf, ' ')
+			buf = append(buf, decode.RPCProcLabel(&r.Call)...)
+			buf = append(buf, " Reply (its RPC message not captured) [latency "...)
+			buf = appendMicros(buf, r.Latency)
+			return append(buf, ']')
+		}
 		return appendChunkLists(buf, h)
 	}
 	m := &r.RPC
