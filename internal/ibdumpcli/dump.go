@@ -763,8 +763,12 @@ func (d *dumper) lookAhead(ctx context.Context, files []string) int {
 	if closer != nil {
 		defer closer()
 	}
-	a := decode.NewAnalyzer(decode.AnalyzerOptions{Lookahead: d.lookahead, RPCRDMAQPs: d.ulp.rpcQPs, NoRPCRDMA: d.ulp.noRPC,
-		NoRPCRDMADetect: d.ulp.noRPCDetect})
+	// The upper layers' options as the run that prints has them: a
+	// connection carries one, and the first to claim it keeps it.
+	u := &d.ulp
+	a := decode.NewAnalyzer(decode.AnalyzerOptions{Lookahead: d.lookahead, NVMeQPs: u.nvmeQPs, NoULP: u.noNVMe, NoULPDetect: u.noNVMeDetect,
+		RPCRDMAQPs: u.rpcQPs, NoRPCRDMA: u.noRPC, NoRPCRDMADetect: u.noRPCDetect, NoSMBDirect: u.noSMBD, NoSMBDirectDetect: u.noSMBDDetect,
+		ISERQPs: u.iserQPs, NoISER: u.noISER, NoISERDetect: u.noISERDetect})
 	dec := decode.NewDecoder(d.decoderOptions)
 	var cp capture.Packet
 	for n := 0; n < lookaheadPackets; n++ {
