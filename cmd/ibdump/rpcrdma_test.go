@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/binary"
 	"os"
 	"path/filepath"
 	"strings"
@@ -121,4 +122,36 @@ func TestNFS4ReplyLine(t *testing.T) {
 		"-Y", "frame.number == 29")
 	require.Zero(t, code, errOut)
 	assert.Equal(t, "53,22,15\t2,0,0,2\n", out)
+}
+
+// A capture whose snapshot length cut the reply chunk's WRITE before the
+// RPC reply (nfs_rdma_v3_mount.pcap with frame 58, the WRITE of the
+// GETACL reply's 184 bytes, kept to its headers and 8 bytes): the NOMSG
+// of frame 59 still answers the call, with the latency of the whole
+// capture's reply, and says its RPC message was not captured.
+func TestRPCRDMANoMsgReplyCut(t *testing.T) {
+	data, err := os.ReadFile(nfsMount)
+	require.NoError(t, err)
+	var out []byte
+	out = append(out, data[:24]...)
+	for off, n := 24, 1; off < len(data); n++ {
+		incl := int(binary.LittleEndian.Uint32(data[off+8:]))
+		rec := append([]byte(nil), data[off:off+16+incl]...)
+		if n == 58 {
+			keep := 14 + 20 + 8 + 12 + 16 + 8
+			binary.LittleEndian.PutUint32(rec[8:], uint32(keep))
+			rec = rec[:16+keep]
+		}
+		out = append(out, rec...)
+		off += 16 + incl
+	}
+	path := filepath.Join(t.TempDir(), "cut.pcap")
+	require.NoError(t, os.WriteFile(path, out, 0o644))
+	text, errOut, code := ibdump(t, nil, "-r", path)
+	require.Zero(t, code, errOut)
+	assert.True(t, strings.HasSuffix(lineOf(t, text, 59), "RPC-over-RDMA NOMSG xid 0x33c3b52a NFSACLv3 GETACL Reply (its RPC message not captured) [latency 3081 µs]"),
+		lineOf(t, text, 59))
+	text, errOut, code = ibdump(t, nil, "-q", "-r", path, "-z", "expert")
+	require.Zero(t, code, errOut)
+	assert.Contains(t, text, "RPC call with no reply at the end of the capture\n                                            frames 110\n", "only the last call, as in the whole capture")
 }
