@@ -21,6 +21,7 @@ FUZZ_TARGETS = \
 	./decode:FuzzNVMeAnalyze \
 	./decode:FuzzNVMeData \
 	./decode:FuzzRPCRDMAAnalyze \
+	./decode:FuzzRPCRDMAChunksAnalyze \
 	./decode:FuzzISERAnalyze \
 	./fuzz:FuzzPipeline \
 	./endpoint:FuzzEndpoint \

@@ -117,6 +117,10 @@ type AnalyzerOptions struct {
 	// (ResponseFrame, findings about earlier frames). Memory then grows
 	// with the capture.
 	Links *FrameLinks
+	// Lookahead, given NewLookahead() on a run over the start of a capture
+	// file and then, after its Done, on the run that prints, decodes a
+	// connection the content detection found from its first packet.
+	Lookahead *Lookahead
 	// PFC tunes the pause timeline (link speed, storm window).
 	PFC PFCOptions
 	// DCQCN tunes the rate analysis (its interval).

@@ -30,7 +30,9 @@ func rpcrdmaFields() []*Field {
 	}
 	isErr := func(p *Packet) bool { return hdr(p) && R(p).Hdr.Proc == layers.RPCRDMAError }
 	msgp := func(p *Packet) bool { return hdr(p) && R(p).Hdr.Proc == layers.RPCRDMAMsgP }
-	rpc := func(p *Packet) bool { r := R(p); return r != nil && r.HasRPC }
+	// rpc: the RPC message is shown where it is whole (a call that goes
+	// on in a read chunk, on the READ response that completes it).
+	rpc := func(p *Packet) bool { r := R(p); return r != nil && r.HasRPC && !r.InReadChunk }
 	call := func(p *Packet) bool { return rpc(p) && R(p).RPC.Type == layers.RPCCall }
 	reply := func(p *Packet) bool { return rpc(p) && R(p).RPC.Type == layers.RPCReply }
 	// matched: a call, or a reply whose call is known.
@@ -46,6 +48,7 @@ func rpcrdmaFields() []*Field {
 	// dissector, which repeats the program version.
 	nfsLayer := func(p *Packet) bool { return nfs(p) || prog(p, layers.RPCProgNFSACL, 0) }
 	compound := func(p *Packet) bool { return call(p) && R(p).HasCompound }
+	compoundRes := func(p *Packet) bool { return reply(p) && R(p).HasCompoundRes }
 	status := func(p *Packet) bool { r := R(p); return r != nil && r.HasNFSStatus }
 	u := func(name, title string, t FieldType, base Base, has func(*Packet) bool, get func(*RPCRDMAPacket) uint64) *Field {
 		return uintField(name, title, t, base, func(p *Packet) (uint64, bool) {
@@ -184,7 +187,7 @@ func rpcrdmaFields() []*Field {
 	}
 	// An RDMA_NOMSG reply is reassembled from the reply chunk's WRITEs:
 	// tshark lists them as its fragments.
-	fragments := func(p *Packet) bool { r := R(p); return r != nil && r.HasRPC && len(r.Fragments) > 0 }
+	fragments := func(p *Packet) bool { r := R(p); return r != nil && r.HasRPC && r.FragmentCount > 0 }
 	fragment := uintField("rpcordma.fragment", "RPCoRDMA fragment", FTUint32, BaseDec, func(p *Packet) (uint64, bool) {
 		if !fragments(p) {
 			return 0, false
@@ -221,8 +224,14 @@ func rpcrdmaFields() []*Field {
 		segField("rpcordma.rdma_offset", "RDMA offset", FTUint64, BaseHex, func(s *layers.RPCRDMASegment) uint64 { return s.Offset }),
 		noneField("rpcordma.fragments", "Reassembled RPCoRDMA fragments", fragments),
 		fragment,
-		u("rpcordma.fragment.count", "Fragment count", FTUint32, BaseDec, fragments, func(r *RPCRDMAPacket) uint64 { return uint64(len(r.Fragments)) }),
+		u("rpcordma.fragment.count", "Fragment count", FTUint32, BaseDec, fragments, func(r *RPCRDMAPacket) uint64 { return uint64(r.FragmentCount) }),
 		u("rpcordma.reassembled.length", "Reassembled RPCoRDMA length", FTUint32, BaseDec, fragments, func(r *RPCRDMAPacket) uint64 { return uint64(r.FragmentBytes) }),
+		bytesField("rpcordma.reassembled.data", "Reassembled RPCoRDMA data", FTBytes, func(p *Packet) ([]byte, bool) {
+			if !fragments(p) {
+				return nil, false
+			}
+			return R(p).Reassembled, true
+		}),
 		u("rpcordma.rdma_align", "RDMA align", FTUint32, BaseDec, msgp, func(r *RPCRDMAPacket) uint64 { return uint64(r.Hdr.Align) }),
 		u("rpcordma.rdma_thresh", "RDMA threshold", FTUint32, BaseDec, msgp, func(r *RPCRDMAPacket) uint64 { return uint64(r.Hdr.Threshold) }),
 		withNames(u("rpcordma.errcode", "Error code", FTUint32, BaseDec, isErr, func(r *RPCRDMAPacket) uint64 { return uint64(r.Hdr.ErrCode) }),
@@ -247,12 +256,14 @@ func rpcrdmaFields() []*Field {
 		withNames(u("rpc.replystat", "Reply State", FTUint32, BaseDec, reply, func(r *RPCRDMAPacket) uint64 { return uint64(r.RPC.ReplyStat) }),
 			func(v uint64) (string, bool) { return layers.RPCReplyStat(v).String(), v <= 1 }, nil),
 		u("rpc.repframe", "Reply Frame", FTUint32, BaseDec, func(p *Packet) bool { return reply(p) && R(p).HasCall },
-			func(r *RPCRDMAPacket) uint64 { return uint64(r.Call.Frame) }),
+			func(r *RPCRDMAPacket) uint64 { return uint64(r.MsgFrame) }),
+		// From the frame that showed the call (ibwire.rpc.latency is from
+		// the call's SEND).
 		{Name: "rpc.time", Title: "Time from request", Type: FTRelTime, get: func(p *Packet, v *Value) bool {
 			if !reply(p) || !R(p).HasCall {
 				return false
 			}
-			v.D = R(p).Latency
+			v.D = R(p).MsgLatency
 			return true
 		}},
 		u("rpc.reqframe", "Request Frame", FTUint32, BaseDec, func(p *Packet) bool { return call(p) && R(p).ReplyFrame != 0 },
@@ -286,9 +297,11 @@ func rpcrdmaFields() []*Field {
 		withNames(u("nfs.status3", "Status", FTUint32, BaseDec, func(p *Packet) bool { return status(p) && nfs3(p) },
 			func(r *RPCRDMAPacket) uint64 { return uint64(r.NFSStatus) }),
 			func(v uint64) (string, bool) { return layers.NFS3Status(v).Name() }, nil),
-		u("nfs.status", "Status", FTUint32, BaseDec, status, func(r *RPCRDMAPacket) uint64 { return uint64(r.NFSStatus) }),
+		nfsStatus(R, status, compoundRes, "nfs.status", "Status"),
+		withNames(nfsStatus(R, func(*Packet) bool { return false }, compoundRes, "nfs.nfsstat4", "Status"),
+			func(v uint64) (string, bool) { return layers.NFS4Status(v).Name() }, nil),
 		u("nfs.minorversion", "minorversion", FTUint32, BaseDec, compound, func(r *RPCRDMAPacket) uint64 { return uint64(r.Compound.MinorVersion) }),
-		nfs4Opcode(R, compound),
+		nfs4Opcode(R, compound, compoundRes),
 	}
 	return append(fields, ibwireRPCFields(R)...)
 }
@@ -301,20 +314,48 @@ const (
 	rpcFragmentRow    = 202
 )
 
-// nfs4Opcode is nfs.opcode: one occurrence per COMPOUND operation.
-func nfs4Opcode(R func(p *Packet) *RPCRDMAPacket, compound func(*Packet) bool) *Field {
-	f := withNames(uintField("nfs.opcode", "Opcode", FTUint32, BaseDec, func(p *Packet) (uint64, bool) {
-		if !compound(p) || R(p).Compound.NOps == 0 {
-			return 0, false
+// nfs4Opcode is nfs.opcode: one occurrence per COMPOUND operation, of a
+// call or of a reply.
+func nfs4Opcode(R func(p *Packet) *RPCRDMAPacket, compound, compoundRes func(*Packet) bool) *Field {
+	op := func(p *Packet, i int) (uint64, bool) {
+		switch {
+		case compound(p) && i < R(p).Compound.NOps:
+			return uint64(R(p).Compound.Ops[i]), true
+		case compoundRes(p) && i < R(p).CompoundRes.NOps:
+			return uint64(R(p).CompoundRes.Ops[i]), true
 		}
-		return uint64(R(p).Compound.Ops[0]), true
-	}), func(v uint64) (string, bool) { return layers.NFS4Op(v).Name() }, nil)
+		return 0, false
+	}
+	f := withNames(uintField("nfs.opcode", "Opcode", FTUint32, BaseDec, func(p *Packet) (uint64, bool) { return op(p, 0) }),
+		func(v uint64) (string, bool) { return layers.NFS4Op(v).Name() }, nil)
 	f.nth = func(p *Packet, i int, v *Value) bool {
-		if !compound(p) || i >= R(p).Compound.NOps {
-			return false
+		var ok bool
+		v.U, ok = op(p, i)
+		return ok
+	}
+	return f
+}
+
+// nfsStatus is nfs.status (or nfs.nfsstat4): an NFSv3 or NFSACL reply's
+// status (when v3), or an NFSv4 COMPOUND reply's, then each operation's
+// (when v4), as tshark lists them.
+func nfsStatus(R func(p *Packet) *RPCRDMAPacket, v3, v4 func(*Packet) bool, name, title string) *Field {
+	st := func(p *Packet, i int) (uint64, bool) {
+		switch r := R(p); {
+		case v3(p) && i == 0:
+			return uint64(r.NFSStatus), true
+		case v4(p) && i == 0:
+			return uint64(r.CompoundRes.Status), true
+		case v4(p) && i <= r.CompoundRes.NOps:
+			return uint64(r.CompoundRes.Statuses[i-1]), true
 		}
-		v.U = uint64(R(p).Compound.Ops[i])
-		return true
+		return 0, false
+	}
+	f := uintField(name, title, FTUint32, BaseDec, func(p *Packet) (uint64, bool) { return st(p, 0) })
+	f.nth = func(p *Packet, i int, v *Value) bool {
+		var ok bool
+		v.U, ok = st(p, i)
+		return ok
 	}
 	return f
 }
@@ -326,7 +367,12 @@ var rpcrdmaKindNames = [...]string{"", "message", "chunk"}
 // selects a call's whole exchange.
 func ibwireRPCFields(R func(p *Packet) *RPCRDMAPacket) []*Field {
 	has := func(p *Packet) bool { r := R(p); return r != nil && r.HasCall }
-	isReply := func(p *Packet) bool { return has(p) && R(p).HasRPC && R(p).RPC.Type == layers.RPCReply }
+	// isReply: an RPC reply, or the RDMA_NOMSG that ends one the capture
+	// did not keep (rpcMessage).
+	isReply := func(p *Packet) bool {
+		r := R(p)
+		return has(p) && (r.HasRPC && r.RPC.Type == layers.RPCReply || !r.HasRPC && r.Kind == RPCRDMAMessage && r.Hdr.Proc == layers.RPCRDMANoMsg)
+	}
 	u := func(name, title string, t FieldType, base Base, ok func(*Packet) bool, get func(*RPCRDMAPacket) uint64) *Field {
 		return uintField(name, title, t, base, func(p *Packet) (uint64, bool) {
 			if !ok(p) {

@@ -55,10 +55,26 @@ type RPCRDMAPacket struct {
 	// ChunkFrame is the last frame of the RDMA WRITE that carried an
 	// RDMA_NOMSG reply's RPC message.
 	ChunkFrame uint32
-	// Fragments are the frames of the RDMA WRITE packets that carried an
-	// RDMA_NOMSG reply's reply chunk, FragmentBytes their bytes.
+	// Fragments are the frames an RPC message was reassembled from: the
+	// RDMA WRITE packets that carried an RDMA_NOMSG reply's reply chunk, or
+	// a call's RDMA_MSG and the READ responses that carried its read chunk
+	// (on the last of them); at most rpcMaxFragments of FragmentCount.
+	// FragmentBytes are their bytes, Reassembled the message they make
+	// (nil when it was not kept: longer than rpcKeepMax).
 	Fragments     []uint32
+	FragmentCount int
 	FragmentBytes uint32
+	Reassembled   []byte
+	// InReadChunk says, on an RDMA_MSG call, that the RPC message goes on
+	// in a read chunk: the rpc.* and nfs.* fields show it on the READ
+	// response that completes it, as tshark's do (RFC 8166 §3.5.3: the
+	// read chunk's data are part of the message).
+	InReadChunk bool
+	// MsgFrame is, on a reply, the frame that showed its call's RPC
+	// message (the call's, or the last READ response of its read chunk),
+	// and MsgLatency the time since: rpc.repframe and rpc.time.
+	MsgFrame   uint32
+	MsgLatency time.Duration
 	// Call is the call a reply or a chunk transfer belongs to (a call's
 	// own, on the call).
 	Call    RPCCallInfo
@@ -77,9 +93,12 @@ type RPCRDMAPacket struct {
 	// when HasNFSStatus.
 	NFSStatus    uint32
 	HasNFSStatus bool
-	// Compound is an NFSv4 COMPOUND call's operations (on its reply too).
+	// Compound is an NFSv4 COMPOUND call's operations.
 	Compound    layers.NFS4Compound
 	HasCompound bool
+	// CompoundRes is an NFSv4 COMPOUND reply's operations and statuses.
+	CompoundRes    layers.NFS4CompoundRes
+	HasCompoundRes bool
 	// MachineName is an AUTH_UNIX credential's machine name.
 	MachineName string
 	// Err is the transport header's or the RPC message's decoding error.
@@ -98,7 +117,9 @@ func (r *RPCRDMAPacket) Clone() *RPCRDMAPacket {
 	c.RPC.Cred.MachineName = append([]byte(nil), r.RPC.Cred.MachineName...)
 	c.RPC.Verf.Body, c.RPC.Verf.MachineName = nil, nil
 	c.Compound.Tag = append([]byte(nil), r.Compound.Tag...)
+	c.CompoundRes.Tag = append([]byte(nil), r.CompoundRes.Tag...)
 	c.Fragments = append([]uint32(nil), r.Fragments...)
+	c.Reassembled = append([]byte(nil), r.Reassembled...)
 	return &c
 }
 
@@ -139,24 +160,53 @@ type rpcCall struct {
 	at   time.Duration
 	// segs are the call's chunk segments, by kind, for the transfers.
 	segs []rpcSeg
-	// reply is the start of what the server wrote into the reply chunk's
-	// first segment: an RDMA_NOMSG reply's RPC message.
-	reply      [rpcReplyKeep]byte
-	replyLen   int
+	// reply is what the server wrote into the reply chunk: an RDMA_NOMSG
+	// reply's RPC message (its first rpcReplyKeep bytes at least).
+	reply      []byte
 	replyFrame uint32
 	// replyFrames are the RDMA WRITE packets into the reply chunk (its
-	// fragments, as tshark lists them), at most rpcMaxFragments, and
-	// replyBytes the bytes they wrote.
+	// fragments, as tshark lists them), at most rpcMaxFragments of
+	// replyN, and replyBytes the bytes they wrote.
 	replyFrames []uint32
+	replyN      int
 	replyBytes  uint32
+	// replyCut says the capture cut a WRITE into the reply chunk: reply
+	// then has holes.
+	replyCut bool
+	// A call whose message goes on in a read chunk: msg is the message
+	// being reassembled (the RDMA_MSG's inline part with the chunk's data
+	// at its position; nil when longer than the keep allows), inline the
+	// inline part, readPos the chunk's position, readLen its bytes,
+	// readGot those the READ responses brought, readFrames the
+	// fragments (the RDMA_MSG, then the READ responses) of readN.
+	msg, inline []byte
+	readPos     int
+	readLen     int
+	readGot     int
+	readFrames  []uint32
+	readN       int
+	// msgFrame is the frame that showed the call's RPC message, msgAt
+	// its time.
+	msgFrame uint32
+	msgAt    time.Duration
 }
 
-// rpcMaxFragments bounds the reply chunk packets a call remembers.
-const rpcMaxFragments = 512
+// rpcMaxFragments bounds the fragments a call remembers.
+const rpcMaxFragments = 2048
 
-// rpcReplyKeep is how much of a reply chunk is kept: the RPC reply header
-// and the NFS status (an AUTH_NULL reply's header is 24 bytes).
+// rpcReplyKeep is how much of a reply chunk is kept at least: the RPC
+// reply header and the NFS status (an AUTH_NULL reply's header is 24
+// bytes).
 const rpcReplyKeep = 256
+
+// rpcKeepMax bounds the bytes of one reassembled message kept, and
+// rpcKeepTotal those of every open call together: past them a reply chunk
+// keeps its first rpcReplyKeep bytes and a read chunk none, and
+// rpcordma.reassembled.data is absent.
+const (
+	rpcKeepMax   = 4 << 20
+	rpcKeepTotal = 64 << 20
+)
 
 type rpcSeg struct {
 	seg  layers.RPCRDMASegment
@@ -186,7 +236,7 @@ type rpcConn struct {
 type rpcXfer struct {
 	call *rpcCall
 	kind uint8
-	off  int // bytes of the segment moved before this packet (a WRITE's)
+	off  int // bytes of the segment moved before this packet
 	seg  int // the segment's index in call.segs
 	ok   bool
 }
@@ -216,6 +266,7 @@ type rpcState struct {
 	srt         RPCSRT
 	lastMachine string
 	free        []*rpcCall // calls answered, whose memory the next ones reuse
+	kept        int        // the bytes open calls keep of their messages
 	probe       struct {
 		hdr layers.RPCRDMAHeader
 		msg layers.RPCMsg
@@ -271,7 +322,9 @@ func (a *Analyzer) rpcrdmaOverride(d *direction) bool { return d.declared(a.opts
 // rpcFollow follows an RC packet of a connection known to carry
 // RPC-over-RDMA, or a SEND of one not yet known.
 func (a *Analyzer) rpcFollow(d *direction, p *Packet, b *layers.BTH, info *layers.OpcodeInfo) {
-	if a.opts.NoRPCRDMA || p.Err != nil || d.svc != layers.ServiceRC {
+	// A packet the capture cut (a snapshot length) is followed when it is
+	// an RDMA WRITE: its RETH names the chunk it writes.
+	if a.opts.NoRPCRDMA || p.Err != nil && !(p.Cut() && info.Operation == layers.OpRDMAWrite) || d.svc != layers.ServiceRC {
 		return
 	}
 	c := d.conv
@@ -280,6 +333,9 @@ func (a *Analyzer) rpcFollow(d *direction, p *Packet, b *layers.BTH, info *layer
 		r = a.rpc.conns[c.id]
 		if l := a.opts.Links; r == nil && l != nil && l.second && l.rpc[d.key] {
 			r = a.rpcNewConn(c) // a first pass found it
+		}
+		if l := a.opts.Lookahead; r == nil && l != nil && l.reading && l.rpc[d.key] && !a.opts.NoRPCRDMADetect {
+			r = a.rpcNewConn(c) // a look-ahead found it
 		}
 		if r == nil {
 			if info.Operation != layers.OpSend || info.Position != layers.PosOnly || p.Analysis.Info&InfoNewData == 0 {
@@ -297,6 +353,9 @@ func (a *Analyzer) rpcFollow(d *direction, p *Packet, b *layers.BTH, info *layer
 		}
 		if l := a.opts.Links; l != nil {
 			a.linkDirs(c, &l.rpc)
+		}
+		if l := a.opts.Lookahead; l != nil {
+			l.record(c, &l.rpc)
 		}
 	}
 	pk := &a.rpc.pkt
@@ -331,7 +390,7 @@ func (a *Analyzer) rpcReplyDue(r *rpcConn, b *layers.BTH, pk *RPCRDMAPacket) boo
 	due := h.DecodeFromBytes(b.PacketPayload()) == nil && h.Proc == layers.RPCRDMANoMsg
 	if due {
 		c := r.calls[h.XID]
-		due = c != nil && c.replyLen > 0
+		due = c != nil && c.replyN > 0
 	}
 	if !due {
 		pk.reset()
@@ -427,7 +486,8 @@ func (a *Analyzer) rpcStartCall(r *rpcConn, info RPCCallInfo, at time.Duration) 
 	} else {
 		c = &rpcCall{}
 	}
-	*c = rpcCall{info: info, at: at, segs: c.segs[:0], replyFrames: c.replyFrames[:0]}
+	*c = rpcCall{info: info, at: at, segs: c.segs[:0], replyFrames: c.replyFrames[:0], reply: c.reply[:0], msg: c.msg[:0],
+		inline: c.inline[:0], readFrames: c.readFrames[:0], msgFrame: info.Frame, msgAt: at}
 	r.calls[info.XID] = c
 	return c
 }
@@ -451,7 +511,33 @@ func (a *Analyzer) rpcDone(r *rpcConn, c *rpcCall) {
 			delete(r.reads, psn)
 		}
 	}
+	a.rpc.kept -= len(c.reply) + len(c.msg)
+	if cap(c.reply) > 64<<10 {
+		c.reply = nil // a large message's memory is not held for the next
+	}
+	if cap(c.msg) > 64<<10 {
+		c.msg = nil
+	}
 	a.rpc.free = append(a.rpc.free, c) // its memory serves the next call
+}
+
+// rpcPut writes pl at offset off of buf, a message being reassembled,
+// within limit bytes and the keep of every open call; what does not fit
+// is dropped (the message's data then incomplete).
+func (s *rpcState) rpcPut(buf []byte, off int, pl []byte, limit int) []byte {
+	if s.kept >= rpcKeepTotal {
+		limit = min(limit, len(buf))
+	}
+	if off >= limit {
+		return buf
+	}
+	pl = pl[:min(len(pl), limit-off)]
+	if end := off + len(pl); end > len(buf) {
+		s.kept += end - len(buf)
+		buf = append(buf, make([]byte, end-len(buf))...)
+	}
+	copy(buf[off:], pl)
+	return buf
 }
 
 // rpcMessage follows a SEND: a transport header and what it carries.
@@ -477,12 +563,25 @@ func (a *Analyzer) rpcMessage(r *rpcConn, p *Packet, b *layers.BTH, pk *RPCRDMAP
 		// header is not in this frame: the call is named when its chunk
 		// is read).
 		c := r.calls[h.XID]
-		if c == nil || c.replyLen == 0 {
+		if c == nil || c.replyN == 0 {
 			return
 		}
-		if pk.RPC.DecodeFromBytes(c.reply[:c.replyLen]) == nil && pk.RPC.Type == layers.RPCReply {
-			pk.HasRPC, pk.ChunkFrame = true, c.replyFrame
-			pk.Fragments, pk.FragmentBytes = c.replyFrames, c.replyBytes
+		if pk.RPC.DecodeFromBytes(c.reply) != nil || pk.RPC.Type != layers.RPCReply {
+			// The capture cut the WRITE before the RPC reply's header: the
+			// WRITE into the reply chunk, then this NOMSG in order, say
+			// the call is answered (RFC 8166 §4.2.1), with what status
+			// the capture does not tell.
+			pk.Call, pk.HasCall = c.info, true
+			pk.Latency = a.now - c.at
+			pk.MsgFrame, pk.MsgLatency = c.msgFrame, a.now-c.msgAt
+			a.rpc.srt.add(&c.info, pk.Latency, true)
+			a.rpcDone(r, c)
+			return
+		}
+		pk.HasRPC, pk.ChunkFrame = true, c.replyFrame
+		pk.Fragments, pk.FragmentCount, pk.FragmentBytes = c.replyFrames, c.replyN, c.replyBytes
+		if len(c.reply) == int(c.replyBytes) && !c.replyCut {
+			pk.Reassembled = c.reply
 		}
 	case layers.RPCRDMAError:
 		// The server's RDMA_ERROR answers the call of its XID: the call
@@ -525,6 +624,7 @@ func (a *Analyzer) rpcMessage(r *rpcConn, p *Packet, b *layers.BTH, pk *RPCRDMAP
 		for _, s := range h.Reply {
 			a.rpcAddSeg(r, c, s, rpcChunkReply)
 		}
+		pk.InReadChunk = a.rpcReadChunk(c, h)
 		pk.Call, pk.HasCall = info, true
 		if l := a.opts.Links; l != nil && l.second {
 			pk.ReplyFrame = l.rpcReply[a.frame]
@@ -536,11 +636,12 @@ func (a *Analyzer) rpcMessage(r *rpcConn, p *Packet, b *layers.BTH, pk *RPCRDMAP
 		}
 		pk.Call, pk.HasCall = c.info, true
 		pk.Latency = a.now - c.at
+		pk.MsgFrame, pk.MsgLatency = c.msgFrame, a.now-c.msgAt
 		if l := a.opts.Links; l != nil && !l.second {
 			if l.rpcReply == nil {
 				l.rpcReply = map[uint32]uint32{}
 			}
-			l.rpcReply[c.info.Frame] = a.frame
+			l.rpcReply[c.msgFrame] = a.frame
 		}
 		if m.ReplyStat == layers.RPCAccepted && m.AcceptStat == layers.RPCSuccess && c.info.Procedure != 0 && len(m.Body) >= 4 &&
 			(c.info.Program == layers.RPCProgNFS && c.info.Version == 3 || c.info.Program == layers.RPCProgNFSACL) {
@@ -548,11 +649,97 @@ func (a *Analyzer) rpcMessage(r *rpcConn, p *Packet, b *layers.BTH, pk *RPCRDMAP
 			pk.NFSStatus, pk.HasNFSStatus = binary.BigEndian.Uint32(m.Body), true
 		}
 		ok := m.ReplyStat == layers.RPCAccepted && m.AcceptStat == layers.RPCSuccess
+		if ok && c.info.Program == layers.RPCProgNFS && c.info.Version == 4 && c.info.Procedure == 1 {
+			pk.HasCompoundRes = pk.CompoundRes.DecodeFromBytes(m.Body) == nil
+		}
 		a.rpc.srt.add(&c.info, pk.Latency, ok)
 		if !ok {
 			a.finding(Finding{Kind: FindRPCError, Frame: a.frame, Ref: c.info.Frame, Conv: r.conv})
 		}
 		a.rpcDone(r, c)
+	}
+}
+
+// rpcReadChunk starts reassembling call c's message when it goes on in a
+// read chunk (RFC 8166 §3.5.3): the chunk's data stand at its position of
+// the inline part. It handles one read chunk (every segment at one
+// position), as an NFS WRITE sends; it reports whether it did.
+func (a *Analyzer) rpcReadChunk(c *rpcCall, h *layers.RPCRDMAHeader) bool {
+	if len(h.Reads) == 0 {
+		return false
+	}
+	pos, n := h.Reads[0].Position, 0
+	for _, s := range h.Reads {
+		if s.Position != pos {
+			return false
+		}
+		n += int(s.Length)
+	}
+	if pos == 0 || int(pos) > len(h.Body) || n == 0 {
+		return false
+	}
+	c.readPos, c.readLen, c.readGot = int(pos), n, 0
+	c.inline = append(c.inline[:0], h.Body...)
+	if size := n + len(h.Body); size <= rpcKeepMax && a.rpc.kept+size <= rpcKeepTotal {
+		c.msg = slices.Grow(c.msg[:0], size)[:size]
+		copy(c.msg, h.Body[:pos])
+		clear(c.msg[pos : int(pos)+n])
+		copy(c.msg[int(pos)+n:], h.Body[pos:])
+		a.rpc.kept += size
+	}
+	c.readFrames = append(c.readFrames[:0], a.frame)
+	c.readN = 1
+	return true
+}
+
+// rpcReadData places a READ response's bytes in the message of the call
+// whose read chunk it carries; the response that completes the chunk
+// shows the call's RPC message, reassembled, with its fragments.
+func (a *Analyzer) rpcReadData(x *rpcXfer, pl []byte, pk *RPCRDMAPacket) {
+	c := x.call
+	if c.readLen == 0 {
+		return
+	}
+	off := c.readPos + x.off
+	for _, s := range c.segs[:x.seg] {
+		off += int(s.seg.Length)
+	}
+	if len(c.msg) > 0 {
+		c.msg = a.rpc.rpcPut(c.msg, off, pl, len(c.msg))
+	}
+	x.off += len(pl)
+	c.readGot += len(pl)
+	if len(c.readFrames) < rpcMaxFragments {
+		c.readFrames = append(c.readFrames, a.frame)
+	}
+	c.readN++
+	if c.readGot < c.readLen {
+		return
+	}
+	c.readLen = 0
+	msg := c.msg
+	if len(msg) == 0 {
+		msg = c.inline // the header and the arguments before the chunk
+	}
+	if pk.RPC.DecodeFromBytes(msg) != nil || pk.RPC.Type != layers.RPCCall {
+		return
+	}
+	m := &pk.RPC
+	pk.HasRPC = true
+	if m.Cred.Unix {
+		pk.MachineName = a.rpc.machineName(m.Cred.MachineName)
+	}
+	if m.Program == layers.RPCProgNFS && m.ProgVersion == 4 && m.Procedure == 1 {
+		pk.HasCompound = pk.Compound.DecodeFromBytes(m.Body) == nil
+	}
+	pk.Fragments, pk.FragmentCount = c.readFrames, c.readN
+	pk.FragmentBytes = uint32(len(c.inline) + c.readGot)
+	if len(c.msg) > 0 {
+		pk.Reassembled = c.msg
+	}
+	c.msgFrame, c.msgAt = a.frame, a.now
+	if l := a.opts.Links; l != nil && l.second {
+		pk.ReplyFrame = l.rpcReply[a.frame]
 	}
 }
 
@@ -605,7 +792,7 @@ func (a *Analyzer) rpcRequestData(r *rpcConn, p *Packet, b *layers.BTH, info *la
 		if r.reads == nil {
 			r.reads = map[layers.PSN]rpcXfer{}
 		}
-		r.reads[b.PSN] = rpcXfer{call: c, kind: c.segs[i].kind, ok: true}
+		r.reads[b.PSN] = rpcXfer{call: c, kind: c.segs[i].kind, seg: i, off: int(b.RETH.VA - c.segs[i].seg.Offset), ok: true}
 		return
 	}
 	w := &r.write
@@ -624,22 +811,26 @@ func (a *Analyzer) rpcRequestData(r *rpcConn, p *Packet, b *layers.BTH, info *la
 	}
 	a.rpcChunkPacket(p, pk, w.call, w.kind)
 	pl := b.PacketPayload()
+	n := p.PayloadLength() // pl is less when the capture cut the packet
 	if c := w.call; w.kind == rpcChunkReply {
 		if len(c.replyFrames) < rpcMaxFragments {
 			c.replyFrames = append(c.replyFrames, a.frame)
 		}
-		c.replyBytes += uint32(len(pl))
-	}
-	if w.kind == rpcChunkReply && w.call.segs[w.seg].seg.Offset == w.call.segs[w.call.firstReplySeg()].seg.Offset {
-		// The reply chunk's first segment holds the RPC reply's start.
-		c := w.call
-		if w.off < rpcReplyKeep {
-			n := copy(c.reply[w.off:], pl)
-			c.replyLen = max(c.replyLen, w.off+n)
+		c.replyN++
+		c.replyBytes += uint32(n)
+		c.replyCut = c.replyCut || len(pl) < n
+		// The reply chunk's segments hold the RPC reply, in order, each
+		// filled before the next.
+		off := w.off
+		for _, s := range c.segs[c.firstReplySeg():w.seg] {
+			off += int(s.seg.Length)
 		}
-		c.replyFrame = a.frame
+		c.reply = a.rpc.rpcPut(c.reply, off, pl, max(rpcReplyKeep, rpcKeepMax))
+		if w.call.segs[w.seg].seg.Offset == w.call.segs[c.firstReplySeg()].seg.Offset {
+			c.replyFrame = a.frame // the reply chunk's first segment holds the RPC reply's start
+		}
 	}
-	w.off += len(pl)
+	w.off += n
 	if info.Position == layers.PosLast || info.Position == layers.PosOnly {
 		w.ok = false
 	}
@@ -656,6 +847,9 @@ func (a *Analyzer) rpcReadResponse(r *rpcConn, p *Packet, b *layers.BTH, info *l
 		return
 	}
 	a.rpcChunkPacket(p, pk, x.call, x.kind)
+	if x.kind == rpcChunkRead {
+		a.rpcReadData(x, b.PacketPayload(), pk)
+	}
 	if info.Position == layers.PosLast || info.Position == layers.PosOnly {
 		x.ok = false
 	}

@@ -188,6 +188,25 @@ func TestRPCRDMAMidstream(t *testing.T) {
 	assert.Equal(t, 21, matched)
 	assert.Equal(t, "NFSv3 LOOKUP", rows[4]["ibwire.rpc.procedure"])
 
+	// A look-ahead over the start of the file finds the protocol by the
+	// same evidence, so the pass that prints decodes the first call too,
+	// as tshark's heuristic does (frame 2, XID 0x54c3b52a, a LOOKUP).
+	la := decode.NewLookahead()
+	fieldsAll(t, "../pcaps/rxe/nfs_rdma_v3_midstream.pcap", decode.AnalyzerOptions{Lookahead: la}, names)
+	la.Done()
+	rows = fieldsAll(t, "../pcaps/rxe/nfs_rdma_v3_midstream.pcap", decode.AnalyzerOptions{Lookahead: la}, names)
+	calls = 0
+	for _, r := range rows {
+		if r["rpc.msgtyp"] == "0" {
+			calls++
+		}
+	}
+	assert.Equal(t, 21, calls)
+	assert.Equal(t, map[string]string{"rpc.msgtyp": "0", "rpcordma.xid": "0x54c3b52a", "ibwire.rpc.procedure": "NFSv3 LOOKUP"}, rows[2])
+	// Detection off, the look-ahead's finding is not used either.
+	rows = fieldsAll(t, "../pcaps/rxe/nfs_rdma_v3_midstream.pcap", decode.AnalyzerOptions{Lookahead: la, NoRPCRDMADetect: true}, names)
+	assert.Empty(t, rows[2])
+
 	rows = fieldsAll(t, "../pcaps/rxe/nfs_rdma_v3_midstream.pcap", decode.AnalyzerOptions{RPCRDMAQPs: []uint32{0x11}, NoRPCRDMADetect: true}, names)
 	assert.Equal(t, "0", rows[2]["rpc.msgtyp"])
 	assert.Equal(t, "NFSv3 LOOKUP", rows[2]["ibwire.rpc.procedure"])

@@ -162,7 +162,9 @@ func TestCraftedNVMeSRT(t *testing.T) {
 // twice (both times with the right rpc.time), and it dissects the WRITE
 // call where it finished reassembling the call's read chunk, at the last
 // RDMA READ response, not at the SEND that carried it, so its rpc.time is
-// shorter by the time between the two.
+// shorter by the time between the two. ibdump's rpc.repframe and rpc.time
+// say the same (the frame that shows the call); its ibwire.rpc.call_frame
+// and -z rpc,srt count from the SEND.
 func TestCraftedRPCSRT(t *testing.T) {
 	want := map[string]*srtWant{}
 	byProc := map[int]craft.RPCExampleCall{}
@@ -183,13 +185,15 @@ func TestCraftedRPCSRT(t *testing.T) {
 	for _, row := range rows {
 		when[row["frame.number"]] = seconds(t, row["frame.time_epoch"], time.Second)
 	}
-	out, errOut, code := ibdump(t, nil, "-r", nfsCraft, "-T", "fields", "-e", "frame.number", "-e", "rpc.repframe", "-Y", "rpc.msgtyp == 1")
+	out, errOut, code := ibdump(t, nil, "-r", nfsCraft, "-T", "fields", "-e", "frame.number", "-e", "rpc.repframe", "-e", "ibwire.rpc.call_frame",
+		"-Y", "rpc.msgtyp == 1")
 	require.Zero(t, code, errOut)
 	callOf := map[string]string{} // ibdump: reply frame -> call frame
+	sendOf := map[string]string{} // reply frame -> the call's SEND
 	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
 		f := strings.Split(l, "\t")
-		require.Len(t, f, 2, l)
-		callOf[f[0]] = f[1]
+		require.Len(t, f, 3, l)
+		callOf[f[0]], sendOf[f[0]] = f[1], f[2]
 	}
 	timed := 0
 	for _, row := range rows {
@@ -203,11 +207,12 @@ func TestCraftedRPCSRT(t *testing.T) {
 		require.True(t, ok, "frame %s: procedure %d", row["frame.number"], proc)
 		lat := seconds(t, v, time.Second)
 		frame, tsharkCall := row["frame.number"], strings.Split(row["rpc.repframe"], ",")[0]
+		assert.Equal(t, callOf[frame], tsharkCall, "frame %s: the call", frame)
 		if c.Name == "WRITE" {
-			require.NotEqual(t, callOf[frame], tsharkCall, "tshark places the WRITE call at the end of its read chunk")
-			lat += when[tsharkCall] - when[callOf[frame]]
+			require.NotEqual(t, sendOf[frame], tsharkCall, "tshark places the WRITE call at the end of its read chunk")
+			lat += when[tsharkCall] - when[sendOf[frame]]
 		} else {
-			assert.Equal(t, callOf[frame], tsharkCall, "frame %s: the call", frame)
+			assert.Equal(t, sendOf[frame], tsharkCall, "frame %s: the call", frame)
 		}
 		assert.InDelta(t, c.Latency, lat, float64(time.Microsecond), "frame %s: %s", frame, c.Name)
 		if c.Name == "READ" {

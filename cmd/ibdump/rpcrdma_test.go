@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/binary"
 	"os"
 	"path/filepath"
 	"strings"
@@ -63,13 +64,22 @@ func TestRPCSRT(t *testing.T) {
 	assert.NotContains(t, out, "NFSv3")
 }
 
-// A capture that starts mid-stream: found by content; -2 decodes it from
-// its first packet; -d names the QP; --disable-heuristic and
+// A capture that starts mid-stream: found by content, and, read from a
+// file, decoded from its first packet (a look-ahead over the file's start
+// finds the reply that reveals the protocol), as tshark's heuristic
+// decodes it; from a pipe, from the reply on. -2 decodes it from its
+// first packet too; -d names the QP; --disable-heuristic and
 // --disable-protocol (under either name) turn it off.
 func TestRPCRDMAMidstreamOptions(t *testing.T) {
 	out, _, code := ibdump(t, nil, "-r", nfsMid)
 	require.Zero(t, code)
-	assert.NotContains(t, lineOf(t, out, 2), "RPC", "seen before its reply revealed the protocol")
+	assert.Contains(t, lineOf(t, out, 2), "RPC-over-RDMA MSG xid 0x54c3b52a NFSv3 LOOKUP Call", "the look-ahead found it")
+	assert.Contains(t, lineOf(t, out, 4), "RPC-over-RDMA MSG xid 0x54c3b52a NFSv3 LOOKUP Reply NFS3ERR_NOENT [latency 3067 µs]")
+	pcap, err := os.ReadFile(nfsMid)
+	require.NoError(t, err)
+	out, _, code = ibdump(t, pcap, "-r", "-")
+	require.Zero(t, code)
+	assert.NotContains(t, lineOf(t, out, 2), "RPC", "read once: seen before its reply revealed the protocol")
 	assert.Contains(t, lineOf(t, out, 4), "RPC-over-RDMA MSG xid 0x54c3b52a NFSv3 LOOKUP Reply NFS3ERR_NOENT [latency 3067 µs]")
 
 	// "answered by 3" is the transport's: the RC ACK of the SEND; the
@@ -95,4 +105,53 @@ func TestRPCRDMAMidstreamOptions(t *testing.T) {
 		assert.NotZero(t, code, "%v", bad)
 		assert.NotEmpty(t, errOut, "%v", bad)
 	}
+}
+
+// An NFSv4 COMPOUND reply whose operation failed says which and how:
+// nfs_rdma_v41_midstream.pcap frame 29 answers frame 27's SEQUENCE PUTFH
+// LOOKUP GETFH GETATTR with status 2 (NFS4ERR_NOENT, RFC 8881 §15.1) and
+// the results of SEQUENCE, PUTFH and LOOKUP, the last NFS4ERR_NOENT;
+// tshark, which matches no reply with its call in that capture (no CM
+// exchange), shows the call's operations alike.
+func TestNFS4ReplyLine(t *testing.T) {
+	out, errOut, code := ibdump(t, nil, "-r", "../../pcaps/rxe/nfs_rdma_v41_midstream.pcap")
+	require.Zero(t, code, errOut)
+	assert.Contains(t, lineOf(t, out, 27), "xid 0xad4b249f NFSv4 COMPOUND Call SEQUENCE PUTFH LOOKUP GETFH GETATTR")
+	assert.True(t, strings.HasSuffix(lineOf(t, out, 29), "xid 0xad4b249f NFSv4 COMPOUND Reply NFS4ERR_NOENT (LOOKUP) [latency 921 µs]"), lineOf(t, out, 29))
+	out, errOut, code = ibdump(t, nil, "-r", "../../pcaps/rxe/nfs_rdma_v41_midstream.pcap", "-T", "fields", "-e", "nfs.opcode", "-e", "nfs.nfsstat4",
+		"-Y", "frame.number == 29")
+	require.Zero(t, code, errOut)
+	assert.Equal(t, "53,22,15\t2,0,0,2\n", out)
+}
+
+// A capture whose snapshot length cut the reply chunk's WRITE before the
+// RPC reply (nfs_rdma_v3_mount.pcap with frame 58, the WRITE of the
+// GETACL reply's 184 bytes, kept to its headers and 8 bytes): the NOMSG
+// of frame 59 still answers the call, with the latency of the whole
+// capture's reply, and says its RPC message was not captured.
+func TestRPCRDMANoMsgReplyCut(t *testing.T) {
+	data, err := os.ReadFile(nfsMount)
+	require.NoError(t, err)
+	var out []byte
+	out = append(out, data[:24]...)
+	for off, n := 24, 1; off < len(data); n++ {
+		incl := int(binary.LittleEndian.Uint32(data[off+8:]))
+		rec := append([]byte(nil), data[off:off+16+incl]...)
+		if n == 58 {
+			keep := 14 + 20 + 8 + 12 + 16 + 8
+			binary.LittleEndian.PutUint32(rec[8:], uint32(keep))
+			rec = rec[:16+keep]
+		}
+		out = append(out, rec...)
+		off += 16 + incl
+	}
+	path := filepath.Join(t.TempDir(), "cut.pcap")
+	require.NoError(t, os.WriteFile(path, out, 0o644))
+	text, errOut, code := ibdump(t, nil, "-r", path)
+	require.Zero(t, code, errOut)
+	assert.True(t, strings.HasSuffix(lineOf(t, text, 59), "RPC-over-RDMA NOMSG xid 0x33c3b52a NFSACLv3 GETACL Reply (its RPC message not captured) [latency 3081 µs]"),
+		lineOf(t, text, 59))
+	text, errOut, code = ibdump(t, nil, "-q", "-r", path, "-z", "expert")
+	require.Zero(t, code, errOut)
+	assert.Contains(t, text, "RPC call with no reply at the end of the capture\n                                            frames 110\n", "only the last call, as in the whole capture")
 }

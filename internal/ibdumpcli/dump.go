@@ -62,6 +62,7 @@ type dumper struct {
 	// The conversation analysis, and the statistics drawn from it.
 	analyzer  *decode.Analyzer
 	links     *decode.FrameLinks // -2
+	lookahead *decode.Lookahead  // files, one pass: see lookAhead
 	zs        []*zstat
 	shownConv map[uint32]bool  // conversations of the packets -Y showed (nil: all)
 	pending   []decode.Finding // findings of the current packet, kept until -Y decides
@@ -195,6 +196,8 @@ func newDumper(o *options, stdout, stderr io.Writer) (*dumper, error) {
 	if d.needsAnalysis() {
 		if o.twoPass {
 			d.links = decode.NewFrameLinks()
+		} else if o.iface == "" {
+			d.lookahead = decode.NewLookahead()
 		}
 		d.analyzer = decode.NewAnalyzer(d.analyzerOptions())
 	}
@@ -222,7 +225,7 @@ func (d *dumper) needsAnalysis() bool {
 }
 
 func (d *dumper) analyzerOptions() decode.AnalyzerOptions {
-	opts := decode.AnalyzerOptions{Links: d.links, NVMeQPs: d.ulp.nvmeQPs, NoULP: d.ulp.noNVMe, NoULPDetect: d.ulp.noNVMeDetect,
+	opts := decode.AnalyzerOptions{Links: d.links, Lookahead: d.lookahead, NVMeQPs: d.ulp.nvmeQPs, NoULP: d.ulp.noNVMe, NoULPDetect: d.ulp.noNVMeDetect,
 		RPCRDMAQPs: d.ulp.rpcQPs, NoRPCRDMA: d.ulp.noRPC, NoRPCRDMADetect: d.ulp.noRPCDetect,
 		NoSMBDirect: d.ulp.noSMBD, NoSMBDirectDetect: d.ulp.noSMBDDetect,
 		ISERQPs: d.ulp.iserQPs, NoISER: d.ulp.noISER, NoISERDetect: d.ulp.noISERDetect, PFC: d.pfc, DCQCN: d.dcqcn}
@@ -519,6 +522,10 @@ func (d *dumper) run(ctx context.Context, files []string, stdin io.Reader) int {
 		if status := d.firstPass(ctx, files); status != exitOK {
 			return status
 		}
+	} else if d.lookahead != nil && regularFiles(files) {
+		if status := d.lookAhead(ctx, files); status != exitOK {
+			return status
+		}
 	}
 	src, live, name, closer, err := d.open(files, stdin, true)
 	if err != nil {
@@ -724,6 +731,53 @@ func (d *dumper) firstPass(ctx context.Context, files []string) int {
 	}
 	a.Finish()
 	d.links.SecondPass()
+	return exitOK
+}
+
+// regularFiles reports whether every file is a regular file, which can be
+// read twice (not standard input, a pipe or a FIFO).
+func regularFiles(files []string) bool {
+	for _, f := range files {
+		st, err := os.Stat(f)
+		if f == "-" || err != nil || !st.Mode().IsRegular() {
+			return false
+		}
+	}
+	return len(files) > 0
+}
+
+// lookaheadPackets bounds the look-ahead over the start of a file.
+const lookaheadPackets = 4096
+
+// lookAhead runs the analysis over the start of the files (not standard
+// input: it is read once) to find the connections whose content shows an
+// upper-layer protocol only after their first packets (a capture that
+// starts mid-stream), so that the run that prints decodes them from their
+// first packet; see decode.Lookahead.
+func (d *dumper) lookAhead(ctx context.Context, files []string) int {
+	src, _, _, closer, err := d.open(files, nil, false)
+	if err != nil {
+		fmt.Fprintf(d.stderr, "%s: %v\n", d.o.prog, err)
+		return exitError
+	}
+	if closer != nil {
+		defer closer()
+	}
+	// The upper layers' options as the run that prints has them: a
+	// connection carries one, and the first to claim it keeps it.
+	u := &d.ulp
+	a := decode.NewAnalyzer(decode.AnalyzerOptions{Lookahead: d.lookahead, NVMeQPs: u.nvmeQPs, NoULP: u.noNVMe, NoULPDetect: u.noNVMeDetect,
+		RPCRDMAQPs: u.rpcQPs, NoRPCRDMA: u.noRPC, NoRPCRDMADetect: u.noRPCDetect, NoSMBDirect: u.noSMBD, NoSMBDirectDetect: u.noSMBDDetect,
+		ISERQPs: u.iserQPs, NoISER: u.noISER, NoISERDetect: u.noISERDetect})
+	dec := decode.NewDecoder(d.decoderOptions)
+	var cp capture.Packet
+	for n := 0; n < lookaheadPackets; n++ {
+		if err := src.NextInto(&cp); err != nil || ctx.Err() != nil {
+			break // the run that prints reports the error
+		}
+		a.Analyze(dec.Decode(cp))
+	}
+	d.lookahead.Done()
 	return exitOK
 }
 

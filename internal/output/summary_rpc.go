@@ -13,6 +13,7 @@ import (
 //	, RPC-over-RDMA MSG xid 0x3fc3b52a NFSv3 WRITE Call, read list 2 segments 262144 bytes
 //	, RPC-over-RDMA NOMSG xid 0x33c3b52a NFSACLv3 GETACL Reply [latency 3081 µs]
 //	, RPC-over-RDMA MSG xid 0x54c3b52a NFSv3 LOOKUP Reply NFS3ERR_NOENT [latency 3067 µs]
+//	, RPC-over-RDMA MSG xid 0xad4b249f NFSv4 COMPOUND Reply NFS4ERR_NOENT (LOOKUP) [latency 921 µs]
 func appendRPCRDMA(buf []byte, r *decode.RPCRDMAPacket) []byte {
 	buf = append(buf, ", RPC-over-RDMA "...)
 	h := &r.Hdr
@@ -30,6 +31,14 @@ func appendRPCRDMA(buf []byte, r *decode.RPCRDMAPacket) []byte {
 		return append(append(append(buf, " [malformed: "...), r.Err.Error()...), ']')
 	}
 	if !r.HasRPC {
+		if r.HasCall && h.Proc == layers.RPCRDMANoMsg {
+			// The reply chunk's WRITE was cut before the RPC reply.
+			buf = append(buf, ' ')
+			buf = append(buf, decode.RPCProcLabel(&r.Call)...)
+			buf = append(buf, " Reply (its RPC message not captured) [latency "...)
+			buf = appendMicros(buf, r.Latency)
+			return append(buf, ']')
+		}
 		return appendChunkLists(buf, h)
 	}
 	m := &r.RPC
@@ -64,6 +73,16 @@ func appendRPCRDMA(buf []byte, r *decode.RPCRDMAPacket) []byte {
 	case r.HasNFSStatus && r.NFSStatus != 0:
 		buf = append(buf, ' ')
 		buf = append(buf, layers.NFS3Status(r.NFSStatus).String()...)
+	case r.HasCompoundRes && r.CompoundRes.Status != 0:
+		// The operation that failed ends the COMPOUND.
+		c := &r.CompoundRes
+		buf = append(buf, ' ')
+		buf = append(buf, c.Status.String()...)
+		if c.NOps > 0 {
+			buf = append(buf, " ("...)
+			buf = append(buf, c.Ops[c.NOps-1].String()...)
+			buf = append(buf, ')')
+		}
 	}
 	if r.HasCall {
 		buf = append(buf, " [latency "...)
