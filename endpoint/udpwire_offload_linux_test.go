@@ -28,19 +28,22 @@ import (
 func TestUDPWireOffload(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	refuse := func(int) error { return unix.ENOPROTOOPT }
+	const v4a, v4b, v6a, v6b = "127.0.0.1:0", "127.0.0.2:4791", "[::1]:0", "[::1]:4791"
 	tests := []struct {
 		name         string
+		a, b         string
 		gsoProbe     func(int) error
 		groEnable    func(int) error
 		opts         []UDPOption
 		gso, gro     bool
 		framesPerRun bool // the capture sees one frame per run, not per datagram
 	}{
-		{"offload", udpGSOProbe, udpGROEnable, nil, true, true, true},
-		{"kernel refuses UDP_SEGMENT", refuse, udpGROEnable, nil, false, true, false},
-		{"kernel refuses UDP_GRO", udpGSOProbe, refuse, nil, true, false, true},
-		{"kernel refuses both", refuse, refuse, nil, false, false, false},
-		{"turned off", udpGSOProbe, udpGROEnable, []UDPOption{WithUDPOffload(false)}, false, false, false},
+		{"offload", v4a, v4b, udpGSOProbe, udpGROEnable, nil, true, true, true},
+		{"offload ipv6", v6a, v6b, udpGSOProbe, udpGROEnable, nil, true, true, true},
+		{"kernel refuses UDP_SEGMENT", v4a, v4b, refuse, udpGROEnable, nil, false, true, false},
+		{"kernel refuses UDP_GRO", v4a, v4b, udpGSOProbe, refuse, nil, true, false, true},
+		{"kernel refuses both", v4a, v4b, refuse, refuse, nil, false, false, false},
+		{"turned off", v4a, v4b, udpGSOProbe, udpGROEnable, []UDPOption{WithUDPOffload(false)}, false, false, false},
 	}
 	const marker = 0xC0FFE1
 	// two runs and a sentinel: 20×1040 + 500 (TC 2), 3×1056 + 64 (TC 3)
@@ -59,7 +62,7 @@ func TestUDPWireOffload(t *testing.T) {
 			saveGSO, saveGRO := udpGSOProbe, udpGROEnable
 			udpGSOProbe, udpGROEnable = tt.gsoProbe, tt.groEnable
 			looptest.Hold(t) // the capture sees UDP 4791 only
-			wa, wb := udpListenPair(t, "127.0.0.1:0", "127.0.0.2:4791", tt.opts...)
+			wa, wb := udpListenPair(t, tt.a, tt.b, tt.opts...)
 			udpGSOProbe, udpGROEnable = saveGSO, saveGRO
 			assert.Equal(t, tt.gso, wa.gso.Load(), "sender segments")
 			assert.Equal(t, tt.gro, wb.gro != nil, "receiver takes coalesced runs")
@@ -104,10 +107,14 @@ func TestUDPWireOffload(t *testing.T) {
 			var p capture.Packet
 			for {
 				require.NoError(t, src.NextInto(&p), "capturing our datagrams")
-				if len(p.Data) < 14+20+8+layers.BTHLength {
+				hdr := 14 + 20 + 8 // lo's zero Ethernet header, IPv4, UDP
+				if len(p.Data) > 14 && p.Data[14]>>4 == 6 {
+					hdr = 14 + 40 + 8
+				}
+				if len(p.Data) < hdr+layers.BTHLength {
 					continue
 				}
-				bth := p.Data[14+20+8:] // lo's zero Ethernet header, IPv4, UDP
+				bth := p.Data[hdr:]
 				if len(bth) < layers.BTHLength || binary.BigEndian.Uint32(bth[4:])&0xFFFFFF != marker {
 					continue
 				}
@@ -149,5 +156,35 @@ func TestUDPWireGROTooLong(t *testing.T) {
 			assert.Equal(t, ICRCGood, got[i+1].ICRC)
 			assert.Equal(t, psn, binary.BigEndian.Uint32(got[i+1].Payload[8:]))
 		}
+	}
+}
+
+// TestUDPWireGSORefusedAtSend: a kernel that takes UDP_SEGMENT at set-up
+// may still refuse a segmented message (here: UDP checksums turned off
+// with SO_NO_CHECK, which Linux does not segment, EINVAL); the wire stops
+// segmenting and sends the rest one datagram per message, none lost and
+// none twice.
+func TestUDPWireGSORefusedAtSend(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	wa, wb := udpListenPair(t, "127.0.0.1:0", "127.0.0.2:0")
+	require.True(t, wa.gso.Load(), "this kernel segments UDP")
+	var serr error
+	require.NoError(t, wa.raw.Control(func(fd uintptr) {
+		serr = unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_NO_CHECK, 1)
+	}))
+	require.NoError(t, serr)
+	sent := make([]Datagram, 10)
+	for i := range sent {
+		sent[i] = Datagram{Dst: wb.LocalAddr(), HopLimit: 64, Payload: testRoCEPayload(1040, 7, uint32(i), byte(i))}
+	}
+	n, err := wa.WriteBatch(sent)
+	require.NoError(t, err)
+	assert.Equal(t, len(sent), n)
+	assert.False(t, wa.gso.Load(), "the wire stopped segmenting")
+	got := udpReadN(t, wb, len(sent))
+	require.Len(t, got, len(sent))
+	for i, dg := range got {
+		assert.Equal(t, sent[i].Payload, dg.Payload, "datagram %d", i)
+		assert.Equal(t, ICRCGood, dg.ICRC, "datagram %d", i)
 	}
 }
