@@ -65,7 +65,7 @@ write() { # MTU NAME BIN
 	"$3" serve --addr $B --mtu "$1" >/dev/null 2>&1 &
 	local s=$!
 	listening $B:18515
-	"$3" write --addr $A --to $B --size 65536 --iters "$ITERS" >"$tmp/out"
+	"$3" write --addr $A --to $B --size 65536 --iters "$ITERS" >"$tmp/out" 2> >(sed "s/^/[MTU $1, write $2] /" >&2)
 	kill -INT $s
 	wait $s || true
 	awk -v m="$1" -v r="write $2" '$1 == 65536 { print m, r, $4 * 125 }' "$tmp/out" >>"$tmp/results"
@@ -74,7 +74,7 @@ perftest() { # MTU NAME BIN
 	"$3" perftest write --addr $B -s 65536 -n "$ITERS" -m "$1" --report_gbits >/dev/null 2>&1 &
 	local s=$!
 	listening $B:18515
-	"$3" perftest write --addr $A -s 65536 -n "$ITERS" -m "$1" --report_gbits $B >"$tmp/out"
+	"$3" perftest write --addr $A -s 65536 -n "$ITERS" -m "$1" --report_gbits $B >"$tmp/out" 2> >(sed "s/^/[MTU $1, perftest $2] /" >&2)
 	wait $s || true
 	awk -v m="$1" -v r="perftest $2" '$1 == 65536 { print m, r, $4 * 125 }' "$tmp/out" >>"$tmp/results"
 }
