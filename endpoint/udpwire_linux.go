@@ -339,17 +339,22 @@ func (w *UDPWire) readGRO(dgs []Datagram) (int, error) {
 		g.bufs = make([]byte, groMsgs*groBufLen)
 	}
 	b := g.b
+	limit := min(len(dgs), w.batch)
+	if limit == 0 {
+		return 0, nil
+	}
+	for i := range limit {
+		if c := cap(dgs[i].Payload); c < minRoCEDatagram {
+			return 0, fmt.Errorf("endpoint: udp read: datagram %d has a %d-byte buffer, want at least %d", i, c, minRoCEDatagram)
+		}
+	}
 	n := 0
 	for {
-		for n < len(dgs) && g.next < g.done {
+		for n < limit && g.next < g.done {
 			m := &b.msgs[g.next]
 			meta := &g.meta[g.next]
 			dg := &dgs[n]
-			buf := dg.Payload[:cap(dg.Payload)]
-			if len(buf) < minRoCEDatagram {
-				return n, fmt.Errorf("endpoint: udp read: datagram %d has a %d-byte buffer, want at least %d", n, len(buf), minRoCEDatagram)
-			}
-			buf = buf[:min(len(buf), MaxDatagram)]
+			buf := dg.Payload[:min(cap(dg.Payload), MaxDatagram)]
 			l := min(g.seg[g.next], int(m.Len)-g.off)
 			dg.Src, dg.Dst, dg.TrafficClass, dg.HopLimit = meta.Src, meta.Dst, meta.TrafficClass, meta.HopLimit
 			dg.ICRC, dg.Drop = ICRCBad, 0

@@ -188,3 +188,39 @@ func TestUDPWireGSORefusedAtSend(t *testing.T) {
 		assert.Equal(t, ICRCGood, dg.ICRC, "datagram %d", i)
 	}
 }
+
+// TestUDPWireReadContract: with offload or without, ReadBatch fills at
+// most BatchSize slots, returns at once for no slots, and refuses a buffer
+// too small for a BTH and an ICRC before it reads anything.
+func TestUDPWireReadContract(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	for _, on := range []bool{true, false} {
+		wa, wb := udpListenPair(t, "127.0.0.1:0", "127.0.0.2:0", WithUDPBatchSize(4), WithUDPOffload(on))
+		assert.Equal(t, on, wb.gro != nil, "offload %v", on)
+		n, err := wb.ReadBatch(nil)
+		require.NoError(t, err)
+		assert.Zero(t, n)
+		small := wireReadBuffers(2)
+		small[1].Payload = make([]byte, 0, minRoCEDatagram-1)
+		_, err = wb.ReadBatch(small)
+		require.ErrorContains(t, err, "want at least")
+
+		sent := make([]Datagram, 8)
+		for i := range sent {
+			sent[i] = Datagram{Dst: wb.LocalAddr(), Payload: testRoCEPayload(1040, 5, uint32(i), byte(i))}
+		}
+		_, err = wa.WriteBatch(sent)
+		require.NoError(t, err)
+		var got []Datagram
+		for len(got) < len(sent) {
+			dgs := wireReadBuffers(10)
+			k, err := wb.ReadBatch(dgs)
+			require.NoError(t, err)
+			require.LessOrEqual(t, k, 4, "offload %v: at most BatchSize", on)
+			got = append(got, dgs[:k]...)
+		}
+		for i, dg := range got {
+			assert.Equal(t, sent[i].Payload, dg.Payload, "offload %v: datagram %d", on, i)
+		}
+	}
+}
