@@ -15,6 +15,7 @@ type UDPOption func(*udpConfig)
 type udpConfig struct {
 	batch   int
 	sockBuf int
+	offload bool
 }
 
 // WithUDPBatchSize sets how many datagrams one system call moves at most
@@ -29,8 +30,19 @@ func WithUDPSocketBuffer(bytes int) UDPOption {
 	return func(c *udpConfig) { c.sockBuf = bytes }
 }
 
+// WithUDPOffload turns UDP segmentation offload on or off (on by default):
+// on a wire bound to a loopback address, runs of equal datagrams leave as
+// one UDP_SEGMENT message that the kernel cuts back into the datagrams
+// (WriteBatch). Every datagram stays its own on the wire, with its own
+// ICRC; a packet capture on lo sees a run as one large datagram, though,
+// because it taps the loopback device before the receiving socket cuts it.
+// Turn it off to capture on lo, or when an AF_PACKET peer listens there.
+func WithUDPOffload(on bool) UDPOption {
+	return func(c *udpConfig) { c.offload = on }
+}
+
 func newUDPConfig(opts []UDPOption) udpConfig {
-	c := udpConfig{batch: DefaultUDPBatchSize, sockBuf: defaultUDPSocketBuffer}
+	c := udpConfig{batch: DefaultUDPBatchSize, sockBuf: defaultUDPSocketBuffer, offload: true}
 	for _, o := range opts {
 		o(&c)
 	}

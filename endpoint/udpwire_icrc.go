@@ -41,8 +41,17 @@ var errDatagramTooShort = errors.New("datagram shorter than BTH and ICRC")
 // writer batch owns one.
 type icrcSynth struct {
 	crc     layers.ICRCComputer
-	scratch [ipv6UDPHeaderLen + minRoCEDatagram]byte
+	scratch [synthHead + layers.ICRCLength]byte
 }
+
+// synthHead is how much of the synthetic packet goes to layers in one
+// piece: the headers, the BTH and the payload's first bytes. crc32 runs its
+// carry-less-multiply code only on 64 bytes or more and a table below that,
+// so the 60 or so header bytes are hashed together with the start of the
+// payload, and what stays for the second update is none or at least 64
+// bytes. layers hashes up to 256 bytes (its 8-byte pseudo-LRH in front of
+// the packet) as one update, so 248 bytes of packet stay one update there.
+const synthHead = 256 - 8
 
 // compute returns the ICRC of payload (BTH through ICRC) travelling from
 // src to dst in a packet whose IPv4 Identification is ipID (ignored for
@@ -103,7 +112,12 @@ func (s *icrcSynth) computeUnder(encap layers.Encapsulation, hdr, payload []byte
 // over the rest of the payload.
 func (s *icrcSynth) finish(encap layers.Encapsulation, n int, payload []byte) (uint32, error) {
 	b := s.scratch[:]
-	n += copy(b[n:], payload[:layers.BTHLength])
+	body := payload[:len(payload)-layers.ICRCLength] // BTH and what follows it
+	k := min(len(body), synthHead-n)
+	if rest := len(body) - k; rest > 0 && rest < 64 {
+		k = max(layers.BTHLength, k-(64-rest))
+	}
+	n += copy(b[n:], body[:k])
 	clear(b[n : n+layers.ICRCLength])
 	n += layers.ICRCLength
 	crc, err := s.crc.Compute(encap, b[:n])
@@ -112,7 +126,7 @@ func (s *icrcSynth) finish(encap layers.Encapsulation, n int, payload []byte) (u
 	}
 	// layers hashed everything it masks; the rest of the payload is hashed
 	// as it is, so the same CRC-32 simply continues over it.
-	return crc32.Update(crc, crc32.IEEETable, payload[layers.BTHLength:len(payload)-layers.ICRCLength]), nil
+	return crc32.Update(crc, crc32.IEEETable, body[k:]), nil
 }
 
 // fill writes the ICRC of payload into its last four bytes (little-endian,

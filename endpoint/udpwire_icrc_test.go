@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/netip"
 	"os"
@@ -236,6 +237,24 @@ func BenchmarkICRCVerifyIPv4(b *testing.B) {
 	b.SetBytes(int64(len(p)))
 	for b.Loop() {
 		s.verify(src, dst, p)
+	}
+}
+
+// BenchmarkICRCFill is the send side's ICRC of a full 4096-byte MTU
+// segment and of a 64-byte one.
+func BenchmarkICRCFill(b *testing.B) {
+	for _, l := range []int{64, 4096 + 16} {
+		b.Run(fmt.Sprint(l), func(b *testing.B) {
+			var s icrcSynth
+			src := netip.MustParseAddrPort("10.0.0.1:49443")
+			dst := netip.MustParseAddrPort("10.0.0.2:4791")
+			p := testRoCEPayload(l, 1, 1, 1)
+			b.ReportAllocs()
+			b.SetBytes(int64(len(p)))
+			for b.Loop() {
+				_ = s.fill(src, dst, 0, p)
+			}
+		})
 	}
 }
 

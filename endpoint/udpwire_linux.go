@@ -11,6 +11,7 @@ import (
 	"net/netip"
 	"os"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"unsafe"
 
@@ -43,6 +44,16 @@ import (
 // let the kernel share each one's datagrams out between both). Give each
 // peer on one machine its own address (127.0.0.1 and 127.0.0.2).
 //
+// Bound to a loopback address, the wire uses UDP segmentation offload
+// where the kernel has it (WithUDPOffload): WriteBatch hands runs of equal
+// datagrams to the kernel as one UDP_SEGMENT message, and with UDP_GRO the
+// receiving wire reads such a run as one message and cuts it back into its
+// datagrams, each checked on its own. On loopback the run crosses the
+// stack as one packet instead of one per datagram, which is most of the
+// cost of a datagram there; each datagram keeps its own bytes, ICRC,
+// traffic class and TTL. Where the kernel refuses either option the wire
+// moves one datagram per message, as on any other address.
+//
 // The batches are recvmmsg/sendmmsg calls of the wire's own rather than
 // x/net/ipv4's PacketConn.ReadBatch/WriteBatch, which allocate a net.IP and
 // a net.UDPAddr for every datagram read (BenchmarkUDPLoopback runs both).
@@ -51,9 +62,11 @@ type UDPWire struct {
 	conn     *net.UDPConn
 	v4       bool
 	wildcard bool
-	scopeID  uint32 // interface of a link-local IPv6 bind, for sends
+	scopeID  uint32      // interface of a link-local IPv6 bind, for sends
+	gso      atomic.Bool // sends runs of datagrams as one UDP_SEGMENT message
 
 	rx     *udpBatch // owned by the one ReadBatch goroutine
+	gro    *groRx    // with UDP_GRO: the reader's coalesced messages
 	txPool sync.Pool // of *udpBatch, one per concurrent WriteBatch
 }
 
@@ -69,6 +82,7 @@ type udpBatch struct {
 	iovs  []unix.Iovec
 	names []unix.RawSockaddrInet6 // large enough for an Inet4 too
 	oob   []byte
+	ends  []int // on send: datagrams carried by messages [0, m]
 	synth icrcSynth
 }
 
@@ -78,6 +92,7 @@ func newUDPBatch(n int) *udpBatch {
 		iovs:      make([]unix.Iovec, n),
 		names:     make([]unix.RawSockaddrInet6, n),
 		oob:       make([]byte, n*udpOOBSize),
+		ends:      make([]int, n),
 	}
 	for i := range b.msgs {
 		h := &b.msgs[i].Hdr
@@ -100,6 +115,7 @@ func ListenUDP(addr netip.AddrPort, opts ...UDPOption) (*UDPWire, error) {
 	}
 	addr = netip.AddrPortFrom(ip, addr.Port())
 	w := &UDPWire{v4: ip.Is4(), wildcard: ip.IsUnspecified()}
+	offload := cfg.offload && ip.IsLoopback()
 	w.batch, w.kind = cfg.batch, "udp"
 	network := "udp6"
 	if w.v4 {
@@ -107,7 +123,14 @@ func ListenUDP(addr netip.AddrPort, opts ...UDPOption) (*UDPWire, error) {
 	}
 	var sockErr error
 	lc := net.ListenConfig{Control: func(_, _ string, c syscall.RawConn) error {
-		if err := c.Control(func(fd uintptr) { sockErr = w.setSockopts(int(fd), cfg) }); err != nil {
+		if err := c.Control(func(fd uintptr) {
+			if sockErr = w.setSockopts(int(fd), cfg); sockErr == nil && offload {
+				w.gso.Store(udpGSOProbe(int(fd)) == nil)
+				if udpGROEnable(int(fd)) == nil {
+					w.gro = &groRx{}
+				}
+			}
+		}); err != nil {
 			return err
 		}
 		return sockErr
@@ -139,6 +162,18 @@ func ListenUDP(addr netip.AddrPort, opts ...UDPOption) (*UDPWire, error) {
 	w.rx = newUDPBatch(w.batch)
 	w.txPool.New = func() any { return newUDPBatch(w.batch) }
 	return w, nil
+}
+
+// udpGROEnable asks the kernel to hand the socket runs of datagrams as one
+// message (Linux 5.0 and later); tests replace it to force the fallback.
+var udpGROEnable = func(fd int) error {
+	return unix.SetsockoptInt(fd, unix.SOL_UDP, unix.UDP_GRO, 1)
+}
+
+// udpGSOProbe asks the kernel whether the socket can segment (Linux 4.18
+// and later); tests replace it to force the fallback.
+var udpGSOProbe = func(fd int) error {
+	return unix.SetsockoptInt(fd, unix.SOL_UDP, unix.UDP_SEGMENT, 0)
 }
 
 func (w *UDPWire) setSockopts(fd int, cfg udpConfig) error {
@@ -205,6 +240,9 @@ func (w *UDPWire) setSockopts(fd int, cfg udpConfig) error {
 // datagram longer than MaxDatagram or than its buffer keeps its slot,
 // empty and marked DropTooLong (the kernel truncated it).
 func (w *UDPWire) ReadBatch(dgs []Datagram) (int, error) {
+	if w.gro != nil {
+		return w.readGRO(dgs)
+	}
 	b := w.rx
 	return w.readBatch(dgs, &b.mmsgBatch, func(i int, buf []byte) {
 		b.iovs[i].Base = &buf[0]
@@ -221,6 +259,19 @@ func (w *UDPWire) ReadBatch(dgs []Datagram) (int, error) {
 func (w *UDPWire) parseReceived(b *udpBatch, i int, dg *Datagram) {
 	m := &b.msgs[i]
 	dg.Payload = dg.Payload[:m.Len]
+	w.parseCmsgs(b, i, dg)
+	if m.Hdr.Flags&unix.MSG_TRUNC != 0 {
+		dg.Payload, dg.Drop = dg.Payload[:0], DropTooLong
+		return
+	}
+	dg.ICRC, _ = b.synth.verify(dg.Src, dg.Dst, dg.Payload)
+}
+
+// parseCmsgs fills dg's addresses and traffic class from message i and
+// resets its verdict; it returns the segment size a UDP_GRO control
+// message gives (0 without one).
+func (w *UDPWire) parseCmsgs(b *udpBatch, i int, dg *Datagram) (seg int) {
+	m := &b.msgs[i]
 	dg.Src = sockaddrToAddrPort(&b.names[i])
 	dg.Dst = w.local
 	dg.TrafficClass, dg.HopLimit = 0, 0
@@ -248,14 +299,104 @@ func (w *UDPWire) parseReceived(b *udpBatch, i int, dg *Datagram) {
 		case h.Level == unix.IPPROTO_IPV6 && h.Type == unix.IPV6_PKTINFO && len(data) >= unix.SizeofInet6Pktinfo:
 			pi := (*unix.Inet6Pktinfo)(unsafe.Pointer(&data[0]))
 			dg.Dst = netip.AddrPortFrom(netip.AddrFrom16(pi.Addr).Unmap(), w.local.Port())
+		case h.Level == unix.SOL_UDP && h.Type == unix.UDP_GRO && len(data) >= 4:
+			seg = int(binary.NativeEndian.Uint32(data))
 		}
 		oob = oob[min(unix.CmsgSpace(l-unix.CmsgLen(0)), len(oob)):]
 	}
-	if m.Hdr.Flags&unix.MSG_TRUNC != 0 {
-		dg.Payload, dg.Drop = dg.Payload[:0], DropTooLong
-		return
+	return seg
+}
+
+// groMsgs is how many messages one recvmmsg reads on a wire with UDP_GRO,
+// each into a buffer that holds the largest UDP payload.
+const (
+	groMsgs   = 16
+	groBufLen = 1 << 16
+)
+
+// groRx is the reader's state with UDP_GRO: the messages the last
+// recvmmsg read, each a run of datagrams of one size (the last may be
+// shorter) or a single datagram, and how far ReadBatch has handed them out.
+type groRx struct {
+	b         *udpBatch
+	bufs      []byte
+	meta      [groMsgs]Datagram // addresses and traffic class of each message
+	seg       [groMsgs]int      // segment size, or the whole length
+	done      int               // messages the last recvmmsg filled
+	next, off int               // the next datagram: message and offset
+}
+
+// readGRO is ReadBatch with UDP_GRO: it cuts each message back into its
+// datagrams and copies each into the next slot's buffer, checking its ICRC
+// on its own. What does not fit dgs waits for the next call.
+func (w *UDPWire) readGRO(dgs []Datagram) (int, error) {
+	if w.closed.Load() {
+		return 0, ErrWireClosed
 	}
-	dg.ICRC, _ = b.synth.verify(dg.Src, dg.Dst, dg.Payload)
+	g := w.gro
+	if g.b == nil {
+		g.b = newUDPBatch(groMsgs)
+		g.bufs = make([]byte, groMsgs*groBufLen)
+	}
+	b := g.b
+	limit := min(len(dgs), w.batch)
+	if limit == 0 {
+		return 0, nil
+	}
+	for i := range limit {
+		if c := cap(dgs[i].Payload); c < minRoCEDatagram {
+			return 0, fmt.Errorf("endpoint: udp read: datagram %d has a %d-byte buffer, want at least %d", i, c, minRoCEDatagram)
+		}
+	}
+	n := 0
+	for {
+		for n < limit && g.next < g.done {
+			m := &b.msgs[g.next]
+			meta := &g.meta[g.next]
+			dg := &dgs[n]
+			buf := dg.Payload[:min(cap(dg.Payload), MaxDatagram)]
+			l := min(g.seg[g.next], int(m.Len)-g.off)
+			dg.Src, dg.Dst, dg.TrafficClass, dg.HopLimit = meta.Src, meta.Dst, meta.TrafficClass, meta.HopLimit
+			dg.ICRC, dg.Drop = ICRCBad, 0
+			if l > len(buf) || m.Hdr.Flags&unix.MSG_TRUNC != 0 {
+				dg.Payload, dg.Drop = buf[:0], DropTooLong
+				if m.Hdr.Flags&unix.MSG_TRUNC != 0 {
+					l = int(m.Len) - g.off // the rest of a cut message is lost with it
+				}
+			} else {
+				start := g.next*groBufLen + g.off
+				dg.Payload = buf[:copy(buf, g.bufs[start:start+l])]
+				dg.ICRC, _ = b.synth.verify(dg.Src, dg.Dst, dg.Payload)
+			}
+			n++
+			if g.off += l; g.off >= int(m.Len) || l == 0 {
+				g.next, g.off = g.next+1, 0
+			}
+		}
+		if n > 0 {
+			return n, nil
+		}
+		b.count = groMsgs
+		for i := range groMsgs {
+			b.iovs[i].Base = &g.bufs[i*groBufLen]
+			b.iovs[i].SetLen(groBufLen)
+			h := &b.msgs[i].Hdr
+			h.Flags = 0
+			h.Namelen = unix.SizeofSockaddrInet6
+			h.SetControllen(udpOOBSize)
+		}
+		if err := b.receive(w.raw); err != nil {
+			return 0, w.ioError("read", err)
+		}
+		for i := range b.done {
+			seg := w.parseCmsgs(b, i, &g.meta[i])
+			if seg <= 0 {
+				seg = int(b.msgs[i].Len)
+			}
+			g.seg[i] = seg
+		}
+		g.done, g.next, g.off = b.done, 0, 0
+	}
 }
 
 func sockaddrToAddrPort(sa *unix.RawSockaddrInet6) netip.AddrPort {
@@ -271,47 +412,138 @@ func sockaddrToAddrPort(sa *unix.RawSockaddrInet6) netip.AddrPort {
 // at a time. TrafficClass and HopLimit travel as per-datagram control
 // messages (IP_TOS/IP_TTL, IPV6_TCLASS/IPV6_HOPLIMIT), so datagrams with
 // different values share one sendmmsg call.
+//
+// On a wire with UDP segmentation offload (see ListenUDP) consecutive
+// datagrams to the same destination with the same traffic class and hop
+// limit, all of one length but the last, which may be shorter, go to the
+// kernel as one message with a UDP_SEGMENT control message: the kernel
+// cuts it back into exactly those datagrams, each with its own ICRC
+// filled here, as if each had been sent alone. When the kernel refuses a
+// segmented message (EIO or EINVAL) the wire stops segmenting and sends
+// the rest one datagram per message.
 func (w *UDPWire) WriteBatch(dgs []Datagram) (int, error) {
+	if w.closed.Load() {
+		return 0, ErrWireClosed
+	}
 	b := w.txPool.Get().(*udpBatch)
 	defer w.txPool.Put(b)
-	return w.writeBatches(dgs, &b.mmsgBatch, func(chunk []Datagram) (int, error) { return w.pack(b, chunk) })
+	sent := 0
+	for sent < len(dgs) {
+		chunk := dgs[sent:min(len(dgs), sent+w.batch)]
+		packed, err := w.pack(b, chunk)
+		n, werr := b.sendAll(w.raw)
+		if werr != nil {
+			done := 0
+			if n > 0 {
+				done = b.ends[n-1]
+			}
+			if n < b.count && b.ends[n]-done > 1 && w.gso.Load() && (errors.Is(werr, unix.EIO) || errors.Is(werr, unix.EINVAL)) {
+				w.gso.Store(false)
+				sent += done
+				continue // the rest again, one datagram per message
+			}
+			return sent + done, w.ioError("write", werr)
+		}
+		sent += packed
+		if err != nil {
+			return sent, err
+		}
+	}
+	return sent, nil
 }
 
-// pack prepares chunk for sendmmsg. It stops at the first datagram it
-// cannot send and returns how many it packed and why it stopped.
+// maxGSOSegments is the most datagrams one segmented message carries
+// (Linux's UDP_MAX_SEGMENTS was 64 before 6.x raised it), and maxGSOBytes
+// the most UDP payload one carries (an IPv4 packet's 65535 bytes less its
+// headers).
+const (
+	maxGSOSegments = 64
+	maxGSOBytes    = 65535 - ipv4UDPHeaderLen
+)
+
+// pack prepares chunk for sendmmsg: one message per datagram, or per run
+// of datagrams the kernel segments (WriteBatch). It stops at the first
+// datagram it cannot send and returns how many it packed and why it
+// stopped; b.ends[m] is how many of chunk's datagrams messages [0, m]
+// carry.
 func (w *UDPWire) pack(b *udpBatch, chunk []Datagram) (int, error) {
-	for i := range chunk {
-		dg := &chunk[i]
-		dst := netip.AddrPortFrom(dg.Dst.Addr().Unmap(), dg.Dst.Port())
-		if dst.Addr().Is4() != w.v4 || !dst.Addr().IsValid() {
-			b.count = i
-			return i, fmt.Errorf("endpoint: udp write from %v: datagram %d: destination %v is not of the wire's address family", w.local, i, dg.Dst)
+	gso := w.gso.Load()
+	m := 0
+	var (
+		open          bool
+		first, k      int // the open message's first datagram and count
+		seg, total    int
+		curDst        netip.AddrPort
+		curSrc        netip.Addr
+		curTC, curHop uint8
+		short         bool // the open message ends in a shorter datagram
+	)
+	closeMsg := func() {
+		h := &b.msgs[m].Hdr
+		h.Iov = &b.iovs[first]
+		h.SetIovlen(k)
+		h.Namelen = w.putSockaddr(&b.names[m], curDst)
+		oob := b.oob[m*udpOOBSize : (m+1)*udpOOBSize]
+		n := w.putSendCmsgs(oob, curTC, curHop, curSrc)
+		if k > 1 {
+			n += putCmsgUint16(oob[n:], unix.SOL_UDP, unix.UDP_SEGMENT, uint16(seg))
 		}
-		src := w.local
-		if w.wildcard {
-			src = netip.AddrPortFrom(dg.Src.Addr().Unmap(), w.local.Port())
-			if !src.Addr().IsValid() || src.Addr().Is4() != w.v4 || src.Addr().IsUnspecified() {
-				b.count = i
-				return i, fmt.Errorf("endpoint: udp write from %v: datagram %d: a wildcard-bound wire needs the source address in Datagram.Src, have %v", w.local, i, dg.Src)
-			}
-		}
-		if err := b.synth.fill(src, dst, 0, dg.Payload); err != nil {
-			b.count = i
-			return i, fmt.Errorf("endpoint: udp write from %v: datagram %d: %w", w.local, i, err)
-		}
-		b.iovs[i].Base = &dg.Payload[0]
-		b.iovs[i].SetLen(len(dg.Payload))
-		h := &b.msgs[i].Hdr
-		h.Namelen = w.putSockaddr(&b.names[i], dst)
-		oob := b.oob[i*udpOOBSize : (i+1)*udpOOBSize]
-		h.SetControllen(w.putSendCmsgs(oob, dg, src.Addr()))
-		if h.Controllen == 0 {
+		h.SetControllen(n)
+		if n == 0 {
 			h.Control = nil
 		} else {
 			h.Control = &oob[0]
 		}
+		b.ends[m] = first + k
+		m++
+		open = false
 	}
-	b.count = len(chunk)
+	for i := range chunk {
+		dg := &chunk[i]
+		dst := netip.AddrPortFrom(dg.Dst.Addr().Unmap(), dg.Dst.Port())
+		var err error
+		if dst.Addr().Is4() != w.v4 || !dst.Addr().IsValid() {
+			err = fmt.Errorf("endpoint: udp write from %v: datagram %d: destination %v is not of the wire's address family", w.local, i, dg.Dst)
+		}
+		src := w.local
+		if err == nil && w.wildcard {
+			src = netip.AddrPortFrom(dg.Src.Addr().Unmap(), w.local.Port())
+			if !src.Addr().IsValid() || src.Addr().Is4() != w.v4 || src.Addr().IsUnspecified() {
+				err = fmt.Errorf("endpoint: udp write from %v: datagram %d: a wildcard-bound wire needs the source address in Datagram.Src, have %v", w.local, i, dg.Src)
+			}
+		}
+		if err == nil {
+			if ferr := b.synth.fill(src, dst, 0, dg.Payload); ferr != nil {
+				err = fmt.Errorf("endpoint: udp write from %v: datagram %d: %w", w.local, i, ferr)
+			}
+		}
+		if err != nil {
+			if open {
+				closeMsg()
+			}
+			b.count = m
+			return i, err
+		}
+		b.iovs[i].Base = &dg.Payload[0]
+		b.iovs[i].SetLen(len(dg.Payload))
+		l := len(dg.Payload)
+		if open && gso && !short && k < maxGSOSegments && l <= seg && total+l <= maxGSOBytes &&
+			dst == curDst && src.Addr() == curSrc && dg.TrafficClass == curTC && dg.HopLimit == curHop {
+			k++
+			total += l
+			short = l < seg
+			continue
+		}
+		if open {
+			closeMsg()
+		}
+		open, first, k, seg, total, short = true, i, 1, l, l, false
+		curDst, curSrc, curTC, curHop = dst, src.Addr(), dg.TrafficClass, dg.HopLimit
+	}
+	if open {
+		closeMsg()
+	}
+	b.count = m
 	return len(chunk), nil
 }
 
@@ -344,14 +576,14 @@ func (w *UDPWire) putSockaddr(sa *unix.RawSockaddrInet6, dst netip.AddrPort) uin
 // while socket options cached by value would have to split a batch at
 // every change of ECN bits and serialise concurrent writers around each
 // setsockopt+sendmmsg pair.
-func (w *UDPWire) putSendCmsgs(oob []byte, dg *Datagram, src netip.Addr) int {
+func (w *UDPWire) putSendCmsgs(oob []byte, tc, hop uint8, src netip.Addr) int {
 	n := 0
 	if w.v4 {
-		if dg.TrafficClass != 0 {
-			n += putCmsgInt(oob[n:], unix.IPPROTO_IP, unix.IP_TOS, int32(dg.TrafficClass))
+		if tc != 0 {
+			n += putCmsgInt(oob[n:], unix.IPPROTO_IP, unix.IP_TOS, int32(tc))
 		}
-		if dg.HopLimit != 0 {
-			n += putCmsgInt(oob[n:], unix.IPPROTO_IP, unix.IP_TTL, int32(dg.HopLimit))
+		if hop != 0 {
+			n += putCmsgInt(oob[n:], unix.IPPROTO_IP, unix.IP_TTL, int32(hop))
 		}
 		if w.wildcard {
 			data := putCmsgHeader(oob[n:], unix.IPPROTO_IP, unix.IP_PKTINFO, unix.SizeofInet4Pktinfo)
@@ -361,11 +593,11 @@ func (w *UDPWire) putSendCmsgs(oob []byte, dg *Datagram, src netip.Addr) int {
 		}
 		return n
 	}
-	if dg.TrafficClass != 0 {
-		n += putCmsgInt(oob[n:], unix.IPPROTO_IPV6, unix.IPV6_TCLASS, int32(dg.TrafficClass))
+	if tc != 0 {
+		n += putCmsgInt(oob[n:], unix.IPPROTO_IPV6, unix.IPV6_TCLASS, int32(tc))
 	}
-	if dg.HopLimit != 0 {
-		n += putCmsgInt(oob[n:], unix.IPPROTO_IPV6, unix.IPV6_HOPLIMIT, int32(dg.HopLimit))
+	if hop != 0 {
+		n += putCmsgInt(oob[n:], unix.IPPROTO_IPV6, unix.IPV6_HOPLIMIT, int32(hop))
 	}
 	if w.wildcard {
 		data := putCmsgHeader(oob[n:], unix.IPPROTO_IPV6, unix.IPV6_PKTINFO, unix.SizeofInet6Pktinfo)
@@ -388,6 +620,11 @@ func putCmsgHeader(b []byte, level, typ int32, dataLen int) []byte {
 func putCmsgInt(b []byte, level, typ int32, v int32) int {
 	binary.NativeEndian.PutUint32(putCmsgHeader(b, level, typ, 4), uint32(v))
 	return unix.CmsgSpace(4)
+}
+
+func putCmsgUint16(b []byte, level, typ int32, v uint16) int {
+	binary.NativeEndian.PutUint16(putCmsgHeader(b, level, typ, 2), v)
+	return unix.CmsgSpace(2)
 }
 
 var _ Wire = (*UDPWire)(nil)
