@@ -178,3 +178,47 @@ func TestMidstreamLookahead(t *testing.T) {
 		})
 	}
 }
+
+// The commands of the real captures that start mid-stream, read from the
+// file in one pass with Wireshark's field names, each once (by its
+// destination QP and PSN, or its XID), by opcode or procedure, are the
+// counts in pcaps/rxe/MANIFEST.md: nvme_rdma_midstream 12 Reads and 12
+// completions; iser_midstream 15 SCSI Commands (READ(10) 13, WRITE(10) 2)
+// and 14 Responses (tshark's over the same frames of the capture with
+// the CM); nfs_rdma_v3_midstream and nfs_rdma_v41_midstream 21 calls,
+// each answered.
+func TestMidstreamCommandCounts(t *testing.T) {
+	for _, tt := range []struct {
+		name, path string
+		key        []string // what makes a line one command
+		fields     []string
+		filter     string
+		want       map[string]int
+	}{
+		{"nvme", nvmeMid, []string{"infiniband.bth.destqp", "infiniband.bth.psn"}, []string{"nvme-rdma.cmd.qid", "nvme.cmd.opc", "nvme.cqe.cid"},
+			"nvme.cmd.opc || nvme.cmd_latency", map[string]int{"0x0001\t0x02\t": 12, "0x0001\t\tcqe": 12}},
+		{"iser", iserMid, []string{"infiniband.bth.destqp", "infiniband.bth.psn"}, []string{"iscsi.opcode", "ibwire.iscsi.command"},
+			"iscsi.opcode == 0x01 || iscsi.opcode == 0x21", map[string]int{"0x01\tREAD(10)": 13, "0x01\tWRITE(10)": 2, "0x21\tREAD(10)": 13, "0x21\tWRITE(10)": 1}},
+		{"nfs3", nfsMid, []string{"rpc.xid"}, []string{"rpc.msgtyp"}, "rpc.msgtyp", map[string]int{"0": 21, "1": 21}},
+		{"nfs41", nfs41Mid, []string{"rpc.xid"}, []string{"rpc.msgtyp"}, "rpc.msgtyp", map[string]int{"0": 21, "1": 21}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			rows := fieldRows(t, nil, append(tt.key, tt.fields...), "-r", tt.path, "-Y", tt.filter)
+			seen := map[string]int{}
+			got := map[string]int{}
+			for _, r := range rows {
+				c := strings.Split(r, "\t")
+				seen[strings.Join(c, "\t")]++
+				rest := c[len(tt.key):]
+				if tt.name == "nvme" && rest[2] != "" {
+					rest[2] = "cqe" // the completion's cid, one per command
+				}
+				got[strings.Join(rest, "\t")]++
+			}
+			for l, n := range seen {
+				assert.Equal(t, 1, n, "%q counted twice", l)
+			}
+			assert.Equal(t, tt.want, got)
+		})
+	}
+}
