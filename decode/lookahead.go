@@ -52,6 +52,9 @@ func (l *Lookahead) record(c *conv, seen *map[dirKey]bool) {
 // found reports, on the pass that prints, whether the look-ahead recorded
 // direction d in seen (one of l's maps).
 func (l *Lookahead) found(seen map[dirKey]bool, d *direction) bool {
+	if !l.reading {
+		return false
+	}
 	_, ok := seen[d.key]
-	return l.reading && ok
+	return ok
 }
