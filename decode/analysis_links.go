@@ -27,6 +27,8 @@ type FrameLinks struct {
 	// request's frame to its response's.
 	iser      map[dirKey]bool
 	iscsiResp map[uint32]uint32
+	// smbd has the directions found to carry SMB Direct.
+	smbd map[dirKey]bool
 }
 
 type frameLink struct {

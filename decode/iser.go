@@ -209,6 +209,9 @@ func (a *Analyzer) iserFollow(d *direction, p *Packet, b *layers.BTH, info *laye
 		if l := a.opts.Links; r == nil && l != nil && l.second && l.iser[d.key] {
 			r = a.iserNewConn(c) // a first pass found it
 		}
+		if l := a.opts.Lookahead; r == nil && l != nil && !a.opts.NoISERDetect && l.found(l.iser, d) {
+			r = a.iserNewConn(c) // a look-ahead found it
+		}
 		if r == nil {
 			if info.Operation != layers.OpSend {
 				return
@@ -225,6 +228,9 @@ func (a *Analyzer) iserFollow(d *direction, p *Packet, b *layers.BTH, info *laye
 		}
 		if l := a.opts.Links; l != nil {
 			a.linkDirs(c, &l.iser)
+		}
+		if l := a.opts.Lookahead; l != nil {
+			l.record(c, &l.iser)
 		}
 	}
 	pk := &a.iser.pkt

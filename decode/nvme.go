@@ -359,6 +359,14 @@ func (a *Analyzer) nvmeFollow(d *direction, p *Packet, b *layers.BTH, info *laye
 				}
 			}
 		}
+		if l := a.opts.Lookahead; n == nil && l != nil && !a.opts.NoULPDetect && l.found(l.nvme, d) {
+			// A look-ahead found it, and which side is the host.
+			side := d.side
+			if !l.nvme[d.key] {
+				side = 1 - side
+			}
+			n = a.nvmeNewConn(c, side)
+		}
 		if n == nil {
 			if info.Operation != layers.OpSend {
 				return
@@ -536,6 +544,12 @@ func (a *Analyzer) nvmeNewConn(c *conv, host uint8) *nvmeConn {
 func (a *Analyzer) nvmeAttach(d *direction, n *nvmeConn) {
 	d.nvme = n
 	if l := a.opts.Links; l != nil && !l.second {
+		if l.nvme == nil {
+			l.nvme = map[dirKey]bool{}
+		}
+		l.nvme[d.key] = d.side == n.host
+	}
+	if l := a.opts.Lookahead; l != nil && !l.reading {
 		if l.nvme == nil {
 			l.nvme = map[dirKey]bool{}
 		}

@@ -334,7 +334,7 @@ func (a *Analyzer) rpcFollow(d *direction, p *Packet, b *layers.BTH, info *layer
 		if l := a.opts.Links; r == nil && l != nil && l.second && l.rpc[d.key] {
 			r = a.rpcNewConn(c) // a first pass found it
 		}
-		if l := a.opts.Lookahead; r == nil && l != nil && l.reading && l.rpc[d.key] && !a.opts.NoRPCRDMADetect {
+		if l := a.opts.Lookahead; r == nil && l != nil && !a.opts.NoRPCRDMADetect && l.found(l.rpc, d) {
 			r = a.rpcNewConn(c) // a look-ahead found it
 		}
 		if r == nil {

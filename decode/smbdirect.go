@@ -136,10 +136,14 @@ func (a *Analyzer) smbdFollow(d *direction, p *Packet, b *layers.BTH, info *laye
 	if s == nil {
 		s = a.smbd.conns[c.id]
 		if s == nil {
-			if info.Position != layers.PosOnly || p.Analysis.Info&InfoNewData == 0 {
+			// Found before this packet: by a first pass (ibdump -2) or a
+			// look-ahead, by the content of a later SEND ONLY.
+			l, la := a.opts.Links, a.opts.Lookahead
+			found := l != nil && l.second && l.smbd[d.key] || la != nil && !a.opts.NoSMBDirectDetect && la.found(la.smbd, d)
+			if !found && (info.Position != layers.PosOnly || p.Analysis.Info&InfoNewData == 0) {
 				return
 			}
-			if !isSMBDirectServiceID(c.serviceID) && (a.opts.NoSMBDirectDetect || !layers.SMBDirectCarriesSMB2(b.PacketPayload())) {
+			if !found && !isSMBDirectServiceID(c.serviceID) && (a.opts.NoSMBDirectDetect || !layers.SMBDirectCarriesSMB2(b.PacketPayload())) {
 				return
 			}
 			if a.smbd.conns == nil {
@@ -152,6 +156,12 @@ func (a *Analyzer) smbdFollow(d *direction, p *Packet, b *layers.BTH, info *laye
 			if dd != nil {
 				dd.smbd = s
 			}
+		}
+		if l := a.opts.Links; l != nil {
+			a.linkDirs(c, &l.smbd)
+		}
+		if l := a.opts.Lookahead; l != nil {
+			l.record(c, &l.smbd)
 		}
 	}
 	pk := &a.smbd.pkt

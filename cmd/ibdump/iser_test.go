@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os"
 	"strings"
 	"testing"
 
@@ -48,19 +49,26 @@ func TestISCSISRT(t *testing.T) {
 	assert.Contains(t, out, `"count": 13,`)
 }
 
-// A capture that starts mid-stream: found by content; -2 decodes it from
-// its first packet; -d names the QP; --disable-heuristic and
+// A capture that starts mid-stream: found by content; read from a file,
+// decoded from its first packet (a look-ahead over the file's start finds
+// the response that reveals the protocol), as -2 does; from a pipe, from
+// that response on; -d names the QP; --disable-heuristic and
 // --disable-protocol turn it off. tshark, lacking the CM REQ, decodes no
 // iSER in it.
 func TestISERMidstreamOptions(t *testing.T) {
 	count := func(out string) int { return strings.Count(out, "iSER SCSI Command itt ") }
-	out, _, code := ibdump(t, nil, "-r", iserMid)
+	for _, args := range [][]string{{"-r", iserMid}, {"-2", "-r", iserMid}} {
+		out, _, code := ibdump(t, nil, args...)
+		require.Zero(t, code)
+		assert.Equal(t, 15, count(out), "tshark's count over the same frames of the capture with the CM: %v", args)
+		assert.Contains(t, lineOf(t, out, 3), "iSER SCSI Command itt 0x09000000 READ(10) lba 920 blocks 8 length 4096", "%v", args)
+	}
+	pcap, err := os.ReadFile(iserMid)
+	require.NoError(t, err)
+	out, _, code := ibdump(t, pcap, "-r", "-")
 	require.Zero(t, code)
 	assert.Equal(t, 14, count(out))
-	assert.NotContains(t, lineOf(t, out, 3), "iSER", "seen before its response revealed the protocol")
-	out, _, code = ibdump(t, nil, "-2", "-r", iserMid)
-	require.Zero(t, code)
-	assert.Equal(t, 15, count(out), "tshark's count over the same frames of the capture with the CM")
+	assert.NotContains(t, lineOf(t, out, 3), "iSER", "read once: seen before its response revealed the protocol")
 	out, _, code = ibdump(t, nil, "-r", iserMid, "-d", "qp==0x12,iser", "--disable-heuristic", "iser")
 	require.Zero(t, code)
 	assert.Equal(t, 15, count(out))

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os"
 	"strings"
 	"testing"
 
@@ -59,23 +60,29 @@ func TestNVMeSRT(t *testing.T) {
 	assert.Contains(t, out, `"count": 12,`)
 }
 
-// A capture that starts mid-stream: found by content; -d names the QP;
-// --disable-heuristic and --disable-protocol turn it off.
+// A capture that starts mid-stream: found by content; read from a file,
+// decoded from its first packet (a look-ahead over the file's start finds
+// the completion that reveals the protocol), as -2 does; from a pipe,
+// from that completion on; -d names the QP; --disable-heuristic and
+// --disable-protocol turn it off.
 func TestNVMeMidstreamOptions(t *testing.T) {
-	out, _, code := ibdump(t, nil, "-r", nvmeMid)
+	// All 12 Reads (frames 3, 12 ... 102) and the completion of a Write
+	// sent before the excerpt (frame 1).
+	for _, args := range [][]string{{"-r", nvmeMid}, {"-2", "-r", nvmeMid}} {
+		out, _, code := ibdump(t, nil, args...)
+		require.Zero(t, code)
+		assert.Equal(t, 12, strings.Count(out, "NVMe Read qid 1 cid "), "%v", args)
+		assert.Contains(t, lineOf(t, out, 3), "NVMe Read qid 1 cid 16452 nsid 1 lba 0 len 8", "%v", args)
+		assert.Contains(t, lineOf(t, out, 1), "NVMe CQE cid 16451 Success", "%v", args)
+		assert.Contains(t, lineOf(t, out, 10), "NVMe CQE cid 16452 Success [Read, latency 2957 µs]", "%v", args)
+	}
+	pcap, err := os.ReadFile(nvmeMid)
+	require.NoError(t, err)
+	out, _, code := ibdump(t, pcap, "-r", "-")
 	require.Zero(t, code)
-	assert.NotContains(t, lineOf(t, out, 3), "NVMe", "seen before its completion revealed the protocol")
+	assert.NotContains(t, lineOf(t, out, 3), "NVMe", "read once: seen before its completion revealed the protocol")
 	assert.Contains(t, lineOf(t, out, 10), "NVMe CQE cid 16452 Success [Read, latency 2957 µs]")
 	assert.Contains(t, lineOf(t, out, 12), "NVMe Read qid 1 cid 16453 nsid 1")
-
-	// Two passes: the first finds the protocol, the second decodes the
-	// excerpt from its first packet: all 12 Reads (frames 3, 12 ... 102)
-	// and the completion of a Write sent before it (frame 1).
-	out, _, code = ibdump(t, nil, "-2", "-r", nvmeMid)
-	require.Zero(t, code)
-	assert.Equal(t, 12, strings.Count(out, "NVMe Read qid 1 cid "))
-	assert.Contains(t, lineOf(t, out, 3), "NVMe Read qid 1 cid 16452 nsid 1 lba 0 len 8")
-	assert.Contains(t, lineOf(t, out, 1), "NVMe CQE cid 16451 Success")
 
 	out, _, code = ibdump(t, nil, "-r", nvmeMid, "--disable-heuristic", "nvme-rdma")
 	require.Zero(t, code)

@@ -715,7 +715,9 @@ func (d *dumper) firstPass(ctx context.Context, files []string) int {
 	if closer != nil {
 		defer closer()
 	}
-	a := decode.NewAnalyzer(decode.AnalyzerOptions{Links: d.links})
+	opts := d.ulpOptions()
+	opts.Links = d.links
+	a := decode.NewAnalyzer(opts)
 	dec := decode.NewDecoder(d.decoderOptions)
 	var cp capture.Packet
 	for n := 0; d.o.count == 0 || n < d.o.count; n++ {
@@ -763,12 +765,9 @@ func (d *dumper) lookAhead(ctx context.Context, files []string) int {
 	if closer != nil {
 		defer closer()
 	}
-	// The upper layers' options as the run that prints has them: a
-	// connection carries one, and the first to claim it keeps it.
-	u := &d.ulp
-	a := decode.NewAnalyzer(decode.AnalyzerOptions{Lookahead: d.lookahead, NVMeQPs: u.nvmeQPs, NoULP: u.noNVMe, NoULPDetect: u.noNVMeDetect,
-		RPCRDMAQPs: u.rpcQPs, NoRPCRDMA: u.noRPC, NoRPCRDMADetect: u.noRPCDetect, NoSMBDirect: u.noSMBD, NoSMBDirectDetect: u.noSMBDDetect,
-		ISERQPs: u.iserQPs, NoISER: u.noISER, NoISERDetect: u.noISERDetect})
+	opts := d.ulpOptions()
+	opts.Lookahead = d.lookahead
+	a := decode.NewAnalyzer(opts)
 	dec := decode.NewDecoder(d.decoderOptions)
 	var cp capture.Packet
 	for n := 0; n < lookaheadPackets; n++ {
@@ -779,6 +778,17 @@ func (d *dumper) lookAhead(ctx context.Context, files []string) int {
 	}
 	d.lookahead.Done()
 	return exitOK
+}
+
+// ulpOptions are the upper layers' options as the run that prints has
+// them, for a pass before it (a look-ahead, -2's first pass): a connection
+// carries one, the first to claim it keeps it, and a protocol whose
+// detection is off is not found by content there either.
+func (d *dumper) ulpOptions() decode.AnalyzerOptions {
+	u := &d.ulp
+	return decode.AnalyzerOptions{NVMeQPs: u.nvmeQPs, NoULP: u.noNVMe, NoULPDetect: u.noNVMeDetect,
+		RPCRDMAQPs: u.rpcQPs, NoRPCRDMA: u.noRPC, NoRPCRDMADetect: u.noRPCDetect, NoSMBDirect: u.noSMBD, NoSMBDirectDetect: u.noSMBDDetect,
+		ISERQPs: u.iserQPs, NoISER: u.noISER, NoISERDetect: u.noISERDetect}
 }
 
 // writeGraph writes --graph psn:FILE or rate:FILE.
