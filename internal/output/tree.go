@@ -1,7 +1,6 @@
 package output
 
 import (
-	"strconv"
 
 	"github.com/ibwire/ibwire/decode"
 	"github.com/ibwire/ibwire/layers"
@@ -194,7 +193,7 @@ func appendTreeValue(buf []byte, f *decode.Field, v *decode.Value) []byte {
 		case f.Base == decode.BaseDecHex:
 			// As tshark: the hex as wide as the field's type (0x00 for a
 			// byte, 0x00000000 for a word).
-			buf = strconv.AppendUint(buf, v.U, 10)
+			buf = appendDec(buf, v.U)
 			buf = append(buf, " ("...)
 			buf = appendHex(buf, v.U, f.Type.BitWidth()/4)
 			return append(buf, ')')
@@ -228,15 +227,15 @@ func appendProtocolTitle(buf []byte, f *decode.Field, p *decode.Packet) []byte {
 	switch f.Name {
 	case "frame":
 		buf = append(buf, "Frame "...)
-		buf = strconv.AppendInt(buf, int64(p.Number), 10)
+		buf = appendInt(buf, int64(p.Number))
 		buf = append(buf, ": "...)
-		buf = strconv.AppendInt(buf, int64(p.Length), 10)
+		buf = appendInt(buf, int64(p.Length))
 		buf = append(buf, " bytes on wire ("...)
-		buf = strconv.AppendInt(buf, int64(p.Length)*8, 10)
+		buf = appendInt(buf, int64(p.Length)*8)
 		buf = append(buf, " bits), "...)
-		buf = strconv.AppendInt(buf, int64(len(p.Data)), 10)
+		buf = appendInt(buf, int64(len(p.Data)))
 		buf = append(buf, " bytes captured ("...)
-		buf = strconv.AppendInt(buf, int64(len(p.Data))*8, 10)
+		buf = appendInt(buf, int64(len(p.Data))*8)
 		return append(buf, " bits)"...)
 	case "eth":
 		buf = append(buf, "Ethernet II, Src: "...)
@@ -251,14 +250,14 @@ func appendProtocolTitle(buf []byte, f *decode.Field, p *decode.Packet) []byte {
 		return AppendAddress(buf, p, false)
 	case "udp":
 		buf = append(buf, "User Datagram Protocol, Src Port: "...)
-		buf = strconv.AppendUint(buf, uint64(h.UDP.SrcPort), 10)
+		buf = appendDec(buf, uint64(h.UDP.SrcPort))
 		buf = append(buf, ", Dst Port: "...)
-		return strconv.AppendUint(buf, uint64(h.UDP.DstPort), 10)
+		return appendDec(buf, uint64(h.UDP.DstPort))
 	case "tcp":
 		buf = append(buf, "Transmission Control Protocol, Src Port: "...)
-		buf = strconv.AppendUint(buf, uint64(h.TCP.SrcPort), 10)
+		buf = appendDec(buf, uint64(h.TCP.SrcPort))
 		buf = append(buf, ", Dst Port: "...)
-		return strconv.AppendUint(buf, uint64(h.TCP.DstPort), 10)
+		return appendDec(buf, uint64(h.TCP.DstPort))
 	case "infiniband":
 		if p.HasUDP() {
 			return append(buf, "InfiniBand (RoCEv2)"...)
