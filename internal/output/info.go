@@ -70,7 +70,8 @@ const decPairs = "00010203040506070809" +
 	"90919293949596979899"
 
 // appendDec appends u in decimal, as strconv.AppendUint(buf, u, 10) does,
-// without its calls: the lines' numbers are mostly short.
+// without its calls: the lines' numbers are mostly short, and are written
+// in place.
 func appendDec(buf []byte, u uint64) []byte {
 	if u < 10 {
 		return append(buf, byte('0'+u))
@@ -78,23 +79,11 @@ func appendDec(buf []byte, u uint64) []byte {
 	if u < 100 {
 		return append(buf, decPairs[2*u], decPairs[2*u+1])
 	}
-	var a [20]byte
-	i := len(a)
-	for u >= 100 {
-		q := u / 100
-		r := u - q*100
-		i -= 2
-		a[i], a[i+1] = decPairs[2*r], decPairs[2*r+1]
-		u = q
+	n := 3
+	for t := u / 1000; t != 0; t /= 10 {
+		n++
 	}
-	if u >= 10 {
-		i -= 2
-		a[i], a[i+1] = decPairs[2*u], decPairs[2*u+1]
-	} else {
-		i--
-		a[i] = byte('0' + u)
-	}
-	return append(buf, a[i:]...)
+	return appendDigits(buf, u, n)
 }
 
 // appendDigits appends the low n decimal digits of u, zero-padded (the

@@ -1,6 +1,7 @@
 package output
 
 import (
+	"sync"
 
 	"github.com/ibwire/ibwire/decode"
 	"github.com/ibwire/ibwire/layers"
@@ -15,6 +16,8 @@ type Tree struct {
 	buf  []byte
 	p    *decode.Packet
 	skip int // depth of a protocol being skipped, or -1
+	// lines are treeLines(), fetched once.
+	lines []treeLine
 }
 
 // Append appends the tree of p, each line ending in a newline.
@@ -24,6 +27,139 @@ func (t *Tree) Append(buf []byte, p *decode.Packet) []byte {
 	t.w.walk(p, t)
 	return t.buf
 }
+
+// treeLine is what the -V tree needs to draw a plain field's line ("Title:
+// value"), found once for every field of the registry: the text before the
+// value, and how the value is written, decided from the field's type, base
+// and value names here rather than for every line of every packet.
+type treeLine struct {
+	// head is the title and ": " after padDepth levels of indentation: a
+	// line at depth d starts with head[4*(padDepth-d):], one copy.
+	head  string
+	kind  lineKind
+	width uint8 // hex digits (lineHex, lineDecHex, lineNamedHex)
+}
+
+// padDepth is the deepest line a treeLine's head has the indentation of;
+// deeper lines (few registries' trees have them) add the rest.
+const padDepth = 8
+
+// lineKind says how a plain field's value is written, as appendTreeValue
+// writes it.
+type lineKind uint8
+
+const (
+	lineGeneric  lineKind = iota // appendTreeValue: bytes, doubles, shaped fields ...
+	lineDec                      // an integer in decimal
+	lineHex                      // an integer in hex, width digits
+	lineDecHex                   // decimal, then the hex in parentheses
+	lineNamedDec                 // a value name and the decimal in parentheses, or the decimal
+	lineNamedHex                 // a value name and the hex in parentheses, or the hex
+	lineBool                     // True or False
+	lineIPv4
+	lineEther
+	lineString
+	lineTime // seconds with nine decimals
+)
+
+// treeLines are the registry's fields' treeLines, in wire order (the
+// index the walk visits them at).
+var treeLines = sync.OnceValue(func() []treeLine {
+	all := decode.FieldsInWireOrder()
+	ls := make([]treeLine, len(all))
+	for i, f := range all {
+		l := &ls[i]
+		l.head = indentation[:4*padDepth] + f.Title + ": "
+		if f.Shaped() {
+			continue // appendFieldLine draws it
+		}
+		l.width = uint8(f.Type.BitWidth() / 4)
+		hex := f.Base == decode.BaseHex || f.Base == decode.BaseHexDec
+		switch {
+		case f.Type.IsUnsigned() && f.Names != nil && hex:
+			l.kind = lineNamedHex
+		case f.Type.IsUnsigned() && f.Names != nil:
+			l.kind = lineNamedDec
+		case f.Type.IsUnsigned() && f.Base == decode.BaseDecHex:
+			l.kind = lineDecHex
+		case f.Type.IsUnsigned() && hex:
+			l.kind = lineHex
+		case f.Type.IsUnsigned():
+			l.kind = lineDec
+		case f.Type == decode.FTBool:
+			l.kind = lineBool
+		case f.Type == decode.FTIPv4:
+			l.kind = lineIPv4
+		case f.Type == decode.FTEther:
+			l.kind = lineEther
+		case f.Type == decode.FTString:
+			l.kind = lineString
+		case f.Type == decode.FTRelTime || f.Type == decode.FTAbsTime:
+			l.kind = lineTime
+		}
+	}
+	return ls
+})
+
+// appendPlainLine writes a plain field's line at depth (no newline): its
+// indentation and head, and its value.
+func appendPlainLine(buf []byte, l *treeLine, depth int, f *decode.Field, v *decode.Value) []byte {
+	if depth <= padDepth {
+		buf = append(buf, l.head[4*(padDepth-depth):]...)
+	} else {
+		for range depth - padDepth {
+			buf = append(buf, "    "...)
+		}
+		buf = append(buf, l.head...)
+	}
+	switch l.kind {
+	case lineDec:
+		return appendDec(buf, v.U)
+	case lineHex:
+		return appendHex(buf, v.U, int(l.width))
+	case lineDecHex:
+		buf = appendDec(buf, v.U)
+		buf = append(buf, " ("...)
+		buf = appendHex(buf, v.U, int(l.width))
+		return append(buf, ')')
+	case lineNamedDec, lineNamedHex:
+		name, ok := f.Names(v.U)
+		if ok {
+			buf = append(buf, name...)
+			buf = append(buf, " ("...)
+		}
+		if l.kind == lineNamedHex {
+			buf = appendHex(buf, v.U, int(l.width))
+		} else {
+			buf = appendDec(buf, v.U)
+		}
+		if ok {
+			buf = append(buf, ')')
+		}
+		return buf
+	case lineBool:
+		if v.U != 0 {
+			return append(buf, "True"...)
+		}
+		return append(buf, "False"...)
+	case lineIPv4:
+		if len(v.B) == 4 {
+			return appendIPv4(buf, [4]byte(v.B))
+		}
+		return buf
+	case lineEther:
+		return appendMAC(buf, v.B)
+	case lineString:
+		return append(buf, v.S...)
+	case lineTime:
+		return appendFixedSeconds(buf, v.D, 9)
+	}
+	return appendTreeValue(buf, f, v)
+}
+
+// indentation is the -V tree's indentation, four spaces a level, for the
+// depths the registry's trees have; deeper lines add to it.
+const indentation = "                                                                " // 16 levels
 
 func (t *Tree) shown(f *decode.Field, depth int) bool {
 	if t.skip >= 0 {
@@ -41,6 +177,10 @@ func (t *Tree) shown(f *decode.Field, depth int) bool {
 }
 
 func (t *Tree) indent(depth int) {
+	if n := 4 * depth; n <= len(indentation) {
+		t.buf = append(t.buf, indentation[:n]...)
+		return
+	}
 	for range depth {
 		t.buf = append(t.buf, "    "...)
 	}
@@ -76,13 +216,14 @@ func (t *Tree) field(f *decode.Field, depth int, v *decode.Value, second bool) {
 	if t.skip >= 0 || second {
 		return
 	}
-	t.indent(depth)
 	if f.Shaped() {
+		t.indent(depth)
 		t.buf = appendFieldLine(t.buf, f, t.p, v, t.w.occ)
 	} else {
-		t.buf = append(t.buf, f.Title...)
-		t.buf = append(t.buf, ": "...)
-		t.buf = appendTreeValue(t.buf, f, v)
+		if t.lines == nil {
+			t.lines = treeLines()
+		}
+		t.buf = appendPlainLine(t.buf, &t.lines[t.w.at], depth, f, v)
 	}
 	switch f {
 	case crcFields.icrc:
