@@ -18,11 +18,18 @@ type Tree struct {
 	skip int // depth of a protocol being skipped, or -1
 	// lines are treeLines(), fetched once.
 	lines []treeLine
+	// cache is the last line of each field whose line follows from its
+	// value (Append's, not TreeNodes's).
+	cache []cachedLine
 }
 
 // Append appends the tree of p, each line ending in a newline.
 func (t *Tree) Append(buf []byte, p *decode.Packet) []byte {
 	t.buf, t.p, t.skip = buf, p, -1
+	if t.cache == nil {
+		t.lines = treeLines()
+		t.cache = make([]cachedLine, len(t.lines))
+	}
 	t.w.tree = true
 	t.w.walk(p, t)
 	return t.buf
@@ -38,6 +45,7 @@ type treeLine struct {
 	head  string
 	kind  lineKind
 	width uint8 // hex digits (lineHex, lineDecHex, lineNamedHex)
+	crc   bool  // the ICRC's or VCRC's line, which ends in the check's verdict
 }
 
 // padDepth is the deepest line a treeLine's head has the indentation of;
@@ -49,18 +57,22 @@ const padDepth = 8
 type lineKind uint8
 
 const (
-	lineGeneric  lineKind = iota // appendTreeValue: bytes, doubles, shaped fields ...
-	lineDec                      // an integer in decimal
-	lineHex                      // an integer in hex, width digits
-	lineDecHex                   // decimal, then the hex in parentheses
-	lineNamedDec                 // a value name and the decimal in parentheses, or the decimal
-	lineNamedHex                 // a value name and the hex in parentheses, or the hex
-	lineBool                     // True or False
+	lineGeneric lineKind = iota // appendTreeValue: bytes, doubles, shaped fields ...
 	lineIPv4
 	lineEther
 	lineString
-	lineTime // seconds with nine decimals
+	lineTime     // seconds with nine decimals
+	lineDec      // an integer in decimal
+	lineHex      // an integer in hex, width digits
+	lineDecHex   // decimal, then the hex in parentheses
+	lineNamedDec // a value name and the decimal in parentheses, or the decimal
+	lineNamedHex // a value name and the hex in parentheses, or the hex
+	lineBool     // True or False
 )
+
+// lineNumbered is the first of the kinds whose line follows from the
+// field, its depth and Value.U alone.
+const lineNumbered = lineDec
 
 // treeLines are the registry's fields' treeLines, in wire order (the
 // index the walk visits them at).
@@ -70,6 +82,7 @@ var treeLines = sync.OnceValue(func() []treeLine {
 	for i, f := range all {
 		l := &ls[i]
 		l.head = indentation[:4*padDepth] + f.Title + ": "
+		l.crc = f == crcFields.icrc || f == crcFields.vcrc
 		if f.Shaped() {
 			continue // appendFieldLine draws it
 		}
@@ -219,20 +232,68 @@ func (t *Tree) field(f *decode.Field, depth int, v *decode.Value, second bool) {
 	if f.Shaped() {
 		t.indent(depth)
 		t.buf = appendFieldLine(t.buf, f, t.p, v, t.w.occ)
-	} else {
-		if t.lines == nil {
-			t.lines = treeLines()
-		}
-		t.buf = appendPlainLine(t.buf, &t.lines[t.w.at], depth, f, v)
+		t.buf = t.appendCRC(t.buf, f)
+		t.buf = append(t.buf, '\n')
+		return
 	}
+	if t.lines == nil {
+		t.lines = treeLines()
+	}
+	l := &t.lines[t.w.at]
+	if l.kind < lineNumbered || l.crc || t.cache == nil {
+		t.buf = appendPlainLine(t.buf, l, depth, f, v)
+		if l.crc {
+			t.buf = t.appendCRC(t.buf, f)
+		}
+		t.buf = append(t.buf, '\n')
+		return
+	}
+	// A line whose text follows from its value alone, as most header
+	// fields' do, is copied from the last packet's when the value is the
+	// same: the version, lengths, ports, flags and keys of a capture
+	// repeat from packet to packet.
+	c := &t.cache[t.w.at]
+	if c.set && c.u == v.U && int(c.depth) == depth {
+		t.buf = append(t.buf, c.line...)
+		c.misses = 0
+		return
+	}
+	start := len(t.buf)
+	t.buf = appendPlainLine(t.buf, l, depth, f, v)
+	t.buf = append(t.buf, '\n')
+	if c.misses < lineCacheGiveUp {
+		// A value that changes every packet (a PSN, a frame number) soon
+		// stops being copied.
+		c.misses++
+		c.line = append(c.line[:0], t.buf[start:]...)
+		c.u, c.depth, c.set = v.U, int32(depth), true
+	}
+}
+
+// lineCacheGiveUp is how many lines in a row a field's value may change
+// before the tree stops keeping its last line.
+const lineCacheGiveUp = 8
+
+// cachedLine is a plain line of the last packet whose text follows from
+// the field's value: the value, its depth and the line with its newline.
+type cachedLine struct {
+	u      uint64
+	depth  int32
+	misses uint8
+	set    bool
+	line   []byte
+}
+
+// appendCRC appends the check's verdict to the ICRC's and VCRC's lines.
+func (t *Tree) appendCRC(buf []byte, f *decode.Field) []byte {
 	switch f {
 	case crcFields.icrc:
-		t.buf = appendCRCStatus(t.buf, t.p.ICRC, uint64(wireOrder32(t.p.ICRCComputed)), 8)
+		return appendCRCStatus(buf, t.p.ICRC, uint64(wireOrder32(t.p.ICRCComputed)), 8)
 	case crcFields.vcrc:
 		c := t.p.VCRCComputed
-		t.buf = appendCRCStatus(t.buf, t.p.VCRC, uint64(c>>8|c<<8), 4)
+		return appendCRCStatus(buf, t.p.VCRC, uint64(c>>8|c<<8), 4)
 	}
-	t.buf = append(t.buf, '\n')
+	return buf
 }
 
 // crcFields are the two fields whose line ends in the check's verdict,
