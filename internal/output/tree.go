@@ -31,8 +31,68 @@ func (t *Tree) Append(buf []byte, p *decode.Packet) []byte {
 		t.cache = make([]cachedLine, len(t.lines))
 	}
 	t.w.tree = true
-	t.w.walk(p, t)
+	if p.HasLRH() && (p.HasIPv4() || p.HasIPv6()) {
+		t.w.walk(p, t) // a raw packet: the IP it carries after the IB headers
+		return t.buf
+	}
+	t.walkAll(p)
 	return t.buf
+}
+
+// walkAll is walker.walkAll for the tree alone: the same visits, with the
+// visitor's calls made directly and a line kept from the last packet
+// copied in the loop. TestTreeNodesMatchTree holds it to the walk that
+// TreeNodes and the JSON renderers take.
+func (t *Tree) walkAll(p *decode.Packet) {
+	w := &t.w
+	w.stack = w.stack[:0]
+	all, ends := decode.FieldsInWireOrder(), decode.SubtreeEnds()
+	lines, cache := t.lines[:len(all)], t.cache[:len(all)]
+	for i := 0; i < len(all); {
+		f := all[i]
+		if f.Gated() {
+			if j, skip := decode.SkipAbsentGroup(p, i); skip {
+				i = j
+				continue
+			}
+		}
+		flags := f.TreeFlags()
+		if !f.Get(p, &w.v) {
+			if f.SubtreeWithout(p) {
+				i++
+			} else {
+				i = ends[i] // a header the packet lacks: none of its fields can be there
+			}
+			continue
+		}
+		if flags&(decode.OpensSubtree|decode.TableRow) != 0 || f.Type == decode.FTProtocol || i == wireOrder.eoib {
+			i = w.visit(p, t, i, f, flags)
+			continue
+		}
+		for len(w.stack) > 0 && !f.InTreeOf(w.stack[len(w.stack)-1]) {
+			top := w.stack[len(w.stack)-1]
+			w.stack = w.stack[:len(w.stack)-1]
+			t.close(top, len(w.stack))
+		}
+		// A second occurrence draws no line of its own in the tree: the
+		// walk does not ask for it.
+		if l := &lines[i]; t.skip < 0 && flags&decode.Shaped == 0 && l.kind >= lineNumbered && !l.crc {
+			if c := &cache[i]; c.set && c.u == w.v.U && int(c.depth) == len(w.stack) {
+				t.buf = append(t.buf, c.line...)
+				c.misses = 0
+				i++
+				continue
+			}
+		}
+		w.at = i
+		t.field(f, len(w.stack), &w.v, false)
+		i++
+	}
+	for len(w.stack) > 0 {
+		top := w.stack[len(w.stack)-1]
+		w.stack = w.stack[:len(w.stack)-1]
+		t.close(top, len(w.stack))
+	}
 }
 
 // treeLine is what the -V tree needs to draw a plain field's line ("Title:
