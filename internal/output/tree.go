@@ -76,8 +76,8 @@ func (t *Tree) walkAll(p *decode.Packet) {
 		}
 		// A second occurrence draws no line of its own in the tree: the
 		// walk does not ask for it.
-		if l := &lines[i]; t.skip < 0 && flags&decode.Shaped == 0 && l.kind >= lineNumbered && !l.crc {
-			if c := &cache[i]; c.set && c.u == w.v.U && int(c.depth) == len(w.stack) {
+		if lines[i].kept && t.skip < 0 {
+			if c := &cache[i]; c.depth == int32(len(w.stack))+1 && c.u == w.v.U {
 				t.buf = append(t.buf, c.line...)
 				c.misses = 0
 				i++
@@ -106,6 +106,9 @@ type treeLine struct {
 	kind  lineKind
 	width uint8 // hex digits (lineHex, lineDecHex, lineNamedHex)
 	crc   bool  // the ICRC's or VCRC's line, which ends in the check's verdict
+	// kept marks a line the tree keeps from packet to packet: a plain
+	// line that follows from the field, its depth and Value.U alone.
+	kept bool
 }
 
 // padDepth is the deepest line a treeLine's head has the indentation of;
@@ -170,6 +173,7 @@ var treeLines = sync.OnceValue(func() []treeLine {
 		case f.Type == decode.FTRelTime || f.Type == decode.FTAbsTime:
 			l.kind = lineTime
 		}
+		l.kept = l.kind >= lineNumbered && !l.crc
 	}
 	return ls
 })
@@ -300,7 +304,7 @@ func (t *Tree) field(f *decode.Field, depth int, v *decode.Value, second bool) {
 		t.lines = treeLines()
 	}
 	l := &t.lines[t.w.at]
-	if l.kind < lineNumbered || l.crc || t.cache == nil {
+	if !l.kept || t.cache == nil {
 		t.buf = appendPlainLine(t.buf, l, depth, f, v)
 		if l.crc {
 			t.buf = t.appendCRC(t.buf, f)
@@ -313,7 +317,7 @@ func (t *Tree) field(f *decode.Field, depth int, v *decode.Value, second bool) {
 	// same: the version, lengths, ports, flags and keys of a capture
 	// repeat from packet to packet.
 	c := &t.cache[t.w.at]
-	if c.set && c.u == v.U && int(c.depth) == depth {
+	if c.depth == int32(depth)+1 && c.u == v.U {
 		t.buf = append(t.buf, c.line...)
 		c.misses = 0
 		return
@@ -326,7 +330,7 @@ func (t *Tree) field(f *decode.Field, depth int, v *decode.Value, second bool) {
 		// stops being copied.
 		c.misses++
 		c.line = append(c.line[:0], t.buf[start:]...)
-		c.u, c.depth, c.set = v.U, int32(depth), true
+		c.u, c.depth = v.U, int32(depth)+1
 	}
 }
 
@@ -335,12 +339,12 @@ func (t *Tree) field(f *decode.Field, depth int, v *decode.Value, second bool) {
 const lineCacheGiveUp = 8
 
 // cachedLine is a plain line of the last packet whose text follows from
-// the field's value: the value, its depth and the line with its newline.
+// the field's value: the value, its depth plus one (0 for none yet) and the
+// line with its newline.
 type cachedLine struct {
 	u      uint64
 	depth  int32
 	misses uint8
-	set    bool
 	line   []byte
 }
 
