@@ -80,7 +80,7 @@ func appendDec(buf []byte, u uint64) []byte {
 		return append(buf, decPairs[2*u], decPairs[2*u+1])
 	}
 	n := 3
-	for t := u / 1000; t != 0; t /= 10 {
+	for p := uint64(1000); n < 20 && u >= p; p *= 10 {
 		n++
 	}
 	return appendDigits(buf, u, n)
@@ -93,13 +93,20 @@ func appendDigits(buf []byte, u uint64, n int) []byte {
 	buf = slices.Grow(buf, n)[:l+n]
 	b := buf[l:]
 	i := n
-	for ; i >= 2; i -= 2 {
+	for ; i > 9; i -= 2 {
 		r := u % 100
 		u /= 100
 		b[i-2], b[i-1] = decPairs[2*r], decPairs[2*r+1]
 	}
+	// Nine digits or fewer left: 32-bit arithmetic.
+	v := uint32(u % 1e9)
+	for ; i >= 2; i -= 2 {
+		r := v % 100
+		v /= 100
+		b[i-2], b[i-1] = decPairs[2*r], decPairs[2*r+1]
+	}
 	if i == 1 {
-		b[0] = byte('0' + u%10)
+		b[0] = byte('0' + v%10)
 	}
 	return buf
 }

@@ -252,13 +252,20 @@ func (s *Summary) appendIB(buf []byte, p *decode.Packet) []byte {
 	buf = appendHex(buf, uint64(b.DestQP), 6)
 	buf = append(buf, " PSN "...)
 	buf = appendDec(buf, uint64(b.PSN))
-	for _, f := range [...]struct {
-		on   bool
-		name string
-	}{{b.AckReq, " A"}, {b.SE, " SE"}, {b.MigReq, " M"}, {b.FECN, " FECN"}, {b.BECN, " BECN"}} {
-		if f.on {
-			buf = append(buf, f.name...)
-		}
+	if b.AckReq {
+		buf = append(buf, " A"...)
+	}
+	if b.SE {
+		buf = append(buf, " SE"...)
+	}
+	if b.MigReq {
+		buf = append(buf, " M"...)
+	}
+	if b.FECN {
+		buf = append(buf, " FECN"...)
+	}
+	if b.BECN {
+		buf = append(buf, " BECN"...)
 	}
 	if b.PKey != 0xFFFF {
 		buf = append(buf, " pkey "...)
