@@ -63,7 +63,53 @@ func unescapeSep(v string) string {
 type Fields struct {
 	opts   FieldsOptions
 	fields []*decode.Field
+	kinds  []valueKind // how each field's value is written, found once
 	v      decode.Value
+}
+
+// valueKind says how -T fields writes a field's value: as
+// decode.Field.AppendValue does, with the common types written here
+// without its switch and its strconv and netip calls.
+type valueKind uint8
+
+const (
+	valueGeneric valueKind = iota // AppendValue
+	valueDec
+	valueHex // 0x and as many digits as the type's width
+	valueIPv4
+	valueTime // seconds with nine decimals
+)
+
+func valueKindOf(f *decode.Field) valueKind {
+	switch {
+	case f.Type.IsUnsigned() && (f.Base == decode.BaseHex || f.Base == decode.BaseHexDec):
+		return valueHex
+	case f.Type.IsUnsigned():
+		return valueDec
+	case f.Type == decode.FTIPv4:
+		return valueIPv4
+	case f.Type == decode.FTRelTime || f.Type == decode.FTAbsTime:
+		return valueTime
+	}
+	return valueGeneric
+}
+
+// appendValue writes v as f.AppendValue does.
+func appendValue(buf []byte, k valueKind, f *decode.Field, v *decode.Value) []byte {
+	switch k {
+	case valueDec:
+		return appendDec(buf, v.U)
+	case valueHex:
+		return appendHex(buf, v.U, f.Type.BitWidth()/4)
+	case valueIPv4:
+		if len(v.B) == 4 {
+			return appendIPv4(buf, [4]byte(v.B))
+		}
+		return buf
+	case valueTime:
+		return appendFixedSeconds(buf, v.D, 9)
+	}
+	return f.AppendValue(buf, v)
 }
 
 // NewFields checks the field names and returns the renderer.
@@ -87,6 +133,7 @@ func NewFields(names []string, opts FieldsOptions) (*Fields, error) {
 			return nil, fmt.Errorf("field %q isn't a valid field (ibdump -G fields lists them)", n)
 		}
 		f.fields = append(f.fields, fd)
+		f.kinds = append(f.kinds, valueKindOf(fd))
 	}
 	return f, nil
 }
@@ -118,17 +165,19 @@ func (f *Fields) Append(buf []byte, p *decode.Packet) []byte {
 		}
 		if fd.Get(p, &f.v) {
 			last := len(buf)
-			buf = fd.AppendValue(buf, &f.v)
+			buf = appendValue(buf, f.kinds[i], fd, &f.v)
 			// Every further occurrence, as tshark prints them (-E
-			// occurrence=a), or only the last.
-			for n := 1; f.opts.Occurrence != 'f' && fd.GetOccurrence(p, n, &f.v); n++ {
+			// occurrence=a), or only the last; only a field that repeats
+			// has them.
+			repeats := fd.TreeFlags()&decode.Repeats != 0
+			for n := 1; repeats && f.opts.Occurrence != 'f' && fd.GetOccurrence(p, n, &f.v); n++ {
 				if f.opts.Occurrence == 'l' {
 					buf = buf[:last]
 				} else {
 					buf = append(buf, f.opts.Aggregator...)
 				}
 				last = len(buf)
-				buf = fd.AppendValue(buf, &f.v)
+				buf = appendValue(buf, f.kinds[i], fd, &f.v)
 			}
 		}
 		if f.opts.Quote == 'd' {

@@ -1,6 +1,9 @@
 package output
 
 import (
+	"math/bits"
+	"slices"
+
 	"github.com/ibwire/ibwire/decode"
 	"github.com/ibwire/ibwire/layers"
 )
@@ -39,10 +42,113 @@ func AppendInfo(buf []byte, p *decode.Packet) []byte {
 
 const hexDigits = "0123456789abcdef"
 
+// appendHex appends "0x" and the low width hex digits of u, zero-padded.
+// The renderers' hot paths write a handful of these a line: the digits go
+// into room made once, not appended one by one.
 func appendHex(buf []byte, u uint64, width int) []byte {
-	buf = append(buf, '0', 'x')
-	for i := width - 1; i >= 0; i-- {
-		buf = append(buf, hexDigits[(u>>(4*uint(i)))&0xF])
+	n := len(buf)
+	buf = slices.Grow(buf, width+2)[:n+width+2]
+	b := buf[n:]
+	b[0], b[1] = '0', 'x'
+	for i := len(b) - 1; i >= 2; i-- {
+		b[i] = hexDigits[u&0xF]
+		u >>= 4
+	}
+	return buf
+}
+
+// decPairs is "00" to "99": two decimal digits per lookup.
+const decPairs = "00010203040506070809" +
+	"10111213141516171819" +
+	"20212223242526272829" +
+	"30313233343536373839" +
+	"40414243444546474849" +
+	"50515253545556575859" +
+	"60616263646566676869" +
+	"70717273747576777879" +
+	"80818283848586878889" +
+	"90919293949596979899"
+
+// appendDec appends u in decimal, as strconv.AppendUint(buf, u, 10) does,
+// without its calls: the lines' numbers are mostly short, and are written
+// in place.
+func appendDec(buf []byte, u uint64) []byte {
+	if u < 10 {
+		return append(buf, byte('0'+u))
+	}
+	if u < 100 {
+		return append(buf, decPairs[2*u], decPairs[2*u+1])
+	}
+	n := 3
+	for p := uint64(1000); n < 20 && u >= p; p *= 10 {
+		n++
+	}
+	return appendDigits(buf, u, n)
+}
+
+// appendDigits appends the low n decimal digits of u, zero-padded (the
+// fraction of a timestamp).
+func appendDigits(buf []byte, u uint64, n int) []byte {
+	l := len(buf)
+	buf = slices.Grow(buf, n)[:l+n]
+	b := buf[l:]
+	i := n
+	for ; i > 9; i -= 2 {
+		r := u % 100
+		u /= 100
+		b[i-2], b[i-1] = decPairs[2*r], decPairs[2*r+1]
+	}
+	// Nine digits or fewer left: 32-bit arithmetic.
+	v := uint32(u % 1e9)
+	for ; i >= 2; i -= 2 {
+		r := v % 100
+		v /= 100
+		b[i-2], b[i-1] = decPairs[2*r], decPairs[2*r+1]
+	}
+	if i == 1 {
+		b[0] = byte('0' + v%10)
+	}
+	return buf
+}
+
+// appendIPv4 appends a.b.c.d, as netip.Addr.AppendTo does for an IPv4
+// address.
+func appendIPv4(buf []byte, ip [4]byte) []byte {
+	buf = slices.Grow(buf, 15)
+	for i, o := range ip {
+		if i > 0 {
+			buf = append(buf, '.')
+		}
+		switch {
+		case o >= 100:
+			r := o % 100
+			buf = append(buf, '0'+o/100, decPairs[2*r], decPairs[2*r+1])
+		case o >= 10:
+			buf = append(buf, decPairs[2*o], decPairs[2*o+1])
+		default:
+			buf = append(buf, '0'+o)
+		}
+	}
+	return buf
+}
+
+// appendInt appends n in decimal, as strconv.AppendInt(buf, n, 10) does.
+func appendInt(buf []byte, n int64) []byte {
+	if n < 0 {
+		return appendDec(append(buf, '-'), uint64(-n))
+	}
+	return appendDec(buf, uint64(n))
+}
+
+// appendHexTrim appends u in hex without leading zeros ("0" for 0), as
+// strconv.AppendUint(buf, u, 16) does.
+func appendHexTrim(buf []byte, u uint64) []byte {
+	w := max((bits.Len64(u)+3)/4, 1)
+	n := len(buf)
+	buf = slices.Grow(buf, w)[:n+w]
+	for i := n + w - 1; i >= n; i-- {
+		buf[i] = hexDigits[u&0xF]
+		u >>= 4
 	}
 	return buf
 }

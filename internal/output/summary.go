@@ -42,7 +42,7 @@ type Summary struct {
 // Append appends the line for p, without a newline.
 func (s *Summary) Append(buf []byte, p *decode.Packet) []byte {
 	if s.Number {
-		buf = padLeft(buf, strconv.AppendInt(nil, int64(p.Number), 10), 5)
+		buf = appendIntLeft(buf, int64(p.Number), 5)
 		buf = append(buf, "  "...)
 	}
 	buf = s.appendTime(buf, p)
@@ -56,7 +56,7 @@ func (s *Summary) Append(buf []byte, p *decode.Packet) []byte {
 		buf = append(buf, " ("...)
 		buf = appendHex(buf, uint64(h.Ethernet.EthernetType), 4)
 		buf = append(buf, "), length "...)
-		buf = strconv.AppendInt(buf, int64(p.Length), 10)
+		buf = appendInt(buf, int64(p.Length))
 		buf = append(buf, ": "...)
 	}
 	if s.Verbose > 0 && p.HasIPv4() {
@@ -68,14 +68,14 @@ func (s *Summary) Append(buf []byte, p *decode.Packet) []byte {
 			buf = append(append(buf, ','), decode.ECNName(ecn)...)
 		}
 		buf = append(buf, ", ttl "...)
-		buf = strconv.AppendUint(buf, uint64(ip.TTL), 10)
+		buf = appendDec(buf, uint64(ip.TTL))
 		buf = append(buf, ", id "...)
-		buf = strconv.AppendUint(buf, uint64(ip.Id), 10)
+		buf = appendDec(buf, uint64(ip.Id))
 		if ip.Flags&ipv4DontFragment != 0 {
 			buf = append(buf, ", flags [DF]"...)
 		}
 		buf = append(buf, ", length "...)
-		buf = strconv.AppendUint(buf, uint64(ip.Length), 10)
+		buf = appendDec(buf, uint64(ip.Length))
 		buf = append(buf, ") "...)
 	}
 	switch {
@@ -85,7 +85,7 @@ func (s *Summary) Append(buf []byte, p *decode.Packet) []byte {
 		buf = appendIPPorts(buf, p)
 		if p.HasUDP() {
 			buf = append(buf, ": UDP, length "...)
-			buf = strconv.AppendInt(buf, int64(len(h.UDP.Payload)), 10)
+			buf = appendInt(buf, int64(len(h.UDP.Payload)))
 		} else {
 			buf = appendTCP(buf, p)
 		}
@@ -104,7 +104,7 @@ func (s *Summary) Append(buf []byte, p *decode.Packet) []byte {
 		buf = append(buf, " > "...)
 		buf = AppendAddress(buf, p, false)
 		buf = append(buf, ", length "...)
-		buf = strconv.AppendInt(buf, int64(p.Length), 10)
+		buf = appendInt(buf, int64(p.Length))
 	case p.HasLRH():
 		// Native IB without IBA transport that ibdump does not decode
 		// further: a raw packet of another EtherType, or a GRH leading
@@ -121,32 +121,32 @@ func (s *Summary) Append(buf []byte, p *decode.Packet) []byte {
 			rest = h.RWH.Payload
 		case p.HasGRH():
 			buf = append(buf, ": GRH next header "...)
-			buf = strconv.AppendUint(buf, uint64(h.GRH.NxtHdr), 10)
+			buf = appendDec(buf, uint64(h.GRH.NxtHdr))
 			rest = h.GRH.Payload
 		}
 		buf = append(buf, ", length "...)
-		buf = strconv.AppendInt(buf, int64(len(rest)), 10)
+		buf = appendInt(buf, int64(len(rest)))
 	case p.HasEthernet():
 		buf = append(buf, "ethertype "...)
 		buf = append(buf, h.Ethernet.EthernetType.String()...)
 		buf = append(buf, " ("...)
 		buf = appendHex(buf, uint64(h.Ethernet.EthernetType), 4)
 		buf = append(buf, "), length "...)
-		buf = strconv.AppendInt(buf, int64(p.Length), 10)
+		buf = appendInt(buf, int64(p.Length))
 	default:
 		buf = append(buf, "link type "...)
-		buf = strconv.AppendUint(buf, uint64(p.LinkType), 10)
+		buf = appendDec(buf, uint64(p.LinkType))
 		buf = append(buf, ", length "...)
-		buf = strconv.AppendInt(buf, int64(p.Length), 10)
+		buf = appendInt(buf, int64(p.Length))
 	}
 	switch {
 	case p.Cut():
 		// A snapshot length, not damage: say how much the capture kept,
 		// as tcpdump's [|proto] does.
 		buf = append(buf, " [captured "...)
-		buf = strconv.AppendInt(buf, int64(len(p.Data)), 10)
+		buf = appendInt(buf, int64(len(p.Data)))
 		buf = append(buf, " of "...)
-		buf = strconv.AppendInt(buf, int64(p.Length), 10)
+		buf = appendInt(buf, int64(p.Length))
 		buf = append(buf, " bytes]"...)
 	case p.Err != nil:
 		buf = append(buf, " [malformed: "...)
@@ -178,11 +178,11 @@ func appendEndpoints(buf []byte, p *decode.Packet) []byte {
 	}
 	buf = AppendAddress(buf, p, true)
 	buf = append(buf, '.')
-	buf = strconv.AppendUint(buf, uint64(sport), 10)
+	buf = appendDec(buf, uint64(sport))
 	buf = append(buf, " > "...)
 	buf = AppendAddress(buf, p, false)
 	buf = append(buf, '.')
-	return strconv.AppendUint(buf, uint64(dport), 10)
+	return appendDec(buf, uint64(dport))
 }
 
 func (s *Summary) appendTime(buf []byte, p *decode.Packet) []byte {
@@ -213,16 +213,11 @@ func (s *Summary) appendTime(buf []byte, p *decode.Packet) []byte {
 			s.lastSec, s.lastPrefix = sec, p.Time.In(loc).AppendFormat(s.lastPrefix[:0], layout)
 		}
 		buf = append(buf, s.lastPrefix...)
-		frac := int64(p.Time.Nanosecond())
+		frac := uint64(p.Time.Nanosecond())
 		if prec == 6 {
 			frac /= 1000
 		}
-		var digits [9]byte
-		for i := prec - 1; i >= 0; i-- {
-			digits[i] = byte('0' + frac%10)
-			frac /= 10
-		}
-		buf = append(buf, digits[:prec]...)
+		buf = appendDigits(buf, frac, prec)
 	}
 	return append(buf, ' ')
 }
@@ -256,14 +251,21 @@ func (s *Summary) appendIB(buf []byte, p *decode.Packet) []byte {
 	buf = append(buf, " QP "...)
 	buf = appendHex(buf, uint64(b.DestQP), 6)
 	buf = append(buf, " PSN "...)
-	buf = strconv.AppendUint(buf, uint64(b.PSN), 10)
-	for _, f := range [...]struct {
-		on   bool
-		name string
-	}{{b.AckReq, " A"}, {b.SE, " SE"}, {b.MigReq, " M"}, {b.FECN, " FECN"}, {b.BECN, " BECN"}} {
-		if f.on {
-			buf = append(buf, f.name...)
-		}
+	buf = appendDec(buf, uint64(b.PSN))
+	if b.AckReq {
+		buf = append(buf, " A"...)
+	}
+	if b.SE {
+		buf = append(buf, " SE"...)
+	}
+	if b.MigReq {
+		buf = append(buf, " M"...)
+	}
+	if b.FECN {
+		buf = append(buf, " FECN"...)
+	}
+	if b.BECN {
+		buf = append(buf, " BECN"...)
 	}
 	if b.PKey != 0xFFFF {
 		buf = append(buf, " pkey "...)
@@ -294,7 +296,7 @@ func (s *Summary) appendIB(buf []byte, p *decode.Packet) []byte {
 		buf = appendISER(buf, i)
 	} else if p.Err == nil || p.Cut() {
 		buf = append(buf, ", length "...)
-		buf = strconv.AppendInt(buf, int64(p.PayloadLength()), 10)
+		buf = appendInt(buf, int64(p.PayloadLength()))
 		if r != nil && r.Kind == decode.RPCRDMAChunk {
 			buf = appendRPCChunk(buf, r)
 		}
@@ -329,33 +331,33 @@ func appendETH(buf []byte, b *layers.BTH, k layers.HeaderKind) []byte {
 	case layers.HdrRETH:
 		buf = append(buf, "RETH va "...)
 		buf = append(buf, "0x"...)
-		buf = strconv.AppendUint(buf, b.RETH.VA, 16)
+		buf = appendHexTrim(buf, b.RETH.VA)
 		buf = append(buf, " rkey "...)
 		buf = appendHex(buf, uint64(b.RETH.RKey), 8)
 		buf = append(buf, " len "...)
-		return strconv.AppendUint(buf, uint64(b.RETH.DMALength), 10)
+		return appendDec(buf, uint64(b.RETH.DMALength))
 	case layers.HdrAETH:
 		buf = append(buf, "AETH "...)
 		buf = append(buf, b.AETH.Syndrome.String()...)
 		buf = append(buf, " MSN "...)
-		return strconv.AppendUint(buf, uint64(b.AETH.MSN), 10)
+		return appendDec(buf, uint64(b.AETH.MSN))
 	case layers.HdrAtomicETH:
 		a := &b.AtomicETH
 		buf = append(buf, "AtomicETH va 0x"...)
-		buf = strconv.AppendUint(buf, a.VA, 16)
+		buf = appendHexTrim(buf, a.VA)
 		buf = append(buf, " rkey "...)
 		buf = appendHex(buf, uint64(a.RKey), 8)
 		if b.Info().Operation == layers.OpFetchAdd {
 			buf = append(buf, " add "...)
-			return strconv.AppendUint(buf, a.SwapAddData, 10)
+			return appendDec(buf, a.SwapAddData)
 		}
 		buf = append(buf, " swap "...)
-		buf = strconv.AppendUint(buf, a.SwapAddData, 10)
+		buf = appendDec(buf, a.SwapAddData)
 		buf = append(buf, " compare "...)
-		return strconv.AppendUint(buf, a.CompareData, 10)
+		return appendDec(buf, a.CompareData)
 	case layers.HdrAtomicAckETH:
 		buf = append(buf, "AtomicAckETH orig "...)
-		return strconv.AppendUint(buf, b.AtomicAckETH.OrigRemoteData, 10)
+		return appendDec(buf, b.AtomicAckETH.OrigRemoteData)
 	case layers.HdrImmDt:
 		buf = append(buf, "ImmDt "...)
 		return appendHex(buf, uint64(b.ImmDt.Value), 8)
@@ -369,15 +371,15 @@ func appendETH(buf []byte, b *layers.BTH, k layers.HeaderKind) []byte {
 		return appendHex(buf, uint64(b.DETH.SrcQP), 6)
 	case layers.HdrRDETH:
 		buf = append(buf, "RDETH eecnxt "...)
-		return strconv.AppendUint(buf, uint64(b.RDETH.EEContext), 10)
+		return appendDec(buf, uint64(b.RDETH.EEContext))
 	case layers.HdrXRCETH:
 		buf = append(buf, "XRCETH srq "...)
 		return appendHex(buf, uint64(b.XRCETH.XRCSRQ), 6)
 	case layers.HdrFETH:
 		buf = append(buf, "FETH sel "...)
-		buf = strconv.AppendUint(buf, uint64(b.FETH.SelectivityLevel), 10)
+		buf = appendDec(buf, uint64(b.FETH.SelectivityLevel))
 		buf = append(buf, " plt "...)
-		return strconv.AppendUint(buf, uint64(b.FETH.PlacementType), 10)
+		return appendDec(buf, uint64(b.FETH.PlacementType))
 	case layers.HdrCNP:
 		return append(buf, "CNP"...)
 	}
@@ -398,15 +400,15 @@ func appendTCP(buf []byte, p *decode.Packet) []byte {
 		}
 	}
 	buf = append(buf, "], seq "...)
-	buf = strconv.AppendUint(buf, uint64(t.Seq), 10)
+	buf = appendDec(buf, uint64(t.Seq))
 	if t.ACK {
 		buf = append(buf, ", ack "...)
-		buf = strconv.AppendUint(buf, uint64(t.Ack), 10)
+		buf = appendDec(buf, uint64(t.Ack))
 	}
 	buf = append(buf, ", win "...)
-	buf = strconv.AppendUint(buf, uint64(t.Window), 10)
+	buf = appendDec(buf, uint64(t.Window))
 	buf = append(buf, ", length "...)
-	return strconv.AppendInt(buf, int64(len(t.Payload)), 10)
+	return appendInt(buf, int64(len(t.Payload)))
 }
 
 // appendARP appends tcpdump's ARP summary.
@@ -425,10 +427,10 @@ func appendARP(buf []byte, p *decode.Packet) []byte {
 		buf = appendMAC(buf, a.SourceHwAddress)
 	default:
 		buf = append(buf, "ARP, operation "...)
-		buf = strconv.AppendUint(buf, uint64(a.Operation), 10)
+		buf = appendDec(buf, uint64(a.Operation))
 	}
 	buf = append(buf, ", length "...)
-	return strconv.AppendInt(buf, int64(len(a.Contents)), 10)
+	return appendInt(buf, int64(len(a.Contents)))
 }
 
 // appendMAD says what a MAD is, as tcpdump says what a packet is: a CM
@@ -451,17 +453,17 @@ func appendMAD(buf []byte, p *decode.Packet) []byte {
 		buf = append(buf, ')')
 		if pc, ok := m.PerfMgt.PortCounters(); ok {
 			buf = append(buf, " port "...)
-			buf = strconv.AppendUint(buf, uint64(pc.PortSelect), 10)
+			buf = appendDec(buf, uint64(pc.PortSelect))
 		}
 	default: // SMPs and SA as Wireshark names them; other classes by class and method
 		buf = append(buf, m.Info()...)
 		switch {
 		case m.MgmtClass == layers.MgmtClassSubnLID && p.HasLRH():
 			buf = append(buf, " lid "...)
-			buf = strconv.AppendUint(buf, uint64(p.Headers.LRH.DLID), 10)
+			buf = appendDec(buf, uint64(p.Headers.LRH.DLID))
 		case m.MgmtClass == layers.MgmtClassSubnDirected:
 			buf = append(buf, " hops "...)
-			buf = strconv.AppendUint(buf, uint64(m.SMPDirected.HopCount()), 10)
+			buf = appendDec(buf, uint64(m.SMPDirected.HopCount()))
 		}
 		buf = appendNotice(buf, p)
 	}
@@ -492,7 +494,7 @@ func appendCM(buf []byte, c *layers.CM) []byte {
 	service := func(buf []byte, sid layers.ServiceID) []byte {
 		if sid.IsIPCM() {
 			buf = append(buf, " svc-port "...)
-			return strconv.AppendUint(buf, uint64(sid.Port()), 10)
+			return appendDec(buf, uint64(sid.Port()))
 		}
 		buf = append(buf, " svc-id "...)
 		return append(buf, sid.String()...)

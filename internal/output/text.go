@@ -2,7 +2,6 @@ package output
 
 import (
 	"net/netip"
-	"strconv"
 	"time"
 
 	"github.com/ibwire/ibwire/decode"
@@ -62,9 +61,9 @@ func AppendAddress(buf []byte, p *decode.Packet, src bool) []byte {
 	case p.HasLRH():
 		buf = append(buf, "LID: "...)
 		if src {
-			return strconv.AppendUint(buf, uint64(h.LRH.SLID), 10)
+			return appendDec(buf, uint64(h.LRH.SLID))
 		}
-		return strconv.AppendUint(buf, uint64(h.LRH.DLID), 10)
+		return appendDec(buf, uint64(h.LRH.DLID))
 	case p.HasEthernet():
 		if src {
 			return appendMAC(buf, h.Ethernet.SrcMAC)
@@ -77,7 +76,7 @@ func AppendAddress(buf []byte, p *decode.Packet, src bool) []byte {
 func appendIP(buf []byte, ip []byte) []byte {
 	switch len(ip) {
 	case 4:
-		return netip.AddrFrom4([4]byte(ip)).AppendTo(buf)
+		return appendIPv4(buf, [4]byte(ip))
 	case 16:
 		return netip.AddrFrom16([16]byte(ip)).AppendTo(buf)
 	}
@@ -104,7 +103,7 @@ type TextLine struct {
 
 // Append appends the line for p, without a newline.
 func (t *TextLine) Append(buf []byte, p *decode.Packet) []byte {
-	buf = padLeft(buf, strconv.AppendInt(t.tmp[:0], int64(p.Number), 10), 5)
+	buf = appendIntLeft(buf, int64(p.Number), 5)
 	buf = append(buf, ' ')
 	prec := 6
 	if t.Nanos {
@@ -121,7 +120,7 @@ func (t *TextLine) Append(buf []byte, p *decode.Packet) []byte {
 	buf = append(buf, ' ')
 	buf = append(buf, Protocol(p)...)
 	buf = append(buf, ' ')
-	buf = strconv.AppendInt(buf, int64(p.Length), 10)
+	buf = appendInt(buf, int64(p.Length))
 	buf = append(buf, ' ')
 	if p.IsIB() || p.HasMACControl() {
 		buf = AppendInfo(buf, p)
@@ -155,18 +154,19 @@ func appendFixedSeconds(buf []byte, d time.Duration, prec int) []byte {
 		buf = append(buf, '-')
 		d = -d
 	}
-	buf = strconv.AppendInt(buf, int64(d/time.Second), 10)
+	buf = appendInt(buf, int64(d/time.Second))
 	buf = append(buf, '.')
-	frac := int64(d % time.Second)
+	frac := uint64(d % time.Second)
 	for i := 9; i > prec; i-- {
 		frac /= 10
 	}
-	var digits [9]byte
-	for i := prec - 1; i >= 0; i-- {
-		digits[i] = byte('0' + frac%10)
-		frac /= 10
-	}
-	return append(buf, digits[:prec]...)
+	return appendDigits(buf, frac, prec)
+}
+
+// appendIntLeft appends n right-aligned in w columns.
+func appendIntLeft(buf []byte, n int64, w int) []byte {
+	var a [24]byte
+	return padLeft(buf, appendInt(a[:0], n), w)
 }
 
 // Header values the renderers test; gopacket stays behind decode and layers.

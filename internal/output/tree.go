@@ -1,7 +1,7 @@
 package output
 
 import (
-	"strconv"
+	"sync"
 
 	"github.com/ibwire/ibwire/decode"
 	"github.com/ibwire/ibwire/layers"
@@ -16,15 +16,227 @@ type Tree struct {
 	buf  []byte
 	p    *decode.Packet
 	skip int // depth of a protocol being skipped, or -1
+	// lines are treeLines(), fetched once.
+	lines []treeLine
+	// cache is the last line of each field whose line follows from its
+	// value (Append's, not TreeNodes's).
+	cache []cachedLine
 }
 
 // Append appends the tree of p, each line ending in a newline.
 func (t *Tree) Append(buf []byte, p *decode.Packet) []byte {
 	t.buf, t.p, t.skip = buf, p, -1
+	if t.cache == nil {
+		t.lines = treeLines()
+		t.cache = make([]cachedLine, len(t.lines))
+	}
 	t.w.tree = true
-	t.w.walk(p, t)
+	if p.HasLRH() && (p.HasIPv4() || p.HasIPv6()) {
+		t.w.walk(p, t) // a raw packet: the IP it carries after the IB headers
+		return t.buf
+	}
+	t.walkAll(p)
 	return t.buf
 }
+
+// walkAll is walker.walkAll for the tree alone: the same visits, with the
+// visitor's calls made directly and a line kept from the last packet
+// copied in the loop. TestTreeNodesMatchTree holds it to the walk that
+// TreeNodes and the JSON renderers take.
+func (t *Tree) walkAll(p *decode.Packet) {
+	w := &t.w
+	w.stack = w.stack[:0]
+	all, ends := decode.FieldsInWireOrder(), decode.SubtreeEnds()
+	lines, cache := t.lines[:len(all)], t.cache[:len(all)]
+	for i := 0; i < len(all); {
+		f := all[i]
+		if f.Gated() {
+			if j, skip := decode.SkipAbsentGroup(p, i); skip {
+				i = j
+				continue
+			}
+		}
+		flags := f.TreeFlags()
+		if !f.Get(p, &w.v) {
+			if f.SubtreeWithout(p) {
+				i++
+			} else {
+				i = ends[i] // a header the packet lacks: none of its fields can be there
+			}
+			continue
+		}
+		if flags&(decode.OpensSubtree|decode.TableRow) != 0 || f.Type == decode.FTProtocol || i == wireOrder.eoib {
+			i = w.visit(p, t, i, f, flags)
+			continue
+		}
+		for len(w.stack) > 0 && !f.InTreeOf(w.stack[len(w.stack)-1]) {
+			top := w.stack[len(w.stack)-1]
+			w.stack = w.stack[:len(w.stack)-1]
+			t.close(top, len(w.stack))
+		}
+		// A second occurrence draws no line of its own in the tree: the
+		// walk does not ask for it.
+		if lines[i].kept && t.skip < 0 {
+			if c := &cache[i]; c.depth == int32(len(w.stack))+1 && c.u == w.v.U {
+				t.buf = append(t.buf, c.line...)
+				c.misses = 0
+				i++
+				continue
+			}
+		}
+		w.at = i
+		t.field(f, len(w.stack), &w.v, false)
+		i++
+	}
+	for len(w.stack) > 0 {
+		top := w.stack[len(w.stack)-1]
+		w.stack = w.stack[:len(w.stack)-1]
+		t.close(top, len(w.stack))
+	}
+}
+
+// treeLine is what the -V tree needs to draw a plain field's line ("Title:
+// value"), found once for every field of the registry: the text before the
+// value, and how the value is written, decided from the field's type, base
+// and value names here rather than for every line of every packet.
+type treeLine struct {
+	// head is the title and ": " after padDepth levels of indentation: a
+	// line at depth d starts with head[4*(padDepth-d):], one copy.
+	head  string
+	kind  lineKind
+	width uint8 // hex digits (lineHex, lineDecHex, lineNamedHex)
+	crc   bool  // the ICRC's or VCRC's line, which ends in the check's verdict
+	// kept marks a line the tree keeps from packet to packet: a plain
+	// line that follows from the field, its depth and Value.U alone.
+	kept bool
+}
+
+// padDepth is the deepest line a treeLine's head has the indentation of;
+// deeper lines (few registries' trees have them) add the rest.
+const padDepth = 8
+
+// lineKind says how a plain field's value is written, as appendTreeValue
+// writes it.
+type lineKind uint8
+
+const (
+	lineGeneric lineKind = iota // appendTreeValue: bytes, doubles, shaped fields ...
+	lineIPv4
+	lineEther
+	lineString
+	lineTime     // seconds with nine decimals
+	lineDec      // an integer in decimal
+	lineHex      // an integer in hex, width digits
+	lineDecHex   // decimal, then the hex in parentheses
+	lineNamedDec // a value name and the decimal in parentheses, or the decimal
+	lineNamedHex // a value name and the hex in parentheses, or the hex
+	lineBool     // True or False
+)
+
+// lineNumbered is the first of the kinds whose line follows from the
+// field, its depth and Value.U alone.
+const lineNumbered = lineDec
+
+// treeLines are the registry's fields' treeLines, in wire order (the
+// index the walk visits them at).
+var treeLines = sync.OnceValue(func() []treeLine {
+	all := decode.FieldsInWireOrder()
+	ls := make([]treeLine, len(all))
+	for i, f := range all {
+		l := &ls[i]
+		l.head = indentation[:4*padDepth] + f.Title + ": "
+		l.crc = f == crcFields.icrc || f == crcFields.vcrc
+		if f.Shaped() {
+			continue // appendFieldLine draws it
+		}
+		l.width = uint8(f.Type.BitWidth() / 4)
+		hex := f.Base == decode.BaseHex || f.Base == decode.BaseHexDec
+		switch {
+		case f.Type.IsUnsigned() && f.Names != nil && hex:
+			l.kind = lineNamedHex
+		case f.Type.IsUnsigned() && f.Names != nil:
+			l.kind = lineNamedDec
+		case f.Type.IsUnsigned() && f.Base == decode.BaseDecHex:
+			l.kind = lineDecHex
+		case f.Type.IsUnsigned() && hex:
+			l.kind = lineHex
+		case f.Type.IsUnsigned():
+			l.kind = lineDec
+		case f.Type == decode.FTBool:
+			l.kind = lineBool
+		case f.Type == decode.FTIPv4:
+			l.kind = lineIPv4
+		case f.Type == decode.FTEther:
+			l.kind = lineEther
+		case f.Type == decode.FTString:
+			l.kind = lineString
+		case f.Type == decode.FTRelTime || f.Type == decode.FTAbsTime:
+			l.kind = lineTime
+		}
+		l.kept = l.kind >= lineNumbered && !l.crc
+	}
+	return ls
+})
+
+// appendPlainLine writes a plain field's line at depth (no newline): its
+// indentation and head, and its value.
+func appendPlainLine(buf []byte, l *treeLine, depth int, f *decode.Field, v *decode.Value) []byte {
+	if depth <= padDepth {
+		buf = append(buf, l.head[4*(padDepth-depth):]...)
+	} else {
+		for range depth - padDepth {
+			buf = append(buf, "    "...)
+		}
+		buf = append(buf, l.head...)
+	}
+	switch l.kind {
+	case lineDec:
+		return appendDec(buf, v.U)
+	case lineHex:
+		return appendHex(buf, v.U, int(l.width))
+	case lineDecHex:
+		buf = appendDec(buf, v.U)
+		buf = append(buf, " ("...)
+		buf = appendHex(buf, v.U, int(l.width))
+		return append(buf, ')')
+	case lineNamedDec, lineNamedHex:
+		name, ok := f.Names(v.U)
+		if ok {
+			buf = append(buf, name...)
+			buf = append(buf, " ("...)
+		}
+		if l.kind == lineNamedHex {
+			buf = appendHex(buf, v.U, int(l.width))
+		} else {
+			buf = appendDec(buf, v.U)
+		}
+		if ok {
+			buf = append(buf, ')')
+		}
+		return buf
+	case lineBool:
+		if v.U != 0 {
+			return append(buf, "True"...)
+		}
+		return append(buf, "False"...)
+	case lineIPv4:
+		if len(v.B) == 4 {
+			return appendIPv4(buf, [4]byte(v.B))
+		}
+		return buf
+	case lineEther:
+		return appendMAC(buf, v.B)
+	case lineString:
+		return append(buf, v.S...)
+	case lineTime:
+		return appendFixedSeconds(buf, v.D, 9)
+	}
+	return appendTreeValue(buf, f, v)
+}
+
+// indentation is the -V tree's indentation, four spaces a level, for the
+// depths the registry's trees have; deeper lines add to it.
+const indentation = "                                                                " // 16 levels
 
 func (t *Tree) shown(f *decode.Field, depth int) bool {
 	if t.skip >= 0 {
@@ -42,6 +254,10 @@ func (t *Tree) shown(f *decode.Field, depth int) bool {
 }
 
 func (t *Tree) indent(depth int) {
+	if n := 4 * depth; n <= len(indentation) {
+		t.buf = append(t.buf, indentation[:n]...)
+		return
+	}
 	for range depth {
 		t.buf = append(t.buf, "    "...)
 	}
@@ -77,22 +293,71 @@ func (t *Tree) field(f *decode.Field, depth int, v *decode.Value, second bool) {
 	if t.skip >= 0 || second {
 		return
 	}
-	t.indent(depth)
 	if f.Shaped() {
+		t.indent(depth)
 		t.buf = appendFieldLine(t.buf, f, t.p, v, t.w.occ)
-	} else {
-		t.buf = append(t.buf, f.Title...)
-		t.buf = append(t.buf, ": "...)
-		t.buf = appendTreeValue(t.buf, f, v)
+		t.buf = t.appendCRC(t.buf, f)
+		t.buf = append(t.buf, '\n')
+		return
 	}
+	if t.lines == nil {
+		t.lines = treeLines()
+	}
+	l := &t.lines[t.w.at]
+	if !l.kept || t.cache == nil {
+		t.buf = appendPlainLine(t.buf, l, depth, f, v)
+		if l.crc {
+			t.buf = t.appendCRC(t.buf, f)
+		}
+		t.buf = append(t.buf, '\n')
+		return
+	}
+	// A line whose text follows from its value alone, as most header
+	// fields' do, is copied from the last packet's when the value is the
+	// same: the version, lengths, ports, flags and keys of a capture
+	// repeat from packet to packet.
+	c := &t.cache[t.w.at]
+	if c.depth == int32(depth)+1 && c.u == v.U {
+		t.buf = append(t.buf, c.line...)
+		c.misses = 0
+		return
+	}
+	start := len(t.buf)
+	t.buf = appendPlainLine(t.buf, l, depth, f, v)
+	t.buf = append(t.buf, '\n')
+	if c.misses < lineCacheGiveUp {
+		// A value that changes every packet (a PSN, a frame number) soon
+		// stops being copied.
+		c.misses++
+		c.line = append(c.line[:0], t.buf[start:]...)
+		c.u, c.depth = v.U, int32(depth)+1
+	}
+}
+
+// lineCacheGiveUp is how many lines in a row a field's value may change
+// before the tree stops keeping its last line.
+const lineCacheGiveUp = 8
+
+// cachedLine is a plain line of the last packet whose text follows from
+// the field's value: the value, its depth plus one (0 for none yet) and the
+// line with its newline.
+type cachedLine struct {
+	u      uint64
+	depth  int32
+	misses uint8
+	line   []byte
+}
+
+// appendCRC appends the check's verdict to the ICRC's and VCRC's lines.
+func (t *Tree) appendCRC(buf []byte, f *decode.Field) []byte {
 	switch f {
 	case crcFields.icrc:
-		t.buf = appendCRCStatus(t.buf, t.p.ICRC, uint64(wireOrder32(t.p.ICRCComputed)), 8)
+		return appendCRCStatus(buf, t.p.ICRC, uint64(wireOrder32(t.p.ICRCComputed)), 8)
 	case crcFields.vcrc:
 		c := t.p.VCRCComputed
-		t.buf = appendCRCStatus(t.buf, t.p.VCRC, uint64(c>>8|c<<8), 4)
+		return appendCRCStatus(buf, t.p.VCRC, uint64(c>>8|c<<8), 4)
 	}
-	t.buf = append(t.buf, '\n')
+	return buf
 }
 
 // crcFields are the two fields whose line ends in the check's verdict,
@@ -194,7 +459,7 @@ func appendTreeValue(buf []byte, f *decode.Field, v *decode.Value) []byte {
 		case f.Base == decode.BaseDecHex:
 			// As tshark: the hex as wide as the field's type (0x00 for a
 			// byte, 0x00000000 for a word).
-			buf = strconv.AppendUint(buf, v.U, 10)
+			buf = appendDec(buf, v.U)
 			buf = append(buf, " ("...)
 			buf = appendHex(buf, v.U, f.Type.BitWidth()/4)
 			return append(buf, ')')
@@ -228,15 +493,15 @@ func appendProtocolTitle(buf []byte, f *decode.Field, p *decode.Packet) []byte {
 	switch f.Name {
 	case "frame":
 		buf = append(buf, "Frame "...)
-		buf = strconv.AppendInt(buf, int64(p.Number), 10)
+		buf = appendInt(buf, int64(p.Number))
 		buf = append(buf, ": "...)
-		buf = strconv.AppendInt(buf, int64(p.Length), 10)
+		buf = appendInt(buf, int64(p.Length))
 		buf = append(buf, " bytes on wire ("...)
-		buf = strconv.AppendInt(buf, int64(p.Length)*8, 10)
+		buf = appendInt(buf, int64(p.Length)*8)
 		buf = append(buf, " bits), "...)
-		buf = strconv.AppendInt(buf, int64(len(p.Data)), 10)
+		buf = appendInt(buf, int64(len(p.Data)))
 		buf = append(buf, " bytes captured ("...)
-		buf = strconv.AppendInt(buf, int64(len(p.Data))*8, 10)
+		buf = appendInt(buf, int64(len(p.Data))*8)
 		return append(buf, " bits)"...)
 	case "eth":
 		buf = append(buf, "Ethernet II, Src: "...)
@@ -251,14 +516,14 @@ func appendProtocolTitle(buf []byte, f *decode.Field, p *decode.Packet) []byte {
 		return AppendAddress(buf, p, false)
 	case "udp":
 		buf = append(buf, "User Datagram Protocol, Src Port: "...)
-		buf = strconv.AppendUint(buf, uint64(h.UDP.SrcPort), 10)
+		buf = appendDec(buf, uint64(h.UDP.SrcPort))
 		buf = append(buf, ", Dst Port: "...)
-		return strconv.AppendUint(buf, uint64(h.UDP.DstPort), 10)
+		return appendDec(buf, uint64(h.UDP.DstPort))
 	case "tcp":
 		buf = append(buf, "Transmission Control Protocol, Src Port: "...)
-		buf = strconv.AppendUint(buf, uint64(h.TCP.SrcPort), 10)
+		buf = appendDec(buf, uint64(h.TCP.SrcPort))
 		buf = append(buf, ", Dst Port: "...)
-		return strconv.AppendUint(buf, uint64(h.TCP.DstPort), 10)
+		return appendDec(buf, uint64(h.TCP.DstPort))
 	case "infiniband":
 		if p.HasUDP() {
 			return append(buf, "InfiniBand (RoCEv2)"...)

@@ -65,7 +65,7 @@ func (n *nodeCollector) field(f *decode.Field, depth int, v *decode.Value, secon
 		return
 	}
 	span := fieldSpanAt(n.p, f, v, n.w.occ)
-	n.t.buf, n.t.p, n.t.skip, n.t.w.occ = n.t.buf[:0], n.p, -1, n.w.occ
+	n.t.buf, n.t.p, n.t.skip, n.t.w.occ, n.t.w.at = n.t.buf[:0], n.p, -1, n.w.occ, n.w.at
 	n.t.field(f, 0, v, false)
 	text := n.t.buf
 	if len(text) > 0 && text[len(text)-1] == '\n' {

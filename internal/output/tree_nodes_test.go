@@ -72,3 +72,28 @@ func benchPackets(b *testing.B, n int) []*decode.Packet {
 	}
 	return ps
 }
+
+// TestTreeReusedMatchesFresh checks that a Tree drawing packet after packet
+// (which copies a line from the last packet's when its value repeats) draws
+// each as a Tree that drew nothing before does, over captures whose values
+// repeat and change: a WRITE stream with loss, CM set-up and MADs.
+func TestTreeReusedMatchesFresh(t *testing.T) {
+	for _, name := range []string{"rxe/write_bw_loss.pcap", "rc_psn_wrap.pcap", "mgmt_smp_sa_perf.pcap", "cm_reject.pcap", "opcodes_ib_grh.pcap"} {
+		t.Run(name, func(t *testing.T) {
+			r, err := capture.Open("../../pcaps/" + name)
+			require.NoError(t, err)
+			defer r.Close()
+			dec := decode.NewDecoder(decode.Options{})
+			var reused output.Tree
+			for {
+				cp, err := r.Next()
+				if err != nil {
+					break
+				}
+				p := dec.Decode(cp)
+				var fresh output.Tree
+				require.Equal(t, string(fresh.Append(nil, p)), string(reused.Append(nil, p)), "frame %d", cp.Number)
+			}
+		})
+	}
+}

@@ -24,6 +24,9 @@ type walker struct {
 	tree bool
 	// occ is the occurrence the field being visited shows.
 	occ int
+	// at is the index of the field being visited in the registry's wire
+	// order, where renderers keep what they found once of each field.
+	at int
 }
 
 // wireOrder is what the walk needs of the registry's order, found once.
@@ -92,6 +95,7 @@ func (w *walker) walkAll(p *decode.Packet, vis fieldVisitor) {
 				w.stack = w.stack[:len(w.stack)-1]
 				vis.close(top, len(w.stack))
 			}
+			w.at = i
 			vis.field(f, len(w.stack), &w.v, false)
 			if flags&decode.Repeats != 0 && f.GetSecond(p, &w.v) {
 				vis.field(f, len(w.stack), &w.v, true)
@@ -156,6 +160,7 @@ func (w *walker) next(p *decode.Packet, vis fieldVisitor, i int) int {
 			w.stack = w.stack[:len(w.stack)-1]
 			vis.close(top, len(w.stack))
 		}
+		w.at = i
 		vis.field(f, len(w.stack), &w.v, false)
 		if flags&decode.Repeats != 0 && f.GetSecond(p, &w.v) {
 			vis.field(f, len(w.stack), &w.v, true)
@@ -204,6 +209,7 @@ func (w *walker) visit(p *decode.Packet, vis fieldVisitor, i int, f *decode.Fiel
 		vis.close(top, len(w.stack))
 	}
 	depth := len(w.stack)
+	w.at = i
 	if f.Type == decode.FTProtocol || w.tree && flags&decode.OpensSubtree != 0 {
 		vis.open(f, depth, &w.v)
 		w.stack = append(w.stack, f)
@@ -228,8 +234,9 @@ func (w *walker) tableRows(p *decode.Packet, vis fieldVisitor, all []*decode.Fie
 	}
 	for w.occ = 0; ; w.occ++ {
 		any := false
-		for _, f := range all[i:end] {
+		for j, f := range all[i:end] {
 			if f.GetOccurrence(p, w.occ, &w.v) {
+				w.at = i + j
 				vis.field(f, depth, &w.v, false)
 				any = true
 			}
