@@ -47,7 +47,7 @@ type dumper struct {
 	summary        output.Summary
 	text           output.TextLine
 	tree           output.Tree
-	pipe           *pipeline // files: reading, analysis and rendering on all cores
+	par            *output.Parallel // files: the packets' output formatted on all cores
 	fields         *output.Fields
 	fieldsOpts     output.FieldsOptions
 	json           output.JSON
@@ -548,10 +548,17 @@ func (d *dumper) run(ctx context.Context, files []string, stdin io.Reader) int {
 		d.out.Write(d.fields.AppendHeader(nil))
 	}
 	var status int
-	if d.usePipeline(src, live) {
-		status = d.loopPipelined(ctx, src)
-	} else {
+	switch {
+	case !d.usePipeline(src, live):
 		status = d.loop(ctx, src, live)
+	case d.parallelRendering():
+		d.par = output.NewParallel(d.jobs(), d.decoderOptions, func() output.AppendFunc {
+			r := d.newRenderer()
+			return func(b []byte, p *decode.Packet) []byte { return d.appendRendered(b, p, r) }
+		}, d.out)
+		status = d.loop(ctx, src, live)
+	default:
+		status = d.loopPipelined(ctx, src)
 	}
 	d.drainParallel()
 	d.finish(live)
@@ -958,8 +965,9 @@ func (d *dumper) account(p *decode.Packet) {
 // drainParallel waits until the render goroutines have written
 // everything, before anything else writes to stdout.
 func (d *dumper) drainParallel() {
-	if d.pipe != nil {
-		d.pipe.drain()
+	if d.par != nil {
+		_ = d.par.Close() // a write error shows again at the final Flush
+		d.par = nil
 	}
 }
 
@@ -968,8 +976,8 @@ func (d *dumper) render(p *decode.Packet) {
 	if d.o.quiet || d.o.countOnly {
 		return
 	}
-	if d.pipe != nil && d.pipe.work != nil {
-		d.pipe.queue(p)
+	if d.par != nil {
+		d.par.Add(p)
 		return
 	}
 	d.buf = d.appendRendered(d.buf[:0], p, renderer{summary: &d.summary, text: &d.text, fields: d.fields, tree: &d.tree})

@@ -15,24 +15,25 @@ import (
 	"github.com/ibwire/ibwire/internal/output"
 )
 
-// The pipeline runs one capture file on every core the run has (-j) while
-// keeping the output byte for byte what the direct loop writes:
+// A capture file's run uses the cores -j allows in one of two shapes,
+// chosen by measurement (BENCHMARKS.md, "Both cores for one capture"); the
+// output is byte for byte the direct loop's either way.
 //
-//  1. a reader goroutine reads the records, copies each frame into its
-//     batch's arena and decodes it (CRC checks included) into a Frame of
-//     the batch's own, so a decoded Packet stays valid while the batch
-//     travels;
-//  2. the calling goroutine takes the batches in order and does what
-//     must be sequential: the --check counters, the conversation analysis,
-//     -Y, the statistics, -w and -T parquet;
-//  3. when packets are printed in a format that depends on nothing but the
-//     packet (the default line, -T text, -T fields, -V), render goroutines
-//     format whole batches into the batch's buffer and a writer goroutine
-//     writes the buffers in capture order.
+// When packets are printed in a format that depends on the packet alone
+// (the default line, -T text, -T fields, -V), formatting is the larger
+// part of the work: the calling goroutine reads, decodes and analyses in
+// order, and output.Parallel formats batches on render goroutines, which
+// decode a compact copy of each frame again (see parallelRendering).
 //
-// Batches circulate: free → reader → analysis → (render → writer) → free,
-// so nothing is allocated per packet and memory is bounded by the number
-// of batches, whatever the capture's size.
+// Otherwise (-q with statistics, --check, --count, -w, -T parquet, the
+// JSON outputs) the pipeline splits the work in two: a reader goroutine
+// reads, copies and decodes each frame (CRC checks included) into a
+// decode.Frame of its batch, so a decoded Packet stays valid while the
+// batch travels, and the calling goroutine takes the batches in order for
+// what must be sequential: the --check counters, the analysis, -Y, the
+// statistics and the sinks. Batches circulate free → reader → analysis →
+// free, so nothing is allocated per packet and memory is bounded by the
+// number of batches, whatever the capture's size.
 type pipeline struct {
 	d     *dumper
 	free  chan *batch // batches ready to be filled
@@ -40,13 +41,8 @@ type pipeline struct {
 	stop  chan struct{}
 	read  sync.WaitGroup
 
-	// Rendering on worker goroutines; nil channels when the analysis
-	// goroutine renders (or nothing is printed).
-	work    chan *batch // to the renderers
-	ordered chan *batch // to the writer, in capture order
-	workers sync.WaitGroup
-	written chan struct{}
-	cur     *batch // the batch the analysis goroutine is going through
+	cp capture.Packet // the record being read
+	n  int            // records read
 }
 
 // batchPackets is how many packets a batch carries at most: enough that a
@@ -71,12 +67,9 @@ type batch struct {
 	frames []decode.Frame   // where the packets are decoded
 	pkts   []*decode.Packet // decoded, in capture order
 	err    error            // what stopped the reader after pkts (nil: more follow)
-	shown  []*decode.Packet // the packets to render
-	out    []byte           // their rendering
-	done   chan struct{}    // closed when out is complete
 }
 
-// usePipeline reports whether the run goes through the pipeline: files
+// usePipeline reports whether a run may use more than one core: files
 // and standard input read to the end (not live captures, whose packets
 // are printed as they come, nor -l, nor the record lists of --frames and
 // the correlation, whose sources set state per packet), with -j above 1.
@@ -93,11 +86,18 @@ func (d *dumper) jobs() int {
 	return runtime.GOMAXPROCS(0)
 }
 
-// renderAside reports whether the packets' output can be formatted on
-// render goroutines: formats whose text depends on the packet alone and
-// on stdout only (JSON's separators carry state from packet to packet;
-// -w - shares stdout with the packets' bytes).
-func (d *dumper) renderAside() bool {
+// parallelRendering reports whether the packets' output is formatted on
+// render goroutines (output.Parallel): formats whose text depends on the
+// packet alone, to stdout only (JSON's separators carry state from packet
+// to packet; -w - shares stdout with the packets' bytes).
+//
+// Measured against formatting the decoded packets the pipeline's batches
+// keep (one decode.Frame per packet in flight), decoding a compact copy
+// again on the render goroutine cost less CPU: a Frame's headers are
+// written on one core and read on another, line by line, where the copy
+// is a frame's contiguous bytes and the second decode runs in a parser
+// that stays in its core's cache.
+func (d *dumper) parallelRendering() bool {
 	switch d.o.outFormat {
 	case "", "text", "fields":
 	default:
@@ -108,69 +108,29 @@ func (d *dumper) renderAside() bool {
 
 func newPipeline(d *dumper, src source) *pipeline {
 	pl := &pipeline{d: d, stop: make(chan struct{})}
-	n := 3 // one being read, one waiting, one being analysed
-	workers := 0
-	if d.renderAside() {
-		workers = d.jobs()
-		n += 3 * workers
-		pl.work = make(chan *batch, n)
-		pl.ordered = make(chan *batch, n)
-		pl.written = make(chan struct{})
-	}
+	n := envInt("IBDUMP_RING", 4) // one being filled, one being analysed, two waiting
 	pl.free = make(chan *batch, n)
 	pl.ready = make(chan *batch, n)
 	for range n {
 		pl.free <- &batch{frames: make([]decode.Frame, batchPackets), pkts: make([]*decode.Packet, 0, batchPackets)}
-	}
-	for range workers {
-		pl.workers.Add(1)
-		go pl.render(d.newRenderer())
-	}
-	if workers > 0 {
-		go pl.write()
 	}
 	pl.read.Add(1)
 	go pl.readAhead(src)
 	return pl
 }
 
-// readAhead is stage 1: read, copy and decode, batch by batch, until the
-// source ends or fails, -c is reached, or the pipeline stops.
+// readAhead is stage 1 on a goroutine of its own: read, copy and decode,
+// batch by batch, until the source ends or fails, -c is reached, or the
+// pipeline stops.
 func (pl *pipeline) readAhead(src source) {
 	defer pl.read.Done()
 	defer close(pl.ready)
-	dec, count := pl.d.dec, pl.d.o.count
-	var cp capture.Packet
-	n := 0
 	for {
-		var b *batch
-		select {
-		case b = <-pl.free:
-		case <-pl.stop:
+		b := take(pl.free, pl.stop)
+		if b == nil {
 			return
 		}
-		b.arena, b.pkts, b.err = b.arena[:0], b.pkts[:0], nil
-		for len(b.pkts) < len(b.frames) && len(b.arena) < batchArena {
-			if count > 0 && n == count {
-				b.err = io.EOF
-				break
-			}
-			if err := src.NextInto(&cp); err != nil {
-				b.err = err
-				break
-			}
-			n++
-			if len(b.arena)+len(cp.Data) > cap(b.arena) {
-				// The packets before keep the old arena; the next
-				// round starts with the larger one.
-				b.arena = make([]byte, 0, max(2*cap(b.arena), len(cp.Data), 64<<10))
-			}
-			off := len(b.arena)
-			b.arena = append(b.arena, cp.Data...)
-			in := cp
-			in.Data = b.arena[off:len(b.arena):len(b.arena)]
-			b.pkts = append(b.pkts, dec.DecodeInto(&b.frames[len(b.pkts)], in))
-		}
+		pl.fill(b, src)
 		select {
 		case pl.ready <- b:
 		case <-pl.stop:
@@ -182,77 +142,32 @@ func (pl *pipeline) readAhead(src source) {
 	}
 }
 
-// queue keeps p, a packet of the current batch, for the render goroutines.
-// The analysis reuses its upper-layer and DCQCN records for the next
-// packet, so p gets copies of its own.
-func (pl *pipeline) queue(p *decode.Packet) {
-	detachAnalysis(&p.Analysis)
-	pl.cur.shown = append(pl.cur.shown, p)
-}
-
-// detachAnalysis replaces the records of a that point into the Analyzer
-// (valid until its next packet) with copies.
-func detachAnalysis(a *decode.PacketAnalysis) {
-	if a.NVMe != nil {
-		a.NVMe = a.NVMe.Clone()
-	}
-	if a.RPCRDMA != nil {
-		a.RPCRDMA = a.RPCRDMA.Clone()
-	}
-	if a.SMBDirect != nil {
-		a.SMBDirect = a.SMBDirect.Clone()
-	}
-	if a.ISER != nil {
-		a.ISER = a.ISER.Clone()
-	}
-	if a.DCQCN != nil {
-		c := *a.DCQCN
-		a.DCQCN = &c
-	}
-}
-
-// release hands the analysed batch to the renderers, or back to the reader.
-func (pl *pipeline) release(b *batch) {
-	if pl.work == nil || len(b.shown) == 0 {
-		b.shown = b.shown[:0]
-		pl.free <- b
-		return
-	}
-	b.out = b.out[:0]
-	b.done = make(chan struct{})
-	pl.ordered <- b // first, so the writer waits for batches in order
-	pl.work <- b
-}
-
-func (pl *pipeline) render(r renderer) {
-	defer pl.workers.Done()
-	for b := range pl.work {
-		for _, p := range b.shown {
-			b.out = pl.d.appendRendered(b.out, p, r)
+// fill reads and decodes packets into b until it is full, the source ends
+// or fails (b.err), or -c is reached (b.err is io.EOF then).
+func (pl *pipeline) fill(b *batch, src source) {
+	dec, count := pl.d.dec, pl.d.o.count
+	b.arena, b.pkts, b.err = b.arena[:0], b.pkts[:0], nil
+	cp := &pl.cp
+	for len(b.pkts) < len(b.frames) && len(b.arena) < batchArena {
+		if count > 0 && pl.n == count {
+			b.err = io.EOF
+			return
 		}
-		close(b.done)
-	}
-}
-
-func (pl *pipeline) write() {
-	defer close(pl.written)
-	for b := range pl.ordered {
-		<-b.done
-		pl.d.out.Write(b.out) // a write error shows again at the final Flush
-		b.shown = b.shown[:0]
-		pl.free <- b
-	}
-}
-
-// drain waits until the renderers have written everything queued, before
-// anything else writes to stdout.
-func (pl *pipeline) drain() {
-	if pl.work != nil {
-		close(pl.work)
-		close(pl.ordered)
-		pl.workers.Wait()
-		<-pl.written
-		pl.work = nil
+		if err := src.NextInto(cp); err != nil {
+			b.err = err
+			return
+		}
+		pl.n++
+		if len(b.arena)+len(cp.Data) > cap(b.arena) {
+			// The packets before keep the old arena; the next round
+			// starts with the larger one.
+			b.arena = make([]byte, 0, max(2*cap(b.arena), len(cp.Data), 64<<10))
+		}
+		off := len(b.arena)
+		b.arena = append(b.arena, cp.Data...)
+		in := *cp
+		in.Data = b.arena[off:len(b.arena):len(b.arena)]
+		b.pkts = append(b.pkts, dec.DecodeInto(&b.frames[len(b.pkts)], in))
 	}
 }
 
@@ -265,26 +180,26 @@ func (pl *pipeline) close() {
 // loopPipelined is loop through the pipeline.
 func (d *dumper) loopPipelined(ctx context.Context, src source) int {
 	pl := newPipeline(d, src)
-	d.pipe = pl
 	defer pl.close()
-	for b := range pl.ready {
-		pl.cur = b
+	for {
+		b := take(pl.ready, nil)
+		if b == nil {
+			return exitOK
+		}
 		for _, p := range b.pkts {
 			if ctx.Err() != nil {
-				pl.release(b)
 				return exitOK
 			}
 			d.read++
 			if d.analyse(p) {
 				if status, ok := d.emit(p); !ok {
-					pl.release(b)
 					return status
 				}
 			}
 			d.progress.update(d.read)
 		}
 		err := b.err
-		pl.release(b)
+		pl.free <- b
 		switch {
 		case errors.Is(err, io.EOF):
 			return exitOK
@@ -296,7 +211,34 @@ func (d *dumper) loopPipelined(ctx context.Context, src source) int {
 			return exitError
 		}
 	}
-	return exitOK
+}
+
+// spins is how often take looks for a batch, yielding in between, before
+// it blocks.
+var spins = envInt("IBDUMP_SPIN", 50)
+
+// take receives a batch from c, nil when c is closed or stop is. It polls
+// before it blocks: a goroutine blocked on a channel is woken through the
+// scheduler (and, when its thread went to sleep, the kernel), which costs
+// more than the batch took to make; two stages that run at the same pace
+// would otherwise put each other to sleep at every batch.
+func take(c chan *batch, stop chan struct{}) *batch {
+	for range spins {
+		select {
+		case b := <-c:
+			return b
+		case <-stop:
+			return nil
+		default:
+		}
+		runtime.Gosched()
+	}
+	select {
+	case b := <-c:
+		return b
+	case <-stop:
+		return nil
+	}
 }
 
 // renderer is the state a goroutine formats packets with: the renderers

@@ -1,0 +1,184 @@
+package output
+
+import (
+	"io"
+	"sync"
+	"time"
+
+	"github.com/ibwire/ibwire/decode"
+)
+
+// AppendFunc appends the rendering of one packet to buf.
+type AppendFunc func(buf []byte, p *decode.Packet) []byte
+
+// Parallel renders packets on worker goroutines and writes the results in
+// capture order. The -V tree costs about twenty times what decoding and
+// analysing a packet cost, so ibdump decodes and analyses in order on one
+// goroutine (the analysis is sequential by nature) and hands the rendering
+// to the other cores.
+//
+// A worker cannot share the caller's packet, which the decoder reuses, so
+// Add copies the frame's bytes and the sequential results (times since the
+// first and previous frames, the analysis) and the worker decodes the copy
+// again with its own decoder: decoding is cheap next to rendering, and
+// this keeps decode.Packet free of any cloning rules.
+//
+// Memory is bounded: at most 2×workers+1 batches of parallelBatch packets
+// exist at a time.
+type Parallel struct {
+	opts    decode.Options
+	out     io.Writer
+	cur     *parBatch
+	work    chan *parBatch // to the workers
+	ordered chan *parBatch // to the writer, in capture order
+	free    chan *parBatch
+	workers sync.WaitGroup
+	written chan struct{} // closed when the writer has finished
+
+	mu  sync.Mutex
+	err error // the first write error
+}
+
+// parallelBatch is the number of packets handed over at once: large enough
+// that channel operations cost nothing per packet, small enough that output
+// starts at once.
+const parallelBatch = 256
+
+type parBatch struct {
+	arena []byte // the frames' bytes, back to back
+	items []parItem
+	out   []byte
+	done  chan struct{} // closed when out is ready
+}
+
+type parItem struct {
+	in         decode.Input // Data is nil here; the frame is arena[off:off+n]
+	off, n     int
+	rel, delta time.Duration
+	analysis   decode.PacketAnalysis
+}
+
+// NewParallel starts workers goroutines, each rendering with its own
+// AppendFunc from newAppend (renderers keep scratch state, so they are not
+// shared) and decoding with its own decoder built from opts, which must be
+// the options the caller's decoder uses.
+func NewParallel(workers int, opts decode.Options, newAppend func() AppendFunc, out io.Writer) *Parallel {
+	workers = max(workers, 1)
+	pl := &Parallel{
+		opts:    opts,
+		out:     out,
+		work:    make(chan *parBatch, workers),
+		ordered: make(chan *parBatch, 2*workers),
+		free:    make(chan *parBatch, 2*workers+1),
+		written: make(chan struct{}),
+	}
+	for range 2*workers + 1 {
+		pl.free <- &parBatch{items: make([]parItem, 0, parallelBatch)}
+	}
+	for range workers {
+		pl.workers.Add(1)
+		go pl.render(newAppend())
+	}
+	go pl.write()
+	return pl
+}
+
+// Add queues p for rendering. p may be reused by its decoder as soon as Add
+// returns.
+func (pl *Parallel) Add(p *decode.Packet) {
+	if pl.cur == nil {
+		pl.cur = <-pl.free
+		pl.cur.arena, pl.cur.items, pl.cur.out = pl.cur.arena[:0], pl.cur.items[:0], pl.cur.out[:0]
+		pl.cur.done = make(chan struct{})
+	}
+	b := pl.cur
+	in := p.Input
+	in.Data = nil
+	b.items = append(b.items, parItem{in: in, off: len(b.arena), n: len(p.Data),
+		rel: p.RelTime, delta: p.DeltaTime, analysis: p.Analysis})
+	if p.Analysis.NVMe != nil {
+		// The analyzer reuses its NVMe-oF record for the next packet.
+		b.items[len(b.items)-1].analysis.NVMe = p.Analysis.NVMe.Clone()
+	}
+	if p.Analysis.RPCRDMA != nil {
+		// And its RPC-over-RDMA one.
+		b.items[len(b.items)-1].analysis.RPCRDMA = p.Analysis.RPCRDMA.Clone()
+	}
+	if p.Analysis.SMBDirect != nil {
+		// And its SMB Direct one.
+		b.items[len(b.items)-1].analysis.SMBDirect = p.Analysis.SMBDirect.Clone()
+	}
+	if p.Analysis.ISER != nil {
+		// And its iSER one.
+		b.items[len(b.items)-1].analysis.ISER = p.Analysis.ISER.Clone()
+	}
+	if d := p.Analysis.DCQCN; d != nil {
+		// And its DCQCN record (there is one only in captures with congestion).
+		c := *d
+		b.items[len(b.items)-1].analysis.DCQCN = &c
+	}
+	b.arena = append(b.arena, p.Data...)
+	if len(b.items) == parallelBatch {
+		pl.flushBatch()
+	}
+}
+
+// flushBatch hands the current batch to a worker and to the writer.
+func (pl *Parallel) flushBatch() {
+	if pl.cur == nil {
+		return
+	}
+	pl.ordered <- pl.cur // first, so the writer waits for batches in order
+	pl.work <- pl.cur
+	pl.cur = nil
+}
+
+// Err returns the first write error so far: a caller stops feeding packets
+// once the reader of its output has gone away.
+func (pl *Parallel) Err() error {
+	pl.mu.Lock()
+	defer pl.mu.Unlock()
+	return pl.err
+}
+
+// Close renders what is queued, waits until everything is written and
+// returns the first write error.
+func (pl *Parallel) Close() error {
+	pl.flushBatch()
+	close(pl.work)
+	close(pl.ordered)
+	pl.workers.Wait()
+	<-pl.written
+	return pl.Err()
+}
+
+func (pl *Parallel) render(appendPacket AppendFunc) {
+	defer pl.workers.Done()
+	dec := decode.NewDecoder(pl.opts)
+	for b := range pl.work {
+		for i := range b.items {
+			it := &b.items[i]
+			in := it.in
+			in.Data = b.arena[it.off : it.off+it.n : it.off+it.n]
+			p := dec.Decode(in)
+			p.RelTime, p.DeltaTime, p.Analysis = it.rel, it.delta, it.analysis
+			b.out = appendPacket(b.out, p)
+		}
+		close(b.done)
+	}
+}
+
+func (pl *Parallel) write() {
+	defer close(pl.written)
+	for b := range pl.ordered {
+		<-b.done
+		if _, err := pl.out.Write(b.out); err != nil {
+			pl.mu.Lock()
+			if pl.err == nil {
+				pl.err = err
+			}
+			pl.mu.Unlock()
+		}
+		pl.free <- b
+	}
+}
