@@ -5,9 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"runtime"
-	"strconv"
 	"sync"
 
 	"github.com/ibwire/ibwire/capture"
@@ -50,17 +48,9 @@ type pipeline struct {
 // goroutine) costs little per packet, few enough that the batches in
 // flight stay in the cores' caches. batchArena bounds the bytes of frames
 // a batch holds, so large frames make smaller batches.
-var batchPackets = envInt("IBDUMP_BATCH", 256)
+var batchPackets = 256
 
 const batchArena = 1 << 20
-
-// envInt is a tuning knob for measurements (IBDUMP_BATCH); not documented.
-func envInt(name string, def int) int {
-	if n, err := strconv.Atoi(os.Getenv(name)); err == nil && n > 0 {
-		return n
-	}
-	return def
-}
 
 type batch struct {
 	arena  []byte           // the frames' bytes, back to back
@@ -108,7 +98,7 @@ func (d *dumper) parallelRendering() bool {
 
 func newPipeline(d *dumper, src source) *pipeline {
 	pl := &pipeline{d: d, stop: make(chan struct{})}
-	n := envInt("IBDUMP_RING", 4) // one being filled, one being analysed, two waiting
+	const n = 4 // one being filled, one being analysed, two waiting
 	pl.free = make(chan *batch, n)
 	pl.ready = make(chan *batch, n)
 	for range n {
@@ -215,7 +205,7 @@ func (d *dumper) loopPipelined(ctx context.Context, src source) int {
 
 // spins is how often take looks for a batch, yielding in between, before
 // it blocks.
-var spins = envInt("IBDUMP_SPIN", 50)
+const spins = 50
 
 // take receives a batch from c, nil when c is closed or stop is. It polls
 // before it blocks: a goroutine blocked on a channel is woken through the
