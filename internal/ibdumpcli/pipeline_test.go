@@ -134,3 +134,18 @@ func TestPipelineMatchesDirect(t *testing.T) {
 		}
 	}
 }
+
+// A run cancelled (SIGINT) while the reader goroutine reads ahead stops
+// it before Run returns, as -c and a read error do (TestPipelineMatchesDirect).
+func TestPipelineStopsOnCancel(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	defer func(n int) { batchPackets = n }(batchPackets)
+	batchPackets = 2
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	var out, errOut bytes.Buffer
+	code := Run(ctx, "ibdump", []string{"-j", "2", "-q", "-z", "conv,qp", "../../pcaps/rxe/write_bw.pcap"}, nil, &out, &errOut)
+	assert.Equal(t, exitOK, code)
+	assert.Empty(t, errOut.String())
+	assert.Contains(t, out.String(), "QP Conversations", "the statistics are printed, of what was analysed before the cancel")
+}
