@@ -50,6 +50,8 @@ type dumper struct {
 	par            *output.Parallel // files: the packets' output formatted on all cores
 	fields         *output.Fields
 	fieldsOpts     output.FieldsOptions
+	emits          bool     // a shown packet goes somewhere: -T parquet, -w or printed
+	own            renderer // the renderers of the calling goroutine
 	json           output.JSON
 	ek             output.EK
 	jsonl          output.JSONL
@@ -554,7 +556,7 @@ func (d *dumper) run(ctx context.Context, files []string, stdin io.Reader) int {
 	case d.parallelRendering():
 		d.par = output.NewParallel(d.jobs(), d.decoderOptions, func() output.AppendFunc {
 			r := d.newRenderer()
-			return func(b []byte, p *decode.Packet) []byte { return d.appendRendered(b, p, r) }
+			return func(b []byte, p *decode.Packet) []byte { return d.appendRendered(b, p, &r) }
 		}, d.out)
 		status = d.loop(ctx, src, live)
 	default:
@@ -805,6 +807,7 @@ func (d *dumper) openWriter(src source) error {
 
 // loop reads packets until the source ends, -c is reached or ctx is done.
 func (d *dumper) loop(ctx context.Context, src source, live *capture.LiveSource) int {
+	d.setEmits()
 	var cp capture.Packet
 	for d.o.count == 0 || d.read < d.o.count {
 		if live != nil {
@@ -833,7 +836,7 @@ func (d *dumper) loop(ctx context.Context, src source, live *capture.LiveSource)
 		d.read++
 		p := d.dec.Decode(cp)
 		p.Correlation = d.correlation
-		if d.analyse(p) {
+		if d.analyse(p) && d.emits {
 			if status, ok := d.emit(p); !ok {
 				return status
 			}
@@ -889,6 +892,13 @@ func (d *dumper) analyse(p *decode.Packet) bool {
 		}
 	}
 	return true
+}
+
+// setEmits notes whether a shown packet goes anywhere, once per run
+// rather than once per packet, and sets the calling goroutine's renderers.
+func (d *dumper) setEmits() {
+	d.emits = d.parquet != nil || d.writer != nil || !(d.o.quiet || d.o.countOnly)
+	d.own = renderer{summary: &d.summary, text: &d.text, fields: d.fields, tree: &d.tree}
 }
 
 // emit hands a shown packet to -T parquet, -w or the renderer; on an error
@@ -980,13 +990,13 @@ func (d *dumper) render(p *decode.Packet) {
 		d.par.Add(p)
 		return
 	}
-	d.buf = d.appendRendered(d.buf[:0], p, renderer{summary: &d.summary, text: &d.text, fields: d.fields, tree: &d.tree})
+	d.buf = d.appendRendered(d.buf[:0], p, &d.own)
 	d.out.Write(d.buf)
 }
 
 // appendRendered appends p in the chosen format with r's renderers (each
 // render goroutine has its own).
-func (d *dumper) appendRendered(b []byte, p *decode.Packet, r renderer) []byte {
+func (d *dumper) appendRendered(b []byte, p *decode.Packet, r *renderer) []byte {
 	switch d.o.outFormat {
 	case "fields":
 		b = append(r.fields.Append(b, p), '\n')

@@ -169,6 +169,7 @@ func (pl *pipeline) close() {
 
 // loopPipelined is loop through the pipeline.
 func (d *dumper) loopPipelined(ctx context.Context, src source) int {
+	d.setEmits()
 	pl := newPipeline(d, src)
 	defer pl.close()
 	for {
@@ -181,7 +182,7 @@ func (d *dumper) loopPipelined(ctx context.Context, src source) int {
 				return exitOK
 			}
 			d.read++
-			if d.analyse(p) {
+			if d.analyse(p) && d.emits {
 				if status, ok := d.emit(p); !ok {
 					return status
 				}
