@@ -4,6 +4,7 @@
 # two capture sizes, to show memory does not grow with the capture.
 #
 # Usage: bench/ibdump-vs-tshark.sh [packets (default 1000000)] [repeat (default 3)]
+# IBDUMP_FLAGS adds flags to every ibdump run (-j 1: one core).
 # Needs tshark and GNU time (apt-get install -y tshark time).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -12,7 +13,10 @@ repeat=${2:-3}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
-go build -o "$work/ibdump" ./cmd/ibdump
+go build -o "$work/ibdump.bin" ./cmd/ibdump
+# shellcheck disable=SC2086
+printf '#!/bin/sh\nexec "%s" %s "$@"\n' "$work/ibdump.bin" "${IBDUMP_FLAGS:-}" >"$work/ibdump"
+chmod +x "$work/ibdump"
 go build -o "$work/gencap" ./bench/gencap
 "$work/gencap" -n "$n" -o "$work/bench.pcap"
 "$work/gencap" -n $((4 * n)) -o "$work/bench4.pcap"
@@ -21,18 +25,23 @@ echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -
 
 # best_of runs a command $repeat times and prints the fastest wall time in
 # seconds, to the millisecond (ibdump's runs take a tenth of a second, so
-# time(1)'s centiseconds would make the ratio jump by 10%).
+# time(1)'s centiseconds would make the ratio jump by 10%), and the CPU
+# time (user + system, from GNU time) of that run: on a machine shared
+# with other work, CPU time above wall time shows the cores overlapping.
 best_of() {
-	local best=""
+	local best="" cpu=""
 	for _ in $(seq "$repeat"); do
 		local s e t
 		s=$(date +%s.%N)
-		"$@" >/dev/null 2>&1
+		/usr/bin/time -f '%U %S' -o "$work/cpu" "$@" >/dev/null 2>&1
 		e=$(date +%s.%N)
 		t=$(awk -v s="$s" -v e="$e" 'BEGIN{printf "%.3f", e-s}')
-		if [ -z "$best" ] || awk -v a="$t" -v b="$best" 'BEGIN{exit !(a<b)}'; then best=$t; fi
+		if [ -z "$best" ] || awk -v a="$t" -v b="$best" 'BEGIN{exit !(a<b)}'; then
+			best=$t
+			cpu=$(awk '{printf "%.2f", $1+$2}' "$work/cpu")
+		fi
 	done
-	echo "$best"
+	echo "$best $cpu"
 }
 
 row() { # name ibdump-cmd... -- tshark-cmd...
@@ -41,24 +50,31 @@ row() { # name ibdump-cmd... -- tshark-cmd...
 	while [ "$1" != "--" ]; do ib+=("$1"); shift; done
 	shift
 	ts=("$@")
-	local ti tt
-	ti=$(best_of "${ib[@]}")
-	tt=$(best_of "${ts[@]}")
-	awk -v n="$n" -v name="$name" -v ti="$ti" -v tt="$tt" 'BEGIN{
-		printf "| %-34s | %7.3f s | %12.0f | %7.3f s | %10.0f | %6.1fx |\n", name, ti, n/ti, tt, n/tt, tt/ti }'
+	local ti tt ci
+	read -r ti ci <<<"$(best_of "${ib[@]}")"
+	read -r tt _ <<<"$(best_of "${ts[@]}")"
+	awk -v n="$n" -v name="$name" -v ti="$ti" -v ci="$ci" -v tt="$tt" 'BEGIN{
+		printf "| %-34s | %7.3f s | %5.2f s | %12.0f | %7.3f s | %10.0f | %6.1fx |\n", name, ti, ci, n/ti, tt, n/tt, tt/ti }'
 }
 
 echo
-echo "| mode | ibdump | ibdump pkt/s | tshark | tshark pkt/s | ratio |"
-echo "| --- | --- | --- | --- | --- | --- |"
+echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "| mode | ibdump | ibdump CPU | ibdump pkt/s | tshark | tshark pkt/s | ratio |"
+echo "| --- | --- | --- | --- | --- | --- | --- |"
 row "-q -z conv,qp vs -q -z conv,udp" "$work/ibdump" -q -z conv,qp "$work/bench.pcap" -- tshark -r "$work/bench.pcap" -q -z conv,udp
 row "-q -z conv,qp -z expert vs -q -z conv,udp" "$work/ibdump" -q -z conv,qp -z expert "$work/bench.pcap" -- tshark -r "$work/bench.pcap" -q -z conv,udp
 row "default text vs tshark default" "$work/ibdump" "$work/bench.pcap" -- tshark -r "$work/bench.pcap"
 row "-T text vs tshark default" "$work/ibdump" -T text "$work/bench.pcap" -- tshark -r "$work/bench.pcap"
 row "-V vs tshark -V" "$work/ibdump" -V "$work/bench.pcap" -- tshark -r "$work/bench.pcap" -V
+fields=(-e frame.number -e infiniband.bth.opcode -e infiniband.bth.destqp -e infiniband.bth.psn -e ip.src)
+row "-T fields (5) vs tshark -T fields" "$work/ibdump" -T fields "${fields[@]}" "$work/bench.pcap" -- tshark -r "$work/bench.pcap" -T fields "${fields[@]}"
+echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
 
 echo
 rss() { /usr/bin/time -f '%M' -o "$work/rss" "$@" >/dev/null 2>&1; tail -1 "$work/rss"; }
 r1=$(rss "$work/ibdump" -q -z conv,qp -z expert "$work/bench.pcap")
 r4=$(rss "$work/ibdump" -q -z conv,qp -z expert "$work/bench4.pcap")
 echo "peak RSS of ibdump -q -z conv,qp -z expert: $n packets ${r1} KiB, $((4 * n)) packets ${r4} KiB"
+r1=$(rss "$work/ibdump" -T text "$work/bench.pcap")
+r4=$(rss "$work/ibdump" -T text "$work/bench4.pcap")
+echo "peak RSS of ibdump -T text: $n packets ${r1} KiB, $((4 * n)) packets ${r4} KiB"

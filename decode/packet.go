@@ -189,20 +189,29 @@ func (p *Packet) BTH() *layers.BTH {
 // starting layer and the timing state for relative times; it is not safe for
 // concurrent use.
 type Decoder struct {
-	opts         Options
+	opts    Options
+	own     Frame // where Decode decodes
+	startNs int64 // first frame's time, Unix nanoseconds
+	prevNs  int64
+	started bool
+}
+
+// Frame is where one decoded frame lives: its Packet and the headers the
+// Packet points to. A Decoder has one, which Decode reuses for every frame;
+// DecodeInto decodes into a Frame of the caller's, so that a pipeline can
+// hold a batch of frames decoded ahead of their analysis. The zero Frame
+// is ready to use.
+type Frame struct {
 	parsers      map[gopacket.LayerType]*layers.Parser
 	last         *layers.Parser // the parser of lastLinkType's frames
 	lastLinkType layers.LinkType
 	pkt          Packet
 	perf         perfCounters
-	startNs      int64 // first frame's time, Unix nanoseconds
-	prevNs       int64
-	started      bool
 }
 
 // NewDecoder returns a decoder.
 func NewDecoder(opts Options) *Decoder {
-	return &Decoder{opts: opts, parsers: map[gopacket.LayerType]*layers.Parser{}}
+	return &Decoder{opts: opts}
 }
 
 func (d *Decoder) parserOpts() layers.ParserOptions {
@@ -214,28 +223,37 @@ func (d *Decoder) parserOpts() layers.ParserOptions {
 // one or a few link types, so the last one's parser is kept at hand; raw IP
 // frames start with IPv4 or IPv6 by their version nibble and are looked up
 // each time.
-func (d *Decoder) parserFor(lt layers.LinkType, data []byte) (*layers.Parser, error) {
-	if d.last != nil && lt == d.lastLinkType {
-		return d.last, nil
+func (d *Decoder) parserFor(f *Frame, lt layers.LinkType, data []byte) (*layers.Parser, error) {
+	if f.last != nil && lt == f.lastLinkType {
+		return f.last, nil
 	}
 	first, err := layers.FirstLayer(lt, data)
 	if err != nil {
 		return nil, err
 	}
-	p, ok := d.parsers[first]
+	p, ok := f.parsers[first]
 	if !ok {
+		if f.parsers == nil {
+			f.parsers = map[gopacket.LayerType]*layers.Parser{}
+		}
 		p = layers.NewParser(first, d.parserOpts())
-		d.parsers[first] = p
+		f.parsers[first] = p
 	}
 	if first != gplayers.LayerTypeIPv4 && first != gplayers.LayerTypeIPv6 {
-		d.last, d.lastLinkType = p, lt
+		f.last, f.lastLinkType = p, lt
 	}
 	return p, nil
 }
 
 // Decode decodes one frame. The returned Packet is reused by the next call.
-func (d *Decoder) Decode(in Input) *Packet {
-	pkt := &d.pkt
+func (d *Decoder) Decode(in Input) *Packet { return d.DecodeInto(&d.own, in) }
+
+// DecodeInto decodes one frame into f, in the Decoder's order of frames
+// (the relative times follow the calls, whichever Frame each goes to). The
+// returned Packet lives in f and is valid until f is decoded into again;
+// in.Data must stay unchanged as long.
+func (d *Decoder) DecodeInto(f *Frame, in Input) *Packet {
+	pkt := &f.pkt
 	// Field by field: one composite assignment of the whole Packet (nearly
 	// 300 bytes, pointers among them) cost a tenth of decoding a packet.
 	pkt.Input = in
@@ -255,7 +273,7 @@ func (d *Decoder) Decode(in Input) *Packet {
 	pkt.DeltaTime = time.Duration(ns - d.prevNs)
 	d.prevNs = ns
 
-	p, err := d.parserFor(in.LinkType, in.Data)
+	p, err := d.parserFor(f, in.LinkType, in.Data)
 	if err != nil {
 		pkt.Headers = emptyParser
 		pkt.Err = err
@@ -270,8 +288,8 @@ func (d *Decoder) Decode(in Input) *Packet {
 		pkt.Encapsulation = p.Encapsulation()
 	}
 	if pkt.has&hasMAD != 0 {
-		d.perf.decoded = false
-		pkt.perf = &d.perf
+		f.perf.decoded = false
+		pkt.perf = &f.perf
 	}
 	if pkt.Err == nil && pkt.has&hasBTH != 0 {
 		if !d.opts.SkipCRC {

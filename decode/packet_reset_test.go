@@ -47,8 +47,8 @@ func TestDecodeLeavesNothingBehind(t *testing.T) {
 		got := comparable(*reused.Decode(f))
 		want := comparable(*NewDecoder(Options{}).Decode(f))
 		require.Equal(t, want, got, "frame %d of %d", i, len(frames))
-		a.Analyze(&reused.pkt)                  // analysis for the next Decode to clear
-		reused.pkt.Correlation = &Correlation{} // and what a correlation set
+		a.Analyze(&reused.own.pkt)                  // analysis for the next Decode to clear
+		reused.own.pkt.Correlation = &Correlation{} // and what a correlation set
 	}
 	// Decode resets the fields it knows of: a field added to Packet must
 	// be reset there too, and counted here.

@@ -127,11 +127,22 @@ func NewParser(first gopacket.LayerType, opts ParserOptions) *Parser {
 	p := &Parser{first: first, Decoded: make([]gopacket.LayerType, 0, 16)}
 	p.BTH.DecodeDC = opts.DecodeDC
 	p.UDP.ports = append([]uint16(nil), opts.RoCEv2Ports...)
+	return p
+}
+
+// layerParser returns gopacket's layer loop over p's layers, made the first
+// time a frame misses the fast path: its container (a slice indexed by
+// layer type, ~17 KB) is most of a Parser's memory, and a pipeline that
+// keeps a Parser per packet in flight need not pay it for RoCEv2 frames.
+func (p *Parser) layerParser() *gopacket.DecodingLayerParser {
+	if p.dlp != nil {
+		return p.dlp
+	}
 	dls := []gopacket.DecodingLayer{&p.Ethernet, &p.SLL, &p.SLL2, &p.Dot1Q, &p.IPv4, &p.IPv6, &p.UDP, &p.TCP, &p.ARP,
 		&p.ERF, &p.LRH, &p.RWH, &p.GRH, &p.Payload, &p.MACControl, &p.GRE, &p.ERSPANII, &p.ERSPANIII}
 	dls = append(dls, p.BTH.DecodingLayers()...)
 	dls = append(dls, p.MAD.DecodingLayers()...)
-	p.dlp = gopacket.NewDecodingLayerParser(first)
+	p.dlp = gopacket.NewDecodingLayerParser(p.first)
 	// A slice indexed by layer type finds each decoder without the map
 	// lookup of gopacket's default container; our types are all below 2000.
 	var dlc gopacket.DecodingLayerContainer = gopacket.DecodingLayerSparse(nil)
@@ -140,7 +151,7 @@ func NewParser(first gopacket.LayerType, opts ParserOptions) *Parser {
 	}
 	p.dlp.SetDecodingLayerContainer(dlc)
 	p.dlp.IgnoreUnsupported = true
-	return p
+	return p.dlp
 }
 
 // Decode decodes one frame. It returns a *DecodeError naming the layer and
@@ -161,7 +172,7 @@ func (p *Parser) Decode(frame []byte) error {
 // decode is the general path: gopacket's layer loop, then an explanation of
 // whatever stopped it.
 func (p *Parser) decode(frame []byte) error {
-	err := p.dlp.DecodeLayers(frame, &p.Decoded)
+	err := p.layerParser().DecodeLayers(frame, &p.Decoded)
 	var located error
 	if err != nil {
 		t, _ := p.layerInput()

@@ -9,7 +9,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -48,8 +47,11 @@ type dumper struct {
 	summary        output.Summary
 	text           output.TextLine
 	tree           output.Tree
-	par            *output.Parallel // -V on files: trees rendered on all cores
+	par            *output.Parallel // files: the packets' output formatted on all cores
 	fields         *output.Fields
+	fieldsOpts     output.FieldsOptions
+	emits          bool     // a shown packet goes somewhere: -T parquet, -w or printed
+	own            renderer // the renderers of the calling goroutine
 	json           output.JSON
 	ek             output.EK
 	jsonl          output.JSONL
@@ -171,13 +173,12 @@ func newDumper(o *options, stdout, stderr io.Writer) (*dumper, error) {
 	switch o.outFormat {
 	case "", "text", "json", "jsonl", "ek":
 	case "fields":
-		var fo output.FieldsOptions
 		for _, e := range o.fieldOpts {
-			if err := fo.ParseFieldsOption(e); err != nil {
+			if err := d.fieldsOpts.ParseFieldsOption(e); err != nil {
 				return nil, err
 			}
 		}
-		if d.fields, err = output.NewFields(o.fields, fo); err != nil {
+		if d.fields, err = output.NewFields(o.fields, d.fieldsOpts); err != nil {
 			return nil, err
 		}
 	case "parquet":
@@ -555,13 +556,19 @@ func (d *dumper) run(ctx context.Context, files []string, stdin io.Reader) int {
 	if d.fields != nil {
 		d.out.Write(d.fields.AppendHeader(nil))
 	}
-	if d.parallelRendering(live) {
-		d.par = output.NewParallel(runtime.GOMAXPROCS(0), d.decoderOptions, func() output.AppendFunc {
-			tree := output.Tree{Only: d.o.only}
-			return func(b []byte, p *decode.Packet) []byte { return d.appendRendered(b, p, &tree) }
+	var status int
+	switch {
+	case !d.usePipeline(src, live):
+		status = d.loop(ctx, src, live)
+	case d.parallelRendering():
+		d.par = output.NewParallel(d.jobs(), d.decoderOptions, func() output.AppendFunc {
+			r := d.newRenderer()
+			return func(b []byte, p *decode.Packet) []byte { return d.appendRendered(b, p, &r) }
 		}, d.out)
+		status = d.loop(ctx, src, live)
+	default:
+		status = d.loopPipelined(ctx, src)
 	}
-	status := d.loop(ctx, src, live)
 	d.drainParallel()
 	d.finish(live)
 	if d.parquet != nil {
@@ -864,6 +871,7 @@ func (d *dumper) openWriter(src source) error {
 
 // loop reads packets until the source ends, -c is reached or ctx is done.
 func (d *dumper) loop(ctx context.Context, src source, live *capture.LiveSource) int {
+	d.setEmits()
 	var cp capture.Packet
 	for d.o.count == 0 || d.read < d.o.count {
 		if live != nil {
@@ -892,73 +900,96 @@ func (d *dumper) loop(ctx context.Context, src source, live *capture.LiveSource)
 		d.read++
 		p := d.dec.Decode(cp)
 		p.Correlation = d.correlation
-		d.account(p)
-		if d.analyzer != nil {
-			// The analysis sees every packet, before -Y, so -Y can use it.
-			d.pending, d.latPend = d.pending[:0], d.latPend[:0]
-			d.analyzer.Analyze(p)
-		}
-		for _, f := range d.follows {
-			f.Add(p)
-		}
-		shown := d.filter == nil || d.filter.Match(p)
-		if d.graph != nil {
-			d.graph.Add(p, shown)
-		}
-		if d.doctor != nil {
-			d.doctor.Add(p)
-		}
-		if !shown {
-			continue
-		}
-		d.shown++
-		if d.expert != nil {
-			for i := range d.pending {
-				d.expert.Add(&d.pending[i])
-				if d.parquet != nil {
-					d.parquet.Finding(d.pending[i])
-				}
+		if d.analyse(p) && d.emits {
+			if status, ok := d.emit(p); !ok {
+				return status
 			}
-		}
-		for _, s := range d.latency {
-			for _, l := range d.latPend {
-				s.AddLatency(l)
-			}
-		}
-		if d.shownConv != nil && p.Analysis.Conv != 0 {
-			d.shownConv[p.Analysis.Conv] = true
-		}
-		for _, z := range d.zs {
-			if z.add != nil {
-				z.add(p)
-			}
-		}
-		if d.parquet != nil {
-			if err := d.parquet.Packet(p); err != nil {
-				d.progress.clear()
-				fmt.Fprintf(d.stderr, "%s: %v\n", d.o.prog, err)
-				return exitError
-			}
-			d.progress.update(d.read)
-			continue
-		}
-		if d.writer != nil {
-			if err := d.writer.WritePacket(cp); err != nil {
-				fmt.Fprintf(d.stderr, "%s: -w %s: %v\n", d.o.prog, d.o.write, err)
-				return exitError
-			}
-			if !d.o.print {
-				d.progress.update(d.read)
-				continue
-			}
-		}
-		d.render(p)
-		if d.o.lineBuf {
-			d.out.Flush()
 		}
 		d.progress.update(d.read)
 	}
 	return exitOK
+}
+
+// analyse is what a packet goes through in capture order: the --check
+// counters, the analysis, -Y and the statistics. It reports whether -Y
+// shows the packet.
+func (d *dumper) analyse(p *decode.Packet) bool {
+	d.account(p)
+	if d.analyzer != nil {
+		// The analysis sees every packet, before -Y, so -Y can use it.
+		d.pending, d.latPend = d.pending[:0], d.latPend[:0]
+		d.analyzer.Analyze(p)
+	}
+	for _, f := range d.follows {
+		f.Add(p)
+	}
+	shown := d.filter == nil || d.filter.Match(p)
+	if d.graph != nil {
+		d.graph.Add(p, shown)
+	}
+	if d.doctor != nil {
+		d.doctor.Add(p)
+	}
+	if !shown {
+		return false
+	}
+	d.shown++
+	if d.expert != nil {
+		for i := range d.pending {
+			d.expert.Add(&d.pending[i])
+			if d.parquet != nil {
+				d.parquet.Finding(d.pending[i])
+			}
+		}
+	}
+	for _, s := range d.latency {
+		for _, l := range d.latPend {
+			s.AddLatency(l)
+		}
+	}
+	if d.shownConv != nil && p.Analysis.Conv != 0 {
+		d.shownConv[p.Analysis.Conv] = true
+	}
+	for _, z := range d.zs {
+		if z.add != nil {
+			z.add(p)
+		}
+	}
+	return true
+}
+
+// setEmits notes whether a shown packet goes anywhere, once per run
+// rather than once per packet, and sets the calling goroutine's renderers.
+func (d *dumper) setEmits() {
+	d.emits = d.parquet != nil || d.writer != nil || !(d.o.quiet || d.o.countOnly)
+	d.own = renderer{summary: &d.summary, text: &d.text, fields: d.fields, tree: &d.tree}
+}
+
+// emit hands a shown packet to -T parquet, -w or the renderer; on an error
+// it returns false with the exit status.
+func (d *dumper) emit(p *decode.Packet) (int, bool) {
+	if d.parquet != nil {
+		if err := d.parquet.Packet(p); err != nil {
+			d.progress.clear()
+			fmt.Fprintf(d.stderr, "%s: %v\n", d.o.prog, err)
+			return exitError, false
+		}
+		return exitOK, true
+	}
+	if d.writer != nil {
+		if err := d.writer.WritePacket(p.Input); err != nil {
+			fmt.Fprintf(d.stderr, "%s: -w %s: %v\n", d.o.prog, d.o.write, err)
+			return exitError, false
+		}
+		if !d.o.print {
+			return exitOK, true
+		}
+	}
+	d.render(p)
+	if d.o.lineBuf {
+		d.out.Flush()
+	}
+	return exitOK, true
 }
 
 // account keeps the --check counters.
@@ -1005,17 +1036,8 @@ func (d *dumper) account(p *decode.Packet) {
 	}
 }
 
-// parallelRendering reports whether the packets' output can be rendered
-// on worker goroutines: the -V tree (the costly one, and one whose
-// renderer is per worker) of files, written to stdout only. Live captures
-// and -l want each packet printed as it comes.
-func (d *dumper) parallelRendering(live *capture.LiveSource) bool {
-	return d.o.verboseV && (d.o.outFormat == "" || d.o.outFormat == "text") &&
-		live == nil && !d.o.lineBuf && !d.o.quiet && !d.o.countOnly && d.writer == nil
-}
-
-// drainParallel waits until the parallel renderer has written everything,
-// before anything else writes to stdout.
+// drainParallel waits until the render goroutines have written
+// everything, before anything else writes to stdout.
 func (d *dumper) drainParallel() {
 	if d.par != nil {
 		_ = d.par.Close() // a write error shows again at the final Flush
@@ -1032,16 +1054,16 @@ func (d *dumper) render(p *decode.Packet) {
 		d.par.Add(p)
 		return
 	}
-	d.buf = d.appendRendered(d.buf[:0], p, &d.tree)
+	d.buf = d.appendRendered(d.buf[:0], p, &d.own)
 	d.out.Write(d.buf)
 }
 
-// appendRendered appends p in the chosen format, with tree as the -V
-// renderer (each parallel worker has its own).
-func (d *dumper) appendRendered(b []byte, p *decode.Packet, tree *output.Tree) []byte {
+// appendRendered appends p in the chosen format with r's renderers (each
+// render goroutine has its own).
+func (d *dumper) appendRendered(b []byte, p *decode.Packet, r *renderer) []byte {
 	switch d.o.outFormat {
 	case "fields":
-		b = append(d.fields.Append(b, p), '\n')
+		b = append(r.fields.Append(b, p), '\n')
 	case "json":
 		b = d.json.Append(b, p)
 	case "jsonl":
@@ -1050,12 +1072,12 @@ func (d *dumper) appendRendered(b []byte, p *decode.Packet, tree *output.Tree) [
 		b = d.ek.Append(b, p)
 	case "text":
 		if !d.o.verboseV {
-			b = append(d.text.Append(b, p), '\n')
+			b = append(r.text.Append(b, p), '\n')
 		}
 	default:
 		if !d.o.verboseV {
 			start := len(b)
-			b = d.summary.Append(b, p)
+			b = r.summary.Append(b, p)
 			if d.analyzer != nil {
 				b = output.AppendAnalysisNotes(b, p)
 			}
@@ -1066,7 +1088,7 @@ func (d *dumper) appendRendered(b []byte, p *decode.Packet, tree *output.Tree) [
 		}
 	}
 	if d.o.verboseV && d.o.outFormat != "json" && d.o.outFormat != "jsonl" && d.o.outFormat != "ek" && d.o.outFormat != "fields" {
-		b = tree.Append(b, p)
+		b = r.tree.Append(b, p)
 	}
 	if d.o.hex > 0 || d.o.hexASCII > 0 {
 		data := p.Data
