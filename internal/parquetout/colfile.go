@@ -48,9 +48,10 @@ type column struct {
 	enc      encoding
 	unsigned bool // statistics compare as unsigned
 
-	// defs holds one definition level per row (optional columns only),
-	// written lazily: a value pads it with zeros up to its row, the
-	// flush up to the group's end, so a null costs nothing.
+	// defs holds one definition level per row (optional columns only):
+	// it is as long as the largest row group and zero past the rows
+	// written (reset clears what was used), so a value sets its row's
+	// level with one store and a null costs nothing.
 	defs []byte
 	row  *int // the row being added: its colFile's count
 	// The footer's parts of the column, reused from group to group: its
@@ -75,10 +76,15 @@ type column struct {
 	idx   []int32
 	dict  map[string]int32
 	words [][]byte
-	// enum holds 1 + the index of a small number's text (putEnum), 0 for
-	// one not seen in the row group; made by the first putEnum (a column
-	// is kept small: the export touches every column of every row).
-	enum *[256]int32
+	// enumText makes a column of texts an enumeration's: its rows add
+	// the numbers (to i32, or enumOf's i32 are taken, through enumMap when
+	// set), and finishEnum turns them into dictionary indexes, once per
+	// row group, keyed by the number in enum: 1 + the index of its text,
+	// 0 for one not seen in the row group.
+	enumText func(int) string
+	enumOf   *column
+	enumMap  func(int32) int
+	enum     *[256]int32
 	// recent are the last two keys putAddr added and their indexes;
 	// next is the older's place.
 	recent struct {
@@ -112,16 +118,8 @@ func newColumn(name string, k kind, required bool) *column {
 	return c
 }
 
-// null leaves the row's value null: the definition levels are padded
-// with zeros when a later value or the flush comes.
+// null leaves the row's value null: its definition level stays zero.
 func (c *column) null() {}
-
-// pad fills the definition levels of the null rows before row n.
-func (c *column) pad(n int) {
-	if n > len(c.defs) {
-		c.defs = c.defs[:n] // zeros: see def
-	}
-}
 
 // ones are the levels of an always defined column's rows (a row group at
 // most).
@@ -140,13 +138,14 @@ var one = []byte{1}
 // levels are the row group's definition levels, the column's own or
 // those it shares.
 func (c *column) levels() []byte {
+	n := *c.row
 	switch {
 	case c.always:
-		return ones[:*c.row]
+		return ones[:n]
 	case c.defsOf != nil:
-		return c.defsOf.defs
+		return c.defsOf.defs[:n]
 	}
-	return c.defs
+	return c.defs[:n]
 }
 
 // shareDefs makes c take leader's definition levels.
@@ -160,15 +159,10 @@ func (c *column) alwaysDefined() {
 	c.always, c.ownDefs = true, false
 }
 
-// defs' bytes past its length are zero (reset clears what was used), and
-// its capacity is the row group's (reserve), so a value's level is set by
-// extending defs over the null rows before it, with no copying.
+// def sets the row's definition level, if the column has its own.
 func (c *column) def() {
 	if c.ownDefs {
-		r := *c.row
-		d := c.defs[:r+1]
-		d[r] = 1
-		c.defs = d
+		c.defs[*c.row] = 1
 	}
 }
 
@@ -176,6 +170,19 @@ func (c *column) putBool(v bool)      { c.def(); c.bools = append(c.bools, v) }
 func (c *column) putInt32(v int32)    { c.def(); c.i32 = append(c.i32, v) }
 func (c *column) putInt64(v int64)    { c.def(); c.i64 = append(c.i64, v) }
 func (c *column) putDouble(v float64) { c.def(); c.f64 = append(c.f64, v) }
+
+// The set* methods add row r's value to a column that has its own
+// levels, the append* methods to one whose levels are another's or that
+// is always defined: addFixed knows which its columns are (fixedLayout),
+// and spares the put* methods' test of each column's kind of levels.
+func (c *column) setBool(r int, v bool)   { c.defs[r] = 1; c.bools = append(c.bools, v) }
+func (c *column) setInt32(r int, v int32) { c.defs[r] = 1; c.i32 = append(c.i32, v) }
+func (c *column) setInt64(r int, v int64) { c.defs[r] = 1; c.i64 = append(c.i64, v) }
+func (c *column) setWord(r int, i int32)  { c.defs[r] = 1; c.idx = append(c.idx, i) }
+func (c *column) appendBool(v bool)       { c.bools = append(c.bools, v) }
+func (c *column) appendInt32(v int32)     { c.i32 = append(c.i32, v) }
+func (c *column) appendInt64(v int64)     { c.i64 = append(c.i64, v) }
+func (c *column) appendWord(i int32)      { c.idx = append(c.idx, i) }
 
 func (c *column) putBytes(b []byte) {
 	c.def()
@@ -199,6 +206,48 @@ func (c *column) word(key string, text func() []byte) int32 {
 	return i
 }
 
+// finishEnum turns an enumeration column's numbers into the indexes of
+// their texts in the row group's dictionary (see enumText): once per
+// number and row group a text is made and looked up, then an array
+// index a value. The dictionary's words come in the order of the rows, as
+// when each row looked its text up.
+func (c *column) finishEnum() {
+	if c.enumText == nil {
+		return
+	}
+	src := c.i32
+	if c.enumOf != nil {
+		src = c.enumOf.i32
+	}
+	if c.enum == nil {
+		c.enum = new([256]int32)
+	}
+	tab := c.enum
+	idx := c.idx
+	for _, v := range src {
+		if uint32(v) < uint32(len(tab)) {
+			if i := tab[v]; i > 0 {
+				idx = append(idx, i-1)
+				continue
+			}
+		}
+		n := int(v)
+		if c.enumMap != nil {
+			n = c.enumMap(v)
+		}
+		s := c.enumText(n)
+		i := c.word(s, func() []byte { return []byte(s) })
+		if uint32(v) < uint32(len(tab)) {
+			tab[v] = i + 1
+		}
+		idx = append(idx, i)
+	}
+	c.idx = idx
+	if c.enumOf == nil {
+		c.i32 = c.i32[:0]
+	}
+}
+
 // putText adds a text whose key is the text itself.
 func (c *column) putText(b []byte) {
 	c.putWord(c.word(string(b), func() []byte { return bytes.Clone(b) }))
@@ -214,13 +263,16 @@ func (c *column) putConst(b []byte) {
 }
 
 // reserve makes the buffers for rows rows, and the definition levels for
-// a row group's maxRows (def does not check their capacity).
+// a row group's maxRows (see defs).
 func (c *column) reserve(rows, maxRows int) {
-	c.defs = make([]byte, 0, maxRows)
+	c.defs = make([]byte, maxRows)
 	n := rows
 	switch {
 	case c.enc == encDict:
 		c.idx = make([]int32, 0, n)
+		if c.enumText != nil && c.enumOf == nil {
+			c.i32 = make([]int32, 0, n) // the enumeration's numbers
+		}
 	case c.kind == kindBytes:
 		c.ends = make([]uint32, 0, n)
 	default:
@@ -237,10 +289,11 @@ func (c *column) reserve(rows, maxRows int) {
 	}
 }
 
-// reset empties the column for the next row group, keeping its buffers.
+// reset empties the column for the next row group, keeping its buffers;
+// the group's rows are still counted.
 func (c *column) reset() {
-	clear(c.defs)
-	c.defs, c.i32, c.i64, c.bools, c.f64 = c.defs[:0], c.i32[:0], c.i64[:0], c.bools[:0], c.f64[:0]
+	clear(c.defs[:*c.row])
+	c.i32, c.i64, c.bools, c.f64 = c.i32[:0], c.i64[:0], c.bools[:0], c.f64[:0]
 	c.idx, c.raw, c.ends = c.idx[:0], c.raw[:0], c.ends[:0]
 	if c.dict != nil {
 		clear(c.dict)
@@ -335,9 +388,7 @@ func (cf *colFile) flush() error {
 	}
 	g := format.RowGroup{NumRows: int64(cf.rows), FileOffset: cf.off, Ordinal: int16(cf.ngroups), Columns: cf.chunks[:0]}
 	for _, c := range cf.cols {
-		if c.ownDefs {
-			c.pad(cf.rows)
-		}
+		c.finishEnum()
 	}
 	for _, c := range cf.cols {
 		if c.optional && !c.ownDefs {

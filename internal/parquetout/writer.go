@@ -213,9 +213,11 @@ func (e *Exporter) Packet(p *decode.Packet) error {
 		return e.err
 	}
 	e.files.add(p.File, uint32(p.Number))
-	if err := e.flushFindings(); err != nil {
-		e.err = fmt.Errorf("-T parquet: findings: %w", err)
-		return e.err
+	if len(e.pending) > 0 {
+		if err := e.flushFindings(); err != nil {
+			e.err = fmt.Errorf("-T parquet: findings: %w", err)
+			return e.err
+		}
 	}
 	if c := p.Analysis.Conv; c != 0 {
 		s := e.lastSpans
@@ -290,6 +292,7 @@ type packetFile struct {
 	labelText                 [][]byte
 	fileName                  string
 	fileIdx                   int32 // 1 + the index of fileName in file's dictionary, 0 for none
+	fixed                     fixedRow
 }
 
 func (e *Exporter) newPacketFile(path string) (*packetFile, error) {
@@ -306,7 +309,8 @@ func (e *Exporter) newPacketFile(path string) (*packetFile, error) {
 		pf.fields = append(pf.fields, fc)
 		cols = append(cols, fc)
 	}
-	shareFixedDefs(pf.fields)
+	fixedLayout(pf.fields)
+	pf.fixed = fixedRow{fcs: e.columns[:numFixedColumns], cols: pf.fields[:numFixedColumns]}
 	for _, l := range e.o.Labels {
 		lc := newColumn(l.Key, kindString, true)
 		pf.labels, pf.labelText = append(pf.labels, lc), append(pf.labelText, []byte(l.Value))
@@ -329,12 +333,13 @@ func (pf *packetFile) add(e *Exporter, p *decode.Packet) error {
 	for i, l := range pf.labels {
 		l.putConst(pf.labelText[i])
 	}
-	addFixed(p, e.columns, pf.fields, &e.value)
+	pf.fixed.add(p)
 	for i := numFixedColumns; i < len(e.columns); i++ { // -e
 		e.columns[i].registry(p, &e.value, pf.fields[i])
 	}
 	pf.cf.endRow()
 	if pf.cf.rows >= e.o.RowGroupRows {
+		pf.fixed.reset()
 		return pf.cf.flush()
 	}
 	return nil
@@ -343,7 +348,7 @@ func (pf *packetFile) add(e *Exporter, p *decode.Packet) error {
 // putFile adds the file column's value: the index of the row group's
 // last file name is kept, so a file's rows cost no lookup.
 func (pf *packetFile) putFile(name string) {
-	if pf.fileIdx == 0 || pf.fileName != name || len(pf.file.words) == 0 {
+	if pf.fileIdx == 0 || !sameString(pf.fileName, name) || len(pf.file.words) == 0 {
 		pf.fileName = name
 		pf.fileIdx = 1 + pf.file.word(name, func() []byte { return []byte(name) })
 	}
