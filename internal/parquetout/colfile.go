@@ -3,13 +3,13 @@ package parquetout
 import (
 	"bufio"
 	"bytes"
-	"cmp"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
 	"math/bits"
 	"os"
+	"slices"
 	"unsafe"
 
 	"github.com/klauspost/compress/zstd"
@@ -96,6 +96,11 @@ type column struct {
 	// value ends.
 	raw  []byte
 	ends []uint32
+	// levelsEnc are the RLE-encoded levels of the row group numbered
+	// levelsGroup (1 + its ordinal), for every column whose levels these
+	// are (writeChunk).
+	levelsEnc   []byte
+	levelsGroup int
 }
 
 func newColumn(name string, k kind, required bool) *column {
@@ -223,29 +228,34 @@ func (c *column) finishEnum() {
 		c.enum = new([256]int32)
 	}
 	tab := c.enum
-	idx := c.idx
-	for _, v := range src {
-		if uint32(v) < uint32(len(tab)) {
-			if i := tab[v]; i > 0 {
-				idx = append(idx, i-1)
-				continue
-			}
+	// The enumerations are uint8 types: every number indexes tab.
+	idx := slices.Grow(c.idx[:0], len(src))[:len(src)]
+	for j, v := range src {
+		i := tab[uint8(v)]
+		if i == 0 || uint32(v) >= uint32(len(tab)) {
+			i = c.enumWord(v) + 1
 		}
-		n := int(v)
-		if c.enumMap != nil {
-			n = c.enumMap(v)
-		}
-		s := c.enumText(n)
-		i := c.word(s, func() []byte { return []byte(s) })
-		if uint32(v) < uint32(len(tab)) {
-			tab[v] = i + 1
-		}
-		idx = append(idx, i)
+		idx[j] = i - 1
 	}
 	c.idx = idx
 	if c.enumOf == nil {
 		c.i32 = c.i32[:0]
 	}
+}
+
+// enumWord is the dictionary index of number v's text, which it adds to
+// the dictionary and to enum the first time.
+func (c *column) enumWord(v int32) int32 {
+	n := int(v)
+	if c.enumMap != nil {
+		n = c.enumMap(v)
+	}
+	s := c.enumText(n)
+	i := c.word(s, func() []byte { return []byte(s) })
+	if uint32(v) < uint32(len(c.enum)) {
+		c.enum[v] = i + 1
+	}
+	return i
 }
 
 // putText adds a text whose key is the text itself.
@@ -324,6 +334,7 @@ type colFile struct {
 	groups  []byte
 	ngroups int
 	chunks  []format.ColumnChunk // the open row group's, reused
+	ones    column               // holds the encoded levels of the always defined columns
 	schema  []format.SchemaElement
 	orders  []format.ColumnOrder
 
@@ -470,12 +481,24 @@ func (cf *colFile) writeChunk(c *column) (format.ColumnChunk, error) {
 	var err error
 	if c.optional {
 		body = append(body, 0, 0, 0, 0)
-		cf.scratch, err = (&rle.Encoding{BitWidth: 1}).EncodeLevels(cf.scratch, c.levels())
-		if err != nil {
-			return format.ColumnChunk{}, err
+		// Columns that share levels share their encoding too: the owner
+		// of the levels keeps it for the row group.
+		owner := c
+		switch {
+		case c.always:
+			owner = &cf.ones
+		case c.defsOf != nil:
+			owner = c.defsOf
 		}
-		binary.LittleEndian.PutUint32(body, uint32(len(cf.scratch)))
-		body = append(body, cf.scratch...)
+		if owner.levelsGroup != cf.ngroups+1 {
+			owner.levelsEnc, err = (&rle.Encoding{BitWidth: 1}).EncodeLevels(owner.levelsEnc, c.levels())
+			if err != nil {
+				return format.ColumnChunk{}, err
+			}
+			owner.levelsGroup = cf.ngroups + 1
+		}
+		binary.LittleEndian.PutUint32(body, uint32(len(owner.levelsEnc)))
+		body = append(body, owner.levelsEnc...)
 		md.Encoding = append(md.Encoding, format.RLE)
 	}
 	switch {
@@ -576,10 +599,9 @@ func (c *column) statistics() format.Statistics {
 	switch c.node.Type().Kind() {
 	case pq.Boolean:
 		if len(c.bools) > 0 {
-			lo, hi := true, false
-			for _, v := range c.bools {
-				lo, hi = lo && v, hi || v
-			}
+			// false is 0 and true 1: the bounds are whether each is there.
+			bs := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(c.bools))), len(c.bools))
+			lo, hi := bytes.IndexByte(bs, 0) < 0, bytes.IndexByte(bs, 1) >= 0
 			s.MinValue, s.MaxValue = append(c.lo[:0], b2i(lo)), append(c.hi[:0], b2i(hi))
 		}
 	case pq.Int32:
@@ -644,18 +666,22 @@ func (c *column) statistics() format.Statistics {
 	return s
 }
 
-// minMax are the least and greatest of v, which is not empty.
-func minMax[T cmp.Ordered](v []T) (lo, hi T) {
+// minMax are the least and greatest of v, which is not empty. Two
+// values a step, each into its own bounds, with the min and max builtins
+// (conditional moves, no branches); ranging over v as pairs spares the
+// bounds checks of v[i+1], and more bounds than two spill registers.
+func minMax[T ~int32 | ~uint32 | ~int64 | ~uint64](v []T) (lo, hi T) {
 	lo, hi = v[0], v[0]
-	for _, x := range v[1:] {
-		if x < lo {
-			lo = x
-		}
-		if x > hi {
-			hi = x
-		}
+	l1, h1 := lo, hi
+	for _, p := range unsafe.Slice((*[2]T)(unsafe.Pointer(unsafe.SliceData(v))), len(v)/2) {
+		lo, hi = min(lo, p[0]), max(hi, p[0])
+		l1, h1 = min(l1, p[1]), max(h1, p[1])
 	}
-	return lo, hi
+	if len(v)%2 == 1 {
+		x := v[len(v)-1]
+		lo, hi = min(lo, x), max(hi, x)
+	}
+	return min(lo, l1), max(hi, h1)
 }
 
 func b2i(b bool) byte {
