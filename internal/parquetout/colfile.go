@@ -9,6 +9,7 @@ import (
 	"math"
 	"math/bits"
 	"os"
+	"runtime"
 	"slices"
 	"unsafe"
 
@@ -48,12 +49,7 @@ type column struct {
 	enc      encoding
 	unsigned bool // statistics compare as unsigned
 
-	// defs holds one definition level per row (optional columns only):
-	// it is as long as the largest row group and zero past the rows
-	// written (reset clears what was used), so a value sets its row's
-	// level with one store and a null costs nothing.
-	defs []byte
-	row  *int // the row being added: its colFile's count
+	row *int // the row being added: its colFile's count
 	// The footer's parts of the column, reused from group to group: its
 	// path, its encodings and its statistics' bounds.
 	path   []string
@@ -65,17 +61,6 @@ type column struct {
 	ownDefs bool
 	defsOf  *column
 	always  bool // every row has a value
-	i32     []int32
-	i64     []int64
-	bools   []bool
-	f64     []float64
-	// Texts are dictionary-encoded: idx holds a word's index per value;
-	// dict maps the caller's key of a value (its raw bytes) to the index,
-	// and words are the texts in index order. The dictionary is the row
-	// group's, so it is bounded by the row-group size.
-	idx   []int32
-	dict  map[string]int32
-	words [][]byte
 	// enumText makes a column of texts an enumeration's: its rows add
 	// the numbers (to i32, or enumOf's i32 are taken, through enumMap when
 	// set), and finishEnum turns them into dictionary indexes, once per
@@ -84,7 +69,35 @@ type column struct {
 	enumText func(int) string
 	enumOf   *column
 	enumMap  func(int32) int
-	enum     *[256]int32
+	// levelsEnc are the RLE-encoded levels of the row group numbered
+	// levelsGroup (1 + its ordinal), for every column whose levels these
+	// are (writeChunk).
+	levelsEnc   []byte
+	levelsGroup int
+
+	group
+}
+
+// group is what a column holds of the open row group: its values and
+// what refers to them. flush swaps it whole with a written group's.
+type group struct {
+	// defs holds one definition level per row (optional columns only):
+	// it is as long as the largest row group and zero past the rows
+	// written (reset clears what was used), so a value sets its row's
+	// level with one store and a null costs nothing.
+	defs  []byte
+	i32   []int32
+	i64   []int64
+	bools []bool
+	f64   []float64
+	// Texts are dictionary-encoded: idx holds a word's index per value;
+	// dict maps the caller's key of a value (its raw bytes) to the index,
+	// and words are the texts in index order. The dictionary is the row
+	// group's, so it is bounded by the row-group size.
+	idx   []int32
+	dict  map[string]int32
+	words [][]byte
+	enum  *[256]int32 // see enumText
 	// recent are the last two keys putAddr added and their indexes;
 	// next is the older's place.
 	recent struct {
@@ -96,11 +109,6 @@ type column struct {
 	// value ends.
 	raw  []byte
 	ends []uint32
-	// levelsEnc are the RLE-encoded levels of the row group numbered
-	// levelsGroup (1 + its ordinal), for every column whose levels these
-	// are (writeChunk).
-	levelsEnc   []byte
-	levelsGroup int
 }
 
 func newColumn(name string, k kind, required bool) *column {
@@ -327,6 +335,19 @@ type colFile struct {
 	cols  []*column
 	rows  int // in the open row group
 	total int64
+	// When async, a row group is written on a goroutine of its own while
+	// the caller fills the next: set are the columns of the group being
+	// written (made at the first flush), into which flush swaps the open
+	// group's values and from which cols get emptied buffers; setRows is
+	// their row count; busy says writeGroup has them, and done brings its
+	// result. Otherwise flush writes cols in line.
+	set                  []*column
+	setRows              int
+	reserveRows, maxRows int // newColFile's rows and maxRows, for set's buffers
+	async                bool
+	busy                 bool
+	jobs                 chan struct{}
+	done                 chan error
 	// groups are the written row groups' footer entries, thrift-encoded
 	// as they are written: about 5 KB a row group instead of 40 KB of Go
 	// structs (a column chunk's format.ColumnChunk is 560 bytes), for the
@@ -362,6 +383,8 @@ func newColFile(f *os.File, root string, cols []*column, rows, maxRows int) (*co
 	cf := &colFile{f: f, w: bufio.NewWriterSize(f, 1<<20), cols: cols, zstd: z}
 	cf.enc = thrift.NewEncoder(new(thrift.CompactProtocol).NewWriter(&cf.hdr))
 	cf.schema = append(cf.schema, format.SchemaElement{Name: root, NumChildren: thrift.New(int32(len(cols)))})
+	cf.reserveRows, cf.maxRows = rows, maxRows
+	cf.async = asyncFlush && runtime.GOMAXPROCS(0) > 1
 	for _, c := range cols {
 		c.row = &cf.rows
 		c.reserve(rows, maxRows)
@@ -392,16 +415,20 @@ func (cf *colFile) write(b []byte) error {
 // endRow counts a row whose every column has been put.
 func (cf *colFile) endRow() { cf.rows++ }
 
-// flush writes the open row group, if it has rows.
+// asyncFlush lets a file write its row groups on a goroutine of its own
+// when the program has more than one processor (tests turn it off to
+// check both ways).
+var asyncFlush = true
+
+// flush hands the open row group, if it has rows, to writeGroup: on its
+// goroutine when async, after the previous group is written. The
+// columns then hold that group's emptied buffers.
 func (cf *colFile) flush() error {
 	if cf.rows == 0 {
 		return nil
 	}
-	g := format.RowGroup{NumRows: int64(cf.rows), FileOffset: cf.off, Ordinal: int16(cf.ngroups), Columns: cf.chunks[:0]}
 	for _, c := range cf.cols {
 		c.finishEnum()
-	}
-	for _, c := range cf.cols {
 		if c.optional && !c.ownDefs {
 			// A column that takes another's levels (or is always defined)
 			// must have had a value in each row the levels say defined:
@@ -411,7 +438,79 @@ func (cf *colFile) flush() error {
 				return fmt.Errorf("parquet: column %s has %d values for %d defined rows", c.name, values, defined)
 			}
 		}
-		cc, err := cf.writeChunk(c)
+	}
+	if err := cf.wait(); err != nil {
+		return err
+	}
+	if !cf.async {
+		err := cf.writeGroup(cf.cols, cf.rows)
+		cf.rows = 0
+		return err
+	}
+	if cf.jobs == nil {
+		cf.makeSet()
+		cf.jobs, cf.done = make(chan struct{}), make(chan error, 1)
+		go func() {
+			for range cf.jobs {
+				cf.done <- cf.writeGroup(cf.set, cf.setRows)
+			}
+		}()
+	}
+	for i, c := range cf.cols {
+		c.swapGroup(cf.set[i])
+	}
+	cf.setRows, cf.rows = cf.rows, 0
+	cf.busy = true
+	cf.jobs <- struct{}{}
+	return nil
+}
+
+// wait waits for writeGroup to write the previous row group, and
+// returns its error.
+func (cf *colFile) wait() error {
+	if !cf.busy {
+		return nil
+	}
+	cf.busy = false
+	return <-cf.done
+}
+
+// swapGroup exchanges the row group's values (and the dictionaries and
+// caches that refer to them) with o's.
+func (c *column) swapGroup(o *column) { c.group, o.group = o.group, c.group }
+
+// makeSet makes set: columns like cols, with buffers of their own.
+func (cf *colFile) makeSet() {
+	at := map[*column]int{}
+	for i, c := range cf.cols {
+		at[c] = i
+		s := new(column)
+		*s = *c
+		s.group = group{}
+		s.row = &cf.setRows
+		s.reserve(cf.reserveRows, cf.maxRows)
+		if c.dict != nil {
+			s.dict = map[string]int32{}
+		}
+		cf.set = append(cf.set, s)
+	}
+	for i, c := range cf.cols {
+		if c.defsOf != nil {
+			cf.set[i].defsOf = cf.set[at[c.defsOf]]
+		}
+		if c.enumOf != nil {
+			cf.set[i].enumOf = cf.set[at[c.enumOf]]
+		}
+	}
+}
+
+// writeGroup writes the row group of rows rows in cols (cf.cols, or set
+// on writeGroup's goroutine): statistics, encodings, zstd, the file; it
+// then empties the columns for the next.
+func (cf *colFile) writeGroup(cols []*column, rows int) error {
+	g := format.RowGroup{NumRows: int64(rows), FileOffset: cf.off, Ordinal: int16(cf.ngroups), Columns: cf.chunks[:0]}
+	for _, c := range cols {
+		cc, err := cf.writeChunk(c, rows)
 		if err != nil {
 			return err
 		}
@@ -419,7 +518,7 @@ func (cf *colFile) flush() error {
 		g.TotalByteSize += cc.MetaData.TotalUncompressedSize
 		g.TotalCompressedSize += cc.MetaData.TotalCompressedSize
 	}
-	for _, c := range cf.cols {
+	for _, c := range cols {
 		c.reset()
 	}
 	cf.hdr.Reset()
@@ -428,8 +527,7 @@ func (cf *colFile) flush() error {
 	}
 	cf.groups, cf.ngroups = append(cf.groups, cf.hdr.Bytes()...), cf.ngroups+1
 	cf.chunks = g.Columns
-	cf.total += int64(cf.rows)
-	cf.rows = 0
+	cf.total += int64(rows)
 	return nil
 }
 
@@ -449,9 +547,9 @@ func (cf *colFile) page(h *format.PageHeader, body []byte) (uncompressed, compre
 	return hl + int64(len(body)), hl + int64(len(cf.packed)), cf.write(cf.packed)
 }
 
-func (cf *colFile) writeChunk(c *column) (format.ColumnChunk, error) {
+func (cf *colFile) writeChunk(c *column, rows int) (format.ColumnChunk, error) {
 	md := format.ColumnMetaData{Type: *c.node.Type().PhysicalType(), PathInSchema: c.path, Codec: format.Zstd, Encoding: c.encs[:0],
-		NumValues: int64(cf.rows)}
+		NumValues: int64(rows)}
 	md.Statistics = c.statistics()
 	enc := format.Plain
 	if c.enc == encDict && len(c.words) > 0 {
@@ -524,7 +622,7 @@ func (cf *colFile) writeChunk(c *column) (format.ColumnChunk, error) {
 		md.Encoding = append(md.Encoding, enc)
 	}
 	md.DataPageOffset = cf.off
-	h := format.PageHeader{Type: format.DataPage, DataPageHeader: thrift.New(format.DataPageHeader{NumValues: int32(cf.rows),
+	h := format.PageHeader{Type: format.DataPage, DataPageHeader: thrift.New(format.DataPageHeader{NumValues: int32(rows),
 		Encoding: enc, DefinitionLevelEncoding: format.RLE, RepetitionLevelEncoding: format.RLE, Statistics: md.Statistics})}
 	u, z, err := cf.page(&h, body)
 	if err != nil {
@@ -673,9 +771,11 @@ func (c *column) statistics() format.Statistics {
 func minMax[T ~int32 | ~uint32 | ~int64 | ~uint64](v []T) (lo, hi T) {
 	lo, hi = v[0], v[0]
 	l1, h1 := lo, hi
-	for _, p := range unsafe.Slice((*[2]T)(unsafe.Pointer(unsafe.SliceData(v))), len(v)/2) {
-		lo, hi = min(lo, p[0]), max(hi, p[0])
-		l1, h1 = min(l1, p[1]), max(h1, p[1])
+	if len(v) >= 2 { // else a *[2]T would reach past v
+		for _, p := range unsafe.Slice((*[2]T)(unsafe.Pointer(unsafe.SliceData(v))), len(v)/2) {
+			lo, hi = min(lo, p[0]), max(hi, p[0])
+			l1, h1 = min(l1, p[1]), max(h1, p[1])
+		}
 	}
 	if len(v)%2 == 1 {
 		x := v[len(v)-1]
@@ -732,6 +832,12 @@ func (cf *colFile) footer() ([]byte, error) {
 // close writes the last row group and the footer, and closes the file.
 func (cf *colFile) close() error {
 	err := cf.flush()
+	if werr := cf.wait(); err == nil {
+		err = werr
+	}
+	if cf.jobs != nil {
+		close(cf.jobs)
+	}
 	if err == nil {
 		var footer []byte
 		footer, err = cf.footer()
