@@ -251,82 +251,51 @@ func (w *fixedRow) add(p *decode.Packet) {
 	}
 }
 
-// addrCache holds the last two rows' Ethernet and IP addresses and their
-// four columns' dictionary indexes: a connection's packets alternate
-// between its two ends, so most rows add four known indexes after a few
-// comparisons of numbers.
+// addrCache holds the last two rows' Ethernet and IPv4 addresses and
+// their four columns' dictionary indexes: a connection's packets
+// alternate between its two ends, so most rows add four known indexes
+// after comparing three numbers. key[i] holds the destination MAC and
+// the source MAC's first two bytes, the source MAC's last four, and the
+// source and destination IPv4 addresses.
 type addrCache struct {
-	key  [2]addrRow
+	key  [2][3]uint64
 	idx  [2][4]int32
 	n    int
 	next int // the older entry's place
 }
 
-// addrRow is a row's addresses as numbers: the Ethernet source and
-// destination (bit 63 of the second says IPv6), and the IP addresses:
-// an IPv4 source and destination in ip[0], an IPv6 source in ip[0:2] and
-// destination in ip[2:4].
-type addrRow struct {
-	src, dst uint64
-	ip       [4]uint64
-}
-
-func (a *addrRow) equal(b *addrRow) bool {
-	return a.src == b.src && a.dst == b.dst && a.ip[0] == b.ip[0] && a.ip[1] == b.ip[1] && a.ip[2] == b.ip[2] && a.ip[3] == b.ip[3]
-}
-
-// macKey is a MAC address's six bytes as a number.
-func macKey(b []byte) uint64 {
-	return uint64(binary.LittleEndian.Uint32(b)) | uint64(binary.LittleEndian.Uint16(b[4:]))<<32
-}
-
-// addresses adds p's eth_src, eth_dst, src and dst.
+// addresses adds p's eth_src, eth_dst, src and dst. An IPv6 packet's,
+// or one without Ethernet, go one by one (eachAddress).
 func (w *fixedRow) addresses(p *decode.Packet, r int) {
 	h := p.Headers
-	var src, dst []byte
-	var k addrRow
-	v6 := false
-	switch {
-	case p.HasIPv4():
-		src, dst = ipv4Bytes(h.IPv4.SrcIP), ipv4Bytes(h.IPv4.DstIP)
-		if len(src) == 4 && len(dst) == 4 {
-			k.ip[0] = uint64(binary.LittleEndian.Uint32(src)) | uint64(binary.LittleEndian.Uint32(dst))<<32
-		} else {
-			src = nil // no key
-		}
-	case p.HasIPv6():
-		src, dst, v6 = h.IPv6.SrcIP, h.IPv6.DstIP, true
-		if len(src) == 16 && len(dst) == 16 {
-			k.ip = [4]uint64{binary.LittleEndian.Uint64(src), binary.LittleEndian.Uint64(src[8:]),
-				binary.LittleEndian.Uint64(dst), binary.LittleEndian.Uint64(dst[8:])}
-			k.dst = 1 << 63
-		} else {
-			src = nil
-		}
-	}
 	es, ed := h.Ethernet.SrcMAC, h.Ethernet.DstMAC
-	if !p.HasEthernet() || src == nil || len(es) != 6 || len(ed) != 6 {
-		w.eachAddress(p, v6)
+	if !p.HasEthernet() || !p.HasIPv4() || len(es) != 6 || len(ed) != 6 {
+		w.eachAddress(p)
 		return
 	}
-	k.src, k.dst = macKey(es), k.dst|macKey(ed)
+	src, dst := ipv4Bytes(h.IPv4.SrcIP), ipv4Bytes(h.IPv4.DstIP)
+	if len(src) != 4 || len(dst) != 4 {
+		w.eachAddress(p)
+		return
+	}
+	le := binary.LittleEndian
+	k0 := uint64(le.Uint32(ed)) | uint64(le.Uint16(ed[4:]))<<32 | uint64(le.Uint16(es))<<48
+	k1 := uint64(le.Uint32(es[2:]))
+	k2 := uint64(le.Uint32(src)) | uint64(le.Uint32(dst))<<32
 	c := &w.addrs
 	e := 0
 	switch {
-	case c.n > 0 && c.key[0].equal(&k):
-	case c.n > 1 && c.key[1].equal(&k):
+	case c.n > 0 && c.key[0] == [3]uint64{k0, k1, k2}:
+	case c.n > 1 && c.key[1] == [3]uint64{k0, k1, k2}:
 		e = 1
 	default:
 		e = c.next
 		c.next ^= 1
 		c.n = min(c.n+1, 2)
-		c.key[e] = k
-		f, cols, v := w.fcs, w.cols, 0
-		if v6 {
-			v = 1
-		}
+		c.key[e] = [3]uint64{k0, k1, k2}
+		f, cols := w.fcs, w.cols
 		c.idx[e] = [4]int32{cols[colEthSrc].putAddr(f[colEthSrc].fields[0], es), cols[colEthDst].putAddr(f[colEthDst].fields[0], ed),
-			cols[colSrc].putAddr(f[colSrc].fields[v], src), cols[colDst].putAddr(f[colDst].fields[v], dst)}
+			cols[colSrc].putAddr(f[colSrc].fields[0], src), cols[colDst].putAddr(f[colDst].fields[0], dst)}
 		return
 	}
 	i, cols := &c.idx[e], w.cols
@@ -337,7 +306,7 @@ func (w *fixedRow) addresses(p *decode.Packet, r int) {
 }
 
 // eachAddress adds the addresses one by one.
-func (w *fixedRow) eachAddress(p *decode.Packet, v6 bool) {
+func (w *fixedRow) eachAddress(p *decode.Packet) {
 	h := p.Headers
 	cols, f := w.cols, w.fcs
 	if p.HasEthernet() {
@@ -348,7 +317,7 @@ func (w *fixedRow) eachAddress(p *decode.Packet, v6 bool) {
 	case p.HasIPv4():
 		cols[colSrc].putAddr(f[colSrc].fields[0], ipv4Bytes(h.IPv4.SrcIP))
 		cols[colDst].putAddr(f[colDst].fields[0], ipv4Bytes(h.IPv4.DstIP))
-	case v6:
+	case p.HasIPv6():
 		cols[colSrc].putAddr(f[colSrc].fields[1], h.IPv6.SrcIP)
 		cols[colDst].putAddr(f[colDst].fields[1], h.IPv6.DstIP)
 	}

@@ -52,15 +52,22 @@ type Span struct {
 	Packets    uint64 `parquet:"packets"`
 }
 
-// convSpans are a connection's spans, one per file, in reading order.
-type convSpans struct{ spans []Span }
+// convSpans are a connection's spans, one per file, in reading order;
+// gen is the Exporter's fileGen of the last one.
+type convSpans struct {
+	spans []Span
+	gen   uint32
+}
 
-func (s *convSpans) add(file string, frame uint32) {
-	if n := len(s.spans); n > 0 && sameString(s.spans[n-1].File, file) {
+// add counts a frame of file, gen the Exporter's fileGen.
+func (s *convSpans) add(file string, gen, frame uint32) {
+	if n := len(s.spans); n > 0 && (s.gen == gen || s.spans[n-1].File == file) {
+		s.gen = gen
 		s.spans[n-1].LastFrame = frame
 		s.spans[n-1].Packets++
 		return
 	}
+	s.gen = gen
 	s.spans = append(s.spans, Span{File: file, FirstFrame: frame, LastFrame: frame, Packets: 1})
 }
 

@@ -89,6 +89,11 @@ type Exporter struct {
 	value   decode.Value
 	files   fileFrames
 	spans   map[uint32]*convSpans
+	// file is the last packet's file, fileGen counts the changes of it:
+	// the packets of a file come in a run, and what keeps a file per
+	// packet compares the number.
+	file    string
+	fileGen uint32
 	// lastConv's spans are lastSpans: a connection's packets come in runs.
 	lastConv  uint32
 	lastSpans *convSpans
@@ -212,7 +217,10 @@ func (e *Exporter) Packet(p *decode.Packet) error {
 	if e.err != nil {
 		return e.err
 	}
-	e.files.add(p.File, uint32(p.Number))
+	if e.fileGen == 0 || !sameString(p.File, e.file) {
+		e.file, e.fileGen = p.File, e.fileGen+1
+		e.files.add(p.File, uint32(p.Number))
+	}
 	if len(e.pending) > 0 {
 		if err := e.flushFindings(); err != nil {
 			e.err = fmt.Errorf("-T parquet: findings: %w", err)
@@ -228,7 +236,7 @@ func (e *Exporter) Packet(p *decode.Packet) error {
 			}
 			e.lastConv, e.lastSpans = c, s
 		}
-		s.add(p.File, uint32(p.Number))
+		s.add(p.File, e.fileGen, uint32(p.Number))
 	}
 	shard := e.shards[0]
 	if len(e.shards) > 1 {
@@ -290,8 +298,8 @@ type packetFile struct {
 	fields                    []*column
 	labels                    []*column
 	labelText                 [][]byte
-	fileName                  string
-	fileIdx                   int32 // 1 + the index of fileName in file's dictionary, 0 for none
+	fileGen                   uint32 // the Exporter's fileGen of fileIdx
+	fileIdx                   int32  // 1 + the index of the file's name in file's dictionary, 0 for none
 	fixed                     fixedRow
 }
 
@@ -327,7 +335,7 @@ func (e *Exporter) newPacketFile(path string) (*packetFile, error) {
 
 func (pf *packetFile) add(e *Exporter, p *decode.Packet) error {
 	pf.time.putInt64(p.Time.UnixNano())
-	pf.putFile(p.File)
+	pf.putFile(p.File, e.fileGen)
 	pf.frame.putInt32(int32(uint32(p.Number)))
 	pf.offset.putInt64(p.Offset)
 	for i, l := range pf.labels {
@@ -347,9 +355,9 @@ func (pf *packetFile) add(e *Exporter, p *decode.Packet) error {
 
 // putFile adds the file column's value: the index of the row group's
 // last file name is kept, so a file's rows cost no lookup.
-func (pf *packetFile) putFile(name string) {
-	if pf.fileIdx == 0 || !sameString(pf.fileName, name) || len(pf.file.words) == 0 {
-		pf.fileName = name
+func (pf *packetFile) putFile(name string, gen uint32) {
+	if pf.fileIdx == 0 || pf.fileGen != gen || len(pf.file.words) == 0 {
+		pf.fileGen = gen
 		pf.fileIdx = 1 + pf.file.word(name, func() []byte { return []byte(name) })
 	}
 	pf.file.putWord(pf.fileIdx - 1)
