@@ -428,11 +428,12 @@ func (cf *colFile) flush() error {
 		return nil
 	}
 	for _, c := range cf.cols {
-		c.finishEnum()
-		if c.optional && !c.ownDefs {
+		if c.optional && !c.ownDefs && c.enumOf == nil {
 			// A column that takes another's levels (or is always defined)
 			// must have had a value in each row the levels say defined:
 			// else its page would hold fewer values than its levels claim.
+			// (An enumeration made from another column's numbers has one
+			// value for each of them: finishEnum.)
 			values := len(c.i32) + len(c.i64) + len(c.bools) + len(c.f64) + len(c.idx) + len(c.ends)
 			if defined := bytes.Count(c.levels(), one); values != defined {
 				return fmt.Errorf("parquet: column %s has %d values for %d defined rows", c.name, values, defined)
@@ -505,10 +506,13 @@ func (cf *colFile) makeSet() {
 }
 
 // writeGroup writes the row group of rows rows in cols (cf.cols, or set
-// on writeGroup's goroutine): statistics, encodings, zstd, the file; it
-// then empties the columns for the next.
+// on writeGroup's goroutine): the enumerations' texts, statistics,
+// encodings, zstd, the file; it then empties the columns for the next.
 func (cf *colFile) writeGroup(cols []*column, rows int) error {
 	g := format.RowGroup{NumRows: int64(rows), FileOffset: cf.off, Ordinal: int16(cf.ngroups), Columns: cf.chunks[:0]}
+	for _, c := range cols {
+		c.finishEnum()
+	}
 	for _, c := range cols {
 		cc, err := cf.writeChunk(c, rows)
 		if err != nil {
