@@ -186,7 +186,7 @@ func (c *column) putDouble(v float64) { c.def(); c.f64 = append(c.f64, v) }
 
 // The set* methods add row r's value to a column that has its own
 // levels, the append* methods to one whose levels are another's or that
-// is always defined: addFixed knows which its columns are (fixedLayout),
+// is always defined: fixedRow.add knows which its columns are (fixedLayout),
 // and spares the put* methods' test of each column's kind of levels.
 func (c *column) setBool(r int, v bool)   { c.defs[r] = 1; c.bools = append(c.bools, v) }
 func (c *column) setInt32(r int, v int32) { c.defs[r] = 1; c.i32 = append(c.i32, v) }

@@ -8,12 +8,12 @@ import (
 )
 
 // The packets table's own columns are read straight from the decoded
-// packet by fixedRow.add (addFixed), one function for the whole row, instead of through
+// packet by fixedRow.add, one function for the whole row, instead of through
 // a registry getter per cell (two indirect calls, a decode.Value and a
 // type switch each, at 61 columns the export's largest cost once the
 // pages were typed). The registry still names and types each column, and
 // gives the values of the rare ones (VLAN, LRH, GRH, a malformed packet's
-// error); TestDirectEqualsRegistry holds every column addFixed writes to
+// error); TestDirectEqualsRegistry holds every column fixedRow.add writes to
 // its registry fields on every capture in the tree.
 
 // The indexes of packetColumns, in its order (TestPacketColumnIndexes).
@@ -82,7 +82,7 @@ const (
 	numFixedColumns
 )
 
-// fixedLayout sets up cols (packetColumns' columns) for addFixed. The
+// fixedLayout sets up cols (packetColumns' columns) for fixedRow.add. The
 // columns that have a value exactly when another has share its
 // definition levels: the BTH's fields, which every InfiniBand packet has,
 // share opcode's; the addresses and ECN share DSCP's (an IP header's),

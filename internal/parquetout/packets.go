@@ -16,7 +16,7 @@ type packetColumn struct {
 	name   string
 	fields []string
 	// gate is a condition of the packet without which the fields have no
-	// value (a layer, a malformed packet): the columns addFixed reads
+	// value (a layer, a malformed packet): the columns fixedRow.add reads
 	// through the registry (VLAN, LRH, GRH, the error) are read only for a
 	// packet that meets it. TestDirectEqualsRegistry checks each gate.
 	gate gate

@@ -56,7 +56,7 @@ func texts(c *column) []string {
 	return out
 }
 
-// The column indexes addFixed writes name packetColumns' columns.
+// The column indexes fixedRow.add writes name packetColumns' columns.
 func TestPacketColumnIndexes(t *testing.T) {
 	want := map[int]string{
 		colFrameLen:           "frame_len",
@@ -128,7 +128,7 @@ func TestPacketColumnIndexes(t *testing.T) {
 	}
 }
 
-// addFixed writes each column as its registry fields give it, packet for
+// fixedRow.add writes each column as its registry fields give it, packet for
 // packet, over every capture in the tree: the registry stays the one
 // definition of each value.
 func TestDirectEqualsRegistry(t *testing.T) {
