@@ -334,12 +334,15 @@ func (e *Exporter) newPacketFile(path string) (*packetFile, error) {
 }
 
 func (pf *packetFile) add(e *Exporter, p *decode.Packet) error {
-	pf.time.putInt64(p.Time.UnixNano())
+	// time, file, frame and byte_offset are required: no levels.
+	pf.time.appendInt64(p.Time.UnixNano())
 	pf.putFile(p.File, e.fileGen)
-	pf.frame.putInt32(int32(uint32(p.Number)))
-	pf.offset.putInt64(p.Offset)
-	for i, l := range pf.labels {
-		l.putConst(pf.labelText[i])
+	pf.frame.appendInt32(int32(uint32(p.Number)))
+	pf.offset.appendInt64(p.Offset)
+	if len(pf.labels) > 0 {
+		for i, l := range pf.labels {
+			l.putConst(pf.labelText[i])
+		}
 	}
 	pf.fixed.add(p)
 	for i := numFixedColumns; i < len(e.columns); i++ { // -e
@@ -360,7 +363,7 @@ func (pf *packetFile) putFile(name string, gen uint32) {
 		pf.fileGen = gen
 		pf.fileIdx = 1 + pf.file.word(name, func() []byte { return []byte(name) })
 	}
-	pf.file.putWord(pf.fileIdx - 1)
+	pf.file.appendWord(pf.fileIdx - 1)
 }
 
 func (pf *packetFile) close() error { return pf.cf.close() }
