@@ -384,7 +384,7 @@ func newColFile(f *os.File, root string, cols []*column, rows, maxRows int) (*co
 	cf.enc = thrift.NewEncoder(new(thrift.CompactProtocol).NewWriter(&cf.hdr))
 	cf.schema = append(cf.schema, format.SchemaElement{Name: root, NumChildren: thrift.New(int32(len(cols)))})
 	cf.reserveRows, cf.maxRows = rows, maxRows
-	cf.async = asyncFlush && runtime.GOMAXPROCS(0) > 1
+	cf.async = runtime.GOMAXPROCS(0) >= asyncMinProcs
 	for _, c := range cols {
 		c.row = &cf.rows
 		c.reserve(rows, maxRows)
@@ -415,10 +415,13 @@ func (cf *colFile) write(b []byte) error {
 // endRow counts a row whose every column has been put.
 func (cf *colFile) endRow() { cf.rows++ }
 
-// asyncFlush lets a file write its row groups on a goroutine of its own
-// when the program has more than one processor (tests turn it off to
-// check both ways).
-var asyncFlush = true
+// asyncMinProcs is the processors a file needs to write its row groups
+// on a goroutine of its own. The goroutine gains only with a core to
+// itself: on two, the reading, decoding, analysis and rows keep them
+// busy (ibdump's pipeline runs on two), and it cost 0.5-1% more
+// instructions for no measurable wall time (BENCHMARKS.md). Tests set it
+// to 1 and to a large number to check both ways.
+var asyncMinProcs = 3
 
 // flush hands the open row group, if it has rows, to writeGroup: on its
 // goroutine when async, after the previous group is written. The

@@ -1,5 +1,5 @@
 package parquetout
 
-// AsyncFlush lets the external tests write row groups on the caller's
-// goroutine as well as on the file's own.
-var AsyncFlush = &asyncFlush
+// AsyncMinProcs lets the external tests write row groups on the file's
+// own goroutine (1) or on the caller's (a large number) on any machine.
+var AsyncMinProcs = &asyncMinProcs

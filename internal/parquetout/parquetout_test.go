@@ -294,11 +294,14 @@ func TestExportEmpty(t *testing.T) {
 // group fills, are the bytes written in line: the swapped buffers carry
 // every value, dictionary and level across.
 func TestAsyncFlushWritesTheSameBytes(t *testing.T) {
-	defer func(was bool) { *parquetout.AsyncFlush = was }(*parquetout.AsyncFlush)
+	defer func(was int) { *parquetout.AsyncMinProcs = was }(*parquetout.AsyncMinProcs)
 	paths := []string{"../../pcaps/rxe/send_bw_rnr.pcap", "../../pcaps/rxe/rping_ipv6.pcap", "../../capture/testdata/mixed.pcapng"}
 	files := map[bool]map[string][]byte{}
 	for _, async := range []bool{false, true} {
-		*parquetout.AsyncFlush = async
+		*parquetout.AsyncMinProcs = 1 << 20
+		if async {
+			*parquetout.AsyncMinProcs = 1
+		}
 		dir := t.TempDir()
 		export(t, parquetout.Options{Dir: dir, Name: "cap", Shards: 2, RowGroupRows: 100, Extra: []string{"frame.protocols"}}, paths...)
 		files[async] = map[string][]byte{}
