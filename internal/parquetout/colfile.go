@@ -3,13 +3,14 @@ package parquetout
 import (
 	"bufio"
 	"bytes"
-	"cmp"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
 	"math/bits"
 	"os"
+	"runtime"
+	"slices"
 	"unsafe"
 
 	"github.com/klauspost/compress/zstd"
@@ -48,11 +49,7 @@ type column struct {
 	enc      encoding
 	unsigned bool // statistics compare as unsigned
 
-	// defs holds one definition level per row (optional columns only),
-	// written lazily: a value pads it with zeros up to its row, the
-	// flush up to the group's end, so a null costs nothing.
-	defs []byte
-	row  *int // the row being added: its colFile's count
+	row *int // the row being added: its colFile's count
 	// The footer's parts of the column, reused from group to group: its
 	// path, its encodings and its statistics' bounds.
 	path   []string
@@ -64,10 +61,35 @@ type column struct {
 	ownDefs bool
 	defsOf  *column
 	always  bool // every row has a value
-	i32     []int32
-	i64     []int64
-	bools   []bool
-	f64     []float64
+	// enumText makes a column of texts an enumeration's: its rows add
+	// the numbers (to i32, or enumOf's i32 are taken, through enumMap when
+	// set), and finishEnum turns them into dictionary indexes, once per
+	// row group, keyed by the number in enum: 1 + the index of its text,
+	// 0 for one not seen in the row group.
+	enumText func(int) string
+	enumOf   *column
+	enumMap  func(int32) int
+	// levelsEnc are the RLE-encoded levels of the row group numbered
+	// levelsGroup (1 + its ordinal), for every column whose levels these
+	// are (writeChunk).
+	levelsEnc   []byte
+	levelsGroup int
+
+	group
+}
+
+// group is what a column holds of the open row group: its values and
+// what refers to them. flush swaps it whole with a written group's.
+type group struct {
+	// defs holds one definition level per row (optional columns only):
+	// it is as long as the largest row group and zero past the rows
+	// written (reset clears what was used), so a value sets its row's
+	// level with one store and a null costs nothing.
+	defs  []byte
+	i32   []int32
+	i64   []int64
+	bools []bool
+	f64   []float64
 	// Texts are dictionary-encoded: idx holds a word's index per value;
 	// dict maps the caller's key of a value (its raw bytes) to the index,
 	// and words are the texts in index order. The dictionary is the row
@@ -75,10 +97,7 @@ type column struct {
 	idx   []int32
 	dict  map[string]int32
 	words [][]byte
-	// enum holds 1 + the index of a small number's text (putEnum), 0 for
-	// one not seen in the row group; made by the first putEnum (a column
-	// is kept small: the export touches every column of every row).
-	enum *[256]int32
+	enum  *[256]int32 // see enumText
 	// recent are the last two keys putAddr added and their indexes;
 	// next is the older's place.
 	recent struct {
@@ -112,16 +131,8 @@ func newColumn(name string, k kind, required bool) *column {
 	return c
 }
 
-// null leaves the row's value null: the definition levels are padded
-// with zeros when a later value or the flush comes.
+// null leaves the row's value null: its definition level stays zero.
 func (c *column) null() {}
-
-// pad fills the definition levels of the null rows before row n.
-func (c *column) pad(n int) {
-	if n > len(c.defs) {
-		c.defs = c.defs[:n] // zeros: see def
-	}
-}
 
 // ones are the levels of an always defined column's rows (a row group at
 // most).
@@ -140,13 +151,14 @@ var one = []byte{1}
 // levels are the row group's definition levels, the column's own or
 // those it shares.
 func (c *column) levels() []byte {
+	n := *c.row
 	switch {
 	case c.always:
-		return ones[:*c.row]
+		return ones[:n]
 	case c.defsOf != nil:
-		return c.defsOf.defs
+		return c.defsOf.defs[:n]
 	}
-	return c.defs
+	return c.defs[:n]
 }
 
 // shareDefs makes c take leader's definition levels.
@@ -160,15 +172,10 @@ func (c *column) alwaysDefined() {
 	c.always, c.ownDefs = true, false
 }
 
-// defs' bytes past its length are zero (reset clears what was used), and
-// its capacity is the row group's (reserve), so a value's level is set by
-// extending defs over the null rows before it, with no copying.
+// def sets the row's definition level, if the column has its own.
 func (c *column) def() {
 	if c.ownDefs {
-		r := *c.row
-		d := c.defs[:r+1]
-		d[r] = 1
-		c.defs = d
+		c.defs[*c.row] = 1
 	}
 }
 
@@ -176,6 +183,19 @@ func (c *column) putBool(v bool)      { c.def(); c.bools = append(c.bools, v) }
 func (c *column) putInt32(v int32)    { c.def(); c.i32 = append(c.i32, v) }
 func (c *column) putInt64(v int64)    { c.def(); c.i64 = append(c.i64, v) }
 func (c *column) putDouble(v float64) { c.def(); c.f64 = append(c.f64, v) }
+
+// The set* methods add row r's value to a column that has its own
+// levels, the append* methods to one whose levels are another's or that
+// is always defined: fixedRow.add knows which its columns are (fixedLayout),
+// and spares the put* methods' test of each column's kind of levels.
+func (c *column) setBool(r int, v bool)   { c.defs[r] = 1; c.bools = append(c.bools, v) }
+func (c *column) setInt32(r int, v int32) { c.defs[r] = 1; c.i32 = append(c.i32, v) }
+func (c *column) setInt64(r int, v int64) { c.defs[r] = 1; c.i64 = append(c.i64, v) }
+func (c *column) setWord(r int, i int32)  { c.defs[r] = 1; c.idx = append(c.idx, i) }
+func (c *column) appendBool(v bool)       { c.bools = append(c.bools, v) }
+func (c *column) appendInt32(v int32)     { c.i32 = append(c.i32, v) }
+func (c *column) appendInt64(v int64)     { c.i64 = append(c.i64, v) }
+func (c *column) appendWord(i int32)      { c.idx = append(c.idx, i) }
 
 func (c *column) putBytes(b []byte) {
 	c.def()
@@ -199,6 +219,53 @@ func (c *column) word(key string, text func() []byte) int32 {
 	return i
 }
 
+// finishEnum turns an enumeration column's numbers into the indexes of
+// their texts in the row group's dictionary (see enumText): once per
+// number and row group a text is made and looked up, then an array
+// index a value. The dictionary's words come in the order of the rows, as
+// when each row looked its text up.
+func (c *column) finishEnum() {
+	if c.enumText == nil {
+		return
+	}
+	src := c.i32
+	if c.enumOf != nil {
+		src = c.enumOf.i32
+	}
+	if c.enum == nil {
+		c.enum = new([256]int32)
+	}
+	tab := c.enum
+	// The enumerations are uint8 types: every number indexes tab.
+	idx := slices.Grow(c.idx[:0], len(src))[:len(src)]
+	for j, v := range src {
+		i := tab[uint8(v)]
+		if i == 0 || uint32(v) >= uint32(len(tab)) {
+			i = c.enumWord(v) + 1
+		}
+		idx[j] = i - 1
+	}
+	c.idx = idx
+	if c.enumOf == nil {
+		c.i32 = c.i32[:0]
+	}
+}
+
+// enumWord is the dictionary index of number v's text, which it adds to
+// the dictionary and to enum the first time.
+func (c *column) enumWord(v int32) int32 {
+	n := int(v)
+	if c.enumMap != nil {
+		n = c.enumMap(v)
+	}
+	s := c.enumText(n)
+	i := c.word(s, func() []byte { return []byte(s) })
+	if uint32(v) < uint32(len(c.enum)) {
+		c.enum[v] = i + 1
+	}
+	return i
+}
+
 // putText adds a text whose key is the text itself.
 func (c *column) putText(b []byte) {
 	c.putWord(c.word(string(b), func() []byte { return bytes.Clone(b) }))
@@ -214,13 +281,16 @@ func (c *column) putConst(b []byte) {
 }
 
 // reserve makes the buffers for rows rows, and the definition levels for
-// a row group's maxRows (def does not check their capacity).
+// a row group's maxRows (see defs).
 func (c *column) reserve(rows, maxRows int) {
-	c.defs = make([]byte, 0, maxRows)
+	c.defs = make([]byte, maxRows)
 	n := rows
 	switch {
 	case c.enc == encDict:
 		c.idx = make([]int32, 0, n)
+		if c.enumText != nil && c.enumOf == nil {
+			c.i32 = make([]int32, 0, n) // the enumeration's numbers
+		}
 	case c.kind == kindBytes:
 		c.ends = make([]uint32, 0, n)
 	default:
@@ -237,10 +307,11 @@ func (c *column) reserve(rows, maxRows int) {
 	}
 }
 
-// reset empties the column for the next row group, keeping its buffers.
+// reset empties the column for the next row group, keeping its buffers;
+// the group's rows are still counted.
 func (c *column) reset() {
-	clear(c.defs)
-	c.defs, c.i32, c.i64, c.bools, c.f64 = c.defs[:0], c.i32[:0], c.i64[:0], c.bools[:0], c.f64[:0]
+	clear(c.defs[:*c.row])
+	c.i32, c.i64, c.bools, c.f64 = c.i32[:0], c.i64[:0], c.bools[:0], c.f64[:0]
 	c.idx, c.raw, c.ends = c.idx[:0], c.raw[:0], c.ends[:0]
 	if c.dict != nil {
 		clear(c.dict)
@@ -264,6 +335,19 @@ type colFile struct {
 	cols  []*column
 	rows  int // in the open row group
 	total int64
+	// When async, a row group is written on a goroutine of its own while
+	// the caller fills the next: set are the columns of the group being
+	// written (made at the first flush), into which flush swaps the open
+	// group's values and from which cols get emptied buffers; setRows is
+	// their row count; busy says writeGroup has them, and done brings its
+	// result. Otherwise flush writes cols in line.
+	set                  []*column
+	setRows              int
+	reserveRows, maxRows int // newColFile's rows and maxRows, for set's buffers
+	async                bool
+	busy                 bool
+	jobs                 chan struct{}
+	done                 chan error
 	// groups are the written row groups' footer entries, thrift-encoded
 	// as they are written: about 5 KB a row group instead of 40 KB of Go
 	// structs (a column chunk's format.ColumnChunk is 560 bytes), for the
@@ -271,6 +355,7 @@ type colFile struct {
 	groups  []byte
 	ngroups int
 	chunks  []format.ColumnChunk // the open row group's, reused
+	ones    column               // holds the encoded levels of the always defined columns
 	schema  []format.SchemaElement
 	orders  []format.ColumnOrder
 
@@ -298,6 +383,8 @@ func newColFile(f *os.File, root string, cols []*column, rows, maxRows int) (*co
 	cf := &colFile{f: f, w: bufio.NewWriterSize(f, 1<<20), cols: cols, zstd: z}
 	cf.enc = thrift.NewEncoder(new(thrift.CompactProtocol).NewWriter(&cf.hdr))
 	cf.schema = append(cf.schema, format.SchemaElement{Name: root, NumChildren: thrift.New(int32(len(cols)))})
+	cf.reserveRows, cf.maxRows = rows, maxRows
+	cf.async = runtime.GOMAXPROCS(0) >= asyncMinProcs
 	for _, c := range cols {
 		c.row = &cf.rows
 		c.reserve(rows, maxRows)
@@ -328,28 +415,109 @@ func (cf *colFile) write(b []byte) error {
 // endRow counts a row whose every column has been put.
 func (cf *colFile) endRow() { cf.rows++ }
 
-// flush writes the open row group, if it has rows.
+// asyncMinProcs is the processors a file needs to write its row groups
+// on a goroutine of its own. The goroutine gains only with a core to
+// itself: on two, the reading, decoding, analysis and rows keep them
+// busy (ibdump's pipeline runs on two), and it cost 0.5-1% more
+// instructions for no measurable wall time (BENCHMARKS.md). Tests set it
+// to 1 and to a large number to check both ways.
+var asyncMinProcs = 3
+
+// flush hands the open row group, if it has rows, to writeGroup: on its
+// goroutine when async, after the previous group is written. The
+// columns then hold that group's emptied buffers.
 func (cf *colFile) flush() error {
 	if cf.rows == 0 {
 		return nil
 	}
-	g := format.RowGroup{NumRows: int64(cf.rows), FileOffset: cf.off, Ordinal: int16(cf.ngroups), Columns: cf.chunks[:0]}
 	for _, c := range cf.cols {
-		if c.ownDefs {
-			c.pad(cf.rows)
-		}
-	}
-	for _, c := range cf.cols {
-		if c.optional && !c.ownDefs {
+		if c.optional && !c.ownDefs && c.enumOf == nil {
 			// A column that takes another's levels (or is always defined)
 			// must have had a value in each row the levels say defined:
 			// else its page would hold fewer values than its levels claim.
+			// (An enumeration made from another column's numbers has one
+			// value for each of them: finishEnum.)
 			values := len(c.i32) + len(c.i64) + len(c.bools) + len(c.f64) + len(c.idx) + len(c.ends)
 			if defined := bytes.Count(c.levels(), one); values != defined {
 				return fmt.Errorf("parquet: column %s has %d values for %d defined rows", c.name, values, defined)
 			}
 		}
-		cc, err := cf.writeChunk(c)
+	}
+	if err := cf.wait(); err != nil {
+		return err
+	}
+	if !cf.async {
+		err := cf.writeGroup(cf.cols, cf.rows)
+		cf.rows = 0
+		return err
+	}
+	if cf.jobs == nil {
+		cf.makeSet()
+		cf.jobs, cf.done = make(chan struct{}), make(chan error, 1)
+		go func() {
+			for range cf.jobs {
+				cf.done <- cf.writeGroup(cf.set, cf.setRows)
+			}
+		}()
+	}
+	for i, c := range cf.cols {
+		c.swapGroup(cf.set[i])
+	}
+	cf.setRows, cf.rows = cf.rows, 0
+	cf.busy = true
+	cf.jobs <- struct{}{}
+	return nil
+}
+
+// wait waits for writeGroup to write the previous row group, and
+// returns its error.
+func (cf *colFile) wait() error {
+	if !cf.busy {
+		return nil
+	}
+	cf.busy = false
+	return <-cf.done
+}
+
+// swapGroup exchanges the row group's values (and the dictionaries and
+// caches that refer to them) with o's.
+func (c *column) swapGroup(o *column) { c.group, o.group = o.group, c.group }
+
+// makeSet makes set: columns like cols, with buffers of their own.
+func (cf *colFile) makeSet() {
+	at := map[*column]int{}
+	for i, c := range cf.cols {
+		at[c] = i
+		s := new(column)
+		*s = *c
+		s.group = group{}
+		s.row = &cf.setRows
+		s.reserve(cf.reserveRows, cf.maxRows)
+		if c.dict != nil {
+			s.dict = map[string]int32{}
+		}
+		cf.set = append(cf.set, s)
+	}
+	for i, c := range cf.cols {
+		if c.defsOf != nil {
+			cf.set[i].defsOf = cf.set[at[c.defsOf]]
+		}
+		if c.enumOf != nil {
+			cf.set[i].enumOf = cf.set[at[c.enumOf]]
+		}
+	}
+}
+
+// writeGroup writes the row group of rows rows in cols (cf.cols, or set
+// on writeGroup's goroutine): the enumerations' texts, statistics,
+// encodings, zstd, the file; it then empties the columns for the next.
+func (cf *colFile) writeGroup(cols []*column, rows int) error {
+	g := format.RowGroup{NumRows: int64(rows), FileOffset: cf.off, Ordinal: int16(cf.ngroups), Columns: cf.chunks[:0]}
+	for _, c := range cols {
+		c.finishEnum()
+	}
+	for _, c := range cols {
+		cc, err := cf.writeChunk(c, rows)
 		if err != nil {
 			return err
 		}
@@ -357,7 +525,7 @@ func (cf *colFile) flush() error {
 		g.TotalByteSize += cc.MetaData.TotalUncompressedSize
 		g.TotalCompressedSize += cc.MetaData.TotalCompressedSize
 	}
-	for _, c := range cf.cols {
+	for _, c := range cols {
 		c.reset()
 	}
 	cf.hdr.Reset()
@@ -366,8 +534,7 @@ func (cf *colFile) flush() error {
 	}
 	cf.groups, cf.ngroups = append(cf.groups, cf.hdr.Bytes()...), cf.ngroups+1
 	cf.chunks = g.Columns
-	cf.total += int64(cf.rows)
-	cf.rows = 0
+	cf.total += int64(rows)
 	return nil
 }
 
@@ -387,9 +554,9 @@ func (cf *colFile) page(h *format.PageHeader, body []byte) (uncompressed, compre
 	return hl + int64(len(body)), hl + int64(len(cf.packed)), cf.write(cf.packed)
 }
 
-func (cf *colFile) writeChunk(c *column) (format.ColumnChunk, error) {
+func (cf *colFile) writeChunk(c *column, rows int) (format.ColumnChunk, error) {
 	md := format.ColumnMetaData{Type: *c.node.Type().PhysicalType(), PathInSchema: c.path, Codec: format.Zstd, Encoding: c.encs[:0],
-		NumValues: int64(cf.rows)}
+		NumValues: int64(rows)}
 	md.Statistics = c.statistics()
 	enc := format.Plain
 	if c.enc == encDict && len(c.words) > 0 {
@@ -419,12 +586,24 @@ func (cf *colFile) writeChunk(c *column) (format.ColumnChunk, error) {
 	var err error
 	if c.optional {
 		body = append(body, 0, 0, 0, 0)
-		cf.scratch, err = (&rle.Encoding{BitWidth: 1}).EncodeLevels(cf.scratch, c.levels())
-		if err != nil {
-			return format.ColumnChunk{}, err
+		// Columns that share levels share their encoding too: the owner
+		// of the levels keeps it for the row group.
+		owner := c
+		switch {
+		case c.always:
+			owner = &cf.ones
+		case c.defsOf != nil:
+			owner = c.defsOf
 		}
-		binary.LittleEndian.PutUint32(body, uint32(len(cf.scratch)))
-		body = append(body, cf.scratch...)
+		if owner.levelsGroup != cf.ngroups+1 {
+			owner.levelsEnc, err = (&rle.Encoding{BitWidth: 1}).EncodeLevels(owner.levelsEnc, c.levels())
+			if err != nil {
+				return format.ColumnChunk{}, err
+			}
+			owner.levelsGroup = cf.ngroups + 1
+		}
+		binary.LittleEndian.PutUint32(body, uint32(len(owner.levelsEnc)))
+		body = append(body, owner.levelsEnc...)
 		md.Encoding = append(md.Encoding, format.RLE)
 	}
 	switch {
@@ -450,7 +629,7 @@ func (cf *colFile) writeChunk(c *column) (format.ColumnChunk, error) {
 		md.Encoding = append(md.Encoding, enc)
 	}
 	md.DataPageOffset = cf.off
-	h := format.PageHeader{Type: format.DataPage, DataPageHeader: thrift.New(format.DataPageHeader{NumValues: int32(cf.rows),
+	h := format.PageHeader{Type: format.DataPage, DataPageHeader: thrift.New(format.DataPageHeader{NumValues: int32(rows),
 		Encoding: enc, DefinitionLevelEncoding: format.RLE, RepetitionLevelEncoding: format.RLE, Statistics: md.Statistics})}
 	u, z, err := cf.page(&h, body)
 	if err != nil {
@@ -525,10 +704,9 @@ func (c *column) statistics() format.Statistics {
 	switch c.node.Type().Kind() {
 	case pq.Boolean:
 		if len(c.bools) > 0 {
-			lo, hi := true, false
-			for _, v := range c.bools {
-				lo, hi = lo && v, hi || v
-			}
+			// false is 0 and true 1: the bounds are whether each is there.
+			bs := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(c.bools))), len(c.bools))
+			lo, hi := bytes.IndexByte(bs, 0) < 0, bytes.IndexByte(bs, 1) >= 0
 			s.MinValue, s.MaxValue = append(c.lo[:0], b2i(lo)), append(c.hi[:0], b2i(hi))
 		}
 	case pq.Int32:
@@ -593,18 +771,24 @@ func (c *column) statistics() format.Statistics {
 	return s
 }
 
-// minMax are the least and greatest of v, which is not empty.
-func minMax[T cmp.Ordered](v []T) (lo, hi T) {
+// minMax are the least and greatest of v, which is not empty. Two
+// values a step, each into its own bounds, with the min and max builtins
+// (conditional moves, no branches); ranging over v as pairs spares the
+// bounds checks of v[i+1], and more bounds than two spill registers.
+func minMax[T ~int32 | ~uint32 | ~int64 | ~uint64](v []T) (lo, hi T) {
 	lo, hi = v[0], v[0]
-	for _, x := range v[1:] {
-		if x < lo {
-			lo = x
-		}
-		if x > hi {
-			hi = x
+	l1, h1 := lo, hi
+	if len(v) >= 2 { // else a *[2]T would reach past v
+		for _, p := range unsafe.Slice((*[2]T)(unsafe.Pointer(unsafe.SliceData(v))), len(v)/2) {
+			lo, hi = min(lo, p[0]), max(hi, p[0])
+			l1, h1 = min(l1, p[1]), max(h1, p[1])
 		}
 	}
-	return lo, hi
+	if len(v)%2 == 1 {
+		x := v[len(v)-1]
+		lo, hi = min(lo, x), max(hi, x)
+	}
+	return min(lo, l1), max(hi, h1)
 }
 
 func b2i(b bool) byte {
@@ -655,6 +839,12 @@ func (cf *colFile) footer() ([]byte, error) {
 // close writes the last row group and the footer, and closes the file.
 func (cf *colFile) close() error {
 	err := cf.flush()
+	if werr := cf.wait(); err == nil {
+		err = werr
+	}
+	if cf.jobs != nil {
+		close(cf.jobs)
+	}
 	if err == nil {
 		var footer []byte
 		footer, err = cf.footer()

@@ -16,8 +16,9 @@ type packetColumn struct {
 	name   string
 	fields []string
 	// gate is a condition of the packet without which the fields have no
-	// value (a layer, a finding): a packet without it gets null without a
-	// getter being called. TestDirectEqualsRegistry checks each gate.
+	// value (a layer, a malformed packet): the columns fixedRow.add reads
+	// through the registry (VLAN, LRH, GRH, the error) are read only for a
+	// packet that meets it. TestDirectEqualsRegistry checks each gate.
 	gate gate
 }
 
@@ -28,10 +29,7 @@ const (
 	gateLRH gate = 1 << iota
 	gateGRH
 	gateVLAN
-	gateIB
-	gateFindings // the analysis found something
-	gateInfo     // the analysis has a value (latency, frames ...)
-	gateErr      // the packet is malformed
+	gateErr // the packet is malformed
 )
 
 // gatesOf are the conditions p meets.
@@ -45,15 +43,6 @@ func gatesOf(p *decode.Packet) gate {
 	}
 	if p.HasVLAN() {
 		g |= gateVLAN
-	}
-	if p.IsIB() {
-		g |= gateIB
-	}
-	if p.Analysis.Findings != 0 {
-		g |= gateFindings
-	}
-	if p.Analysis.Info != 0 {
-		g |= gateInfo
 	}
 	if p.Err != nil {
 		g |= gateErr
@@ -96,36 +85,36 @@ var packetColumns = []packetColumn{
 	{"dest_qp", []string{"infiniband.bth.destqp"}, 0},
 	{"ack_req", []string{"infiniband.bth.a"}, 0},
 	{"psn", []string{"infiniband.bth.psn"}, 0},
-	{"reth_va", []string{"infiniband.reth.va"}, gateIB},
-	{"reth_r_key", []string{"infiniband.reth.r_key"}, gateIB},
-	{"reth_dma_len", []string{"infiniband.reth.dmalen"}, gateIB},
-	{"aeth_syndrome", []string{"infiniband.aeth.syndrome"}, gateIB},
-	{"aeth_msn", []string{"infiniband.aeth.msn"}, gateIB},
-	{"deth_q_key", []string{"infiniband.deth.q_key"}, gateIB},
-	{"deth_src_qp", []string{"infiniband.deth.srcqp"}, gateIB},
-	{"immdt", []string{"infiniband.immdt"}, gateIB},
-	{"ieth", []string{"infiniband.ieth"}, gateIB},
-	{"payload_len", []string{"ibwire.payload.len"}, gateIB},
+	{"reth_va", []string{"infiniband.reth.va"}, 0},
+	{"reth_r_key", []string{"infiniband.reth.r_key"}, 0},
+	{"reth_dma_len", []string{"infiniband.reth.dmalen"}, 0},
+	{"aeth_syndrome", []string{"infiniband.aeth.syndrome"}, 0},
+	{"aeth_msn", []string{"infiniband.aeth.msn"}, 0},
+	{"deth_q_key", []string{"infiniband.deth.q_key"}, 0},
+	{"deth_src_qp", []string{"infiniband.deth.srcqp"}, 0},
+	{"immdt", []string{"infiniband.immdt"}, 0},
+	{"ieth", []string{"infiniband.ieth"}, 0},
+	{"payload_len", []string{"ibwire.payload.len"}, 0},
 	{"icrc", []string{"ibwire.icrc.status"}, 0},
 	{"vcrc", []string{"ibwire.vcrc.status"}, gateLRH},
 	{"malformed", []string{"ibwire.malformed"}, gateErr},
 	{"conv_id", []string{"ibwire.analysis.conv_id"}, 0},
 	{"direction", []string{"ibwire.analysis.direction"}, 0},
 	{"severity", []string{"ibwire.analysis.severity"}, 0},
-	{"retransmission", []string{"ibwire.analysis.retransmission"}, gateFindings},
-	{"retransmitted_frame", []string{"ibwire.analysis.retransmitted_frame"}, gateInfo},
-	{"psn_gap", []string{"ibwire.analysis.psn_gap"}, gateFindings},
-	{"duplicate", []string{"ibwire.analysis.duplicate"}, gateFindings},
-	{"out_of_order", []string{"ibwire.analysis.out_of_order"}, gateFindings},
-	{"nak", []string{"ibwire.analysis.nak"}, gateFindings},
-	{"rnr_nak", []string{"ibwire.analysis.rnr_nak"}, gateFindings},
-	{"rnr_timer", []string{"ibwire.analysis.rnr_timer"}, gateFindings},
-	{"cnp", []string{"ibwire.analysis.cnp"}, gateFindings},
-	{"ecn_ce", []string{"ibwire.analysis.ecn_ce"}, gateFindings},
-	{"request_frame", []string{"ibwire.analysis.request_frame"}, gateInfo},
-	{"latency", []string{"ibwire.analysis.latency"}, gateInfo},
-	{"latency_op", []string{"ibwire.analysis.latency_op"}, gateInfo},
-	{"ack_rtt", []string{"ibwire.analysis.ack_rtt"}, gateInfo},
+	{"retransmission", []string{"ibwire.analysis.retransmission"}, 0},
+	{"retransmitted_frame", []string{"ibwire.analysis.retransmitted_frame"}, 0},
+	{"psn_gap", []string{"ibwire.analysis.psn_gap"}, 0},
+	{"duplicate", []string{"ibwire.analysis.duplicate"}, 0},
+	{"out_of_order", []string{"ibwire.analysis.out_of_order"}, 0},
+	{"nak", []string{"ibwire.analysis.nak"}, 0},
+	{"rnr_nak", []string{"ibwire.analysis.rnr_nak"}, 0},
+	{"rnr_timer", []string{"ibwire.analysis.rnr_timer"}, 0},
+	{"cnp", []string{"ibwire.analysis.cnp"}, 0},
+	{"ecn_ce", []string{"ibwire.analysis.ecn_ce"}, 0},
+	{"request_frame", []string{"ibwire.analysis.request_frame"}, 0},
+	{"latency", []string{"ibwire.analysis.latency"}, 0},
+	{"latency_op", []string{"ibwire.analysis.latency_op"}, 0},
+	{"ack_rtt", []string{"ibwire.analysis.ack_rtt"}, 0},
 }
 
 // kind is how a column is stored.

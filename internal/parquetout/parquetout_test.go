@@ -1,6 +1,7 @@
 package parquetout_test
 
 import (
+	"bytes"
 	"errors"
 	"io"
 	"os"
@@ -287,4 +288,34 @@ func TestExportEmpty(t *testing.T) {
 		assert.Empty(t, rows, table)
 		assert.Zero(t, files[0].NumRows(), table)
 	}
+}
+
+// A file's row groups written on a goroutine of its own, while the next
+// group fills, are the bytes written in line: the swapped buffers carry
+// every value, dictionary and level across.
+func TestAsyncFlushWritesTheSameBytes(t *testing.T) {
+	defer func(was int) { *parquetout.AsyncMinProcs = was }(*parquetout.AsyncMinProcs)
+	paths := []string{"../../pcaps/rxe/send_bw_rnr.pcap", "../../pcaps/rxe/rping_ipv6.pcap", "../../capture/testdata/mixed.pcapng"}
+	files := map[bool]map[string][]byte{}
+	for _, async := range []bool{false, true} {
+		*parquetout.AsyncMinProcs = 1 << 20
+		if async {
+			*parquetout.AsyncMinProcs = 1
+		}
+		dir := t.TempDir()
+		export(t, parquetout.Options{Dir: dir, Name: "cap", Shards: 2, RowGroupRows: 100, Extra: []string{"frame.protocols"}}, paths...)
+		files[async] = map[string][]byte{}
+		m, err := filepath.Glob(filepath.Join(dir, "packets", "*.parquet"))
+		require.NoError(t, err)
+		require.Len(t, m, 2)
+		for _, path := range m {
+			b, err := os.ReadFile(path)
+			require.NoError(t, err)
+			files[async][filepath.Base(path)] = b
+		}
+	}
+	for name, b := range files[false] {
+		assert.True(t, bytes.Equal(b, files[true][name]), "%s differs between in-line and goroutine writes", name)
+	}
+	assert.Len(t, files[true], len(files[false]))
 }

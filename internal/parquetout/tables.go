@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
+	"unsafe"
 
 	pq "github.com/parquet-go/parquet-go"
 
@@ -21,9 +22,15 @@ type fileFrames struct {
 }
 
 func (ff *fileFrames) add(name string, frame uint32) {
-	if n := len(ff.names); n == 0 || ff.names[n-1] != name {
+	if n := len(ff.names); n == 0 || !sameString(ff.names[n-1], name) {
 		ff.names, ff.first = append(ff.names, name), append(ff.first, frame)
 	}
+}
+
+// sameString is a == b, at the cost of two comparisons when they are the
+// same string (a packet's file name is the reader's, the same each packet).
+func sameString(a, b string) bool {
+	return len(a) == len(b) && (unsafe.StringData(a) == unsafe.StringData(b) || a == b)
 }
 
 // of returns the file frame came from.
@@ -45,15 +52,22 @@ type Span struct {
 	Packets    uint64 `parquet:"packets"`
 }
 
-// convSpans are a connection's spans, one per file, in reading order.
-type convSpans struct{ spans []Span }
+// convSpans are a connection's spans, one per file, in reading order;
+// gen is the Exporter's fileGen of the last one.
+type convSpans struct {
+	spans []Span
+	gen   uint32
+}
 
-func (s *convSpans) add(file string, frame uint32) {
-	if n := len(s.spans); n > 0 && s.spans[n-1].File == file {
+// add counts a frame of file, gen the Exporter's fileGen.
+func (s *convSpans) add(file string, gen, frame uint32) {
+	if n := len(s.spans); n > 0 && (s.gen == gen || s.spans[n-1].File == file) {
+		s.gen = gen
 		s.spans[n-1].LastFrame = frame
 		s.spans[n-1].Packets++
 		return
 	}
+	s.gen = gen
 	s.spans = append(s.spans, Span{File: file, FirstFrame: frame, LastFrame: frame, Packets: 1})
 }
 

@@ -89,6 +89,11 @@ type Exporter struct {
 	value   decode.Value
 	files   fileFrames
 	spans   map[uint32]*convSpans
+	// file is the last packet's file, fileGen counts the changes of it:
+	// the packets of a file come in a run, and what keeps a file per
+	// packet compares the number.
+	file    string
+	fileGen uint32
 	// lastConv's spans are lastSpans: a connection's packets come in runs.
 	lastConv  uint32
 	lastSpans *convSpans
@@ -212,10 +217,15 @@ func (e *Exporter) Packet(p *decode.Packet) error {
 	if e.err != nil {
 		return e.err
 	}
-	e.files.add(p.File, uint32(p.Number))
-	if err := e.flushFindings(); err != nil {
-		e.err = fmt.Errorf("-T parquet: findings: %w", err)
-		return e.err
+	if e.fileGen == 0 || !sameString(p.File, e.file) {
+		e.file, e.fileGen = p.File, e.fileGen+1
+		e.files.add(p.File, uint32(p.Number))
+	}
+	if len(e.pending) > 0 {
+		if err := e.flushFindings(); err != nil {
+			e.err = fmt.Errorf("-T parquet: findings: %w", err)
+			return e.err
+		}
 	}
 	if c := p.Analysis.Conv; c != 0 {
 		s := e.lastSpans
@@ -226,7 +236,7 @@ func (e *Exporter) Packet(p *decode.Packet) error {
 			}
 			e.lastConv, e.lastSpans = c, s
 		}
-		s.add(p.File, uint32(p.Number))
+		s.add(p.File, e.fileGen, uint32(p.Number))
 	}
 	shard := e.shards[0]
 	if len(e.shards) > 1 {
@@ -288,8 +298,9 @@ type packetFile struct {
 	fields                    []*column
 	labels                    []*column
 	labelText                 [][]byte
-	fileName                  string
-	fileIdx                   int32 // 1 + the index of fileName in file's dictionary, 0 for none
+	fileGen                   uint32 // the Exporter's fileGen of fileIdx
+	fileIdx                   int32  // 1 + the index of the file's name in file's dictionary, 0 for none
+	fixed                     fixedRow
 }
 
 func (e *Exporter) newPacketFile(path string) (*packetFile, error) {
@@ -306,7 +317,8 @@ func (e *Exporter) newPacketFile(path string) (*packetFile, error) {
 		pf.fields = append(pf.fields, fc)
 		cols = append(cols, fc)
 	}
-	shareFixedDefs(pf.fields)
+	fixedLayout(pf.fields)
+	pf.fixed = fixedRow{fcs: e.columns[:numFixedColumns], cols: pf.fields[:numFixedColumns]}
 	for _, l := range e.o.Labels {
 		lc := newColumn(l.Key, kindString, true)
 		pf.labels, pf.labelText = append(pf.labels, lc), append(pf.labelText, []byte(l.Value))
@@ -322,19 +334,23 @@ func (e *Exporter) newPacketFile(path string) (*packetFile, error) {
 }
 
 func (pf *packetFile) add(e *Exporter, p *decode.Packet) error {
-	pf.time.putInt64(p.Time.UnixNano())
-	pf.putFile(p.File)
-	pf.frame.putInt32(int32(uint32(p.Number)))
-	pf.offset.putInt64(p.Offset)
-	for i, l := range pf.labels {
-		l.putConst(pf.labelText[i])
+	// time, file, frame and byte_offset are required: no levels.
+	pf.time.appendInt64(p.Time.UnixNano())
+	pf.putFile(p.File, e.fileGen)
+	pf.frame.appendInt32(int32(uint32(p.Number)))
+	pf.offset.appendInt64(p.Offset)
+	if len(pf.labels) > 0 {
+		for i, l := range pf.labels {
+			l.putConst(pf.labelText[i])
+		}
 	}
-	addFixed(p, e.columns, pf.fields, &e.value)
+	pf.fixed.add(p)
 	for i := numFixedColumns; i < len(e.columns); i++ { // -e
 		e.columns[i].registry(p, &e.value, pf.fields[i])
 	}
 	pf.cf.endRow()
 	if pf.cf.rows >= e.o.RowGroupRows {
+		pf.fixed.reset()
 		return pf.cf.flush()
 	}
 	return nil
@@ -342,12 +358,12 @@ func (pf *packetFile) add(e *Exporter, p *decode.Packet) error {
 
 // putFile adds the file column's value: the index of the row group's
 // last file name is kept, so a file's rows cost no lookup.
-func (pf *packetFile) putFile(name string) {
-	if pf.fileIdx == 0 || pf.fileName != name || len(pf.file.words) == 0 {
-		pf.fileName = name
+func (pf *packetFile) putFile(name string, gen uint32) {
+	if pf.fileIdx == 0 || pf.fileGen != gen || len(pf.file.words) == 0 {
+		pf.fileGen = gen
 		pf.fileIdx = 1 + pf.file.word(name, func() []byte { return []byte(name) })
 	}
-	pf.file.putWord(pf.fileIdx - 1)
+	pf.file.appendWord(pf.fileIdx - 1)
 }
 
 func (pf *packetFile) close() error { return pf.cf.close() }
