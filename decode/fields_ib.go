@@ -26,18 +26,15 @@ func infinibandFields() []*Field {
 	}
 	// Built once: a closure made inside a getter would allocate per call.
 	isAck, isRNR, isRsv, isNak := synType(layers.AETHAck), synType(layers.AETHRNRNak), synType(layers.AETHReserved), synType(layers.AETHNak)
-	// vaOf serves reth.va and reth.r_key for both RETH and AtomicETH, as Wireshark does.
+	// The RETH's fields serve the AtomicETH's too, as Wireshark's do:
+	// Packet.RemoteAddress says which header names them.
 	vaOf := func(p *Packet) (uint64, bool) {
-		if atomic(p) {
-			return B(p).AtomicETH.VA, true
-		}
-		return B(p).RETH.VA, reth(p)
+		va, _, ok := p.RemoteAddress()
+		return va, ok
 	}
 	rkeyOf := func(p *Packet) (uint64, bool) {
-		if atomic(p) {
-			return uint64(B(p).AtomicETH.RKey), true
-		}
-		return uint64(B(p).RETH.RKey), reth(p)
+		_, rkey, ok := p.RemoteAddress()
+		return uint64(rkey), ok
 	}
 	va := uintField("infiniband.reth.va", "Virtual Address", FTUint64, BaseHex, vaOf)
 	va.outside = true
