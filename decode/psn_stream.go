@@ -207,9 +207,11 @@ func (a *Analyzer) request(d *direction, p *Packet, b *layers.BTH, info *layers.
 	}
 	// A UDP GSO run captured before segmentation is its packets' PSNs, one
 	// each, and no damage: its ICRC is bad only over the whole.
-	gsoSegs, _, gso := p.GSORun()
-	if gso {
-		span, bad = gsoSegs, p.Err != nil && !p.Cut()
+	gso := false
+	if bad {
+		if n, _, ok := p.GSORun(); ok {
+			span, bad, gso = n, p.Err != nil && !p.Cut(), true
+		}
 	}
 	st, gap := r.win.Observe(psn)
 	slot := r.ring.at(psn)
