@@ -287,6 +287,7 @@ type DirStats struct {
 	CNPs, ECNCE, FECN, BECN uint64
 	ECN                     [4]uint64 // packets by IP ECN codepoint (ECNNotECT ... ECNCE); none for packets without IP
 	ICRCErrors, Malformed   uint64
+	GSORuns                 uint64 // UDP GSO runs captured before segmentation (not ICRC errors)
 	SeqErrors               uint64 // bad opcode sequences and length mismatches
 	MSNProgress             uint64 // messages the AETH MSNs this direction sent moved on
 }
@@ -527,8 +528,13 @@ func (a *Analyzer) unusual(d *direction, p *Packet, b *layers.BTH, info *layers.
 		st.Malformed++
 	}
 	if p.ICRC == layers.CRCBad {
-		st.ICRCErrors++
-		a.finding(Finding{Kind: FindICRCBad, Frame: a.frame, Conv: c.id, PSN: b.PSN})
+		if _, _, gso := p.GSORun(); gso {
+			st.GSORuns++
+			a.finding(Finding{Kind: FindGSORun, Frame: a.frame, Conv: c.id, PSN: b.PSN})
+		} else {
+			st.ICRCErrors++
+			a.finding(Finding{Kind: FindICRCBad, Frame: a.frame, Conv: c.id, PSN: b.PSN})
+		}
 	}
 	if p.VCRC == layers.CRCBad {
 		st.ICRCErrors++

@@ -95,6 +95,7 @@ const (
 	FindPFCStorm                       // a priority paused more than the storm threshold of a window
 	FindDCQCNNoReaction                // a CNP after which the sender sent on at its old rate
 	FindDCQCNVictim                    // a flow slowed to under half its rate with no congestion mark or CNP of its own
+	FindGSORun                         // a bad ICRC that is a UDP GSO run captured before segmentation (Packet.GSORun)
 	numFindingKinds
 )
 
@@ -153,6 +154,7 @@ var findingKinds = [numFindingKinds]kindInfo{
 	FindPFCStorm:           {"pfc.storm", SevWarn, "Protocol", "PFC pause storm: a priority paused beyond the threshold of a window"},
 	FindDCQCNNoReaction:    {"dcqcn.no_reaction", SevNote, "Protocol", "CNP with no rate cut after it: DCQCN off for the sender's priority?"},
 	FindDCQCNVictim:        {"dcqcn.victim", SevWarn, "Protocol", "Flow slowed with no congestion mark or CNP of its own: a victim of a congested neighbour"},
+	FindGSORun:             {"gso_run", SevWarn, "Checksum", "UDP GSO run captured before segmentation (a capture on loopback): capture with ibpeer --udp-offload=off to see each packet"},
 }
 
 // Name is the kind's ibwire.analysis field suffix ("psn_gap").

@@ -52,6 +52,8 @@ type Packet struct {
 	// perf is where a PerfMgt packet's counters are decoded once for all
 	// their fields: the Decoder's, set for MAD packets only.
 	perf *perfCounters
+	// gso is the UDP GSO run a packet with a bad ICRC is (GSORun).
+	gso gsoRun
 }
 
 // layerSet is a bitmask of the layer types a frame had, for constant-time
@@ -194,6 +196,7 @@ type Decoder struct {
 	startNs int64 // first frame's time, Unix nanoseconds
 	prevNs  int64
 	started bool
+	gso     *gsoScratch // recogniseGSO's, made when first needed
 }
 
 // Frame is where one decoded frame lives: its Packet and the headers the
@@ -261,7 +264,7 @@ func (d *Decoder) DecodeInto(f *Frame, in Input) *Packet {
 	pkt.ICRC, pkt.VCRC, pkt.ICRCComputed, pkt.VCRCComputed = 0, 0, 0, 0
 	pkt.Encapsulation, pkt.Correlation = 0, nil
 	pkt.Analysis = PacketAnalysis{}
-	pkt.has, pkt.perf = 0, nil
+	pkt.has, pkt.perf, pkt.gso = 0, nil, gsoRun{}
 	// Nanosecond integers: time.Time.Sub costs more than the rest of the
 	// bookkeeping of a packet (captures carry wall times only, no monotonic
 	// reading, so nothing is lost).
@@ -294,6 +297,9 @@ func (d *Decoder) DecodeInto(f *Frame, in Input) *Packet {
 	if pkt.Err == nil && pkt.has&hasBTH != 0 {
 		if !d.opts.SkipCRC {
 			pkt.ICRC, pkt.ICRCComputed = p.CheckICRC()
+			if pkt.ICRC == layers.CRCBad {
+				pkt.gso = d.recogniseGSO(pkt)
+			}
 			pkt.VCRC, pkt.VCRCComputed = p.CheckVCRC()
 		}
 	}

@@ -205,6 +205,14 @@ func (a *Analyzer) request(d *direction, p *Packet, b *layers.BTH, info *layers.
 	if isRead {
 		span = layers.Segments(int(b.RETH.DMALength), c.mtu)
 	}
+	// A UDP GSO run captured before segmentation is its packets' PSNs, one
+	// each, and no damage: its ICRC is bad only over the whole.
+	gso := false
+	if bad {
+		if n, _, ok := p.GSORun(); ok {
+			span, bad, gso = n, p.Err != nil && !p.Cut(), true
+		}
+	}
 	st, gap := r.win.Observe(psn)
 	slot := r.ring.at(psn)
 	had := slot.holds(psn)
@@ -306,7 +314,7 @@ func (a *Analyzer) request(d *direction, p *Packet, b *layers.BTH, info *layers.
 	if st != layers.PSNDuplicate && st != layers.PSNTooOld && st != layers.PSNLate {
 		r.highT, r.highA = a.now, b.AckReq
 		r.next = psn.Add(span)
-		if isRead && span > 1 {
+		if (isRead || gso) && span > 1 {
 			r.fill(psn.Add(1), psn.Add(span), a)
 			r.next = psn.Add(span)
 		} else if isRead && c.mtu == 0 && b.RETH.DMALength > 256 {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/ibwire/ibwire/endpoint/wiretest"
 	"github.com/ibwire/ibwire/internal/peer/bw"
+	"github.com/ibwire/ibwire/internal/peer/device"
 	"github.com/ibwire/ibwire/layers"
 	"github.com/ibwire/ibwire/setup"
 )
@@ -102,6 +103,7 @@ func runBW(op string, args []string, stdout, stderr io.Writer) int {
 	seed := fs.Uint64("seed", 1, "seed of the fault decisions")
 	stall := fs.Duration("timeout", 10*time.Second, "fail when no completion arrives for this long")
 	pcap := fs.String("pcap", "", "write the RoCEv2 packets this side sends and receives to pcap `FILE` (raw IP)")
+	device.UDPOffloadFlag(fs)
 	fs.Usage = func() {}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -120,7 +122,7 @@ func runBW(op string, args []string, stdout, stderr io.Writer) int {
 	if fs.NArg() > 0 {
 		return bad("unexpected argument %q", fs.Arg(0))
 	}
-	j := &bw.Config{Op: op, Size: *size, Iters: *iters, QPs: *qps, Depth: *depth, MTU: *mtu, Verify: *verify, Lat: *lat, Faults: fc, Seed: *seed, Stall: *stall, Pcap: *pcap, Stderr: stderr}
+	j := &bw.Config{Op: op, Size: *size, Iters: *iters, QPs: *qps, Depth: *depth, MTU: *mtu, Verify: *verify, Lat: *lat, Faults: fc, Seed: *seed, Stall: *stall, Pcap: *pcap, Stderr: stderr, UDPOffload: udpOffloadOf(fs)}
 	if *addr == "" {
 		return bad("give --addr IP, the local address")
 	}

@@ -16,6 +16,8 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+
+	"github.com/ibwire/ibwire/internal/peer/device"
 )
 
 // cmExample is the checked common part of a ucmatose or udaddy command line.
@@ -24,6 +26,7 @@ type cmExample struct {
 	port                     uint16
 	connections, count, size int
 	flags                    *flag.FlagSet // for the program's own flags
+	offload                  device.UDPOffload
 }
 
 // cmExampleFlags defines the common flags; port is the program's default,
@@ -42,6 +45,7 @@ func cmExampleFlags(name string, port int, portSpace string) *flag.FlagSet {
 	fs.String("t", "", "type of service")
 	fs.String("f", "", "address format")
 	fs.String("P", portSpace, "port space")
+	device.UDPOffloadFlag(fs)
 	return fs
 }
 
@@ -57,7 +61,7 @@ func parseCMExample(fs *flag.FlagSet, args []string, portSpace string, maxSize i
 		return cmExample{}, fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
 	get := func(name string) any { return fs.Lookup(name).Value.(flag.Getter).Get() }
-	c := cmExample{connections: get("c").(int), count: get("C").(int), size: get("S").(int), flags: fs}
+	c := cmExample{connections: get("c").(int), count: get("C").(int), size: get("S").(int), flags: fs, offload: udpOffloadOf(fs)}
 	ip := func(flag, s string) (netip.Addr, error) {
 		if s == "" {
 			return netip.Addr{}, nil

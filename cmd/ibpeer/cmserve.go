@@ -16,6 +16,7 @@ import (
 	"syscall"
 
 	"github.com/ibwire/ibwire/endpoint"
+	"github.com/ibwire/ibwire/internal/peer/device"
 	"github.com/ibwire/ibwire/internal/peer/ucmatose"
 	"github.com/ibwire/ibwire/internal/peer/udaddy"
 )
@@ -48,7 +49,7 @@ number as immediate data, to the address and QPN the datagram names. udaddy's po
   --loop             serve one test after another until SIGINT/SIGTERM (default: one test)
   --max-conns M      connection requests in progress, and connections held, at most
                      (default 64; at least N)
-`
+` + udpOffloadHelp + ``
 
 // cmServeDefaultMaxConns is --max-conns's default.
 const cmServeDefaultMaxConns = 64
@@ -65,6 +66,7 @@ func runServeCM(args []string, stdout, stderr io.Writer) int {
 	count := fs.Int("count", 10, "messages each way")
 	size := fs.Int("size", 100, "message size")
 	loop := fs.Bool("loop", false, "serve tests until stopped")
+	offload := device.UDPOffloadFlag(fs)
 	maxConns := fs.Int("max-conns", cmServeDefaultMaxConns, "connection requests in progress and connections held, at most")
 	bad := func(format string, a ...any) int {
 		fmt.Fprintf(stderr, "ibpeer serve: %s\nRun 'ibpeer serve --cm 0 -h' for usage.\n", fmt.Sprintf(format, a...))
@@ -88,7 +90,7 @@ func runServeCM(args []string, stdout, stderr io.Writer) int {
 		return bad("give --bind IP, the address to serve on")
 	}
 	args = []string{"-b", a.String(), "-p", fmt.Sprint(*port), "-c", fmt.Sprint(*conns), "-C", fmt.Sprint(*count),
-		"-S", fmt.Sprint(*size)}
+		"-S", fmt.Sprint(*size), "--udp-offload", offload.String()}
 	cfg, err := ucmatoseParse(args)
 	if err != nil {
 		return bad("%v", err)

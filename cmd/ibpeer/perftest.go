@@ -188,7 +188,7 @@ func parsePerftest(args []string, stdout, stderr io.Writer) (*perftest.Config, i
 	case *v.connection != "RC":
 		return bad("-c %s: ibpeer perftest runs RC only", *v.connection)
 	}
-	j := &perftest.Config{Verb: verb, QPs: *v.qps, Bidirectional: *v.bidirectional, Port: *v.port, Size: *v.size, Iters: *v.iters, MTU: *v.mtu, Depth: *v.depth, OutReads: *v.outs, MBps: !*v.gbits, Stall: *v.stall, RDMACM: *v.rdmacm, Dump: *v.dump, Inline: *v.inline}
+	j := &perftest.Config{Verb: verb, QPs: *v.qps, Bidirectional: *v.bidirectional, Port: *v.port, Size: *v.size, Iters: *v.iters, MTU: *v.mtu, Depth: *v.depth, OutReads: *v.outs, MBps: !*v.gbits, Stall: *v.stall, RDMACM: *v.rdmacm, Dump: *v.dump, Inline: *v.inline, UDPOffload: *v.offload}
 	if j.Latency() && j.RDMACM {
 		return bad("-R: a latency test over RDMA CM is not supported; run it with the TCP exchange (no -R)")
 	}
@@ -250,6 +250,7 @@ type perftestFlagValues struct {
 	gbits, rdmacm                               *bool
 	port, size, iters, mtu, depth, outs, inline *int
 	stall                                       *time.Duration
+	offload                                     *device.UDPOffload
 	// perftest's flags ibpeer perftest does not run: taken only to be
 	// refused by name
 	qps, duration                *int
@@ -262,6 +263,7 @@ func perftestFlags(verb string, out io.Writer) (*flag.FlagSet, perftestFlagValue
 	fs.SetOutput(out)
 	fs.Usage = func() {}
 	var v perftestFlagValues
+	v.offload = device.UDPOffloadFlag(fs)
 	v.addr = fs.String("addr", "", "local `IP` address: the GID, UDP 4791 and (server) the TCP listener bind here (required)")
 	fs.StringVar(v.addr, "bind", "", "same as --addr")
 	v.port = fs.Int("p", setup.DefaultPort, "TCP `port` of the set-up exchange")

@@ -16,6 +16,7 @@ import (
 	"syscall"
 
 	"github.com/ibwire/ibwire/endpoint"
+	"github.com/ibwire/ibwire/internal/peer/device"
 	"github.com/ibwire/ibwire/internal/peer/pingpong"
 	"github.com/ibwire/ibwire/layers"
 	"github.com/ibwire/ibwire/setup"
@@ -41,7 +42,7 @@ ibpeer's own flags:
   --addr IP               local IP address: UDP 4791 and the server's TCP port bind here
                           (not the wildcard, as the tools do) and the GID advertised is its
                           ::ffff-mapped form (required; --bind is the same flag)
-
+` + udpOffloadHelp + `
 The tools' flags (short or long form; "-s 8192", "-s8192", "--size=8192" all work):
   -p, --port=<port>       listen on/connect to TCP port <port> (default 18515)
   -d, --ib-dev=<dev>      accepted and ignored: the device is --addr's
@@ -91,6 +92,7 @@ func pingpongFlags(out io.Writer) *flag.FlagSet {
 	fs.Bool("uc", false, "ibv_uc_pingpong")
 	fs.Bool("ud", false, "ibv_ud_pingpong")
 	fs.Bool("srq", false, "ibv_srq_pingpong")
+	device.UDPOffloadFlag(fs)
 	fs.Int("q", 16, "QPs (--srq)")
 	fs.String("addr", "", "local IP address (required)")
 	fs.Int("p", setup.DefaultPort, "TCP port")
@@ -264,6 +266,7 @@ func ppParse(fs *flag.FlagSet, args []string) (pingpong.Config, error) {
 		return cfg, fmt.Errorf("-l %d: want a service level, 0-15", sl)
 	}
 	cfg.Events = boolv("e")
+	cfg.UDPOffload = udpOffloadOf(fs)
 	cfg.Check = boolv("c")
 	if cfg.Check && cfg.Type == endpoint.UD {
 		return cfg, errors.New("-c: ibv_ud_pingpong has no buffer validation")

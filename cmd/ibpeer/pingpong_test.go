@@ -212,7 +212,7 @@ func TestPingpongHelpComplete(t *testing.T) {
 		}
 		assert.Contains(t, pingpongUsage, spelled, "flag %s", f.Name)
 	})
-	assert.Equal(t, 38, n, "flags defined")
+	assert.Equal(t, 39, n, "flags defined")
 	_, out, _ := ibpeer("-h")
 	assert.Contains(t, out, "pingpong")
 }

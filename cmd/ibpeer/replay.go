@@ -16,6 +16,7 @@ import (
 
 	"github.com/ibwire/ibwire/capture"
 	"github.com/ibwire/ibwire/dfilter"
+	"github.com/ibwire/ibwire/internal/peer/device"
 	"github.com/ibwire/ibwire/internal/peer/replaycmd"
 	"github.com/ibwire/ibwire/layers"
 	"github.com/ibwire/ibwire/replay"
@@ -128,6 +129,7 @@ Flags (tcpreplay's short names in brackets):
 
 // replayFlags are the parsed flags of ibpeer replay.
 type replayFlags struct {
+	offload                                        device.UDPOffload
 	out, format, to, iface, from, filter, mapFile  string
 	conn, fixCRC, reverse, allowRemote, top, quiet bool
 	speed, pps, mbps, capPPS, capMbps              float64
@@ -170,6 +172,7 @@ func runReplay(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&f.to, "to", "", "send the RoCEv2 datagrams to `HOST[:PORT]` through a UDP wire")
 	fs.StringVar(&f.iface, "i", "", "send whole Ethernet frames out of interface `IFACE` (AF_PACKET)")
 	fs.StringVar(&f.from, "from", "", "local `ADDR[:PORT]` of the UDP wire (default: a loopback address beside --to; port 4791 with --compare, else any)")
+	fs.Var(&f.offload, "udp-offload", "with --to or --compare: "+device.UDPOffloadUsage)
 	fs.StringVar(&f.filter, "Y", "", "replay only the frames matching this display `FILTER`")
 	fs.BoolVar(&f.conn, "conn", false, "with -Y: replay whole connections in which any frame matches")
 	fs.IntVar(&f.count, "c", 0, "read only the first `N` frames of FILE")
@@ -260,7 +263,7 @@ func (f *replayFlags) config(path string) (*replaycmd.Config, error) {
 	j := &replaycmd.Config{Path: path, Rules: &replay.Rules{FixCRC: f.fixCRC}, MaxFrames: f.count, WholeConnections: f.conn,
 		Out: f.out, Iface: f.iface, To: f.to, Quiet: f.quiet, ImageOut: f.imageOut, ImageMask: f.imageMask, Compare: f.compare, SetupGiven: f.setupGiven,
 		OOB: f.oob, PeerQPN: f.peerQPN, PeerPSN: f.peerPSN, PeerRKey: f.peerRKey, PeerVA: f.peerVA, LocalQPN: f.localQPN,
-		LocalPSN: f.localPSN, Conv: f.convNo, Side: f.side, Payload: f.payload, StrictACKs: f.strictACK, Timeout: f.timeout}
+		LocalPSN: f.localPSN, Conv: f.convNo, Side: f.side, Payload: f.payload, StrictACKs: f.strictACK, Timeout: f.timeout, UDPOffload: f.offload}
 	dests := 0
 	for _, d := range []string{f.out, f.to, f.iface} {
 		if d != "" {

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/ibwire/ibwire/internal/peer/device"
 	"github.com/ibwire/ibwire/internal/peer/rping"
 )
 
@@ -39,7 +40,7 @@ ping loop (the client's buffer advertised by SEND, RDMA READ by the server, RDMA
   -P            persistent server mode allowing multiple connections
   -q            use a self-created, self-modified QP (accepted: ibpeer always does)
   -t tos        type of service (accepted, not used)
-
+` + udpOffloadHelp + `
 Output, as rping prints it: the client "ping data: rdma-ping-0: ABCDEF...", the server
 "server ping data: rdma-ping-0: ABCDEF..." (with -v).
 `
@@ -65,6 +66,7 @@ func rpingFlags(out io.Writer) *flag.FlagSet {
 	fs.Bool("P", false, "persistent server")
 	fs.Bool("q", false, "self-created QP")
 	fs.Int("t", 0, "type of service (ignored)")
+	device.UDPOffloadFlag(fs)
 	return fs
 }
 
@@ -95,7 +97,7 @@ func rpingParse(args []string) (rping.Config, error) {
 	}
 	get := func(name string) any { return fs.Lookup(name).Value.(flag.Getter).Get() }
 	cfg := rping.Config{Server: get("s").(bool), Persistent: get("P").(bool), Count: get("C").(int),
-		Size: get("S").(int), Verbose: get("v").(bool), Validate: get("V").(bool), Debug: get("d").(bool)}
+		Size: get("S").(int), Verbose: get("v").(bool), Validate: get("V").(bool), Debug: get("d").(bool), UDPOffload: udpOffloadOf(fs)}
 	client := get("c").(bool)
 	if cfg.Server == client {
 		return cfg, errors.New("give -s (server) or -c (client)")

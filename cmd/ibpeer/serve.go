@@ -11,6 +11,7 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/ibwire/ibwire/internal/peer/device"
 	"github.com/ibwire/ibwire/internal/peer/serve"
 	"github.com/ibwire/ibwire/layers"
 	"github.com/ibwire/ibwire/setup"
@@ -90,6 +91,7 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	recv := fs.Int("recv", 16, "receive buffers per QP; each is mr-size/recv bytes")
 	image := fs.String("image", "", "start every connection's region with the bytes of `FILE` (ibpeer replay --image writes one from a capture)")
 	pcap := fs.String("pcap", "", "write the RoCEv2 packets the server sends and receives to pcap `FILE` (raw IP; see ibpeer write -h)")
+	offload := device.UDPOffloadFlag(fs)
 	maxConns := fs.Int("max-conns", serve.DefaultMaxConns, "TCP connections (each with a QP and a region) held at once; more are refused")
 	fs.Usage = func() {}
 	if err := fs.Parse(args); err != nil {
@@ -109,7 +111,7 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	if fs.NArg() > 0 {
 		return bad("unexpected argument %q", fs.Arg(0))
 	}
-	cfg := serve.Config{Port: *port, MRSize: *mrSize, MTU: *mtu, Recv: *recv, Pcap: *pcap, Diag: stderr, MaxConns: *maxConns}
+	cfg := serve.Config{Port: *port, MRSize: *mrSize, MTU: *mtu, Recv: *recv, Pcap: *pcap, Diag: stderr, MaxConns: *maxConns, UDPOffload: *offload}
 	if *addr == "" {
 		return bad("give --addr IP, the address to serve on")
 	}

@@ -29,7 +29,7 @@ each, the client receives them and sends as many back, then the server disconnec
   -m                  migrate to a new event channel (prints ucmatose's line, nothing to move)
   -f address_format   name or ip (accepted; addresses are IP literals)
   -P port_space       tcp (the only one)
-
+` + udpOffloadHelp + `
 Output (stdout), ucmatose's lines ending in "test complete" and "return status 0".
 `
 
@@ -46,7 +46,7 @@ func ucmatoseParse(args []string) (ucmatose.Config, error) {
 	}
 	// -t is accepted and not used: ucmatose sets the TOS of its CM ID.
 	return ucmatose.Config{Server: c.server, Local: c.local, Port: c.port, Connections: c.connections, Count: c.count, Size: c.size,
-		Migrate: c.flags.Lookup("m").Value.(flag.Getter).Get().(bool)}, nil
+		UDPOffload: c.offload, Migrate: c.flags.Lookup("m").Value.(flag.Getter).Get().(bool)}, nil
 }
 
 func runUcmatose(args []string, stdout, stderr io.Writer) int {

@@ -30,7 +30,7 @@ its first datagram names. The server serves all its clients from one UD QP.
   -p port_number      port (default 7174)
   -f address_format   name or ip (accepted; addresses are IP literals)
   -P port_space       udp (the only one)
-
+` + udpOffloadHelp + `
 Output (stdout), udaddy's lines ending in "test complete" and "return status 0"; the exit
 status is 0 when the return status is, 1 otherwise. -t (type of service) is refused: the
 datagrams are sent with traffic class 0.
@@ -47,7 +47,7 @@ func udaddyParse(args []string) (udaddy.Config, error) {
 	if c.flags.Lookup("t").Value.String() != "" {
 		return udaddy.Config{}, errors.New("-t: type of service is not supported (datagrams go with traffic class 0)")
 	}
-	return udaddy.Config{Server: c.server, Local: c.local, Port: c.port, Connections: c.connections, Count: c.count, Size: c.size}, nil
+	return udaddy.Config{Server: c.server, Local: c.local, Port: c.port, Connections: c.connections, Count: c.count, Size: c.size, UDPOffload: c.offload}, nil
 }
 
 func runUdaddy(args []string, stdout, stderr io.Writer) int {

@@ -44,7 +44,8 @@ var Ops = map[string]struct{ What, Verb string }{
 
 // Config is a checked client run.
 type Config struct {
-	Op          string // write, read, send or atomic
+	UDPOffload  device.UDPOffload // --udp-offload: off sends one datagram per packet on a loopback wire too
+	Op          string            // write, read, send or atomic
 	Addr        netip.Addr
 	To          netip.AddrPort // ibpeer serve's set-up address
 	Size, Iters int            // Iters per QP
@@ -143,7 +144,7 @@ func (j *job) slots(r setup.ServeRegion) (count int, stride uint64, err error) {
 }
 
 func (j *job) run(ctx context.Context, stdout, stderr io.Writer) error {
-	wire, err := endpoint.ListenUDP(netip.AddrPortFrom(j.Addr, layers.RoCEv2Port))
+	wire, err := j.UDPOffload.ListenUDP(netip.AddrPortFrom(j.Addr, layers.RoCEv2Port))
 	if err != nil {
 		return err
 	}

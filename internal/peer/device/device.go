@@ -45,14 +45,15 @@ func (d *Device) Close() error {
 }
 
 // OpenCM opens the UDP wire on local (or wireFn's, when given), a device
-// that reports drops on stderr, and its connection manager.
-func OpenCM(local netip.Addr, wireFn func(netip.Addr) (endpoint.Wire, error), cfg endpoint.CMConfig, stderr io.Writer) (*Device, *endpoint.CM, error) {
+// that reports drops on stderr, and its connection manager; offload
+// applies to the UDP wire it opens.
+func OpenCM(local netip.Addr, wireFn func(netip.Addr) (endpoint.Wire, error), offload UDPOffload, cfg endpoint.CMConfig, stderr io.Writer) (*Device, *endpoint.CM, error) {
 	var wire endpoint.Wire
 	var err error
 	if wireFn != nil {
 		wire, err = wireFn(local)
 	} else {
-		wire, err = endpoint.ListenUDP(netip.AddrPortFrom(local, layers.RoCEv2Port))
+		wire, err = offload.ListenUDP(netip.AddrPortFrom(local, layers.RoCEv2Port))
 	}
 	if err != nil {
 		return nil, nil, fmt.Errorf("RoCEv2 socket on %v: %w", local, err)

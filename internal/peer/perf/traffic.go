@@ -149,6 +149,13 @@ const PeakMax = 20000
 // minus first post) and the best time per message: the smallest
 // (tcompleted[j] − tposted[i]) / (j − i + 1) over i ≤ j, perftest's
 // opt_delta.
+//
+// That ratio is the slope from point (i, posted[i]) to point
+// (j+1, completed[j]), so for each j the best i is where the line from
+// (j+1, completed[j]) touches the upper hull of the posts 0..j: the hull
+// grows by one post per j and the touching point is found by bisection,
+// O(n log n) in all where trying every pair was O(n²). The pair found is
+// divided as perftest divides it, so the figure is the same.
 func (t *Times) Seconds() (total, best float64) {
 	n := min(len(t.Posted), len(t.Completed))
 	if n == 0 {
@@ -158,15 +165,47 @@ func (t *Times) Seconds() (total, best float64) {
 	if n > PeakMax {
 		return total, total / float64(n)
 	}
-	bestD := t.Completed[0] - t.Posted[0]
-	for i := range n {
-		for j := i; j < n; j++ {
-			if d := (t.Completed[j] - t.Posted[i]) / time.Duration(j-i+1); d < bestD {
-				bestD = d
+	return total, bestPerMessage(t.Posted[:n], t.Completed[:n]).Seconds()
+}
+
+// bestPerMessage is the smallest (c[j] − p[i]) / (j − i + 1) over
+// i ≤ j < len(c), len(p) == len(c). Slopes are compared exactly, by cross
+// products in int64: nanoseconds up to 10⁵ s times indices up to PeakMax
+// stay far below its range.
+func bestPerMessage(p, c []time.Duration) time.Duration {
+	type pt struct{ x, y int64 }
+	// above reports whether the slope a→b is greater than the slope c→d
+	// (every x increasing along its pair).
+	above := func(a, b, c, d pt) bool {
+		return (b.y-a.y)*(d.x-c.x) > (d.y-c.y)*(b.x-a.x)
+	}
+	hull := make([]pt, 0, 64)
+	bi, bj := 0, 0
+	for j := range c {
+		a := pt{int64(j), int64(p[j])}
+		for len(hull) >= 2 && !above(hull[len(hull)-2], hull[len(hull)-1], hull[len(hull)-1], a) {
+			hull = hull[:len(hull)-1] // the last vertex is on or below the chord: no longer on the upper hull
+		}
+		hull = append(hull, a)
+		q := pt{int64(j + 1), int64(c[j])}
+		// the slope hull[k]→q falls while the next vertex lies above the
+		// line hull[k]→q, that is while the edge k→k+1 is steeper than k+1→q.
+		lo, hi := 0, len(hull)-1
+		for lo < hi {
+			m := (lo + hi) / 2
+			if above(hull[m], hull[m+1], hull[m+1], q) {
+				lo = m + 1
+			} else {
+				hi = m
 			}
 		}
+		i := int(hull[lo].x)
+		// keep the pair whose ratio is smaller: (c[j]−p[i])/(j−i+1) < best.
+		if above(pt{int64(bi), int64(p[bi])}, pt{int64(bj + 1), int64(c[bj])}, pt{int64(i), int64(p[i])}, q) {
+			bi, bj = i, j
+		}
 	}
-	return total, bestD.Seconds()
+	return (c[bj] - p[bi]) / time.Duration(bj-bi+1)
 }
 
 // bwRow turns a run of messages of size bytes into perftest's table row,

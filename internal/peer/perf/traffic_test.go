@@ -1,10 +1,12 @@
 package perf
 
 import (
+	"math/rand/v2"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestTrafficTimes(t *testing.T) {
@@ -47,4 +49,84 @@ func TestPatternAndDiff(t *testing.T) {
 	b[777] ^= 1
 	assert.Equal(t, 777, FirstDiff(b, a))
 	assert.Equal(t, 10, FirstDiff(a[:10], a))
+}
+
+// quadraticBest is perftest's opt_delta as Seconds computed it before it
+// kept a hull: every pair i ≤ j.
+func quadraticBest(p, c []time.Duration) time.Duration {
+	n := min(len(p), len(c))
+	best := c[0] - p[0]
+	for i := range n {
+		for j := i; j < n; j++ {
+			if d := (c[j] - p[i]) / time.Duration(j-i+1); d < best {
+				best = d
+			}
+		}
+	}
+	return best
+}
+
+func TestTimesSecondsMatchesQuadratic(t *testing.T) {
+	rng := rand.New(rand.NewPCG(25, 3))
+	tests := []struct {
+		name        string
+		n, maxGap   int
+		lat, jitter time.Duration
+		unordered   bool // completions in any order relative to posts
+	}{
+		{"one", 1, 10, 5, 3, false},
+		{"steady", 50, 2, 100, 1, false},
+		{"bursty ns", 400, 1000, 2000, 5000, false},
+		{"depth 1 ms", 300, 1_000_000, 3_000_000, 2_000_000, false},
+		{"equal stamps", 200, 1, 0, 2, false},
+		{"arbitrary", 300, 1 << 20, 1 << 20, 1 << 30, true},
+		{"long seconds", 2000, 50_000_000, 1_000_000_000, 3_000_000_000, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			for round := range 20 {
+				p := make([]time.Duration, tc.n)
+				c := make([]time.Duration, tc.n+round%2) // one more completion sometimes: n is the shorter
+				var at time.Duration
+				for i := range p {
+					at += time.Duration(rng.IntN(tc.maxGap + 1))
+					p[i] = at
+				}
+				for j := range c {
+					if tc.unordered {
+						c[j] = time.Duration(rng.Int64N(int64(tc.jitter))) - tc.jitter/4
+						continue
+					}
+					c[j] = p[min(j, tc.n-1)] + tc.lat + time.Duration(rng.Int64N(int64(tc.jitter)+1))
+					if j > 0 {
+						c[j] = max(c[j], c[j-1]) // completions in their global order
+					}
+				}
+				tt := Times{Posted: p, Completed: c}
+				total, best := tt.Seconds()
+				want := quadraticBest(p, c)
+				require.Equal(t, want.Seconds(), best, "round %d", round)
+				require.Equal(t, (c[tc.n-1] - p[0]).Seconds(), total, "round %d", round)
+			}
+		})
+	}
+}
+
+func BenchmarkTimesSeconds(b *testing.B) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	n := PeakMax
+	p, c := make([]time.Duration, n), make([]time.Duration, n)
+	var at time.Duration
+	for i := range p {
+		at += time.Duration(rng.IntN(2000))
+		p[i] = at
+		c[i] = at + 50_000 + time.Duration(rng.IntN(10_000))
+		if i > 0 {
+			c[i] = max(c[i], c[i-1])
+		}
+	}
+	tt := Times{Posted: p, Completed: c}
+	for b.Loop() {
+		tt.Seconds()
+	}
 }

@@ -55,8 +55,9 @@ const MaxQPs = 64
 
 // Config is a checked ibpeer perftest run.
 type Config struct {
-	Verb string // write, read, send, atomic
-	QPs  int    // -q: RC QPs driven round-robin (write and read); 0 means 1
+	UDPOffload device.UDPOffload // --udp-offload: off sends one datagram per packet on a loopback wire too
+	Verb       string            // write, read, send, atomic
+	QPs        int               // -q: RC QPs driven round-robin (write and read); 0 means 1
 	// Bidirectional is perftest -b of a WRITE test: both sides write to
 	// each other at once and print the sum of the two sides' figures.
 	Bidirectional bool
@@ -106,7 +107,7 @@ func (j *job) cmConfig() exchange.PerftestCMConfig {
 }
 
 func (j *job) run(ctx context.Context, stdout io.Writer) (err error) {
-	wire, err := endpoint.ListenUDP(netip.AddrPortFrom(j.Addr, layers.RoCEv2Port))
+	wire, err := j.UDPOffload.ListenUDP(netip.AddrPortFrom(j.Addr, layers.RoCEv2Port))
 	if err != nil {
 		return err
 	}

@@ -32,16 +32,17 @@ import (
 // Config is one run of a pingpong tool, checked as the tools check their
 // flags (the command line's to do).
 type Config struct {
-	Type    endpoint.QPType // RC, UC or UD: ibv_rc_pingpong, ibv_uc_pingpong, ibv_ud_pingpong
-	Addr    netip.Addr      // UDP 4791 and the server's TCP port bind here; its GID is advertised
-	Host    string          // the server to connect to; "" for the server
-	Port    int             // TCP port of the set-up exchange
-	Size    int
-	MTU     layers.PathMTU // RC and UC
-	RXDepth int
-	Iters   int
-	Events  bool // sleep on CQ events rather than poll
-	Check   bool // -c: validate the received buffer (RC, UC)
+	UDPOffload device.UDPOffload // --udp-offload: off sends one datagram per packet on a loopback wire too
+	Type       endpoint.QPType   // RC, UC or UD: ibv_rc_pingpong, ibv_uc_pingpong, ibv_ud_pingpong
+	Addr       netip.Addr        // UDP 4791 and the server's TCP port bind here; its GID is advertised
+	Host       string            // the server to connect to; "" for the server
+	Port       int               // TCP port of the set-up exchange
+	Size       int
+	MTU        layers.PathMTU // RC and UC
+	RXDepth    int
+	Iters      int
+	Events     bool // sleep on CQ events rather than poll
+	Check      bool // -c: validate the received buffer (RC, UC)
 	// SRQ plays ibv_srq_pingpong instead: NumQP RC QPs (Type RC) taking
 	// their receives from one shared receive queue (srq.go).
 	SRQ   bool
@@ -84,7 +85,7 @@ func Run(ctx context.Context, cfg Config, stdout io.Writer) error {
 			return ErrReported
 		}
 	}
-	wire, err := endpoint.ListenUDP(netip.AddrPortFrom(cfg.Addr, layers.RoCEv2Port))
+	wire, err := cfg.UDPOffload.ListenUDP(netip.AddrPortFrom(cfg.Addr, layers.RoCEv2Port))
 	if err != nil {
 		return fmt.Errorf("RoCEv2 socket on %v: %w", cfg.Addr, err)
 	}

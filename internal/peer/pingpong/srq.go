@@ -28,7 +28,7 @@ import (
 const srqSlotShift = 2
 
 func runSRQ(ctx context.Context, cfg Config, stdout, stderr io.Writer) error {
-	wire, err := endpoint.ListenUDP(netip.AddrPortFrom(cfg.Addr, layers.RoCEv2Port))
+	wire, err := cfg.UDPOffload.ListenUDP(netip.AddrPortFrom(cfg.Addr, layers.RoCEv2Port))
 	if err != nil {
 		return fmt.Errorf("RoCEv2 socket on %v: %w", cfg.Addr, err)
 	}

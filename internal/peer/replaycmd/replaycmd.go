@@ -28,6 +28,7 @@ import (
 	"github.com/ibwire/ibwire/decode"
 	"github.com/ibwire/ibwire/dfilter"
 	"github.com/ibwire/ibwire/endpoint"
+	"github.com/ibwire/ibwire/internal/peer/device"
 	"github.com/ibwire/ibwire/internal/peer/perf"
 	"github.com/ibwire/ibwire/layers"
 	"github.com/ibwire/ibwire/replay"
@@ -38,8 +39,9 @@ import (
 // rewrite, where it goes and how fast, or, with Compare, the live peer and
 // how to set up with it.
 type Config struct {
-	Path             string // the capture
-	MaxFrames        int    // read only the first N frames (0: all)
+	UDPOffload       device.UDPOffload // --udp-offload: off sends one datagram per packet on a loopback wire too
+	Path             string            // the capture
+	MaxFrames        int               // read only the first N frames (0: all)
 	Filter           *dfilter.Filter
 	WholeConnections bool // with Filter: whole connections in which any frame matches
 	Rules            *replay.Rules
@@ -155,7 +157,7 @@ func (j *job) run(ctx context.Context, info io.Writer) (int, error) {
 		}
 		s = ps
 	} else {
-		w, err := endpoint.ListenUDP(j.Local)
+		w, err := j.UDPOffload.ListenUDP(j.Local)
 		if err != nil {
 			return statusFailed, fmt.Errorf("UDP wire on %v: %w", j.Local, err)
 		}
@@ -219,7 +221,7 @@ func (j *job) compare(ctx context.Context, c *replay.Capture, info io.Writer) (i
 			return statusFailed, err
 		}
 	}
-	w, err := endpoint.ListenUDP(j.Local)
+	w, err := j.UDPOffload.ListenUDP(j.Local)
 	if err != nil {
 		return statusFailed, fmt.Errorf("UDP wire on %v: %w", j.Local, err)
 	}

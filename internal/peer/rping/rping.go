@@ -39,8 +39,9 @@ const MinSize = 11 + 15
 // Config is one rping run, checked (rping's own limits are the command
 // line's to enforce: MinSize, a count from 0).
 type Config struct {
-	Server     bool // else the client
-	Persistent bool // -P: the server serves one client after another
+	UDPOffload device.UDPOffload // --udp-offload: off sends one datagram per packet on a loopback wire too
+	Server     bool              // else the client
+	Persistent bool              // -P: the server serves one client after another
 	Local      netip.Addr
 	Remote     netip.Addr // client: the server
 	Port       uint16
@@ -103,7 +104,7 @@ func Run(ctx context.Context, cfg Config, stdout io.Writer) error {
 	if cfg.Wire != nil {
 		wire, err = cfg.Wire(cfg.Local)
 	} else {
-		wire, err = endpoint.ListenUDP(netip.AddrPortFrom(cfg.Local, layers.RoCEv2Port))
+		wire, err = cfg.UDPOffload.ListenUDP(netip.AddrPortFrom(cfg.Local, layers.RoCEv2Port))
 	}
 	if err != nil {
 		return fmt.Errorf("RoCEv2 socket on %v: %w", cfg.Local, err)

@@ -33,13 +33,14 @@ import (
 
 // Config is ibpeer serve's checked configuration.
 type Config struct {
-	Addr   netip.Addr // UDP 4791 and the TCP set-up port bind here; its GID is the server's
-	Port   int        // TCP port of the set-up exchange (0: the kernel's choice)
-	MRSize int        // bytes of each connection's region
-	MTU    int        // path MTU of the QPs, in bytes
-	Recv   int        // receive buffers per QP, each MRSize/Recv bytes
-	Pcap   string     // record the packets to this pcap file
-	Image  []byte     // the first bytes of every region (--image)
+	UDPOffload device.UDPOffload // --udp-offload: off sends one datagram per packet on a loopback wire too
+	Addr       netip.Addr        // UDP 4791 and the TCP set-up port bind here; its GID is the server's
+	Port       int               // TCP port of the set-up exchange (0: the kernel's choice)
+	MRSize     int               // bytes of each connection's region
+	MTU        int               // path MTU of the QPs, in bytes
+	Recv       int               // receive buffers per QP, each MRSize/Recv bytes
+	Pcap       string            // record the packets to this pcap file
+	Image      []byte            // the first bytes of every region (--image)
 
 	// Diag receives the drop reports (stderr; tests leave it nil and get
 	// them with the rest of the output).
@@ -102,7 +103,7 @@ func Run(ctx context.Context, cfg Config, out io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)
 	}
-	wire, err := endpoint.ListenUDP(netip.AddrPortFrom(cfg.Addr, layers.RoCEv2Port))
+	wire, err := cfg.UDPOffload.ListenUDP(netip.AddrPortFrom(cfg.Addr, layers.RoCEv2Port))
 	if err != nil {
 		return err
 	}

@@ -48,7 +48,7 @@ type cmServer struct {
 func Serve(ctx context.Context, cfg ServeConfig, stdout io.Writer) error {
 	cfg.CM.MaxPending, cfg.CM.Backlog = cfg.MaxConns, cfg.MaxConns
 	stderr := stderrOf(cfg.Config)
-	dev, cm, err := device.OpenCM(cfg.Local, cfg.Wire, cfg.CM, stderr)
+	dev, cm, err := device.OpenCM(cfg.Local, cfg.Wire, cfg.UDPOffload, cfg.CM, stderr)
 	if err != nil {
 		return err
 	}

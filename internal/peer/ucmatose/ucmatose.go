@@ -34,8 +34,9 @@ const DefaultPort = 7471
 // Config is the checked configuration of either role (ucmatose's limits
 // are the command line's to enforce).
 type Config struct {
-	Server      netip.Addr // the server to connect to: client mode when valid
-	Local       netip.Addr // UDP 4791 binds here
+	UDPOffload  device.UDPOffload // --udp-offload: off sends one datagram per packet on a loopback wire too
+	Server      netip.Addr        // the server to connect to: client mode when valid
+	Local       netip.Addr        // UDP 4791 binds here
 	Port        uint16
 	Connections int
 	Count       int // messages each way per connection; 0 when Size is 0
@@ -62,7 +63,7 @@ var ErrFailed = errors.New("return status 1")
 // when ucmatose would return status 1, or an error that kept the test from
 // starting.
 func Run(ctx context.Context, cfg Config, stdout io.Writer) error {
-	dev, cm, err := device.OpenCM(cfg.Local, cfg.Wire, cfg.CM, stderrOf(cfg))
+	dev, cm, err := device.OpenCM(cfg.Local, cfg.Wire, cfg.UDPOffload, cfg.CM, stderrOf(cfg))
 	if err != nil {
 		return err
 	}

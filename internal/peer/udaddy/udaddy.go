@@ -36,8 +36,9 @@ const maxServerSlots = 4096
 
 // Config is the checked configuration of either role.
 type Config struct {
-	Server      netip.Addr // the server to resolve: client mode when valid
-	Local       netip.Addr // UDP 4791 binds here
+	UDPOffload  device.UDPOffload // --udp-offload: off sends one datagram per packet on a loopback wire too
+	Server      netip.Addr        // the server to resolve: client mode when valid
+	Local       netip.Addr        // UDP 4791 binds here
 	Port        uint16
 	Connections int
 	Count       int // datagrams each way per connection; 0 when Size is 0
@@ -69,7 +70,7 @@ func Run(ctx context.Context, cfg Config, stdout io.Writer) error {
 	if stderr == nil {
 		stderr = io.Discard
 	}
-	dev, cm, err := device.OpenCM(cfg.Local, cfg.Wire, cfg.CM, stderr)
+	dev, cm, err := device.OpenCM(cfg.Local, cfg.Wire, cfg.UDPOffload, cfg.CM, stderr)
 	if err != nil {
 		return err
 	}

@@ -115,7 +115,7 @@ func TestEcho(t *testing.T) {
 	srv, cli := peertest.Addrs(83, 1)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	dev, cm, err := device.OpenCM(netip.MustParseAddr(srv), nil, endpoint.CMConfig{}, io.Discard)
+	dev, cm, err := device.OpenCM(netip.MustParseAddr(srv), nil, false, endpoint.CMConfig{}, io.Discard)
 	require.NoError(t, err)
 	defer dev.Close()
 	defer cm.Close()
