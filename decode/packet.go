@@ -301,6 +301,14 @@ func (d *Decoder) DecodeInto(f *Frame, in Input) *Packet {
 				pkt.gso = d.recogniseGSO(pkt)
 			}
 			pkt.VCRC, pkt.VCRCComputed = p.CheckVCRC()
+		} else if impossiblyLong(&p.BTH) {
+			// A payload no one packet carries is damage or a GSO run
+			// captured before segmentation: its ICRC says which, even
+			// in a run that checks no other packet's.
+			pkt.ICRC, pkt.ICRCComputed = p.CheckICRC()
+			if pkt.ICRC == layers.CRCBad {
+				pkt.gso = d.recogniseGSO(pkt)
+			}
 		}
 	}
 	return pkt

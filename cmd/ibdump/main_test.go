@@ -618,3 +618,25 @@ func TestCorrelateMergedWriteError(t *testing.T) {
 	assert.Equal(t, 2, code)
 	assert.Regexp(t, `^ibdump: --correlate: point (host|switch) \(`+regexp.QuoteMeta(writeLoss)+`\), packet \d+: -w /dev/full: .*no space left on device\n$`, errOut)
 }
+
+// TestGSORunOnLoopback: a capture on lo taken while ibpeer segmented its
+// sends holds runs of packets in one datagram. Each line says so instead of
+// reporting a bad ICRC, with or without -v, and --check counts the runs
+// apart: they are how the capture saw the traffic, not damage.
+func TestGSORunOnLoopback(t *testing.T) {
+	const capture = "../../decode/testdata/gso_lo_write.pcap"
+	const note = "[UDP GSO run of 2 segments of 1056 bytes captured before segmentation (a capture on loopback); capture with ibpeer --udp-offload=off to see each packet]"
+	for _, args := range [][]string{{capture}, {"-v", capture}, {"-j", "1", capture}} {
+		out, _, code := ibdump(t, nil, args...)
+		require.Zero(t, code, "%v", args)
+		lines := strings.Split(strings.TrimSpace(out), "\n")
+		require.Len(t, lines, 3, "%v", args)
+		assert.Contains(t, lines[0], note, "%v", args)
+		assert.Contains(t, lines[1], "[UDP GSO run of 6 segments of 1040 bytes", "%v", args)
+		assert.NotContains(t, out, "bad ICRC", "%v", args)
+	}
+	out, _, code := ibdump(t, nil, "--check", capture)
+	assert.Zero(t, code)
+	assert.Contains(t, out, "frame 1: UDP GSO run of 2 segments of 1056 bytes")
+	assert.Contains(t, out, "check ok: 3 packets, 3 RoCE/IB, 0 bad ICRC, 0 bad VCRC, 0 malformed, 2 UDP GSO runs captured before segmentation (not damage)")
+}

@@ -84,6 +84,7 @@ type dumper struct {
 	ulp                             ulpChoice
 	read, shown                     int
 	ib, icrcBad, vcrcBad, malformed int
+	gsoRuns                         int // datagrams holding a UDP GSO run: a capture before segmentation, not damage
 	cut                             int // IB packets cut by the capture's snapshot length
 	problems                        []string
 	progress                        *progress
@@ -1021,7 +1022,12 @@ func (d *dumper) account(p *decode.Packet) {
 	}
 	d.ib++
 	b := p.BTH()
-	if p.ICRC == layers.CRCBad {
+	if _, _, ok := p.GSORun(); ok {
+		d.gsoRuns++
+		if d.o.check {
+			d.problems = append(d.problems, fmt.Sprintf("frame %d: %s (%v QP 0x%06x PSN %v)", p.Number, p.GSONote(), b.Opcode, b.DestQP, b.PSN))
+		}
+	} else if p.ICRC == layers.CRCBad {
 		d.icrcBad++
 		if d.o.check {
 			d.problems = append(d.problems, fmt.Sprintf("frame %d: bad ICRC 0x%08x, computed 0x%08x (%v QP 0x%06x PSN %v)",
@@ -1178,6 +1184,9 @@ func (d *dumper) finish(live *capture.LiveSource) {
 		cut := ""
 		if d.cut > 0 {
 			cut = fmt.Sprintf(", %d cut by the snapshot length (their ICRC not captured)", d.cut)
+		}
+		if d.gsoRuns > 0 {
+			cut += fmt.Sprintf(", %d UDP GSO runs captured before segmentation (not damage)", d.gsoRuns)
 		}
 		fmt.Fprintf(d.out, "check %s: %d packets, %d RoCE/IB, %d bad ICRC, %d bad VCRC, %d malformed%s\n",
 			verdict, d.read, d.ib, d.icrcBad, d.vcrcBad, d.malformed, cut)

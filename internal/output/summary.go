@@ -304,7 +304,13 @@ func (s *Summary) appendIB(buf []byte, p *decode.Packet) []byte {
 			buf = appendISERData(buf, i)
 		}
 	}
-	if p.ICRC == layers.CRCBad {
+	if note := p.GSONote(); note != "" {
+		// Not damage: the ICRC is the last packet's, of a run the
+		// capture saw before the kernel cut it into datagrams.
+		buf = append(buf, " ["...)
+		buf = append(buf, note...)
+		buf = append(buf, ']')
+	} else if p.ICRC == layers.CRCBad {
 		buf = append(buf, " [bad ICRC "...)
 		buf = appendHex(buf, uint64(b.Trailer.ICRC), 8)
 		buf = append(buf, ", should be "...)
