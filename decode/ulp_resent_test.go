@@ -1,0 +1,101 @@
+package decode_test
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ibwire/ibwire/decode"
+)
+
+// TestResentCopiesShowULP: a packet resent on the loss captures shows the
+// upper layer its first copy carried, with tshark 4.0.17's values (tshark
+// -r F -T fields -E occurrence=a -e ... on both frames: it decodes every
+// copy), and is matched with nothing there (ibwire's per-command fields
+// and the outstanding count stay on the copy the analysis counted).
+//
+// Where tshark differs on copies, ours stands:
+//   - iser_loss frame 486, the SCSI Response of the WRITE(10) sent at 472
+//     and resent at 476: tshark times it from the copy (iscsi.request_frame
+//     476, iscsi.time 0.010711); the initiator waited from 472 (2.302 s).
+//   - nvme_rdma_loss frame 249, the CQE of frame 233 resent: tshark shows
+//     it as nvme-rdma.unknown_data ("Dissection unsupported"); it is the
+//     same CQE (cid 0x0001, Success), shown as such.
+//   - iser_loss frame 359, a SEND MIDDLE of WRITE data: tshark reads an
+//     iSER header out of the data (iser.flags 0x18); a MIDDLE has none.
+func TestResentCopiesShowULP(t *testing.T) {
+	cases := []struct {
+		name        string
+		pcap        string
+		copy, first int
+		want        map[string]string // tshark's values on the copy
+		// ours are fields tshark does not give, on the copy ("" absent).
+		ours map[string]string
+	}{
+		{"iSER SEND FIRST resent after an ACK timeout", "../pcaps/rxe/iser_loss.pcap", 476, 472,
+			map[string]string{"iscsi.opcode": "0x01", "iscsi.initiatortasktag": "0x3c000000", "iscsi.cmdsn": "59",
+				"iscsi.scsicommand.expecteddatatransferlength": "4096", "iscsi.datasegmentlength": "4096", "iser.flags": "0x10"},
+			map[string]string{"ibwire.iscsi.kind": "message", "ibwire.iscsi.request_frame": "", "ibwire.iscsi.outstanding": ""}},
+		{"NVMe Property Set resent after an ACK timeout", "../pcaps/rxe/nvme_rdma_loss.pcap", 19, 16,
+			map[string]string{"nvme.fabrics.cmd.fctype": "0x00", "nvme.fabrics.cmd.cid": "0x1000",
+				"nvme.fabrics.cmd.prop_get_set.offset": "0x00000014", "nvme.fabrics.prop_get_set.cc": "0x00460060"},
+			map[string]string{"ibwire.nvme.kind": "command", "ibwire.nvme.cmd_frame": "", "ibwire.nvme.outstanding": ""}},
+		{"NVMe Property Get resent after an ACK timeout", "../pcaps/rxe/nvme_rdma_loss.pcap", 85, 82,
+			map[string]string{"nvme.fabrics.cmd.fctype": "0x04", "nvme.fabrics.cmd.cid": "0x4001",
+				"nvme.fabrics.cmd.prop_get_set.offset": "0x0000001c"},
+			map[string]string{"ibwire.nvme.cmd_frame": "", "ibwire.nvme.outstanding": ""}},
+		{"NVMe CQE resent after a NAK (tshark: unknown data)", "../pcaps/rxe/nvme_rdma_loss.pcap", 249, 233,
+			map[string]string{},
+			map[string]string{"nvme.cqe.cid": "0x0001", "nvme.cqe.status": "0x0000", "ibwire.nvme.cmd_frame": "", "ibwire.nvme.latency": ""}},
+	}
+	// A Read's RDMA WRITE MIDDLE lost (frame 231 is followed by the LAST,
+	// 232): the NAK makes the target resend MIDDLE and LAST, which
+	// tshark ties to the Read of frame 226, each to the packet before it.
+	resentData := []struct {
+		frame int
+		want  map[string]string
+	}{
+		{247, map[string]string{"nvme.fabrics.cmd_pkt": "226", "nvme-rdma.write_to_host_req": "1", "nvme-rdma.write_to_host_prev": "231"}},
+		{248, map[string]string{"nvme.fabrics.cmd_pkt": "226", "nvme-rdma.write_to_host_req": "1", "nvme-rdma.write_to_host_prev": "247"}},
+	}
+
+	run := func(t *testing.T, pcap string, names []string) []map[string]string {
+		rows, _ := fieldValues(t, pcap, decode.AnalyzerOptions{}, append(names, "ibwire.analysis.retransmission"), true)
+		return rows
+	}
+	for _, tt := range cases {
+		t.Run(tt.name, func(t *testing.T) {
+			var names []string
+			for n := range tt.want {
+				names = append(names, n)
+			}
+			for n := range tt.ours {
+				names = append(names, n)
+			}
+			rows := run(t, tt.pcap, names)
+			require.Greater(t, len(rows), tt.copy)
+			cp, first := rows[tt.copy], rows[tt.first]
+			assert.Equal(t, "1", cp["ibwire.analysis.retransmission"], "frame %d is a copy", tt.copy)
+			for n, v := range tt.want {
+				assert.Equal(t, v, cp[n], "%s on the copy", n)
+				assert.Equal(t, first[n], cp[n], "%s as on the first copy", n)
+			}
+			for n, v := range tt.ours {
+				assert.Equal(t, v, cp[n], "%s on the copy", n)
+			}
+		})
+	}
+	t.Run("NVMe RDMA WRITE resent after a NAK", func(t *testing.T) {
+		rows := run(t, "../pcaps/rxe/nvme_rdma_loss.pcap", []string{"nvme.fabrics.cmd_pkt", "nvme-rdma.write_to_host_req",
+			"nvme-rdma.write_to_host_prev", "ibwire.nvme.cmd_frame"})
+		for _, d := range resentData {
+			for n, v := range d.want {
+				got, ok := rows[d.frame][n]
+				assert.True(t, ok, "%s on frame %d", n, d.frame)
+				assert.Equal(t, v, got, "%s on frame %d", n, d.frame)
+			}
+			assert.Empty(t, rows[d.frame]["ibwire.nvme.cmd_frame"], "frame %d counts nowhere", d.frame)
+		}
+	})
+}
