@@ -1,11 +1,15 @@
 package decode_test
 
 import (
+	"path/filepath"
+	"slices"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ibwire/ibwire/capture"
 	"github.com/ibwire/ibwire/decode"
 )
 
@@ -98,4 +102,88 @@ func TestResentCopiesShowULP(t *testing.T) {
 			assert.Empty(t, rows[d.frame]["ibwire.nvme.cmd_frame"], "frame %d counts nowhere", d.frame)
 		}
 	})
+}
+
+// resendFrames copies the capture at path with each of frames sent again
+// right after itself (1 µs later): a copy the analysis marks a
+// retransmission. It returns the new file and, for each frame, the
+// numbers of its first copy and of its copy in it.
+func resendFrames(t *testing.T, path string, frames ...int) (string, map[int][2]int) {
+	t.Helper()
+	r, err := capture.Open(path)
+	require.NoError(t, err)
+	defer r.Close()
+	out := filepath.Join(t.TempDir(), "resent.pcap")
+	var w *capture.Writer
+	at := map[int][2]int{}
+	n := 0
+	var cp capture.Packet
+	for r.NextInto(&cp) == nil {
+		if w == nil {
+			w, err = capture.Create(out, capture.FormatPcap, cp.LinkType, true)
+			require.NoError(t, err)
+		}
+		p := capture.Packet{Data: append([]byte(nil), cp.Data...), LinkType: cp.LinkType, Time: cp.Time, Length: cp.Length}
+		require.NoError(t, w.WritePacket(p))
+		n++
+		if slices.Contains(frames, cp.Number) {
+			p.Time = p.Time.Add(time.Microsecond)
+			require.NoError(t, w.WritePacket(p))
+			n++
+			at[cp.Number] = [2]int{n - 1, n}
+		}
+	}
+	require.NoError(t, w.Close())
+	require.Len(t, at, len(frames))
+	return out, at
+}
+
+// TestRPCResentShowsMessage: an NFSv3 FSINFO call and its reply
+// (nfs_rdma_v3_mount.pcap frames 32 and 34) each sent again: the copies
+// show the RPC-over-RDMA header and the RPC message tshark 4.0.17 shows
+// on them (the values are its, on the first copies), and match nothing:
+// -z rpc,srt and the calls counted are those of the capture without the
+// copies. tshark also names the reply copy's program and procedure from
+// the call (rpc.program 100003, rpc.procedure 19); ours are on the reply
+// that counted.
+func TestRPCResentShowsMessage(t *testing.T) {
+	const mount = "../pcaps/rxe/nfs_rdma_v3_mount.pcap"
+	names := []string{"rpcordma.xid", "rpcordma.msg_type", "rpc.xid", "rpc.msgtyp", "rpc.program", "rpc.procedure",
+		"rpc.replystat", "ibwire.rpc.call_frame", "ibwire.rpc.outstanding", "ibwire.analysis.retransmission"}
+	path, at := resendFrames(t, mount, 32, 34)
+	rows, a := fieldValues(t, path, decode.AnalyzerOptions{}, names, false)
+	_, base := fieldValues(t, mount, decode.AnalyzerOptions{}, names, false)
+	cases := []struct {
+		name  string
+		frame int
+		want  map[string]string
+	}{
+		{"call", 32, map[string]string{"rpcordma.xid": "0x2dc3b52a", "rpcordma.msg_type": "0", "rpc.xid": "0x2dc3b52a",
+			"rpc.msgtyp": "0", "rpc.program": "100003", "rpc.procedure": "19"}},
+		{"reply", 34, map[string]string{"rpcordma.xid": "0x2dc3b52a", "rpcordma.msg_type": "0", "rpc.xid": "0x2dc3b52a",
+			"rpc.msgtyp": "1", "rpc.replystat": "0"}},
+	}
+	for _, tt := range cases {
+		t.Run(tt.name, func(t *testing.T) {
+			first, cp := rows[at[tt.frame][0]], rows[at[tt.frame][1]]
+			assert.Equal(t, "1", cp["ibwire.analysis.retransmission"])
+			for n, v := range tt.want {
+				assert.Equal(t, v, first[n], "%s on the first copy", n)
+				assert.Equal(t, v, cp[n], "%s on the copy", n)
+			}
+			assert.NotEmpty(t, first["ibwire.rpc.call_frame"], "the first copy is matched")
+			assert.Empty(t, cp["ibwire.rpc.call_frame"], "the copy is not")
+			assert.NotEmpty(t, first["ibwire.rpc.outstanding"])
+			assert.Empty(t, cp["ibwire.rpc.outstanding"], "the copy counts nowhere")
+		})
+	}
+	count := func(a *decode.Analyzer) map[string]int {
+		m := map[string]int{}
+		for _, r := range a.RPCSRT().Rows() {
+			m[r.Name] = r.Count()
+		}
+		return m
+	}
+	assert.Equal(t, count(base), count(a), "-z rpc,srt as without the copies")
+	assert.NotEmpty(t, count(a))
 }
