@@ -3,6 +3,7 @@ package decode_test
 import (
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -186,4 +187,76 @@ func TestRPCResentShowsMessage(t *testing.T) {
 	}
 	assert.Equal(t, count(base), count(a), "-z rpc,srt as without the copies")
 	assert.NotEmpty(t, count(a))
+}
+
+// TestSMBDirectResentShowsMessage: the SMB Direct negotiate request and
+// the first SESSION_SETUP's Data Transfer of smbdirect.pcap (frames 4 and
+// 12) each sent again: the copies show the same smb_direct.* values as
+// their first copies (tshark 4.0.17 decodes both copies alike), the
+// negotiate copy read as a negotiate. Their SMB2 headers are left to the
+// copy that counted: the SMB2 commands seen, the requests matched and the
+// outstanding count are those of the capture without the copies.
+// (tshark reads the SMB2 header on the copy too, as a second request.)
+func TestSMBDirectResentShowsMessage(t *testing.T) {
+	const smbd = "../pcaps/smbdirect.pcap"
+	names := []string{"smb_direct.version.min", "smb_direct.max_receive_size", "smb_direct.credits.requested",
+		"smb_direct.remaining_length", "smb_direct.data_length", "smb_direct.data_offset", "ibwire.smb2.command",
+		"ibwire.smb2.request_frame", "ibwire.smb2.outstanding", "ibwire.analysis.retransmission"}
+	path, at := resendFrames(t, smbd, 4, 12)
+	rows, _ := fieldValues(t, path, decode.AnalyzerOptions{}, names, true)
+	base, _ := fieldValues(t, smbd, decode.AnalyzerOptions{}, names, true)
+	cases := []struct {
+		name  string
+		frame int
+		want  []string // fields the copy shows as its first copy did
+	}{
+		{"negotiate request", 4, []string{"smb_direct.version.min", "smb_direct.max_receive_size", "smb_direct.credits.requested"}},
+		{"data transfer", 12, []string{"smb_direct.credits.requested", "smb_direct.remaining_length", "smb_direct.data_length", "smb_direct.data_offset"}},
+	}
+	for _, tt := range cases {
+		t.Run(tt.name, func(t *testing.T) {
+			first, cp := rows[at[tt.frame][0]], rows[at[tt.frame][1]]
+			assert.Equal(t, "1", cp["ibwire.analysis.retransmission"])
+			for _, n := range tt.want {
+				require.NotEmpty(t, first[n], "%s on the first copy", n)
+				assert.Equal(t, first[n], cp[n], "%s on the copy", n)
+			}
+			assert.Empty(t, cp["ibwire.smb2.command"], "no SMB2 request started again")
+			assert.Empty(t, cp["ibwire.smb2.outstanding"], "the copy counts nowhere")
+		})
+	}
+	tally := func(rows []map[string]string) map[string]int {
+		m := map[string]int{}
+		for _, r := range rows {
+			for _, f := range []string{"ibwire.smb2.command", "ibwire.smb2.request_frame", "ibwire.smb2.outstanding"} {
+				if v := r[f]; v != "" {
+					m[f+"="+v]++
+				}
+			}
+		}
+		return m
+	}
+	// Frame numbers after the copies moved by one or two.
+	shift := func(rows []map[string]string) []map[string]string {
+		var out []map[string]string
+		for i, r := range rows {
+			if i == at[4][1] || i == at[12][1] {
+				continue
+			}
+			out = append(out, r)
+		}
+		return out
+	}
+	got, want := tally(shift(rows)), tally(base)
+	for k := range want {
+		if strings.HasPrefix(k, "ibwire.smb2.request_frame=") {
+			delete(want, k)
+		}
+	}
+	for k := range got {
+		if strings.HasPrefix(k, "ibwire.smb2.request_frame=") {
+			delete(got, k)
+		}
+	}
+	assert.Equal(t, want, got, "SMB2 commands and outstanding counts as without the copies")
 }
