@@ -444,7 +444,7 @@ func ibwireISCSIFields(I func(p *Packet) *ISERPacket) []*Field {
 		u("ibwire.iscsi.bytes", "Expected data transfer length", FTUint32, BaseDec, scsi, func(i *ISERPacket) uint64 { return uint64(i.Task.EDTL) }),
 		u("ibwire.iscsi.request_frame", "Request in frame", FTUint32, BaseDec, has, func(i *ISERPacket) uint64 { return uint64(i.Task.Frame) }),
 		u("ibwire.iscsi.outstanding", "Tasks outstanding on the connection", FTUint16, BaseDec,
-			func(p *Packet) bool { i := I(p); return i != nil && i.Kind == ISERMessage && i.HasPDU },
+			func(p *Packet) bool { i := I(p); return i != nil && i.Kind == ISERMessage && i.HasPDU && !i.Resent },
 			func(i *ISERPacket) uint64 { return uint64(i.Outstanding) }),
 		{Name: "ibwire.iscsi.latency", Title: "Request to response", Type: FTRelTime, get: func(p *Packet, v *Value) bool {
 			i := I(p)

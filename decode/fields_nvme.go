@@ -65,7 +65,12 @@ func nvmeFields() []*Field {
 			return true
 		}
 	}
-	data := func(p *Packet) bool { n := N(p); return n != nil && n.Kind == NVMeData && n.HasCmd }
+	// A data packet resent in a transfer shows its command too (Resent,
+	// not HasCmd: it counts nowhere).
+	data := func(p *Packet) bool {
+		n := N(p)
+		return n != nil && n.Kind == NVMeData && (n.HasCmd || n.Resent && n.Cmd.Frame != 0)
+	}
 	op := func(p *Packet) layers.Operation { return p.Headers.BTH.Opcode.Info().Operation }
 	cqeFab := func(p *Packet) bool { return cqe(p) && N(p).HasCmd && N(p).Cmd.Opcode == layers.NVMeOpFabrics }
 	cqePlain := func(p *Packet) bool { return cqe(p) && !cqeFab(p) }
@@ -104,7 +109,7 @@ func nvmeFields() []*Field {
 		}}
 	}
 	cmdPkt := func(name, title string, has func(*Packet) bool) *Field {
-		return u(name, title, FTUint32, BaseDec, func(p *Packet) bool { return has(p) && N(p).HasCmd },
+		return u(name, title, FTUint32, BaseDec, func(p *Packet) bool { return has(p) && (N(p).HasCmd || data(p)) },
 			func(n *NVMePacket) uint64 { return uint64(n.Cmd.Frame) })
 	}
 	S := func(n *NVMePacket) *layers.NVMeSQE { return &n.SQE }
@@ -406,7 +411,7 @@ func ibwireNVMeFields(N func(p *Packet) *NVMePacket) []*Field {
 		u("ibwire.nvme.outstanding", "Commands outstanding on the queue", FTUint16, BaseDec,
 			func(p *Packet) bool {
 				n := N(p)
-				return n != nil && (n.Kind == NVMeCommand || n.Kind == NVMeCompletion)
+				return n != nil && (n.Kind == NVMeCommand || n.Kind == NVMeCompletion) && !n.Resent
 			},
 			func(n *NVMePacket) uint64 { return uint64(n.Outstanding) }),
 		{Name: "ibwire.nvme.status", Title: "Completion status", Type: FTString, get: func(p *Packet, v *Value) bool {

@@ -401,7 +401,7 @@ func ibwireRPCFields(R func(p *Packet) *RPCRDMAPacket) []*Field {
 		}},
 		u("ibwire.rpc.call_frame", "Call in frame", FTUint32, BaseDec, has, func(r *RPCRDMAPacket) uint64 { return uint64(r.Call.Frame) }),
 		u("ibwire.rpc.outstanding", "Calls outstanding on the connection", FTUint16, BaseDec,
-			func(p *Packet) bool { r := R(p); return r != nil && r.Kind == RPCRDMAMessage && r.HasRPC },
+			func(p *Packet) bool { r := R(p); return r != nil && r.Kind == RPCRDMAMessage && r.HasRPC && !r.Resent },
 			func(r *RPCRDMAPacket) uint64 { return uint64(r.Outstanding) }),
 		{Name: "ibwire.rpc.latency", Title: "Call to reply", Type: FTRelTime, get: func(p *Packet, v *Value) bool {
 			if !isReply(p) {

@@ -75,6 +75,10 @@ type ISERPacket struct {
 	// KeyValues are a Login's or Text's key=value pairs, as far as the
 	// packet holds them.
 	KeyValues []string
+	// Resent says the packet is a copy of one the analysis counted: its
+	// message is decoded for display, matched with nothing (no Task),
+	// and counts nowhere (no Outstanding).
+	Resent bool
 	// Err is the iSER header's or the iSCSI PDU's decoding error.
 	Err  error
 	isid [6]byte
@@ -241,7 +245,14 @@ func (a *Analyzer) iserFollow(d *direction, p *Packet, b *layers.BTH, info *laye
 		p.Analysis.ISER = pk
 		pk.Kind = ISERData
 		if !newData {
-			return // a resent SEND: its PDU counted once
+			// A resent SEND: its PDU counted once, at its first copy;
+			// this one shows what it carries (tshark decodes it too).
+			pk.Resent = true
+			if info.Position == layers.PosOnly || info.Position == layers.PosFirst {
+				pk.Continued = info.Position == layers.PosFirst
+				pk.decodeMessage(b.PacketPayload())
+			}
+			return
 		}
 		a.iserSend(r, d, b, info, pk)
 		pk.Outstanding = uint16(min(len(r.tasks), 0xFFFF))
@@ -353,39 +364,20 @@ func (a *Analyzer) iserSend(r *iserConn, d *direction, b *layers.BTH, info *laye
 			ct.task, ct.ok = pk.Task, true
 		}
 	}()
-	pk.Kind = ISERMessage
-	if err := pk.Hdr.DecodeFromBytes(msg); err != nil {
-		pk.Err = err
-		a.finding(Finding{Kind: FindULPMalformed, Sub: ULPFieldISERHdr, Frame: a.frame, Conv: r.conv, PSN: b.PSN})
-		return
-	}
-	if pk.Hdr.Opcode != layers.ISERControl {
-		return // Hello, HelloReply
-	}
-	if err := pk.PDU.DecodeFromBytes(pk.Hdr.Body); err != nil {
-		pk.Err = err
-		if len(pk.Hdr.Body) < layers.ISCSIBHSLength {
-			a.finding(Finding{Kind: FindULPMalformed, Sub: ULPFieldISCSIBHS, Frame: a.frame, Conv: r.conv, PSN: b.PSN})
+	if sub := pk.decodeMessage(msg); sub != ULPFieldNone {
+		a.finding(Finding{Kind: FindULPMalformed, Sub: sub, Frame: a.frame, Conv: r.conv, PSN: b.PSN})
+		if !pk.HasPDU {
 			return
 		}
+	} else if !pk.HasPDU {
+		return // Hello, HelloReply
 	}
 	if info.Position == layers.PosOnly && (pk.Err != nil || len(pk.PDU.Data) < int(pk.PDU.DataLength)) {
 		// A whole SEND that ends before the AHS or the data segment its
 		// BHS announces (a longer one's rest is in its next packets).
 		a.finding(Finding{Kind: FindULPMalformed, Sub: ULPFieldISCSIData, Frame: a.frame, Conv: r.conv, PSN: b.PSN})
 	}
-	pk.HasPDU = true
 	u := &pk.PDU
-	switch u.Opcode {
-	case layers.ISCSILoginReq, layers.ISCSILoginResp, layers.ISCSITextReq, layers.ISCSITextResp:
-		u.KeyValues(func(kv []byte) bool {
-			pk.KeyValues = append(pk.KeyValues, string(kv))
-			return true
-		})
-		for k := range pk.isid {
-			pk.isid[k] = byte(u.LUN >> (56 - 8*k))
-		}
-	}
 	if _, isReq := u.Opcode.Response(); isReq {
 		if u.Opcode == layers.ISCSINOPOut && u.ITT == layers.ISCSIReservedITT {
 			return // answers a target's NOP-In: no response
@@ -423,6 +415,42 @@ func (a *Analyzer) iserSend(r *iserConn, d *direction, b *layers.BTH, info *laye
 	if !(u.Opcode == layers.ISCSILoginResp || u.Opcode == layers.ISCSITextResp) || u.Final() {
 		a.iserDone(r, tk)
 	}
+}
+
+// decodeMessage decodes the iSER message msg starts (the SEND's first
+// packet) into pk: its iSER header and, for iSCSI control, its PDU with a
+// Login's or Text's key=value pairs. It returns the field a malformed
+// message breaks at (ULPFieldNone when none stops it); HasPDU says
+// whether the BHS decoded. It matches nothing: a resent SEND is shown
+// with it alone.
+func (pk *ISERPacket) decodeMessage(msg []byte) uint8 {
+	pk.Kind = ISERMessage
+	if err := pk.Hdr.DecodeFromBytes(msg); err != nil {
+		pk.Err = err
+		return ULPFieldISERHdr
+	}
+	if pk.Hdr.Opcode != layers.ISERControl {
+		return ULPFieldNone // Hello, HelloReply
+	}
+	if err := pk.PDU.DecodeFromBytes(pk.Hdr.Body); err != nil {
+		pk.Err = err
+		if len(pk.Hdr.Body) < layers.ISCSIBHSLength {
+			return ULPFieldISCSIBHS
+		}
+	}
+	pk.HasPDU = true
+	u := &pk.PDU
+	switch u.Opcode {
+	case layers.ISCSILoginReq, layers.ISCSILoginResp, layers.ISCSITextReq, layers.ISCSITextResp:
+		u.KeyValues(func(kv []byte) bool {
+			pk.KeyValues = append(pk.KeyValues, string(kv))
+			return true
+		})
+		for k := range pk.isid {
+			pk.isid[k] = byte(u.LUN >> (56 - 8*k))
+		}
+	}
+	return ULPFieldNone
 }
 
 // iscsiTaskOf is the task request u, sent in frame, starts.

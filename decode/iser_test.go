@@ -256,11 +256,13 @@ func writeTrace(t *testing.T, tr craft.Trace) string {
 
 // TestISERResentCommand: the ACK of a READ(10)'s SEND is lost, the
 // initiator sends it again after its ACK timeout; the command counts
-// once, its response matches it, and the latency runs from the first
-// transmission. tshark 4.0.17 (with --disable-protocol rpcordma, whose
-// heuristic throws on this SEND) shows the command twice (frames 4 and 5)
-// and times the response from the copy: iscsi.time 0.000108000,
-// iscsi.request_frame 5, where the initiator waited 67 ms.
+// once (ibwire.iscsi.request_frame, the analysis' match, on its first
+// transmission only), its response matches it, and the latency runs from
+// the first transmission. The copy shows the same PDU, as tshark 4.0.17
+// does (with --disable-protocol rpcordma, whose heuristic throws on this
+// SEND: the command on frames 4 and 5); tshark times the response from
+// the copy: iscsi.time 0.000108000, iscsi.request_frame 5, where the
+// initiator waited 67 ms.
 func TestISERResentCommand(t *testing.T) {
 	s, err := craft.NewISER(craft.Config{})
 	require.NoError(t, err)
@@ -268,18 +270,30 @@ func TestISERResentCommand(t *testing.T) {
 	s.NextFaults = craft.Faults{Loss: craft.Loss{Responses: []int{1}}}
 	require.NoError(t, s.Read(0x20, 0, 512, craft.Pattern(1024, 9), 0))
 	tr := s.Trace()
-	rows, a := fieldValues(t, writeTrace(t, tr), decode.AnalyzerOptions{}, []string{"iscsi.opcode", "ibwire.analysis.retransmission", "iscsi.time"}, false)
-	var cmds, resent []int
+	rows, a := fieldValues(t, writeTrace(t, tr), decode.AnalyzerOptions{},
+		[]string{"iscsi.opcode", "ibwire.analysis.retransmission", "iscsi.time", "ibwire.iscsi.request_frame"}, false)
+	var shown, counted, resent []int
 	for i, r := range rows {
 		if r["iscsi.opcode"] == "0x01" {
-			cmds = append(cmds, i)
+			shown = append(shown, i)
+			if r["ibwire.iscsi.request_frame"] != "" {
+				counted = append(counted, i)
+			}
 		}
 		if r["ibwire.analysis.retransmission"] != "" {
 			resent = append(resent, i)
 		}
 	}
-	require.Len(t, resent, 1, "the SEND went twice")
-	assert.Equal(t, []int{4}, cmds, "counted once, at its first transmission")
+	require.Equal(t, []int{5}, resent, "the SEND went twice")
+	assert.Equal(t, []int{4, 5}, shown, "both copies show the command")
+	assert.Equal(t, []int{4}, counted, "counted once, at its first transmission")
+	answered := 0
+	for _, r := range rows[6:] {
+		if r["ibwire.iscsi.request_frame"] == "4" && r["iscsi.time"] != "" {
+			answered++
+		}
+	}
+	assert.Equal(t, 1, answered, "the response answers the first transmission")
 	srt := a.ISCSISRT().Rows()
 	require.Len(t, srt, 1)
 	require.Len(t, srt[0].Samples, 1)

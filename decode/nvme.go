@@ -63,6 +63,10 @@ type NVMePacket struct {
 	Latency  time.Duration // command to completion, on the completion
 	ToData   time.Duration // command to its first data, on the first data packet
 	HasToDat bool
+	// Resent says the packet is a copy of one the analysis counted: its
+	// capsule is decoded for display, matched with nothing (HasCmd is
+	// false) and counts nowhere (no Outstanding).
+	Resent bool
 	// Outstanding is, on a command or a completion, how many commands of
 	// the queue wait for their completion once the packet is counted: the
 	// queue depth over time (-z io,stat,0.01,MAX(ibwire.nvme.outstanding)).
@@ -184,6 +188,24 @@ type nvmeConn struct {
 	// PSN (a READ's responses start at its PSN).
 	write, read nvmeXfer
 	reads       map[layers.PSN]nvmeXfer
+	// span is the controller's latest RDMA WRITE of a command's data, by
+	// PSN, and recent the frames of its latest WRITE packets: a packet
+	// resent in it (go-back-N after a NAK) is shown with its command.
+	span   nvmeSpan
+	recent [16]nvmePSNFrame
+	nrec   int
+}
+
+// nvmeSpan is the PSNs an RDMA WRITE of command info's data took.
+type nvmeSpan struct {
+	info        NVMeCommandInfo
+	first, last layers.PSN
+	ok          bool
+}
+
+type nvmePSNFrame struct {
+	psn   layers.PSN
+	frame uint32
 }
 
 // nvmeXfer is one RDMA data transfer of a command.
@@ -389,15 +411,20 @@ func (a *Analyzer) nvmeFollow(d *direction, p *Packet, b *layers.BTH, info *laye
 			// was lost: the assembly takes it when it is the PSN due.
 			a.nvmeCapsule(n, p, b, info, pk, newData)
 		} else if !newData {
-			pk.Kind = NVMeData
+			a.nvmeResentResponse(b.PacketPayload(), pk)
 		} else {
 			a.nvmeResponse(n, p, b.PacketPayload(), pk)
 		}
 		pk.Outstanding = uint16(min(len(n.cmds), 0xFFFF))
 	case layers.OpRDMAWrite, layers.OpRDMAReadRequest:
 		pk.Kind = NVMeData
-		if d.side != n.host && newData {
-			a.nvmeRequestData(n, b, info, pk)
+		if d.side != n.host {
+			if newData {
+				a.nvmeRequestData(n, b, info, pk)
+			}
+			if info.Operation == layers.OpRDMAWrite {
+				n.resentWrite(b, pk, a.frame)
+			}
 		}
 	case layers.OpRDMAReadResponse:
 		pk.Kind = NVMeData
@@ -569,7 +596,7 @@ func (a *Analyzer) nvmeCapsule(n *nvmeConn, p *Packet, b *layers.BTH, info *laye
 	switch info.Position {
 	case layers.PosOnly:
 		if !newData {
-			pk.Kind = NVMeData
+			a.nvmeResentCapsule(n, pl, pk)
 			return
 		}
 		as.active = false
@@ -635,28 +662,10 @@ func (a *Analyzer) nvmeStart(n *nvmeConn, s *layers.NVMeSQE, inCapsule int, fram
 	if s.IsFabrics() && s.FabricsType() == layers.NVMeFabricsConnect {
 		n.qid, n.hasQID = s.ConnectQID(), true
 	}
-	admin := n.hasQID && n.qid == 0
-	if !n.hasQID {
-		admin = nvmeGuessAdmin(s)
-	}
-	info := NVMeCommandInfo{Frame: frame, Opcode: s.Opcode, Admin: admin, CID: s.CID, NSID: s.NSID, Bytes: s.SGL.Length, CDW10: s.CDW[0], CDW11: s.CDW[1]}
-	if s.IsFabrics() {
-		info.Fabrics, info.NSID = s.FabricsType(), 0
-	} else if !admin && (s.Opcode == layers.NVMeOpRead || s.Opcode == layers.NVMeOpWrite || s.Opcode == layers.NVMeOpWriteZeroes) {
-		info.SLBA, info.Blocks = s.SLBA(), s.Blocks()
-	} else {
-		info.data, info.lpo = nvmeDataKindOf(s, admin)
-	}
-	if inCapsule > 0 {
-		info.Bytes = uint32(inCapsule)
-	}
+	info := nvmeCommandInfo(n, s, inCapsule, frame)
 	if pk != nil {
-		pk.QID, pk.HasQID, pk.Admin = n.qid, n.hasQID, admin
-		pk.Cmd, pk.HasCmd = info, true
-		pk.InCapsule = inCapsule
-		if s.IsFabrics() && s.FabricsType() == layers.NVMeFabricsConnect && len(s.InCapsule) >= layers.NVMeConnectDataLength {
-			pk.HasConnect = pk.Connect.DecodeFromBytes(s.InCapsule) == nil
-		}
+		pk.showCommand(n, s, &info, inCapsule)
+		pk.HasCmd = true
 	}
 	if old := n.cmds[s.CID]; old != nil {
 		// The id was reused before its completion was seen: the completion
@@ -675,6 +684,67 @@ func (a *Analyzer) nvmeStart(n *nvmeConn, s *layers.NVMeSQE, inCapsule int, fram
 		c.key = s.SGL.Key
 		n.byKey[c.key] = c
 	}
+}
+
+// nvmeCommandInfo is what command s, sent in frame with inCapsule bytes
+// of data after it, is on queue n; it changes nothing.
+func nvmeCommandInfo(n *nvmeConn, s *layers.NVMeSQE, inCapsule int, frame uint32) NVMeCommandInfo {
+	admin := n.hasQID && n.qid == 0
+	if !n.hasQID {
+		admin = nvmeGuessAdmin(s)
+	}
+	info := NVMeCommandInfo{Frame: frame, Opcode: s.Opcode, Admin: admin, CID: s.CID, NSID: s.NSID, Bytes: s.SGL.Length, CDW10: s.CDW[0], CDW11: s.CDW[1]}
+	if s.IsFabrics() {
+		info.Fabrics, info.NSID = s.FabricsType(), 0
+	} else if !admin && (s.Opcode == layers.NVMeOpRead || s.Opcode == layers.NVMeOpWrite || s.Opcode == layers.NVMeOpWriteZeroes) {
+		info.SLBA, info.Blocks = s.SLBA(), s.Blocks()
+	} else {
+		info.data, info.lpo = nvmeDataKindOf(s, admin)
+	}
+	if inCapsule > 0 {
+		info.Bytes = uint32(inCapsule)
+	}
+	return info
+}
+
+// showCommand puts command s, whose info is info, in pk for display.
+func (pk *NVMePacket) showCommand(n *nvmeConn, s *layers.NVMeSQE, info *NVMeCommandInfo, inCapsule int) {
+	pk.QID, pk.HasQID, pk.Admin = n.qid, n.hasQID, info.Admin
+	pk.Cmd = *info
+	pk.InCapsule = inCapsule
+	if s.IsFabrics() && s.FabricsType() == layers.NVMeFabricsConnect && len(s.InCapsule) >= layers.NVMeConnectDataLength {
+		pk.HasConnect = pk.Connect.DecodeFromBytes(s.InCapsule) == nil
+	}
+}
+
+// nvmeResentCapsule shows a resent SEND ONLY of the host: the command
+// capsule its first copy carried, counted and matched there. A command
+// still outstanding by its id is shown as its first copy was (its queue
+// kind, its data bytes).
+func (a *Analyzer) nvmeResentCapsule(n *nvmeConn, pl []byte, pk *NVMePacket) {
+	pk.Kind, pk.Resent = NVMeData, true
+	if len(pl) < layers.NVMeSQELength {
+		return // its first copy was said malformed
+	}
+	pk.Kind = NVMeCommand
+	_ = pk.SQE.DecodeFromBytes(pl)
+	copy(pk.sqeBytes[:], pl)
+	info := nvmeCommandInfo(n, &pk.SQE, len(pl)-layers.NVMeSQELength, a.frame)
+	if c := n.cmds[pk.SQE.CID]; c != nil && c.info.Opcode == info.Opcode {
+		info = c.info
+	}
+	pk.showCommand(n, &pk.SQE, &info, len(pl)-layers.NVMeSQELength)
+}
+
+// nvmeResentResponse shows a resent SEND of the controller: the response
+// capsule its first copy carried, matched with its command there.
+func (a *Analyzer) nvmeResentResponse(pl []byte, pk *NVMePacket) {
+	pk.Kind, pk.Resent = NVMeData, true
+	if pk.CQE.DecodeFromBytes(pl) != nil {
+		return
+	}
+	pk.Kind = NVMeCompletion
+	copy(pk.cqeBytes[:], pl)
 }
 
 // nvmeGuessAdmin says whether a command on a queue of unknown id is an
@@ -804,6 +874,37 @@ func (a *Analyzer) nvmeRequestData(n *nvmeConn, b *layers.BTH, info *layers.Opco
 	if info.Position == layers.PosLast || info.Position == layers.PosOnly {
 		w.ok = false
 	}
+}
+
+// resentWrite shows a controller's RDMA WRITE packet the analysis did not
+// tie to a command, resent within the latest data transfer (go-back-N
+// after a NAK resends its MIDDLE and LAST packets after the LAST was
+// seen), with that command, as tshark does: linked for display, counted
+// nowhere (HasCmd stays false). It records the frame of every WRITE
+// packet by PSN for the next one's PrevFrame.
+func (n *nvmeConn) resentWrite(b *layers.BTH, pk *NVMePacket, frame uint32) {
+	sp := &n.span
+	switch {
+	case pk.HasCmd && b.HasETH(layers.HdrRETH):
+		*sp = nvmeSpan{info: pk.Cmd, first: b.PSN, last: b.PSN, ok: true}
+	case pk.HasCmd:
+		if sp.ok && sp.info.Frame == pk.Cmd.Frame && b.PSN.Diff(sp.last) > 0 {
+			sp.last = b.PSN
+		}
+	case sp.ok && b.PSN.Diff(sp.first) >= 0 && b.PSN.Diff(sp.last) <= 0:
+		pk.Cmd, pk.Resent = sp.info, true
+		if !b.HasETH(layers.HdrRETH) {
+			prev := b.PSN.Add(-1)
+			for i := range min(n.nrec, len(n.recent)) {
+				if r := n.recent[(n.nrec-1-i)%len(n.recent)]; r.psn == prev {
+					pk.PrevFrame = r.frame
+					break
+				}
+			}
+		}
+	}
+	n.recent[n.nrec%len(n.recent)] = nvmePSNFrame{b.PSN, frame}
+	n.nrec++
 }
 
 // nvmeReadResponse follows a host's READ response: a Write's data, or a

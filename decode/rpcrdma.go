@@ -101,6 +101,10 @@ type RPCRDMAPacket struct {
 	HasCompoundRes bool
 	// MachineName is an AUTH_UNIX credential's machine name.
 	MachineName string
+	// Resent says the packet is a copy of a SEND the analysis counted:
+	// its message is decoded for display, matched with nothing (no Call)
+	// and counts nowhere (no Outstanding).
+	Resent bool
 	// Err is the transport header's or the RPC message's decoding error.
 	Err error
 }
@@ -365,7 +369,10 @@ func (a *Analyzer) rpcFollow(d *direction, p *Packet, b *layers.BTH, info *layer
 	case layers.OpSend:
 		p.Analysis.RPCRDMA = pk
 		if !newData && !a.rpcReplyDue(r, b, pk) {
-			return // a resent SEND: its call counted once
+			// A resent SEND: its message counted once, at its first
+			// copy; this one shows what it carries (tshark decodes it too).
+			a.rpcResent(b, pk)
+			return
 		}
 		a.rpcMessage(r, p, b, pk)
 		pk.Outstanding = uint16(min(len(r.calls), 0xFFFF))
@@ -376,6 +383,42 @@ func (a *Analyzer) rpcFollow(d *direction, p *Packet, b *layers.BTH, info *layer
 	case layers.OpRDMAReadResponse:
 		if newData {
 			a.rpcReadResponse(r, p, b, info, pk)
+		}
+	}
+}
+
+// rpcResent shows a resent SEND's message: its transport header and the
+// RPC call or reply it carries inline, matched with nothing (no Call) and
+// counted nowhere (no Outstanding); a reply chunk's message was shown on
+// the copy that counted.
+func (a *Analyzer) rpcResent(b *layers.BTH, pk *RPCRDMAPacket) {
+	pk.Kind, pk.Resent = RPCRDMAMessage, true
+	h := &pk.Hdr
+	if err := h.DecodeFromBytes(b.PacketPayload()); err != nil {
+		pk.Err = err
+		return
+	}
+	if h.Proc != layers.RPCRDMAMsg && h.Proc != layers.RPCRDMAMsgP {
+		return
+	}
+	if err := pk.RPC.DecodeFromBytes(h.Body); err != nil {
+		pk.Err = err
+		return
+	}
+	pk.HasRPC = true
+	if m := &pk.RPC; m.Type == layers.RPCCall {
+		// The call's own program and procedure (the rpc.* fields read
+		// them from Call), with no frame: it starts nothing.
+		pk.Call = RPCCallInfo{XID: m.XID, Program: m.Program, Version: m.ProgVersion, Procedure: m.Procedure}
+		if m.Cred.Unix {
+			pk.MachineName = a.rpc.machineName(m.Cred.MachineName)
+		}
+		if m.Program == layers.RPCProgNFS && m.ProgVersion == 4 && m.Procedure == 1 {
+			pk.HasCompound = pk.Compound.DecodeFromBytes(m.Body) == nil
+			for i := 0; i < pk.Compound.NOps && i < len(pk.Call.Ops); i++ {
+				pk.Call.Ops[i] = pk.Compound.Ops[i]
+				pk.Call.NOps++
+			}
 		}
 	}
 }

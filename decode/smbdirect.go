@@ -58,7 +58,11 @@ type SMBDirectPacket struct {
 	// requests of the connection wait for their final responses once it
 	// is counted (the depth over time, with -z io,stat).
 	Outstanding uint16
-	Err         error
+	// Resent says the packet is a copy of a SEND the analysis counted:
+	// its SMB Direct message is decoded for display, its SMB2 headers
+	// not (they are on the copy that counted), and it counts nowhere.
+	Resent bool
+	Err    error
 }
 
 // SMB2RequestInfo is what a request was.
@@ -83,7 +87,8 @@ const smb2Chain = 4
 // smbdConn is the SMB Direct state of one connection.
 type smbdConn struct {
 	conv       uint32
-	negotiated [2]bool // the side's first message was seen
+	negotiated [2]bool       // the side's first message was seen
+	negPSN     [2]layers.PSN // the PSN of the side's first message
 	asm        [2]smbdAssembly
 	frag       [2]smbdFragments
 	pending    map[uint64]smb2Pending
@@ -167,11 +172,13 @@ func (a *Analyzer) smbdFollow(d *direction, p *Packet, b *layers.BTH, info *laye
 	pk := &a.smbd.pkt
 	*pk = SMBDirectPacket{Fragments: pk.Fragments[:0]}
 	p.Analysis.SMBDirect = pk
-	if p.Analysis.Info&InfoNewData == 0 {
-		return // a resent SEND: its message counted once
-	}
 	side := d.side & 1
 	pl := b.PacketPayload()
+	if p.Analysis.Info&InfoNewData == 0 {
+		// A resent SEND: its message counted once, at its first copy.
+		s.resent(side, pl, b, info, pk)
+		return
+	}
 	as := &s.asm[side]
 	switch info.Position {
 	case layers.PosOnly:
@@ -204,12 +211,34 @@ func (a *Analyzer) smbdFollow(d *direction, p *Packet, b *layers.BTH, info *laye
 	}
 }
 
+// resent shows the SMB Direct message a resent SEND ONLY or FIRST
+// carries (the negotiate message when it is its side's first), for
+// display only: its SMB2 headers are not read (they start requests and
+// answer them, on the copy that counted), nothing is matched or counted.
+func (s *smbdConn) resent(side uint8, pl []byte, b *layers.BTH, info *layers.OpcodeInfo, pk *SMBDirectPacket) {
+	pk.Resent = true
+	if info.Position != layers.PosOnly && info.Position != layers.PosFirst {
+		return
+	}
+	kind := layers.SMBDirectDataTransfer
+	if s.negotiated[side] && b.PSN == s.negPSN[side] {
+		if k := layers.SMBDirectNegotiateForm(pl); k != layers.SMBDirectUnknown {
+			kind = k
+		}
+	}
+	decode := layers.DecodeSMBDirect
+	if info.Position == layers.PosFirst {
+		decode = layers.DecodeSMBDirectFirst
+	}
+	pk.HasMsg = decode(pl, kind, &pk.Msg) == nil
+}
+
 // smbdMessage reads the message a SEND ONLY carries whole, or a SEND
 // FIRST begins, and reports whether it decoded.
 func (a *Analyzer) smbdMessage(s *smbdConn, side uint8, msg []byte, whole bool, b *layers.BTH, pk *SMBDirectPacket) bool {
 	kind := layers.SMBDirectDataTransfer
 	if !s.negotiated[side] {
-		s.negotiated[side] = true
+		s.negotiated[side], s.negPSN[side] = true, b.PSN
 		if k := layers.SMBDirectNegotiateForm(msg); k != layers.SMBDirectUnknown {
 			kind = k
 		}

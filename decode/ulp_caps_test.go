@@ -34,21 +34,24 @@ var nvmeLossCommands = map[string]int{
 }
 
 // TestNVMeLossCommandsOnce: on a capture with NAKs and go-back-N
-// retransmissions every command is decoded exactly once, on the packet
-// that completed it at the target, also when the first copy of one of its
-// packets never reached the capture point (frames 306-316, 508-514,
-// 562-572: a Write whose SEND FIRST or a MIDDLE was lost is completed by
-// its resent packets).
+// retransmissions every command is counted exactly once (ibwire.nvme.cid,
+// the analysis' match), on the packet that completed it at the target,
+// also when the first copy of one of its packets never reached the capture
+// point (frames 306-316, 508-514, 562-572: a Write whose SEND FIRST or a
+// MIDDLE was lost is completed by its resent packets). A copy of a
+// command's SEND ONLY (frames 19, 85) shows the same command, as tshark
+// does, and counts nowhere.
 func TestNVMeLossCommandsOnce(t *testing.T) {
 	names := []string{"infiniband.bth.destqp", "infiniband.bth.psn", "nvme-rdma.cmd.qid", "nvme.cmd.opc",
-		"nvme.fabrics.cmd.fctype", "nvme.cqe.cid"}
+		"nvme.fabrics.cmd.fctype", "ibwire.nvme.cid", "ibwire.nvme.kind", "ibwire.analysis.retransmission"}
 	rows, a := nvmeRun(t, "../pcaps/rxe/nvme_rdma_loss.pcap", decode.AnalyzerOptions{}, names)
 	require.Len(t, rows, 599)
 	got := map[string]int{}
-	seen := map[string]int{}
+	seen := map[string]string{}
+	var copies []int
 	cqes := 0
 	for frame, r := range rows {
-		if r["nvme.cqe.cid"] != "" {
+		if r["ibwire.nvme.kind"] == "completion" && r["ibwire.nvme.cid"] != "" {
 			cqes++
 		}
 		var key string
@@ -60,11 +63,19 @@ func TestNVMeLossCommandsOnce(t *testing.T) {
 		default:
 			continue
 		}
-		got[key]++
 		at := r["infiniband.bth.destqp"] + "/" + r["infiniband.bth.psn"]
-		assert.Zero(t, seen[at], "frame %d decodes the command of frame %d again", frame, seen[at])
-		seen[at] = frame
+		if r["ibwire.nvme.cid"] == "" {
+			// A copy: the command of its PSN's counted packet, shown again.
+			copies = append(copies, frame)
+			assert.Equal(t, "1", r["ibwire.analysis.retransmission"], "frame %d", frame)
+			assert.Equal(t, seen[at], key, "frame %d shows the command its first copy counted", frame)
+			continue
+		}
+		got[key]++
+		assert.Empty(t, seen[at], "frame %d counts the command of its PSN again", frame)
+		seen[at] = key
 	}
+	assert.Equal(t, []int{19, 85}, copies)
 	assert.Equal(t, nvmeLossCommands, got)
 	// Every completion finds its command: 80 commands less the 2 AERs.
 	assert.Equal(t, 78, cqes)

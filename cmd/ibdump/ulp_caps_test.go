@@ -88,12 +88,13 @@ func TestNFS41CallsMatchTshark(t *testing.T) {
 // nvme_rdma_loss.pcap's commands, one per destination QP and PSN, by
 // queue and command (pcaps/rxe/MANIFEST.md: tshark 4.0.17 for those in one
 // packet, by hand from the SEND FIRST packets for the 35 Writes and the I/O
-// queue's Connect); and the packets resent after an ACK timeout, which
-// tshark decodes as a command a second time and ibdump does not.
+// queue's Connect), counted by the analysis' match (ibwire.nvme.cid); and
+// the packets resent after an ACK timeout, which show their command again,
+// as tshark does, and count nowhere.
 func TestNVMeLossCommandsMatchTshark(t *testing.T) {
 	cmds := countLines(t, "-r", nvmeLoss, "-T", "fields", "-e", "infiniband.bth.destqp", "-e", "infiniband.bth.psn",
 		"-e", "nvme-rdma.cmd.qid", "-e", "nvme.cmd.opc", "-e", "nvme.fabrics.cmd.fctype",
-		"-Y", "nvme.cmd.opc || nvme.fabrics.cmd.fctype")
+		"-Y", "(nvme.cmd.opc || nvme.fabrics.cmd.fctype) && ibwire.nvme.cid")
 	byCmd := map[string]int{}
 	for l, n := range cmds {
 		assert.Equal(t, 1, n, "command %q decoded twice", l)
@@ -108,8 +109,8 @@ func TestNVMeLossCommandsMatchTshark(t *testing.T) {
 	}, byCmd)
 
 	resent := countLines(t, "-r", nvmeLoss, "-T", "fields", "-e", "frame.number", "-e", "ibwire.analysis.retransmission",
-		"-e", "nvme.cmd.opc", "-e", "nvme.fabrics.cmd.fctype", "-Y", "frame.number == 19 || frame.number == 85")
-	assert.Equal(t, map[string]int{"19\t1\t\t": 1, "85\t1\t\t": 1}, resent)
+		"-e", "nvme.fabrics.cmd.fctype", "-e", "ibwire.nvme.cid", "-Y", "frame.number == 19 || frame.number == 85")
+	assert.Equal(t, map[string]int{"19\t1\t0x00\t": 1, "85\t1\t0x04\t": 1}, resent)
 
 	// -z nvme,srt: each answered command once; the 2 Asynchronous Event
 	// Requests are never answered.
@@ -150,12 +151,13 @@ func TestNFS3LossCallsMatchTshark(t *testing.T) {
 }
 
 // iser_loss.pcap's iSCSI PDUs, one per destination QP and PSN, by opcode
-// and SCSI command, are tshark 4.0.17's (pcaps/rxe/MANIFEST.md); tshark
-// decodes the SEND FIRST resent after an ACK timeout (frame 476) a second
-// time, ibdump does not.
+// and SCSI command, are tshark 4.0.17's (pcaps/rxe/MANIFEST.md), counted
+// by the analysis' match (ibwire.iscsi.command); the SEND FIRST resent
+// after an ACK timeout (frame 476) shows its PDU again, as tshark does,
+// and counts nowhere.
 func TestISERLossPDUsMatchTshark(t *testing.T) {
 	pdus := countLines(t, "-r", iserLoss, "-T", "fields", "-e", "infiniband.bth.destqp", "-e", "infiniband.bth.psn",
-		"-e", "iscsi.opcode", "-e", "ibwire.iscsi.command", "-Y", "iscsi.opcode")
+		"-e", "iscsi.opcode", "-e", "ibwire.iscsi.command", "-Y", "iscsi.opcode && ibwire.iscsi.command")
 	got := map[string]int{}
 	for l, n := range pdus {
 		assert.Equal(t, 1, n, "PDU %q decoded twice", l)
@@ -172,6 +174,6 @@ func TestISERLossPDUsMatchTshark(t *testing.T) {
 	want["0x21 WRITE(10)"] = 42 // the last one's response is past the end
 	assert.Equal(t, want, got)
 	resent := countLines(t, "-r", iserLoss, "-T", "fields", "-e", "ibwire.analysis.retransmission", "-e", "iscsi.opcode",
-		"-Y", "frame.number == 476")
-	assert.Equal(t, map[string]int{"1\t": 1}, resent)
+		"-e", "iscsi.initiatortasktag", "-e", "ibwire.iscsi.command", "-Y", "frame.number == 476")
+	assert.Equal(t, map[string]int{"1\t0x01\t0x3c000000\t": 1}, resent)
 }
