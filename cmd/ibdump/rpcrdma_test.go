@@ -155,3 +155,28 @@ func TestRPCRDMANoMsgReplyCut(t *testing.T) {
 	require.Zero(t, code, errOut)
 	assert.Contains(t, text, "RPC call with no reply at the end of the capture\n                                            frames 110\n", "only the last call, as in the whole capture")
 }
+
+// TestRPCResentCallLine: a resent NFS call's line names its procedure, as
+// its first copy's does, without a latency (it starts nothing).
+func TestRPCResentCallLine(t *testing.T) {
+	data, err := os.ReadFile("../../pcaps/rxe/nfs_rdma_v3_mount.pcap")
+	require.NoError(t, err)
+	// Frame 32, the FSINFO call, sent twice: the pcap record is copied
+	// after itself (a 24-byte file header, then 16-byte record headers).
+	off := 24
+	for frame := 1; frame < 32; frame++ {
+		off += 16 + int(binary.LittleEndian.Uint32(data[off+8:]))
+	}
+	end := off + 16 + int(binary.LittleEndian.Uint32(data[off+8:]))
+	resent := append(append(append([]byte(nil), data[:end]...), data[off:end]...), data[end:]...)
+	path := filepath.Join(t.TempDir(), "resent.pcap")
+	require.NoError(t, os.WriteFile(path, resent, 0o644))
+
+	out, _, code := ibdump(t, nil, "-c", "33", path)
+	require.Zero(t, code)
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	require.Len(t, lines, 33)
+	assert.Contains(t, lines[31], "NFSv3 FSINFO Call")
+	assert.Contains(t, lines[32], "NFSv3 FSINFO Call")
+	assert.Contains(t, lines[32], "[retransmission of 32]")
+}

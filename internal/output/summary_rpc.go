@@ -43,7 +43,9 @@ func appendRPCRDMA(buf []byte, r *decode.RPCRDMAPacket) []byte {
 	}
 	m := &r.RPC
 	buf = append(buf, ' ')
-	if r.HasCall {
+	if r.HasCall || r.Resent && m.Type == layers.RPCCall {
+		// A resent call names its own program and procedure; it
+		// starts nothing, so it has no latency.
 		buf = append(buf, decode.RPCProcLabel(&r.Call)...)
 	} else {
 		buf = append(buf, "RPC"...)
