@@ -15,13 +15,13 @@
 # says so, only if the replay passes.
 #
 # Minimization is bounded (FUZZMINIMIZETIME, 200 runs unless set). Go's
-# default gives each input 60 s, and while a worker minimizes it fuzzes nothing:
-# a target whose coverage depends on goroutine scheduling (endpoint's
-# FuzzCMPassive: about three in four "new coverage" inputs no longer expand
-# it once minimized) hands each worker a 1280-byte input to minimize within
-# seconds, the minimizer's candidates grow with the square of the length and
-# never keep the flaky bits, and execs stood still from second 6 to the end
-# of a 20 s run. A crasher is still written, only less minimized.
+# default gives each input 60 s, and while a worker minimizes it fuzzes
+# nothing. A coverage bit that only some runs of an input set (endpoint's
+# FuzzCMPassive: fmt's printer pool refilled after a GC) makes an input
+# "new", its minimized form is not, so the bit never joins the coordinator's
+# coverage and the next GC starts another minimization: both workers sat in
+# them and execs stood still from second 6 to the end of a 20 s run. A
+# crasher is still written, only less minimized.
 set -uo pipefail
 pkg=$1 name=$2 fuzztime=$3
 minimize=${FUZZMINIMIZETIME:-200x}
