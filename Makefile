@@ -40,7 +40,9 @@ FUZZ_TARGETS = \
 test:
 	go test -race ./...
 
-# make fuzz [FUZZTIME=10m]: run each target in turn for FUZZTIME.
+# make fuzz [FUZZTIME=10m] [FUZZMINIMIZETIME=200x]: run each target in turn for
+# FUZZTIME, minimizing a new input for at most FUZZMINIMIZETIME (.ci/fuzz-one.sh
+# says why: an unbounded minimization stops a short run's fuzzing).
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \
 		pkg=$${t%%:*}; name=$${t##*:}; \
