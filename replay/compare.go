@@ -443,6 +443,9 @@ type CompareOptions struct {
 	// even when a later ACK of the peer covers it. By default coalesced
 	// ACKs are not differences: the IBTA lets a responder acknowledge
 	// several requests with one ACK (rxe does not, the endpoint does).
+	// Either way the player takes the peer to have answered as far as the
+	// capture once a later ACK covers the PSN: a left-out ACK is never
+	// waited for, so it is never a stall.
 	StrictACKs bool
 }
 
@@ -570,10 +573,15 @@ func Compare(ctx context.Context, plan *Plan, setup Setup, peer Peer, opts Compa
 	buf := make([]byte, 1<<16)
 	// The live side has caught up with the capture when it has sent as
 	// many responses that are not plain ACKs and answered as far in the
-	// PSN space (and, with StrictACKs, sent as many responses in all).
-	// missing counts the responses given up on: once a wait runs out, the
-	// later waits expect that many fewer, so one lost response costs one
-	// timeout and not one per request after it.
+	// PSN space, with StrictACKs too: a plain ACK the capture has and the
+	// peer left out is one a later ACK of the peer covers, and a responder
+	// never acknowledges a PSN below one it has acknowledged, so waiting
+	// for it would wait out the timeout for nothing and report the peer
+	// behind when it is not. StrictACKs changes what is a difference, not
+	// when the peer has answered. missing counts the responses given up
+	// on: once a wait runs out, the later waits expect that many fewer,
+	// so one lost response costs one timeout and not one per request
+	// after it.
 	missing, others, covered := 0, 0, -1
 	silent := false
 	// An RNR NAK asks the requester to send the request again after its
@@ -609,16 +617,16 @@ func Compare(ctx context.Context, plan *Plan, setup Setup, peer Peer, opts Compa
 		retryPSN = -1
 		return nil
 	}
-	caughtUp := func(total, other, psn int) bool {
-		if opts.StrictACKs {
-			return len(res.Live) >= total-missing && covered >= psn
-		}
+	caughtUp := func(other, psn int) bool {
 		return others >= other-missing && covered >= psn
 	}
-	receive := func(total, other, psn int, wait time.Duration, at int) error {
+	// receive reads responses for up to wait until the live side has
+	// caught up with other and psn; open (the linger after the last)
+	// reads until wait runs out.
+	receive := func(open bool, other, psn int, wait time.Duration, at int) error {
 		deadline := time.Now().Add(wait)
 		had := len(res.Live)
-		for total < 0 || !caughtUp(total, other, psn) {
+		for open || !caughtUp(other, psn) {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
@@ -670,17 +678,13 @@ func Compare(ctx context.Context, plan *Plan, setup Setup, peer Peer, opts Compa
 			}
 			covered = max(covered, r.PSN)
 		}
-		if total >= 0 && !caughtUp(total, other, psn) {
+		if !open && !caughtUp(other, psn) {
 			res.Stalls = append(res.Stalls, at)
 			// Nothing at all during a whole wait: the peer has stopped
 			// answering, and waiting before every later request would only
 			// multiply the timeout.
 			silent = len(res.Live) == had
-			if opts.StrictACKs {
-				missing = total - len(res.Live)
-			} else {
-				missing = other - others
-			}
+			missing = other - others
 			covered = max(covered, psn)
 		}
 		return nil
@@ -690,7 +694,7 @@ func Compare(ctx context.Context, plan *Plan, setup Setup, peer Peer, opts Compa
 			continue
 		}
 		if !silent {
-			if err := receive(s.Before, s.BeforeOther, s.Covered, timeout, s.Frame.Number); err != nil {
+			if err := receive(false, s.BeforeOther, s.Covered, timeout, s.Frame.Number); err != nil {
 				return nil, err
 			}
 		}
@@ -710,10 +714,10 @@ func Compare(ctx context.Context, plan *Plan, setup Setup, peer Peer, opts Compa
 		}
 		lastPSN = max(lastPSN, r.PSN)
 	}
-	if err := receive(len(res.Captured), lastOther, lastPSN, timeout, 0); err != nil {
+	if err := receive(false, lastOther, lastPSN, timeout, 0); err != nil {
 		return nil, err
 	}
-	if err := receive(-1, 0, 0, linger, 0); err != nil {
+	if err := receive(true, 0, 0, linger, 0); err != nil {
 		return nil, err
 	}
 	if lastRecv.After(firstSent) {

@@ -178,7 +178,7 @@ func TestReplayCompareRNRNak(t *testing.T) {
 			require.NoError(t, err)
 			done := captureResponder(t, w, plan, 0x4242, false, tt.mutate)
 			code, stdout, stderr := ibpeer("replay", "--compare", "--to", w.LocalAddr().String(), "--from", "127.0.0.8:0",
-				"--setup", "manual", "--peer-qpn", "0x4242", "--timeout", "500ms", pcap)
+				"--setup", "manual", "--peer-qpn", "0x4242", "--timeout", "2s", pcap)
 			require.NoError(t, w.Close())
 			<-done
 			assert.Equal(t, tt.code, code, "stdout:\n%s\nstderr: %s", stdout, stderr)
