@@ -567,8 +567,10 @@ func (d *dumper) run(ctx context.Context, files []string, stdin io.Reader) int {
 			return func(b []byte, p *decode.Packet) []byte { return d.appendRendered(b, p, &r) }
 		}, d.out)
 		status = d.loop(ctx, src, live)
-	default:
+	case d.pipelinePays():
 		status = d.loopPipelined(ctx, src)
+	default:
+		status = d.loop(ctx, src, live)
 	}
 	d.drainParallel()
 	d.finish(live)

@@ -63,6 +63,8 @@ func TestPipelineMatchesDirect(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	defer func(n int) { batchPackets = n }(batchPackets)
 	batchPackets = 3
+	defer func(b bool) { pipelineAlways = b }(pipelineAlways)
+	pipelineAlways = true
 
 	paths, err := filepath.Glob("../../pcaps/*.pcap")
 	require.NoError(t, err)
@@ -141,6 +143,8 @@ func TestPipelineStopsOnCancel(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	defer func(n int) { batchPackets = n }(batchPackets)
 	batchPackets = 2
+	defer func(b bool) { pipelineAlways = b }(pipelineAlways)
+	pipelineAlways = true
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	var out, errOut bytes.Buffer
