@@ -717,33 +717,48 @@ func (d *dumper) recordRefs(files []string) ([]recordRef, error) {
 // later frames say about earlier ones; the second pass (the normal run)
 // reads it back.
 func (d *dumper) firstPass(ctx context.Context, files []string) int {
-	src, _, _, closer, err := d.open(files, nil, false)
-	if err != nil {
+	opts := d.ulpOptions()
+	opts.Links = d.links
+	if err := d.prePass(ctx, files, opts, d.o.count, true); err != nil {
 		fmt.Fprintf(d.stderr, "%s: %v\n", d.o.prog, err)
 		return exitError
+	}
+	d.links.SecondPass()
+	return exitOK
+}
+
+// prePass analyses the files with opts before the run that prints: up to
+// limit packets (0: all). A whole pass (-2's first) finishes the analysis
+// and reports a damaged record; a look-ahead stops at one and leaves it to
+// the run that prints, which reports it where it lies.
+func (d *dumper) prePass(ctx context.Context, files []string, opts decode.AnalyzerOptions, limit int, whole bool) error {
+	src, _, _, closer, err := d.open(files, nil, false)
+	if err != nil {
+		return err
 	}
 	if closer != nil {
 		defer closer()
 	}
-	opts := d.ulpOptions()
-	opts.Links = d.links
 	a := decode.NewAnalyzer(opts)
 	dec := decode.NewDecoder(d.decoderOptions)
 	var cp capture.Packet
-	for n := 0; d.o.count == 0 || n < d.o.count; n++ {
+	for n := 0; limit == 0 || n < limit; n++ {
 		err := src.NextInto(&cp)
 		if errors.Is(err, io.EOF) || ctx.Err() != nil {
 			break
 		}
 		if err != nil {
-			fmt.Fprintf(d.stderr, "%s: %v\n", d.o.prog, err)
-			return exitError
+			if !whole {
+				break
+			}
+			return err
 		}
 		a.Analyze(dec.Decode(cp))
 	}
-	a.Finish()
-	d.links.SecondPass()
-	return exitOK
+	if whole {
+		a.Finish()
+	}
+	return nil
 }
 
 // regularFiles reports whether every file is a regular file, which can be
@@ -767,24 +782,11 @@ const lookaheadPackets = 4096
 // starts mid-stream), so that the run that prints decodes them from their
 // first packet; see decode.Lookahead.
 func (d *dumper) lookAhead(ctx context.Context, files []string) int {
-	src, _, _, closer, err := d.open(files, nil, false)
-	if err != nil {
-		fmt.Fprintf(d.stderr, "%s: %v\n", d.o.prog, err)
-		return exitError
-	}
-	if closer != nil {
-		defer closer()
-	}
 	opts := d.ulpOptions()
 	opts.Lookahead = d.lookahead
-	a := decode.NewAnalyzer(opts)
-	dec := decode.NewDecoder(d.decoderOptions)
-	var cp capture.Packet
-	for n := 0; n < lookaheadPackets; n++ {
-		if err := src.NextInto(&cp); err != nil || ctx.Err() != nil {
-			break // the run that prints reports the error
-		}
-		a.Analyze(dec.Decode(cp))
+	if err := d.prePass(ctx, files, opts, lookaheadPackets, false); err != nil {
+		fmt.Fprintf(d.stderr, "%s: %v\n", d.o.prog, err)
+		return exitError
 	}
 	d.lookahead.Done()
 	return exitOK
