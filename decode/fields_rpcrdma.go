@@ -302,6 +302,7 @@ func rpcrdmaFields() []*Field {
 			func(v uint64) (string, bool) { return layers.NFS4Status(v).Name() }, nil),
 		u("nfs.minorversion", "minorversion", FTUint32, BaseDec, compound, func(r *RPCRDMAPacket) uint64 { return uint64(r.Compound.MinorVersion) }),
 		nfs4Opcode(R, compound, compoundRes),
+		nfs4MainOpcode(R, compound, compoundRes),
 	}
 	return append(fields, ibwireRPCFields(R)...)
 }
@@ -331,6 +332,64 @@ func nfs4Opcode(R func(p *Packet) *RPCRDMAPacket, compound, compoundRes func(*Pa
 	f.nth = func(p *Packet, i int, v *Value) bool {
 		var ok bool
 		v.U, ok = op(p, i)
+		return ok
+	}
+	return f
+}
+
+// nfs4OpTier ranks a COMPOUND's operations as Wireshark's NFS dissector
+// does to name what the COMPOUND is about (nfs.main_opcode): the
+// operations of the lowest tier; those not listed are tier 1, the work
+// itself (READ, OPEN, LOOKUP, CLOSE, EXCHANGE_ID...), before ACCESS, then
+// GETATTR and the PUTROOTFH/PUTPUBFH that start a walk, then the
+// bookkeeping around them (SEQUENCE, PUTFH, GETFH, SAVEFH, RESTOREFH).
+var nfs4OpTier = map[layers.NFS4Op]uint8{
+	layers.NFS4OpAccess:  2,
+	layers.NFS4OpGetAttr: 3, layers.NFS4OpPutPubFH: 3, layers.NFS4OpPutRootFH: 3,
+	layers.NFS4OpGetFH: 4, layers.NFS4OpPutFH: 4, layers.NFS4OpRestoreFH: 4, layers.NFS4OpSaveFH: 4, layers.NFS4OpSequence: 4,
+}
+
+func nfs4Tier(op layers.NFS4Op) uint8 {
+	if t, ok := nfs4OpTier[op]; ok {
+		return t
+	}
+	return 1
+}
+
+// nfs4MainOpcode is nfs.main_opcode: the operations of a COMPOUND call or
+// reply whose tier (nfs4OpTier) is the lowest among its operations, in
+// their order.
+func nfs4MainOpcode(R func(p *Packet) *RPCRDMAPacket, compound, compoundRes func(*Packet) bool) *Field {
+	ops := func(p *Packet) []layers.NFS4Op {
+		switch {
+		case compound(p):
+			return R(p).Compound.Ops[:R(p).Compound.NOps]
+		case compoundRes(p):
+			return R(p).CompoundRes.Ops[:R(p).CompoundRes.NOps]
+		}
+		return nil
+	}
+	nth := func(p *Packet, i int) (uint64, bool) {
+		all := ops(p)
+		best := uint8(255)
+		for _, op := range all {
+			best = min(best, nfs4Tier(op))
+		}
+		for _, op := range all {
+			if nfs4Tier(op) == best {
+				if i == 0 {
+					return uint64(op), true
+				}
+				i--
+			}
+		}
+		return 0, false
+	}
+	f := withNames(uintField("nfs.main_opcode", "Main Opcode", FTUint32, BaseDec, func(p *Packet) (uint64, bool) { return nth(p, 0) }),
+		func(v uint64) (string, bool) { return layers.NFS4Op(v).Name() }, nil)
+	f.nth = func(p *Packet, i int, v *Value) bool {
+		var ok bool
+		v.U, ok = nth(p, i)
 		return ok
 	}
 	return f

@@ -319,6 +319,20 @@ var nfs4OpNames = [...]string{3: "ACCESS", 4: "CLOSE", 5: "COMMIT", 6: "CREATE",
 // NFS4OpIllegal is OP_ILLEGAL.
 const NFS4OpIllegal NFS4Op = 10044
 
+// Operations named where something depends on which they are (RFC 8881
+// §18): the file handle and session bookkeeping around a COMPOUND's work.
+const (
+	NFS4OpAccess    NFS4Op = 3
+	NFS4OpGetAttr   NFS4Op = 9
+	NFS4OpGetFH     NFS4Op = 10
+	NFS4OpPutFH     NFS4Op = 22
+	NFS4OpPutPubFH  NFS4Op = 23
+	NFS4OpPutRootFH NFS4Op = 24
+	NFS4OpRestoreFH NFS4Op = 31
+	NFS4OpSaveFH    NFS4Op = 32
+	NFS4OpSequence  NFS4Op = 53
+)
+
 // Name is the operation's name, false for an unknown one.
 func (o NFS4Op) Name() (string, bool) {
 	if int(o) < len(nfs4OpNames) && nfs4OpNames[o] != "" {

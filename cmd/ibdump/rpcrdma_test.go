@@ -180,3 +180,35 @@ func TestRPCResentCallLine(t *testing.T) {
 	assert.Contains(t, lines[32], "NFSv3 FSINFO Call")
 	assert.Contains(t, lines[32], "[retransmission of 32]")
 }
+
+// TestNFS4MainOpcode: nfs.main_opcode names what a COMPOUND is about as
+// tshark 4.0 does, the operations of its lowest tier. The answers are
+// tshark's on the NFSv4.1 captures (tshark -T fields -e nfs.opcode -e
+// nfs.main_opcode), one per distinct operation list.
+func TestNFS4MainOpcode(t *testing.T) {
+	want := map[string]string{
+		"53,22,9": "9", "53,22,3,9": "3", "53,22,18,10,3,9": "18", "53,22,15,10,9": "15", "42": "42",
+		"53,58": "58", "53,24,52": "52", "53,24,10,9": "24,9", "53,22,9,4": "4", "53,22,38": "38",
+		"53,22,26": "26", "43": "43", "53,22,25": "25",
+		"44": "44", "53,22,28": "28", "53,22,32,22,29": "29", "53,22,38,9": "38", "53,22,6,10,9": "6", "57": "57",
+		// A reply that ends at its failed LOOKUP, which tshark leaves
+		// undecoded mid-stream: the tier rule's answer.
+		"53,22,15": "15",
+	}
+	seen := map[string]bool{}
+	for _, capture := range []string{"../../pcaps/rxe/nfs_rdma_v41_mount.pcap", "../../pcaps/rxe/nfs_rdma_v41_midstream.pcap"} {
+		out, _, code := ibdump(t, nil, "-T", "fields", "-E", "occurrence=a", "-E", "aggregator=,", "-e", "nfs.opcode", "-e", "nfs.main_opcode", capture)
+		require.Zero(t, code)
+		for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+			ops, main, _ := strings.Cut(line, "\t")
+			if ops == "" {
+				continue
+			}
+			w, ok := want[ops]
+			require.True(t, ok, "%s: operations %s not in tshark's table", capture, ops)
+			assert.Equal(t, w, main, "%s: operations %s", capture, ops)
+			seen[ops] = true
+		}
+	}
+	assert.Len(t, seen, len(want), "every operation list of the table occurs")
+}
