@@ -96,7 +96,7 @@ var allowedImports = map[string][]string{
 	"internal/peer/bw":              {"endpoint", "internal/peer/device", "internal/peer/exchange", "internal/peer/perf", "layers", "setup"},
 	"internal/peer/exchange":        {"endpoint", "layers"},
 	"internal/peer/perftest":        {"endpoint", "internal/peer/device", "internal/peer/exchange", "internal/peer/perf", "layers", "setup"},
-	"internal/peer/replaycmd":       {"capture", "decode", "dfilter", "endpoint", "internal/peer/exchange", "internal/peer/perf", "layers", "replay", "setup"},
+	"internal/peer/replaycmd":       {"capture", "decode", "dfilter", "endpoint", "internal/peer/device", "internal/peer/exchange", "internal/peer/perf", "layers", "replay", "setup"},
 	"internal/peer/serve/servetest": {"internal/peer/peertest", "internal/peer/serve"},
 	"cmd/":                          {"*"},
 	"interop":                       {"*"},
