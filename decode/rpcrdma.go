@@ -567,9 +567,11 @@ func (a *Analyzer) rpcDone(r *rpcConn, c *rpcCall) {
 // rpcPut writes pl at offset off of buf, a message being reassembled,
 // within limit bytes and the keep of every open call; what does not fit
 // is dropped (the message's data then incomplete).
-func (s *rpcState) rpcPut(buf []byte, off int, pl []byte, limit int) []byte {
+func (s *rpcState) rpcPut(buf []byte, off int, pl []byte, limit, floor int) []byte {
 	if s.kept >= rpcKeepTotal {
-		limit = min(limit, len(buf))
+		// Past the total keep, a message grows no further than it has,
+		// or than its floor: a reply chunk's RPC header and status.
+		limit = min(limit, max(len(buf), floor))
 	}
 	if off >= limit {
 		return buf
@@ -748,7 +750,7 @@ func (a *Analyzer) rpcReadData(x *rpcXfer, pl []byte, pk *RPCRDMAPacket) {
 		off += int(s.seg.Length)
 	}
 	if len(c.msg) > 0 {
-		c.msg = a.rpc.rpcPut(c.msg, off, pl, len(c.msg))
+		c.msg = a.rpc.rpcPut(c.msg, off, pl, len(c.msg), 0)
 	}
 	x.off += len(pl)
 	c.readGot += len(pl)
@@ -868,7 +870,7 @@ func (a *Analyzer) rpcRequestData(r *rpcConn, p *Packet, b *layers.BTH, info *la
 		for _, s := range c.segs[c.firstReplySeg():w.seg] {
 			off += int(s.seg.Length)
 		}
-		c.reply = a.rpc.rpcPut(c.reply, off, pl, max(rpcReplyKeep, rpcKeepMax))
+		c.reply = a.rpc.rpcPut(c.reply, off, pl, rpcKeepMax, rpcReplyKeep)
 		if w.call.segs[w.seg].seg.Offset == w.call.segs[c.firstReplySeg()].seg.Offset {
 			c.replyFrame = a.frame // the reply chunk's first segment holds the RPC reply's start
 		}
@@ -919,6 +921,9 @@ func (a *Analyzer) rpcRetire(id uint32) {
 	if r := a.rpc.conns[id]; r != nil {
 		if !a.finished {
 			a.rpcOutstanding(id, r)
+		}
+		for _, c := range r.calls {
+			a.rpc.kept -= len(c.reply) + len(c.msg) // their bytes leave the total keep
 		}
 		delete(a.rpc.conns, id)
 	}
