@@ -373,10 +373,12 @@ func (r *xdrReader) nfs4Args(op NFS4Op) bool {
 		r.skip(xdrSessionID)
 	case 45: // FREE_STATEID
 		r.skip(xdrStateID)
-	case 46: // GET_DIR_DELEGATION
-		r.skip(4 + 12 + 12)
+	case 46: // GET_DIR_DELEGATION: signal, notification types, two attr_notice4 (nfstime4), two attribute bitmaps
+		r.skip(4)
 		r.bitmap4()
-		r.skip(8 + 8)
+		r.skip(12 + 12)
+		r.bitmap4()
+		r.bitmap4()
 	case 47: // GETDEVICEINFO
 		r.skip(16 + 4 + 4)
 		r.bitmap4()

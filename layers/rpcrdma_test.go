@@ -409,3 +409,23 @@ func TestNFS4CompoundRes(t *testing.T) {
 	assert.Equal(t, "NFS4ERR_NOENT", layers.NFS4Status(2).String())
 	assert.Equal(t, "Unknown(99999)", layers.NFS4Status(99999).String())
 }
+
+// TestNFS4GetDirDelegationArgs: GET_DIR_DELEGATION's arguments (RFC 8881
+// §18.39.1: a bool, a bitmap4, two attr_notice4 of 12 bytes, two bitmap4)
+// are stepped over whole, so the operation after them is read.
+func TestNFS4GetDirDelegationArgs(t *testing.T) {
+	args := mustHex("00000000" + // tag, empty
+		"00000001" + "00000002" + // minorversion 1, two operations
+		"0000002e" + // GET_DIR_DELEGATION
+		"00000001" + // gdda_signal_deleg_avail
+		"00000001" + "00000003" + // notification types, one word
+		"000000000000000100000002" + "000000000000000300000004" + // child and dir attr delays
+		"00000002" + "0000000500000006" + // child attributes, two words
+		"00000001" + "00000007" + // dir attributes, one word
+		"0000000a") // GETFH
+	var c layers.NFS4Compound
+	require.NoError(t, c.DecodeFromBytes(args))
+	require.Equal(t, 2, c.NOps)
+	assert.Equal(t, []layers.NFS4Op{46, 10}, c.Ops[:2])
+	assert.False(t, c.Partial)
+}
