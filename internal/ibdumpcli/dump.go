@@ -528,6 +528,10 @@ func (d *dumper) run(ctx context.Context, files []string, stdin io.Reader) int {
 		if status := d.lookAhead(ctx, files); status != exitOK {
 			return status
 		}
+	} else if d.lookahead != nil {
+		// Standard input or a pipe is read once: nothing was looked
+		// ahead at, and the run must not record what it sees either.
+		d.lookahead.Done()
 	}
 	src, live, name, closer, err := d.open(files, stdin, true)
 	if err != nil {
