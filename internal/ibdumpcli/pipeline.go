@@ -159,6 +159,14 @@ func (pl *pipeline) fill(b *batch, src source) {
 			b.err = io.EOF
 			return
 		}
+		select {
+		case <-pl.stop:
+			// The run has stopped (an error, a cancel): a slow source
+			// such as a pipe is not waited on for the rest of a batch.
+			b.err = io.EOF
+			return
+		default:
+		}
 		if err := src.NextInto(cp); err != nil {
 			b.err = err
 			return
