@@ -610,7 +610,7 @@ func (d *dumper) run(ctx context.Context, files []string, stdin io.Reader) int {
 
 // newParquet makes -T parquet's exporter from the flags.
 func newParquet(o *options) (*parquetout.Exporter, error) {
-	po := parquetout.Options{Dir: o.write, Name: exportName(o), Extra: o.fields}
+	po := parquetout.Options{Dir: o.write, Name: exportName(o), Extra: o.fields, Cores: o.jobs}
 	if o.write == "" || o.write == "-" {
 		return nil, errors.New("-T parquet needs -w DIR, the folder the tables go into")
 	}

@@ -371,7 +371,7 @@ type colFile struct {
 // to hold about rows rows, which the columns' buffers are made for: they
 // then never grow by copying, and the pages of a sparse column's buffer
 // that are never written are never touched, so they take no memory.
-func newColFile(f *os.File, root string, cols []*column, rows, maxRows int) (*colFile, error) {
+func newColFile(f *os.File, root string, cols []*column, rows, maxRows, cores int) (*colFile, error) {
 	// A page is compressed on its own (EncodeAll), so a window larger than
 	// the largest page gains nothing; the default (8 MiB) made the encoder
 	// keep a 16 MiB history buffer per file.
@@ -384,7 +384,10 @@ func newColFile(f *os.File, root string, cols []*column, rows, maxRows int) (*co
 	cf.enc = thrift.NewEncoder(new(thrift.CompactProtocol).NewWriter(&cf.hdr))
 	cf.schema = append(cf.schema, format.SchemaElement{Name: root, NumChildren: thrift.New(int32(len(cols)))})
 	cf.reserveRows, cf.maxRows = rows, maxRows
-	cf.async = runtime.GOMAXPROCS(0) >= asyncMinProcs
+	if cores <= 0 {
+		cores = runtime.GOMAXPROCS(0)
+	}
+	cf.async = cores >= asyncMinProcs
 	for _, c := range cols {
 		c.row = &cf.rows
 		c.reserve(rows, maxRows)

@@ -25,7 +25,7 @@ func TestSharedLevelsMustAgree(t *testing.T) {
 			f, err := os.Create(filepath.Join(t.TempDir(), "t.parquet"))
 			require.NoError(t, err)
 			defer f.Close()
-			cf, err := newColFile(f, "packets", []*column{leader, follower}, 4, 4)
+			cf, err := newColFile(f, "packets", []*column{leader, follower}, 4, 4, 0)
 			require.NoError(t, err)
 			for row := range 3 {
 				leader.putInt32(int32(row))

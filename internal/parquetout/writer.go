@@ -42,6 +42,10 @@ type Options struct {
 	// RowGroupRows is the packets table's row-group size (DefaultRowGroupRows
 	// when 0).
 	RowGroupRows int
+	// Cores is how many cores the export may count on (ibdump's -j; all
+	// of the process's when 0): a file writes its row groups on a
+	// goroutine of its own only when there is a core for it.
+	Cores int
 }
 
 // Label is one --label key=value.
@@ -326,7 +330,7 @@ func (e *Exporter) newPacketFile(path string) (*packetFile, error) {
 	}
 	// A shard's row group fills with its share of the packets.
 	rows := max(1024, e.o.RowGroupRows/e.o.Shards)
-	if pf.cf, err = newColFile(f, "packets", cols, rows, e.o.RowGroupRows); err != nil {
+	if pf.cf, err = newColFile(f, "packets", cols, rows, e.o.RowGroupRows, e.o.Cores); err != nil {
 		f.Close()
 		return nil, err
 	}
