@@ -603,6 +603,9 @@ func (qp *QP) run() {
 		}
 		qp.resp.flushAck()
 		qp.flush()
+		if qp.typ != RC {
+			qp.req.completeSent()
+		}
 	}
 }
 

@@ -248,10 +248,7 @@ func (r *requester) sendPacket(w *wqe) {
 		}
 		if last {
 			r.next++
-			w.sentAll = true
-			if qp.typ == UC {
-				r.completeSent()
-			}
+			w.sentAll = true // a UC WR completes once the QP has written it (QP.run)
 		}
 	case WRRead:
 		h, _ := qp.start(opcodeFor(svc, layers.OpRDMAReadRequest, layers.PosOnly, false, false), 0)
@@ -288,9 +285,8 @@ func (r *requester) sendUD(w *wqe) {
 	qp := r.qp
 	wr := &w.p.wr
 	r.next++
-	w.sentAll = true
+	w.sentAll = true // it completes once the QP has written it (QP.run)
 	if w.length > qp.mtu {
-		r.completeSent()
 		return
 	}
 	imm := wr.Op == WRSendWithImm
@@ -313,7 +309,6 @@ func (r *requester) sendUD(w *wqe) {
 	}
 	qp.finish(wr.Dest.Addr.Unmap(), udSourcePort(qp.qpn), hop)
 	r.psn = r.psn.Add(1)
-	r.completeSent()
 }
 
 // ackReq applies rxe's policy: the A bit on the last packet of a message,
@@ -362,7 +357,9 @@ func (r *requester) progress(psn layers.PSN) {
 }
 
 // completeSent completes UC and UD WRs, which need no acknowledgement, in
-// order.
+// order, once their packets are on the wire: the QP's loop calls it after
+// each flush, so a completion never runs ahead of the datagrams it
+// reports sent.
 func (r *requester) completeSent() {
 	for r.head < r.next {
 		w := r.at(r.head)
