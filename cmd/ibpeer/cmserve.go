@@ -21,7 +21,7 @@ import (
 	"github.com/ibwire/ibwire/internal/peer/udaddy"
 )
 
-const cmServeUsage = `usage: ibpeer serve --cm PORT --bind IP [--connections N] [--count C] [--size S] [--loop] [--max-conns M]
+var cmServeUsage = `usage: ibpeer serve --cm PORT --bind IP [--connections N] [--count C] [--size S] [--loop] [--max-conns M]
 
 Accepts RDMA CM connections (REQ, REP, RTU over QP1; TCP port space) on PORT and answers
 like librdmacm's ucmatose server: once N connections are established it SENDs C messages of

@@ -22,7 +22,7 @@ import (
 	"github.com/ibwire/ibwire/setup"
 )
 
-const pingpongUsage = `usage: ibpeer pingpong [--rc|--uc|--ud|--srq] --addr IP [flags]          start a server and wait for connection
+var pingpongUsage = `usage: ibpeer pingpong [--rc|--uc|--ud|--srq] --addr IP [flags]          start a server and wait for connection
        ibpeer pingpong [--rc|--uc|--ud|--srq] --addr IP [flags] <host>   connect to server at <host>
 
 Plays ibv_rc_pingpong (--rc, the default), ibv_uc_pingpong (--uc), ibv_ud_pingpong (--ud) or

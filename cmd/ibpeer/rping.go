@@ -19,7 +19,7 @@ import (
 	"github.com/ibwire/ibwire/internal/peer/rping"
 )
 
-const rpingUsage = `usage: ibpeer rping -s [-vVd] [-S size] [-C count] [-a addr] [-p port] [-P] [--bind IP]
+var rpingUsage = `usage: ibpeer rping -s [-vVd] [-S size] [-C count] [-a addr] [-p port] [-P] [--bind IP]
        ibpeer rping -c [-vVd] [-S size] [-C count] [-I addr] -a addr [-p port] [--bind IP]
 
 Plays librdmacm's rping against rping on any RDMA CM device (rdma_rxe, a NIC) or another ibpeer:

@@ -11,7 +11,7 @@ import (
 	"github.com/ibwire/ibwire/internal/peer/ucmatose"
 )
 
-const ucmatoseUsage = `usage: ibpeer ucmatose [-s server_address] [-b bind_address] [-c connections]
+var ucmatoseUsage = `usage: ibpeer ucmatose [-s server_address] [-b bind_address] [-c connections]
                        [-C message_count] [-S message_size] [-p port_number] [-t tos] [--bind IP]
 
 Plays librdmacm's ucmatose against ucmatose on any RDMA CM device (rdma_rxe, a NIC) or another

@@ -12,7 +12,7 @@ import (
 	"github.com/ibwire/ibwire/internal/peer/udaddy"
 )
 
-const udaddyUsage = `usage: ibpeer udaddy [-s server_address] [-b bind_address] [-c connections]
+var udaddyUsage = `usage: ibpeer udaddy [-s server_address] [-b bind_address] [-c connections]
                      [-C message_count] [-S message_size] [-p port_number] [--bind IP]
 
 Plays librdmacm's udaddy against udaddy on any RDMA CM device (rdma_rxe, a NIC) or another
