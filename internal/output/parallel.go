@@ -133,14 +133,6 @@ func (pl *Parallel) flushBatch() {
 	pl.cur = nil
 }
 
-// Err returns the first write error so far: a caller stops feeding packets
-// once the reader of its output has gone away.
-func (pl *Parallel) Err() error {
-	pl.mu.Lock()
-	defer pl.mu.Unlock()
-	return pl.err
-}
-
 // Close renders what is queued, waits until everything is written and
 // returns the first write error.
 func (pl *Parallel) Close() error {
@@ -149,7 +141,9 @@ func (pl *Parallel) Close() error {
 	close(pl.ordered)
 	pl.workers.Wait()
 	<-pl.written
-	return pl.Err()
+	pl.mu.Lock()
+	defer pl.mu.Unlock()
+	return pl.err
 }
 
 func (pl *Parallel) render(appendPacket AppendFunc) {
