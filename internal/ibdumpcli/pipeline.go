@@ -268,7 +268,7 @@ type renderer struct {
 // newRenderer returns renderers configured as the dumper's, with scratch
 // state of their own.
 func (d *dumper) newRenderer() renderer {
-	s, t, tr := d.summary, d.text, d.tree
+	s, t, tr := d.summary.Config(), d.text.Config(), d.tree.Config()
 	r := renderer{summary: &s, text: &t, tree: &tr}
 	if d.fields != nil {
 		f, err := output.NewFields(d.o.fields, d.fieldsOpts)

@@ -39,6 +39,12 @@ type Summary struct {
 	lastPrefix []byte
 }
 
+// Config returns s's options without its scratch state: a renderer of
+// the same lines for another goroutine.
+func (s *Summary) Config() Summary {
+	return Summary{Time: s.Time, Nanos: s.Nanos, Location: s.Location, Number: s.Number, Verbose: s.Verbose, Ether: s.Ether}
+}
+
 // Append appends the line for p, without a newline.
 func (s *Summary) Append(buf []byte, p *decode.Packet) []byte {
 	if s.Number {

@@ -101,6 +101,9 @@ type TextLine struct {
 	tmp   []byte
 }
 
+// Config returns t's options without its scratch state.
+func (t *TextLine) Config() TextLine { return TextLine{Nanos: t.Nanos} }
+
 // Append appends the line for p, without a newline.
 func (t *TextLine) Append(buf []byte, p *decode.Packet) []byte {
 	buf = appendIntLeft(buf, int64(p.Number), 5)

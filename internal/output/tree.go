@@ -23,6 +23,10 @@ type Tree struct {
 	cache []cachedLine
 }
 
+// Config returns t's options without its scratch state (the walk, the
+// lines kept from the last packet).
+func (t *Tree) Config() Tree { return Tree{Only: t.Only} }
+
 // Append appends the tree of p, each line ending in a newline.
 func (t *Tree) Append(buf []byte, p *decode.Packet) []byte {
 	t.buf, t.p, t.skip = buf, p, -1
