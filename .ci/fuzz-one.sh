@@ -19,9 +19,9 @@
 # nothing. A coverage bit that only some runs of an input set (endpoint's
 # FuzzCMPassive: fmt's printer pool refilled after a GC) makes an input
 # "new", its minimized form is not, so the bit never joins the coordinator's
-# coverage and the next GC starts another minimization: both workers sat in
-# them and execs stood still from second 6 to the end of a 20 s run. A
-# crasher is still written, only less minimized.
+# coverage and the next GC starts another minimization, so unbounded
+# minimization can take a short run's whole time. A crasher is still
+# written, only less minimized.
 set -uo pipefail
 pkg=$1 name=$2 fuzztime=$3
 minimize=${FUZZMINIMIZETIME:-200x}

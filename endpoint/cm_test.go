@@ -494,11 +494,11 @@ func FuzzCMPassive(f *testing.F) {
 				}
 			}()
 			// Every goroutine of the bubble settles before each MAD and
-			// after it, so one input takes one path: coverage that depended
-			// on whether Accept or the REQ came first, or on which of the
-			// CM's ready channels a select took, made the fuzzer minimize
-			// inputs whose "new" coverage was only scheduling, for the
-			// whole run (Go gives each 60 s), and it fuzzed nothing.
+			// after it, so one input takes one path and its coverage does
+			// not depend on whether Accept or the REQ came first, or on
+			// which of the CM's ready channels a select took: coverage
+			// that scheduling alone sets makes the fuzzer minimize inputs
+			// that are not new.
 			synctest.Wait()
 			for len(in) > 0 {
 				n := min(len(in), layers.MADLength)

@@ -38,9 +38,8 @@ import (
 // outputs) keeps the direct loop: there the work after decoding is small,
 // and handing each decoded packet to the other core (its headers written
 // in one core's cache and read in the other's) costs what the overlap
-// saves. Measured on 2 cores over the 1M-packet benchmark capture, best
-// of 6: -q -z conv,qp 0.22 s wall and 0.22 s CPU in the direct loop, 0.23
-// s and 0.37 s pipelined; -T parquet 0.51 s wall direct, 0.34 s pipelined.
+// saves (BENCHMARKS.md, "The merged tree on a quiet machine", has the
+// runs of each shape).
 type pipeline struct {
 	d     *dumper
 	free  chan *batch // batches ready to be filled
