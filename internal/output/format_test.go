@@ -3,10 +3,15 @@ package output
 import (
 	"math"
 	"net/netip"
+	"path/filepath"
 	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ibwire/ibwire/capture"
+	"github.com/ibwire/ibwire/decode"
 )
 
 // The renderers' number formatting against strconv's and netip's, which
@@ -38,4 +43,50 @@ func TestAppendIPv4(t *testing.T) {
 		ip := [4]byte{b, b ^ 0x55, 255 - b, b / 3}
 		assert.Equal(t, netip.AddrFrom4(ip).String(), string(appendIPv4([]byte{}, ip)))
 	}
+}
+
+// TestFieldsValueAsRegistry: -T fields writes the common types itself
+// (appendValue) instead of through decode.Field.AppendValue; for every
+// field of the registry, on every packet of the corpus, both write the
+// same text.
+func TestFieldsValueAsRegistry(t *testing.T) {
+	files, err := filepath.Glob("../../pcaps/*.pcap")
+	require.NoError(t, err)
+	rxe, err := filepath.Glob("../../pcaps/rxe/*.pcap")
+	require.NoError(t, err)
+	files = append(files, rxe...)
+	require.NotEmpty(t, files)
+	all := decode.Fields()
+	kinds := make([]valueKind, len(all))
+	for i, f := range all {
+		kinds[i] = valueKindOf(f)
+	}
+	var v decode.Value
+	checked := 0
+	for _, path := range files {
+		r, err := capture.Open(path)
+		require.NoError(t, err, path)
+		dec := decode.NewDecoder(decode.Options{})
+		a := decode.NewAnalyzer(decode.AnalyzerOptions{})
+		for n := 0; n < 300; n++ {
+			cp, err := r.Next()
+			if err != nil {
+				break
+			}
+			p := dec.Decode(cp)
+			a.Analyze(p)
+			for i, f := range all {
+				if kinds[i] == valueGeneric || !f.Get(p, &v) {
+					continue
+				}
+				checked++
+				want := string(f.AppendValue(nil, &v))
+				if got := string(appendValue(nil, kinds[i], f, &v)); got != want {
+					assert.Equal(t, want, got, "%s frame %d %s", filepath.Base(path), cp.Number, f.Name)
+				}
+			}
+		}
+		r.Close()
+	}
+	assert.Greater(t, checked, 10000)
 }
