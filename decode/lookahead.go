@@ -39,14 +39,26 @@ func (l *Lookahead) record(c *conv, seen *map[dirKey]bool) {
 	if l == nil || l.reading {
 		return
 	}
+	markDirs(c, seen)
+}
+
+// markDirs notes every direction of c in *seen, made when first needed:
+// what a pass before the one that prints (the look-ahead, -2's first)
+// tells it about a connection's upper layer.
+func markDirs(c *conv, seen *map[dirKey]bool) {
+	for _, d := range c.dirs {
+		if d != nil {
+			markDir(seen, d.key, true)
+		}
+	}
+}
+
+// markDir sets (*seen)[k], making the map when first needed.
+func markDir(seen *map[dirKey]bool, k dirKey, v bool) {
 	if *seen == nil {
 		*seen = map[dirKey]bool{}
 	}
-	for _, d := range c.dirs {
-		if d != nil {
-			(*seen)[d.key] = true
-		}
-	}
+	(*seen)[k] = v
 }
 
 // found reports, on the pass that prints, whether the look-ahead recorded

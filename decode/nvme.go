@@ -538,17 +538,8 @@ func (d *direction) declared(qps []uint32) bool {
 // *seen: the second pass knows the connection's upper layer from its
 // first packet.
 func (a *Analyzer) linkDirs(c *conv, seen *map[dirKey]bool) {
-	l := a.opts.Links
-	if l == nil || l.second {
-		return
-	}
-	if *seen == nil {
-		*seen = map[dirKey]bool{}
-	}
-	for _, dd := range c.dirs {
-		if dd != nil {
-			(*seen)[dd.key] = true
-		}
+	if l := a.opts.Links; l != nil && !l.second {
+		markDirs(c, seen)
 	}
 }
 
@@ -571,16 +562,10 @@ func (a *Analyzer) nvmeNewConn(c *conv, host uint8) *nvmeConn {
 func (a *Analyzer) nvmeAttach(d *direction, n *nvmeConn) {
 	d.nvme = n
 	if l := a.opts.Links; l != nil && !l.second {
-		if l.nvme == nil {
-			l.nvme = map[dirKey]bool{}
-		}
-		l.nvme[d.key] = d.side == n.host
+		markDir(&l.nvme, d.key, d.side == n.host)
 	}
 	if l := a.opts.Lookahead; l != nil && !l.reading {
-		if l.nvme == nil {
-			l.nvme = map[dirKey]bool{}
-		}
-		l.nvme[d.key] = d.side == n.host
+		markDir(&l.nvme, d.key, d.side == n.host)
 	}
 }
 
