@@ -554,16 +554,26 @@ func (r *xdrReader) nfs4Result(op NFS4Op) bool {
 	return true
 }
 
+// nfs4Tag reads a COMPOUND's tag, which opens its arguments and follows
+// its reply's status.
+func (r *xdrReader) nfs4Tag() ([]byte, error) {
+	tag, ok := r.opaque("tag", nfs4MaxTag)
+	if !ok {
+		if r.short {
+			return nil, r.err("NFS")
+		}
+		return nil, &DecodeError{Layer: "NFS", Field: "tag", Err: ErrMalformed, Detail: "longer than 1024 bytes"}
+	}
+	return tag, nil
+}
+
 // DecodeFromBytes reads a COMPOUND call's arguments (an RPC call's Body).
 func (c *NFS4Compound) DecodeFromBytes(data []byte) error {
 	*c = NFS4Compound{}
 	r := xdrReader{b: data}
-	tag, ok := r.opaque("tag", nfs4MaxTag)
-	if !ok {
-		if r.short {
-			return r.err("NFS")
-		}
-		return &DecodeError{Layer: "NFS", Field: "tag", Err: ErrMalformed, Detail: "longer than 1024 bytes"}
+	tag, err := r.nfs4Tag()
+	if err != nil {
+		return err
 	}
 	c.Tag = tag
 	c.MinorVersion = r.u32("minorversion")
@@ -596,12 +606,9 @@ func (c *NFS4CompoundRes) DecodeFromBytes(data []byte) error {
 	*c = NFS4CompoundRes{}
 	r := xdrReader{b: data}
 	c.Status = NFS4Status(r.u32("status"))
-	tag, ok := r.opaque("tag", nfs4MaxTag)
-	if !ok {
-		if r.short {
-			return r.err("NFS")
-		}
-		return &DecodeError{Layer: "NFS", Field: "tag", Err: ErrMalformed, Detail: "longer than 1024 bytes"}
+	tag, err := r.nfs4Tag()
+	if err != nil {
+		return err
 	}
 	c.Tag = tag
 	c.Count = r.u32("resarray")
