@@ -65,18 +65,24 @@ func TestRun(t *testing.T) {
 // refuses the service, when nothing answers, and when a datagram would not
 // fit the port's MTU; each returns a non-zero status.
 func TestClientFailures(t *testing.T) {
-	quick := endpoint.CMConfig{ResponseTimeout: 8, MaxRetries: 1} // 1 ms, one retry
+	// Where nothing answers, the wait is the point: 1 ms and one retry.
+	// Where the server answers, the answer ends the wait, so a long one
+	// costs nothing and a loaded machine cannot turn a refusal into a
+	// timeout.
+	quick := endpoint.CMConfig{ResponseTimeout: 8, MaxRetries: 1}    // 1 ms, one retry
+	patient := endpoint.CMConfig{ResponseTimeout: 16, MaxRetries: 3} // 268 ms, three retries
 	for i, tc := range []struct {
 		name       string
 		serverPort uint16 // 0: no server at all
 		size, mtu  int
+		cm         endpoint.CMConfig
 		want       string
 	}{
-		{name: "service not served", serverPort: DefaultPort + 1, size: 100,
+		{name: "service not served", serverPort: DefaultPort + 1, size: 100, cm: patient,
 			want: "udaddy: event: RDMA_CM_EVENT_UNREACHABLE, error: -22\ntest complete\nreturn status -22\n"},
-		{name: "no answer", size: 100,
+		{name: "no answer", size: 100, cm: quick,
 			want: "udaddy: event: RDMA_CM_EVENT_UNREACHABLE, error: -110\ntest complete\nreturn status -110\n"},
-		{name: "datagram over the MTU", serverPort: DefaultPort, size: 2000, mtu: 1024,
+		{name: "datagram over the MTU", serverPort: DefaultPort, size: 2000, mtu: 1024, cm: patient,
 			want: "udaddy: message_size 2000 is larger than active mtu 1024\ntest complete\nreturn status -22\n"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -100,7 +106,7 @@ func TestClientFailures(t *testing.T) {
 			}
 			var co peertest.Buffer
 			err := Run(ctx, Config{Local: netip.MustParseAddr(cli), Server: netip.MustParseAddr(srv), Port: DefaultPort,
-				Connections: 1, Count: 10, Size: tc.size, ActiveMTU: tc.mtu, CM: quick}, &co)
+				Connections: 1, Count: 10, Size: tc.size, ActiveMTU: tc.mtu, CM: tc.cm}, &co)
 			require.ErrorIs(t, err, ErrFailed)
 			assert.Equal(t, "udaddy: starting client\nudaddy: connecting\n"+tc.want, co.String())
 		})
