@@ -305,24 +305,8 @@ func TestISERResentCommand(t *testing.T) {
 // bytes of payload: the iSER header, the BHS and 24 of its data) is a
 // malformed finding naming the field; decoding goes on.
 func TestISERShortDataSegmentIsMalformed(t *testing.T) {
-	r, err := capture.Open("../pcaps/rxe/iser_login.pcap")
-	require.NoError(t, err)
-	defer r.Close()
-	var found []decode.Finding
-	a := decode.NewAnalyzer(decode.AnalyzerOptions{OnFinding: func(f decode.Finding) {
-		if f.Kind == decode.FindULPMalformed {
-			found = append(found, f)
-		}
-	}})
-	dec := decode.NewDecoder(decode.Options{SkipCRC: true})
-	var cp capture.Packet
-	for r.NextInto(&cp) == nil {
-		if cp.Number == 6 { // Ethernet 14, IPv4 20, UDP 8, BTH 12
-			cp.Data = shortenRoCEv2(cp.Data, 54, 100)
-		}
-		a.Analyze(dec.Decode(cp))
-	}
-	a.Finish()
+	// Ethernet 14, IPv4 20, UDP 8, BTH 12, then 100 bytes.
+	_, found := analyseCut(t, "../pcaps/rxe/iser_login.pcap", map[int]cutPayload{6: {54, 100}}, nil)
 	require.Len(t, found, 1)
 	assert.Equal(t, uint32(6), found[0].Frame)
 	assert.Equal(t, "Malformed iSER: iscsi.ahs or iscsi.datasegmentlength runs past the SEND that carries the PDU", found[0].Summary())

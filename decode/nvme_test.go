@@ -422,6 +422,42 @@ func TestNVMeErrorStatus(t *testing.T) {
 // BTH, the payload from off, the ICRC) with the payload cut to keep bytes,
 // and the IPv4 total length and UDP length to match; the ICRC no longer
 // fits, so the decoder that reads it must skip the check.
+// cutPayload cuts a RoCEv2 frame's transport payload to keep bytes: hdr
+// is the length of the headers before it (Ethernet, IP, UDP, BTH and any
+// extended header).
+type cutPayload struct{ hdr, keep int }
+
+// analyseCut decodes and analyses the capture at path with the frames cuts
+// names shortened, hands each packet to each (nil: none) after its
+// analysis, and returns the analyzer, finished, and the upper-layer
+// malformed findings it reported, in order.
+func analyseCut(t *testing.T, path string, cuts map[int]cutPayload, each func(*decode.Packet)) (*decode.Analyzer, []decode.Finding) {
+	t.Helper()
+	r, err := capture.Open(path)
+	require.NoError(t, err)
+	defer r.Close()
+	var found []decode.Finding
+	a := decode.NewAnalyzer(decode.AnalyzerOptions{OnFinding: func(f decode.Finding) {
+		if f.Kind == decode.FindULPMalformed {
+			found = append(found, f)
+		}
+	}})
+	dec := decode.NewDecoder(decode.Options{SkipCRC: true})
+	var cp capture.Packet
+	for r.NextInto(&cp) == nil {
+		if c, ok := cuts[cp.Number]; ok {
+			cp.Data = shortenRoCEv2(cp.Data, c.hdr, c.keep)
+		}
+		p := dec.Decode(cp)
+		a.Analyze(p)
+		if each != nil {
+			each(p)
+		}
+	}
+	a.Finish()
+	return a, found
+}
+
 func shortenRoCEv2(data []byte, off, keep int) []byte {
 	out := append([]byte(nil), data[:off+keep]...)
 	out = append(out, data[len(data)-4:]...) // the ICRC
@@ -439,29 +475,14 @@ func shortenRoCEv2(data []byte, off, keep int) []byte {
 // frame 232 (a CQE, 16 bytes) cut to 10. The other two Reads of the
 // excerpt and everything after still decode and match.
 func TestNVMeShortCapsuleIsMalformed(t *testing.T) {
-	r, err := capture.Open("../pcaps/rxe/nvme_rdma_connect.pcap")
-	require.NoError(t, err)
-	defer r.Close()
-	var found []decode.Finding
-	a := decode.NewAnalyzer(decode.AnalyzerOptions{OnFinding: func(f decode.Finding) {
-		if f.Kind == decode.FindULPMalformed {
-			found = append(found, f)
-		}
-	}})
-	dec := decode.NewDecoder(decode.Options{SkipCRC: true})
 	opc := decode.MustLookup("nvme.cmd.opc")
-	var cp capture.Packet
 	var v decode.Value
 	laterCommands := 0
-	for r.NextInto(&cp) == nil {
-		switch cp.Number {
-		case 226: // Ethernet 14, IPv4 20, UDP 8, BTH 12: the SQE
-			cp.Data = shortenRoCEv2(cp.Data, 54, 40)
-		case 232: // and IETH 4: the CQE
-			cp.Data = shortenRoCEv2(cp.Data, 58, 10)
-		}
-		p := dec.Decode(cp)
-		a.Analyze(p)
+	cuts := map[int]cutPayload{
+		226: {54, 40}, // Ethernet 14, IPv4 20, UDP 8, BTH 12: the SQE
+		232: {58, 10}, // and IETH 4: the CQE
+	}
+	a, found := analyseCut(t, "../pcaps/rxe/nvme_rdma_connect.pcap", cuts, func(p *decode.Packet) {
 		switch {
 		case p.Number == 226 || p.Number == 232:
 			assert.True(t, p.Analysis.Has(decode.FindULPMalformed), "frame %d", p.Number)
@@ -469,8 +490,7 @@ func TestNVMeShortCapsuleIsMalformed(t *testing.T) {
 		case p.Number > 232 && opc.Get(p, &v):
 			laterCommands++
 		}
-	}
-	a.Finish()
+	})
 	require.Len(t, found, 2)
 	assert.Equal(t, uint32(226), found[0].Frame)
 	assert.Equal(t, "Malformed nvme-rdma command capsule: nvme.cmd (SQE) needs 64 bytes, the SEND carries fewer", found[0].Summary())

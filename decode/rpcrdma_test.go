@@ -243,33 +243,17 @@ func TestRPCRDMANotGuessed(t *testing.T) {
 // every other call still matches: tshark counts 17 replies in the
 // excerpt (13 RDMA_MSG, 4 RDMA_NOMSG), so 15.
 func TestRPCRDMAMalformed(t *testing.T) {
-	r, err := capture.Open("../pcaps/rxe/nfs_rdma_v3_mount.pcap")
-	require.NoError(t, err)
-	defer r.Close()
-	var found []decode.Finding
-	a := decode.NewAnalyzer(decode.AnalyzerOptions{OnFinding: func(f decode.Finding) {
-		if f.Kind == decode.FindULPMalformed {
-			found = append(found, f)
-		}
-	}})
-	dec := decode.NewDecoder(decode.Options{SkipCRC: true})
-	var cp capture.Packet
-	for r.NextInto(&cp) == nil {
-		switch cp.Number {
-		case 32: // Ethernet 14, IPv4 20, UDP 8, BTH 12: the transport header, 28 bytes, then the RPC call
-			cp.Data = shortenRoCEv2(cp.Data, 54, 28+20)
-		case 56: // the reply chunk's second segment starts at byte 48
-			cp.Data = shortenRoCEv2(cp.Data, 54, 52)
-		}
-		p := dec.Decode(cp)
-		a.Analyze(p)
-		if cp.Number == 32 || cp.Number == 56 {
-			assert.True(t, p.Analysis.Has(decode.FindULPMalformed), "frame %d", cp.Number)
+	cuts := map[int]cutPayload{
+		32: {54, 28 + 20}, // Ethernet 14, IPv4 20, UDP 8, BTH 12: the transport header, 28 bytes, then the RPC call
+		56: {54, 52},      // the reply chunk's second segment starts at byte 48
+	}
+	a, found := analyseCut(t, "../pcaps/rxe/nfs_rdma_v3_mount.pcap", cuts, func(p *decode.Packet) {
+		if p.Number == 32 || p.Number == 56 {
+			assert.True(t, p.Analysis.Has(decode.FindULPMalformed), "frame %d", p.Number)
 			require.NotNil(t, p.Analysis.RPCRDMA)
 			assert.Error(t, p.Analysis.RPCRDMA.Err)
 		}
-	}
-	a.Finish()
+	})
 	require.Len(t, found, 2)
 	assert.Equal(t, "Malformed RPC-over-RDMA: rpc message header ends early or is impossible", found[0].Summary())
 	assert.Equal(t, "Malformed RPC-over-RDMA: rpcordma header (chunk lists) ends early or holds an impossible count", found[1].Summary())

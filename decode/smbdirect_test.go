@@ -18,27 +18,12 @@ import (
 // 152 of data) cut to 30 bytes. Its response then has no request to
 // answer; every later request is still matched with its response.
 func TestSMBDirectCutMessageIsMalformed(t *testing.T) {
-	r, err := capture.Open("../pcaps/smbdirect.pcap")
-	require.NoError(t, err)
-	defer r.Close()
-	var found []decode.Finding
-	a := decode.NewAnalyzer(decode.AnalyzerOptions{OnFinding: func(f decode.Finding) {
-		if f.Kind == decode.FindULPMalformed {
-			found = append(found, f)
-		}
-	}})
-	dec := decode.NewDecoder(decode.Options{SkipCRC: true})
 	reqFrame := decode.MustLookup("ibwire.smb2.request_frame")
 	command := decode.MustLookup("ibwire.smb2.command")
-	var cp capture.Packet
 	var v decode.Value
 	matched := 0
-	for r.NextInto(&cp) == nil {
-		if cp.Number == 12 { // Ethernet 14, IPv4 20, UDP 8, BTH 12: the message
-			cp.Data = shortenRoCEv2(cp.Data, 54, 30)
-		}
-		p := dec.Decode(cp)
-		a.Analyze(p)
+	// Ethernet 14, IPv4 20, UDP 8, BTH 12: the message, cut to 30 bytes.
+	_, found := analyseCut(t, "../pcaps/smbdirect.pcap", map[int]cutPayload{12: {54, 30}}, func(p *decode.Packet) {
 		switch {
 		case p.Number == 12:
 			assert.True(t, p.Analysis.Has(decode.FindULPMalformed))
@@ -50,8 +35,7 @@ func TestSMBDirectCutMessageIsMalformed(t *testing.T) {
 		case p.Number > 14 && reqFrame.Get(p, &v):
 			matched++
 		}
-	}
-	a.Finish()
+	})
 	require.Len(t, found, 1)
 	assert.Equal(t, uint32(12), found[0].Frame)
 	assert.Equal(t, "Malformed SMB Direct: smb_direct message ends before its header, or its data offset or length points outside it", found[0].Summary())
