@@ -44,35 +44,26 @@ func iscsiRowKey(r *decode.ISCSISRTRow) opKey {
 
 func smb2Op(c layers.SMB2Command) opKey { return opKey{proto: "SMB2", a: uint32(c)} }
 
-// nvmeOpOf, rpcOpOf and iscsiOpOf are the row of the model's table a
-// completion (reply, response) packet is counted in, asked of the model
-// itself: a table fed that packet alone.
-func nvmeOpOf(p *decode.Packet) opKey {
-	var t decode.NVMeSRT
+// srtTable is one of the model's service response time tables.
+type srtTable[R any] interface {
+	Add(*decode.Packet)
+	Rows() []R
+}
+
+// opOf is the row of the model's table t a completion (reply, response)
+// packet is counted in, asked of the model itself: t, empty, fed that
+// packet alone.
+func opOf[R any](t srtTable[R], p *decode.Packet, key func(R) opKey) opKey {
 	t.Add(p)
 	if rows := t.Rows(); len(rows) == 1 {
-		return nvmeRowKey(rows[0])
+		return key(rows[0])
 	}
 	return opKey{}
 }
 
-func rpcOpOf(p *decode.Packet) opKey {
-	var t decode.RPCSRT
-	t.Add(p)
-	if rows := t.Rows(); len(rows) == 1 {
-		return rpcRowKey(rows[0])
-	}
-	return opKey{}
-}
-
-func iscsiOpOf(p *decode.Packet) opKey {
-	var t decode.ISCSISRT
-	t.Add(p)
-	if rows := t.Rows(); len(rows) == 1 {
-		return iscsiRowKey(rows[0])
-	}
-	return opKey{}
-}
+func nvmeOpOf(p *decode.Packet) opKey  { return opOf(&decode.NVMeSRT{}, p, nvmeRowKey) }
+func rpcOpOf(p *decode.Packet) opKey   { return opOf(&decode.RPCSRT{}, p, rpcRowKey) }
+func iscsiOpOf(p *decode.Packet) opKey { return opOf(&decode.ISCSISRT{}, p, iscsiRowKey) }
 
 // srtSet is the model's four service response time tables over some
 // packets; hist is their rows once the packets are all in.
