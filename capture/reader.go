@@ -105,8 +105,16 @@ type Reader struct {
 	in    *bufio.Reader // raw, or over the decompressed stream
 	off   int64         // bytes consumed from in
 
+	// win is the part of in's buffer that nextPcapBuffered has peeked, and
+	// win[:wpos] the records it has read from it, which in has not yet
+	// discarded. Every other read of in comes after sync, which discards
+	// them and empties the window.
+	win  []byte
+	wpos int
+
 	format   Format
 	order    binary.ByteOrder
+	big      bool // order is big-endian: the byte order decided once per file or section
 	nanos    bool
 	linkType layers.LinkType
 	ifaces   []ngIface
@@ -291,6 +299,11 @@ func (r *Reader) Next() (Packet, error) {
 // The previous contents of p.Data are overwritten. It returns io.EOF after
 // the last packet of the last file, or a *FileError.
 func (r *Reader) NextInto(p *Packet) error {
+	if r.format == FormatPcap && r.err == nil && r.nextPcapBuffered(p) {
+		r.n++
+		p.Number, p.File = r.n, r.name
+		return nil
+	}
 	for r.err == nil {
 		var err error
 		if r.format == FormatPcap {
@@ -324,6 +337,7 @@ const gzipNoCapture = "gzip-compressed, but its content is not pcap or pcapng"
 // pcap or pcapng header is read from the (decompressed) stream.
 func (r *Reader) start(src io.Reader, name string) error {
 	r.name, r.off, r.ifaces = name, 0, r.ifaces[:0]
+	r.win, r.wpos = nil, 0
 	if r.raw == nil {
 		r.raw = bufio.NewReaderSize(src, 64<<10)
 	} else {
@@ -357,9 +371,9 @@ func (r *Reader) start(src io.Reader, name string) error {
 		}
 		return r.leadingIDBs()
 	case 0xa1b2c3d4, 0xa1b23c4d:
-		r.order = binary.BigEndian
+		r.order, r.big = binary.BigEndian, true
 	case 0xd4c3b2a1, 0x4d3cb2a1:
-		r.order = binary.LittleEndian
+		r.order, r.big = binary.LittleEndian, false
 	default:
 		if gzipped {
 			return r.fail(0, 0, fmt.Errorf("%w 0x%08x: %s", ErrBadMagic, m, gzipNoCapture))
@@ -457,10 +471,11 @@ func grow(b []byte, n int) []byte {
 // record.
 const pcapFileHeaderLen = 24
 
+// nextPcap reads a record with copying reads, saying what is wrong with
+// it if anything is: the careful path, for the records nextPcapBuffered
+// leaves (one that straddles the end of the buffer, a damaged one, the
+// first of a file).
 func (r *Reader) nextPcap(p *Packet) error {
-	if r.nextPcapBuffered(p) {
-		return nil
-	}
 	start, h := r.off, r.scratch[:16]
 	p.Offset = start
 	if err := r.fill(h, start, "record header", 16, true); err != nil {
@@ -485,33 +500,72 @@ func (r *Reader) nextPcap(p *Packet) error {
 	return nil
 }
 
-// nextPcapBuffered reads a record that lies whole in the buffer, with one
-// Peek and one Discard instead of two copying reads: most records of a
-// file take this path. It reports false, having consumed nothing, when the
-// record is not buffered whole or anything about it is wrong; nextPcap's
-// careful path then reads it or says what is wrong.
+// nextPcapBuffered reads a record that lies whole in the window: its
+// header is parsed in place and its bytes copied once, into p.Data (which
+// the caller owns). The window is peeked from in's buffer once per
+// buffer's worth of records, never past what is buffered, so a pipe is
+// read exactly as the copying reads would read it. It reports false,
+// having consumed nothing and synced the window, when the next record is
+// not buffered whole or claims more than MaxCaplen; nextPcap then reads it
+// or says what is wrong.
 func (r *Reader) nextPcapBuffered(p *Packet) bool {
-	if r.in.Buffered() < 16 {
-		return false
+	w := r.win[r.wpos:]
+	a, b, ok := r.pcapHeader(w)
+	if !ok {
+		w = r.refill()
+		if a, b, ok = r.pcapHeader(w); !ok {
+			r.sync()
+			return false
+		}
 	}
-	h, _ := r.in.Peek(16)
-	caplen := r.order.Uint32(h[8:])
-	if caplen > MaxCaplen || int(caplen) > r.in.Buffered()-16 {
-		return false
-	}
-	rec, _ := r.in.Peek(16 + int(caplen))
+	n := int(uint32(b))
+	p.Data = grow(p.Data, n)
+	copy(p.Data, w[16:16+n])
+	r.wpos += 16 + n
 	p.Offset = r.off
-	p.Data = grow(p.Data, int(caplen))
-	copy(p.Data, rec[16:])
-	frac := int64(r.order.Uint32(rec[4:]))
+	r.off += int64(16 + n)
+	ns := int64(a >> 32)
 	if !r.nanos {
-		frac *= 1000
+		ns *= 1000
 	}
-	p.Time, p.Length = time.Unix(int64(r.order.Uint32(rec[0:])), frac), int(r.order.Uint32(rec[12:]))
+	p.Time, p.Length = time.Unix(int64(uint32(a)), ns), int(b>>32)
 	p.LinkType, p.Interface = r.linkType, 0
-	n, _ := r.in.Discard(16 + int(caplen))
-	r.off += int64(n)
 	return true
+}
+
+// pcapHeader reads the record header at the start of w in the file's byte
+// order: a holds the seconds (low half) and the fraction, b the captured
+// length (low half) and the length on the wire. ok says that the record
+// lies whole in w and is no longer than MaxCaplen.
+func (r *Reader) pcapHeader(w []byte) (a, b uint64, ok bool) {
+	if len(w) < 16 {
+		return 0, 0, false
+	}
+	h := (*[16]byte)(w)
+	a, b = binary.LittleEndian.Uint64(h[:8]), binary.LittleEndian.Uint64(h[8:])
+	if r.big { // each 32-bit half reversed in place
+		a, b = bits.RotateLeft64(bits.ReverseBytes64(a), 32), bits.RotateLeft64(bits.ReverseBytes64(b), 32)
+	}
+	return a, b, uint64(uint32(b)) <= uint64(min(len(w)-16, MaxCaplen))
+}
+
+// refill discards the records read from the window and peeks all that in
+// has buffered as the new window.
+func (r *Reader) refill() []byte {
+	r.sync()
+	if n := r.in.Buffered(); n > 0 {
+		r.win, _ = r.in.Peek(n)
+	}
+	return r.win
+}
+
+// sync discards from in the records read from the window, and empties the
+// window, so in can be read directly.
+func (r *Reader) sync() {
+	if r.wpos > 0 {
+		_, _ = r.in.Discard(r.wpos) // buffered bytes: it cannot fail
+	}
+	r.win, r.wpos = nil, 0
 }
 
 func (r *Reader) nextNg(p *Packet) error {
@@ -575,9 +629,9 @@ func (r *Reader) readSHB(start int64, packet, have int) error {
 	}
 	switch binary.LittleEndian.Uint32(h[4:]) {
 	case 0x1a2b3c4d:
-		r.order = binary.LittleEndian
+		r.order, r.big = binary.LittleEndian, false
 	case 0x4d3c2b1a:
-		r.order = binary.BigEndian
+		r.order, r.big = binary.BigEndian, true
 	default:
 		return r.fail(packet, start, fmt.Errorf("%w: section byte-order magic % x", ErrBadMagic, h[4:]))
 	}

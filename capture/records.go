@@ -58,6 +58,7 @@ func (rr *RecordReader) ReadAt(offset int64, frame int, p *Packet) error {
 	}
 	r.raw.Reset(io.NewSectionReader(rr.f, offset, rr.size-offset))
 	r.in, r.off, r.n, r.err = r.raw, offset, frame-1, nil
+	r.win, r.wpos = nil, 0
 	var err error
 	if r.format == FormatPcap {
 		// A pcap record has no type to tell it by: an offset that is not a
