@@ -105,7 +105,7 @@ type Reader struct {
 	in    *bufio.Reader // raw, or over the decompressed stream
 	off   int64         // bytes consumed from in
 
-	// win is the part of in's buffer that nextPcapBuffered has peeked, and
+	// win is the part of in's buffer that NextInto has peeked, and
 	// win[:wpos] the records it has read from it, which in has not yet
 	// discarded. Every other read of in comes after sync, which discards
 	// them and empties the window.
@@ -299,10 +299,42 @@ func (r *Reader) Next() (Packet, error) {
 // The previous contents of p.Data are overwritten. It returns io.EOF after
 // the last packet of the last file, or a *FileError.
 func (r *Reader) NextInto(p *Packet) error {
-	if r.format == FormatPcap && r.err == nil && r.nextPcapBuffered(p) {
-		r.n++
-		p.Number, p.File = r.n, r.name
-		return nil
+	// A pcap record that lies whole in the window: its header is parsed in
+	// place and its bytes copied once, into p.Data (which the caller owns).
+	// The window is peeked from in's buffer once per buffer's worth of
+	// records, never past what is buffered, so a pipe is read exactly as
+	// the copying reads of nextPcap would read it. A record not buffered
+	// whole, or longer than MaxCaplen, goes to nextPcap, which reads it or
+	// says what is wrong.
+	if r.format == FormatPcap && r.err == nil {
+		w := r.win[r.wpos:]
+		a, b, ok := r.pcapHeader(w)
+		if !ok {
+			w = r.refill()
+			a, b, ok = r.pcapHeader(w)
+		}
+		if ok {
+			n := int(uint32(b))
+			if p.Data != nil && cap(p.Data) >= n {
+				p.Data = p.Data[:n] // in place: no pointer store, no write barrier
+			} else {
+				p.Data = grow(p.Data, n)
+			}
+			copy(p.Data, w[16:16+n])
+			r.wpos += 16 + n
+			p.Offset = r.off
+			r.off += int64(16 + n)
+			ns := int64(a >> 32)
+			if !r.nanos {
+				ns *= 1000
+			}
+			p.Time, p.Length = time.Unix(int64(uint32(a)), ns), int(b>>32)
+			p.LinkType, p.Interface = r.linkType, 0
+			r.n++
+			p.Number, p.File = r.n, r.name
+			return nil
+		}
+		r.sync()
 	}
 	for r.err == nil {
 		var err error
@@ -472,8 +504,8 @@ func grow(b []byte, n int) []byte {
 const pcapFileHeaderLen = 24
 
 // nextPcap reads a record with copying reads, saying what is wrong with
-// it if anything is: the careful path, for the records nextPcapBuffered
-// leaves (one that straddles the end of the buffer, a damaged one, the
+// it if anything is: the careful path, for the records NextInto does not
+// find whole in its window (one that straddles the end of the buffer, a damaged one, the
 // first of a file).
 func (r *Reader) nextPcap(p *Packet) error {
 	start, h := r.off, r.scratch[:16]
@@ -498,39 +530,6 @@ func (r *Reader) nextPcap(p *Packet) error {
 	p.Time, p.Length = time.Unix(int64(r.order.Uint32(h[0:])), frac), int(length)
 	p.LinkType, p.Interface = r.linkType, 0
 	return nil
-}
-
-// nextPcapBuffered reads a record that lies whole in the window: its
-// header is parsed in place and its bytes copied once, into p.Data (which
-// the caller owns). The window is peeked from in's buffer once per
-// buffer's worth of records, never past what is buffered, so a pipe is
-// read exactly as the copying reads would read it. It reports false,
-// having consumed nothing and synced the window, when the next record is
-// not buffered whole or claims more than MaxCaplen; nextPcap then reads it
-// or says what is wrong.
-func (r *Reader) nextPcapBuffered(p *Packet) bool {
-	w := r.win[r.wpos:]
-	a, b, ok := r.pcapHeader(w)
-	if !ok {
-		w = r.refill()
-		if a, b, ok = r.pcapHeader(w); !ok {
-			r.sync()
-			return false
-		}
-	}
-	n := int(uint32(b))
-	p.Data = grow(p.Data, n)
-	copy(p.Data, w[16:16+n])
-	r.wpos += 16 + n
-	p.Offset = r.off
-	r.off += int64(16 + n)
-	ns := int64(a >> 32)
-	if !r.nanos {
-		ns *= 1000
-	}
-	p.Time, p.Length = time.Unix(int64(uint32(a)), ns), int(b>>32)
-	p.LinkType, p.Interface = r.linkType, 0
-	return true
 }
 
 // pcapHeader reads the record header at the start of w in the file's byte

@@ -11,6 +11,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -534,5 +535,128 @@ func TestReaderInterfaceSpeed(t *testing.T) {
 		assert.Equal(t, uint64(0), r.InterfaceSpeed(0), "interface 0 gives no speed")
 		assert.Equal(t, uint64(100_000_000_000), r.InterfaceSpeed(1))
 		assert.Equal(t, uint64(0), r.InterfaceSpeed(2))
+	}
+}
+
+// windowCapture is a hand-made pcap of n records in byte order o, with
+// nanosecond timestamps or not: records of 0 to 1,599 bytes, every fifth
+// cut short of its length on the wire, enough of them to cross the 64 KiB
+// buffer many times with records straddling its end. It returns the
+// packets the file holds, with the offsets of their records.
+func windowCapture(o order, nanos bool, n int) ([]byte, []Packet) {
+	magic := uint32(0xa1b2c3d4)
+	second := uint32(1_000_000)
+	if nanos {
+		magic, second = 0xa1b23c4d, 1_000_000_000
+	}
+	data := o.AppendUint32(nil, magic)
+	data = o.AppendUint16(data, 2)
+	data = o.AppendUint16(data, 4)
+	data = o.AppendUint32(o.AppendUint32(o.AppendUint32(o.AppendUint32(data, 0), 0), MaxCaplen), uint32(layers.LinkTypeEthernet))
+	var want []Packet
+	for i := range n {
+		caplen := i * 37 % 1600
+		length := caplen
+		if i%5 == 0 {
+			length += 100
+		}
+		sec, frac := uint32(1_700_000_000+i), uint32(i*7919)%second
+		ns := int64(frac)
+		if !nanos {
+			ns *= 1000
+		}
+		want = append(want, Packet{Number: i + 1, Time: time.Unix(int64(sec), ns), Length: length,
+			LinkType: layers.LinkTypeEthernet, Data: bytes.Repeat([]byte{byte(i)}, caplen), File: "w.pcap", Offset: int64(len(data))})
+		data = o.AppendUint32(o.AppendUint32(o.AppendUint32(o.AppendUint32(data, sec), frac), uint32(caplen)), uint32(length))
+		data = append(data, want[i].Data...)
+	}
+	return data, want
+}
+
+// readReusing reads every packet with NextInto into one reused Packet, as
+// ibdump does, keeping a copy of each.
+func readReusing(r *Reader) ([]Packet, error) {
+	var out []Packet
+	var p Packet
+	for {
+		if err := r.NextInto(&p); err != nil {
+			return out, err
+		}
+		q := p
+		q.Data = bytes.Clone(p.Data)
+		out = append(out, q)
+	}
+}
+
+// TestReaderWindow checks the records NextInto parses in place from its
+// window against the file's known contents, and against the copying reads
+// a reader that gets one byte per call makes (its window never holds a
+// record whole): the same packets, offsets and errors, in both byte
+// orders, with micro- and nanosecond timestamps, snapshot-cut records, a
+// file cut anywhere and a record too long.
+func TestReaderWindow(t *testing.T) {
+	const n = 3000
+	for _, tc := range []struct {
+		name  string
+		o     order
+		nanos bool
+	}{
+		{"little-endian us", binary.LittleEndian, false},
+		{"big-endian us", binary.BigEndian, false},
+		{"little-endian ns", binary.LittleEndian, true},
+		{"big-endian ns", binary.BigEndian, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			data, want := windowCapture(tc.o, tc.nanos, n)
+			read := func(data []byte, oneByte bool) ([]Packet, error) {
+				var src io.Reader = bytes.NewReader(data)
+				if oneByte {
+					src = iotest.OneByteReader(src)
+				}
+				r, err := NewReader(src, "w.pcap")
+				require.NoError(t, err)
+				return readReusing(r)
+			}
+			for _, oneByte := range []bool{false, true} {
+				got, err := read(data, oneByte)
+				require.ErrorIs(t, err, io.EOF)
+				require.Equal(t, len(want), len(got))
+				for i := range want {
+					require.True(t, want[i].Time.Equal(got[i].Time), "packet %d", i+1)
+					got[i].Time = want[i].Time
+					require.Equal(t, want[i], got[i], "packet %d", i+1)
+				}
+			}
+			// Damage: the file cut inside a record header, inside a
+			// record and between records, and a record claiming more
+			// than MaxCaplen, deep in the file.
+			bad := slices.Clone(data)
+			tc.o.PutUint32(bad[want[2500].Offset+8:], MaxCaplen+1)
+			for _, d := range []struct {
+				data   []byte
+				packet int
+				is     error
+			}{
+				{data[:want[1234].Offset+7], 1235, ErrTruncated},
+				{data[:want[2000].Offset+16+int64(len(want[2000].Data))/2], 2001, ErrTruncated},
+				{data[:want[2999].Offset+16], 3000, ErrTruncated},
+				{bad, 2501, ErrCaplen},
+			} {
+				if d.is == ErrTruncated && len(want[d.packet-1].Data) == 0 && int64(len(d.data)) == want[d.packet-1].Offset+16 {
+					continue // a whole empty record: not damage
+				}
+				windowed, err := read(d.data, false)
+				var fe *FileError
+				require.ErrorAs(t, err, &fe)
+				assert.ErrorIs(t, err, d.is)
+				assert.Equal(t, d.packet, fe.Packet)
+				assert.Equal(t, want[d.packet-1].Offset, fe.Offset)
+				assert.Len(t, windowed, d.packet-1)
+				copying, err2 := read(d.data, true)
+				require.Error(t, err2)
+				assert.Equal(t, err2.Error(), err.Error())
+				assert.Equal(t, len(copying), len(windowed))
+			}
+		})
 	}
 }
