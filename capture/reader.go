@@ -106,7 +106,7 @@ type Reader struct {
 	off   int64         // bytes consumed from in
 
 	// win is the part of in's buffer that NextInto has peeked, and
-	// win[:wpos] the records it has read from it, which in has not yet
+	// win[:wpos] the records (or blocks) it has read from it, which in has not yet
 	// discarded. Every other read of in comes after sync, which discards
 	// them and empties the window.
 	win  []byte
@@ -335,6 +335,10 @@ func (r *Reader) NextInto(p *Packet) error {
 			return nil
 		}
 		r.sync()
+	} else if r.err == nil && r.nextEPBBuffered(p) {
+		r.n++
+		p.Number, p.File = r.n, r.name
+		return nil
 	}
 	for r.err == nil {
 		var err error
@@ -546,6 +550,74 @@ func (r *Reader) pcapHeader(w []byte) (a, b uint64, ok bool) {
 		a, b = bits.RotateLeft64(bits.ReverseBytes64(a), 32), bits.RotateLeft64(bits.ReverseBytes64(b), 32)
 	}
 	return a, b, uint64(uint32(b)) <= uint64(min(len(w)-16, MaxCaplen))
+}
+
+// nextEPBBuffered reads an enhanced packet block that lies whole in the
+// window, as NextInto reads a pcap record: in place, its bytes copied once
+// into p.Data. It reports false, having consumed nothing and synced the
+// window, for any other block (a section or interface block, one to
+// skip), one not buffered whole, and one with anything wrong; nextNg then
+// reads it or says what is wrong.
+func (r *Reader) nextEPBBuffered(p *Packet) bool {
+	w := r.win[r.wpos:]
+	e, ok := r.epb(w)
+	if !ok {
+		w = r.refill()
+		if e, ok = r.epb(w); !ok {
+			r.sync()
+			return false
+		}
+	}
+	caplen := int(e.caplen)
+	if p.Data != nil && cap(p.Data) >= caplen {
+		p.Data = p.Data[:caplen]
+	} else {
+		p.Data = grow(p.Data, caplen)
+	}
+	copy(p.Data, w[28:28+caplen])
+	r.wpos += int(e.blen)
+	p.Offset = r.off
+	r.off += int64(e.blen)
+	in := &r.ifaces[e.ifc]
+	p.Time, p.Length = in.time(uint64(e.tsHigh)<<32|uint64(e.tsLow)), int(e.length)
+	p.LinkType, p.Interface = in.linkType, int(e.ifc)
+	return true
+}
+
+// epbHead is the fixed part of an enhanced packet block, after its type.
+type epbHead struct{ blen, ifc, tsHigh, tsLow, caplen, length uint32 }
+
+// epb reads the enhanced packet block at the start of w; ok says that it
+// lies whole in w and that readPacketBlock would take it without a word:
+// a sound length, the same at both ends, a declared interface and a
+// captured length within MaxCaplen and the block.
+func (r *Reader) epb(w []byte) (e epbHead, ok bool) {
+	if len(w) < 28 {
+		return e, false
+	}
+	h := (*[28]byte)(w)
+	le := binary.LittleEndian
+	typ := le.Uint32(h[:4])
+	e = epbHead{le.Uint32(h[4:8]), le.Uint32(h[8:12]), le.Uint32(h[12:16]), le.Uint32(h[16:20]), le.Uint32(h[20:24]), le.Uint32(h[24:28])}
+	if r.big {
+		typ = bits.ReverseBytes32(typ)
+		e = epbHead{bits.ReverseBytes32(e.blen), bits.ReverseBytes32(e.ifc), bits.ReverseBytes32(e.tsHigh),
+			bits.ReverseBytes32(e.tsLow), bits.ReverseBytes32(e.caplen), bits.ReverseBytes32(e.length)}
+	}
+	if typ != blockEPB || e.blen < 32 || e.blen%4 != 0 || e.blen > maxBlock || int(e.blen) > len(w) ||
+		e.ifc >= uint32(len(r.ifaces)) || e.caplen > MaxCaplen || e.caplen > e.blen-32 {
+		return e, false
+	}
+	return e, r.u32(w[e.blen-4:]) == e.blen
+}
+
+// u32 reads a number in the byte order of the file or section.
+func (r *Reader) u32(b []byte) uint32 {
+	v := binary.LittleEndian.Uint32(b)
+	if r.big {
+		v = bits.ReverseBytes32(v)
+	}
+	return v
 }
 
 // refill discards the records read from the window and peeks all that in

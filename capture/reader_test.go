@@ -660,3 +660,125 @@ func TestReaderWindow(t *testing.T) {
 		})
 	}
 }
+
+// windowNg is windowCapture's pcapng: a section in byte order o with an
+// Ethernet interface in microseconds and an InfiniBand one in nanoseconds
+// 10 s off, n enhanced packet blocks on them in turn (some with options,
+// a name resolution block to skip now and then), and halfway a new
+// section in the other byte order with the same interfaces.
+func windowNg(o, other order, n int) ([]byte, []Packet) {
+	section := func(o order) []byte {
+		u16, u32 := o.AppendUint16, o.AppendUint32
+		return bytes.Join([][]byte{
+			ngBlock(o, blockSHB, u32(nil, 0x1a2b3c4d), u16(nil, 1), u16(nil, 0), []byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff}),
+			ngBlock(o, blockIDB, u16(nil, 1), u16(nil, 0), u32(nil, 0)),
+			ngBlock(o, blockIDB, u16(nil, 247), u16(nil, 0), u32(nil, 0),
+				u16(nil, 9), u16(nil, 1), []byte{9, 0, 0, 0}, u16(nil, 14), u16(nil, 8), o.AppendUint64(nil, 10), u16(nil, 0), u16(nil, 0)),
+		}, nil)
+	}
+	data := section(o)
+	var want []Packet
+	for i := range n {
+		if i == n/2 {
+			o = other
+			data = append(data, section(o)...)
+		}
+		if i%500 == 7 {
+			data = append(data, ngBlock(o, 4, o.AppendUint16(nil, 0), o.AppendUint16(nil, 0))...)
+		}
+		caplen := i * 37 % 1600
+		length := caplen
+		if i%5 == 0 {
+			length += 100
+		}
+		ifc := i % 2
+		ts := uint64(1_700_000_000_000_000 + i*7919)
+		at := time.Unix(int64(ts/1e6), int64(ts%1e6*1000))
+		if ifc == 1 {
+			ts *= 1000
+			at = time.Unix(int64(ts/1e9)+10, int64(ts%1e9))
+		}
+		lt := layers.LinkTypeEthernet
+		if ifc == 1 {
+			lt = 247
+		}
+		p := Packet{Number: i + 1, Time: at, Length: length, LinkType: lt, Interface: ifc,
+			Data: bytes.Repeat([]byte{byte(i)}, caplen), File: "w.pcapng", Offset: int64(len(data))}
+		want = append(want, p)
+		u32 := o.AppendUint32
+		parts := [][]byte{u32(nil, uint32(ifc)), u32(nil, uint32(ts>>32)), u32(nil, uint32(ts)), u32(nil, uint32(caplen)), u32(nil, uint32(length)),
+			p.Data, make([]byte, -caplen&3)}
+		if i%7 == 3 {
+			parts = append(parts, o.AppendUint16(nil, 2), o.AppendUint16(nil, 4), u32(nil, 1), o.AppendUint16(nil, 0), o.AppendUint16(nil, 0)) // epb_flags
+		}
+		data = append(data, ngBlock(o, blockEPB, parts...)...)
+	}
+	return data, want
+}
+
+// TestReaderWindowPcapNG is TestReaderWindow for enhanced packet blocks.
+func TestReaderWindowPcapNG(t *testing.T) {
+	const n = 3000
+	read := func(t *testing.T, data []byte, oneByte bool) ([]Packet, error) {
+		var src io.Reader = bytes.NewReader(data)
+		if oneByte {
+			src = iotest.OneByteReader(src)
+		}
+		r, err := NewReader(src, "w.pcapng")
+		require.NoError(t, err)
+		return readReusing(r)
+	}
+	for _, tc := range []struct {
+		name      string
+		o, second order
+	}{
+		{"little-endian then big-endian", binary.LittleEndian, binary.BigEndian},
+		{"big-endian then little-endian", binary.BigEndian, binary.LittleEndian},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			data, want := windowNg(tc.o, tc.second, n)
+			for _, oneByte := range []bool{false, true} {
+				got, err := read(t, data, oneByte)
+				require.ErrorIs(t, err, io.EOF)
+				require.Equal(t, len(want), len(got))
+				for i := range want {
+					require.True(t, want[i].Time.Equal(got[i].Time), "packet %d: %v, want %v", i+1, got[i].Time, want[i].Time)
+					got[i].Time = want[i].Time
+					require.Equal(t, want[i], got[i], "packet %d", i+1)
+				}
+			}
+			o := tc.o
+			trailer := slices.Clone(data) // packet 1001's trailing length says 4 more
+			end := want[1001].Offset - 4
+			o.PutUint32(trailer[end:], o.Uint32(trailer[end:])+4)
+			overrun := slices.Clone(data) // packet 1235 captures more than its block holds
+			o.PutUint32(overrun[want[1234].Offset+20:], 2000)
+			undeclared := slices.Clone(data) // packet 1237 is on interface 2
+			o.PutUint32(undeclared[want[1236].Offset+8:], 2)
+			for _, d := range []struct {
+				data   []byte
+				packet int
+				is     error
+			}{
+				{data[:want[1234].Offset+7], 1235, ErrTruncated},
+				{data[:want[1234].Offset+30], 1235, ErrTruncated},
+				{data[:want[2999].Offset+28+int64(len(want[2999].Data))], 3000, ErrTruncated},
+				{trailer, 1001, ErrBadBlock},
+				{overrun, 1235, ErrBadBlock},
+				{undeclared, 1237, ErrBadBlock},
+			} {
+				windowed, err := read(t, d.data, false)
+				var fe *FileError
+				require.ErrorAs(t, err, &fe)
+				assert.ErrorIs(t, err, d.is)
+				assert.Equal(t, d.packet, fe.Packet)
+				assert.Equal(t, want[d.packet-1].Offset, fe.Offset)
+				assert.Len(t, windowed, d.packet-1)
+				copying, err2 := read(t, d.data, true)
+				require.Error(t, err2)
+				assert.Equal(t, err2.Error(), err.Error())
+				assert.Equal(t, len(copying), len(windowed))
+			}
+		})
+	}
+}
