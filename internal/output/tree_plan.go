@@ -1,0 +1,410 @@
+package output
+
+import (
+	"time"
+
+	"github.com/ibwire/ibwire/decode"
+)
+
+// A tree plan is the walk of one shape of packet, written down the first
+// time the tree meets it: which fields the walk asked for, what each
+// answered, and the line each present field drew at which depth. Packets
+// of one shape (the same headers, opcode and analysis findings: nearly
+// every packet of a capture is one of a few shapes) are drawn by going
+// down the plan instead of asking the registry's every field whether the
+// packet has it and working out where it sits in the tree.
+//
+// A plan holds for a packet only if the packet answers every question as
+// the packet it was made from did: the plan asks them all again, in the
+// walk's order (a gate, a field's getter, SubtreeWithout), so what it
+// draws is what the walk would draw. The first different answer stops it;
+// the tree then draws the packet with the full walk, which writes a new
+// plan for the shape. The shape's key (treePlanKey) only picks the plan to
+// try: a key that two shapes share costs time, never a wrong line.
+// TestTreePlanMatchesWalk holds the plans to the walk over the corpus.
+type treePlan struct {
+	key  uint64
+	ops  []planOp
+	used bool
+	// blocks are the runs of lines whose text follows from values that
+	// seldom change (a line of a header's version, lengths, ports, keys
+	// ...), each with the text it had last: a packet whose values in a
+	// block are those of the last packet copies the block whole. vals
+	// holds the byte values (planOp.boff) the lines were drawn from.
+	blocks []planBlock
+	vals   []byte
+	// regroup says a line was found to change from packet to packet: the
+	// blocks are cut again without it once the packet is drawn.
+	regroup bool
+	// wait is how many packets of the key the tree draws with the full
+	// walk, without a plan, after the plan failed: backoff doubles with
+	// each failure in a row, so a key whose packets take turns between
+	// shapes costs the full walk and little more.
+	wait, backoff uint16
+}
+
+// planBlock is a run of lines of a plan (those of ops[from:to] whose blk
+// is the block's) and their text, valid when drawn.
+type planBlock struct {
+	from, to int32
+	text     []byte
+	drawn    bool
+}
+
+// planOp is one step of a plan: a question and its answer, and for a
+// present field the line it draws and what that line's text follows from.
+type planOp struct {
+	f *decode.Field
+	// u and s are the value the line was drawn from last (cmpU: Value.U,
+	// cmpD: Value.D, cmpS: Value.S, cmpB: the length of the bytes kept
+	// at vals[boff:]).
+	u    uint64
+	s    string
+	at   int32 // the field's index in wire order
+	boff int32
+	// blk is the line's block, -1 for a line drawn every time.
+	blk   int16
+	depth int16
+	kind  planKind
+	cmp   lineCmp
+	// want is the answer: opGate's SkipAbsentGroup, opAbsent's
+	// SubtreeWithout; a line's: whether the walk asks GetSecond after it.
+	want bool
+	// changed counts the packets in a row whose value was not the last
+	// one's; at lineVolatile the line leaves its block.
+	changed uint8
+}
+
+type planKind uint8
+
+const (
+	opGate   planKind = iota // SkipAbsentGroup at at
+	opAbsent                 // f's getter says no, then SubtreeWithout says want
+	opLine                   // f is present: its line at depth
+	opOpen                   // f is present and opens a subtree at depth: its line
+	opTable                  // f is present and starts a table's entries at depth
+)
+
+// lineCmp says what a line's text follows from, besides its field and
+// depth.
+type lineCmp uint8
+
+const (
+	cmpNone  lineCmp = iota // drawn every time: a label, a shaped field, a CRC's verdict, a title with values
+	cmpConst                // a protocol's or header's title
+	cmpU                    // Value.U: integers, booleans
+	cmpD                    // Value.D: times
+	cmpS                    // Value.S: strings
+	cmpB                    // Value.B, its first treeBytesMax+1 bytes: addresses, bytes
+)
+
+// cmpBMax is how many of a value's bytes a cmpB line's text follows
+// from: the tree shows treeBytesMax of them, and "…" after them when
+// there are more.
+const cmpBMax = treeBytesMax + 1
+
+// lineVolatile is how many packets in a row a line's value may change
+// before the line leaves its block and is drawn every time (a PSN, a
+// frame number, a checksum).
+const lineVolatile = 3
+
+func (pl *treePlan) add(op planOp) { pl.ops = append(pl.ops, op) }
+
+// addLine records a plain or shaped field's line: what its text follows
+// from, as its treeLine says.
+func (pl *treePlan) addLine(f *decode.Field, l *treeLine, at, depth int, second bool) {
+	op := planOp{kind: opLine, f: f, at: int32(at), depth: int16(depth), want: second}
+	if !f.Shaped() && !l.crc {
+		switch l.kind {
+		case lineDec, lineHex, lineDecHex, lineNamedDec, lineNamedHex, lineBool:
+			op.cmp = cmpU
+		case lineTime:
+			op.cmp = cmpD
+		case lineString:
+			op.cmp = cmpS
+		case lineIPv4, lineEther:
+			op.cmp = cmpB
+		case lineGeneric:
+			if f.Type == decode.FTBytes || f.Type == decode.FTIPv6 {
+				op.cmp = cmpB
+			}
+		}
+	}
+	if op.cmp == cmpB {
+		op.boff = int32(len(pl.vals))
+		pl.vals = append(pl.vals, make([]byte, cmpBMax)...)
+	}
+	pl.add(op)
+}
+
+// addVisit records what walker.visit did with field f at index at: its
+// depth follows from the stack visit left (depth is its length).
+func (pl *treePlan) addVisit(f *decode.Field, l *treeLine, at int, flags decode.TreeFlags, depth int) {
+	switch {
+	case f.Type == decode.FTProtocol || flags&decode.OpensSubtree != 0:
+		op := planOp{kind: opOpen, f: f, at: int32(at), depth: int16(depth - 1)}
+		if f.Type == decode.FTProtocol && !f.Shaped() && !titleHasValues(f) {
+			op.cmp = cmpConst
+		}
+		pl.add(op)
+	case flags&decode.TableRow != 0:
+		pl.add(planOp{kind: opTable, f: f, at: int32(at), depth: int16(depth)})
+	default:
+		pl.addLine(f, l, at, depth, flags&decode.Repeats != 0)
+	}
+}
+
+// group cuts the plan's lines into blocks: the runs of lines whose text
+// follows from values that have not been changing (the questions between
+// them draw nothing).
+func (pl *treePlan) group() {
+	pl.blocks = pl.blocks[:0]
+	open := false
+	for k := range pl.ops {
+		op := &pl.ops[k]
+		if op.kind < opLine {
+			continue
+		}
+		op.blk = -1
+		if op.cmp == cmpNone || op.changed >= lineVolatile {
+			open = false
+			continue
+		}
+		if !open {
+			pl.blocks = append(pl.blocks, planBlock{from: int32(k)})
+			open = true
+		}
+		b := &pl.blocks[len(pl.blocks)-1]
+		b.to, b.drawn = int32(k)+1, false
+		op.blk = int16(len(pl.blocks) - 1)
+	}
+	pl.regroup = false
+}
+
+// titleHasValues reports a protocol whose line appendProtocolTitle writes
+// from the packet rather than the title alone.
+func titleHasValues(f *decode.Field) bool {
+	switch f.Name {
+	case "frame", "eth", "ip", "ipv6", "udp", "tcp", "infiniband", "infiniband.smplid.smpdata":
+		return true
+	}
+	return false
+}
+
+// treePlanSlots is how many shapes a Tree keeps plans for; a key's plan
+// sits in the slot its hash names, and a shape whose slot another holds
+// takes it over.
+const treePlanSlots = 64
+
+// walkPlanned draws p's tree from the plan of its shape when one holds,
+// else with the full walk, writing the shape's plan.
+func (t *Tree) walkPlanned(p *decode.Packet) {
+	if t.plans == nil {
+		t.plans = make([]treePlan, treePlanSlots)
+	}
+	key := treePlanKey(p)
+	pl := &t.plans[(key*0x9E3779B97F4A7C15)>>(64-6)]
+	if pl.used && pl.key == key {
+		if pl.wait > 0 {
+			pl.wait--
+			t.walkAll(p, nil)
+			return
+		}
+		start := len(t.buf)
+		if t.replay(p, pl) {
+			pl.backoff = 0
+			t.replayed++
+			if pl.regroup {
+				pl.group()
+			}
+			return
+		}
+		t.buf = t.buf[:start]
+		pl.backoff = min(max(2*pl.backoff, 1), 256)
+		pl.wait = pl.backoff
+	} else {
+		pl.wait, pl.backoff = 0, 0
+	}
+	pl.key, pl.used = key, true
+	pl.ops, pl.vals = pl.ops[:0], pl.vals[:0]
+	t.walkAll(p, pl)
+	pl.group()
+}
+
+// replay draws p's tree from pl, asking every question the walk asked; it
+// reports false, having drawn part of the tree, at the first answer that
+// differs from the plan's. A block whose values are those of the last
+// packet is copied whole from the text it had then.
+func (t *Tree) replay(p *decode.Packet, pl *treePlan) bool {
+	w := &t.w
+	v := &w.v
+	ops, vals := pl.ops, pl.vals
+	// cur is the block of the lines since the last line drawn, to be
+	// copied (redrawn first when dirty) before the next.
+	cur, dirty := int16(-1), false
+	for k := range ops {
+		op := &ops[k]
+		switch op.kind {
+		case opGate:
+			if _, skip := decode.SkipAbsentGroup(p, int(op.at)); skip != op.want {
+				return false
+			}
+			continue
+		case opAbsent:
+			if op.f.Get(p, v) || op.f.SubtreeWithout(p) != op.want {
+				return false
+			}
+			continue
+		}
+		f := op.f
+		if !f.Get(p, v) {
+			return false
+		}
+		if op.blk >= 0 {
+			if op.blk != cur {
+				if cur >= 0 {
+					t.flushBlock(pl, cur, dirty)
+				}
+				cur, dirty = op.blk, false
+			}
+			if !op.keep(v, vals) {
+				dirty = true
+				if op.changed++; op.changed >= lineVolatile {
+					pl.regroup = true
+				}
+			} else {
+				op.changed = 0
+			}
+		} else {
+			if cur >= 0 {
+				t.flushBlock(pl, cur, dirty)
+				cur = -1
+			}
+			t.drawOp(p, op)
+		}
+		if op.want {
+			f.GetSecond(p, v)
+		}
+	}
+	if cur >= 0 {
+		t.flushBlock(pl, cur, dirty)
+	}
+	return true
+}
+
+// keep reports whether v is the value op's line was drawn from last, and
+// keeps v when it is not.
+func (op *planOp) keep(v *decode.Value, vals []byte) bool {
+	switch op.cmp {
+	case cmpU:
+		if op.u == v.U {
+			return true
+		}
+		op.u = v.U
+	case cmpD:
+		if op.u == uint64(v.D) {
+			return true
+		}
+		op.u = uint64(v.D)
+	case cmpS:
+		if op.s == v.S {
+			return true
+		}
+		op.s = v.S
+	case cmpB:
+		b := v.B[:min(len(v.B), cmpBMax)]
+		kept := vals[op.boff : op.boff+cmpBMax]
+		if op.u == uint64(len(b)) && string(kept[:len(b)]) == string(b) {
+			return true
+		}
+		copy(kept, b)
+		op.u = uint64(len(b))
+	default: // cmpConst
+		return true
+	}
+	return false
+}
+
+// value is the Value op's line was drawn from last.
+func (op *planOp) value(vals []byte) decode.Value {
+	switch op.cmp {
+	case cmpU:
+		return decode.Value{U: op.u}
+	case cmpD:
+		return decode.Value{D: time.Duration(op.u)}
+	case cmpS:
+		return decode.Value{S: op.s}
+	case cmpB:
+		return decode.Value{B: vals[op.boff : op.boff+int32(op.u)]}
+	}
+	return decode.Value{}
+}
+
+// flushBlock appends block bi's text, drawing it again from its lines'
+// values first when dirty or never drawn.
+func (t *Tree) flushBlock(pl *treePlan, bi int16, dirty bool) {
+	b := &pl.blocks[bi]
+	if dirty || !b.drawn {
+		text := b.text[:0]
+		for k := b.from; k < b.to; k++ {
+			op := &pl.ops[k]
+			if op.kind < opLine || op.blk != bi {
+				continue
+			}
+			if op.kind == opOpen { // cmpConst: a title that is the same for every packet
+				text = appendIndent(text, int(op.depth))
+				text = appendProtocolTitle(text, op.f, t.p)
+			} else {
+				v := op.value(pl.vals)
+				text = appendPlainLine(text, &t.lines[op.at], int(op.depth), op.f, &v)
+			}
+			text = append(text, '\n')
+		}
+		b.text, b.drawn = text, true
+	}
+	t.buf = append(t.buf, b.text...)
+}
+
+// drawOp draws the line of op, a present field drawn every time.
+func (t *Tree) drawOp(p *decode.Packet, op *planOp) {
+	w := &t.w
+	switch {
+	case op.kind == opTable:
+		w.tableRows(p, t, decode.FieldsInWireOrder(), int(op.at), int(op.depth))
+	case op.kind == opOpen:
+		w.at = int(op.at)
+		t.open(op.f, int(op.depth), &w.v)
+	case op.cmp != cmpNone:
+		t.buf = appendPlainLine(t.buf, &t.lines[op.at], int(op.depth), op.f, &w.v)
+		t.buf = append(t.buf, '\n')
+	default:
+		w.at = int(op.at)
+		t.field(op.f, int(op.depth), &w.v, false)
+	}
+}
+
+// treePlanKey names p's shape: what decides which fields it has, as far
+// as a few words of the packet say it (its headers, opcode, MAD
+// attribute, errors and analysis). Two shapes with one key cost time
+// (walkPlanned), never a wrong tree.
+func treePlanKey(p *decode.Packet) uint64 {
+	var k uint64
+	for i, has := range [...]bool{p.HasEthernet(), p.HasVLAN(), p.HasIPv4(), p.HasIPv6(), p.HasUDP(), p.HasTCP(),
+		p.HasLRH(), p.HasGRH(), p.IsIB(), p.HasMAD(), p.HasARP(), p.HasMACControl(), p.Err != nil, len(p.Data) < p.Length,
+		p.Analysis.Findings != 0, p.Analysis.Conv != 0, p.Analysis.CM != nil, p.Analysis.NVMe != nil,
+		p.Analysis.RPCRDMA != nil, p.Analysis.SMBDirect != nil, p.Analysis.ISER != nil, p.Analysis.DCQCN != nil,
+		p.Correlation != nil} {
+		if has {
+			k |= 1 << i
+		}
+	}
+	k |= uint64(p.Encapsulation)<<24 | uint64(p.ICRC)<<30 | uint64(p.VCRC)<<33 | uint64(p.Analysis.Info)<<36
+	if b := p.BTH(); b != nil {
+		k |= uint64(b.Opcode) << 52
+	}
+	if p.HasMAD() {
+		m := &p.Headers.MAD
+		k ^= uint64(m.MgmtClass)<<8 ^ uint64(m.Method)<<16 ^ uint64(m.AttributeID)<<40
+	}
+	return k
+}
