@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/ibwire/ibwire/decode"
+	"github.com/ibwire/ibwire/layers"
 )
 
 // A tree plan is the walk of one shape of packet, written down the first
@@ -33,6 +34,9 @@ type treePlan struct {
 	// holds the byte values (planOp.boff) the lines were drawn from.
 	blocks []planBlock
 	vals   []byte
+	// segs are the plan cut for drawing: runs of questions and of lines
+	// in one block, and the lines drawn every time between them.
+	segs []planSeg
 	// regroup says a line was found to change from packet to packet: the
 	// blocks are cut again without it once the packet is drawn.
 	regroup bool
@@ -49,6 +53,15 @@ type planBlock struct {
 	from, to int32
 	text     []byte
 	drawn    bool
+}
+
+// planSeg is a run of a plan's steps: ops[from:to], questions and the
+// lines of block blk (-1 for none), or the line of ops[from] alone, drawn
+// every time (draw).
+type planSeg struct {
+	from, to int32
+	blk      int16
+	draw     bool
 }
 
 // planOp is one step of a plan: a question and its answer, and for a
@@ -70,8 +83,7 @@ type planOp struct {
 	// want is the answer: opGate's SkipAbsentGroup, opAbsent's
 	// SubtreeWithout; a line's: whether the walk asks GetSecond after it.
 	want bool
-	// changed counts the packets in a row whose value was not the last
-	// one's; at lineVolatile the line leaves its block.
+	// changed says how often the line's value changes (lineVolatile).
 	changed uint8
 }
 
@@ -96,6 +108,7 @@ const (
 	cmpD                    // Value.D: times
 	cmpS                    // Value.S: strings
 	cmpB                    // Value.B, its first treeBytesMax+1 bytes: addresses, bytes
+	cmpTitle                // a protocol's title with values: titleKey's
 )
 
 // cmpBMax is how many of a value's bytes a cmpB line's text follows
@@ -103,10 +116,16 @@ const (
 // there are more.
 const cmpBMax = treeBytesMax + 1
 
-// lineVolatile is how many packets in a row a line's value may change
-// before the line leaves its block and is drawn every time (a PSN, a
-// frame number, a checksum).
-const lineVolatile = 3
+// A line leaves its block, to be drawn every time, when its value
+// changes often (a PSN, a frame number, a checksum; the ports of a shape
+// that both directions share): each change adds lineChange to
+// planOp.changed, each packet with the same value takes one off, and the
+// line leaves at lineVolatile: at the third change in a row, or when its
+// value changes every other packet or more often.
+const (
+	lineChange   = 4
+	lineVolatile = 3*lineChange - 2
+)
 
 func (pl *treePlan) add(op planOp) { pl.ops = append(pl.ops, op) }
 
@@ -143,8 +162,15 @@ func (pl *treePlan) addVisit(f *decode.Field, l *treeLine, at int, flags decode.
 	switch {
 	case f.Type == decode.FTProtocol || flags&decode.OpensSubtree != 0:
 		op := planOp{kind: opOpen, f: f, at: int32(at), depth: int16(depth - 1)}
-		if f.Type == decode.FTProtocol && !f.Shaped() && !titleHasValues(f) {
-			op.cmp = cmpConst
+		if f.Type == decode.FTProtocol && !f.Shaped() {
+			switch titleOf(f) {
+			case titleConst:
+				op.cmp = cmpConst
+			case titleEth, titleIP, titleUDP, titleTCP, titleIB:
+				op.cmp = cmpTitle
+				op.boff = int32(len(pl.vals))
+				pl.vals = append(pl.vals, make([]byte, cmpBMax)...)
+			}
 		}
 		pl.add(op)
 	case flags&decode.TableRow != 0:
@@ -156,10 +182,10 @@ func (pl *treePlan) addVisit(f *decode.Field, l *treeLine, at int, flags decode.
 
 // group cuts the plan's lines into blocks: the runs of lines whose text
 // follows from values that have not been changing (the questions between
-// them draw nothing).
+// them draw nothing), and the plan into segments.
 func (pl *treePlan) group() {
-	pl.blocks = pl.blocks[:0]
-	open := false
+	pl.blocks, pl.segs = pl.blocks[:0], pl.segs[:0]
+	from, blk := 0, int16(-1)
 	for k := range pl.ops {
 		op := &pl.ops[k]
 		if op.kind < opLine {
@@ -167,28 +193,102 @@ func (pl *treePlan) group() {
 		}
 		op.blk = -1
 		if op.cmp == cmpNone || op.changed >= lineVolatile {
-			open = false
+			pl.segs = append(pl.segs, planSeg{from: int32(from), to: int32(k), blk: blk},
+				planSeg{from: int32(k), to: int32(k) + 1, blk: -1, draw: true})
+			from, blk = k+1, -1
 			continue
 		}
-		if !open {
-			pl.blocks = append(pl.blocks, planBlock{from: int32(k)})
-			open = true
+		if blk < 0 {
+			blk = int16(len(pl.blocks))
+			pl.blocks = append(pl.blocks, planBlock{from: int32(from)})
 		}
-		b := &pl.blocks[len(pl.blocks)-1]
+		b := &pl.blocks[blk]
 		b.to, b.drawn = int32(k)+1, false
-		op.blk = int16(len(pl.blocks) - 1)
+		op.blk = blk
 	}
+	pl.segs = append(pl.segs, planSeg{from: int32(from), to: int32(len(pl.ops)), blk: blk})
 	pl.regroup = false
 }
 
-// titleHasValues reports a protocol whose line appendProtocolTitle writes
-// from the packet rather than the title alone.
-func titleHasValues(f *decode.Field) bool {
+// titleKind is how appendProtocolTitle writes a protocol's line: from
+// what values of the packet.
+type titleKind uint8
+
+const (
+	titleConst titleKind = iota // the same for every packet
+	titleFrame                  // the frame's number and lengths: drawn every time
+	titleEth                    // the MAC addresses
+	titleIP                     // the IP addresses
+	titleUDP                    // the UDP ports
+	titleTCP                    // the TCP ports
+	titleIB                     // RoCEv2, RoCEv1 or neither
+	titleMAD                    // the CM message: drawn every time
+)
+
+// titleOf is what f's title line follows from, as appendProtocolTitle
+// writes it.
+func titleOf(f *decode.Field) titleKind {
 	switch f.Name {
-	case "frame", "eth", "ip", "ipv6", "udp", "tcp", "infiniband", "infiniband.smplid.smpdata":
-		return true
+	case "frame":
+		return titleFrame
+	case "eth":
+		return titleEth
+	case "ip", "ipv6":
+		return titleIP
+	case "udp":
+		return titleUDP
+	case "tcp":
+		return titleTCP
+	case "infiniband":
+		return titleIB
+	case "infiniband.smplid.smpdata":
+		return titleMAD
 	}
-	return false
+	return titleConst
+}
+
+// titleKey is what the title line of protocol f follows from in p (the
+// values appendProtocolTitle reads), in u and key; false when it cannot
+// say.
+func titleKey(f *decode.Field, p *decode.Packet, key []byte) (u uint64, b []byte, ok bool) {
+	h := p.Headers
+	switch titleOf(f) {
+	case titleEth:
+		e := &h.Ethernet
+		if len(e.SrcMAC)+len(e.DstMAC) > len(key) {
+			return 0, nil, false
+		}
+		b = append(append(key[:0], e.SrcMAC...), e.DstMAC...)
+		return uint64(len(e.SrcMAC)) | uint64(len(b))<<8, b, true
+	case titleIP:
+		var src, dst []byte
+		switch {
+		case p.HasIPv4():
+			src, dst, u = h.IPv4.SrcIP, h.IPv4.DstIP, 1<<16
+		case p.HasIPv6():
+			src, dst, u = h.IPv6.SrcIP, h.IPv6.DstIP, 2<<16
+		default:
+			return 0, nil, false
+		}
+		if len(src)+len(dst) > len(key) {
+			return 0, nil, false
+		}
+		b = append(append(key[:0], src...), dst...)
+		return u | uint64(len(src)) | uint64(len(b))<<8, b, true
+	case titleUDP:
+		return uint64(h.UDP.SrcPort)<<16 | uint64(h.UDP.DstPort), key[:0], true
+	case titleTCP:
+		return uint64(h.TCP.SrcPort)<<16 | uint64(h.TCP.DstPort), key[:0], true
+	case titleIB:
+		if p.HasUDP() {
+			u |= 1
+		}
+		if p.Encapsulation == layers.EncapRoCEv1 {
+			u |= 2
+		}
+		return u, key[:0], true
+	}
+	return 0, nil, false
 }
 
 // treePlanSlots is how many shapes a Tree keeps plans for; a key's plan
@@ -236,65 +336,90 @@ func (t *Tree) walkPlanned(p *decode.Packet) {
 // differs from the plan's. A block whose values are those of the last
 // packet is copied whole from the text it had then.
 func (t *Tree) replay(p *decode.Packet, pl *treePlan) bool {
-	w := &t.w
-	v := &w.v
-	ops, vals := pl.ops, pl.vals
-	// cur is the block of the lines since the last line drawn, to be
-	// copied (redrawn first when dirty) before the next.
-	cur, dirty := int16(-1), false
-	for k := range ops {
-		op := &ops[k]
-		switch op.kind {
-		case opGate:
-			if _, skip := decode.SkipAbsentGroup(p, int(op.at)); skip != op.want {
+	ops := pl.ops
+	for _, s := range pl.segs {
+		if s.draw {
+			op := &ops[s.from]
+			v := &t.w.v
+			if !op.f.Get(p, v) {
 				return false
-			}
-			continue
-		case opAbsent:
-			if op.f.Get(p, v) || op.f.SubtreeWithout(p) != op.want {
-				return false
-			}
-			continue
-		}
-		f := op.f
-		if !f.Get(p, v) {
-			return false
-		}
-		if op.blk >= 0 {
-			if op.blk != cur {
-				if cur >= 0 {
-					t.flushBlock(pl, cur, dirty)
-				}
-				cur, dirty = op.blk, false
-			}
-			if !op.keep(v, vals) {
-				dirty = true
-				if op.changed++; op.changed >= lineVolatile {
-					pl.regroup = true
-				}
-			} else {
-				op.changed = 0
-			}
-		} else {
-			if cur >= 0 {
-				t.flushBlock(pl, cur, dirty)
-				cur = -1
 			}
 			t.drawOp(p, op)
+			if op.want {
+				op.f.GetSecond(p, v)
+			}
+			continue
 		}
-		if op.want {
-			f.GetSecond(p, v)
+		ok, dirty := pl.ask(p, &t.w.v, ops[s.from:s.to])
+		if !ok {
+			return false
 		}
-	}
-	if cur >= 0 {
-		t.flushBlock(pl, cur, dirty)
+		if s.blk >= 0 {
+			t.flushBlock(pl, s.blk, dirty)
+		}
 	}
 	return true
 }
 
+// ask asks ops' questions of p and the values of their lines, all of
+// one block: it reports whether p answers as the plan says, and whether a
+// line's value differs from the one it was last drawn from.
+func (pl *treePlan) ask(p *decode.Packet, v *decode.Value, ops []planOp) (ok, dirty bool) {
+	for k := 0; k < len(ops); k++ {
+		op := &ops[k]
+		if op.kind < opLine {
+			n := askAbsent(p, v, ops[k:])
+			if n < 0 {
+				return false, false
+			}
+			k += n - 1
+			continue
+		}
+		if !op.f.Get(p, v) {
+			return false, false
+		}
+		if op.cmp == cmpU && op.u == v.U || op.keep(p, v, pl.vals) {
+			op.changed -= min(op.changed, 1)
+		} else {
+			dirty = true
+			if op.changed += lineChange; op.changed >= lineVolatile {
+				pl.regroup = true
+			}
+		}
+		if op.want {
+			op.f.GetSecond(p, v)
+		}
+	}
+	return true, dirty
+}
+
+// askAbsent asks the questions at the head of ops (gates and absent
+// fields) and reports how many there are, or -1 when p answers one other
+// than the plan says: a loop of its own, with little to keep across the
+// getters' calls.
+func askAbsent(p *decode.Packet, v *decode.Value, ops []planOp) int {
+	k := 0
+	for ; k < len(ops); k++ {
+		op := &ops[k]
+		switch op.kind {
+		case opGate:
+			if _, skip := decode.SkipAbsentGroup(p, int(op.at)); skip != op.want {
+				return -1
+			}
+		case opAbsent:
+			if op.f.Get(p, v) || op.f.SubtreeWithout(p) != op.want {
+				return -1
+			}
+		default:
+			return k
+		}
+	}
+	return k
+}
+
 // keep reports whether v is the value op's line was drawn from last, and
 // keeps v when it is not.
-func (op *planOp) keep(v *decode.Value, vals []byte) bool {
+func (op *planOp) keep(p *decode.Packet, v *decode.Value, vals []byte) bool {
 	switch op.cmp {
 	case cmpU:
 		if op.u == v.U {
@@ -319,6 +444,20 @@ func (op *planOp) keep(v *decode.Value, vals []byte) bool {
 		}
 		copy(kept, b)
 		op.u = uint64(len(b))
+	case cmpTitle:
+		var key [cmpBMax]byte
+		u, b, ok := titleKey(op.f, p, key[:])
+		kept := vals[op.boff : op.boff+cmpBMax]
+		if ok && op.u == u && op.s == "" && string(kept[:len(b)]) == string(b) {
+			return true
+		}
+		copy(kept, b)
+		op.u = u
+		if !ok {
+			op.s = "?" // no key: the line is drawn again
+		} else {
+			op.s = ""
+		}
 	default: // cmpConst
 		return true
 	}
@@ -351,7 +490,7 @@ func (t *Tree) flushBlock(pl *treePlan, bi int16, dirty bool) {
 			if op.kind < opLine || op.blk != bi {
 				continue
 			}
-			if op.kind == opOpen { // cmpConst: a title that is the same for every packet
+			if op.kind == opOpen { // a title: p's values are those ask kept
 				text = appendIndent(text, int(op.depth))
 				text = appendProtocolTitle(text, op.f, t.p)
 			} else {
