@@ -26,6 +26,10 @@ type Tree struct {
 	plans []treePlan
 	// replayed counts the packets drawn from a plan.
 	replayed int
+	// frameTail is the frame title's text after the number, for the
+	// frame's length and captured length frameLens.
+	frameTail []byte
+	frameLens [2]int
 }
 
 // Config returns t's options without its scratch state (the walk, the

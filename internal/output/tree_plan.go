@@ -80,6 +80,7 @@ type planOp struct {
 	depth int16
 	kind  planKind
 	cmp   lineCmp
+	title titleKind // an opOpen's title
 	// want is the answer: opGate's SkipAbsentGroup, opAbsent's
 	// SubtreeWithout; a line's: whether the walk asks GetSecond after it.
 	want bool
@@ -163,7 +164,8 @@ func (pl *treePlan) addVisit(f *decode.Field, l *treeLine, at int, flags decode.
 	case f.Type == decode.FTProtocol || flags&decode.OpensSubtree != 0:
 		op := planOp{kind: opOpen, f: f, at: int32(at), depth: int16(depth - 1)}
 		if f.Type == decode.FTProtocol && !f.Shaped() {
-			switch titleOf(f) {
+			op.title = titleOf(f)
+			switch op.title {
 			case titleConst:
 				op.cmp = cmpConst
 			case titleEth, titleIP, titleUDP, titleTCP, titleIB:
@@ -379,7 +381,9 @@ func (pl *treePlan) ask(p *decode.Packet, v *decode.Value, ops []planOp) (ok, di
 			return false, false
 		}
 		if op.cmp == cmpU && op.u == v.U || op.keep(p, v, pl.vals) {
-			op.changed -= min(op.changed, 1)
+			if op.changed != 0 {
+				op.changed--
+			}
 		} else {
 			dirty = true
 			if op.changed += lineChange; op.changed >= lineVolatile {
@@ -510,6 +514,10 @@ func (t *Tree) drawOp(p *decode.Packet, op *planOp) {
 	switch {
 	case op.kind == opTable:
 		w.tableRows(p, t, decode.FieldsInWireOrder(), int(op.at), int(op.depth))
+	case op.kind == opOpen && op.title == titleFrame:
+		t.buf = appendIndent(t.buf, int(op.depth))
+		t.buf = t.appendFrameTitle(t.buf, p)
+		t.buf = append(t.buf, '\n')
 	case op.kind == opOpen:
 		w.at = int(op.at)
 		t.open(op.f, int(op.depth), &w.v)
@@ -546,4 +554,24 @@ func treePlanKey(p *decode.Packet) uint64 {
 		k ^= uint64(m.MgmtClass)<<8 ^ uint64(m.Method)<<16 ^ uint64(m.AttributeID)<<40
 	}
 	return k
+}
+
+// appendFrameTitle writes the frame's title as appendProtocolTitle does,
+// its lengths' part kept from the last frame of the same lengths.
+func (t *Tree) appendFrameTitle(buf []byte, p *decode.Packet) []byte {
+	buf = append(buf, "Frame "...)
+	buf = appendInt(buf, int64(p.Number))
+	if t.frameLens != [2]int{p.Length, len(p.Data)} || len(t.frameTail) == 0 {
+		t.frameLens = [2]int{p.Length, len(p.Data)}
+		b := append(t.frameTail[:0], ": "...)
+		b = appendInt(b, int64(p.Length))
+		b = append(b, " bytes on wire ("...)
+		b = appendInt(b, int64(p.Length)*8)
+		b = append(b, " bits), "...)
+		b = appendInt(b, int64(len(p.Data)))
+		b = append(b, " bytes captured ("...)
+		b = appendInt(b, int64(len(p.Data))*8)
+		t.frameTail = append(b, " bits)"...)
+	}
+	return append(buf, t.frameTail...)
 }
