@@ -202,7 +202,13 @@ func (pl *treePlan) group() {
 		}
 		if blk < 0 {
 			blk = int16(len(pl.blocks))
-			pl.blocks = append(pl.blocks, planBlock{from: int32(from)})
+			if len(pl.blocks) < cap(pl.blocks) {
+				// A block of the plan's last grouping: its text's room too.
+				pl.blocks = pl.blocks[:len(pl.blocks)+1]
+				pl.blocks[blk].from = int32(from)
+			} else {
+				pl.blocks = append(pl.blocks, planBlock{from: int32(from)})
+			}
 		}
 		b := &pl.blocks[blk]
 		b.to, b.drawn = int32(k)+1, false
