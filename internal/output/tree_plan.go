@@ -542,16 +542,37 @@ func (t *Tree) drawOp(p *decode.Packet, op *planOp) {
 // (walkPlanned), never a wrong tree.
 func treePlanKey(p *decode.Packet) uint64 {
 	var k uint64
-	for i, has := range [...]bool{p.HasEthernet(), p.HasVLAN(), p.HasIPv4(), p.HasIPv6(), p.HasUDP(), p.HasTCP(),
-		p.HasLRH(), p.HasGRH(), p.IsIB(), p.HasMAD(), p.HasARP(), p.HasMACControl(), p.Err != nil, len(p.Data) < p.Length,
-		p.Analysis.Findings != 0, p.Analysis.Conv != 0, p.Analysis.CM != nil, p.Analysis.NVMe != nil,
-		p.Analysis.RPCRDMA != nil, p.Analysis.SMBDirect != nil, p.Analysis.ISER != nil, p.Analysis.DCQCN != nil,
-		p.Correlation != nil} {
+	bit := func(has bool, i uint) {
 		if has {
 			k |= 1 << i
 		}
 	}
-	k |= uint64(p.Encapsulation)<<24 | uint64(p.ICRC)<<30 | uint64(p.VCRC)<<33 | uint64(p.Analysis.Info)<<36
+	bit(p.HasEthernet(), 0)
+	bit(p.HasVLAN(), 1)
+	bit(p.HasIPv4(), 2)
+	bit(p.HasIPv6(), 3)
+	bit(p.HasUDP(), 4)
+	bit(p.HasTCP(), 5)
+	bit(p.HasLRH(), 6)
+	bit(p.HasGRH(), 7)
+	bit(p.IsIB(), 8)
+	bit(p.HasMAD(), 9)
+	bit(p.HasARP(), 10)
+	bit(p.HasMACControl(), 11)
+	bit(p.Err != nil, 12)
+	bit(len(p.Data) < p.Length, 13)
+	bit(len(p.Data) == 0, 14)
+	a := &p.Analysis
+	bit(a.Findings != 0, 15)
+	bit(a.Conv != 0, 16)
+	bit(a.CM != nil, 17)
+	bit(a.NVMe != nil, 18)
+	bit(a.RPCRDMA != nil, 19)
+	bit(a.SMBDirect != nil, 20)
+	bit(a.ISER != nil, 21)
+	bit(a.DCQCN != nil, 22)
+	bit(p.Correlation != nil, 23)
+	k |= uint64(p.Encapsulation)<<24 | uint64(p.ICRC)<<30 | uint64(p.VCRC)<<33 | uint64(a.Info)<<36
 	if b := p.BTH(); b != nil {
 		k |= uint64(b.Opcode) << 52
 	}
