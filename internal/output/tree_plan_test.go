@@ -48,7 +48,9 @@ func corpusCaptures(t *testing.T) []string {
 func TestTreePlanMatchesWalk(t *testing.T) {
 	var packets, replayed int
 	for _, file := range corpusCaptures(t) {
-		for _, snap := range []int{0, 34, 50, 60, 74, 90, 130} {
+		// Whole, then cut in the IP header, the BTH, an extended header
+		// and the payload (the cut captures' first 400 packets).
+		for _, snap := range []int{0, 34, 50, 60, 74, 130} {
 			t.Run(filepath.Base(file)+"/snap"+itoa(snap), func(t *testing.T) {
 				r, err := capture.Open(file)
 				require.NoError(t, err)
@@ -62,8 +64,8 @@ func TestTreePlanMatchesWalk(t *testing.T) {
 					if errors.Is(err, io.EOF) {
 						break
 					}
-					if err != nil {
-						break // a torn file: its packets so far
+					if err != nil || snap > 0 && n == 400 {
+						break // a torn file's packets so far; enough of a cut one's
 					}
 					if snap > 0 && len(cp.Data) > snap {
 						cp.Data = cp.Data[:snap]
