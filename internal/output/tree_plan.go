@@ -81,6 +81,10 @@ type planOp struct {
 	kind  planKind
 	cmp   lineCmp
 	title titleKind // an opOpen's title
+	// cut marks a cmpB line that shows at most treeBytesMax bytes (a
+	// byte field's): the others show all, and a value longer than
+	// cmpBMax cannot be kept.
+	cut bool
 	// want is the answer: opGate's SkipAbsentGroup, opAbsent's
 	// SubtreeWithout; a line's: whether the walk asks GetSecond after it.
 	want bool
@@ -146,7 +150,7 @@ func (pl *treePlan) addLine(f *decode.Field, l *treeLine, at, depth int, second 
 			op.cmp = cmpB
 		case lineGeneric:
 			if f.Type == decode.FTBytes || f.Type == decode.FTIPv6 {
-				op.cmp = cmpB
+				op.cmp, op.cut = cmpB, f.Type == decode.FTBytes
 			}
 		}
 	}
@@ -391,6 +395,9 @@ func (pl *treePlan) ask(p *decode.Packet, v *decode.Value, ops []planOp) (ok, di
 				op.changed--
 			}
 		} else {
+			if op.cmp == cmpB && !op.cut && len(v.B) > cmpBMax {
+				return false, false // a value the block cannot be drawn again from: the full walk draws it
+			}
 			dirty = true
 			if op.changed += lineChange; op.changed >= lineVolatile {
 				pl.regroup = true
