@@ -21,6 +21,15 @@ type Tree struct {
 	// cache is the last line of each field whose line follows from its
 	// value (Append's, not TreeNodes's).
 	cache []cachedLine
+	// plans are the walks of the shapes of packet met so far
+	// (tree_plan.go), made on the first packet.
+	plans []treePlan
+	// replayed counts the packets drawn from a plan.
+	replayed int
+	// frameTail is the frame title's text after the number, for the
+	// frame's length and captured length frameLens.
+	frameTail []byte
+	frameLens [2]int
 }
 
 // Config returns t's options without its scratch state (the walk, the
@@ -29,6 +38,12 @@ func (t *Tree) Config() Tree { return Tree{Only: t.Only} }
 
 // Append appends the tree of p, each line ending in a newline.
 func (t *Tree) Append(buf []byte, p *decode.Packet) []byte {
+	return t.appendTree(buf, p, len(t.Only) == 0)
+}
+
+// appendTree is Append, drawing from the plans of packets' shapes when
+// planned (tree_plan.go), with the full walk otherwise.
+func (t *Tree) appendTree(buf []byte, p *decode.Packet, planned bool) []byte {
 	t.buf, t.p, t.skip = buf, p, -1
 	if t.cache == nil {
 		t.lines = treeLines()
@@ -39,15 +54,22 @@ func (t *Tree) Append(buf []byte, p *decode.Packet) []byte {
 		t.w.walk(p, t) // a raw packet: the IP it carries after the IB headers
 		return t.buf
 	}
-	t.walkAll(p)
+	if !planned {
+		t.walkAll(p, nil)
+		return t.buf
+	}
+	t.walkPlanned(p)
 	return t.buf
 }
 
 // walkAll is walker.walkAll for the tree alone: the same visits, with the
 // visitor's calls made directly and a line kept from the last packet
 // copied in the loop. TestTreeNodesMatchTree holds it to the walk that
-// TreeNodes and the JSON renderers take.
-func (t *Tree) walkAll(p *decode.Packet) {
+// TreeNodes and the JSON renderers take. With rec, it records the walk's
+// every question and answer and every line it draws, as a plan for the
+// packets of the same shape (tree_plan.go); rec is nil under -O, whose
+// skipped protocols the plans do not know.
+func (t *Tree) walkAll(p *decode.Packet, rec *treePlan) {
 	w := &t.w
 	w.stack = w.stack[:0]
 	all, ends := decode.FieldsInWireOrder(), decode.SubtreeEnds()
@@ -55,14 +77,22 @@ func (t *Tree) walkAll(p *decode.Packet) {
 	for i := 0; i < len(all); {
 		f := all[i]
 		if f.Gated() {
-			if j, skip := decode.SkipAbsentGroup(p, i); skip {
+			j, skip := decode.SkipAbsentGroup(p, i)
+			if rec != nil {
+				rec.add(planOp{kind: opGate, at: int32(i), want: skip})
+			}
+			if skip {
 				i = j
 				continue
 			}
 		}
 		flags := f.TreeFlags()
 		if !f.Get(p, &w.v) {
-			if f.SubtreeWithout(p) {
+			without := f.SubtreeWithout(p)
+			if rec != nil {
+				rec.add(planOp{kind: opAbsent, f: f, at: int32(i), want: without})
+			}
+			if without {
 				i++
 			} else {
 				i = ends[i] // a header the packet lacks: none of its fields can be there
@@ -70,13 +100,20 @@ func (t *Tree) walkAll(p *decode.Packet) {
 			continue
 		}
 		if flags&(decode.OpensSubtree|decode.TableRow) != 0 || f.Type == decode.FTProtocol || i == wireOrder.eoib {
+			at := i
 			i = w.visit(p, t, i, f, flags)
+			if rec != nil {
+				rec.addVisit(f, &lines[at], at, flags, len(w.stack))
+			}
 			continue
 		}
 		for len(w.stack) > 0 && !f.InTreeOf(w.stack[len(w.stack)-1]) {
 			top := w.stack[len(w.stack)-1]
 			w.stack = w.stack[:len(w.stack)-1]
 			t.close(top, len(w.stack))
+		}
+		if rec != nil {
+			rec.addLine(f, &lines[i], i, len(w.stack), false)
 		}
 		// A second occurrence draws no line of its own in the tree: the
 		// walk does not ask for it.
@@ -257,14 +294,17 @@ func (t *Tree) shown(f *decode.Field, depth int) bool {
 	return false
 }
 
-func (t *Tree) indent(depth int) {
+func (t *Tree) indent(depth int) { t.buf = appendIndent(t.buf, depth) }
+
+// appendIndent appends the indentation of a line at depth.
+func appendIndent(buf []byte, depth int) []byte {
 	if n := 4 * depth; n <= len(indentation) {
-		t.buf = append(t.buf, indentation[:n]...)
-		return
+		return append(buf, indentation[:n]...)
 	}
 	for range depth {
-		t.buf = append(t.buf, "    "...)
+		buf = append(buf, "    "...)
 	}
+	return buf
 }
 
 func (t *Tree) open(f *decode.Field, depth int, v *decode.Value) {
