@@ -23,8 +23,8 @@ type lineCache struct {
 const (
 	lineCacheBits  = 10
 	lineCacheSlots = 1 << lineCacheBits
-	lineCacheWays  = 4
-	lineSlotRoom   = 142 // a slot is 192 bytes
+	lineCacheWays  = 8
+	lineSlotRoom   = 134 // a slot is 192 bytes
 )
 
 // lineKey is what a cached part follows from. The renderers fill the
@@ -40,6 +40,7 @@ type lineKey struct {
 }
 
 type lineSlot struct {
+	hash uint64 // key's
 	key  lineKey
 	n    uint8 // 0: empty
 	text [lineSlotRoom]byte
@@ -72,25 +73,26 @@ func (k *lineKey) setAddrs(p *decode.Packet) bool {
 	return true
 }
 
-// set returns the first of k's lineCacheWays slots; the others follow it.
-func (c *lineCache) set(k *lineKey) int {
-	h := k.src[0]*0x9E3779B97F4A7C15 ^ k.src[1] ^ k.dst[0]*0xC2B2AE3D27D4EB4F ^ k.dst[1] ^
-		uint64(k.ports)*0x165667B19E3779F9 ^ uint64(k.qp)*0x27D4EB2F165667C5 ^
-		uint64(k.fam)<<8 ^ uint64(k.encap)<<16 ^ uint64(k.part)<<24
-	h ^= h >> 29
-	return int((h*0x9E3779B97F4A7C15)>>(64-lineCacheBits)) &^ (lineCacheWays - 1)
+// hash mixes k's words into 64 bits.
+func (k *lineKey) hash() uint64 {
+	h := (k.src[0] ^ k.src[1]<<1 ^ uint64(k.qp)<<32) * 0x9E3779B97F4A7C15
+	h ^= (k.dst[0] ^ k.dst[1]<<1 ^ uint64(k.ports)<<32 ^ uint64(k.fam)<<24 ^ uint64(k.encap)<<16 ^ uint64(k.part)<<8) * 0xC2B2AE3D27D4EB4F
+	h ^= h >> 31
+	return h * 0x165667B19E3779F9
+}
+
+// set returns the first of k's lineCacheWays slots.
+func set(h uint64) int {
+	return int(h>>(64-lineCacheBits)) &^ (lineCacheWays - 1)
 }
 
 // appendKept appends k's kept text and reports true, or reports false when
 // k has none.
 func (c *lineCache) appendKept(buf []byte, k *lineKey) ([]byte, bool) {
-	set := c.slots[c.set(k):][:lineCacheWays]
-	for i := range set {
-		s := &set[i]
-		if s.n == 0 {
-			break
-		}
-		if s.key == *k {
+	h := k.hash()
+	for i := set(h); i < set(h)+lineCacheWays; i++ {
+		s := &c.slots[i&(lineCacheSlots-1)]
+		if s.hash == h && s.n != 0 && s.key == *k {
 			return append(buf, s.text[:s.n]...), true
 		}
 	}
@@ -103,9 +105,10 @@ func (c *lineCache) keep(k *lineKey, text []byte) {
 	if len(text) == 0 || len(text) > lineSlotRoom {
 		return
 	}
-	set := c.slots[c.set(k):][:lineCacheWays]
+	h := k.hash()
+	set := c.slots[set(h):][:lineCacheWays]
 	copy(set[1:], set)
 	s := &set[0]
-	s.key = *k
+	s.hash, s.key = h, *k
 	s.n = uint8(copy(s.text[:], text))
 }

@@ -38,6 +38,8 @@ func TestLinesKeptMatchFresh(t *testing.T) {
 			s := &Summary{Time: TimeEpoch, Verbose: 1}
 			return s.Append
 		}},
+		{"text", func() func([]byte, *decode.Packet) []byte { t := &TextLine{}; return t.Append }},
+		{"text --nano", func() func([]byte, *decode.Packet) []byte { t := &TextLine{Nanos: true}; return t.Append }},
 	}
 	kept := 0
 	for _, path := range corpusFiles(t) {

@@ -99,28 +99,49 @@ type TextLine struct {
 	// Nanos prints nine decimals, as tshark does for nanosecond captures.
 	Nanos bool
 	tmp   []byte
+	kept  *lineCache // the addresses' columns
 }
 
 // Config returns t's options without its scratch state.
 func (t *TextLine) Config() TextLine { return TextLine{Nanos: t.Nanos} }
 
+// textAddrs is the part of a -T text line that TextLine keeps in its
+// lineCache: "%12s → %-12s " of two IP addresses.
+const textAddrs = 1
+
 // Append appends the line for p, without a newline.
 func (t *TextLine) Append(buf []byte, p *decode.Packet) []byte {
+	if t.kept == nil {
+		t.kept = new(lineCache)
+	}
 	buf = appendIntLeft(buf, int64(p.Number), 5)
 	buf = append(buf, ' ')
 	prec := 6
 	if t.Nanos {
 		prec = 9
 	}
-	t.tmp = appendFixedSeconds(t.tmp[:0], p.RelTime, prec)
-	buf = padLeft(buf, t.tmp, 10)
+	buf = appendSecondsLeft(buf, p.RelTime, prec, 10, &t.tmp)
 	buf = append(buf, ' ')
-	t.tmp = AppendAddress(t.tmp[:0], p, true)
-	buf = padLeft(buf, t.tmp, 12)
-	buf = append(buf, " → "...)
-	t.tmp = AppendAddress(t.tmp[:0], p, false)
-	buf = padRight(buf, t.tmp, 12)
-	buf = append(buf, ' ')
+	// The addresses' columns, the same for every packet between two hosts.
+	var k lineKey
+	kept := false
+	keep := k.setAddrs(p)
+	if keep {
+		k.part = textAddrs
+		buf, kept = t.kept.appendKept(buf, &k)
+	}
+	if !kept {
+		start := len(buf)
+		t.tmp = AppendAddress(t.tmp[:0], p, true)
+		buf = padLeft(buf, t.tmp, 12)
+		buf = append(buf, " → "...)
+		t.tmp = AppendAddress(t.tmp[:0], p, false)
+		buf = padRight(buf, t.tmp, 12)
+		buf = append(buf, ' ')
+		if keep {
+			t.kept.keep(&k, buf[start:])
+		}
+	}
 	buf = append(buf, Protocol(p)...)
 	buf = append(buf, ' ')
 	buf = appendInt(buf, int64(p.Length))
@@ -168,8 +189,38 @@ func appendFixedSeconds(buf []byte, d time.Duration, prec int) []byte {
 
 // appendIntLeft appends n right-aligned in w columns.
 func appendIntLeft(buf []byte, n int64, w int) []byte {
+	if n >= 0 && n < 1e9 {
+		// The usual case, written in place: count the digits, pad, write.
+		d := 1
+		for p := int64(10); n >= p; p *= 10 {
+			d++
+		}
+		for ; d < w; d++ {
+			buf = append(buf, ' ')
+		}
+		return appendDec(buf, uint64(n))
+	}
 	var a [24]byte
 	return padLeft(buf, appendInt(a[:0], n), w)
+}
+
+// appendSecondsLeft appends appendFixedSeconds' text right-aligned in w
+// columns; tmp is scratch room.
+func appendSecondsLeft(buf []byte, d time.Duration, prec, w int, tmp *[]byte) []byte {
+	if d >= 0 && d < 1e9*time.Second {
+		// Written in place, as appendIntLeft writes.
+		sec := int64(d / time.Second)
+		n := prec + 2 // a digit, the point and the decimals
+		for p := int64(10); sec >= p; p *= 10 {
+			n++
+		}
+		for ; n < w; n++ {
+			buf = append(buf, ' ')
+		}
+		return appendFixedSeconds(buf, d, prec)
+	}
+	*tmp = appendFixedSeconds((*tmp)[:0], d, prec)
+	return padLeft(buf, *tmp, w)
 }
 
 // Header values the renderers test; gopacket stays behind decode and layers.
