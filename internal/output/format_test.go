@@ -90,3 +90,68 @@ func TestFieldsValueAsRegistry(t *testing.T) {
 	}
 	assert.Greater(t, checked, 10000)
 }
+
+// TestFieldsOptions: -T fields' columns with each -E separator, quote and
+// occurrence agree with a line built from the registry's own
+// decode.Field.AppendValue and GetOccurrence, over the corpus.
+func TestFieldsOptions(t *testing.T) {
+	names := []string{"frame.number", "ip.src", "infiniband.bth.opcode", "infiniband.bth.destqp", "infiniband.bth.psn",
+		"infiniband.reth.dmalen", "infiniband.aeth.syndrome", "frame.time_relative", "nfs.opcode", "infiniband.bth"}
+	for _, opts := range []FieldsOptions{
+		{},
+		{Separator: ",", Quote: 'd', Occurrence: 'f'},
+		{Separator: "::", Quote: 's', Occurrence: 'l'},
+		{Separator: " ", Aggregator: ";", Occurrence: 'a'},
+	} {
+		f, err := NewFields(names, opts)
+		require.NoError(t, err)
+		o := f.opts // with the defaults
+		q := map[byte]string{'d': `"`, 's': `'`}[o.Quote]
+		var v decode.Value
+		lines := 0
+		for _, path := range corpusFiles(t) {
+			r, err := capture.Open(path)
+			require.NoError(t, err, path)
+			dec := decode.NewDecoder(decode.Options{})
+			a := decode.NewAnalyzer(decode.AnalyzerOptions{})
+			for {
+				cp, err := r.Next()
+				if err != nil {
+					break
+				}
+				p := dec.Decode(cp)
+				a.Analyze(p)
+				var want []byte
+				for i, fd := range f.fields {
+					if i > 0 {
+						want = append(want, o.Separator...)
+					}
+					want = append(want, q...)
+					var vals [][]byte
+					for n := 0; fd.GetOccurrence(p, n, &v); n++ {
+						vals = append(vals, fd.AppendValue(nil, &v))
+						if o.Occurrence == 'f' || fd.TreeFlags()&decode.Repeats == 0 {
+							break
+						}
+					}
+					if o.Occurrence == 'l' && len(vals) > 0 {
+						vals = vals[len(vals)-1:]
+					}
+					for j, val := range vals {
+						if j > 0 {
+							want = append(want, o.Aggregator...)
+						}
+						want = append(want, val...)
+					}
+					want = append(want, q...)
+				}
+				if got := f.Append(nil, p); string(got) != string(want) {
+					assert.Equal(t, string(want), string(got), "%s frame %d %+v", filepath.Base(path), cp.Number, opts)
+				}
+				lines++
+			}
+			r.Close()
+		}
+		assert.Greater(t, lines, 10000)
+	}
+}

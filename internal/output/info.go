@@ -133,12 +133,15 @@ func appendIPv4(buf []byte, ip [4]byte) []byte {
 	n := len(buf)
 	buf = slices.Grow(buf, 20)
 	b := buf[n : n+20]
-	i := 0
-	for _, o := range ip {
-		e := octetText[o]
-		binary.LittleEndian.PutUint32(b[i&15:], uint32(e))
-		i += int(e >> 32)
-	}
+	e0, e1, e2, e3 := octetText[ip[0]], octetText[ip[1]], octetText[ip[2]], octetText[ip[3]]
+	binary.LittleEndian.PutUint32(b, uint32(e0))
+	i := int(e0 >> 32)
+	binary.LittleEndian.PutUint32(b[i&15:], uint32(e1))
+	i += int(e1 >> 32)
+	binary.LittleEndian.PutUint32(b[i&15:], uint32(e2))
+	i += int(e2 >> 32)
+	binary.LittleEndian.PutUint32(b[i&15:], uint32(e3))
+	i += int(e3 >> 32)
 	return buf[:n+i-1] // less the last octet's dot
 }
 
