@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -154,4 +155,16 @@ func TestFieldsOptions(t *testing.T) {
 		}
 		assert.Greater(t, lines, 10000)
 	}
+}
+
+// TestAppendFraction: the timestamps' decimals, as appendDigits writes
+// them from the truncated fraction.
+func TestAppendFraction(t *testing.T) {
+	for _, ns := range []uint32{0, 1, 999, 1000, 1001, 123456789, 999999999, 500000000, 4000} {
+		for _, prec := range []int{1, 3, 6, 9} {
+			want := appendDigits([]byte("x"), uint64(ns)/uint64(math.Pow10(9-prec)), prec)
+			assert.Equal(t, string(want), string(appendFraction([]byte("x"), ns, prec)), "%d ns, %d decimals", ns, prec)
+		}
+	}
+	assert.Equal(t, "1.000000", string(appendFixedSeconds(nil, time.Second, 6)))
 }

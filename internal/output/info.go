@@ -126,6 +126,32 @@ func appendDigits(buf []byte, u uint64, n int) []byte {
 	return buf
 }
 
+// appendFraction appends the prec decimals of a time's fraction of a
+// second, ns nanoseconds, truncated: appendDigits(buf, ns/10^(9-prec),
+// prec), with the six and nine decimals of the timestamps written without
+// its loop.
+func appendFraction(buf []byte, ns uint32, prec int) []byte {
+	switch prec {
+	case 6:
+		v := ns / 1000 % 1000000
+		a, r := v/10000, v%10000
+		b, c := r/100, r%100
+		return append(buf, decPairs[2*a], decPairs[2*a+1], decPairs[2*b], decPairs[2*b+1], decPairs[2*c], decPairs[2*c+1])
+	case 9:
+		v := ns % 1000000000
+		a, r := v/100000000, v%100000000
+		b, r := r/1000000, r%1000000
+		c, r := r/10000, r%10000
+		d, e := r/100, r%100
+		return append(buf, byte('0'+a), decPairs[2*b], decPairs[2*b+1], decPairs[2*c], decPairs[2*c+1],
+			decPairs[2*d], decPairs[2*d+1], decPairs[2*e], decPairs[2*e+1])
+	}
+	for i := 9; i > prec; i-- {
+		ns /= 10
+	}
+	return appendDigits(buf, uint64(ns), prec)
+}
+
 // appendIPv4 appends a.b.c.d, as netip.Addr.AppendTo does for an IPv4
 // address: each octet is one 4-byte store of its digits and a dot, from a
 // table made once.

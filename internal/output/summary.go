@@ -221,11 +221,7 @@ func (s *Summary) appendTime(buf []byte, p *decode.Packet) []byte {
 			s.lastSec, s.lastPrefix = sec, p.Time.In(loc).AppendFormat(s.lastPrefix[:0], layout)
 		}
 		buf = append(buf, s.lastPrefix...)
-		frac := uint64(p.Time.Nanosecond())
-		if prec == 6 {
-			frac /= 1000
-		}
-		buf = appendDigits(buf, frac, prec)
+		buf = appendFraction(buf, uint32(p.Time.Nanosecond()), prec)
 	}
 	return append(buf, ' ')
 }

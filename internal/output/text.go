@@ -180,7 +180,10 @@ func appendFixedSeconds(buf []byte, d time.Duration, prec int) []byte {
 	}
 	buf = appendInt(buf, int64(d/time.Second))
 	buf = append(buf, '.')
-	frac := uint64(d % time.Second)
+	if ns := d % time.Second; ns >= 0 {
+		return appendFraction(buf, uint32(ns), prec)
+	}
+	frac := uint64(d % time.Second) // d is math.MinInt64
 	for i := 9; i > prec; i-- {
 		frac /= 10
 	}
