@@ -71,9 +71,10 @@ type Fields struct {
 
 // fieldColumn is one -e field and how its column is written.
 type fieldColumn struct {
-	fd      *decode.Field
-	kind    valueKind // how its value is written
-	repeats bool      // further occurrences are asked for: a field that repeats, without -E occurrence=f
+	fd       *decode.Field
+	kind     valueKind // how its value is written
+	hexWidth int       // the hex digits of a valueHex
+	repeats  bool      // further occurrences are asked for: a field that repeats, without -E occurrence=f
 }
 
 // valueKind says how -T fields writes a field's value: as
@@ -142,7 +143,7 @@ func NewFields(names []string, opts FieldsOptions) (*Fields, error) {
 			return nil, fmt.Errorf("field %q isn't a valid field (ibdump -G fields lists them)", n)
 		}
 		f.fields = append(f.fields, fd)
-		f.cols = append(f.cols, fieldColumn{fd: fd, kind: valueKindOf(fd),
+		f.cols = append(f.cols, fieldColumn{fd: fd, kind: valueKindOf(fd), hexWidth: fd.Type.BitWidth() / 4,
 			repeats: fd.TreeFlags()&decode.Repeats != 0 && opts.Occurrence != 'f'})
 	}
 	if len(opts.Separator) == 1 {
@@ -187,23 +188,42 @@ func (f *Fields) Append(buf []byte, p *decode.Packet) []byte {
 		}
 		if c.fd.Get(p, &f.v) {
 			last := len(buf)
-			buf = appendValue(buf, c.kind, c.fd, &f.v)
-			// Every further occurrence, as tshark prints them (-E
-			// occurrence=a), or only the last; only a field that repeats
-			// has them.
-			for n := 1; c.repeats && c.fd.GetOccurrence(p, n, &f.v); n++ {
-				if f.opts.Occurrence == 'l' {
-					buf = buf[:last]
-				} else {
-					buf = append(buf, f.opts.Aggregator...)
+			// appendValue, without a call for the common kinds.
+			switch v := &f.v; c.kind {
+			case valueDec:
+				buf = appendDec(buf, v.U)
+			case valueHex:
+				buf = appendHex(buf, v.U, c.hexWidth)
+			case valueIPv4:
+				if len(v.B) == 4 {
+					buf = appendIPv4(buf, [4]byte(v.B))
 				}
-				last = len(buf)
-				buf = appendValue(buf, c.kind, c.fd, &f.v)
+			default:
+				buf = appendValue(buf, c.kind, c.fd, v)
+			}
+			if c.repeats {
+				buf = f.appendMore(buf, p, c, last)
 			}
 		}
 		if f.quote != 0 {
 			buf = append(buf, f.quote)
 		}
+	}
+	return buf
+}
+
+// appendMore appends the further occurrences of c's field after its first,
+// which starts at last: every one, as tshark prints them (-E
+// occurrence=a), or only the last.
+func (f *Fields) appendMore(buf []byte, p *decode.Packet, c *fieldColumn, last int) []byte {
+	for n := 1; c.fd.GetOccurrence(p, n, &f.v); n++ {
+		if f.opts.Occurrence == 'l' {
+			buf = buf[:last]
+		} else {
+			buf = append(buf, f.opts.Aggregator...)
+		}
+		last = len(buf)
+		buf = appendValue(buf, c.kind, c.fd, &f.v)
 	}
 	return buf
 }
