@@ -168,3 +168,17 @@ func TestAppendFraction(t *testing.T) {
 	}
 	assert.Equal(t, "1.000000", string(appendFixedSeconds(nil, time.Second, 6)))
 }
+
+// TestCounter: frame numbers counted up in place, jumping, repeating and
+// negative, as appendIntLeft writes them.
+func TestCounter(t *testing.T) {
+	var c counter
+	for _, n := range []int{1, 2, 3, 9, 10, 11, 99, 100, 101, 99999, 100000, 100001, 5, 5, 0, 1, -3, -2, 1<<40 - 1, 1 << 40, 7} {
+		assert.Equal(t, string(appendIntLeft([]byte("x"), int64(n), 5)), string(c.appendLeft([]byte("x"), n, 5)), "%d", n)
+	}
+	for n := 0; n < 200000; n++ {
+		if got, want := c.appendLeft(nil, n, 5), appendIntLeft(nil, int64(n), 5); string(got) != string(want) {
+			require.Equal(t, string(want), string(got), "%d", n)
+		}
+	}
+}

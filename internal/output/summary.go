@@ -39,6 +39,7 @@ type Summary struct {
 	lastPrefix []byte
 
 	heads *lineCache // the IB part's heads (appendIB)
+	num   counter    // the packet number (-#)
 }
 
 // Config returns s's options without its scratch state: a renderer of
@@ -50,7 +51,7 @@ func (s *Summary) Config() Summary {
 // Append appends the line for p, without a newline.
 func (s *Summary) Append(buf []byte, p *decode.Packet) []byte {
 	if s.Number {
-		buf = appendIntLeft(buf, int64(p.Number), 5)
+		buf = s.num.appendLeft(buf, p.Number, 5)
 		buf = append(buf, "  "...)
 	}
 	buf = s.appendTime(buf, p)

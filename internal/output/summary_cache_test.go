@@ -34,8 +34,8 @@ func TestLinesKeptMatchFresh(t *testing.T) {
 		line func() func(buf []byte, p *decode.Packet) []byte
 	}{
 		{"summary", func() func([]byte, *decode.Packet) []byte { s := &Summary{Location: time.UTC}; return s.Append }},
-		{"summary -v -tt", func() func([]byte, *decode.Packet) []byte {
-			s := &Summary{Time: TimeEpoch, Verbose: 1}
+		{"summary -v -tt -#", func() func([]byte, *decode.Packet) []byte {
+			s := &Summary{Time: TimeEpoch, Verbose: 1, Number: true}
 			return s.Append
 		}},
 		{"text", func() func([]byte, *decode.Packet) []byte { t := &TextLine{}; return t.Append }},

@@ -100,6 +100,7 @@ type TextLine struct {
 	Nanos bool
 	tmp   []byte
 	kept  *lineCache // the addresses' columns
+	num   counter    // the frame number
 }
 
 // Config returns t's options without its scratch state.
@@ -114,7 +115,7 @@ func (t *TextLine) Append(buf []byte, p *decode.Packet) []byte {
 	if t.kept == nil {
 		t.kept = new(lineCache)
 	}
-	buf = appendIntLeft(buf, int64(p.Number), 5)
+	buf = t.num.appendLeft(buf, p.Number, 5)
 	buf = append(buf, ' ')
 	prec := 6
 	if t.Nanos {
@@ -205,6 +206,44 @@ func appendIntLeft(buf []byte, n int64, w int) []byte {
 	}
 	var a [24]byte
 	return padLeft(buf, appendInt(a[:0], n), w)
+}
+
+// counter writes a frame number, which is mostly one more than the last:
+// its digits are the last number's, counted up in place.
+type counter struct {
+	n     int
+	start int // text[start:] are the digits of n
+	text  [20]byte
+}
+
+// appendLeft appends n right-aligned in w columns, as appendIntLeft does.
+func (c *counter) appendLeft(buf []byte, n int, w int) []byte {
+	switch {
+	case n == c.n+1 && c.start > 0:
+		i := len(c.text) - 1
+		for ; i >= c.start && c.text[i] == '9'; i-- {
+			c.text[i] = '0'
+		}
+		if i < c.start {
+			c.start--
+			i = c.start
+			c.text[i] = '0'
+		}
+		c.text[i]++
+	case n == c.n && c.start > 0:
+	case n >= 0:
+		var a [20]byte
+		d := appendDec(a[:0], uint64(n))
+		c.start = copy(c.text[len(c.text)-len(d):], d)
+		c.start = len(c.text) - c.start
+	default:
+		return appendIntLeft(buf, int64(n), w)
+	}
+	c.n = n
+	for d := len(c.text) - c.start; d < w; d++ {
+		buf = append(buf, ' ')
+	}
+	return append(buf, c.text[c.start:]...)
 }
 
 // appendSecondsLeft appends appendFixedSeconds' text right-aligned in w
