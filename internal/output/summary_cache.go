@@ -13,9 +13,9 @@ import (
 // packet between two hosts. A renderer writes such a part once, keeps it
 // under its key, and copies it for the next packets that have the same key.
 //
-// A key has four slots (the cache is 4-way set-associative): a key found
-// in none writes its part afresh and takes the first, the others moving
-// one slot on. A part longer than a slot holds is not kept.
+// A key has lineCacheWays slots (the cache is set-associative): a key
+// found in none writes its part afresh and takes the first, the others
+// moving one slot on. A part longer than a slot holds is not kept.
 type lineCache struct {
 	slots [lineCacheSlots]lineSlot
 }
