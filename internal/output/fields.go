@@ -63,8 +63,18 @@ func unescapeSep(v string) string {
 type Fields struct {
 	opts   FieldsOptions
 	fields []*decode.Field
-	kinds  []valueKind // how each field's value is written, found once
+	cols   []fieldColumn // what each field's column needs, found once
+	quote  byte          // the -E quote character, 0 for none
+	sep    byte          // the separator when it is one byte, else 0
 	v      decode.Value
+}
+
+// fieldColumn is one -e field and how its column is written.
+type fieldColumn struct {
+	fd       *decode.Field
+	kind     valueKind // how its value is written
+	hexWidth int       // the hex digits of a valueHex
+	repeats  bool      // further occurrences are asked for: a field that repeats, without -E occurrence=f
 }
 
 // valueKind says how -T fields writes a field's value: as
@@ -133,7 +143,17 @@ func NewFields(names []string, opts FieldsOptions) (*Fields, error) {
 			return nil, fmt.Errorf("field %q isn't a valid field (ibdump -G fields lists them)", n)
 		}
 		f.fields = append(f.fields, fd)
-		f.kinds = append(f.kinds, valueKindOf(fd))
+		f.cols = append(f.cols, fieldColumn{fd: fd, kind: valueKindOf(fd), hexWidth: fd.Type.BitWidth() / 4,
+			repeats: fd.TreeFlags()&decode.Repeats != 0 && opts.Occurrence != 'f'})
+	}
+	if len(opts.Separator) == 1 {
+		f.sep = opts.Separator[0]
+	}
+	switch opts.Quote {
+	case 'd':
+		f.quote = '"'
+	case 's':
+		f.quote = '\''
 	}
 	return f, nil
 }
@@ -154,37 +174,56 @@ func (f *Fields) AppendHeader(buf []byte) []byte {
 
 // Append appends one packet's line, without a newline.
 func (f *Fields) Append(buf []byte, p *decode.Packet) []byte {
-	for i, fd := range f.fields {
+	for i := range f.cols {
+		c := &f.cols[i]
 		if i > 0 {
-			buf = append(buf, f.opts.Separator...)
-		}
-		if f.opts.Quote == 'd' {
-			buf = append(buf, '"')
-		} else if f.opts.Quote == 's' {
-			buf = append(buf, '\'')
-		}
-		if fd.Get(p, &f.v) {
-			last := len(buf)
-			buf = appendValue(buf, f.kinds[i], fd, &f.v)
-			// Every further occurrence, as tshark prints them (-E
-			// occurrence=a), or only the last; only a field that repeats
-			// has them.
-			repeats := fd.TreeFlags()&decode.Repeats != 0
-			for n := 1; repeats && f.opts.Occurrence != 'f' && fd.GetOccurrence(p, n, &f.v); n++ {
-				if f.opts.Occurrence == 'l' {
-					buf = buf[:last]
-				} else {
-					buf = append(buf, f.opts.Aggregator...)
-				}
-				last = len(buf)
-				buf = appendValue(buf, f.kinds[i], fd, &f.v)
+			if f.sep != 0 {
+				buf = append(buf, f.sep)
+			} else {
+				buf = append(buf, f.opts.Separator...)
 			}
 		}
-		if f.opts.Quote == 'd' {
-			buf = append(buf, '"')
-		} else if f.opts.Quote == 's' {
-			buf = append(buf, '\'')
+		if f.quote != 0 {
+			buf = append(buf, f.quote)
 		}
+		if c.fd.Get(p, &f.v) {
+			last := len(buf)
+			// appendValue, without a call for the common kinds.
+			switch v := &f.v; c.kind {
+			case valueDec:
+				buf = appendDec(buf, v.U)
+			case valueHex:
+				buf = appendHex(buf, v.U, c.hexWidth)
+			case valueIPv4:
+				if len(v.B) == 4 {
+					buf = appendIPv4(buf, [4]byte(v.B))
+				}
+			default:
+				buf = appendValue(buf, c.kind, c.fd, v)
+			}
+			if c.repeats {
+				buf = f.appendMore(buf, p, c, last)
+			}
+		}
+		if f.quote != 0 {
+			buf = append(buf, f.quote)
+		}
+	}
+	return buf
+}
+
+// appendMore appends the further occurrences of c's field after its first,
+// which starts at last: every one, as tshark prints them (-E
+// occurrence=a), or only the last.
+func (f *Fields) appendMore(buf []byte, p *decode.Packet, c *fieldColumn, last int) []byte {
+	for n := 1; c.fd.GetOccurrence(p, n, &f.v); n++ {
+		if f.opts.Occurrence == 'l' {
+			buf = buf[:last]
+		} else {
+			buf = append(buf, f.opts.Aggregator...)
+		}
+		last = len(buf)
+		buf = appendValue(buf, c.kind, c.fd, &f.v)
 	}
 	return buf
 }

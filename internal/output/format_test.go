@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -89,4 +90,95 @@ func TestFieldsValueAsRegistry(t *testing.T) {
 		r.Close()
 	}
 	assert.Greater(t, checked, 10000)
+}
+
+// TestFieldsOptions: -T fields' columns with each -E separator, quote and
+// occurrence agree with a line built from the registry's own
+// decode.Field.AppendValue and GetOccurrence, over the corpus.
+func TestFieldsOptions(t *testing.T) {
+	names := []string{"frame.number", "ip.src", "infiniband.bth.opcode", "infiniband.bth.destqp", "infiniband.bth.psn",
+		"infiniband.reth.dmalen", "infiniband.aeth.syndrome", "frame.time_relative", "nfs.opcode", "infiniband.bth"}
+	for _, opts := range []FieldsOptions{
+		{},
+		{Separator: ",", Quote: 'd', Occurrence: 'f'},
+		{Separator: "::", Quote: 's', Occurrence: 'l'},
+		{Separator: " ", Aggregator: ";", Occurrence: 'a'},
+	} {
+		f, err := NewFields(names, opts)
+		require.NoError(t, err)
+		o := f.opts // with the defaults
+		q := map[byte]string{'d': `"`, 's': `'`}[o.Quote]
+		var v decode.Value
+		lines := 0
+		for _, path := range corpusFiles(t) {
+			r, err := capture.Open(path)
+			require.NoError(t, err, path)
+			dec := decode.NewDecoder(decode.Options{})
+			a := decode.NewAnalyzer(decode.AnalyzerOptions{})
+			for {
+				cp, err := r.Next()
+				if err != nil {
+					break
+				}
+				p := dec.Decode(cp)
+				a.Analyze(p)
+				var want []byte
+				for i, fd := range f.fields {
+					if i > 0 {
+						want = append(want, o.Separator...)
+					}
+					want = append(want, q...)
+					var vals [][]byte
+					for n := 0; fd.GetOccurrence(p, n, &v); n++ {
+						vals = append(vals, fd.AppendValue(nil, &v))
+						if o.Occurrence == 'f' || fd.TreeFlags()&decode.Repeats == 0 {
+							break
+						}
+					}
+					if o.Occurrence == 'l' && len(vals) > 0 {
+						vals = vals[len(vals)-1:]
+					}
+					for j, val := range vals {
+						if j > 0 {
+							want = append(want, o.Aggregator...)
+						}
+						want = append(want, val...)
+					}
+					want = append(want, q...)
+				}
+				if got := f.Append(nil, p); string(got) != string(want) {
+					assert.Equal(t, string(want), string(got), "%s frame %d %+v", filepath.Base(path), cp.Number, opts)
+				}
+				lines++
+			}
+			r.Close()
+		}
+		assert.Greater(t, lines, 10000)
+	}
+}
+
+// TestAppendFraction: the timestamps' decimals, as appendDigits writes
+// them from the truncated fraction.
+func TestAppendFraction(t *testing.T) {
+	for _, ns := range []uint32{0, 1, 999, 1000, 1001, 123456789, 999999999, 500000000, 4000} {
+		for _, prec := range []int{1, 3, 6, 9} {
+			want := appendDigits([]byte("x"), uint64(ns)/uint64(math.Pow10(9-prec)), prec)
+			assert.Equal(t, string(want), string(appendFraction([]byte("x"), ns, prec)), "%d ns, %d decimals", ns, prec)
+		}
+	}
+	assert.Equal(t, "1.000000", string(appendFixedSeconds(nil, time.Second, 6)))
+}
+
+// TestCounter: frame numbers counted up in place, jumping, repeating and
+// negative, as appendIntLeft writes them.
+func TestCounter(t *testing.T) {
+	var c counter
+	for _, n := range []int{1, 2, 3, 9, 10, 11, 99, 100, 101, 99999, 100000, 100001, 5, 5, 0, 1, -3, -2, 1<<40 - 1, 1 << 40, 7} {
+		assert.Equal(t, string(appendIntLeft([]byte("x"), int64(n), 5)), string(c.appendLeft([]byte("x"), n, 5)), "%d", n)
+	}
+	for n := 0; n < 200000; n++ {
+		if got, want := c.appendLeft(nil, n, 5), appendIntLeft(nil, int64(n), 5); string(got) != string(want) {
+			require.Equal(t, string(want), string(got), "%d", n)
+		}
+	}
 }

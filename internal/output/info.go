@@ -1,8 +1,10 @@
 package output
 
 import (
+	"encoding/binary"
 	"math/bits"
 	"slices"
+	"strconv"
 
 	"github.com/ibwire/ibwire/decode"
 	"github.com/ibwire/ibwire/layers"
@@ -50,12 +52,25 @@ func appendHex(buf []byte, u uint64, width int) []byte {
 	buf = slices.Grow(buf, width+2)[:n+width+2]
 	b := buf[n:]
 	b[0], b[1] = '0', 'x'
-	for i := len(b) - 1; i >= 2; i-- {
-		b[i] = hexDigits[u&0xF]
-		u >>= 4
+	i := len(b)
+	for ; i >= 4; i -= 2 {
+		binary.LittleEndian.PutUint16(b[i-2:], hexPair[u&0xFF])
+		u >>= 8
+	}
+	if i == 3 {
+		b[2] = hexDigits[u&0xF]
 	}
 	return buf
 }
+
+// hexPair is each byte's two hex digits as a 16-bit word, to store both at
+// once.
+var hexPair = func() (t [256]uint16) {
+	for i := range t {
+		t[i] = uint16(hexDigits[i>>4]) | uint16(hexDigits[i&0xF])<<8
+	}
+	return t
+}()
 
 // decPairs is "00" to "99": two decimal digits per lookup.
 const decPairs = "00010203040506070809" +
@@ -111,26 +126,62 @@ func appendDigits(buf []byte, u uint64, n int) []byte {
 	return buf
 }
 
-// appendIPv4 appends a.b.c.d, as netip.Addr.AppendTo does for an IPv4
-// address.
-func appendIPv4(buf []byte, ip [4]byte) []byte {
-	buf = slices.Grow(buf, 15)
-	for i, o := range ip {
-		if i > 0 {
-			buf = append(buf, '.')
-		}
-		switch {
-		case o >= 100:
-			r := o % 100
-			buf = append(buf, '0'+o/100, decPairs[2*r], decPairs[2*r+1])
-		case o >= 10:
-			buf = append(buf, decPairs[2*o], decPairs[2*o+1])
-		default:
-			buf = append(buf, '0'+o)
-		}
+// appendFraction appends the prec decimals of a time's fraction of a
+// second, ns nanoseconds, truncated: appendDigits(buf, ns/10^(9-prec),
+// prec), with the six and nine decimals of the timestamps written without
+// its loop.
+func appendFraction(buf []byte, ns uint32, prec int) []byte {
+	switch prec {
+	case 6:
+		v := ns / 1000 % 1000000
+		a, r := v/10000, v%10000
+		b, c := r/100, r%100
+		return append(buf, decPairs[2*a], decPairs[2*a+1], decPairs[2*b], decPairs[2*b+1], decPairs[2*c], decPairs[2*c+1])
+	case 9:
+		v := ns % 1000000000
+		a, r := v/100000000, v%100000000
+		b, r := r/1000000, r%1000000
+		c, r := r/10000, r%10000
+		d, e := r/100, r%100
+		return append(buf, byte('0'+a), decPairs[2*b], decPairs[2*b+1], decPairs[2*c], decPairs[2*c+1],
+			decPairs[2*d], decPairs[2*d+1], decPairs[2*e], decPairs[2*e+1])
 	}
-	return buf
+	for i := 9; i > prec; i-- {
+		ns /= 10
+	}
+	return appendDigits(buf, uint64(ns), prec)
 }
+
+// appendIPv4 appends a.b.c.d, as netip.Addr.AppendTo does for an IPv4
+// address: each octet is one 4-byte store of its digits and a dot, from a
+// table made once.
+func appendIPv4(buf []byte, ip [4]byte) []byte {
+	n := len(buf)
+	buf = slices.Grow(buf, 20)
+	b := buf[n : n+20]
+	e0, e1, e2, e3 := octetText[ip[0]], octetText[ip[1]], octetText[ip[2]], octetText[ip[3]]
+	binary.LittleEndian.PutUint32(b, uint32(e0))
+	i := int(e0 >> 32)
+	binary.LittleEndian.PutUint32(b[i&15:], uint32(e1))
+	i += int(e1 >> 32)
+	binary.LittleEndian.PutUint32(b[i&15:], uint32(e2))
+	i += int(e2 >> 32)
+	binary.LittleEndian.PutUint32(b[i&15:], uint32(e3))
+	i += int(e3 >> 32)
+	return buf[:n+i-1] // less the last octet's dot
+}
+
+// octetText is each octet's decimal digits and a dot, little-endian in the
+// low 32 bits, and their length above.
+var octetText = func() (t [256]uint64) {
+	for o := range 256 {
+		s := strconv.Itoa(o) + "."
+		var w [4]byte
+		copy(w[:], s)
+		t[o] = uint64(binary.LittleEndian.Uint32(w[:])) | uint64(len(s))<<32
+	}
+	return t
+}()
 
 // appendInt appends n in decimal, as strconv.AppendInt(buf, n, 10) does.
 func appendInt(buf []byte, n int64) []byte {
@@ -146,9 +197,14 @@ func appendHexTrim(buf []byte, u uint64) []byte {
 	w := max((bits.Len64(u)+3)/4, 1)
 	n := len(buf)
 	buf = slices.Grow(buf, w)[:n+w]
-	for i := n + w - 1; i >= n; i-- {
-		buf[i] = hexDigits[u&0xF]
-		u >>= 4
+	b := buf[n:]
+	i := len(b)
+	for ; i >= 2; i -= 2 {
+		binary.LittleEndian.PutUint16(b[i-2:], hexPair[u&0xFF])
+		u >>= 8
+	}
+	if i == 1 {
+		b[0] = hexDigits[u&0xF]
 	}
 	return buf
 }

@@ -23,20 +23,26 @@ type AppendFunc func(buf []byte, p *decode.Packet) []byte
 // again with its own decoder: decoding is cheap next to rendering, and
 // this keeps decode.Packet free of any cloning rules.
 //
+// The worker that renders the batch next in capture order writes it, and
+// every rendered batch after it, instead of a writer goroutine that each
+// batch would wake.
+//
 // Memory is bounded: at most 2×workers+1 batches of parallelBatch packets
 // exist at a time.
 type Parallel struct {
 	opts    decode.Options
 	out     io.Writer
 	cur     *parBatch
+	seq     uint64         // the number of the caller's next batch
 	work    chan *parBatch // to the workers
-	ordered chan *parBatch // to the writer, in capture order
 	free    chan *parBatch
 	workers sync.WaitGroup
-	written chan struct{} // closed when the writer has finished
 
-	mu  sync.Mutex
-	err error // the first write error
+	mu      sync.Mutex
+	ready   []*parBatch // rendered batches waiting for their turn, by seq modulo len
+	next    uint64      // the number of the next batch to write
+	writing bool        // a worker is writing
+	err     error       // the first write error
 }
 
 // parallelBatch is the number of packets handed over at once: large enough
@@ -45,10 +51,10 @@ type Parallel struct {
 const parallelBatch = 256
 
 type parBatch struct {
+	seq   uint64 // its place in capture order
 	arena []byte // the frames' bytes, back to back
 	items []parItem
 	out   []byte
-	done  chan struct{} // closed when out is ready
 }
 
 type parItem struct {
@@ -64,22 +70,21 @@ type parItem struct {
 // the options the caller's decoder uses.
 func NewParallel(workers int, opts decode.Options, newAppend func() AppendFunc, out io.Writer) *Parallel {
 	workers = max(workers, 1)
+	batches := 2*workers + 1
 	pl := &Parallel{
-		opts:    opts,
-		out:     out,
-		work:    make(chan *parBatch, workers),
-		ordered: make(chan *parBatch, 2*workers),
-		free:    make(chan *parBatch, 2*workers+1),
-		written: make(chan struct{}),
+		opts:  opts,
+		out:   out,
+		work:  make(chan *parBatch, workers),
+		free:  make(chan *parBatch, batches),
+		ready: make([]*parBatch, batches),
 	}
-	for range 2*workers + 1 {
+	for range batches {
 		pl.free <- &parBatch{items: make([]parItem, 0, parallelBatch)}
 	}
 	for range workers {
 		pl.workers.Add(1)
 		go pl.render(newAppend())
 	}
-	go pl.write()
 	return pl
 }
 
@@ -89,33 +94,40 @@ func (pl *Parallel) Add(p *decode.Packet) {
 	if pl.cur == nil {
 		pl.cur = <-pl.free
 		pl.cur.arena, pl.cur.items, pl.cur.out = pl.cur.arena[:0], pl.cur.items[:0], pl.cur.out[:0]
-		pl.cur.done = make(chan struct{})
+		pl.cur.seq = pl.seq
+		pl.seq++
 	}
 	b := pl.cur
-	in := p.Input
-	in.Data = nil
-	b.items = append(b.items, parItem{in: in, off: len(b.arena), n: len(p.Data),
-		rel: p.RelTime, delta: p.DeltaTime, analysis: p.Analysis})
-	if p.Analysis.NVMe != nil {
+	// The item is filled in place: a parItem is ~300 bytes, and building
+	// one to append copies it twice.
+	b.items = b.items[:len(b.items)+1]
+	it := &b.items[len(b.items)-1]
+	it.in = p.Input
+	it.in.Data = nil
+	it.off, it.n = len(b.arena), len(p.Data)
+	it.rel, it.delta = p.RelTime, p.DeltaTime
+	it.analysis = p.Analysis
+	a := &it.analysis
+	if a.NVMe != nil {
 		// The analyzer reuses its NVMe-oF record for the next packet.
-		b.items[len(b.items)-1].analysis.NVMe = p.Analysis.NVMe.Clone()
+		a.NVMe = a.NVMe.Clone()
 	}
-	if p.Analysis.RPCRDMA != nil {
+	if a.RPCRDMA != nil {
 		// And its RPC-over-RDMA one.
-		b.items[len(b.items)-1].analysis.RPCRDMA = p.Analysis.RPCRDMA.Clone()
+		a.RPCRDMA = a.RPCRDMA.Clone()
 	}
-	if p.Analysis.SMBDirect != nil {
+	if a.SMBDirect != nil {
 		// And its SMB Direct one.
-		b.items[len(b.items)-1].analysis.SMBDirect = p.Analysis.SMBDirect.Clone()
+		a.SMBDirect = a.SMBDirect.Clone()
 	}
-	if p.Analysis.ISER != nil {
+	if a.ISER != nil {
 		// And its iSER one.
-		b.items[len(b.items)-1].analysis.ISER = p.Analysis.ISER.Clone()
+		a.ISER = a.ISER.Clone()
 	}
-	if d := p.Analysis.DCQCN; d != nil {
+	if d := a.DCQCN; d != nil {
 		// And its DCQCN record (there is one only in captures with congestion).
 		c := *d
-		b.items[len(b.items)-1].analysis.DCQCN = &c
+		a.DCQCN = &c
 	}
 	b.arena = append(b.arena, p.Data...)
 	if len(b.items) == parallelBatch {
@@ -123,12 +135,11 @@ func (pl *Parallel) Add(p *decode.Packet) {
 	}
 }
 
-// flushBatch hands the current batch to a worker and to the writer.
+// flushBatch hands the current batch to a worker.
 func (pl *Parallel) flushBatch() {
 	if pl.cur == nil {
 		return
 	}
-	pl.ordered <- pl.cur // first, so the writer waits for batches in order
 	pl.work <- pl.cur
 	pl.cur = nil
 }
@@ -138,9 +149,7 @@ func (pl *Parallel) flushBatch() {
 func (pl *Parallel) Close() error {
 	pl.flushBatch()
 	close(pl.work)
-	close(pl.ordered)
-	pl.workers.Wait()
-	<-pl.written
+	pl.workers.Wait() // the last batch rendered was written by its worker
 	pl.mu.Lock()
 	defer pl.mu.Unlock()
 	return pl.err
@@ -158,21 +167,37 @@ func (pl *Parallel) render(appendPacket AppendFunc) {
 			p.RelTime, p.DeltaTime, p.Analysis = it.rel, it.delta, it.analysis
 			b.out = appendPacket(b.out, p)
 		}
-		close(b.done)
+		pl.written(b)
 	}
 }
 
-func (pl *Parallel) write() {
-	defer close(pl.written)
-	for b := range pl.ordered {
-		<-b.done
-		if _, err := pl.out.Write(b.out); err != nil {
-			pl.mu.Lock()
-			if pl.err == nil {
-				pl.err = err
-			}
-			pl.mu.Unlock()
-		}
-		pl.free <- b
+// written takes a rendered batch and, unless another worker is writing
+// (which then writes it in turn), writes every batch that is next in
+// capture order. Batches go back to the caller once written.
+func (pl *Parallel) written(b *parBatch) {
+	pl.mu.Lock()
+	pl.ready[b.seq%uint64(len(pl.ready))] = b
+	if pl.writing {
+		pl.mu.Unlock()
+		return
 	}
+	pl.writing = true
+	for {
+		i := pl.next % uint64(len(pl.ready))
+		w := pl.ready[i]
+		if w == nil || w.seq != pl.next {
+			break
+		}
+		pl.ready[i] = nil
+		pl.next++
+		pl.mu.Unlock()
+		_, err := pl.out.Write(w.out)
+		pl.free <- w // never blocks: free holds every batch
+		pl.mu.Lock()
+		if err != nil && pl.err == nil {
+			pl.err = err
+		}
+	}
+	pl.writing = false
+	pl.mu.Unlock()
 }

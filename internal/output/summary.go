@@ -37,6 +37,9 @@ type Summary struct {
 	// once a second instead of once a packet halves the cost of a line.
 	lastSec    int64
 	lastPrefix []byte
+
+	heads *lineCache // the IB part's heads (appendIB)
+	num   counter    // the packet number (-#)
 }
 
 // Config returns s's options without its scratch state: a renderer of
@@ -48,7 +51,7 @@ func (s *Summary) Config() Summary {
 // Append appends the line for p, without a newline.
 func (s *Summary) Append(buf []byte, p *decode.Packet) []byte {
 	if s.Number {
-		buf = appendIntLeft(buf, int64(p.Number), 5)
+		buf = s.num.appendLeft(buf, p.Number, 5)
 		buf = append(buf, "  "...)
 	}
 	buf = s.appendTime(buf, p)
@@ -219,11 +222,7 @@ func (s *Summary) appendTime(buf []byte, p *decode.Packet) []byte {
 			s.lastSec, s.lastPrefix = sec, p.Time.In(loc).AppendFormat(s.lastPrefix[:0], layout)
 		}
 		buf = append(buf, s.lastPrefix...)
-		frac := uint64(p.Time.Nanosecond())
-		if prec == 6 {
-			frac /= 1000
-		}
-		buf = appendDigits(buf, frac, prec)
+		buf = appendFraction(buf, uint32(p.Time.Nanosecond()), prec)
 	}
 	return append(buf, ' ')
 }
@@ -234,29 +233,27 @@ func (s *Summary) appendIB(buf []byte, p *decode.Packet) []byte {
 	h := p.Headers
 	b := &h.BTH
 	e := b.Info()
-	buf = append(buf, p.Encapsulation.String()...)
-	buf = append(buf, ' ')
-	if p.HasUDP() {
-		buf = appendEndpoints(buf, p)
-	} else {
-		buf = AppendAddress(buf, p, true)
-		buf = append(buf, " > "...)
-		buf = AppendAddress(buf, p, false)
-	}
-	buf = append(buf, ": "...)
-	if e.Known {
-		if e.Info != "Unknown OpCode" {
-			buf = append(buf, e.Info...)
-		} else {
-			buf = append(buf, e.Name...)
+	// The head, up to the PSN, is the same for every packet of one
+	// direction of a UDP connection with one opcode and destination QP.
+	var k lineKey
+	kept := false
+	keep := p.HasUDP() && k.setAddrs(p)
+	if keep {
+		k.ports = uint32(h.UDP.SrcPort)<<16 | uint32(h.UDP.DstPort)
+		k.qp = b.DestQP&0xFFFFFF | uint32(b.Opcode)<<24
+		k.encap = uint8(p.Encapsulation)
+		if s.heads == nil {
+			s.heads = new(lineCache)
 		}
-	} else {
-		buf = append(buf, "Unknown opcode "...)
-		buf = appendHex(buf, uint64(b.Opcode), 2)
+		buf, kept = s.heads.appendKept(buf, &k)
 	}
-	buf = append(buf, " QP "...)
-	buf = appendHex(buf, uint64(b.DestQP), 6)
-	buf = append(buf, " PSN "...)
+	if !kept {
+		start := len(buf)
+		buf = appendIBHead(buf, p, b, e)
+		if keep {
+			s.heads.keep(&k, buf[start:])
+		}
+	}
 	buf = appendDec(buf, uint64(b.PSN))
 	if b.AckReq {
 		buf = append(buf, " A"...)
@@ -335,6 +332,34 @@ func (s *Summary) appendIB(buf []byte, p *decode.Packet) []byte {
 		buf = append(buf, ']')
 	}
 	return buf
+}
+
+// appendIBHead appends the IB part's head: encapsulation, endpoints,
+// opcode, QP and the word PSN.
+func appendIBHead(buf []byte, p *decode.Packet, b *layers.BTH, e *layers.OpcodeInfo) []byte {
+	buf = append(buf, p.Encapsulation.String()...)
+	buf = append(buf, ' ')
+	if p.HasUDP() {
+		buf = appendEndpoints(buf, p)
+	} else {
+		buf = AppendAddress(buf, p, true)
+		buf = append(buf, " > "...)
+		buf = AppendAddress(buf, p, false)
+	}
+	buf = append(buf, ": "...)
+	if e.Known {
+		if e.Info != "Unknown OpCode" {
+			buf = append(buf, e.Info...)
+		} else {
+			buf = append(buf, e.Name...)
+		}
+	} else {
+		buf = append(buf, "Unknown opcode "...)
+		buf = appendHex(buf, uint64(b.Opcode), 2)
+	}
+	buf = append(buf, " QP "...)
+	buf = appendHex(buf, uint64(b.DestQP), 6)
+	return append(buf, " PSN "...)
 }
 
 // appendETH summarizes one extended header.
