@@ -120,7 +120,15 @@ func (p *Packet) IsIB() bool { return p.has&hasBTH != 0 }
 // each extended header BTH.HasETH names), and only the payload and ICRC are
 // missing. The analysis follows such packets as it follows whole ones.
 func (p *Packet) Cut() bool {
-	return p.Err != nil && p.has&hasBTH != 0 && p.Length > len(p.Data) && errors.Is(p.Err, layers.ErrTruncated)
+	return p.Err != nil && p.cut() // the common case, inlined
+}
+
+// cut is Cut's rare case; kept out of line so that Cut stays small enough
+// to inline.
+//
+//go:noinline
+func (p *Packet) cut() bool {
+	return p.has&hasBTH != 0 && p.Length > len(p.Data) && errors.Is(p.Err, layers.ErrTruncated)
 }
 
 // PayloadLength is the length of the IB payload the packet carried, pad
@@ -276,23 +284,38 @@ func (d *Decoder) DecodeInto(f *Frame, in Input) *Packet {
 	pkt.DeltaTime = time.Duration(ns - d.prevNs)
 	d.prevNs = ns
 
-	p, err := d.parserFor(f, in.LinkType, in.Data)
-	if err != nil {
-		pkt.Headers = emptyParser
-		pkt.Err = err
-		return pkt
+	p := f.last
+	if p == nil || in.LinkType != f.lastLinkType {
+		var err error
+		if p, err = d.parserFor(f, in.LinkType, in.Data); err != nil {
+			pkt.Headers = emptyParser
+			pkt.Err = err
+			return pkt
+		}
 	}
 	pkt.Headers = p
-	pkt.Err = p.Decode(in.Data)
-	for _, t := range p.Decoded {
-		pkt.has |= bitOf(t)
+	if err := p.Decode(in.Data); err != nil {
+		pkt.Err = err
 	}
-	if pkt.has&hasBTH != 0 {
-		pkt.Encapsulation = p.Encapsulation()
-	}
-	if pkt.has&hasMAD != 0 {
-		f.perf.decoded = false
-		pkt.perf = &f.perf
+	if p.FastPath() {
+		// The commonest frame: its layers are known without a look at
+		// each (and its error is nil).
+		pkt.has = hasEthernet | hasIPv4 | hasUDP | hasBTH
+		if len(p.BTH.PacketPayload()) > 0 {
+			pkt.has |= hasPayload
+		}
+		pkt.Encapsulation = layers.EncapRoCEv2IPv4
+	} else {
+		for _, t := range p.Decoded {
+			pkt.has |= bitOf(t)
+		}
+		if pkt.has&hasBTH != 0 {
+			pkt.Encapsulation = p.Encapsulation()
+		}
+		if pkt.has&hasMAD != 0 {
+			f.perf.decoded = false
+			pkt.perf = &f.perf
+		}
 	}
 	if pkt.Err == nil && pkt.has&hasBTH != 0 {
 		if !d.opts.SkipCRC {

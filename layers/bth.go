@@ -202,33 +202,90 @@ func (b *BTH) DecodingLayers() []gopacket.DecodingLayer {
 		&b.AETH, &b.AtomicAckETH, &b.ImmDt, &b.IETH, &b.CNP}
 }
 
+// ethSlot is one extended header of an opcode's chain: its kind, where it
+// starts after the BTH, and the layer type that follows it (LayerTypeZero
+// for the last: the payload's, known only per packet).
+type ethSlot struct {
+	kind HeaderKind
+	off  uint8
+	next gopacket.LayerType
+}
+
+// ethLayout is what an opcode's header list says about a packet's layout,
+// worked out once per opcode so that decoding one is straight-line code.
+type ethLayout struct {
+	slots [maxETHs]ethSlot
+	n     uint8  // slots used
+	size  uint8  // bytes of extended headers
+	eths  uint16 // 1<<kind for each header
+	udMAD bool   // a UD opcode with a DETH: its payload is a MAD to or from QP0/QP1
+	first gopacket.LayerType
+	lts   [maxETHs]gopacket.LayerType // each header's layer type, in wire order
+}
+
+// ethLayouts is indexed by opcode.
+var ethLayouts = func() (t [256]ethLayout) {
+	for op := range t {
+		info := Opcode(op).Info()
+		l := &t[op]
+		hs := info.HeaderList()
+		off := 0
+		for i, k := range hs {
+			l.slots[i] = ethSlot{kind: k, off: uint8(off)}
+			if i > 0 {
+				l.slots[i-1].next = k.LayerType()
+			}
+			off += k.Size()
+			l.eths |= 1 << k
+			l.lts[i] = k.LayerType()
+		}
+		l.n, l.size = uint8(len(hs)), uint8(off)
+		l.udMAD = info.Has(HdrDETH) && info.Service == ServiceUD
+		if len(hs) > 0 {
+			l.first = hs[0].LayerType()
+			if hs[0] != HdrDETH && l.udMAD {
+				panic("layers: a UD opcode whose DETH does not follow the BTH")
+			}
+		}
+	}
+	return t
+}()
+
 // DecodeFromBytes decodes the BTH, the extended headers its opcode calls
 // for, and the trailer. data must end with the ICRC (the caller trims link
 // padding: UDP, GRH.PayLen and LRH.PktLen all delimit it).
 func (b *BTH) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
-	b.eths, b.Contents = 0, nil
 	if len(data) < BTHLength {
+		b.eths, b.Contents = 0, nil
 		df.SetTruncated()
 		return checkLength("BTH", bthFields, len(data))
 	}
-	b.Opcode = Opcode(data[0])
-	b.SE = data[1]&0x80 != 0
-	b.MigReq = data[1]&0x40 != 0
-	b.PadCount = data[1] >> 4 & 3
-	b.TVer = data[1] & 0x0F
-	b.PKey = binary.BigEndian.Uint16(data[2:4])
-	b.FECN = data[4]&0x80 != 0
-	b.BECN = data[4]&0x40 != 0
-	b.Resv6 = data[4] & 0x3F
-	b.DestQP = binary.BigEndian.Uint32(data[4:8]) & 0xFFFFFF
-	b.AckReq = data[8]&0x80 != 0
-	b.Resv7 = data[8] & 0x7F
-	b.PSN = PSN(binary.BigEndian.Uint32(data[8:12]) & PSNMask)
+	w0 := binary.BigEndian.Uint32(data[0:4])
+	w1 := binary.BigEndian.Uint32(data[4:8])
+	w2 := binary.BigEndian.Uint32(data[8:12])
+	op := Opcode(w0 >> 24)
+	pad := int(w0>>20) & 3
+	b.Opcode = op
+	b.SE = w0&0x800000 != 0
+	b.MigReq = w0&0x400000 != 0
+	b.PadCount = uint8(pad)
+	b.TVer = uint8(w0>>16) & 0x0F
+	b.PKey = uint16(w0)
+	b.FECN = w1&0x80000000 != 0
+	b.BECN = w1&0x40000000 != 0
+	b.Resv6 = uint8(w1>>24) & 0x3F
+	b.DestQP = w1 & 0xFFFFFF
+	b.AckReq = w2&0x80000000 != 0
+	b.Resv7 = uint8(w2>>24) & 0x7F
+	b.PSN = PSN(w2 & PSNMask)
 
 	hdr := BTHLength
-	b.DCExtension = nil
-	if b.DecodeDC && b.Opcode >= 0x40 && b.Opcode <= 0x5F {
+	if b.DCExtension != nil {
+		b.DCExtension = nil
+	}
+	if b.DecodeDC && op >= 0x40 && op <= 0x5F {
 		if len(data) < BTHLength+DCExtensionLength {
+			b.eths, b.Contents = 0, nil
 			df.SetTruncated()
 			return &DecodeError{Layer: "BTH", Field: "DCExtension", Offset: BTHLength, Need: DCExtensionLength, Have: len(data) - BTHLength, Err: ErrTruncated}
 		}
@@ -236,12 +293,104 @@ func (b *BTH) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
 		hdr += DCExtensionLength
 	}
 
-	info := b.Opcode.Info()
 	// The ICRC closes every transport packet; what lies before it is
 	// headers, payload and pad.
+	l := &ethLayouts[op]
+	end := len(data) - ICRCLength
+	ethEnd := hdr + int(l.size)
+	if ethEnd > end {
+		return b.decodeShort(data, hdr, df)
+	}
+	payloadEnd := end - pad
+	var padErr error
+	if payloadEnd < ethEnd {
+		// The headers are still decoded, so the malformed packet can be
+		// shown with everything it carries.
+		padErr = malformed("BTH", "PadCnt", 1, "pad count %d exceeds the %d bytes of payload", pad, end-ethEnd)
+		payloadEnd = ethEnd
+	}
+
+	pt := gopacket.LayerTypePayload
+	if l.udMAD {
+		// The DETH comes first: its source QP is in its second word.
+		srcQP := binary.BigEndian.Uint32(data[hdr+4:hdr+8]) & 0xFFFFFF
+		if b.DestQP <= 1 || srcQP <= 1 {
+			pt = LayerTypeMAD
+		}
+	}
+	b.payloadType = pt
+
+	// Decode each extended header and tell it what follows it: the data
+	// holds them all (checked above), so none can fail.
+	hp := data[hdr:payloadEnd]
+	b.first = pt
+	if l.n > 0 {
+		b.first = l.first
+		for i := range l.slots[:l.n] {
+			s := &l.slots[i]
+			next := s.next
+			if next == gopacket.LayerTypeZero {
+				next = pt
+			}
+			d := hp[s.off:]
+			switch s.kind {
+			case HdrRDETH:
+				b.RDETH.at(d, RDETHLength, next)
+				b.RDETH.setWord(binary.BigEndian.Uint32(d))
+			case HdrDETH:
+				b.DETH.at(d, DETHLength, next)
+				b.DETH.fill(d)
+			case HdrXRCETH:
+				b.XRCETH.at(d, XRCETHLength, next)
+				b.XRCETH.setWord(binary.BigEndian.Uint32(d))
+			case HdrFETH:
+				b.FETH.at(d, FETHLength, next)
+				b.FETH.setWord(binary.BigEndian.Uint32(d))
+			case HdrRETH:
+				b.RETH.at(d, RETHLength, next)
+				b.RETH.fill(d)
+			case HdrAtomicETH:
+				b.AtomicETH.at(d, AtomicETHLength, next)
+				b.AtomicETH.fill(d)
+			case HdrAETH:
+				b.AETH.at(d, AETHLength, next)
+				b.AETH.setWord(binary.BigEndian.Uint32(d))
+			case HdrAtomicAckETH:
+				b.AtomicAckETH.at(d, AtomicAckETHLength, next)
+				b.AtomicAckETH.fill(d)
+			case HdrImmDt:
+				b.ImmDt.at(d, ImmDtLength, next)
+				b.ImmDt.setWord(binary.BigEndian.Uint32(d))
+			case HdrIETH:
+				b.IETH.at(d, IETHLength, next)
+				b.IETH.setWord(binary.BigEndian.Uint32(d))
+			case HdrCNP:
+				b.CNP.at(d, CNPLength, next)
+				b.CNP.fill(d)
+			}
+		}
+	}
+	b.eths = l.eths
+
+	b.Contents = data[:hdr]
+	b.Payload = hp
+	b.payload = hp[l.size:]
+	// The trailer: what lies after the payload, at least the ICRC.
+	tr := data[payloadEnd:]
+	n := len(tr) - ICRCLength
+	b.Trailer.Contents = tr
+	b.Trailer.Pad = tr[:n]
+	b.Trailer.ICRC = binary.LittleEndian.Uint32(tr[n:])
+	return padErr
+}
+
+// decodeShort decodes a BTH whose data ends before its extended headers or
+// its ICRC: it reports where, and keeps what the data holds whole.
+func (b *BTH) decodeShort(data []byte, hdr int, df gopacket.DecodeFeedback) error {
+	b.eths, b.Contents = 0, nil
 	end := len(data) - ICRCLength
 	ethEnd := hdr
-	for _, k := range info.HeaderList() {
+	for _, k := range b.Opcode.Info().HeaderList() {
 		if ethEnd+k.Size() > end {
 			df.SetTruncated()
 			err := b.ETH(k).DecodeFromBytes(data[ethEnd:max(end, ethEnd)], df)
@@ -255,53 +404,9 @@ func (b *BTH) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
 		}
 		ethEnd += k.Size()
 	}
-	if end < ethEnd {
-		b.decodeCut(data, hdr)
-		df.SetTruncated()
-		return &DecodeError{Layer: "ICRC", Field: "ICRC", Offset: ethEnd, Need: ICRCLength, Have: len(data) - ethEnd, Err: ErrTruncated}
-	}
-	payloadEnd := end - int(b.PadCount)
-	var padErr error
-	if payloadEnd < ethEnd {
-		// The headers are still decoded, so the malformed packet can be
-		// shown with everything it carries.
-		padErr = malformed("BTH", "PadCnt", 1, "pad count %d exceeds the %d bytes of payload", b.PadCount, end-ethEnd)
-		payloadEnd = ethEnd
-	}
-
-	b.payloadType = gopacket.LayerTypePayload
-	if info.Has(HdrDETH) && info.Service == ServiceUD {
-		srcQP := binary.BigEndian.Uint32(data[hdr+4:hdr+8]) & 0xFFFFFF
-		if b.DestQP <= 1 || srcQP <= 1 {
-			b.payloadType = LayerTypeMAD
-		}
-	}
-
-	// Decode each extended header and tell it what follows it.
-	next := b.payloadType
-	off := ethEnd
-	hs := info.HeaderList()
-	for i := len(hs) - 1; i >= 0; i-- {
-		off -= hs[i].Size()
-		e := b.ETH(hs[i])
-		e.setNext(next)
-		if err := e.DecodeFromBytes(data[off:payloadEnd], df); err != nil {
-			return err
-		}
-		next = hs[i].LayerType()
-	}
-	b.first = next
-	for _, k := range hs {
-		b.eths |= 1 << k
-	}
-
-	b.Contents = data[:hdr]
-	b.Payload = data[hdr:payloadEnd]
-	b.payload = data[ethEnd:payloadEnd]
-	if err := b.Trailer.DecodeFromBytes(data[payloadEnd:], df); err != nil {
-		return err
-	}
-	return padErr
+	b.decodeCut(data, hdr)
+	df.SetTruncated()
+	return &DecodeError{Layer: "ICRC", Field: "ICRC", Offset: ethEnd, Need: ICRCLength, Have: len(data) - ethEnd, Err: ErrTruncated}
 }
 
 // decodeCut decodes the extended headers the data holds whole, for a

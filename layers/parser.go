@@ -59,6 +59,7 @@ type Parser struct {
 	icrc  ICRCComputer
 
 	encap      Encapsulation // of the last frame
+	fast       bool          // the last frame took decodeRoCEv2Fast
 	noFastPath bool          // tests compare the fast path with the general one
 	fastDF     truncFlag     // the fast path's decode feedback
 
@@ -161,13 +162,22 @@ func (p *Parser) layerParser() *gopacket.DecodingLayerParser {
 func (p *Parser) Decode(frame []byte) error {
 	p.frame = frame
 	if !p.noFastPath && p.decodeRoCEv2Fast(frame) {
-		p.encap = EncapRoCEv2IPv4
+		p.encap, p.fast = EncapRoCEv2IPv4, true
 		return nil
 	}
+	p.fast = false
 	err := p.decode(frame)
 	p.encap = p.encapsulation()
 	return err
 }
+
+// FastPath reports whether the last frame was of the commonest kind,
+// which Decode takes a shorter way through: Ethernet II, IPv4 without
+// options, UDP to or from a RoCEv2 port, a whole BTH whose payload is no
+// MAD. Decoded then lists exactly Ethernet, IPv4, UDP, BTH, the opcode's
+// extended headers and, when the BTH carries any, the payload; the error
+// was nil.
+func (p *Parser) FastPath() bool { return p.fast }
 
 // decode is the general path: gopacket's layer loop, then an explanation of
 // whatever stopped it.
@@ -795,14 +805,23 @@ func (p *Parser) decodeRoCEv2Fast(frame []byte) bool {
 		u.Trailing = udp[ulen:]
 	}
 
-	d := append(p.Decoded[:0], gplayers.LayerTypeEthernet, gplayers.LayerTypeIPv4, gplayers.LayerTypeUDP, LayerTypeBTH)
-	for _, k := range p.BTH.Info().HeaderList() {
-		d = append(d, k.LayerType())
+	const fixed = 4 // Ethernet, IPv4, UDP, BTH
+	if cap(p.Decoded) < fixed+maxETHs+1 {
+		p.Decoded = make([]gopacket.LayerType, 0, 16)
 	}
+	d := p.Decoded[:fixed+maxETHs+1]
+	d[0], d[1], d[2], d[3] = gplayers.LayerTypeEthernet, gplayers.LayerTypeIPv4, gplayers.LayerTypeUDP, LayerTypeBTH
+	l := &ethLayouts[p.BTH.Opcode]
+	// All four, used or not: cheaper than a loop over those used (the
+	// constant stops the build should an opcode ever have more).
+	const _ = uint(maxETHs-4) + uint(4-maxETHs)
+	d[fixed], d[fixed+1], d[fixed+2], d[fixed+3] = l.lts[0], l.lts[1], l.lts[2], l.lts[3]
+	n := fixed + int(l.n)
 	if len(p.BTH.payload) > 0 {
 		p.Payload = p.BTH.payload
-		d = append(d, gopacket.LayerTypePayload)
+		d[n] = gopacket.LayerTypePayload
+		n++
 	}
-	p.Decoded = d
+	p.Decoded = p.Decoded[:n]
 	return true
 }
