@@ -268,7 +268,7 @@ func (d *Decoder) DecodeInto(f *Frame, in Input) *Packet {
 	// Field by field: one composite assignment of the whole Packet (nearly
 	// 300 bytes, pointers among them) cost a tenth of decoding a packet.
 	pkt.Input = in
-	pkt.Headers, pkt.Err = nil, nil
+	pkt.Err = nil // Headers is set below, on every path
 	pkt.ICRC, pkt.VCRC, pkt.ICRCComputed, pkt.VCRCComputed = 0, 0, 0, 0
 	pkt.Encapsulation, pkt.Correlation = 0, nil
 	pkt.Analysis = PacketAnalysis{}

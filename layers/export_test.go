@@ -118,7 +118,9 @@ func DecodeBTHByList(b *BTH, data []byte, df gopacket.DecodeFeedback) error {
 // field compared, unexported ones too, and byte slices by identity (where
 // they start, their length and capacity), not only by content; "" when
 // there is none.
-func SameBTH(a, b *BTH) string { return sameValue("BTH", reflect.ValueOf(a).Elem(), reflect.ValueOf(b).Elem()) }
+func SameBTH(a, b *BTH) string {
+	return sameValue("BTH", reflect.ValueOf(a).Elem(), reflect.ValueOf(b).Elem())
+}
 
 func sameValue(path string, a, b reflect.Value) string {
 	switch a.Kind() {
