@@ -202,25 +202,30 @@ func (b *BTH) DecodingLayers() []gopacket.DecodingLayer {
 		&b.AETH, &b.AtomicAckETH, &b.ImmDt, &b.IETH, &b.CNP}
 }
 
-// ethSlot is one extended header of an opcode's chain: its kind, where it
-// starts after the BTH, and the layer type that follows it (LayerTypeZero
-// for the last: the payload's, known only per packet).
-type ethSlot struct {
-	kind HeaderKind
-	off  uint8
-	next gopacket.LayerType
-}
-
 // ethLayout is what an opcode's header list says about a packet's layout,
 // worked out once per opcode so that decoding one is straight-line code.
+// The IBTA places extended headers in the order of their kinds, so a set
+// of kinds says the order too.
 type ethLayout struct {
-	slots [maxETHs]ethSlot
-	n     uint8  // slots used
-	size  uint8  // bytes of extended headers
 	eths  uint16 // 1<<kind for each header
+	n     uint8  // headers
+	size  uint8  // bytes of extended headers
 	udMAD bool   // a UD opcode with a DETH: its payload is a MAD to or from QP0/QP1
 	first gopacket.LayerType
 	lts   [maxETHs]gopacket.LayerType // each header's layer type, in wire order
+	// off is where each header starts after the BTH; next is the layer
+	// type after it, LayerTypeZero for the last (the payload's, known
+	// only per packet).
+	off  [HdrCNP + 1]uint8
+	next [HdrCNP + 1]gopacket.LayerType
+}
+
+// nextAfter is the layer type after header k; pt is the payload's.
+func (l *ethLayout) nextAfter(k HeaderKind, pt gopacket.LayerType) gopacket.LayerType {
+	if n := l.next[k]; n != gopacket.LayerTypeZero {
+		return n
+	}
+	return pt
 }
 
 // ethLayouts is indexed by opcode.
@@ -231,10 +236,13 @@ var ethLayouts = func() (t [256]ethLayout) {
 		hs := info.HeaderList()
 		off := 0
 		for i, k := range hs {
-			l.slots[i] = ethSlot{kind: k, off: uint8(off)}
 			if i > 0 {
-				l.slots[i-1].next = k.LayerType()
+				if k <= hs[i-1] {
+					panic("layers: opcode table: extended headers out of the IBTA's order for " + info.Name)
+				}
+				l.next[hs[i-1]] = k.LayerType()
 			}
+			l.off[k] = uint8(off)
 			off += k.Size()
 			l.eths |= 1 << k
 			l.lts[i] = k.LayerType()
@@ -324,50 +332,66 @@ func (b *BTH) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
 	// holds them all (checked above), so none can fail.
 	hp := data[hdr:payloadEnd]
 	b.first = pt
-	if l.n > 0 {
+	if e := l.eths; e != 0 {
 		b.first = l.first
-		for i := range l.slots[:l.n] {
-			s := &l.slots[i]
-			next := s.next
-			if next == gopacket.LayerTypeZero {
-				next = pt
-			}
-			d := hp[s.off:]
-			switch s.kind {
-			case HdrRDETH:
-				b.RDETH.at(d, RDETHLength, next)
+		const rare = 1<<HdrRDETH | 1<<HdrDETH | 1<<HdrXRCETH | 1<<HdrFETH | 1<<HdrAtomicETH |
+			1<<HdrAtomicAckETH | 1<<HdrIETH | 1<<HdrCNP
+		if e&rare != 0 {
+			if e&(1<<HdrRDETH) != 0 {
+				d := hp[l.off[HdrRDETH]:]
+				b.RDETH.at(d, RDETHLength, l.nextAfter(HdrRDETH, pt))
 				b.RDETH.setWord(binary.BigEndian.Uint32(d))
-			case HdrDETH:
-				b.DETH.at(d, DETHLength, next)
+			}
+			if e&(1<<HdrDETH) != 0 {
+				d := hp[l.off[HdrDETH]:]
+				b.DETH.at(d, DETHLength, l.nextAfter(HdrDETH, pt))
 				b.DETH.fill(d)
-			case HdrXRCETH:
-				b.XRCETH.at(d, XRCETHLength, next)
+			}
+			if e&(1<<HdrXRCETH) != 0 {
+				d := hp[l.off[HdrXRCETH]:]
+				b.XRCETH.at(d, XRCETHLength, l.nextAfter(HdrXRCETH, pt))
 				b.XRCETH.setWord(binary.BigEndian.Uint32(d))
-			case HdrFETH:
-				b.FETH.at(d, FETHLength, next)
+			}
+			if e&(1<<HdrFETH) != 0 {
+				d := hp[l.off[HdrFETH]:]
+				b.FETH.at(d, FETHLength, l.nextAfter(HdrFETH, pt))
 				b.FETH.setWord(binary.BigEndian.Uint32(d))
-			case HdrRETH:
-				b.RETH.at(d, RETHLength, next)
-				b.RETH.fill(d)
-			case HdrAtomicETH:
-				b.AtomicETH.at(d, AtomicETHLength, next)
+			}
+			if e&(1<<HdrAtomicETH) != 0 {
+				d := hp[l.off[HdrAtomicETH]:]
+				b.AtomicETH.at(d, AtomicETHLength, l.nextAfter(HdrAtomicETH, pt))
 				b.AtomicETH.fill(d)
-			case HdrAETH:
-				b.AETH.at(d, AETHLength, next)
-				b.AETH.setWord(binary.BigEndian.Uint32(d))
-			case HdrAtomicAckETH:
-				b.AtomicAckETH.at(d, AtomicAckETHLength, next)
+			}
+			if e&(1<<HdrAtomicAckETH) != 0 {
+				d := hp[l.off[HdrAtomicAckETH]:]
+				b.AtomicAckETH.at(d, AtomicAckETHLength, l.nextAfter(HdrAtomicAckETH, pt))
 				b.AtomicAckETH.fill(d)
-			case HdrImmDt:
-				b.ImmDt.at(d, ImmDtLength, next)
-				b.ImmDt.setWord(binary.BigEndian.Uint32(d))
-			case HdrIETH:
-				b.IETH.at(d, IETHLength, next)
+			}
+			if e&(1<<HdrIETH) != 0 {
+				d := hp[l.off[HdrIETH]:]
+				b.IETH.at(d, IETHLength, l.nextAfter(HdrIETH, pt))
 				b.IETH.setWord(binary.BigEndian.Uint32(d))
-			case HdrCNP:
-				b.CNP.at(d, CNPLength, next)
+			}
+			if e&(1<<HdrCNP) != 0 {
+				d := hp[l.off[HdrCNP]:]
+				b.CNP.at(d, CNPLength, l.nextAfter(HdrCNP, pt))
 				b.CNP.fill(d)
 			}
+		}
+		if e&(1<<HdrRETH) != 0 {
+			d := hp[l.off[HdrRETH]:]
+			b.RETH.at(d, RETHLength, l.nextAfter(HdrRETH, pt))
+			b.RETH.fill(d)
+		}
+		if e&(1<<HdrAETH) != 0 {
+			d := hp[l.off[HdrAETH]:]
+			b.AETH.at(d, AETHLength, l.nextAfter(HdrAETH, pt))
+			b.AETH.setWord(binary.BigEndian.Uint32(d))
+		}
+		if e&(1<<HdrImmDt) != 0 {
+			d := hp[l.off[HdrImmDt]:]
+			b.ImmDt.at(d, ImmDtLength, l.nextAfter(HdrImmDt, pt))
+			b.ImmDt.setWord(binary.BigEndian.Uint32(d))
 		}
 	}
 	b.eths = l.eths
