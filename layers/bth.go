@@ -293,9 +293,7 @@ func (b *BTH) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
 	}
 	if b.DecodeDC && op >= 0x40 && op <= 0x5F {
 		if len(data) < BTHLength+DCExtensionLength {
-			b.eths, b.Contents = 0, nil
-			df.SetTruncated()
-			return &DecodeError{Layer: "BTH", Field: "DCExtension", Offset: BTHLength, Need: DCExtensionLength, Have: len(data) - BTHLength, Err: ErrTruncated}
+			return b.dcCut(data, df)
 		}
 		b.DCExtension = data[BTHLength : BTHLength+DCExtensionLength]
 		hdr += DCExtensionLength
@@ -314,7 +312,7 @@ func (b *BTH) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
 	if payloadEnd < ethEnd {
 		// The headers are still decoded, so the malformed packet can be
 		// shown with everything it carries.
-		padErr = malformed("BTH", "PadCnt", 1, "pad count %d exceeds the %d bytes of payload", pad, end-ethEnd)
+		padErr = padCountError(pad, end-ethEnd)
 		payloadEnd = ethEnd
 	}
 
@@ -406,6 +404,22 @@ func (b *BTH) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
 	b.Trailer.Pad = tr[:n]
 	b.Trailer.ICRC = binary.LittleEndian.Uint32(tr[n:])
 	return padErr
+}
+
+// padCountError reports a pad count larger than the payload; kept out of
+// DecodeFromBytes, whose every packet would otherwise pay for its
+// arguments' room.
+//
+//go:noinline
+func padCountError(pad, payload int) error {
+	return malformed("BTH", "PadCnt", 1, "pad count %d exceeds the %d bytes of payload", pad, payload)
+}
+
+// dcCut reports a DC BTH whose data ends inside its extension.
+func (b *BTH) dcCut(data []byte, df gopacket.DecodeFeedback) error {
+	b.eths, b.Contents = 0, nil
+	df.SetTruncated()
+	return &DecodeError{Layer: "BTH", Field: "DCExtension", Offset: BTHLength, Need: DCExtensionLength, Have: len(data) - BTHLength, Err: ErrTruncated}
 }
 
 // decodeShort decodes a BTH whose data ends before its extended headers or
