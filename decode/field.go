@@ -382,9 +382,19 @@ func (f *Field) inTree(tree string, depth int) bool {
 	return depth > 0 && (f.up != nil && f.up.inTree(tree, depth-1) || f.alsoUp != nil && f.alsoUp.inTree(tree, depth-1))
 }
 
+// treeKey names one treeSet answer: a field, and how far up it looks.
+type treeKey struct {
+	f     *Field
+	depth int
+}
+
 // treeSet is the set of protocols and headers (protoNamed, by name) f is
-// InTree of, to depth parents up.
-func (f *Field) treeSet(protoNamed map[string][]*Field, depth int) protoSet {
+// InTree of, to depth parents up. Answers are kept in memo: the fields
+// under one header all ask it for its own.
+func (f *Field) treeSet(protoNamed map[string][]*Field, depth int, memo map[treeKey]protoSet) protoSet {
+	if s, ok := memo[treeKey{f, depth}]; ok {
+		return s
+	}
 	var s protoSet
 	add := func(name string, self bool) {
 		if self {
@@ -413,13 +423,14 @@ func (f *Field) treeSet(protoNamed map[string][]*Field, depth int) protoSet {
 	if depth > 0 {
 		for _, up := range [...]*Field{f.up, f.alsoUp} {
 			if up != nil {
-				u := up.treeSet(protoNamed, depth-1)
+				u := up.treeSet(protoNamed, depth-1, memo)
 				for i := range s {
 					s[i] |= u[i]
 				}
 			}
 		}
 	}
+	memo[treeKey{f, depth}] = s
 	return s
 }
 
@@ -730,8 +741,9 @@ func buildRegistry() *registry {
 	for _, p := range protos {
 		protoNamed[p.Name] = append(protoNamed[p.Name], p)
 	}
+	memo := make(map[treeKey]protoSet, 2*len(r.ordered))
 	for _, f := range r.ordered {
-		f.trees = f.treeSet(protoNamed, maxTreeDepth)
+		f.trees = f.treeSet(protoNamed, maxTreeDepth, memo)
 	}
 
 	r.ends = make([]int, len(r.ordered))

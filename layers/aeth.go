@@ -39,10 +39,11 @@ func (a *AETH) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
 	if err := a.split("AETH", aethFields, AETHLength, data, df); err != nil {
 		return err
 	}
-	a.Syndrome = AETHSyndrome(data[0])
-	a.MSN = binary.BigEndian.Uint32(data[0:4]) & 0xFFFFFF
+	a.setWord(binary.BigEndian.Uint32(data[0:4]))
 	return nil
 }
+
+func (a *AETH) setWord(w uint32) { a.Syndrome, a.MSN = AETHSyndrome(w>>24), w&0xFFFFFF }
 
 // SerializeTo prepends the header.
 func (a *AETH) SerializeTo(b gopacket.SerializeBuffer, opts gopacket.SerializeOptions) error {

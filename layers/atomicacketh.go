@@ -37,9 +37,12 @@ func (a *AtomicAckETH) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) 
 	if err := a.split("AtomicAckETH", atomicAckFields, AtomicAckETHLength, data, df); err != nil {
 		return err
 	}
-	a.OrigRemoteData = binary.BigEndian.Uint64(data[0:8])
+	a.fill(data)
 	return nil
 }
+
+// fill decodes the fields from data, which holds the header whole.
+func (a *AtomicAckETH) fill(data []byte) { a.OrigRemoteData = binary.BigEndian.Uint64(data[0:8]) }
 
 // SerializeTo prepends the header.
 func (a *AtomicAckETH) SerializeTo(b gopacket.SerializeBuffer, opts gopacket.SerializeOptions) error {

@@ -51,11 +51,16 @@ func (a *AtomicETH) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) err
 	if err := a.split("AtomicETH", atomicETHFields, AtomicETHLength, data, df); err != nil {
 		return err
 	}
+	a.fill(data)
+	return nil
+}
+
+// fill decodes the fields from data, which holds the header whole.
+func (a *AtomicETH) fill(data []byte) {
 	a.VA = binary.BigEndian.Uint64(data[0:8])
 	a.RKey = binary.BigEndian.Uint32(data[8:12])
 	a.SwapAddData = binary.BigEndian.Uint64(data[12:20])
 	a.CompareData = binary.BigEndian.Uint64(data[20:28])
-	return nil
 }
 
 // SerializeTo prepends the header.

@@ -202,46 +202,233 @@ func (b *BTH) DecodingLayers() []gopacket.DecodingLayer {
 		&b.AETH, &b.AtomicAckETH, &b.ImmDt, &b.IETH, &b.CNP}
 }
 
+// ethLayout is what an opcode's header list says about a packet's layout,
+// worked out once per opcode so that decoding one is straight-line code.
+// The IBTA places extended headers in the order of their kinds, so a set
+// of kinds says the order too.
+type ethLayout struct {
+	eths  uint16 // 1<<kind for each header
+	n     uint8  // headers
+	size  uint8  // bytes of extended headers
+	udMAD bool   // a UD opcode with a DETH: its payload is a MAD to or from QP0/QP1
+	first gopacket.LayerType
+	lts   [maxETHs]gopacket.LayerType // each header's layer type, in wire order
+	// off is where each header starts after the BTH; next is the layer
+	// type after it, LayerTypeZero for the last (the payload's, known
+	// only per packet).
+	off  [HdrCNP + 1]uint8
+	next [HdrCNP + 1]gopacket.LayerType
+}
+
+// nextAfter is the layer type after header k; pt is the payload's.
+func (l *ethLayout) nextAfter(k HeaderKind, pt gopacket.LayerType) gopacket.LayerType {
+	if n := l.next[k]; n != gopacket.LayerTypeZero {
+		return n
+	}
+	return pt
+}
+
+// ethLayouts is indexed by opcode.
+var ethLayouts = func() (t [256]ethLayout) {
+	for op := range t {
+		info := Opcode(op).Info()
+		l := &t[op]
+		hs := info.HeaderList()
+		off := 0
+		for i, k := range hs {
+			if i > 0 {
+				if k <= hs[i-1] {
+					panic("layers: opcode table: extended headers out of the IBTA's order for " + info.Name)
+				}
+				l.next[hs[i-1]] = k.LayerType()
+			}
+			l.off[k] = uint8(off)
+			off += k.Size()
+			l.eths |= 1 << k
+			l.lts[i] = k.LayerType()
+		}
+		l.n, l.size = uint8(len(hs)), uint8(off)
+		l.udMAD = info.Has(HdrDETH) && info.Service == ServiceUD
+		if len(hs) > 0 {
+			l.first = hs[0].LayerType()
+			if hs[0] != HdrDETH && l.udMAD {
+				panic("layers: a UD opcode whose DETH does not follow the BTH")
+			}
+		}
+	}
+	return t
+}()
+
 // DecodeFromBytes decodes the BTH, the extended headers its opcode calls
 // for, and the trailer. data must end with the ICRC (the caller trims link
 // padding: UDP, GRH.PayLen and LRH.PktLen all delimit it).
 func (b *BTH) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
-	b.eths, b.Contents = 0, nil
 	if len(data) < BTHLength {
+		b.eths, b.Contents = 0, nil
 		df.SetTruncated()
 		return checkLength("BTH", bthFields, len(data))
 	}
-	b.Opcode = Opcode(data[0])
-	b.SE = data[1]&0x80 != 0
-	b.MigReq = data[1]&0x40 != 0
-	b.PadCount = data[1] >> 4 & 3
-	b.TVer = data[1] & 0x0F
-	b.PKey = binary.BigEndian.Uint16(data[2:4])
-	b.FECN = data[4]&0x80 != 0
-	b.BECN = data[4]&0x40 != 0
-	b.Resv6 = data[4] & 0x3F
-	b.DestQP = binary.BigEndian.Uint32(data[4:8]) & 0xFFFFFF
-	b.AckReq = data[8]&0x80 != 0
-	b.Resv7 = data[8] & 0x7F
-	b.PSN = PSN(binary.BigEndian.Uint32(data[8:12]) & PSNMask)
+	w0 := binary.BigEndian.Uint32(data[0:4])
+	w1 := binary.BigEndian.Uint32(data[4:8])
+	w2 := binary.BigEndian.Uint32(data[8:12])
+	op := Opcode(w0 >> 24)
+	pad := int(w0>>20) & 3
+	b.Opcode = op
+	b.SE = w0&0x800000 != 0
+	b.MigReq = w0&0x400000 != 0
+	b.PadCount = uint8(pad)
+	b.TVer = uint8(w0>>16) & 0x0F
+	b.PKey = uint16(w0)
+	b.FECN = w1&0x80000000 != 0
+	b.BECN = w1&0x40000000 != 0
+	b.Resv6 = uint8(w1>>24) & 0x3F
+	b.DestQP = w1 & 0xFFFFFF
+	b.AckReq = w2&0x80000000 != 0
+	b.Resv7 = uint8(w2>>24) & 0x7F
+	b.PSN = PSN(w2 & PSNMask)
 
 	hdr := BTHLength
-	b.DCExtension = nil
-	if b.DecodeDC && b.Opcode >= 0x40 && b.Opcode <= 0x5F {
+	if b.DCExtension != nil {
+		b.DCExtension = nil
+	}
+	if b.DecodeDC && op >= 0x40 && op <= 0x5F {
 		if len(data) < BTHLength+DCExtensionLength {
-			df.SetTruncated()
-			return &DecodeError{Layer: "BTH", Field: "DCExtension", Offset: BTHLength, Need: DCExtensionLength, Have: len(data) - BTHLength, Err: ErrTruncated}
+			return b.dcCut(data, df)
 		}
 		b.DCExtension = data[BTHLength : BTHLength+DCExtensionLength]
 		hdr += DCExtensionLength
 	}
 
-	info := b.Opcode.Info()
 	// The ICRC closes every transport packet; what lies before it is
 	// headers, payload and pad.
+	l := &ethLayouts[op]
+	end := len(data) - ICRCLength
+	ethEnd := hdr + int(l.size)
+	if ethEnd > end {
+		return b.decodeShort(data, hdr, df)
+	}
+	payloadEnd := end - pad
+	var padErr error
+	if payloadEnd < ethEnd {
+		// The headers are still decoded, so the malformed packet can be
+		// shown with everything it carries.
+		padErr = padCountError(pad, end-ethEnd)
+		payloadEnd = ethEnd
+	}
+
+	pt := gopacket.LayerTypePayload
+	if l.udMAD {
+		// The DETH comes first: its source QP is in its second word.
+		srcQP := binary.BigEndian.Uint32(data[hdr+4:hdr+8]) & 0xFFFFFF
+		if b.DestQP <= 1 || srcQP <= 1 {
+			pt = LayerTypeMAD
+		}
+	}
+	b.payloadType = pt
+
+	// Decode each extended header and tell it what follows it: the data
+	// holds them all (checked above), so none can fail.
+	hp := data[hdr:payloadEnd]
+	b.first = pt
+	if e := l.eths; e != 0 {
+		b.first = l.first
+		const rare = 1<<HdrRDETH | 1<<HdrDETH | 1<<HdrXRCETH | 1<<HdrFETH | 1<<HdrAtomicETH |
+			1<<HdrAtomicAckETH | 1<<HdrIETH | 1<<HdrCNP
+		if e&rare != 0 {
+			if e&(1<<HdrRDETH) != 0 {
+				d := hp[l.off[HdrRDETH]:]
+				b.RDETH.at(d, RDETHLength, l.nextAfter(HdrRDETH, pt))
+				b.RDETH.setWord(binary.BigEndian.Uint32(d))
+			}
+			if e&(1<<HdrDETH) != 0 {
+				d := hp[l.off[HdrDETH]:]
+				b.DETH.at(d, DETHLength, l.nextAfter(HdrDETH, pt))
+				b.DETH.fill(d)
+			}
+			if e&(1<<HdrXRCETH) != 0 {
+				d := hp[l.off[HdrXRCETH]:]
+				b.XRCETH.at(d, XRCETHLength, l.nextAfter(HdrXRCETH, pt))
+				b.XRCETH.setWord(binary.BigEndian.Uint32(d))
+			}
+			if e&(1<<HdrFETH) != 0 {
+				d := hp[l.off[HdrFETH]:]
+				b.FETH.at(d, FETHLength, l.nextAfter(HdrFETH, pt))
+				b.FETH.setWord(binary.BigEndian.Uint32(d))
+			}
+			if e&(1<<HdrAtomicETH) != 0 {
+				d := hp[l.off[HdrAtomicETH]:]
+				b.AtomicETH.at(d, AtomicETHLength, l.nextAfter(HdrAtomicETH, pt))
+				b.AtomicETH.fill(d)
+			}
+			if e&(1<<HdrAtomicAckETH) != 0 {
+				d := hp[l.off[HdrAtomicAckETH]:]
+				b.AtomicAckETH.at(d, AtomicAckETHLength, l.nextAfter(HdrAtomicAckETH, pt))
+				b.AtomicAckETH.fill(d)
+			}
+			if e&(1<<HdrIETH) != 0 {
+				d := hp[l.off[HdrIETH]:]
+				b.IETH.at(d, IETHLength, l.nextAfter(HdrIETH, pt))
+				b.IETH.setWord(binary.BigEndian.Uint32(d))
+			}
+			if e&(1<<HdrCNP) != 0 {
+				d := hp[l.off[HdrCNP]:]
+				b.CNP.at(d, CNPLength, l.nextAfter(HdrCNP, pt))
+				b.CNP.fill(d)
+			}
+		}
+		if e&(1<<HdrRETH) != 0 {
+			d := hp[l.off[HdrRETH]:]
+			b.RETH.at(d, RETHLength, l.nextAfter(HdrRETH, pt))
+			b.RETH.fill(d)
+		}
+		if e&(1<<HdrAETH) != 0 {
+			d := hp[l.off[HdrAETH]:]
+			b.AETH.at(d, AETHLength, l.nextAfter(HdrAETH, pt))
+			b.AETH.setWord(binary.BigEndian.Uint32(d))
+		}
+		if e&(1<<HdrImmDt) != 0 {
+			d := hp[l.off[HdrImmDt]:]
+			b.ImmDt.at(d, ImmDtLength, l.nextAfter(HdrImmDt, pt))
+			b.ImmDt.setWord(binary.BigEndian.Uint32(d))
+		}
+	}
+	b.eths = l.eths
+
+	b.Contents = data[:hdr]
+	b.Payload = hp
+	b.payload = hp[l.size:]
+	// The trailer: what lies after the payload, at least the ICRC.
+	tr := data[payloadEnd:]
+	n := len(tr) - ICRCLength
+	b.Trailer.Contents = tr
+	b.Trailer.Pad = tr[:n]
+	b.Trailer.ICRC = binary.LittleEndian.Uint32(tr[n:])
+	return padErr
+}
+
+// padCountError reports a pad count larger than the payload; kept out of
+// DecodeFromBytes, whose every packet would otherwise pay for its
+// arguments' room.
+//
+//go:noinline
+func padCountError(pad, payload int) error {
+	return malformed("BTH", "PadCnt", 1, "pad count %d exceeds the %d bytes of payload", pad, payload)
+}
+
+// dcCut reports a DC BTH whose data ends inside its extension.
+func (b *BTH) dcCut(data []byte, df gopacket.DecodeFeedback) error {
+	b.eths, b.Contents = 0, nil
+	df.SetTruncated()
+	return &DecodeError{Layer: "BTH", Field: "DCExtension", Offset: BTHLength, Need: DCExtensionLength, Have: len(data) - BTHLength, Err: ErrTruncated}
+}
+
+// decodeShort decodes a BTH whose data ends before its extended headers or
+// its ICRC: it reports where, and keeps what the data holds whole.
+func (b *BTH) decodeShort(data []byte, hdr int, df gopacket.DecodeFeedback) error {
+	b.eths, b.Contents = 0, nil
 	end := len(data) - ICRCLength
 	ethEnd := hdr
-	for _, k := range info.HeaderList() {
+	for _, k := range b.Opcode.Info().HeaderList() {
 		if ethEnd+k.Size() > end {
 			df.SetTruncated()
 			err := b.ETH(k).DecodeFromBytes(data[ethEnd:max(end, ethEnd)], df)
@@ -255,53 +442,9 @@ func (b *BTH) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
 		}
 		ethEnd += k.Size()
 	}
-	if end < ethEnd {
-		b.decodeCut(data, hdr)
-		df.SetTruncated()
-		return &DecodeError{Layer: "ICRC", Field: "ICRC", Offset: ethEnd, Need: ICRCLength, Have: len(data) - ethEnd, Err: ErrTruncated}
-	}
-	payloadEnd := end - int(b.PadCount)
-	var padErr error
-	if payloadEnd < ethEnd {
-		// The headers are still decoded, so the malformed packet can be
-		// shown with everything it carries.
-		padErr = malformed("BTH", "PadCnt", 1, "pad count %d exceeds the %d bytes of payload", b.PadCount, end-ethEnd)
-		payloadEnd = ethEnd
-	}
-
-	b.payloadType = gopacket.LayerTypePayload
-	if info.Has(HdrDETH) && info.Service == ServiceUD {
-		srcQP := binary.BigEndian.Uint32(data[hdr+4:hdr+8]) & 0xFFFFFF
-		if b.DestQP <= 1 || srcQP <= 1 {
-			b.payloadType = LayerTypeMAD
-		}
-	}
-
-	// Decode each extended header and tell it what follows it.
-	next := b.payloadType
-	off := ethEnd
-	hs := info.HeaderList()
-	for i := len(hs) - 1; i >= 0; i-- {
-		off -= hs[i].Size()
-		e := b.ETH(hs[i])
-		e.setNext(next)
-		if err := e.DecodeFromBytes(data[off:payloadEnd], df); err != nil {
-			return err
-		}
-		next = hs[i].LayerType()
-	}
-	b.first = next
-	for _, k := range hs {
-		b.eths |= 1 << k
-	}
-
-	b.Contents = data[:hdr]
-	b.Payload = data[hdr:payloadEnd]
-	b.payload = data[ethEnd:payloadEnd]
-	if err := b.Trailer.DecodeFromBytes(data[payloadEnd:], df); err != nil {
-		return err
-	}
-	return padErr
+	b.decodeCut(data, hdr)
+	df.SetTruncated()
+	return &DecodeError{Layer: "ICRC", Field: "ICRC", Offset: ethEnd, Need: ICRCLength, Have: len(data) - ethEnd, Err: ErrTruncated}
 }
 
 // decodeCut decodes the extended headers the data holds whole, for a

@@ -37,9 +37,12 @@ func (c *CNP) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
 	if err := c.split("CNP", cnpFields, CNPLength, data, df); err != nil {
 		return err
 	}
-	copy(c.Reserved[:], data)
+	c.fill(data)
 	return nil
 }
+
+// fill decodes the reserved block from data, which holds it whole.
+func (c *CNP) fill(data []byte) { copy(c.Reserved[:], data) }
 
 // SerializeTo prepends the reserved block.
 func (c *CNP) SerializeTo(b gopacket.SerializeBuffer, opts gopacket.SerializeOptions) error {

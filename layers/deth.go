@@ -43,10 +43,15 @@ func (d *DETH) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
 	if err := d.split("DETH", dethFields, DETHLength, data, df); err != nil {
 		return err
 	}
+	d.fill(data)
+	return nil
+}
+
+// fill decodes the fields from data, which holds the header whole.
+func (d *DETH) fill(data []byte) {
 	d.QKey = binary.BigEndian.Uint32(data[0:4])
 	d.Reserved = data[4]
 	d.SrcQP = binary.BigEndian.Uint32(data[4:8]) & 0xFFFFFF
-	return nil
 }
 
 // SerializeTo prepends the header.

@@ -43,6 +43,12 @@ func (e *ethBase) split(layer string, spans []FieldSpan, size int, data []byte, 
 	return nil
 }
 
+// at places a header of size bytes at the start of d, which holds it whole,
+// followed by next.
+func (e *ethBase) at(d []byte, size int, next gopacket.LayerType) {
+	e.Contents, e.Payload, e.next = d[:size], d[size:], next
+}
+
 // splitWord decodes a one-word (4-byte) ETH and returns the word.
 func (e *ethBase) splitWord(layer string, spans []FieldSpan, data []byte, df gopacket.DecodeFeedback) (uint32, error) {
 	if err := e.split(layer, spans, 4, data, df); err != nil {

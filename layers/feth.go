@@ -32,8 +32,12 @@ func (f *FETH) CanDecode() gopacket.LayerClass { return LayerTypeFETH }
 // DecodeFromBytes decodes a FETH in place.
 func (f *FETH) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
 	w, err := f.splitWord("FETH", fethFields, data, df)
-	f.Reserved, f.SelectivityLevel, f.PlacementType = w>>6, uint8(w>>4)&3, uint8(w)&0xF
+	f.setWord(w)
 	return err
+}
+
+func (f *FETH) setWord(w uint32) {
+	f.Reserved, f.SelectivityLevel, f.PlacementType = w>>6, uint8(w>>4)&3, uint8(w)&0xF
 }
 
 // SerializeTo prepends the header.

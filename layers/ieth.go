@@ -32,6 +32,8 @@ func (i *IETH) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) (err err
 	return err
 }
 
+func (i *IETH) setWord(w uint32) { i.RKey = w }
+
 // SerializeTo prepends the header.
 func (i *IETH) SerializeTo(b gopacket.SerializeBuffer, opts gopacket.SerializeOptions) error {
 	return prependWord(b, i.RKey)

@@ -32,6 +32,8 @@ func (i *ImmDt) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) (err er
 	return err
 }
 
+func (i *ImmDt) setWord(w uint32) { i.Value = w }
+
 // SerializeTo prepends the header.
 func (i *ImmDt) SerializeTo(b gopacket.SerializeBuffer, opts gopacket.SerializeOptions) error {
 	return prependWord(b, i.Value)

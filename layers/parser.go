@@ -59,6 +59,7 @@ type Parser struct {
 	icrc  ICRCComputer
 
 	encap      Encapsulation // of the last frame
+	fast       bool          // the last frame took decodeRoCEv2Fast
 	noFastPath bool          // tests compare the fast path with the general one
 	fastDF     truncFlag     // the fast path's decode feedback
 
@@ -158,16 +159,113 @@ func (p *Parser) layerParser() *gopacket.DecodingLayerParser {
 // field where decoding stopped, or where a truncated frame ends; the layers
 // before that point stay valid. Frames that are not RoCE or IB decode as far
 // as the stack reaches, without error.
+//
+// The common case — Ethernet II, IPv4 without options or fragments, UDP to
+// or from a RoCEv2 port, a whole BTH whose payload is not a MAD — is decoded
+// here without gopacket's layer loop, filling the same structs and the same
+// Decoded list as DecodeLayers would. Anything else, having changed nothing
+// the general path relies on, goes to decodeGeneral, which decodes (and
+// explains) the frame.
 func (p *Parser) Decode(frame []byte) error {
 	p.frame = frame
-	if !p.noFastPath && p.decodeRoCEv2Fast(frame) {
-		p.encap = EncapRoCEv2IPv4
-		return nil
+	if p.noFastPath {
+		return p.decodeGeneral(frame)
 	}
+	const ethLen, ipLen, udpLen = 14, 20, 8
+	if p.first != gplayers.LayerTypeEthernet || len(frame) < ethLen+ipLen+udpLen+BTHLength+ICRCLength ||
+		frame[12] != 0x08 || frame[13] != 0x00 {
+		return p.decodeGeneral(frame)
+	}
+	ip := frame[ethLen:]
+	length := int(binary.BigEndian.Uint16(ip[2:4]))
+	flagsFrag := binary.BigEndian.Uint16(ip[6:8])
+	if ip[0] != 0x45 || ip[9] != uint8(gplayers.IPProtocolUDP) || flagsFrag&0x3FFF != 0 ||
+		length < ipLen+udpLen || length > len(ip) {
+		return p.decodeGeneral(frame)
+	}
+	udp := ip[ipLen:length]
+	ulen := int(binary.BigEndian.Uint16(udp[4:6]))
+	sport, dport := binary.BigEndian.Uint16(udp[0:2]), binary.BigEndian.Uint16(udp[2:4])
+	if ulen < udpLen+BTHLength+ICRCLength || ulen > len(udp) ||
+		(sport != uint16(UDPPortRoCEv2) && dport != uint16(UDPPortRoCEv2) && !p.UDP.isRoCEPort(sport, dport)) {
+		return p.decodeGeneral(frame)
+	}
+	p.fastDF = false
+	if err := p.BTH.DecodeFromBytes(udp[udpLen:ulen], &p.fastDF); err != nil || p.fastDF || p.BTH.payloadType == LayerTypeMAD {
+		return p.decodeGeneral(frame)
+	}
+
+	e := &p.Ethernet
+	e.DstMAC, e.SrcMAC = frame[0:6], frame[6:12]
+	e.EthernetType, e.Length = gplayers.EthernetTypeIPv4, 0
+	e.Contents, e.Payload = frame[:ethLen], frame[ethLen:]
+
+	v4 := &p.IPv4
+	v4.Version, v4.IHL, v4.TOS = 4, 5, ip[1]
+	v4.Length = uint16(length)
+	v4.Id = binary.BigEndian.Uint16(ip[4:6])
+	v4.Flags, v4.FragOffset = gplayers.IPv4Flag(flagsFrag>>13), flagsFrag&0x1FFF
+	v4.TTL, v4.Protocol = ip[8], gplayers.IPProtocolUDP
+	v4.Checksum = binary.BigEndian.Uint16(ip[10:12])
+	v4.SrcIP, v4.DstIP = ip[12:16], ip[16:20]
+	// Stores only where the value changes: a pointer store costs a write
+	// barrier check, and these are nearly always empty already.
+	if len(v4.Options) != 0 {
+		v4.Options = v4.Options[:0]
+	}
+	if v4.Padding != nil {
+		v4.Padding = nil
+	}
+	v4.Contents, v4.Payload = ip[:ipLen], ip[ipLen:length]
+
+	u := &p.UDP
+	u.SrcPort, u.DstPort = gplayers.UDPPort(sport), gplayers.UDPPort(dport)
+	u.Length = uint16(ulen)
+	u.Checksum = binary.BigEndian.Uint16(udp[6:8])
+	u.Contents, u.Payload = udp[:udpLen], udp[udpLen:ulen]
+	if ulen < len(udp) {
+		u.Trailing = udp[ulen:]
+	} else if u.Trailing != nil {
+		u.Trailing = nil
+	}
+
+	const fixed = 4 // Ethernet, IPv4, UDP, BTH
+	if cap(p.Decoded) < fixed+maxETHs+1 {
+		p.Decoded = make([]gopacket.LayerType, 0, 16)
+	}
+	d := p.Decoded[:fixed+maxETHs+1]
+	d[0], d[1], d[2], d[3] = gplayers.LayerTypeEthernet, gplayers.LayerTypeIPv4, gplayers.LayerTypeUDP, LayerTypeBTH
+	l := &ethLayouts[p.BTH.Opcode]
+	// All four, used or not: cheaper than a loop over those used (the
+	// constant stops the build should an opcode ever have more).
+	const _ = uint(maxETHs-4) + uint(4-maxETHs)
+	d[fixed], d[fixed+1], d[fixed+2], d[fixed+3] = l.lts[0], l.lts[1], l.lts[2], l.lts[3]
+	n := fixed + int(l.n)
+	if len(p.BTH.payload) > 0 {
+		p.Payload = p.BTH.payload
+		d[n] = gopacket.LayerTypePayload
+		n++
+	}
+	p.Decoded = p.Decoded[:n]
+	p.encap, p.fast = EncapRoCEv2IPv4, true
+	return nil
+}
+
+// decodeGeneral is Decode for a frame the common case does not cover.
+func (p *Parser) decodeGeneral(frame []byte) error {
+	p.fast = false
 	err := p.decode(frame)
 	p.encap = p.encapsulation()
 	return err
 }
+
+// FastPath reports whether the last frame was of the commonest kind,
+// which Decode takes a shorter way through: Ethernet II, IPv4 without
+// options, UDP to or from a RoCEv2 port, a whole BTH whose payload is no
+// MAD. Decoded then lists exactly Ethernet, IPv4, UDP, BTH, the opcode's
+// extended headers and, when the BTH carries any, the payload; the error
+// was nil.
+func (p *Parser) FastPath() bool { return p.fast }
 
 // decode is the general path: gopacket's layer loop, then an explanation of
 // whatever stopped it.
@@ -737,72 +835,3 @@ func FinishFrame(frame []byte, first gopacket.LayerType, opts ParserOptions) err
 type truncFlag bool
 
 func (t *truncFlag) SetTruncated() { *t = true }
-
-// decodeRoCEv2Fast decodes the common case — Ethernet II, IPv4 without
-// options or fragments, UDP to or from a RoCEv2 port, a BTH whose payload
-// is not a MAD — without gopacket's layer loop, filling the same structs and
-// the same Decoded list as DecodeLayers would. It reports false, having
-// changed nothing the general path relies on, for anything else: the
-// general path then decodes (and explains) the frame.
-func (p *Parser) decodeRoCEv2Fast(frame []byte) bool {
-	const ethLen, ipLen, udpLen = 14, 20, 8
-	if p.first != gplayers.LayerTypeEthernet || len(frame) < ethLen+ipLen+udpLen+BTHLength+ICRCLength ||
-		frame[12] != 0x08 || frame[13] != 0x00 {
-		return false
-	}
-	ip := frame[ethLen:]
-	length := int(binary.BigEndian.Uint16(ip[2:4]))
-	flagsFrag := binary.BigEndian.Uint16(ip[6:8])
-	if ip[0] != 0x45 || ip[9] != uint8(gplayers.IPProtocolUDP) || flagsFrag&0x3FFF != 0 ||
-		length < ipLen+udpLen || length > len(ip) {
-		return false
-	}
-	udp := ip[ipLen:length]
-	ulen := int(binary.BigEndian.Uint16(udp[4:6]))
-	sport, dport := binary.BigEndian.Uint16(udp[0:2]), binary.BigEndian.Uint16(udp[2:4])
-	if ulen < udpLen+BTHLength+ICRCLength || ulen > len(udp) ||
-		(sport != uint16(UDPPortRoCEv2) && dport != uint16(UDPPortRoCEv2) && !p.UDP.isRoCEPort(sport, dport)) {
-		return false
-	}
-	p.fastDF = false
-	if err := p.BTH.DecodeFromBytes(udp[udpLen:ulen], &p.fastDF); err != nil || p.fastDF || p.BTH.payloadType == LayerTypeMAD {
-		return false
-	}
-
-	e := &p.Ethernet
-	e.DstMAC, e.SrcMAC = frame[0:6], frame[6:12]
-	e.EthernetType, e.Length = gplayers.EthernetTypeIPv4, 0
-	e.Contents, e.Payload = frame[:ethLen], frame[ethLen:]
-
-	v4 := &p.IPv4
-	v4.Version, v4.IHL, v4.TOS = 4, 5, ip[1]
-	v4.Length = uint16(length)
-	v4.Id = binary.BigEndian.Uint16(ip[4:6])
-	v4.Flags, v4.FragOffset = gplayers.IPv4Flag(flagsFrag>>13), flagsFrag&0x1FFF
-	v4.TTL, v4.Protocol = ip[8], gplayers.IPProtocolUDP
-	v4.Checksum = binary.BigEndian.Uint16(ip[10:12])
-	v4.SrcIP, v4.DstIP = ip[12:16], ip[16:20]
-	v4.Options, v4.Padding = v4.Options[:0], nil
-	v4.Contents, v4.Payload = ip[:ipLen], ip[ipLen:length]
-
-	u := &p.UDP
-	u.SrcPort, u.DstPort = gplayers.UDPPort(sport), gplayers.UDPPort(dport)
-	u.Length = uint16(ulen)
-	u.Checksum = binary.BigEndian.Uint16(udp[6:8])
-	u.Contents, u.Payload = udp[:udpLen], udp[udpLen:ulen]
-	u.Trailing = nil
-	if ulen < len(udp) {
-		u.Trailing = udp[ulen:]
-	}
-
-	d := append(p.Decoded[:0], gplayers.LayerTypeEthernet, gplayers.LayerTypeIPv4, gplayers.LayerTypeUDP, LayerTypeBTH)
-	for _, k := range p.BTH.Info().HeaderList() {
-		d = append(d, k.LayerType())
-	}
-	if len(p.BTH.payload) > 0 {
-		p.Payload = p.BTH.payload
-		d = append(d, gopacket.LayerTypePayload)
-	}
-	p.Decoded = d
-	return true
-}

@@ -30,9 +30,11 @@ func (r *RDETH) CanDecode() gopacket.LayerClass { return LayerTypeRDETH }
 // DecodeFromBytes decodes an RDETH in place.
 func (r *RDETH) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
 	w, err := r.splitWord("RDETH", rdethFields, data, df)
-	r.Reserved, r.EEContext = uint8(w>>24), w&0xFFFFFF
+	r.setWord(w)
 	return err
 }
+
+func (r *RDETH) setWord(w uint32) { r.Reserved, r.EEContext = uint8(w>>24), w&0xFFFFFF }
 
 // SerializeTo prepends the header.
 func (r *RDETH) SerializeTo(b gopacket.SerializeBuffer, opts gopacket.SerializeOptions) error {

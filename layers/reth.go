@@ -43,10 +43,15 @@ func (r *RETH) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
 	if err := r.split("RETH", rethFields, RETHLength, data, df); err != nil {
 		return err
 	}
+	r.fill(data)
+	return nil
+}
+
+// fill decodes the fields from data, which holds the header whole.
+func (r *RETH) fill(data []byte) {
 	r.VA = binary.BigEndian.Uint64(data[0:8])
 	r.RKey = binary.BigEndian.Uint32(data[8:12])
 	r.DMALength = binary.BigEndian.Uint32(data[12:16])
-	return nil
 }
 
 // SerializeTo prepends the header.

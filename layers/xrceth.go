@@ -30,9 +30,11 @@ func (x *XRCETH) CanDecode() gopacket.LayerClass { return LayerTypeXRCETH }
 // DecodeFromBytes decodes an XRCETH in place.
 func (x *XRCETH) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
 	w, err := x.splitWord("XRCETH", xrcethFields, data, df)
-	x.Reserved, x.XRCSRQ = uint8(w>>24), w&0xFFFFFF
+	x.setWord(w)
 	return err
 }
+
+func (x *XRCETH) setWord(w uint32) { x.Reserved, x.XRCSRQ = uint8(w>>24), w&0xFFFFFF }
 
 // SerializeTo prepends the header.
 func (x *XRCETH) SerializeTo(b gopacket.SerializeBuffer, opts gopacket.SerializeOptions) error {
