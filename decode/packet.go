@@ -199,13 +199,40 @@ func (p *Packet) BTH() *layers.BTH {
 // starting layer and the timing state for relative times; it is not safe for
 // concurrent use.
 type Decoder struct {
-	opts    Options
-	own     Frame // where Decode decodes
+	opts  Options
+	own   Frame // where Decode decodes
+	clock Clock
+	gso   *gsoScratch // recogniseGSO's, made when first needed
+}
+
+// Clock is what a Decoder carries from one frame to the next: the first
+// frame's time, from which relative times count, and the previous frame's,
+// from which the delta counts. A run that decodes batches of frames on
+// several goroutines reads the records in order, notes the Clock each batch
+// starts from (Tick for every record) and hands it with the batch to the
+// Decoder that decodes it (SetClock).
+type Clock struct {
 	startNs int64 // first frame's time, Unix nanoseconds
 	prevNs  int64
 	started bool
-	gso     *gsoScratch // recogniseGSO's, made when first needed
 }
+
+// Tick moves the clock past a frame captured at t, as decoding it does.
+func (c *Clock) Tick(t time.Time) { c.tick(t.UnixNano()) }
+
+func (c *Clock) tick(ns int64) {
+	if !c.started {
+		c.startNs, c.started = ns, true
+	}
+	c.prevNs = ns
+}
+
+// SetClock sets where the next frame's relative and delta times count from.
+func (d *Decoder) SetClock(c Clock) { d.clock = c }
+
+// Fork returns a new Decoder with d's options and a zero Clock, for another
+// goroutine's share of the same capture.
+func (d *Decoder) Fork() *Decoder { return NewDecoder(d.opts) }
 
 // Frame is where one decoded frame lives: its Packet and the headers the
 // Packet points to. A Decoder has one, which Decode reuses for every frame;
@@ -281,12 +308,13 @@ func (d *Decoder) decodeInto(f *Frame, in *Input) *Packet {
 	// bookkeeping of a packet (captures carry wall times only, no monotonic
 	// reading, so nothing is lost).
 	ns := in.Time.UnixNano()
-	if !d.started {
-		d.startNs, d.prevNs, d.started = ns, ns, true
+	c := &d.clock
+	if !c.started {
+		c.startNs, c.prevNs, c.started = ns, ns, true
 	}
-	pkt.RelTime = time.Duration(ns - d.startNs)
-	pkt.DeltaTime = time.Duration(ns - d.prevNs)
-	d.prevNs = ns
+	pkt.RelTime = time.Duration(ns - c.startNs)
+	pkt.DeltaTime = time.Duration(ns - c.prevNs)
+	c.prevNs = ns
 
 	p := f.last
 	if p == nil || in.LinkType != f.lastLinkType {

@@ -571,10 +571,8 @@ func (d *dumper) run(ctx context.Context, files []string, stdin io.Reader) int {
 			return func(b []byte, p *decode.Packet) []byte { return d.appendRendered(b, p, &r) }
 		}, d.out)
 		status = d.loop(ctx, src, live)
-	case d.pipelinePays():
-		status = d.loopPipelined(ctx, src)
 	default:
-		status = d.loop(ctx, src, live)
+		status = d.loopPipelined(ctx, src)
 	}
 	d.drainParallel()
 	d.finish(live)

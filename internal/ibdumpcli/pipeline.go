@@ -7,6 +7,7 @@ import (
 	"io"
 	"runtime"
 	"sync"
+	"sync/atomic"
 
 	"github.com/ibwire/ibwire/capture"
 	"github.com/ibwire/ibwire/decode"
@@ -23,48 +24,59 @@ import (
 // order, and output.Parallel formats batches on render goroutines, which
 // decode a compact copy of each frame again (see parallelRendering).
 //
-// When the packets go to the Parquet export, building its columns is as
-// large a part as decoding, and the pipeline splits the work in two: a
-// reader goroutine
-// reads, copies and decodes each frame (CRC checks included) into a
-// decode.Frame of its batch, so a decoded Packet stays valid while the
-// batch travels, and the calling goroutine takes the batches in order for
-// what must be sequential: the --check counters, the analysis, -Y, the
-// statistics and the sinks. Batches circulate free → reader → analysis →
-// free, so nothing is allocated per packet and memory is bounded by the
-// number of batches, whatever the capture's size.
-//
-// Every other run (-q with statistics, --check, --count, -w, the JSON
-// outputs) keeps the direct loop: there the work after decoding is small,
-// and handing each decoded packet to the other core (its headers written
-// in one core's cache and read in the other's) costs what the overlap
-// saves (BENCHMARKS.md, "The merged tree on a quiet machine", has the
-// runs of each shape).
+// Every other run of a file (-q with statistics, --check, -w, the JSON
+// outputs, -T parquet) goes through the pipeline: -j workers take batches
+// of records in turn. A worker reads its batch (in capture order, one
+// worker at a time: the read turn), decodes it on its own core while the
+// others read or analyse theirs, then waits for the analysis turn and
+// feeds its packets, in capture order, to what must be sequential: the
+// --check counters, the analysis, -Y, the statistics and the sinks. A
+// batch is decoded and analysed on the same core, so its decoded headers
+// never cross to another core's cache; only the analysis state (a few
+// connections' worth) moves, once a batch. An earlier shape that decoded
+// on one goroutine and analysed on another cost more CPU than it saved,
+// for that crossing. Each worker has its own batch and Decoder, so
+// nothing is allocated per packet and memory is bounded by -j, whatever
+// the capture's size.
 type pipeline struct {
-	d     *dumper
-	free  chan *batch // batches ready to be filled
-	ready chan *batch // decoded, in capture order, to the analysis
-	stop  chan struct{}
-	read  sync.WaitGroup
+	d       *dumper
+	src     source
+	workers []*worker
+	read    turnstile // whose batch is read next
+	analyse turnstile // whose batch is analysed next
+	stopped atomic.Bool
+	done    sync.WaitGroup
 
-	cp capture.Packet // the record being read
-	n  int            // records read
+	// Under the read turn.
+	cp    capture.Packet // the record being read
+	n     int            // records read
+	clock decode.Clock   // where the next record's times count from
+	ended bool           // the source ended or failed, or -c was reached
+
+	// Under the analysis turn.
+	status int // the run's exit status, set by the batch that ends it
 }
 
 // batchPackets is how many packets a batch carries at most: enough that a
-// handover (a channel operation, now and then a wake-up of the other
-// goroutine) costs little per packet, few enough that the batches in
-// flight stay in the cores' caches. batchArena bounds the bytes of frames
-// a batch holds, so large frames make smaller batches.
+// turn's handover costs little per packet, few enough that a batch's
+// decoded frames stay in its core's cache until they are analysed.
+// batchArena bounds the bytes of frames a batch holds, so large frames make
+// smaller batches.
 var batchPackets = 256
 
 const batchArena = 1 << 20
 
-type batch struct {
+// A worker is one goroutine's share: its Decoder and the batch it reads,
+// decodes and analyses.
+type worker struct {
+	id     int
+	dec    *decode.Decoder
+	clock  decode.Clock     // the batch's first record's clock
 	arena  []byte           // the frames' bytes, back to back
+	ins    []decode.Input   // the records read, Data in arena
 	frames []decode.Frame   // where the packets are decoded
 	pkts   []*decode.Packet // decoded, in capture order
-	err    error            // what stopped the reader after pkts (nil: more follow)
+	err    error            // what ended the source after ins (nil: more follow)
 }
 
 // usePipeline reports whether a run may use more than one core: files
@@ -75,13 +87,6 @@ func (d *dumper) usePipeline(src source, live *capture.LiveSource) bool {
 	_, file := src.(*capture.Reader)
 	return file && live == nil && !d.o.lineBuf && d.jobs() > 1
 }
-
-// pipelinePays reports whether the work after decoding is large enough
-// for the pipeline to gain (see pipeline); pipelineAlways lets the tests
-// run every mode through it, to hold its output to the direct loop's.
-func (d *dumper) pipelinePays() bool { return d.parquet != nil || pipelineAlways }
-
-var pipelineAlways = false
 
 // jobs is the number of cores a run may use: -j, or all of them.
 func (d *dumper) jobs() int {
@@ -111,147 +116,206 @@ func (d *dumper) parallelRendering() bool {
 	return !d.o.quiet && !d.o.countOnly && d.writer == nil && d.parquet == nil
 }
 
-func newPipeline(d *dumper, src source) *pipeline {
-	pl := &pipeline{d: d, stop: make(chan struct{})}
-	const n = 4 // one being filled, one being analysed, two waiting
-	pl.free = make(chan *batch, n)
-	pl.ready = make(chan *batch, n)
-	for range n {
-		pl.free <- &batch{frames: make([]decode.Frame, batchPackets), pkts: make([]*decode.Packet, 0, batchPackets)}
-	}
-	pl.read.Add(1)
-	go pl.readAhead(src)
-	return pl
-}
-
-// readAhead is stage 1 on a goroutine of its own: read, copy and decode,
-// batch by batch, until the source ends or fails, -c is reached, or the
-// pipeline stops.
-func (pl *pipeline) readAhead(src source) {
-	defer pl.read.Done()
-	defer close(pl.ready)
-	for {
-		b := take(pl.free, pl.stop)
-		if b == nil {
-			return
-		}
-		pl.fill(b, src)
-		select {
-		case pl.ready <- b:
-		case <-pl.stop:
-			return
-		}
-		if b.err != nil {
-			return
-		}
-	}
-}
-
-// fill reads and decodes packets into b until it is full, the source ends
-// or fails (b.err), or -c is reached (b.err is io.EOF then).
-func (pl *pipeline) fill(b *batch, src source) {
-	dec, count := pl.d.dec, pl.d.o.count
-	b.arena, b.pkts, b.err = b.arena[:0], b.pkts[:0], nil
-	cp := &pl.cp
-	for len(b.pkts) < len(b.frames) && len(b.arena) < batchArena {
-		if count > 0 && pl.n == count {
-			b.err = io.EOF
-			return
-		}
-		select {
-		case <-pl.stop:
-			// The run has stopped (an error, a cancel): a slow source
-			// such as a pipe is not waited on for the rest of a batch.
-			b.err = io.EOF
-			return
-		default:
-		}
-		if err := src.NextInto(cp); err != nil {
-			b.err = err
-			return
-		}
-		pl.n++
-		if len(b.arena)+len(cp.Data) > cap(b.arena) {
-			// The packets before keep the old arena; the next round
-			// starts with the larger one.
-			b.arena = make([]byte, 0, max(2*cap(b.arena), len(cp.Data), 64<<10))
-		}
-		off := len(b.arena)
-		b.arena = append(b.arena, cp.Data...)
-		in := *cp
-		in.Data = b.arena[off:len(b.arena):len(b.arena)]
-		b.pkts = append(b.pkts, dec.DecodeInto(&b.frames[len(b.pkts)], in))
-	}
-}
-
-// close stops the reader and waits for it, so the source can be closed.
-func (pl *pipeline) close() {
-	close(pl.stop)
-	pl.read.Wait()
-}
-
-// loopPipelined is loop through the pipeline.
+// loopPipelined is loop through the pipeline: it starts -j workers and
+// returns the exit status once they have all stopped.
 func (d *dumper) loopPipelined(ctx context.Context, src source) int {
 	d.setEmits()
-	pl := newPipeline(d, src)
-	defer pl.close()
-	for {
-		b := take(pl.ready, nil)
-		if b == nil {
-			return exitOK
+	n := d.jobs()
+	pl := &pipeline{d: d, src: src, status: exitOK}
+	pl.read.init(n)
+	pl.analyse.init(n)
+	for i := range n {
+		pl.workers = append(pl.workers, &worker{
+			id:     i,
+			dec:    d.dec.Fork(),
+			ins:    make([]decode.Input, 0, batchPackets),
+			frames: make([]decode.Frame, batchPackets),
+			pkts:   make([]*decode.Packet, 0, batchPackets),
+		})
+	}
+	pl.done.Add(n)
+	for _, w := range pl.workers {
+		go pl.run(ctx, w)
+	}
+	pl.done.Wait()
+	return pl.status
+}
+
+// run is one worker: batches id, id+n, id+2n ... until the run stops.
+func (pl *pipeline) run(ctx context.Context, w *worker) {
+	defer pl.done.Done()
+	n := len(pl.workers)
+	for k := w.id; ; k += n {
+		if !pl.read.wait(k, w.id, &pl.stopped) {
+			return
 		}
-		for _, p := range b.pkts {
-			if ctx.Err() != nil {
-				return exitOK
-			}
-			d.read++
-			if d.analyse(p) && d.emits {
-				if status, ok := d.emit(p); !ok {
-					return status
-				}
-			}
-			d.progress.update(d.read)
+		more := pl.fill(w)
+		pl.read.pass(k)
+		if !more {
+			return
 		}
-		err := b.err
-		pl.free <- b
+		w.dec.SetClock(w.clock)
+		w.pkts = w.pkts[:0]
+		for i := range w.ins {
+			w.pkts = append(w.pkts, w.dec.DecodeInto(&w.frames[i], w.ins[i]))
+		}
+		if !pl.analyse.wait(k, w.id, &pl.stopped) {
+			return
+		}
+		stop := pl.feed(ctx, w)
+		if stop {
+			pl.stop()
+			return
+		}
+		pl.analyse.pass(k)
+	}
+}
+
+// fill reads records into w's batch until it is full, the source ends or
+// fails (w.err), or -c is reached (w.err is io.EOF then), and moves the
+// clock past them. It reports whether the batch exists: false when an
+// earlier batch ended the source.
+func (pl *pipeline) fill(w *worker) bool {
+	w.arena, w.ins, w.err = w.arena[:0], w.ins[:0], nil
+	if pl.ended || pl.stopped.Load() {
+		return false
+	}
+	w.clock = pl.clock
+	count := pl.d.o.count
+	cp := &pl.cp
+	for len(w.ins) < len(w.frames) && len(w.arena) < batchArena {
+		if count > 0 && pl.n == count {
+			w.err = io.EOF
+			break
+		}
+		// The reader copies the record straight into the arena's free
+		// room when it fits (NextInto reuses p.Data's memory).
+		off := len(w.arena)
+		cp.Data = w.arena[off:off]
+		if err := pl.src.NextInto(cp); err != nil {
+			w.err = err
+			break
+		}
+		pl.n++
+		n := len(cp.Data)
+		if n > 0 && off+n <= cap(w.arena) && &cp.Data[0] == &w.arena[off : off+1][0] {
+			w.arena = w.arena[:off+n]
+		} else {
+			if off+n > cap(w.arena) {
+				// The records before keep the old arena; the next
+				// round starts with the larger one.
+				w.arena = make([]byte, 0, max(2*cap(w.arena), n, 64<<10))
+				off = 0
+			}
+			w.arena = append(w.arena, cp.Data...)
+		}
+		in := *cp
+		in.Data = w.arena[off : off+n : off+n]
+		w.ins = append(w.ins, in)
+		pl.clock.Tick(in.Time)
+	}
+	pl.ended = w.err != nil
+	return true
+}
+
+// feed hands w's decoded batch to the sequential part, in capture order,
+// and reports whether the run ends with it (pl.status says how).
+func (pl *pipeline) feed(ctx context.Context, w *worker) bool {
+	d := pl.d
+	if ctx.Err() != nil {
+		return true
+	}
+	for _, p := range w.pkts {
+		d.read++
+		if d.analyse(p) && d.emits {
+			if status, ok := d.emit(p); !ok {
+				pl.status = status
+				return true
+			}
+		}
+		d.progress.update(d.read)
+	}
+	switch err := w.err; {
+	case err == nil:
+		return false
+	case errors.Is(err, io.EOF):
+		return true
+	default:
+		d.drainParallel()
+		d.out.Flush()
+		d.progress.clear()
+		fmt.Fprintf(d.stderr, "%s: %v\n", d.o.prog, err)
+		pl.status = exitError
+		return true
+	}
+}
+
+// stop ends the run: every worker waiting for a turn gives up.
+func (pl *pipeline) stop() {
+	pl.stopped.Store(true)
+	pl.read.wakeAll()
+	pl.analyse.wakeAll()
+}
+
+// A turnstile lets batches through in order: batch k's worker waits until
+// batch k-1's has passed. A worker polls before it blocks: a goroutine
+// blocked on a channel is woken through the scheduler (and, when its thread
+// went to sleep, the kernel), which costs more than a batch's turn often
+// lasts, and two workers at the same pace would otherwise put each other to
+// sleep at every batch.
+type turnstile struct {
+	next atomic.Int64
+	wake []chan struct{} // a worker's: a pass (or the stop) for it
+}
+
+func (t *turnstile) init(workers int) {
+	t.wake = make([]chan struct{}, workers)
+	for i := range t.wake {
+		t.wake[i] = make(chan struct{}, 1)
+	}
+}
+
+// spins is how often wait looks for its turn, yielding every 64th time,
+// before it blocks: about as long as a batch's turn lasts.
+const spins = 1 << 14
+
+// wait returns once batch k may pass (true), or once the run has stopped
+// (false).
+func (t *turnstile) wait(k, worker int, stopped *atomic.Bool) bool {
+	for i := 0; ; i++ {
+		if t.next.Load() == int64(k) {
+			return true
+		}
+		if stopped.Load() {
+			return false
+		}
 		switch {
-		case errors.Is(err, io.EOF):
-			return exitOK
-		case err != nil:
-			d.drainParallel()
-			d.out.Flush()
-			d.progress.clear()
-			fmt.Fprintf(d.stderr, "%s: %v\n", d.o.prog, err)
-			return exitError
+		case i < spins:
+			if i&63 == 63 {
+				runtime.Gosched()
+			}
+		default:
+			<-t.wake[worker]
 		}
 	}
 }
 
-// spins is how often take looks for a batch, yielding in between, before
-// it blocks.
-const spins = 50
+// pass lets batch k+1 through, waking its worker if it sleeps.
+func (t *turnstile) pass(k int) {
+	t.next.Store(int64(k) + 1)
+	select {
+	case t.wake[(k+1)%len(t.wake)] <- struct{}{}:
+	default:
+	}
+}
 
-// take receives a batch from c, nil when c is closed or stop is. It polls
-// before it blocks: a goroutine blocked on a channel is woken through the
-// scheduler (and, when its thread went to sleep, the kernel), which costs
-// more than the batch took to make; two stages that run at the same pace
-// would otherwise put each other to sleep at every batch.
-func take(c chan *batch, stop chan struct{}) *batch {
-	for range spins {
+// wakeAll wakes every sleeping worker, to see the run has stopped.
+func (t *turnstile) wakeAll() {
+	for _, c := range t.wake {
 		select {
-		case b := <-c:
-			return b
-		case <-stop:
-			return nil
+		case c <- struct{}{}:
 		default:
 		}
-		runtime.Gosched()
-	}
-	select {
-	case b := <-c:
-		return b
-	case <-stop:
-		return nil
 	}
 }
 

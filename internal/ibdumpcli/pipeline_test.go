@@ -53,8 +53,9 @@ func cutCapture(t *testing.T, src string, snap int) string {
 	return path
 }
 
-// The pipeline (-j 3: the reader, the analysis and three renderers, in
-// batches of 3 packets so every capture crosses batch boundaries) writes
+// The pipeline (-j 3: three workers taking batches in turn, or the
+// analysis and three renderers, in batches of 3 packets so every capture
+// crosses batch boundaries) writes
 // byte for byte what one goroutine (-j 1) writes, with the same messages
 // and exit status, for every capture of the corpus in every output mode,
 // and for a packet cut by a snapshot length, a file cut in the middle of a
@@ -63,8 +64,6 @@ func TestPipelineMatchesDirect(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	defer func(n int) { batchPackets = n }(batchPackets)
 	batchPackets = 3
-	defer func(b bool) { pipelineAlways = b }(pipelineAlways)
-	pipelineAlways = true
 
 	paths, err := filepath.Glob("../../pcaps/*.pcap")
 	require.NoError(t, err)
@@ -137,14 +136,12 @@ func TestPipelineMatchesDirect(t *testing.T) {
 	}
 }
 
-// A run cancelled (SIGINT) while the reader goroutine reads ahead stops
-// it before Run returns, as -c and a read error do (TestPipelineMatchesDirect).
+// A run cancelled (SIGINT) while the workers read ahead stops them
+// before Run returns, as -c and a read error do (TestPipelineMatchesDirect).
 func TestPipelineStopsOnCancel(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	defer func(n int) { batchPackets = n }(batchPackets)
 	batchPackets = 2
-	defer func(b bool) { pipelineAlways = b }(pipelineAlways)
-	pipelineAlways = true
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	var out, errOut bytes.Buffer
