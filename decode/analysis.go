@@ -364,7 +364,9 @@ func (a *Analyzer) transport(p *Packet) {
 	svc := serviceOf(b.Opcode)
 	var d *direction
 	if p.has&hasIPv4 != 0 && svc != layers.ServiceUD {
-		d = a.cachedIPv4(p, b.DestQP)
+		if s, t := p.Headers.IPv4.SrcIP, p.Headers.IPv4.DstIP; len(s) == 4 && len(t) == 4 {
+			d = a.cachedIPv4(binary.BigEndian.Uint32(s), binary.BigEndian.Uint32(t), b.DestQP)
+		}
 	}
 	if d == nil {
 		k := &a.key
@@ -627,19 +629,13 @@ func dirCacheIndex(qp, src, dst uint32) int {
 // noV4 is direction.v4QP of a key that is not an IPv4 packet's.
 const noV4 = ^uint32(0)
 
-// cachedIPv4 returns the direction of an IPv4 packet to QP qp (not UD: no
-// DETH source QP in the key) when the cache in front of the map holds it,
+// cachedIPv4 returns the direction of an IPv4 packet from src to dst, QP
+// qp (not UD: no DETH source QP in the key), when the cache in front of the map holds it,
 // else nil. Its key is not built: the key of an IPv4 packet is its two
 // addresses (mapped into IPv6 as addrKeyOfBytes maps them, no LID) and the
 // QP, which direction.v4 and v4QP hold in two words, and its cache index
 // is cacheIndex's of that key.
-func (a *Analyzer) cachedIPv4(p *Packet, qp uint32) *direction {
-	h := p.Headers
-	s, t := h.IPv4.SrcIP, h.IPv4.DstIP
-	if len(s) != 4 || len(t) != 4 {
-		return nil
-	}
-	src, dst := binary.BigEndian.Uint32(s), binary.BigEndian.Uint32(t)
+func (a *Analyzer) cachedIPv4(src, dst, qp uint32) *direction {
 	if d := a.cache[dirCacheIndex(qp, src, dst)]; d != nil && d.v4 == uint64(src)<<32|uint64(dst) && d.v4QP == qp {
 		return d
 	}

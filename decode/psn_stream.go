@@ -213,7 +213,10 @@ func (a *Analyzer) request(d *direction, p *Packet, b *layers.BTH, info *layers.
 			span, bad, gso = n, p.Err != nil && !p.Cut(), true
 		}
 	}
-	st, gap := r.win.Observe(psn)
+	st, gap := layers.PSNInOrder, 0
+	if !r.win.ObserveNext(psn) {
+		st, gap = r.win.Observe(psn)
+	}
 	slot := r.ring.at(psn)
 	had := slot.holds(psn)
 	prevFrame, prevT := slot.frame, slot.t
@@ -648,7 +651,10 @@ func (a *Analyzer) readResponse(d *direction, r *reqState, p *Packet, b *layers.
 		c.mtu = p.PayloadLength()
 	}
 	o := r.findOut(psn, OpClassRead)
-	st, gap := rs.win.Observe(psn)
+	st, gap := layers.PSNInOrder, 0
+	if !rs.win.ObserveNext(psn) {
+		st, gap = rs.win.Observe(psn)
+	}
 	slot := rs.ring.at(psn)
 	had := slot.holds(psn)
 	retrans := st == layers.PSNDuplicate || st == layers.PSNTooOld
