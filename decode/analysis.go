@@ -406,7 +406,7 @@ func (a *Analyzer) transport(p *Packet) {
 	payload := p.PayloadLength()
 	ecn, hasIP := ecnOf(p)
 	if hasIP {
-		st.ECN[ecn]++
+		st.ECN[ecn&3]++ // 2 bits: no bounds check
 	}
 	// One test keeps the common packet off the rare paths: damage, an
 	// unknown opcode, a congestion mark.
@@ -676,7 +676,7 @@ func (a *Analyzer) newDirection(k dirKey, svc layers.ServiceType) *direction {
 }
 
 // peer is the opposite direction, nil until the conversation is paired.
-func (d *direction) peer() *direction { return d.conv.dirs[1-d.side] }
+func (d *direction) peer() *direction { return d.conv.dirs[(d.side^1)&1] } // side is 0 or 1; the mask spares a bounds check
 
 // expire retires the least recently active conversations that are idle,
 // ended, or beyond MaxLive. It runs when capture time has moved on by

@@ -1,5 +1,7 @@
 package decode
 
+// The analysis's shortcuts, held to the general paths they stand in for.
+
 import (
 	"encoding/binary"
 	"errors"
@@ -146,4 +148,18 @@ func TestCachedIPv4Misses(t *testing.T) {
 	ud := a.direction(&dirKey{src: k.src, dst: k.dst, qp: qp, udSrc: udSrcFlag | 5}, layers.ServiceUD)
 	a.cache[dirCacheIndex(qp, src, dst)] = ud
 	assert.Nil(t, a.cachedIPv4(src, dst, qp), "a UD direction of the same addresses and QP in the slot")
+}
+
+// TestNotIBMTU: notIBMTU says what layers.PathMTUOf says of every size up
+// to the largest MTU.
+func TestNotIBMTU(t *testing.T) {
+	mtus := 0
+	for n := 0; n <= maxIBMTU; n++ {
+		_, ok := layers.PathMTUOf(n)
+		require.Equal(t, !ok, notIBMTU(n), "%d bytes", n)
+		if ok {
+			mtus++
+		}
+	}
+	assert.Equal(t, 5, mtus)
 }
