@@ -465,37 +465,29 @@ func (a *Analyzer) response(d *direction, p *Packet, b *layers.BTH, info *layers
 			an.Conv, an.Dir = d.conv.id, d.side+1
 		}
 	}
-	c := d.conv
-	hasAETH := b.HasETH(layers.HdrAETH) && (p.Err == nil || p.Cut())
-	syn := b.AETH.Syndrome
-	if hasAETH {
+	var r *reqState
+	if peer != nil {
+		r = peer.req
+	}
+	if b.HasETH(layers.HdrAETH) && (p.Err == nil || p.Cut()) {
 		// MSN progress is counted, not judged: rxe ignores the MSN.
 		if delta := (b.AETH.MSN - d.msn) & 0xFFFFFF; d.msnValid && delta < 1<<23 {
 			d.st.MSNProgress += uint64(delta)
 		}
 		d.msn, d.msnValid = b.AETH.MSN, true
-		switch {
+		switch syn := b.AETH.Syndrome; {
 		case syn.IsNak():
 			d.st.NAKs[min(syn.NAKCode(), 7)]++
+			a.nak(d, r, p, psn, syn)
+			return
 		case syn.IsRNRNak():
 			d.st.RNRNAKs++
-		}
-	}
-	var r *reqState
-	if peer != nil && peer.req != nil {
-		r = peer.req
-	}
-	switch {
-	case hasAETH && syn.IsNak():
-		a.nak(d, r, p, psn, syn)
-		return
-	case hasAETH && syn.IsRNRNak():
-		a.rnrNak(d, r, p, psn, syn)
-		return
-	}
-	if hasAETH && syn.IsAck() {
-		if n, ok := syn.Credits(); ok && n == 0 && info.Operation == layers.OpAcknowledge {
-			a.finding(Finding{Kind: FindCreditsExhausted, Frame: a.frame, Conv: c.id, PSN: psn})
+			a.rnrNak(d, r, p, psn, syn)
+			return
+		case syn.IsAck():
+			if n, ok := syn.Credits(); ok && n == 0 && info.Operation == layers.OpAcknowledge {
+				a.finding(Finding{Kind: FindCreditsExhausted, Frame: a.frame, Conv: d.conv.id, PSN: psn})
+			}
 		}
 	}
 	if r == nil {

@@ -893,7 +893,8 @@ func (d *dumper) loop(ctx context.Context, src source, live *capture.LiveSource)
 		defer watchCancel(ctx, &cancelled)()
 	}
 	var cp capture.Packet
-	for d.o.count == 0 || d.read < d.o.count {
+	count := d.o.count
+	for count == 0 || d.read < count {
 		if live != nil {
 			if ctx.Err() != nil {
 				return exitOK
