@@ -166,10 +166,14 @@ func (a *Analyzer) request(d *direction, p *Packet, b *layers.BTH, info *layers.
 	an := &p.Analysis
 	psn := b.PSN
 	d.lastReq = a.now
-	isRead := info.Operation == layers.OpRDMAReadRequest && b.HasETH(layers.HdrRETH) && (p.Err == nil || p.Cut())
-	// A READ request whose RETH the capture did not keep takes as many
-	// PSNs as its length says, which the next request's PSN tells.
-	unknownRead := info.Operation == layers.OpRDMAReadRequest && !isRead
+	// A READ request whose RETH the capture did not keep (unknownRead)
+	// takes as many PSNs as its length says, which the next request's PSN
+	// tells.
+	isRead, unknownRead := false, false
+	if info.Operation == layers.OpRDMAReadRequest {
+		isRead = b.HasETH(layers.HdrRETH) && (p.Err == nil || p.Cut())
+		unknownRead = !isRead
+	}
 
 	// The set-up exchange named the starting PSNs, but implementations
 	// disagree on which side's a CM REQ carries (Linux puts the passive

@@ -919,9 +919,7 @@ func (d *dumper) loop(ctx context.Context, src source, live *capture.LiveSource)
 		}
 		d.read++
 		p := d.dec.Decode(cp)
-		if d.correlation != nil {
-			p.Correlation = d.correlation
-		}
+		p.Correlation = d.correlation
 		if d.analyse(p) && d.emits {
 			if status, ok := d.emit(p); !ok {
 				return status
