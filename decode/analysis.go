@@ -249,6 +249,12 @@ type hostPair struct{ src, dst addrKey }
 // requests of the opposite direction.
 type direction struct {
 	// What every packet reads comes first, in as few cache lines as can be.
+	// v4 and v4QP are the key of an IPv4 direction as cachedIPv4 compares
+	// it: the source address in the upper half, the destination's in the
+	// lower, and the QP; noV4 in v4QP, which no 24-bit QP equals, for the
+	// other keys.
+	v4       uint64
+	v4QP     uint32
 	key      dirKey
 	conv     *conv
 	req      *reqState
@@ -319,7 +325,8 @@ func (a *Analyzer) Analyze(p *Packet) {
 	if a.opts.Links != nil {
 		a.opts.Links.apply(p)
 	}
-	if a.now-a.lastExpire >= expireEvery || a.now < a.lastExpire || a.live > a.opts.MaxLive {
+	// Unsigned, the time since lastExpire is large too when time went back.
+	if uint64(a.now-a.lastExpire) >= uint64(expireEvery) || a.live > a.opts.MaxLive {
 		a.expire()
 	}
 	a.pkt = nil
@@ -355,14 +362,23 @@ func (a *Analyzer) transport(p *Packet) {
 	b := &p.Headers.BTH
 	info := b.Opcode.Info()
 	svc := serviceOf(b.Opcode)
-	k := &a.key
-	packetKey(k, p, b.DestQP)
-	if svc == layers.ServiceUD && b.HasETH(layers.HdrDETH) && (p.Err == nil || p.Cut()) {
-		k.udSrc = udSrcFlag | b.DETH.SrcQP
+	var d *direction
+	if p.has&hasIPv4 != 0 && svc != layers.ServiceUD {
+		if s, t := p.Headers.IPv4.SrcIP, p.Headers.IPv4.DstIP; len(s) == 4 && len(t) == 4 {
+			d = a.cachedIPv4(binary.BigEndian.Uint32(s), binary.BigEndian.Uint32(t), b.DestQP)
+		}
 	}
-	d := a.direction(k, svc)
+	if d == nil {
+		k := &a.key
+		packetKey(k, p, b.DestQP)
+		if svc == layers.ServiceUD && b.HasETH(layers.HdrDETH) && (p.Err == nil || p.Cut()) {
+			k.udSrc = udSrcFlag | b.DETH.SrcQP
+		}
+		d = a.direction(k, svc)
+	}
 	if r := d.req; r != nil && !info.Response {
-		if dd := b.PSN.Diff(r.next); dd > instanceIdleJump || dd < -instanceIdleJump {
+		if dd := b.PSN.Diff(r.next); uint(dd+instanceIdleJump) > 2*instanceIdleJump {
+			// More than instanceIdleJump from the PSN expected, either way.
 			d = a.instance(d, p, svc)
 		}
 	}
@@ -390,14 +406,14 @@ func (a *Analyzer) transport(p *Packet) {
 	payload := p.PayloadLength()
 	ecn, hasIP := ecnOf(p)
 	if hasIP {
-		st.ECN[ecn]++
+		st.ECN[ecn&3]++ // 2 bits: no bounds check
 	}
 	// One test keeps the common packet off the rare paths: damage, an
 	// unknown opcode, a congestion mark.
 	// A packet the capture cut is no damage: its headers are what was sent.
 	bad := p.Err != nil && !p.Cut() || p.ICRC == layers.CRCBad || p.VCRC == layers.CRCBad
 	if bad || !info.Known || info.Operation == layers.OpUnknown || b.FECN || b.BECN || ecn == ECNCE ||
-		b.PadCount != uint8((4-payload%4)%4) {
+		b.PadCount != uint8(-payload&3) { // pad to whole words
 		a.unusual(d, p, b, info)
 	}
 	if p.Err == nil || p.Cut() {
@@ -411,7 +427,7 @@ func (a *Analyzer) transport(p *Packet) {
 		if p.HasMAD() && p.Headers.MAD.MgmtClass == layers.MgmtClassCM && p.Err == nil {
 			a.cmMessage(p, d)
 		}
-		if b.DestQP > 1 && p.Err == nil && k.udSrc&^udSrcFlag > 1 {
+		if b.DestQP > 1 && p.Err == nil && d.key.udSrc&^udSrcFlag > 1 {
 			a.udPSN(d, p, b)
 		}
 		if p.Err == nil || p.Cut() {
@@ -488,6 +504,7 @@ func (a *Analyzer) instance(d *direction, p *Packet, svc layers.ServiceType) *di
 		return d
 	}
 	a.retire(d.conv)
+	a.key = d.key
 	return a.direction(&a.key, svc)
 }
 
@@ -602,12 +619,35 @@ const (
 )
 
 func (k *dirKey) cacheIndex() int {
-	h := (k.qp ^ k.udSrc ^ (uint32(k.src.lo)^k.src.lid)*31 ^ uint32(k.dst.lo) ^ k.dst.lid) * 0x9E3779B1
-	return int(h >> (32 - dirCacheBits))
+	return dirCacheIndex(k.qp^k.udSrc, uint32(k.src.lo)^k.src.lid, uint32(k.dst.lo)^k.dst.lid)
+}
+
+func dirCacheIndex(qp, src, dst uint32) int {
+	return int((qp ^ src*31 ^ dst) * 0x9E3779B1 >> (32 - dirCacheBits))
+}
+
+// noV4 is direction.v4QP of a key that is not an IPv4 packet's.
+const noV4 = ^uint32(0)
+
+// cachedIPv4 returns the direction of an IPv4 packet from src to dst, QP
+// qp (not UD: no DETH source QP in the key), when the cache in front of the map holds it,
+// else nil. Its key is not built: the key of an IPv4 packet is its two
+// addresses (mapped into IPv6 as addrKeyOfBytes maps them, no LID) and the
+// QP, which direction.v4 and v4QP hold in two words, and its cache index
+// is cacheIndex's of that key.
+func (a *Analyzer) cachedIPv4(src, dst, qp uint32) *direction {
+	if d := a.cache[dirCacheIndex(qp, src, dst)]; d != nil && d.v4 == uint64(src)<<32|uint64(dst) && d.v4QP == qp {
+		return d
+	}
+	return nil
 }
 
 func (a *Analyzer) newDirection(k dirKey, svc layers.ServiceType) *direction {
-	d := &direction{key: k, flow: k.flow(), svc: svc}
+	d := &direction{key: k, flow: k.flow(), svc: svc, v4QP: noV4}
+	if k.src.hi == 0 && k.dst.hi == 0 && k.src.lo>>32 == 0xffff && k.dst.lo>>32 == 0xffff &&
+		k.src.lid == 0 && k.dst.lid == 0 && k.udSrc == 0 {
+		d.v4, d.v4QP = k.src.lo<<32|k.dst.lo&0xffffffff, k.qp
+	}
 	a.dirs[k] = d
 	ek := k
 	ek.udSrc = 0
@@ -636,7 +676,7 @@ func (a *Analyzer) newDirection(k dirKey, svc layers.ServiceType) *direction {
 }
 
 // peer is the opposite direction, nil until the conversation is paired.
-func (d *direction) peer() *direction { return d.conv.dirs[1-d.side] }
+func (d *direction) peer() *direction { return d.conv.dirs[(d.side^1)&1] } // side is 0 or 1; the mask spares a bounds check
 
 // expire retires the least recently active conversations that are idle,
 // ended, or beyond MaxLive. It runs when capture time has moved on by

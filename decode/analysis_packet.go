@@ -140,22 +140,16 @@ func (o OpClass) String() string {
 }
 
 // opClassOf classifies a request operation.
-func opClassOf(op layers.Operation) OpClass {
-	switch op {
-	case layers.OpSend:
-		return OpClassSend
-	case layers.OpRDMAWrite:
-		return OpClassWrite
-	case layers.OpRDMAReadRequest:
-		return OpClassRead
-	case layers.OpCompareSwap:
-		return OpClassCompareSwap
-	case layers.OpFetchAdd:
-		return OpClassFetchAdd
-	case layers.OpAtomicWrite:
-		return OpClassAtomicWrite
-	case layers.OpFlush:
-		return OpClassFlush
-	}
-	return OpClassNone
+func opClassOf(op layers.Operation) OpClass { return opClasses[op] }
+
+// opClasses is opClassOf's table, by operation (every uint8: no bounds
+// check); the other operations are OpClassNone.
+var opClasses = [256]OpClass{
+	layers.OpSend:            OpClassSend,
+	layers.OpRDMAWrite:       OpClassWrite,
+	layers.OpRDMAReadRequest: OpClassRead,
+	layers.OpCompareSwap:     OpClassCompareSwap,
+	layers.OpFetchAdd:        OpClassFetchAdd,
+	layers.OpAtomicWrite:     OpClassAtomicWrite,
+	layers.OpFlush:           OpClassFlush,
 }

@@ -166,10 +166,14 @@ func (a *Analyzer) request(d *direction, p *Packet, b *layers.BTH, info *layers.
 	an := &p.Analysis
 	psn := b.PSN
 	d.lastReq = a.now
-	isRead := info.Operation == layers.OpRDMAReadRequest && b.HasETH(layers.HdrRETH) && (p.Err == nil || p.Cut())
-	// A READ request whose RETH the capture did not keep takes as many
-	// PSNs as its length says, which the next request's PSN tells.
-	unknownRead := info.Operation == layers.OpRDMAReadRequest && !isRead
+	// A READ request whose RETH the capture did not keep (unknownRead)
+	// takes as many PSNs as its length says, which the next request's PSN
+	// tells.
+	isRead, unknownRead := false, false
+	if info.Operation == layers.OpRDMAReadRequest {
+		isRead = b.HasETH(layers.HdrRETH) && (p.Err == nil || p.Cut())
+		unknownRead = !isRead
+	}
 
 	// The set-up exchange named the starting PSNs, but implementations
 	// disagree on which side's a CM REQ carries (Linux puts the passive
@@ -213,7 +217,10 @@ func (a *Analyzer) request(d *direction, p *Packet, b *layers.BTH, info *layers.
 			span, bad, gso = n, p.Err != nil && !p.Cut(), true
 		}
 	}
-	st, gap := r.win.Observe(psn)
+	st, gap := layers.PSNInOrder, 0
+	if !r.win.ObserveNext(psn) {
+		st, gap = r.win.Observe(psn)
+	}
 	slot := r.ring.at(psn)
 	had := slot.holds(psn)
 	prevFrame, prevT := slot.frame, slot.t
@@ -462,37 +469,29 @@ func (a *Analyzer) response(d *direction, p *Packet, b *layers.BTH, info *layers
 			an.Conv, an.Dir = d.conv.id, d.side+1
 		}
 	}
-	c := d.conv
-	hasAETH := b.HasETH(layers.HdrAETH) && (p.Err == nil || p.Cut())
-	syn := b.AETH.Syndrome
-	if hasAETH {
+	var r *reqState
+	if peer != nil {
+		r = peer.req
+	}
+	if b.HasETH(layers.HdrAETH) && (p.Err == nil || p.Cut()) {
 		// MSN progress is counted, not judged: rxe ignores the MSN.
 		if delta := (b.AETH.MSN - d.msn) & 0xFFFFFF; d.msnValid && delta < 1<<23 {
 			d.st.MSNProgress += uint64(delta)
 		}
 		d.msn, d.msnValid = b.AETH.MSN, true
-		switch {
+		switch syn := b.AETH.Syndrome; {
 		case syn.IsNak():
 			d.st.NAKs[min(syn.NAKCode(), 7)]++
+			a.nak(d, r, p, psn, syn)
+			return
 		case syn.IsRNRNak():
 			d.st.RNRNAKs++
-		}
-	}
-	var r *reqState
-	if peer != nil && peer.req != nil {
-		r = peer.req
-	}
-	switch {
-	case hasAETH && syn.IsNak():
-		a.nak(d, r, p, psn, syn)
-		return
-	case hasAETH && syn.IsRNRNak():
-		a.rnrNak(d, r, p, psn, syn)
-		return
-	}
-	if hasAETH && syn.IsAck() {
-		if n, ok := syn.Credits(); ok && n == 0 && info.Operation == layers.OpAcknowledge {
-			a.finding(Finding{Kind: FindCreditsExhausted, Frame: a.frame, Conv: c.id, PSN: psn})
+			a.rnrNak(d, r, p, psn, syn)
+			return
+		case syn.IsAck():
+			if n, ok := syn.Credits(); ok && n == 0 && info.Operation == layers.OpAcknowledge {
+				a.finding(Finding{Kind: FindCreditsExhausted, Frame: a.frame, Conv: d.conv.id, PSN: psn})
+			}
 		}
 	}
 	if r == nil {
@@ -648,7 +647,10 @@ func (a *Analyzer) readResponse(d *direction, r *reqState, p *Packet, b *layers.
 		c.mtu = p.PayloadLength()
 	}
 	o := r.findOut(psn, OpClassRead)
-	st, gap := rs.win.Observe(psn)
+	st, gap := layers.PSNInOrder, 0
+	if !rs.win.ObserveNext(psn) {
+		st, gap = rs.win.Observe(psn)
+	}
 	slot := rs.ring.at(psn)
 	had := slot.holds(psn)
 	retrans := st == layers.PSNDuplicate || st == layers.PSNTooOld

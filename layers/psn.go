@@ -97,6 +97,9 @@ func (w *PSNWindow) clear(p PSN) {
 // is how far behind the highest PSN p is; otherwise 0.
 func (w *PSNWindow) Observe(p PSN) (status PSNStatus, gap int) {
 	p &= PSNMask
+	if w.ObserveNext(p) {
+		return PSNInOrder, 0
+	}
 	if !w.started {
 		w.started = true
 		w.highest = p
@@ -130,6 +133,19 @@ func (w *PSNWindow) Observe(p PSN) (status PSNStatus, gap int) {
 		w.set(p)
 		return PSNLate, -d
 	}
+}
+
+// ObserveNext is Observe for the PSN one past the highest, as nearly every
+// PSN is, in a function small enough to inline: when p is that PSN it
+// records it and reports true (Observe's PSNInOrder); otherwise it records
+// nothing and reports false.
+func (w *PSNWindow) ObserveNext(p PSN) bool {
+	if !w.started || p != (w.highest+1)&PSNMask {
+		return false
+	}
+	w.highest = p
+	w.set(p)
+	return true
 }
 
 // Seen reports whether p was observed and is still inside the window.

@@ -86,9 +86,19 @@ func TestPSNWindowClassifies(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			var w layers.PSNWindow
 			for i, s := range tt.steps {
+				// ObserveNext takes the in-order PSN as Observe does and
+				// leaves the window as it was for any other.
+				before, next := w, w
+				inOrder := next.ObserveNext(s.psn)
 				st, gap := w.Observe(s.psn)
 				require.Equal(t, s.status, st, "step %d psn %v", i, s.psn)
 				require.Equal(t, s.gap, gap, "step %d psn %v", i, s.psn)
+				require.Equal(t, s.status == layers.PSNInOrder, inOrder, "step %d psn %v", i, s.psn)
+				if inOrder {
+					require.Equal(t, w, next, "step %d psn %v", i, s.psn)
+				} else {
+					require.Equal(t, before, next, "step %d psn %v", i, s.psn)
+				}
 			}
 		})
 	}

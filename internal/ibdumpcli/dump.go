@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	gplayers "github.com/google/gopacket/layers"
@@ -60,6 +61,10 @@ type dumper struct {
 	iostats        []ioStat
 	color          bool
 	buf            []byte
+	// plain: every packet is shown and nothing after the analysis looks
+	// at it (no -Y, graph, doctor, follow or per-packet statistic), so
+	// analyse stops after the analysis (set with emits).
+	plain bool
 
 	// The conversation analysis, and the statistics drawn from it.
 	analyzer  *decode.Analyzer
@@ -746,7 +751,7 @@ func (d *dumper) prePass(ctx context.Context, files []string, opts decode.Analyz
 	var cp capture.Packet
 	for n := 0; limit == 0 || n < limit; n++ {
 		err := src.NextInto(&cp)
-		if errors.Is(err, io.EOF) || ctx.Err() != nil {
+		if err != nil && errors.Is(err, io.EOF) || ctx.Err() != nil {
 			break
 		}
 		if err != nil {
@@ -879,19 +884,25 @@ func (d *dumper) openWriter(src source) error {
 // loop reads packets until the source ends, -c is reached or ctx is done.
 func (d *dumper) loop(ctx context.Context, src source, live *capture.LiveSource) int {
 	d.setEmits()
+	// A file's loop asks ctx once: a cancel after that sets cancelled, so
+	// each packet reads a flag instead of calling ctx.Err.
+	var cancelled atomic.Bool
+	if live == nil {
+		defer watchCancel(ctx, &cancelled)()
+	}
 	var cp capture.Packet
-	for d.o.count == 0 || d.read < d.o.count {
+	count := d.o.count
+	for count == 0 || d.read < count {
 		if live != nil {
 			if ctx.Err() != nil {
 				return exitOK
 			}
 			_ = live.SetReadDeadline(time.Now().Add(200 * time.Millisecond))
 		}
-		err := src.NextInto(&cp)
-		if errors.Is(err, io.EOF) {
-			return exitOK
-		}
-		if err != nil {
+		if err := src.NextInto(&cp); err != nil {
+			if errors.Is(err, io.EOF) {
+				return exitOK
+			}
 			if live != nil && errors.Is(err, os.ErrDeadlineExceeded) {
 				continue
 			}
@@ -901,7 +912,7 @@ func (d *dumper) loop(ctx context.Context, src source, live *capture.LiveSource)
 			fmt.Fprintf(d.stderr, "%s: %v\n", d.o.prog, err)
 			return exitError
 		}
-		if ctx.Err() != nil && live == nil {
+		if cancelled.Load() {
 			return exitOK
 		}
 		d.read++
@@ -917,16 +928,45 @@ func (d *dumper) loop(ctx context.Context, src source, live *capture.LiveSource)
 	return exitOK
 }
 
+// watchCancel sets cancelled when ctx is done, now or later, so a loop
+// reads a flag for each packet instead of calling ctx.Err; the function it
+// returns stops watching.
+func watchCancel(ctx context.Context, cancelled *atomic.Bool) (stop func() bool) {
+	if ctx.Err() != nil {
+		cancelled.Store(true)
+	} else if ctx.Done() != nil {
+		return context.AfterFunc(ctx, func() { cancelled.Store(true) })
+	}
+	return func() bool { return false }
+}
+
 // analyse is what a packet goes through in capture order: the --check
 // counters, the analysis, -Y and the statistics. It reports whether -Y
 // shows the packet.
 func (d *dumper) analyse(p *decode.Packet) bool {
-	d.account(p)
+	if p.Err != nil || p.ICRC == layers.CRCBad || p.VCRC == layers.CRCBad {
+		d.account(p)
+	} else if p.IsIB() {
+		// account's whole and sound packet, as nearly every one is.
+		d.ib++
+	}
 	if d.analyzer != nil {
 		// The analysis sees every packet, before -Y, so -Y can use it.
-		d.pending, d.latPend = d.pending[:0], d.latPend[:0]
 		d.analyzer.Analyze(p)
 	}
+	if d.plain {
+		d.shown++
+		return true
+	}
+	shown := d.filterAndCount(p)
+	// The findings and latencies of the packet were counted or dropped.
+	d.pending, d.latPend = d.pending[:0], d.latPend[:0]
+	return shown
+}
+
+// filterAndCount is the rest of analyse when a run has a filter, a graph,
+// the doctor, -z follow or statistics fed packet by packet (see plain).
+func (d *dumper) filterAndCount(p *decode.Packet) bool {
 	for _, f := range d.follows {
 		f.Add(p)
 	}
@@ -969,6 +1009,13 @@ func (d *dumper) analyse(p *decode.Packet) bool {
 // rather than once per packet, and sets the calling goroutine's renderers.
 func (d *dumper) setEmits() {
 	d.emits = d.parquet != nil || d.writer != nil || !(d.o.quiet || d.o.countOnly)
+	d.plain = len(d.follows) == 0 && d.filter == nil && d.graph == nil && d.doctor == nil && d.expert == nil &&
+		len(d.latency) == 0 && d.shownConv == nil
+	for _, z := range d.zs {
+		if z.add != nil {
+			d.plain = false
+		}
+	}
 	d.own = renderer{summary: &d.summary, text: &d.text, fields: d.fields, tree: &d.tree}
 }
 
@@ -1214,9 +1261,13 @@ type progress struct {
 }
 
 func (pr *progress) update(n int) {
-	if pr == nil || n%1024 != 0 {
-		return
+	if pr != nil && n%1024 == 0 {
+		pr.show(n)
 	}
+}
+
+// show writes the line with n packets read, at most every 100 ms.
+func (pr *progress) show(n int) {
 	if now := time.Now(); now.Sub(pr.last) >= 100*time.Millisecond {
 		pr.last = now
 		pr.shown = true
