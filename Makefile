@@ -6,6 +6,7 @@ FUZZ_TARGETS = \
 	./layers:FuzzParser \
 	./layers:FuzzRoundTrip \
 	./layers:FuzzFastPath \
+	./layers:FuzzBTHLayout \
 	./layers:FuzzPSNWindow \
 	./layers:FuzzNVMeCapsules \
 	./layers:FuzzRPCRDMA \

@@ -153,3 +153,26 @@ var opClasses = [256]OpClass{
 	layers.OpAtomicWrite:     OpClassAtomicWrite,
 	layers.OpFlush:           OpClassFlush,
 }
+
+// Detach gives a the records it shares with the Analyzer as copies of its
+// own (NVMe, RPCRDMA, SMBDirect, ISER, DCQCN point into the Analyzer,
+// which reuses them for the next packet), so that the packet can be shown
+// after later packets are analysed. Nearly every packet has none of them.
+func (a *PacketAnalysis) Detach() {
+	if a.NVMe != nil {
+		a.NVMe = a.NVMe.Clone()
+	}
+	if a.RPCRDMA != nil {
+		a.RPCRDMA = a.RPCRDMA.Clone()
+	}
+	if a.SMBDirect != nil {
+		a.SMBDirect = a.SMBDirect.Clone()
+	}
+	if a.ISER != nil {
+		a.ISER = a.ISER.Clone()
+	}
+	if d := a.DCQCN; d != nil {
+		c := *d
+		a.DCQCN = &c
+	}
+}

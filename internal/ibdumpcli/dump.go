@@ -48,7 +48,6 @@ type dumper struct {
 	summary        output.Summary
 	text           output.TextLine
 	tree           output.Tree
-	par            *output.Parallel // files: the packets' output formatted on all cores
 	fields         *output.Fields
 	fieldsOpts     output.FieldsOptions
 	emits          bool     // a shown packet goes somewhere: -T parquet, -w or printed
@@ -570,16 +569,9 @@ func (d *dumper) run(ctx context.Context, files []string, stdin io.Reader) int {
 	switch {
 	case !d.usePipeline(src, live):
 		status = d.loop(ctx, src, live)
-	case d.parallelRendering():
-		d.par = output.NewParallel(d.jobs(), d.decoderOptions, func() output.AppendFunc {
-			r := d.newRenderer()
-			return func(b []byte, p *decode.Packet) []byte { return d.appendRendered(b, p, &r) }
-		}, d.out)
-		status = d.loop(ctx, src, live)
 	default:
 		status = d.loopPipelined(ctx, src)
 	}
-	d.drainParallel()
 	d.finish(live)
 	if d.parquet != nil {
 		if err := d.parquet.Close(d.conversations()); err != nil && status == exitOK {
@@ -906,7 +898,6 @@ func (d *dumper) loop(ctx context.Context, src source, live *capture.LiveSource)
 			if live != nil && errors.Is(err, os.ErrDeadlineExceeded) {
 				continue
 			}
-			d.drainParallel()
 			d.out.Flush()
 			d.progress.clear()
 			fmt.Fprintf(d.stderr, "%s: %v\n", d.o.prog, err)
@@ -1095,22 +1086,9 @@ func (d *dumper) account(p *decode.Packet) {
 	}
 }
 
-// drainParallel waits until the render goroutines have written
-// everything, before anything else writes to stdout.
-func (d *dumper) drainParallel() {
-	if d.par != nil {
-		_ = d.par.Close() // a write error shows again at the final Flush
-		d.par = nil
-	}
-}
-
 // render prints one packet in the chosen format.
 func (d *dumper) render(p *decode.Packet) {
 	if d.o.quiet || d.o.countOnly {
-		return
-	}
-	if d.par != nil {
-		d.par.Add(p)
 		return
 	}
 	d.buf = d.appendRendered(d.buf[:0], p, &d.own)
@@ -1118,7 +1096,7 @@ func (d *dumper) render(p *decode.Packet) {
 }
 
 // appendRendered appends p in the chosen format with r's renderers (each
-// render goroutine has its own).
+// worker has its own).
 func (d *dumper) appendRendered(b []byte, p *decode.Packet, r *renderer) []byte {
 	switch d.o.outFormat {
 	case "fields":

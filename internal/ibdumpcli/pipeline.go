@@ -14,28 +14,26 @@ import (
 	"github.com/ibwire/ibwire/internal/output"
 )
 
-// A capture file's run uses the cores -j allows in one of two shapes,
-// chosen by measurement (BENCHMARKS.md, "Both cores for one capture"); the
-// output is byte for byte the direct loop's either way.
+// A capture file's run uses the cores -j allows through the pipeline: -j
+// workers take batches of records in turn, and the output is byte for byte
+// the direct loop's (-j 1). A worker reads its batch in capture order, one
+// worker at a time (the read turn), straight into its arena; decodes it on
+// its own core while the others read, analyse or print theirs; then waits
+// for the analysis turn and feeds its packets, in capture order, to what
+// must be sequential: the --check counters, the analysis, -Y, the
+// statistics and the sinks (-w, -T parquet, JSON). When the packets are
+// printed in a format that depends on the packet alone (the default line,
+// -T text, -T fields, -V), the worker formats the packets it was given
+// after the analysis turn, overlapping the next batch's analysis, and
+// writes them in the print turn.
 //
-// When packets are printed in a format that depends on the packet alone
-// (the default line, -T text, -T fields, -V), formatting is the larger
-// part of the work: the calling goroutine reads, decodes and analyses in
-// order, and output.Parallel formats batches on render goroutines, which
-// decode a compact copy of each frame again (see parallelRendering).
-//
-// Every other run of a file (-q with statistics, --check, -w, the JSON
-// outputs, -T parquet) goes through the pipeline: -j workers take batches
-// of records in turn. A worker reads its batch (in capture order, one
-// worker at a time: the read turn), decodes it on its own core while the
-// others read or analyse theirs, then waits for the analysis turn and
-// feeds its packets, in capture order, to what must be sequential: the
-// --check counters, the analysis, -Y, the statistics and the sinks. A
-// batch is decoded and analysed on the same core, so its decoded headers
-// never cross to another core's cache; only the analysis state (a few
-// connections' worth) moves, once a batch. An earlier shape that decoded
-// on one goroutine and analysed on another cost more CPU than it saved,
-// for that crossing. Each worker has its own batch and Decoder, so
+// A batch is decoded, analysed and printed on one core, so its decoded
+// headers never cross to another core's cache; only the analysis state (a
+// few connections' worth) moves, once a batch. Two earlier shapes cost
+// more than they saved for that crossing (BENCHMARKS.md, "Both cores for
+// one capture"): decoding on one goroutine and analysing on another, and
+// handing a compact copy of each frame to render goroutines that decoded
+// it again. Each worker has its own batch, Decoder and renderers, so
 // nothing is allocated per packet and memory is bounded by -j, whatever
 // the capture's size.
 type pipeline struct {
@@ -44,6 +42,7 @@ type pipeline struct {
 	workers []*worker
 	read    turnstile // whose batch is read next
 	analyse turnstile // whose batch is analysed next
+	output  turnstile // whose batch is printed next
 	stopped atomic.Bool
 	done    sync.WaitGroup
 
@@ -77,6 +76,9 @@ type worker struct {
 	frames []decode.Frame   // where the packets are decoded
 	pkts   []*decode.Packet // decoded, in capture order
 	err    error            // what ended the source after ins (nil: more follow)
+	shown  []int            // the packets to print (nil: emit prints, or nothing is printed)
+	r      renderer         // the worker's own renderers, when it prints
+	out    []byte           // the batch's printed text
 }
 
 // usePipeline reports whether a run may use more than one core: files
@@ -96,17 +98,10 @@ func (d *dumper) jobs() int {
 	return runtime.GOMAXPROCS(0)
 }
 
-// parallelRendering reports whether the packets' output is formatted on
-// render goroutines (output.Parallel): formats whose text depends on the
+// parallelRendering reports whether the workers print the packets
+// themselves after the analysis turn: formats whose text depends on the
 // packet alone, to stdout only (JSON's separators carry state from packet
 // to packet; -w - shares stdout with the packets' bytes).
-//
-// Measured against formatting the decoded packets the pipeline's batches
-// keep (one decode.Frame per packet in flight), decoding a compact copy
-// again on the render goroutine cost less CPU: a Frame's headers are
-// written on one core and read on another, line by line, where the copy
-// is a frame's contiguous bytes and the second decode runs in a parser
-// that stays in its core's cache.
 func (d *dumper) parallelRendering() bool {
 	switch d.o.outFormat {
 	case "", "text", "fields":
@@ -124,14 +119,20 @@ func (d *dumper) loopPipelined(ctx context.Context, src source) int {
 	pl := &pipeline{d: d, src: src, status: exitOK}
 	pl.read.init(n)
 	pl.analyse.init(n)
+	pl.output.init(n)
+	printing := d.parallelRendering()
 	for i := range n {
-		pl.workers = append(pl.workers, &worker{
+		w := &worker{
 			id:     i,
 			dec:    d.dec.Fork(),
 			ins:    make([]decode.Input, 0, batchPackets),
 			frames: make([]decode.Frame, batchPackets),
 			pkts:   make([]*decode.Packet, 0, batchPackets),
-		})
+		}
+		if printing {
+			w.shown, w.r = make([]int, 0, batchPackets), d.newRenderer()
+		}
+		pl.workers = append(pl.workers, w)
 	}
 	pl.done.Add(n)
 	for _, w := range pl.workers {
@@ -162,12 +163,22 @@ func (pl *pipeline) run(ctx context.Context, w *worker) {
 		if !pl.analyse.wait(k, w.id, &pl.stopped) {
 			return
 		}
-		stop := pl.feed(ctx, w)
-		if stop {
+		end, err := pl.feed(ctx, w)
+		pl.analyse.pass(k)
+		if w.shown != nil {
+			pl.print(k, w)
+		}
+		if end {
+			if err != nil {
+				d := pl.d
+				d.out.Flush()
+				d.progress.clear()
+				fmt.Fprintf(d.stderr, "%s: %v\n", d.o.prog, err)
+				pl.status = exitError
+			}
 			pl.stop()
 			return
 		}
-		pl.analyse.pass(k)
 	}
 }
 
@@ -219,35 +230,54 @@ func (pl *pipeline) fill(w *worker) bool {
 }
 
 // feed hands w's decoded batch to the sequential part, in capture order,
-// and reports whether the run ends with it (pl.status says how).
-func (pl *pipeline) feed(ctx context.Context, w *worker) bool {
+// under the analysis turn. Packets to print are noted in w.shown, their
+// analysis detached from the Analyzer's records, and printed after the
+// turn (print). It reports whether the run ends with the batch, and the
+// read error to report once the batch is printed.
+func (pl *pipeline) feed(ctx context.Context, w *worker) (end bool, err error) {
 	d := pl.d
-	if ctx.Err() != nil {
-		return true
+	if w.shown != nil {
+		w.shown = w.shown[:0]
 	}
-	for _, p := range w.pkts {
+	if ctx.Err() != nil {
+		return true, nil
+	}
+	for i, p := range w.pkts {
 		d.read++
-		if d.analyse(p) && d.emits {
+		switch {
+		case !d.analyse(p) || !d.emits:
+		case w.shown != nil:
+			p.Analysis.Detach()
+			w.shown = append(w.shown, i)
+		default:
 			if status, ok := d.emit(p); !ok {
 				pl.status = status
-				return true
+				return true, nil
 			}
 		}
 		d.progress.update(d.read)
 	}
 	switch err := w.err; {
 	case err == nil:
-		return false
+		return false, nil
 	case errors.Is(err, io.EOF):
-		return true
+		return true, nil
 	default:
-		d.drainParallel()
-		d.out.Flush()
-		d.progress.clear()
-		fmt.Fprintf(d.stderr, "%s: %v\n", d.o.prog, err)
-		pl.status = exitError
-		return true
+		return true, err
 	}
+}
+
+// print formats w's packets to print on w's own renderers, then writes
+// them in their turn. Printing needs nothing of the Analyzer's but what
+// the packets carry, so it overlaps the next batch's analysis.
+func (pl *pipeline) print(k int, w *worker) {
+	w.out = w.out[:0]
+	for _, i := range w.shown {
+		w.out = pl.d.appendRendered(w.out, w.pkts[i], &w.r)
+	}
+	pl.output.wait(k, w.id, nil)
+	pl.d.out.Write(w.out) // a write error shows again at the final Flush
+	pl.output.pass(k)
 }
 
 // stop ends the run: every worker waiting for a turn gives up.
@@ -286,7 +316,7 @@ func (t *turnstile) wait(k, worker int, stopped *atomic.Bool) bool {
 		if t.next.Load() == int64(k) {
 			return true
 		}
-		if stopped.Load() {
+		if stopped != nil && stopped.Load() {
 			return false
 		}
 		switch {
@@ -320,7 +350,7 @@ func (t *turnstile) wakeAll() {
 }
 
 // renderer is the state a goroutine formats packets with: the renderers
-// keep scratch buffers, so each render goroutine has its own.
+// keep scratch buffers, so each worker has its own.
 type renderer struct {
 	summary *output.Summary
 	text    *output.TextLine

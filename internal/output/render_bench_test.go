@@ -25,8 +25,8 @@ import (
 const renderBenchMax = 6000
 
 // renderPackets decodes and analyses the capture's first packets in order,
-// each kept by its own decoder with its analysis, as output.Parallel hands
-// them to its workers.
+// each kept by its own decoder with its analysis, as ibdump's workers keep
+// a batch's packets until they print them.
 func renderPackets(b *testing.B) []*decode.Packet {
 	path := os.Getenv("IBWIRE_BENCH_PCAP")
 	if path == "" {
