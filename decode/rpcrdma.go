@@ -119,7 +119,8 @@ func (r *RPCRDMAPacket) Clone() *RPCRDMAPacket {
 	c.Hdr.Body, c.RPC.Body = nil, nil
 	c.RPC.Cred.Body = append([]byte(nil), r.RPC.Cred.Body...)
 	c.RPC.Cred.MachineName = append([]byte(nil), r.RPC.Cred.MachineName...)
-	c.RPC.Verf.Body, c.RPC.Verf.MachineName = nil, nil
+	c.RPC.Verf.Body = append([]byte(nil), r.RPC.Verf.Body...) // rpc.auth.length shows its length
+	c.RPC.Verf.MachineName = append([]byte(nil), r.RPC.Verf.MachineName...)
 	c.Compound.Tag = append([]byte(nil), r.Compound.Tag...)
 	c.CompoundRes.Tag = append([]byte(nil), r.CompoundRes.Tag...)
 	c.Fragments = append([]uint32(nil), r.Fragments...)

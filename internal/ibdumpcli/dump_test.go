@@ -67,16 +67,20 @@ func TestLoopStopsOnCancel(t *testing.T) {
 		assert.Contains(t, out.String(), "QP Conversations")
 	})
 
-	t.Run("during", func(t *testing.T) {
-		ctx, cancel := context.WithCancel(context.Background())
-		defer cancel()
-		in := &endlessCapture{data: file, cancelAt: 1 << 20, maxAfter: 64 << 20, cancel: cancel}
-		var out, errOut bytes.Buffer
-		code := Run(ctx, "ibdump", []string{"-j", "1", "--count", "-r", "-"}, in, &out, &errOut)
-		assert.Equal(t, exitOK, code, errOut.String())
-		assert.Empty(t, errOut.String())
-		n, err := strconv.Atoi(strings.TrimSuffix(out.String(), " packets\n"))
-		require.NoError(t, err, out.String())
-		assert.Positive(t, n, "the packets before the cancel were read")
-	})
+	// The direct loop (-j 1) and the workers (-j 2) alike: the packets
+	// read before the cancel are counted, and the run stops soon after.
+	for _, jobs := range []string{"1", "2"} {
+		t.Run("during -j "+jobs, func(t *testing.T) {
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			in := &endlessCapture{data: file, cancelAt: 1 << 20, maxAfter: 64 << 20, cancel: cancel}
+			var out, errOut bytes.Buffer
+			code := Run(ctx, "ibdump", []string{"-j", jobs, "--count", "-r", "-"}, in, &out, &errOut)
+			assert.Equal(t, exitOK, code, errOut.String())
+			assert.Empty(t, errOut.String())
+			n, err := strconv.Atoi(strings.TrimSuffix(out.String(), " packets\n"))
+			require.NoError(t, err, out.String())
+			assert.Positive(t, n, "the packets before the cancel were read")
+		})
+	}
 }

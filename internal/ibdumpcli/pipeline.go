@@ -37,14 +37,15 @@ import (
 // nothing is allocated per packet and memory is bounded by -j, whatever
 // the capture's size.
 type pipeline struct {
-	d       *dumper
-	src     source
-	workers []*worker
-	read    turnstile // whose batch is read next
-	analyse turnstile // whose batch is analysed next
-	output  turnstile // whose batch is printed next
-	stopped atomic.Bool
-	done    sync.WaitGroup
+	d         *dumper
+	src       source
+	workers   []*worker
+	read      turnstile   // whose batch is read next
+	analyse   turnstile   // whose batch is analysed next
+	output    turnstile   // whose batch is printed next
+	stopped   atomic.Bool // the run has ended: no batch is read or analysed any more
+	cancelled atomic.Bool // ctx is done (watchCancel)
+	done      sync.WaitGroup
 
 	// Under the read turn.
 	cp    capture.Packet // the record being read
@@ -135,15 +136,18 @@ func (d *dumper) loopPipelined(ctx context.Context, src source) int {
 		pl.workers = append(pl.workers, w)
 	}
 	pl.done.Add(n)
+	// A cancel (SIGINT) ends the reading at the next record: what was
+	// read before it is analysed and printed, as by the direct loop.
+	defer watchCancel(ctx, &pl.cancelled)()
 	for _, w := range pl.workers {
-		go pl.run(ctx, w)
+		go pl.run(w)
 	}
 	pl.done.Wait()
 	return pl.status
 }
 
 // run is one worker: batches id, id+n, id+2n ... until the run stops.
-func (pl *pipeline) run(ctx context.Context, w *worker) {
+func (pl *pipeline) run(w *worker) {
 	defer pl.done.Done()
 	n := len(pl.workers)
 	for k := w.id; ; k += n {
@@ -163,7 +167,12 @@ func (pl *pipeline) run(ctx context.Context, w *worker) {
 		if !pl.analyse.wait(k, w.id, &pl.stopped) {
 			return
 		}
-		end, err := pl.feed(ctx, w)
+		end, err := pl.feed(w)
+		if end {
+			// Before the turn passes: the next batch must not be
+			// analysed or emitted once this one ended the run.
+			pl.stopped.Store(true)
+		}
 		pl.analyse.pass(k)
 		if w.shown != nil {
 			pl.print(k, w)
@@ -207,6 +216,10 @@ func (pl *pipeline) fill(w *worker) bool {
 			w.err = err
 			break
 		}
+		if pl.cancelled.Load() {
+			w.err = errCancelled
+			break
+		}
 		pl.n++
 		n := len(cp.Data)
 		if n > 0 && off+n <= cap(w.arena) && &cp.Data[0] == &w.arena[off : off+1][0] {
@@ -234,13 +247,10 @@ func (pl *pipeline) fill(w *worker) bool {
 // analysis detached from the Analyzer's records, and printed after the
 // turn (print). It reports whether the run ends with the batch, and the
 // read error to report once the batch is printed.
-func (pl *pipeline) feed(ctx context.Context, w *worker) (end bool, err error) {
+func (pl *pipeline) feed(w *worker) (end bool, err error) {
 	d := pl.d
 	if w.shown != nil {
 		w.shown = w.shown[:0]
-	}
-	if ctx.Err() != nil {
-		return true, nil
 	}
 	for i, p := range w.pkts {
 		d.read++
@@ -260,12 +270,16 @@ func (pl *pipeline) feed(ctx context.Context, w *worker) (end bool, err error) {
 	switch err := w.err; {
 	case err == nil:
 		return false, nil
-	case errors.Is(err, io.EOF):
+	case err == errCancelled || errors.Is(err, io.EOF):
 		return true, nil
 	default:
 		return true, err
 	}
 }
+
+// errCancelled ends a batch read when ctx is done: the run ends with it,
+// as with the end of the file, without a message.
+var errCancelled = errors.New("cancelled")
 
 // print formats w's packets to print on w's own renderers, then writes
 // them in their turn. Printing needs nothing of the Analyzer's but what
@@ -280,7 +294,9 @@ func (pl *pipeline) print(k int, w *worker) {
 	pl.output.pass(k)
 }
 
-// stop ends the run: every worker waiting for a turn gives up.
+// stop wakes every worker waiting for the read or the analysis turn, to
+// see that the run has ended (stopped) and give up; the print turn is
+// always waited for, so that what was analysed is printed.
 func (pl *pipeline) stop() {
 	pl.stopped.Store(true)
 	pl.read.wakeAll()
@@ -314,7 +330,9 @@ const spins = 1 << 14
 func (t *turnstile) wait(k, worker int, stopped *atomic.Bool) bool {
 	for i := 0; ; i++ {
 		if t.next.Load() == int64(k) {
-			return true
+			// The batch that ended the run sets stopped before it
+			// passes its turn, so the next one sees both.
+			return stopped == nil || !stopped.Load()
 		}
 		if stopped != nil && stopped.Load() {
 			return false

@@ -95,6 +95,9 @@ func TestPipelineMatchesDirect(t *testing.T) {
 		{"-c", "7", "-T", "text"},
 		{"-c", "5", "-q", "-z", "conv,qp"},
 		{"--count"},
+		// A sink's error ends the run at that packet: one message, and
+		// the statistics of the packets before it only.
+		{"-w", "/dev/full", "-z", "conv,qp"},
 	}
 	for _, path := range paths {
 		for _, mode := range modes {
