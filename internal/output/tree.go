@@ -530,6 +530,20 @@ func appendTreeNumber(buf []byte, f *decode.Field, v *decode.Value) []byte {
 	return f.AppendValue(buf, v)
 }
 
+// appendFrameLengths writes the frame title's part after its number, as
+// tshark does: ": 122 bytes on wire (976 bits), 122 bytes captured (976 bits)".
+func appendFrameLengths(buf []byte, p *decode.Packet) []byte {
+	buf = append(buf, ": "...)
+	buf = appendInt(buf, int64(p.Length))
+	buf = append(buf, " bytes on wire ("...)
+	buf = appendInt(buf, int64(p.Length)*8)
+	buf = append(buf, " bits), "...)
+	buf = appendInt(buf, int64(len(p.Data)))
+	buf = append(buf, " bytes captured ("...)
+	buf = appendInt(buf, int64(len(p.Data))*8)
+	return append(buf, " bits)"...)
+}
+
 // appendProtocolTitle writes a protocol's line, with tshark's summaries for
 // the frame and the common headers.
 func appendProtocolTitle(buf []byte, f *decode.Field, p *decode.Packet) []byte {
@@ -538,15 +552,7 @@ func appendProtocolTitle(buf []byte, f *decode.Field, p *decode.Packet) []byte {
 	case "frame":
 		buf = append(buf, "Frame "...)
 		buf = appendInt(buf, int64(p.Number))
-		buf = append(buf, ": "...)
-		buf = appendInt(buf, int64(p.Length))
-		buf = append(buf, " bytes on wire ("...)
-		buf = appendInt(buf, int64(p.Length)*8)
-		buf = append(buf, " bits), "...)
-		buf = appendInt(buf, int64(len(p.Data)))
-		buf = append(buf, " bytes captured ("...)
-		buf = appendInt(buf, int64(len(p.Data))*8)
-		return append(buf, " bits)"...)
+		return appendFrameLengths(buf, p)
 	case "eth":
 		buf = append(buf, "Ethernet II, Src: "...)
 		buf = appendMAC(buf, h.Ethernet.SrcMAC)

@@ -597,15 +597,7 @@ func (t *Tree) appendFrameTitle(buf []byte, p *decode.Packet) []byte {
 	buf = appendInt(buf, int64(p.Number))
 	if t.frameLens != [2]int{p.Length, len(p.Data)} || len(t.frameTail) == 0 {
 		t.frameLens = [2]int{p.Length, len(p.Data)}
-		b := append(t.frameTail[:0], ": "...)
-		b = appendInt(b, int64(p.Length))
-		b = append(b, " bytes on wire ("...)
-		b = appendInt(b, int64(p.Length)*8)
-		b = append(b, " bits), "...)
-		b = appendInt(b, int64(len(p.Data)))
-		b = append(b, " bytes captured ("...)
-		b = appendInt(b, int64(len(p.Data))*8)
-		t.frameTail = append(b, " bits)"...)
+		t.frameTail = appendFrameLengths(t.frameTail[:0], p)
 	}
 	return append(buf, t.frameTail...)
 }
