@@ -149,17 +149,3 @@ func TestCachedIPv4Misses(t *testing.T) {
 	a.cache[dirCacheIndex(qp, src, dst)] = ud
 	assert.Nil(t, a.cachedIPv4(src, dst, qp), "a UD direction of the same addresses and QP in the slot")
 }
-
-// TestNotIBMTU: notIBMTU says what layers.PathMTUOf says of every size up
-// to the largest MTU.
-func TestNotIBMTU(t *testing.T) {
-	mtus := 0
-	for n := 0; n <= maxIBMTU; n++ {
-		_, ok := layers.PathMTUOf(n)
-		require.Equal(t, !ok, notIBMTU(n), "%d bytes", n)
-		if ok {
-			mtus++
-		}
-	}
-	assert.Equal(t, 5, mtus)
-}

@@ -66,19 +66,10 @@ func impossiblyLong(b *layers.BTH) bool {
 		return true
 	}
 	if pos := b.Info().Position; pos == layers.PosFirst || pos == layers.PosMiddle {
-		return notIBMTU(n)
+		return !layers.IsPathMTU(n)
 	}
 	return false
 }
-
-// notIBMTU reports that n, at most maxIBMTU, is no IB MTU (what
-// layers.PathMTUOf says): those are the powers of two from MTU256's to
-// MTU4096's. Arithmetic keeps impossiblyLong small enough to inline in the
-// decoder.
-func notIBMTU(n int) bool { return n < minIBMTU || n&(n-1) != 0 }
-
-// minIBMTU is the smallest payload of a FIRST or MIDDLE packet.
-var minIBMTU = layers.MTU256.Bytes()
 
 // recogniseGSO looks for a segment size s such that BTHs of the same
 // destination QP with PSNs one higher each lie at s, 2s, ... of the UDP

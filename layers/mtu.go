@@ -2,6 +2,14 @@ package layers
 
 import "fmt"
 
+// IsPathMTU reports whether a size in bytes is an IB MTU, as PathMTUOf
+// does: the IB MTUs are the powers of two from 256 to 4096, so the test is
+// arithmetic, small enough for a per-packet check to inline.
+func IsPathMTU(bytes int) bool {
+	const lo, hi = 256, 4096 // MTU256.Bytes(), MTU4096.Bytes()
+	return uint(bytes-lo) <= hi-lo && bytes&(bytes-1) == 0
+}
+
 // PathMTUOf returns the code of an IB MTU given in bytes (256, 512, 1024,
 // 2048 or 4096); false for any other size.
 func PathMTUOf(bytes int) (PathMTU, bool) {

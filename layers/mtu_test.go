@@ -37,3 +37,17 @@ func TestPathMTUOf(t *testing.T) {
 		assert.False(t, ok, "%d", n)
 	}
 }
+
+// TestIsPathMTU: IsPathMTU says what PathMTUOf says of every size up to
+// past the largest MTU, and finds the five.
+func TestIsPathMTU(t *testing.T) {
+	mtus := 0
+	for n := -1; n <= 2*layers.MTU4096.Bytes(); n++ {
+		_, ok := layers.PathMTUOf(n)
+		assert.Equal(t, ok, layers.IsPathMTU(n), "%d bytes", n)
+		if ok {
+			mtus++
+		}
+	}
+	assert.Equal(t, 5, mtus)
+}
