@@ -935,12 +935,7 @@ func watchCancel(ctx context.Context, cancelled *atomic.Bool) (stop func() bool)
 // counters, the analysis, -Y and the statistics. It reports whether -Y
 // shows the packet.
 func (d *dumper) analyse(p *decode.Packet) bool {
-	if p.Err != nil || p.ICRC == layers.CRCBad || p.VCRC == layers.CRCBad {
-		d.account(p)
-	} else if p.IsIB() {
-		// account's whole and sound packet, as nearly every one is.
-		d.ib++
-	}
+	d.account(p)
 	if d.analyzer != nil {
 		// The analysis sees every packet, before -Y, so -Y can use it.
 		d.analyzer.Analyze(p)
@@ -1037,8 +1032,20 @@ func (d *dumper) emit(p *decode.Packet) (int, bool) {
 	return exitOK, true
 }
 
-// account keeps the --check counters.
+// account keeps the --check counters. A whole and sound packet, as nearly
+// every one is, only counts (small enough to inline in analyse); the rest
+// is accountTrouble's.
 func (d *dumper) account(p *decode.Packet) {
+	if p.Err != nil || p.ICRC == layers.CRCBad || p.VCRC == layers.CRCBad {
+		d.accountTrouble(p)
+	} else if p.IsIB() {
+		d.ib++
+	}
+}
+
+// accountTrouble is account for a packet that is malformed, cut by the
+// capture or fails a CRC check.
+func (d *dumper) accountTrouble(p *decode.Packet) {
 	if p.Cut() {
 		// Whole on the wire, cut by the capture: nothing to check its
 		// ICRC against, and no damage.
