@@ -66,6 +66,10 @@ var batchPackets = 256
 
 const batchArena = 1 << 20
 
+// maxWorkers bounds -j: a worker holds a batch of decoded frames (about
+// 130 KB), and workers beyond the cores gain nothing.
+const maxWorkers = 64
+
 // A worker is one goroutine's share: its Decoder and the batch it reads,
 // decodes and analyses.
 type worker struct {
@@ -116,7 +120,7 @@ func (d *dumper) parallelRendering() bool {
 // returns the exit status once they have all stopped.
 func (d *dumper) loopPipelined(ctx context.Context, src source) int {
 	d.setEmits()
-	n := d.jobs()
+	n := min(d.jobs(), maxWorkers)
 	pl := &pipeline{d: d, src: src, status: exitOK}
 	pl.read.init(n)
 	pl.analyse.init(n)
