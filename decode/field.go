@@ -593,6 +593,12 @@ const (
 	gateDCQCN               // ibwire.analysis.dcqcn.*: the rate analysis ran over the packet
 	gateISER                // iSER's: the Analyzer found iSER in the packet
 	gateSMBDirect           // SMB Direct's: the Analyzer found SMB Direct in the packet
+	// The analysis's own fields that most packets lack, in groups of what
+	// they need: the -V tree and the JSON renderers ask every field of every
+	// packet, and a plain in-order packet has none of these.
+	gateEvent   // a finding's details (PSN gap, retransmission, NAK): the packet has a finding
+	gatePairing // request, response and reference frames, latencies: the Analyzer paired the packet with another
+	gatePFC     // ibwire.analysis.pfc.*: a capture with pause frames, or a finding
 )
 
 // NeedsAnalysis reports whether the field's value comes from the
@@ -602,10 +608,19 @@ const (
 // reads such a field must analyse the packets.
 func (f *Field) NeedsAnalysis() bool {
 	switch f.gate {
-	case gateNVMe, gateRPCRDMA, gateISER, gateSMBDirect, gateCM, gateFinding, gateDCQCN:
+	case gateNVMe, gateRPCRDMA, gateISER, gateSMBDirect, gateCM, gateFinding, gateDCQCN, gateEvent, gatePairing, gatePFC:
 		return true
 	}
 	return under(f.Name, "ibwire.analysis")
+}
+
+// gatedFields gives fs the gate g: a run of a list whose other fields
+// have none, or another.
+func gatedFields(g fieldGate, fs ...*Field) []*Field {
+	for _, f := range fs {
+		f.gate = g
+	}
+	return fs
 }
 
 func (p *Packet) passes(g fieldGate) bool {
@@ -626,6 +641,12 @@ func (p *Packet) passes(g fieldGate) bool {
 		return p.Analysis.SMBDirect != nil
 	case gateISER:
 		return p.Analysis.ISER != nil
+	case gateEvent:
+		return p.Analysis.Findings != 0 || p.Analysis.Info&InfoRetransmittedFrame != 0
+	case gatePairing:
+		return p.Analysis.Info&(InfoRequest|InfoResponse|InfoRef|InfoAckRTT|InfoLatency) != 0
+	case gatePFC:
+		return p.Analysis.PFC != 0 || p.Analysis.Findings != 0
 	}
 	return true
 }
@@ -655,14 +676,16 @@ func buildRegistry() *registry {
 		{infinibandFields(), gateNone}, {madFields(), gateMAD}, {ibwireFields(), gateNone}, {correlateFields(), gateNone}, {analysisFields(), gateNone},
 		{cmContractFields(), gateCM}, {findingFlagFields(), gateFinding},
 		{nvmeFields(), gateNVMe}, {rpcrdmaFields(), gateRPCRDMA}, {iserFields(), gateISER},
-		{smbDirectFields(), gateSMBDirect}, {smb2Fields(), gateSMBDirect}, {pfcFields(), gateNone}, {dcqcnFields(), gateDCQCN}} {
+		{smbDirectFields(), gateSMBDirect}, {smb2Fields(), gateSMBDirect}, {pfcFields(), gatePFC}, {dcqcnFields(), gateDCQCN}} {
 		for _, f := range group.fields {
-			f.gate = group.gate
+			if group.gate != gateNone {
+				f.gate = group.gate // else the gate its list gave it (gatedFields), if any
+			}
 			if f.TreeOnly() {
 				// A tree-only item reads its header's bytes unasked
 				// whether the packet has that header (the renderers reach it
 				// only inside the header): its gate makes it safe to ask.
-				if g, get := group.gate, f.get; g != gateNone && get != nil {
+				if g, get := f.gate, f.get; g != gateNone && get != nil {
 					f.get = func(p *Packet, v *Value) bool { return p.passes(g) && get(p, v) }
 				}
 				r.ordered = append(r.ordered, f)

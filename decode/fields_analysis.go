@@ -1,6 +1,7 @@
 package decode
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/ibwire/ibwire/layers"
@@ -30,7 +31,7 @@ func analysisFields() []*Field {
 			return ok(p)
 		}}
 	}
-	fs := []*Field{
+	head := []*Field{
 		protoField("ibwire.analysis", "RDMA analysis", func(p *Packet) bool { return an(p).Conv != 0 || an(p).Findings != 0 }),
 		uintField("ibwire.analysis.conv_id", "Conversation index", FTUint32, BaseDec, func(p *Packet) (uint64, bool) {
 			return uint64(an(p).Conv), an(p).Conv != 0
@@ -57,12 +58,15 @@ func analysisFields() []*Field {
 		uintField("ibwire.analysis.expected_psn", "Expected PSN", FTUint24, BaseDec, func(p *Packet) (uint64, bool) {
 			return uint64(an(p).ExpectedPSN), hasInfo(p, InfoExpected)
 		}),
+	}
+	// What a finding found: a packet without one has none of these.
+	event := gatedFields(gateEvent,
 		uintField("ibwire.analysis.psn_gap", "PSNs missing before this packet (lost before the capture point)", FTUint32, BaseDec, func(p *Packet) (uint64, bool) {
 			return uint64(an(p).GapPSNs), an(p).Has(FindPSNGap)
 		}),
 		boolField("ibwire.analysis.retransmission", "This packet is a retransmission", has(FindRetransmission)),
 		frameField("ibwire.analysis.retransmitted_frame", "Frame of the previous transmission", InfoRetransmittedFrame, func(a *PacketAnalysis) uint32 { return a.RetransmittedFrame }),
-		{Name: "ibwire.analysis.retransmission_cause", Title: "Why it was sent again", Type: FTString, get: func(p *Packet, v *Value) bool {
+		&Field{Name: "ibwire.analysis.retransmission_cause", Title: "Why it was sent again", Type: FTString, get: func(p *Packet, v *Value) bool {
 			v.S = an(p).Cause.String()
 			return an(p).Has(FindRetransmission) && an(p).Cause != CauseNone
 		}},
@@ -84,6 +88,10 @@ func analysisFields() []*Field {
 		}),
 		timeField("ibwire.analysis.rnr_timer", "RNR NAK timer", func(p *Packet) bool { return an(p).Has(FindRNRNAK) },
 			func(a *PacketAnalysis) Value { return Value{} }),
+	)
+	// What the pairing of requests and responses found: a packet it did
+	// not pair has none of these.
+	pairing := gatedFields(gatePairing,
 		frameField("ibwire.analysis.request_frame", "Request this packet answers", InfoRequest, func(a *PacketAnalysis) uint32 { return a.RequestFrame }),
 		frameField("ibwire.analysis.response_frame", "First response to this request", InfoResponse, func(a *PacketAnalysis) uint32 { return a.ResponseFrame }),
 		frameField("ibwire.analysis.last_response_frame", "Last response to this request", InfoResponse, func(a *PacketAnalysis) uint32 { return a.LastResponseFrame }),
@@ -95,10 +103,12 @@ func analysisFields() []*Field {
 		timeField("ibwire.analysis.read_latency", "READ request to last response", func(p *Packet) bool {
 			return hasInfo(p, InfoLatency) && an(p).Op == OpClassRead
 		}, func(a *PacketAnalysis) Value { return Value{D: a.Latency} }),
-		{Name: "ibwire.analysis.latency_op", Title: "Operation of the request answered", Type: FTString, get: func(p *Packet, v *Value) bool {
+		&Field{Name: "ibwire.analysis.latency_op", Title: "Operation of the request answered", Type: FTString, get: func(p *Packet, v *Value) bool {
 			v.S = an(p).Op.String()
 			return hasInfo(p, InfoLatency)
 		}},
+	)
+	message := []*Field{
 		uintField("ibwire.analysis.message_size", "Size of the message this packet completes", FTUint32, BaseDec, func(p *Packet) (uint64, bool) {
 			return uint64(an(p).MessageSize), hasInfo(p, InfoMessage)
 		}),
@@ -108,6 +118,7 @@ func analysisFields() []*Field {
 			return an(p).Severity != SevNone
 		}},
 	}
+	fs := slices.Concat(head, event, pairing, message)
 	// The RNR timer comes from the packet itself.
 	for _, f := range fs {
 		if f.Name == "ibwire.analysis.rnr_timer" {
