@@ -3,6 +3,7 @@ package decode
 import (
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/ibwire/ibwire/layers"
@@ -187,11 +188,18 @@ func (p *Packet) Protocols() string {
 	case p.has&hasRWH != 0: // a raw packet of an EtherType ibdump does not decode
 		key.data = p.has&hasPayload != 0 && len(p.Headers.Payload) > 0
 	}
-	if s, ok := protocolStrings.Load(key); ok {
-		return s.(string)
+	slot := &recentProtocols[key.slot()]
+	if e := slot.Load(); e != nil && e.key == key {
+		return e.s // a capture's packets have few combinations of layers
 	}
-	s := key.String()
-	protocolStrings.Store(key, s)
+	var s string
+	if v, ok := protocolStrings.Load(key); ok {
+		s = v.(string)
+	} else {
+		s = key.String()
+		protocolStrings.Store(key, s)
+	}
+	slot.Store(&protocolsEntry{key, s})
 	return s
 }
 
@@ -202,6 +210,25 @@ type protocolsKey struct {
 }
 
 var protocolStrings sync.Map // protocolsKey -> string
+
+// recentProtocols are combinations Protocols met and their strings,
+// each in the slot its key names, looked at before protocolStrings (whose
+// lookup hashes the key through an interface): an entry is never changed
+// once stored, so the workers of one run may share them.
+var recentProtocols [16]atomic.Pointer[protocolsEntry]
+
+func (k protocolsKey) slot() uint64 {
+	h := uint64(k.has) * 0x9E3779B97F4A7C15
+	if k.data {
+		h ^= 1 << 63
+	}
+	return h >> 60
+}
+
+type protocolsEntry struct {
+	key protocolsKey
+	s   string
+}
 
 func (k protocolsKey) String() string {
 	var parts []string
