@@ -166,6 +166,9 @@ type Field struct {
 	// namedValue marks a protocol whose value -e prints as its own name,
 	// as tshark prints a heuristic sub-protocol's (infiniband.eoib).
 	namedValue bool
+	// span is where in a header of the packet the field's value lies,
+	// for a field that follows from those bytes alone (ValueSpan).
+	span ValueSpan
 
 	// shape is how the -V tree draws the field beyond "Title: value", nil
 	// for most fields: kept out of line, so the Field the tree's walk

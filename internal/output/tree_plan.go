@@ -1,6 +1,7 @@
 package output
 
 import (
+	"encoding/binary"
 	"time"
 
 	"github.com/ibwire/ibwire/decode"
@@ -40,6 +41,10 @@ type treePlan struct {
 	// regroup says a line was found to change from packet to packet: the
 	// blocks are cut again without it once the packet is drawn.
 	regroup bool
+	// layers are the headers of the packet the plan was made from
+	// (decode's Layers): a packet with others is not of its shape, and
+	// only with the same may a line with a ValueSpan be kept unasked.
+	layers uint64
 	// wait is how many packets of the key the tree draws with the full
 	// walk, without a plan, after the plan failed: backoff doubles with
 	// each failure in a row, so a key whose packets take turns between
@@ -75,6 +80,15 @@ type planOp struct {
 	s    string
 	at   int32 // the field's index in wire order
 	boff int32
+	// span is where a line's field has its value (decode.ValueSpan), and
+	// spanWord those bytes of the packet the line was asked of last
+	// (spanKept), as spanMask picks them out of the word at the span: a
+	// packet with the same bytes there has the same value, and the
+	// question is not asked again.
+	span     decode.ValueSpan
+	spanKept bool
+	spanMask uint64
+	spanWord uint64
 	// blk is the line's block, -1 for a line drawn every time.
 	blk   int16
 	depth int16
@@ -157,6 +171,9 @@ func (pl *treePlan) addLine(f *decode.Field, l *treeLine, at, depth int, second 
 	if op.cmp == cmpB {
 		op.boff = int32(len(pl.vals))
 		pl.vals = append(pl.vals, make([]byte, cmpBMax)...)
+	}
+	if sp, ok := f.Span(); ok && op.cmp != cmpNone && !second && sp.Len <= 8 && int(sp.Off)+8 <= spanRoom {
+		op.span, op.spanMask = sp, ^uint64(0)>>(64-8*sp.Len)
 	}
 	pl.add(op)
 }
@@ -337,7 +354,7 @@ func (t *Tree) walkPlanned(p *decode.Packet) {
 	} else {
 		pl.wait, pl.backoff = 0, 0
 	}
-	pl.key, pl.used = key, true
+	pl.key, pl.used, pl.layers = key, true, p.Layers()
 	pl.ops, pl.vals = pl.ops[:0], pl.vals[:0]
 	t.walkAll(p, pl)
 	pl.group()
@@ -348,6 +365,11 @@ func (t *Tree) walkPlanned(p *decode.Packet) {
 // differs from the plan's. A block whose values are those of the last
 // packet is copied whole from the text it had then.
 func (t *Tree) replay(p *decode.Packet, pl *treePlan) bool {
+	if p.Layers() != pl.layers {
+		return false
+	}
+	var hdrs spanHeaders
+	hdrs.fill(p)
 	ops := pl.ops
 	for _, s := range pl.segs {
 		if s.draw {
@@ -356,13 +378,14 @@ func (t *Tree) replay(p *decode.Packet, pl *treePlan) bool {
 			if !op.f.Get(p, v) {
 				return false
 			}
+			op.spanKept = false // its value is not kept
 			t.drawOp(p, op)
 			if op.want {
 				op.f.GetSecond(p, v)
 			}
 			continue
 		}
-		ok, dirty := pl.ask(p, &t.w.v, ops[s.from:s.to])
+		ok, dirty := pl.ask(p, &t.w.v, ops[s.from:s.to], &hdrs)
 		if !ok {
 			return false
 		}
@@ -376,7 +399,7 @@ func (t *Tree) replay(p *decode.Packet, pl *treePlan) bool {
 // ask asks ops' questions of p and the values of their lines, all of
 // one block: it reports whether p answers as the plan says, and whether a
 // line's value differs from the one it was last drawn from.
-func (pl *treePlan) ask(p *decode.Packet, v *decode.Value, ops []planOp) (ok, dirty bool) {
+func (pl *treePlan) ask(p *decode.Packet, v *decode.Value, ops []planOp, hdrs *spanHeaders) (ok, dirty bool) {
 	for k := 0; k < len(ops); k++ {
 		op := &ops[k]
 		if op.kind < opLine {
@@ -387,9 +410,19 @@ func (pl *treePlan) ask(p *decode.Packet, v *decode.Value, ops []planOp) (ok, di
 			k += n - 1
 			continue
 		}
+		word, spanned := hdrs.word(op)
+		if spanned && op.spanKept && word == op.spanWord {
+			// The bytes of the packet the line was asked of last: the
+			// same value, and p has the same layers.
+			if op.changed != 0 {
+				op.changed--
+			}
+			continue
+		}
 		if !op.f.Get(p, v) {
 			return false, false
 		}
+		op.spanKept, op.spanWord = spanned, word
 		if op.cmp == cmpU && op.u == v.U || op.keep(p, v, pl.vals) {
 			if op.changed != 0 {
 				op.changed--
@@ -408,6 +441,38 @@ func (pl *treePlan) ask(p *decode.Packet, v *decode.Value, ops []planOp) (ok, di
 		}
 	}
 	return true, dirty
+}
+
+// spanRoom is how many of a header's bytes spanHeaders keeps: a span must
+// end, and a word read at it fit, within them.
+const spanRoom = 32
+
+// spanHeaders are a packet's headers that fields' spans lie in, each's
+// first spanRoom bytes and its length, for reading the word at a span
+// without a call.
+type spanHeaders struct {
+	b   [decode.SpanHeaders][spanRoom]byte
+	len [decode.SpanHeaders]int
+}
+
+func (hs *spanHeaders) fill(p *decode.Packet) {
+	for h := 1; h < decode.SpanHeaders; h++ {
+		b := p.SpanBytes(decode.SpanHeader(h))
+		hs.len[h] = len(b)
+		copy(hs.b[h][:], b)
+	}
+}
+
+// word returns the bytes at op's span, as op.spanMask picks them from the
+// word there, and false when op has no span or the packet's header ends
+// before it.
+func (hs *spanHeaders) word(op *planOp) (uint64, bool) {
+	sp := op.span
+	if sp.Header == decode.SpanNone || int(sp.Off)+int(sp.Len) > hs.len[sp.Header] {
+		return 0, false
+	}
+	off := int(sp.Off) // addLine kept the word within spanRoom
+	return binary.LittleEndian.Uint64(hs.b[sp.Header][off:off+8]) & op.spanMask, true
 }
 
 // askAbsent asks the questions at the head of ops (gates and absent

@@ -1,0 +1,62 @@
+package decode
+
+// A ValueSpan says where one of a packet's headers holds a field's value,
+// for the fields whose presence and value follow from that alone: whether
+// the packet has the header, and the bytes of the span. Two packets with
+// the same Layers whose header bytes agree over the span answer the
+// field's Get alike, so a renderer that draws many packets of one shape
+// (the -V tree's plans) can compare a few bytes instead of asking the
+// field again. A field whose value the decoder works out from more than
+// its bytes (a checksum's verdict, ip.len, which an offloaded send leaves
+// zero and the decoder then takes from the frame) has none.
+// TestValueSpansHold holds every span to its field over the corpus.
+type ValueSpan struct {
+	Header   SpanHeader
+	Off, Len uint8
+}
+
+// SpanHeader names a header a ValueSpan lies in.
+type SpanHeader uint8
+
+// The headers spans lie in; SpanNone marks a field without one.
+const (
+	SpanNone SpanHeader = iota
+	SpanEthernet
+	SpanIPv4
+	SpanUDP
+	SpanBTH // the Base Transport Header's 12 bytes
+	spanHeaders
+)
+
+// SpanHeaders is how many SpanHeader values there are, SpanNone included:
+// the size of an array a renderer indexes by them.
+const SpanHeaders = int(spanHeaders)
+
+// Span returns where the field's value lies, and false for a field
+// without a span.
+func (f *Field) Span() (ValueSpan, bool) { return f.span, f.span.Header != SpanNone }
+
+// SpanBytes returns header h of p as decoded, nil when p has none.
+func (p *Packet) SpanBytes(h SpanHeader) []byte {
+	switch {
+	case h == SpanEthernet && p.has&hasEthernet != 0:
+		return p.Headers.Ethernet.Contents
+	case h == SpanIPv4 && p.has&hasIPv4 != 0:
+		return p.Headers.IPv4.Contents
+	case h == SpanUDP && p.has&hasUDP != 0:
+		return p.Headers.UDP.Contents
+	case h == SpanBTH && p.has&hasBTH != 0:
+		return p.Headers.BTH.Contents
+	}
+	return nil
+}
+
+// Layers names the set of headers p has: two packets with the same Layers
+// have the same headers, in the same order.
+func (p *Packet) Layers() uint64 { return uint64(p.has) }
+
+// spanned gives f the span of header h's bytes [off, off+n).
+func spanned(h SpanHeader, off, n uint8, f *Field) *Field {
+	f.span = ValueSpan{Header: h, Off: off, Len: n}
+	return f
+}
