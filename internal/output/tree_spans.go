@@ -273,6 +273,7 @@ var protocolHeader = map[string]string{
 // fieldSpan is where in p's frame the tree line of f, whose value is v,
 // was decoded from.
 func fieldSpan(p *decode.Packet, f *decode.Field, v *decode.Value) Span {
+	placeMgmtFields()
 	if f.TreeOnly() {
 		// An item at its place: its bytes are its own, not those of the
 		// field its name shares.
@@ -301,6 +302,7 @@ func fieldSpan(p *decode.Packet, f *decode.Field, v *decode.Value) Span {
 // protocolSpan is the bytes of the header a protocol line stands for, empty
 // when it stands for none.
 func protocolSpan(p *decode.Packet, f *decode.Field) Span {
+	placeMgmtFields()
 	if h, ok := protocolHeader[f.Name]; ok {
 		if lo, hi, ok := p.Headers.HeaderBytes(h); ok {
 			return Span{lo, hi}

@@ -2,6 +2,7 @@ package output
 
 import (
 	"strings"
+	"sync"
 
 	"github.com/ibwire/ibwire/decode"
 	"github.com/ibwire/ibwire/layers"
@@ -61,7 +62,12 @@ func trapHeaders() []string {
 	return hs
 }
 
-func init() {
+// placeMgmtFields adds the management classes' fields to the tables
+// that place fields and protocols in the frame (fieldWire,
+// protocolHeader ...), from mgmtWire: once, when the first span is asked
+// for, not at every run's start (a pass over the whole registry for each
+// prefix, which a run that shows no bytes does not need).
+var placeMgmtFields = sync.OnceFunc(func() {
 	// The items that stand for a whole attribute or part of one: a
 	// ClassPortInfo's title line (its fields are its siblings), a Notice's
 	// DataDetails (its trap's fields under it, none for a vendor's).
@@ -91,7 +97,7 @@ func init() {
 			}
 		}
 	}
-}
+})
 
 // layersMaskName is the name layers gives a mask whose bits have fields of
 // their own: PortInfo's "capabilitymask" is its "CapabilityMask".
@@ -112,6 +118,7 @@ var mgmtFields = map[*decode.Field]bool{}
 // table's entry occ is its own bytes (layers names it
 // layers.OccurrenceName), never the first entry's.
 func fieldSpanAt(p *decode.Packet, f *decode.Field, v *decode.Value, occ int) Span {
+	placeMgmtFields()
 	if h, ok := mgmtNodeHeader[f.Name]; ok {
 		if lo, hi, ok := p.Headers.HeaderBytes(h); ok {
 			return Span{lo, hi}

@@ -11,6 +11,7 @@ import (
 	"os"
 	"runtime"
 	"slices"
+	"sync"
 	"unsafe"
 
 	"github.com/klauspost/compress/zstd"
@@ -135,8 +136,9 @@ func newColumn(name string, k kind, required bool) *column {
 func (c *column) null() {}
 
 // ones are the levels of an always defined column's rows (a row group at
-// most).
-var ones = bytes.Repeat([]byte{1}, maxRowGroupRows)
+// most): made by the first Parquet run, not by every run's start (a
+// megabyte written, a twentieth of a statistics run's time).
+var ones = sync.OnceValue(func() []byte { return bytes.Repeat([]byte{1}, maxRowGroupRows) })
 
 // nulls counts the row group's null values: its rows less its values.
 func (c *column) nulls() int {
@@ -154,7 +156,7 @@ func (c *column) levels() []byte {
 	n := *c.row
 	switch {
 	case c.always:
-		return ones[:n]
+		return ones()[:n]
 	case c.defsOf != nil:
 		return c.defsOf.defs[:n]
 	}
