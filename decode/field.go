@@ -169,6 +169,9 @@ type Field struct {
 	// span is where in a header of the packet the field's value lies,
 	// for a field that follows from those bytes alone (ValueSpan).
 	span ValueSpan
+	// byHeaders marks a header's own item, there exactly when the packet
+	// has the header (PresentByHeaders).
+	byHeaders bool
 
 	// shape is how the -V tree draws the field beyond "Title: value", nil
 	// for most fields: kept out of line, so the Field the tree's walk

@@ -3,7 +3,7 @@ package decode
 // A ValueSpan says where one of a packet's headers holds a field's value,
 // for the fields whose presence and value follow from that alone: whether
 // the packet has the header, and the bytes of the span. Two packets with
-// the same Layers whose header bytes agree over the span answer the
+// the same HeaderSet whose header bytes agree over the span answer the
 // field's Get alike, so a renderer that draws many packets of one shape
 // (the -V tree's plans) can compare a few bytes instead of asking the
 // field again. A field whose value the decoder works out from more than
@@ -51,9 +51,29 @@ func (p *Packet) SpanBytes(h SpanHeader) []byte {
 	return nil
 }
 
-// Layers names the set of headers p has: two packets with the same Layers
-// have the same headers, in the same order.
-func (p *Packet) Layers() uint64 { return uint64(p.has) }
+// HeaderSet names the kinds of header p has, its extended transport
+// headers among them: two packets with the same HeaderSet have the same
+// headers.
+func (p *Packet) HeaderSet() uint64 {
+	s := uint64(p.has)
+	if p.has&hasBTH != 0 {
+		s |= uint64(p.Headers.BTH.ETHs()) << 32
+	}
+	return s
+}
+
+// PresentByHeaders reports a field whose presence follows from the
+// packet's HeaderSet alone (a header's own item: Ethernet, the BTH, the
+// RETH ...), and none of whose subtree can be there without it: two
+// packets with the same HeaderSet both have it or both lack it.
+// TestPresentByHeadersHolds holds the fields that say so to it.
+func (f *Field) PresentByHeaders() bool { return f.byHeaders }
+
+// byHeaders marks f PresentByHeaders.
+func byHeaders(f *Field) *Field {
+	f.byHeaders = true
+	return f
+}
 
 // spanned gives f the span of header h's bytes [off, off+n).
 func spanned(h SpanHeader, off, n uint8, f *Field) *Field {

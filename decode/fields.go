@@ -91,15 +91,15 @@ func linkFields() []*Field {
 	tcp := func(p *Packet) bool { return p.has&hasTCP != 0 }
 	h := func(p *Packet) *layers.Parser { return p.Headers }
 	return []*Field{
-		protoField("eth", "Ethernet", eth),
+		byHeaders(protoField("eth", "Ethernet", eth)),
 		spanned(SpanEthernet, 6, 6, bytesField("eth.src", "Source", FTEther, func(p *Packet) ([]byte, bool) { return h(p).Ethernet.SrcMAC, eth(p) })),
 		spanned(SpanEthernet, 0, 6, bytesField("eth.dst", "Destination", FTEther, func(p *Packet) ([]byte, bool) { return h(p).Ethernet.DstMAC, eth(p) })),
 		spanned(SpanEthernet, 12, 2, uintField("eth.type", "Type", FTUint16, BaseHex, func(p *Packet) (uint64, bool) { return uint64(h(p).Ethernet.EthernetType), eth(p) })),
-		protoField("vlan", "802.1Q Virtual LAN", func(p *Packet) bool { return p.has&hasDot1Q != 0 }),
+		byHeaders(protoField("vlan", "802.1Q Virtual LAN", func(p *Packet) bool { return p.has&hasDot1Q != 0 })),
 		uintField("vlan.id", "ID", FTUint16, BaseDec, func(p *Packet) (uint64, bool) { return uint64(h(p).Dot1Q.VLANIdentifier), p.has&hasDot1Q != 0 }),
 		uintField("vlan.priority", "Priority", FTUint16, BaseDec, func(p *Packet) (uint64, bool) { return uint64(h(p).Dot1Q.Priority), p.has&hasDot1Q != 0 }),
 
-		protoField("ip", "Internet Protocol Version 4", ip4),
+		byHeaders(protoField("ip", "Internet Protocol Version 4", ip4)),
 		spanned(SpanIPv4, 0, 1, uintField("ip.version", "Version", FTUint8, BaseDec, func(p *Packet) (uint64, bool) { return uint64(h(p).IPv4.Version), ip4(p) })),
 		spanned(SpanIPv4, 0, 1, uintField("ip.hdr_len", "Header Length", FTUint8, BaseDec, func(p *Packet) (uint64, bool) { return uint64(h(p).IPv4.IHL) * 4, ip4(p) })),
 		spanned(SpanIPv4, 1, 1, uintField("ip.dsfield", "Differentiated Services Field", FTUint8, BaseHex, func(p *Packet) (uint64, bool) { return uint64(h(p).IPv4.TOS), ip4(p) })),
@@ -114,7 +114,7 @@ func linkFields() []*Field {
 		spanned(SpanIPv4, 12, 4, bytesField("ip.src", "Source Address", FTIPv4, func(p *Packet) ([]byte, bool) { return ipv4Bytes(h(p).IPv4.SrcIP), ip4(p) })),
 		spanned(SpanIPv4, 16, 4, bytesField("ip.dst", "Destination Address", FTIPv4, func(p *Packet) ([]byte, bool) { return ipv4Bytes(h(p).IPv4.DstIP), ip4(p) })),
 
-		protoField("ipv6", "Internet Protocol Version 6", ip6),
+		byHeaders(protoField("ipv6", "Internet Protocol Version 6", ip6)),
 		uintField("ipv6.tclass", "Traffic Class", FTUint32, BaseHex, func(p *Packet) (uint64, bool) { return uint64(h(p).IPv6.TrafficClass), ip6(p) }),
 		uintField("ipv6.tclass.dscp", "Differentiated Services Codepoint", FTUint32, BaseDec, func(p *Packet) (uint64, bool) { return uint64(h(p).IPv6.TrafficClass >> 2), ip6(p) }),
 		withNames(uintField("ipv6.tclass.ecn", "Explicit Congestion Notification", FTUint32, BaseDec, func(p *Packet) (uint64, bool) { return uint64(h(p).IPv6.TrafficClass & 3), ip6(p) }), ecnName, ecnByName),
@@ -125,13 +125,13 @@ func linkFields() []*Field {
 		bytesField("ipv6.src", "Source Address", FTIPv6, func(p *Packet) ([]byte, bool) { return h(p).IPv6.SrcIP, ip6(p) }),
 		bytesField("ipv6.dst", "Destination Address", FTIPv6, func(p *Packet) ([]byte, bool) { return h(p).IPv6.DstIP, ip6(p) }),
 
-		protoField("udp", "User Datagram Protocol", udp),
+		byHeaders(protoField("udp", "User Datagram Protocol", udp)),
 		spanned(SpanUDP, 0, 2, uintField("udp.srcport", "Source Port", FTUint16, BaseDec, func(p *Packet) (uint64, bool) { return uint64(h(p).UDP.SrcPort), udp(p) })),
 		spanned(SpanUDP, 2, 2, uintField("udp.dstport", "Destination Port", FTUint16, BaseDec, func(p *Packet) (uint64, bool) { return uint64(h(p).UDP.DstPort), udp(p) })),
 		spanned(SpanUDP, 4, 2, uintField("udp.length", "Length", FTUint16, BaseDec, func(p *Packet) (uint64, bool) { return uint64(h(p).UDP.Length), udp(p) })),
 		spanned(SpanUDP, 6, 2, uintField("udp.checksum", "Checksum", FTUint16, BaseHex, func(p *Packet) (uint64, bool) { return uint64(h(p).UDP.Checksum), udp(p) })),
 
-		protoField("tcp", "Transmission Control Protocol", tcp),
+		byHeaders(protoField("tcp", "Transmission Control Protocol", tcp)),
 		uintField("tcp.srcport", "Source Port", FTUint16, BaseDec, func(p *Packet) (uint64, bool) { return uint64(h(p).TCP.SrcPort), tcp(p) }),
 		uintField("tcp.dstport", "Destination Port", FTUint16, BaseDec, func(p *Packet) (uint64, bool) { return uint64(h(p).TCP.DstPort), tcp(p) }),
 		uintField("tcp.seq", "Sequence Number (raw)", FTUint32, BaseDec, func(p *Packet) (uint64, bool) { return uint64(h(p).TCP.Seq), tcp(p) }),

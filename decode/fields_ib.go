@@ -68,7 +68,7 @@ func infinibandFields() []*Field {
 	fs := []*Field{
 		protoField("infiniband", "InfiniBand", func(p *Packet) bool { return p.has&(hasBTH|hasLRH|hasGRH) != 0 }),
 
-		nodeField("infiniband.lrh", "Local Route Header", func(p *Packet) ([]byte, bool) { return L(p).Contents, lrh(p) }),
+		byHeaders(nodeField("infiniband.lrh", "Local Route Header", func(p *Packet) ([]byte, bool) { return L(p).Contents, lrh(p) })),
 		uintField("infiniband.lrh.vl", "Virtual Lane", FTUint8, BaseHex, func(p *Packet) (uint64, bool) { return uint64(L(p).VL), lrh(p) }),
 		uintField("infiniband.lrh.lver", "Link Version", FTUint8, BaseDec, func(p *Packet) (uint64, bool) { return uint64(L(p).LVer), lrh(p) }),
 		uintField("infiniband.lrh.sl", "Service Level", FTUint8, BaseDec, func(p *Packet) (uint64, bool) { return uint64(L(p).SL), lrh(p) }),
@@ -79,7 +79,7 @@ func infinibandFields() []*Field {
 		uintField("infiniband.lrh.pktlen", "Packet Length", FTUint16, BaseDec, func(p *Packet) (uint64, bool) { return uint64(L(p).PktLen), lrh(p) }),
 		uintField("infiniband.lrh.slid", "Source Local ID", FTUint16, BaseDec, func(p *Packet) (uint64, bool) { return uint64(L(p).SLID), lrh(p) }),
 
-		nodeField("infiniband.grh", "Global Route Header", func(p *Packet) ([]byte, bool) { return G(p).Contents, grh(p) }),
+		byHeaders(nodeField("infiniband.grh", "Global Route Header", func(p *Packet) ([]byte, bool) { return G(p).Contents, grh(p) })),
 		uintField("infiniband.grh.ipver", "IP Version", FTUint8, BaseDec, func(p *Packet) (uint64, bool) { return uint64(G(p).IPVer), grh(p) }),
 		uintField("infiniband.grh.tclass", "Traffic Class", FTUint16, BaseDec, func(p *Packet) (uint64, bool) { return uint64(G(p).TClass), grh(p) }),
 		uintField("infiniband.grh.flowlabel", "Flow Label", FTUint32, BaseDec, func(p *Packet) (uint64, bool) { return uint64(G(p).FlowLabel), grh(p) }),
@@ -89,7 +89,7 @@ func infinibandFields() []*Field {
 		bytesField("infiniband.grh.sgid", "Source GID", FTIPv6, func(p *Packet) ([]byte, bool) { return G(p).SGID, grh(p) }),
 		bytesField("infiniband.grh.dgid", "Destination GID", FTIPv6, func(p *Packet) ([]byte, bool) { return G(p).DGID, grh(p) }),
 
-		nodeField("infiniband.bth", "Base Transport Header", func(p *Packet) ([]byte, bool) { return B(p).Contents, bth(p) }),
+		byHeaders(nodeField("infiniband.bth", "Base Transport Header", func(p *Packet) ([]byte, bool) { return B(p).Contents, bth(p) })),
 		opcode,
 		spanned(SpanBTH, 1, 1, boolField("infiniband.bth.se", "Solicited Event", func(p *Packet) (bool, bool) { return B(p).SE, bth(p) })),
 		spanned(SpanBTH, 1, 1, boolField("infiniband.bth.m", "MigReq", func(p *Packet) (bool, bool) { return B(p).MigReq, bth(p) })),
@@ -143,12 +143,12 @@ func infinibandFields() []*Field {
 
 // ethNode is an extended header's node: its value is the header's bytes.
 func ethNode(name, title string, k layers.HeaderKind, has func(p *Packet) bool) *Field {
-	return nodeField(name, title, func(p *Packet) ([]byte, bool) {
+	return byHeaders(nodeField(name, title, func(p *Packet) ([]byte, bool) {
 		if !has(p) {
 			return nil, false
 		}
 		return p.Headers.BTH.ETH(k).LayerContents(), true
-	})
+	}))
 }
 
 // showsICRC: Wireshark shows no ICRC field for opcodes it does not parse.

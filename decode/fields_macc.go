@@ -14,7 +14,7 @@ func maccFields() []*Field {
 	macc := func(p *Packet) bool { return p.has&hasMACControl != 0 }
 	M := func(p *Packet) *layers.MACControl { return &p.Headers.MACControl }
 	fs := []*Field{
-		protoField("macc", "MAC Control", macc),
+		byHeaders(protoField("macc", "MAC Control", macc)),
 		withNames(uintField("macc.opcode", "Opcode", FTUint16, BaseHex, func(p *Packet) (uint64, bool) { return uint64(M(p).Opcode), macc(p) }),
 			maccOpcodeName, maccOpcodeByName),
 		// tshark's expert items, which -e prints as 1.

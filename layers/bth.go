@@ -140,6 +140,10 @@ func (b *BTH) PayloadType() gopacket.LayerType { return b.payloadType }
 // the previous packet's values otherwise.
 func (b *BTH) HasETH(k HeaderKind) bool { return b.eths&(1<<k) != 0 }
 
+// ETHs is the set of extended headers decoded, a bit 1<<k for each kind k
+// HasETH reports.
+func (b *BTH) ETHs() uint16 { return b.eths }
+
 // ETH returns the embedded extended header of kind k (nil for HdrNone).
 func (b *BTH) ETH(k HeaderKind) ExtendedHeader {
 	switch k {

@@ -41,10 +41,11 @@ type treePlan struct {
 	// regroup says a line was found to change from packet to packet: the
 	// blocks are cut again without it once the packet is drawn.
 	regroup bool
-	// layers are the headers of the packet the plan was made from
-	// (decode's Layers): a packet with others is not of its shape, and
-	// only with the same may a line with a ValueSpan be kept unasked.
-	layers uint64
+	// headers are the headers of the packet the plan was made from
+	// (decode's HeaderSet): a packet with others is not of its shape, and
+	// only with the same may a line with a ValueSpan be kept unasked, or a
+	// header that is PresentByHeaders be taken as absent unasked.
+	headers uint64
 	// wait is how many packets of the key the tree draws with the full
 	// walk, without a plan, after the plan failed: backoff doubles with
 	// each failure in a row, so a key whose packets take turns between
@@ -354,7 +355,7 @@ func (t *Tree) walkPlanned(p *decode.Packet) {
 	} else {
 		pl.wait, pl.backoff = 0, 0
 	}
-	pl.key, pl.used, pl.layers = key, true, p.Layers()
+	pl.key, pl.used, pl.headers = key, true, p.HeaderSet()
 	pl.ops, pl.vals = pl.ops[:0], pl.vals[:0]
 	t.walkAll(p, pl)
 	pl.group()
@@ -365,7 +366,7 @@ func (t *Tree) walkPlanned(p *decode.Packet) {
 // differs from the plan's. A block whose values are those of the last
 // packet is copied whole from the text it had then.
 func (t *Tree) replay(p *decode.Packet, pl *treePlan) bool {
-	if p.Layers() != pl.layers {
+	if p.HeaderSet() != pl.headers {
 		return false
 	}
 	var hdrs spanHeaders
@@ -413,7 +414,7 @@ func (pl *treePlan) ask(p *decode.Packet, v *decode.Value, ops []planOp, hdrs *s
 		word, spanned := hdrs.word(op)
 		if spanned && op.spanKept && word == op.spanWord {
 			// The bytes of the packet the line was asked of last: the
-			// same value, and p has the same layers.
+			// same value, and p has the same headers.
 			if op.changed != 0 {
 				op.changed--
 			}
@@ -489,6 +490,9 @@ func askAbsent(p *decode.Packet, v *decode.Value, ops []planOp) int {
 				return -1
 			}
 		case opAbsent:
+			if op.f.PresentByHeaders() {
+				continue // absent from the plan's packet, whose headers p has
+			}
 			if op.f.Get(p, v) || op.f.SubtreeWithout(p) != op.want {
 				return -1
 			}
