@@ -36,9 +36,10 @@ func infinibandFields() []*Field {
 		_, rkey, ok := p.RemoteAddress()
 		return uint64(rkey), ok
 	}
-	va := uintField("infiniband.reth.va", "Virtual Address", FTUint64, BaseHex, vaOf)
+	// Each is there exactly when a RETH or an AtomicETH is.
+	va := byHeaders(uintField("infiniband.reth.va", "Virtual Address", FTUint64, BaseHex, vaOf))
 	va.outside = true
-	rkey := uintField("infiniband.reth.r_key", "Remote Key", FTUint32, BaseHex, rkeyOf)
+	rkey := byHeaders(uintField("infiniband.reth.r_key", "Remote Key", FTUint32, BaseHex, rkeyOf))
 	rkey.outside = true
 	opcode := uintField("infiniband.bth.opcode", "Opcode", FTUint8, BaseDec, func(p *Packet) (uint64, bool) { return uint64(B(p).Opcode), bth(p) })
 	opcode = spanned(SpanBTH, 0, 1, withNames(opcode, opcodeName, opcodeByName))
@@ -110,7 +111,7 @@ func infinibandFields() []*Field {
 		ethNode("infiniband.reth", "RETH - RDMA Extended Transport Header", layers.HdrRETH, reth),
 		va,
 		rkey,
-		uintField("infiniband.reth.dmalen", "DMA Length", FTUint32, BaseDecHex, func(p *Packet) (uint64, bool) { return uint64(B(p).RETH.DMALength), reth(p) }),
+		byHeaders(uintField("infiniband.reth.dmalen", "DMA Length", FTUint32, BaseDecHex, func(p *Packet) (uint64, bool) { return uint64(B(p).RETH.DMALength), reth(p) })),
 		ethNode("infiniband.atomiceth", "AtomicETH - Atomic Extended Transport Header", layers.HdrAtomicETH, atomic),
 		uintField("infiniband.atomiceth.swapdt", "Swap (Or Add) Data", FTUint64, BaseDec, func(p *Packet) (uint64, bool) { return B(p).AtomicETH.SwapAddData, atomic(p) }),
 		uintField("infiniband.atomiceth.cmpdt", "Compare Data", FTUint64, BaseDec, func(p *Packet) (uint64, bool) { return B(p).AtomicETH.CompareData, atomic(p) }),

@@ -26,12 +26,12 @@ func rawFields() []*Field {
 	// the payload item too): it can be there without an RWH.
 	etype.outside, etype.parent = true, "infiniband.payload"
 	return []*Field{
-		nodeField("infiniband.rwh", "Raw Header", func(p *Packet) ([]byte, bool) { return p.Headers.RWH.Contents, rwh(p) }),
+		byHeaders(nodeField("infiniband.rwh", "Raw Header", func(p *Packet) ([]byte, bool) { return p.Headers.RWH.Contents, rwh(p) })),
 		nodeField("infiniband.payload", "Payload", ethOverIBPayload),
 		etype,
 		// tshark 4.0 adds Raw Data only for an LNH outside 0-3, which the
 		// two-bit field cannot hold: never on a real packet.
-		bytesField("infiniband.rawdata", "Raw Data", FTBytes, func(p *Packet) ([]byte, bool) { return nil, false }),
+		byHeaders(bytesField("infiniband.rawdata", "Raw Data", FTBytes, func(p *Packet) ([]byte, bool) { return nil, false })),
 	}
 }
 
