@@ -8,6 +8,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -670,7 +672,27 @@ type registry struct {
 	gateEnds []int
 }
 
-var fields = buildRegistry()
+// theRegistry is the registry, built by the first call that needs it
+// (registry's): a run that reads no field by name (the statistics, -w)
+// never builds it, which is an eighth of such a run's start.
+var (
+	theRegistry  atomic.Pointer[registry]
+	registryOnce sync.Once
+)
+
+// fields returns the registry, building it on the first call.
+func fields() *registry {
+	if r := theRegistry.Load(); r != nil {
+		return r
+	}
+	return firstFields()
+}
+
+// firstFields is fields' first call, out of line so that fields inlines.
+func firstFields() *registry {
+	registryOnce.Do(func() { theRegistry.Store(buildRegistry()) })
+	return theRegistry.Load()
+}
 
 func buildRegistry() *registry {
 	r := &registry{byName: map[string]*Field{}}
@@ -789,29 +811,31 @@ func buildRegistry() *registry {
 // Lookup finds a field by name. The "infiniband." prefix may be left out:
 // "bth.psn" is "infiniband.bth.psn".
 func Lookup(name string) (*Field, bool) {
-	if f, ok := fields.byName[name]; ok {
+	r := fields()
+	if f, ok := r.byName[name]; ok {
 		return f, true
 	}
-	f, ok := fields.byName["infiniband."+name]
+	f, ok := r.byName["infiniband."+name]
 	return f, ok
 }
 
 // Fields returns every registered field, sorted by name.
-func Fields() []*Field { return fields.all }
+func Fields() []*Field { return fields().all }
 
 // FieldsInWireOrder returns every field in the order the headers appear on
 // the wire, each protocol or header before its fields: the order of the -V
 // tree and of JSON objects. It holds the tree-only items (Field.TreeOnly)
 // too, which renderers other than the tree skip.
-func FieldsInWireOrder() []*Field { return fields.ordered }
+func FieldsInWireOrder() []*Field { return fields().ordered }
 
 // SkipAbsentGroup reports whether p lacks what every field of the group
 // of FieldsInWireOrder()[i] needs (a packet without a MAD has none of the
 // management fields), and then the index just past the group: a renderer
 // that asks every field skips the group with one test.
 func SkipAbsentGroup(p *Packet, i int) (int, bool) {
-	if g := fields.gates[i]; g != gateNone && !p.passes(g) {
-		return fields.gateEnds[i], true
+	r := fields()
+	if g := r.gates[i]; g != gateNone && !p.passes(g) {
+		return r.gateEnds[i], true
 	}
 	return i, false
 }
@@ -825,7 +849,7 @@ func (f *Field) Gated() bool { return f.gate != gateNone }
 // SubtreeEnds gives, for each index of FieldsInWireOrder, the index just
 // past the field's subtree (its own index + 1 for a plain field), so a
 // renderer can skip a whole header the packet does not have.
-func SubtreeEnds() []int { return fields.ends }
+func SubtreeEnds() []int { return fields().ends }
 
 // MustLookup is Lookup for names known to exist.
 func MustLookup(name string) *Field {

@@ -72,7 +72,7 @@ func (t *Tree) appendTree(buf []byte, p *decode.Packet, planned bool) []byte {
 func (t *Tree) walkAll(p *decode.Packet, rec *treePlan) {
 	w := &t.w
 	w.stack = w.stack[:0]
-	all, ends := decode.FieldsInWireOrder(), decode.SubtreeEnds()
+	all, ends, eoib := decode.FieldsInWireOrder(), decode.SubtreeEnds(), w.order().eoib
 	lines, cache := t.lines[:len(all)], t.cache[:len(all)]
 	for i := 0; i < len(all); {
 		f := all[i]
@@ -99,7 +99,7 @@ func (t *Tree) walkAll(p *decode.Packet, rec *treePlan) {
 			}
 			continue
 		}
-		if flags&(decode.OpensSubtree|decode.TableRow) != 0 || f.Type == decode.FTProtocol || i == wireOrder.eoib {
+		if flags&(decode.OpensSubtree|decode.TableRow) != 0 || f.Type == decode.FTProtocol || i == eoib {
 			at := i
 			i = w.visit(p, t, i, f, flags)
 			if rec != nil {
@@ -186,7 +186,7 @@ var treeLines = sync.OnceValue(func() []treeLine {
 	for i, f := range all {
 		l := &ls[i]
 		l.head = indentation[:4*padDepth] + f.Title + ": "
-		l.crc = f == crcFields.icrc || f == crcFields.vcrc
+		l.crc = f == crcFieldsOf().icrc || f == crcFieldsOf().vcrc
 		if f.Shaped() {
 			continue // appendFieldLine draws it
 		}
@@ -394,19 +394,21 @@ type cachedLine struct {
 
 // appendCRC appends the check's verdict to the ICRC's and VCRC's lines.
 func (t *Tree) appendCRC(buf []byte, f *decode.Field) []byte {
+	crc := crcFieldsOf()
 	switch f {
-	case crcFields.icrc:
+	case crc.icrc:
 		return appendCRCStatus(buf, t.p.ICRC, uint64(wireOrder32(t.p.ICRCComputed)), 8)
-	case crcFields.vcrc:
+	case crc.vcrc:
 		c := t.p.VCRCComputed
 		return appendCRCStatus(buf, t.p.VCRC, uint64(c>>8|c<<8), 4)
 	}
 	return buf
 }
 
-// crcFields are the two fields whose line ends in the check's verdict,
-// resolved once so that every other line pays a pointer comparison.
-var crcFields = func() (c struct{ icrc, vcrc *decode.Field }) {
+// crcFieldsOf gives the two fields whose line ends in the check's
+// verdict, resolved once (when first drawn) so that every other line pays
+// a pointer comparison.
+var crcFieldsOf = sync.OnceValue(func() (c struct{ icrc, vcrc *decode.Field }) {
 	var ok bool
 	if c.icrc, ok = decode.Lookup("infiniband.invariant.crc"); !ok {
 		panic("output: no field infiniband.invariant.crc")
@@ -415,7 +417,7 @@ var crcFields = func() (c struct{ icrc, vcrc *decode.Field }) {
 		panic("output: no field infiniband.variant.crc")
 	}
 	return c
-}()
+})
 
 func wireOrder32(c uint32) uint32 { return c>>24 | c>>8&0xFF00 | c<<8&0xFF0000 | c<<24 }
 

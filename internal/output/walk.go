@@ -1,6 +1,10 @@
 package output
 
-import "github.com/ibwire/ibwire/decode"
+import (
+	"sync"
+
+	"github.com/ibwire/ibwire/decode"
+)
 
 // walkFields calls fn for every field p has, in wire order, with its depth in
 // the tree: a protocol has depth 0, a header inside it 1, and so on. open and
@@ -27,14 +31,30 @@ type walker struct {
 	// at is the index of the field being visited in the registry's wire
 	// order, where renderers keep what they found once of each field.
 	at int
+	// ord is wireOrderOf's, fetched on the first walk (order).
+	ord *wireOrderT
 }
 
-// wireOrder is what the walk needs of the registry's order, found once.
-var wireOrder = func() (o struct {
+// order returns what the walk needs of the registry's order.
+func (w *walker) order() *wireOrderT {
+	if w.ord == nil {
+		w.ord = wireOrderOf()
+	}
+	return w.ord
+}
+
+// wireOrderT is what the walk needs of the registry's order.
+type wireOrderT struct {
 	carried []bool // IP, UDP and TCP: inside a native IB packet, after its IB headers
 	afterIB int    // the first field after InfiniBand's (and its MADs')
 	eoib    int    // EoIB: a protocol of its own after InfiniBand, though named under it
-}) {
+}
+
+// wireOrderOf finds the wireOrderT once, on the first walk: the registry
+// is built when first asked for, and a run that walks no packet's fields
+// does not build it.
+var wireOrderOf = sync.OnceValue(func() *wireOrderT {
+	o := new(wireOrderT)
 	all := decode.FieldsInWireOrder()
 	o.carried = make([]bool, len(all))
 	o.afterIB, o.eoib = len(all), -1
@@ -50,7 +70,7 @@ var wireOrder = func() (o struct {
 		}
 	}
 	return o
-}()
+})
 
 func (w *walker) walk(p *decode.Packet, vis fieldVisitor) {
 	w.stack = w.stack[:0]
@@ -72,7 +92,7 @@ func (w *walker) walk(p *decode.Packet, vis fieldVisitor) {
 // walkAll is next over every field, written out: the loop every packet
 // but a raw one takes.
 func (w *walker) walkAll(p *decode.Packet, vis fieldVisitor) {
-	all, ends := decode.FieldsInWireOrder(), decode.SubtreeEnds()
+	all, ends, eoib := decode.FieldsInWireOrder(), decode.SubtreeEnds(), w.order().eoib
 	for i := 0; i < len(all); {
 		f := all[i]
 		if f.Gated() {
@@ -86,7 +106,7 @@ func (w *walker) walkAll(p *decode.Packet, vis fieldVisitor) {
 		case flags&decode.TreeOnlyItem != 0 && !w.tree:
 			i++
 		case f.Get(p, &w.v):
-			if flags&(decode.OpensSubtree|decode.TableRow) != 0 || f.Type == decode.FTProtocol || i == wireOrder.eoib {
+			if flags&(decode.OpensSubtree|decode.TableRow) != 0 || f.Type == decode.FTProtocol || i == eoib {
 				i = w.visit(p, vis, i, f, flags)
 				break
 			}
@@ -112,14 +132,14 @@ func (w *walker) walkAll(p *decode.Packet, vis fieldVisitor) {
 // walkCarried walks a raw packet's fields, the IP headers it carries after
 // the IB ones.
 func (w *walker) walkCarried(p *decode.Packet, vis fieldVisitor) {
-	all, ends := decode.FieldsInWireOrder(), decode.SubtreeEnds()
+	all, ends, ord := decode.FieldsInWireOrder(), decode.SubtreeEnds(), w.order()
 	carried, nd := true, 0
 	for i := 0; i < len(all); {
-		if carried && i == wireOrder.afterIB {
+		if carried && i == ord.afterIB {
 			w.walkDeferred(p, vis, nd)
 			carried = false
 		}
-		if carried && wireOrder.carried[i] && nd < len(w.deferred) {
+		if carried && ord.carried[i] && nd < len(w.deferred) {
 			if j, skip := decode.SkipAbsentGroup(p, i); skip {
 				i = j
 				continue
@@ -150,7 +170,7 @@ func (w *walker) next(p *decode.Packet, vis fieldVisitor, i int) int {
 	case flags&decode.TreeOnlyItem != 0 && !w.tree:
 		return i + 1
 	case f.Get(p, &w.v):
-		if flags&(decode.OpensSubtree|decode.TableRow) != 0 || f.Type == decode.FTProtocol || i == wireOrder.eoib {
+		if flags&(decode.OpensSubtree|decode.TableRow) != 0 || f.Type == decode.FTProtocol || i == w.order().eoib {
 			return w.visit(p, vis, i, f, flags)
 		}
 		// Most fields a packet has are plain "Title: value" lines in the
@@ -202,7 +222,7 @@ func (w *walker) step(p *decode.Packet, vis fieldVisitor, i int) int {
 // index of the next field to visit.
 func (w *walker) visit(p *decode.Packet, vis fieldVisitor, i int, f *decode.Field, flags decode.TreeFlags) int {
 	all := decode.FieldsInWireOrder()
-	topLevel := i == wireOrder.eoib
+	topLevel := i == w.order().eoib
 	for len(w.stack) > 0 && (topLevel || !f.InTreeOf(w.stack[len(w.stack)-1])) {
 		top := w.stack[len(w.stack)-1]
 		w.stack = w.stack[:len(w.stack)-1]
