@@ -57,7 +57,9 @@ type Packet struct {
 }
 
 // layerSet is a bitmask of the layer types a frame had, for constant-time
-// "does the frame have X" checks in filters and field getters.
+// "does the frame have X" checks in filters and field getters. Its bits
+// stay below bit 32, where HeaderSet puts the extended headers
+// (TestLayerSetFitsHeaderSet).
 type layerSet uint64
 
 const (

@@ -31,30 +31,30 @@ type walker struct {
 	// at is the index of the field being visited in the registry's wire
 	// order, where renderers keep what they found once of each field.
 	at int
-	// ord is wireOrderOf's, fetched on the first walk (order).
-	ord *wireOrderT
+	// ord is walkOrderOf's, fetched on the walker's first walk (order).
+	ord *walkOrder
 }
 
 // order returns what the walk needs of the registry's order.
-func (w *walker) order() *wireOrderT {
+func (w *walker) order() *walkOrder {
 	if w.ord == nil {
-		w.ord = wireOrderOf()
+		w.ord = walkOrderOf()
 	}
 	return w.ord
 }
 
-// wireOrderT is what the walk needs of the registry's order.
-type wireOrderT struct {
+// walkOrder is what the walk needs of the registry's order.
+type walkOrder struct {
 	carried []bool // IP, UDP and TCP: inside a native IB packet, after its IB headers
 	afterIB int    // the first field after InfiniBand's (and its MADs')
 	eoib    int    // EoIB: a protocol of its own after InfiniBand, though named under it
 }
 
-// wireOrderOf finds the wireOrderT once, on the first walk: the registry
-// is built when first asked for, and a run that walks no packet's fields
-// does not build it.
-var wireOrderOf = sync.OnceValue(func() *wireOrderT {
-	o := new(wireOrderT)
+// walkOrderOf finds the walkOrder once, on the first walk of the run:
+// the registry is built when first asked for, and a run that walks no
+// packet's fields does not build it.
+var walkOrderOf = sync.OnceValue(func() *walkOrder {
+	o := new(walkOrder)
 	all := decode.FieldsInWireOrder()
 	o.carried = make([]bool, len(all))
 	o.afterIB, o.eoib = len(all), -1
