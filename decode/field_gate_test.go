@@ -16,12 +16,7 @@ import (
 // field of the group, tree-only items included, has any occurrence, so
 // the renderers may skip the group unasked.
 func TestGatedGroupsAbsent(t *testing.T) {
-	var files []string
-	for _, pat := range []string{"../pcaps/*.pcap", "../pcaps/rxe/*.pcap", "../testdata/vectors/*.pcap"} {
-		m, err := filepath.Glob(pat)
-		require.NoError(t, err)
-		files = append(files, m...)
-	}
+	files := headerCorpus(t)
 	all := decode.FieldsInWireOrder()
 	gated, skipped := 0, 0
 	for _, f := range files {

@@ -13,6 +13,20 @@ import (
 	"github.com/ibwire/ibwire/decode"
 )
 
+// headerCorpus are the captures the tests of the registry's promises
+// read: pcaps/, pcaps/rxe and the scapy vectors, whose packets have every
+// header the registry knows.
+func headerCorpus(t *testing.T) []string {
+	var files []string
+	for _, pat := range []string{"../pcaps/*.pcap", "../pcaps/rxe/*.pcap", "../testdata/vectors/*.pcap"} {
+		m, err := filepath.Glob(pat)
+		require.NoError(t, err)
+		files = append(files, m...)
+	}
+	require.NotEmpty(t, files)
+	return files
+}
+
 // TestValueSpansHold checks each field's ValueSpan against its getter on
 // the corpus: a present field's span lies in its header's bytes, and a
 // frame changed at any one of its first bytes, which still decodes to the
@@ -21,12 +35,7 @@ import (
 // or a count the getter read from outside its span, in its header or
 // another, would show.
 func TestValueSpansHold(t *testing.T) {
-	var files []string
-	for _, pat := range []string{"../pcaps/*.pcap", "../pcaps/rxe/*.pcap", "../testdata/vectors/*.pcap"} {
-		m, err := filepath.Glob(pat)
-		require.NoError(t, err)
-		files = append(files, m...)
-	}
+	files := headerCorpus(t)
 	var spanned []*decode.Field
 	headers := map[decode.SpanHeader]bool{}
 	for _, f := range decode.FieldsInWireOrder() {
@@ -92,12 +101,7 @@ func TestValueSpansHold(t *testing.T) {
 // at each length: every two packets with the same HeaderSet have the same
 // of those fields, and none has a subtree without its header.
 func TestPresentByHeadersHolds(t *testing.T) {
-	var files []string
-	for _, pat := range []string{"../pcaps/*.pcap", "../pcaps/rxe/*.pcap", "../testdata/vectors/*.pcap"} {
-		m, err := filepath.Glob(pat)
-		require.NoError(t, err)
-		files = append(files, m...)
-	}
+	files := headerCorpus(t)
 	var marked []*decode.Field
 	for _, f := range decode.FieldsInWireOrder() {
 		if f.PresentByHeaders() {
