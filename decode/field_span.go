@@ -1,5 +1,12 @@
 package decode
 
+import (
+	"github.com/google/gopacket"
+	gplayers "github.com/google/gopacket/layers"
+
+	"github.com/ibwire/ibwire/layers"
+)
+
 // A ValueSpan says where one of a packet's headers holds a field's value,
 // for the fields whose presence and value follow from that alone: whether
 // the packet has the header, and the bytes of the span. Two packets with
@@ -75,8 +82,24 @@ func byHeaders(f *Field) *Field {
 	return f
 }
 
-// spanned gives f the span of header h's bytes [off, off+n).
-func spanned(h SpanHeader, off, n uint8, f *Field) *Field {
-	f.span = ValueSpan{Header: h, Off: off, Len: n}
-	return f
+// spanLayers are the layer types of the headers spans lie in, whose
+// field tables (layers.HeaderFields) place the fields.
+var spanLayers = [spanHeaders]gopacket.LayerType{
+	SpanEthernet: gplayers.LayerTypeEthernet,
+	SpanIPv4:     gplayers.LayerTypeIPv4,
+	SpanUDP:      gplayers.LayerTypeUDP,
+	SpanBTH:      layers.LayerTypeBTH,
+}
+
+// spanned gives f the span of the entry named field in header h's field
+// table: where the header's bytes lie is layers' to say.
+func spanned(h SpanHeader, field string, f *Field) *Field {
+	_, table := layers.HeaderFields(spanLayers[h])
+	for _, s := range table {
+		if s.Name == field {
+			f.span = ValueSpan{Header: h, Off: uint8(s.Offset), Len: uint8(s.Size)}
+			return f
+		}
+	}
+	panic("decode: " + f.Name + ": no " + field + " in the field table of its header")
 }

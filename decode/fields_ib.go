@@ -42,7 +42,7 @@ func infinibandFields() []*Field {
 	rkey := byHeaders(uintField("infiniband.reth.r_key", "Remote Key", FTUint32, BaseHex, rkeyOf))
 	rkey.outside = true
 	opcode := uintField("infiniband.bth.opcode", "Opcode", FTUint8, BaseDec, func(p *Packet) (uint64, bool) { return uint64(B(p).Opcode), bth(p) })
-	opcode = spanned(SpanBTH, 0, 1, withNames(opcode, opcodeName, opcodeByName))
+	opcode = spanned(SpanBTH, "OpCode", withNames(opcode, opcodeName, opcodeByName))
 	immdt := bytesField("infiniband.immdt", "Immediate Data", FTBytes, func(p *Packet) ([]byte, bool) { return B(p).ImmDt.Contents, imm(p) })
 	immdt.second = immdt.get
 	iethF := bytesField("infiniband.ieth", "RKey", FTBytes, func(p *Packet) ([]byte, bool) { return B(p).IETH.Contents, ieth(p) })
@@ -92,16 +92,16 @@ func infinibandFields() []*Field {
 
 		byHeaders(nodeField("infiniband.bth", "Base Transport Header", func(p *Packet) ([]byte, bool) { return B(p).Contents, bth(p) })),
 		opcode,
-		spanned(SpanBTH, 1, 1, boolField("infiniband.bth.se", "Solicited Event", func(p *Packet) (bool, bool) { return B(p).SE, bth(p) })),
-		spanned(SpanBTH, 1, 1, boolField("infiniband.bth.m", "MigReq", func(p *Packet) (bool, bool) { return B(p).MigReq, bth(p) })),
-		spanned(SpanBTH, 1, 1, uintField("infiniband.bth.padcnt", "Pad Count", FTUint8, BaseDec, func(p *Packet) (uint64, bool) { return uint64(B(p).PadCount), bth(p) })),
-		spanned(SpanBTH, 1, 1, uintField("infiniband.bth.tver", "Header Version", FTUint8, BaseDec, func(p *Packet) (uint64, bool) { return uint64(B(p).TVer), bth(p) })),
-		spanned(SpanBTH, 2, 2, uintField("infiniband.bth.p_key", "Partition Key", FTUint16, BaseDec, func(p *Packet) (uint64, bool) { return uint64(B(p).PKey), bth(p) })),
+		spanned(SpanBTH, "SE/M/PadCnt/TVer", boolField("infiniband.bth.se", "Solicited Event", func(p *Packet) (bool, bool) { return B(p).SE, bth(p) })),
+		spanned(SpanBTH, "SE/M/PadCnt/TVer", boolField("infiniband.bth.m", "MigReq", func(p *Packet) (bool, bool) { return B(p).MigReq, bth(p) })),
+		spanned(SpanBTH, "SE/M/PadCnt/TVer", uintField("infiniband.bth.padcnt", "Pad Count", FTUint8, BaseDec, func(p *Packet) (uint64, bool) { return uint64(B(p).PadCount), bth(p) })),
+		spanned(SpanBTH, "SE/M/PadCnt/TVer", uintField("infiniband.bth.tver", "Header Version", FTUint8, BaseDec, func(p *Packet) (uint64, bool) { return uint64(B(p).TVer), bth(p) })),
+		spanned(SpanBTH, "P_Key", uintField("infiniband.bth.p_key", "Partition Key", FTUint16, BaseDec, func(p *Packet) (uint64, bool) { return uint64(B(p).PKey), bth(p) })),
 		reserved,
-		spanned(SpanBTH, 5, 3, uintField("infiniband.bth.destqp", "Destination Queue Pair", FTUint24, BaseHex, func(p *Packet) (uint64, bool) { return uint64(B(p).DestQP), bth(p) })),
-		spanned(SpanBTH, 8, 1, boolField("infiniband.bth.a", "Acknowledge Request", func(p *Packet) (bool, bool) { return B(p).AckReq, bth(p) })),
-		spanned(SpanBTH, 8, 1, uintField("infiniband.bth.reserved7", "Reserved (7 bits)", FTUint8, BaseDec, func(p *Packet) (uint64, bool) { return uint64(B(p).Resv7), bth(p) })),
-		spanned(SpanBTH, 9, 3, uintField("infiniband.bth.psn", "Packet Sequence Number", FTUint24, BaseDec, func(p *Packet) (uint64, bool) { return uint64(B(p).PSN), bth(p) })),
+		spanned(SpanBTH, "DestQP", uintField("infiniband.bth.destqp", "Destination Queue Pair", FTUint24, BaseHex, func(p *Packet) (uint64, bool) { return uint64(B(p).DestQP), bth(p) })),
+		spanned(SpanBTH, "AckReq/Resv7", boolField("infiniband.bth.a", "Acknowledge Request", func(p *Packet) (bool, bool) { return B(p).AckReq, bth(p) })),
+		spanned(SpanBTH, "AckReq/Resv7", uintField("infiniband.bth.reserved7", "Reserved (7 bits)", FTUint8, BaseDec, func(p *Packet) (uint64, bool) { return uint64(B(p).Resv7), bth(p) })),
+		spanned(SpanBTH, "PSN", uintField("infiniband.bth.psn", "Packet Sequence Number", FTUint24, BaseDec, func(p *Packet) (uint64, bool) { return uint64(B(p).PSN), bth(p) })),
 
 		ethNode("infiniband.rdeth", "RDETH - Reliable Datagram Extended Transport Header", layers.HdrRDETH, rdeth),
 		uintField("infiniband.rdeth.eecnxt", "E2E Context", FTUint24, BaseDec, func(p *Packet) (uint64, bool) { return uint64(B(p).RDETH.EEContext), rdeth(p) }),
