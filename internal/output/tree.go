@@ -90,7 +90,9 @@ func (t *Tree) walkAll(p *decode.Packet, rec *treePlan) {
 		if !f.Get(p, &w.v) {
 			without := f.SubtreeWithout(p)
 			if rec != nil {
-				rec.add(planOp{kind: opAbsent, f: f, at: int32(i), want: without})
+				if !f.PresentByHeaders() { // else the plan's HeaderSet says it is absent
+					rec.add(planOp{kind: opAbsent, f: f, at: int32(i), want: without})
+				}
 			}
 			if without {
 				i++

@@ -17,13 +17,20 @@ import (
 // packet has it and working out where it sits in the tree.
 //
 // A plan holds for a packet only if the packet answers every question as
-// the packet it was made from did: the plan asks them all again, in the
-// walk's order (a gate, a field's getter, SubtreeWithout), so what it
-// draws is what the walk would draw. The first different answer stops it;
-// the tree then draws the packet with the full walk, which writes a new
-// plan for the shape. The shape's key (treePlanKey) only picks the plan to
-// try: a key that two shapes share costs time, never a wrong line.
-// TestTreePlanMatchesWalk holds the plans to the walk over the corpus.
+// the packet it was made from did, so what it draws is what the walk
+// would draw. It holds only packets with the same headers (decode's
+// HeaderSet); of those it asks again, in the walk's order, every question
+// whose answer the headers do not settle (a gate, a field's getter,
+// SubtreeWithout). Two kinds it leaves unasked, by what decode promises of
+// the field: a header's item that is PresentByHeaders (its absence is in
+// the HeaderSet, and the plan does not hold it at all), and a line whose
+// ValueSpan has the bytes of the packet it was last asked of. The first
+// different answer stops the plan; the tree then draws the packet with
+// the full walk, which writes a new plan for the shape. The shape's key
+// (treePlanKey) only picks the plan to try: a key that two shapes share
+// costs time, never a wrong line. TestTreePlanMatchesWalk holds the plans
+// to the walk over the corpus, and TestTreePlanMatchesWalkChanged over
+// streams of its packets changed and cut.
 type treePlan struct {
 	key  uint64
 	ops  []planOp
@@ -361,9 +368,10 @@ func (t *Tree) walkPlanned(p *decode.Packet) {
 	pl.group()
 }
 
-// replay draws p's tree from pl, asking every question the walk asked; it
-// reports false, having drawn part of the tree, at the first answer that
-// differs from the plan's. A block whose values are those of the last
+// replay draws p's tree from pl, asking the questions the walk asked that
+// p's headers and spans do not settle; it reports false, having drawn part
+// of the tree, at the first answer that differs from the plan's, or at
+// once for a packet whose headers are not the plan's. A block whose values are those of the last
 // packet is copied whole from the text it had then.
 func (t *Tree) replay(p *decode.Packet, pl *treePlan) bool {
 	if p.HeaderSet() != pl.headers {
@@ -398,8 +406,9 @@ func (t *Tree) replay(p *decode.Packet, pl *treePlan) bool {
 }
 
 // ask asks ops' questions of p and the values of their lines, all of
-// one block: it reports whether p answers as the plan says, and whether a
-// line's value differs from the one it was last drawn from.
+// one block, but a line whose span holds the bytes it was last asked with:
+// it reports whether p answers as the plan says, and whether a line's
+// value differs from the one it was last drawn from.
 func (pl *treePlan) ask(p *decode.Packet, v *decode.Value, ops []planOp, hdrs *spanHeaders) (ok, dirty bool) {
 	for k := 0; k < len(ops); k++ {
 		op := &ops[k]
@@ -490,9 +499,6 @@ func askAbsent(p *decode.Packet, v *decode.Value, ops []planOp) int {
 				return -1
 			}
 		case opAbsent:
-			if op.f.PresentByHeaders() {
-				continue // absent from the plan's packet, whose headers p has
-			}
 			if op.f.Get(p, v) || op.f.SubtreeWithout(p) != op.want {
 				return -1
 			}
