@@ -171,8 +171,8 @@ type Field struct {
 	// span is where in a header of the packet the field's value lies,
 	// for a field that follows from those bytes alone (ValueSpan).
 	span ValueSpan
-	// byHeaders marks a header's own item, there exactly when the packet
-	// has the header (PresentByHeaders).
+	// byHeaders marks a field there exactly when the packet has a header
+	// (a header's own item, the RETH's fields: PresentByHeaders).
 	byHeaders bool
 
 	// shape is how the -V tree draws the field beyond "Title: value", nil
@@ -604,7 +604,7 @@ const (
 	// The analysis's own fields that most packets lack, in groups of what
 	// they need: the -V tree and the JSON renderers ask every field of every
 	// packet, and a plain in-order packet has none of these.
-	gateEvent   // a finding's details (PSN gap, retransmission, NAK): the packet has a finding
+	gateEvent   // a finding's details (PSN gap, retransmission, NAK): the packet has a finding, or a retransmitted frame's number
 	gatePairing // request, response and reference frames, latencies: the Analyzer paired the packet with another
 	gatePFC     // ibwire.analysis.pfc.*: a capture with pause frames, or a finding
 )
@@ -676,8 +676,8 @@ type registry struct {
 // (fields): a run that reads no field (the statistics, --check, -w)
 // never builds it, which was a sixth of such a run's start.
 var (
-	theRegistry  atomic.Pointer[registry]
-	registryOnce sync.Once
+	theRegistry atomic.Pointer[registry]
+	registryMu  sync.Mutex
 )
 
 // fields returns the registry, building it on the first call.
@@ -689,9 +689,18 @@ func fields() *registry {
 }
 
 // firstFields is fields' first call, out of line so that fields inlines.
+// A build that panics (a field registered twice, a span its header's table
+// lacks) leaves no registry, so the next call panics with the same cause
+// rather than finding nil.
 func firstFields() *registry {
-	registryOnce.Do(func() { theRegistry.Store(buildRegistry()) })
-	return theRegistry.Load()
+	registryMu.Lock()
+	defer registryMu.Unlock()
+	if r := theRegistry.Load(); r != nil {
+		return r
+	}
+	r := buildRegistry()
+	theRegistry.Store(r)
+	return r
 }
 
 func buildRegistry() *registry {

@@ -71,8 +71,9 @@ func (p *Packet) HeaderSet() uint64 {
 
 // PresentByHeaders reports a field whose presence follows from the
 // packet's HeaderSet alone (a header's own item: Ethernet, the BTH, the
-// RETH ...), and none of whose subtree can be there without it: two
-// packets with the same HeaderSet both have it or both lack it.
+// RETH ...; the RETH's fields, there with a RETH or an AtomicETH), and
+// none of whose subtree can be there without it: two packets with the
+// same HeaderSet both have it or both lack it.
 // TestPresentByHeadersHolds holds the fields that say so to it.
 func (f *Field) PresentByHeaders() bool { return f.byHeaders }
 

@@ -215,14 +215,16 @@ var protocolStrings sync.Map // protocolsKey -> string
 // each in the slot its key names, looked at before protocolStrings (whose
 // lookup hashes the key through an interface): an entry is never changed
 // once stored, so the workers of one run may share them.
-var recentProtocols [16]atomic.Pointer[protocolsEntry]
+var recentProtocols [64]atomic.Pointer[protocolsEntry]
 
+// slot is the key's slot: a multiplicative hash of all its bits, whose
+// top six bits each depend on every bit of the key.
 func (k protocolsKey) slot() uint64 {
-	h := uint64(k.has) * 0x9E3779B97F4A7C15
+	u := uint64(k.has) << 1
 	if k.data {
-		h ^= 1 << 63
+		u |= 1
 	}
-	return h >> 60
+	return (u * 0x9E3779B97F4A7C15) >> 58
 }
 
 type protocolsEntry struct {

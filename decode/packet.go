@@ -79,6 +79,9 @@ const (
 	hasSLL // a Linux cooked-capture header, version 1 or 2
 	hasRWH
 	hasMACControl
+	// layerSetEnd is not a layer: the bit after the last one, which
+	// TestLayerSetFitsHeaderSet keeps at or below HeaderSet's bit 32.
+	layerSetEnd
 )
 
 // layerBits maps layer types to their bit; an array indexed by type costs

@@ -72,7 +72,8 @@ func (t *Tree) appendTree(buf []byte, p *decode.Packet, planned bool) []byte {
 func (t *Tree) walkAll(p *decode.Packet, rec *treePlan) {
 	w := &t.w
 	w.stack = w.stack[:0]
-	all, ends, eoib := decode.FieldsInWireOrder(), decode.SubtreeEnds(), w.order().eoib
+	ord := w.order()
+	all, ends, eoib := ord.all, ord.ends, ord.eoib
 	lines, cache := t.lines[:len(all)], t.cache[:len(all)]
 	for i := 0; i < len(all); {
 		f := all[i]

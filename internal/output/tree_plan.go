@@ -601,7 +601,7 @@ func (t *Tree) drawOp(p *decode.Packet, op *planOp) {
 	w := &t.w
 	switch {
 	case op.kind == opTable:
-		w.tableRows(p, t, decode.FieldsInWireOrder(), int(op.at), int(op.depth))
+		w.tableRows(p, t, w.order().all, int(op.at), int(op.depth))
 	case op.kind == opOpen && op.title == titleFrame:
 		t.buf = appendIndent(t.buf, int(op.depth))
 		t.buf = t.appendFrameTitle(t.buf, p)

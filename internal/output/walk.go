@@ -45,17 +45,19 @@ func (w *walker) order() *walkOrder {
 
 // walkOrder is what the walk needs of the registry's order.
 type walkOrder struct {
-	carried []bool // IP, UDP and TCP: inside a native IB packet, after its IB headers
-	afterIB int    // the first field after InfiniBand's (and its MADs')
-	eoib    int    // EoIB: a protocol of its own after InfiniBand, though named under it
+	all     []*decode.Field // the registry in wire order
+	ends    []int           // decode.SubtreeEnds
+	carried []bool          // IP, UDP and TCP: inside a native IB packet, after its IB headers
+	afterIB int             // the first field after InfiniBand's (and its MADs')
+	eoib    int             // EoIB: a protocol of its own after InfiniBand, though named under it
 }
 
 // walkOrderOf finds the walkOrder once, on the first walk of the run:
 // the registry is built when first asked for, and a run that walks no
 // packet's fields does not build it.
 var walkOrderOf = sync.OnceValue(func() *walkOrder {
-	o := new(walkOrder)
 	all := decode.FieldsInWireOrder()
+	o := &walkOrder{all: all, ends: decode.SubtreeEnds()}
 	o.carried = make([]bool, len(all))
 	o.afterIB, o.eoib = len(all), -1
 	for i, f := range all {
@@ -92,7 +94,8 @@ func (w *walker) walk(p *decode.Packet, vis fieldVisitor) {
 // walkAll is next over every field, written out: the loop every packet
 // but a raw one takes.
 func (w *walker) walkAll(p *decode.Packet, vis fieldVisitor) {
-	all, ends, eoib := decode.FieldsInWireOrder(), decode.SubtreeEnds(), w.order().eoib
+	ord := w.order()
+	all, ends, eoib := ord.all, ord.ends, ord.eoib
 	for i := 0; i < len(all); {
 		f := all[i]
 		if f.Gated() {
@@ -132,7 +135,8 @@ func (w *walker) walkAll(p *decode.Packet, vis fieldVisitor) {
 // walkCarried walks a raw packet's fields, the IP headers it carries after
 // the IB ones.
 func (w *walker) walkCarried(p *decode.Packet, vis fieldVisitor) {
-	all, ends, ord := decode.FieldsInWireOrder(), decode.SubtreeEnds(), w.order()
+	ord := w.order()
+	all, ends := ord.all, ord.ends
 	carried, nd := true, 0
 	for i := 0; i < len(all); {
 		if carried && i == ord.afterIB {
@@ -159,7 +163,8 @@ func (w *walker) walkCarried(p *decode.Packet, vis fieldVisitor) {
 // next visits field i of the walk, or skips its group or its absent
 // header, and returns the index of the next field to visit.
 func (w *walker) next(p *decode.Packet, vis fieldVisitor, i int) int {
-	f := decode.FieldsInWireOrder()[i]
+	ord := w.order()
+	f := ord.all[i]
 	if f.Gated() {
 		if j, skip := decode.SkipAbsentGroup(p, i); skip {
 			return j
@@ -170,7 +175,7 @@ func (w *walker) next(p *decode.Packet, vis fieldVisitor, i int) int {
 	case flags&decode.TreeOnlyItem != 0 && !w.tree:
 		return i + 1
 	case f.Get(p, &w.v):
-		if flags&(decode.OpensSubtree|decode.TableRow) != 0 || f.Type == decode.FTProtocol || i == w.order().eoib {
+		if flags&(decode.OpensSubtree|decode.TableRow) != 0 || f.Type == decode.FTProtocol || i == ord.eoib {
 			return w.visit(p, vis, i, f, flags)
 		}
 		// Most fields a packet has are plain "Title: value" lines in the
@@ -189,7 +194,7 @@ func (w *walker) next(p *decode.Packet, vis fieldVisitor, i int) int {
 	case f.SubtreeWithout(p):
 		return i + 1
 	}
-	return decode.SubtreeEnds()[i] // a header the packet lacks: none of its fields can be there
+	return ord.ends[i] // a header the packet lacks: none of its fields can be there
 }
 
 func (w *walker) walkDeferred(p *decode.Packet, vis fieldVisitor, n int) {
@@ -204,7 +209,8 @@ func (w *walker) walkDeferred(p *decode.Packet, vis fieldVisitor, n int) {
 // Most fields of most packets are absent: that case is decided here, and
 // the rest in visit.
 func (w *walker) step(p *decode.Packet, vis fieldVisitor, i int) int {
-	f := decode.FieldsInWireOrder()[i]
+	ord := w.order()
+	f := ord.all[i]
 	flags := f.TreeFlags()
 	if flags&decode.TreeOnlyItem != 0 && !w.tree {
 		return i + 1
@@ -213,7 +219,7 @@ func (w *walker) step(p *decode.Packet, vis fieldVisitor, i int) int {
 		if f.SubtreeWithout(p) {
 			return i + 1
 		}
-		return decode.SubtreeEnds()[i] // a header the packet lacks: none of its fields can be there
+		return ord.ends[i] // a header the packet lacks: none of its fields can be there
 	}
 	return w.visit(p, vis, i, f, flags)
 }
@@ -221,8 +227,9 @@ func (w *walker) step(p *decode.Packet, vis fieldVisitor, i int) int {
 // visit visits field i, which p has (its value in w.v), and returns the
 // index of the next field to visit.
 func (w *walker) visit(p *decode.Packet, vis fieldVisitor, i int, f *decode.Field, flags decode.TreeFlags) int {
-	all := decode.FieldsInWireOrder()
-	topLevel := i == w.order().eoib
+	ord := w.order()
+	all := ord.all
+	topLevel := i == ord.eoib
 	for len(w.stack) > 0 && (topLevel || !f.InTreeOf(w.stack[len(w.stack)-1])) {
 		top := w.stack[len(w.stack)-1]
 		w.stack = w.stack[:len(w.stack)-1]
