@@ -28,36 +28,43 @@ sync
 echo "capture: $n packets, $(du -h "$work/bench.pcap" | cut -f1); tshark: $(tshark --version 2>/dev/null | head -1)"
 echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //')"
 
-# best_of runs a command $repeat times and prints the fastest wall time in
-# seconds, to the millisecond (ibdump's runs take a tenth of a second, so
-# time(1)'s centiseconds would make the ratio jump by 10%), and the CPU
-# time (user + system, from GNU time) of that run: on a machine shared
-# with other work, CPU time above wall time shows the cores overlapping.
-best_of() {
-	local best="" cpu=""
-	for _ in $(seq "$repeat"); do
-		local s e t
-		s=$(date +%s.%N)
-		/usr/bin/time -f '%U %S' -o "$work/cpu" "$@" >/dev/null 2>&1
-		e=$(date +%s.%N)
-		t=$(awk -v s="$s" -v e="$e" 'BEGIN{printf "%.3f", e-s}')
-		if [ -z "$best" ] || awk -v a="$t" -v b="$best" 'BEGIN{exit !(a<b)}'; then
-			best=$t
-			cpu=$(awk '{printf "%.2f", $1+$2}' "$work/cpu")
-		fi
-	done
-	echo "$best $cpu"
+# timed runs a command once and prints its wall time in seconds, to the
+# millisecond (ibdump's runs take a tenth of a second, so time(1)'s
+# centiseconds would make the ratio jump by 10%), and its CPU time (user +
+# system, from GNU time): on a machine shared with other work, CPU time
+# above wall time shows the cores overlapping.
+timed() {
+	local s e
+	s=$(date +%s.%N)
+	/usr/bin/time -f '%U %S' -o "$work/cpu" "$@" >/dev/null 2>&1
+	e=$(date +%s.%N)
+	awk -v s="$s" -v e="$e" '{printf "%.3f %.2f\n", e-s, $1+$2}' "$work/cpu"
 }
 
+# row times ibdump and tshark $repeat times each, taking turns (ibdump,
+# tshark, ibdump ...), and prints the fastest wall time of each, with the
+# CPU time of ibdump's fastest run. Taking turns spreads ibdump's tenth-
+# of-a-second runs over the whole of tshark's seconds: run back to back,
+# all five fell within half a second, and a moment of the host's other
+# work slowed every one of them (a row's best 0.111 s beside the next
+# row's 0.105 s for more work).
 row() { # name ibdump-cmd... -- tshark-cmd...
 	local name=$1; shift
 	local ib=() ts=()
 	while [ "$1" != "--" ]; do ib+=("$1"); shift; done
 	shift
 	ts=("$@")
-	local ti tt ci
-	read -r ti ci <<<"$(best_of "${ib[@]}")"
-	read -r tt _ <<<"$(best_of "${ts[@]}")"
+	local ti="" tt="" ci="" t c
+	for _ in $(seq "$repeat"); do
+		read -r t c <<<"$(timed "${ib[@]}")"
+		if [ -z "$ti" ] || awk -v a="$t" -v b="$ti" 'BEGIN{exit !(a<b)}'; then
+			ti=$t ci=$c
+		fi
+		read -r t _ <<<"$(timed "${ts[@]}")"
+		if [ -z "$tt" ] || awk -v a="$t" -v b="$tt" 'BEGIN{exit !(a<b)}'; then
+			tt=$t
+		fi
+	done
 	awk -v n="$n" -v name="$name" -v ti="$ti" -v ci="$ci" -v tt="$tt" 'BEGIN{
 		printf "| %-34s | %7.3f s | %5.2f s | %12.0f | %7.3f s | %10.0f | %6.1fx |\n", name, ti, ci, n/ti, tt, n/tt, tt/ti }'
 }
