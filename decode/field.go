@@ -674,7 +674,7 @@ type registry struct {
 
 // theRegistry is the registry, built by the first call that needs it
 // (fields): a run that reads no field (the statistics, --check, -w)
-// never builds it, which was a sixth of such a run's start.
+// never builds it.
 var (
 	theRegistry atomic.Pointer[registry]
 	registryMu  sync.Mutex

@@ -619,50 +619,27 @@ func (t *Tree) drawOp(p *decode.Packet, op *planOp) {
 }
 
 // treePlanKey names p's shape: what decides which fields it has, as far
-// as a few words of the packet say it (its headers, opcode, MAD
-// attribute, errors and analysis). Two shapes with one key cost time
-// (walkPlanned), never a wrong tree.
+// as a few words of the packet say it (its headers, as decode's HeaderSet
+// says them, its opcode, MAD attribute, errors and analysis). Two shapes
+// with one key cost time (walkPlanned), never a wrong tree.
 func treePlanKey(p *decode.Packet) uint64 {
-	var k uint64
-	bit := func(has bool, i uint) {
+	a := &p.Analysis
+	var found uint64 // what the analysis and the capture add
+	for i, has := range [...]bool{p.Err != nil, len(p.Data) < p.Length, len(p.Data) == 0, a.Findings != 0, a.Conv != 0,
+		a.CM != nil, a.NVMe != nil, a.RPCRDMA != nil, a.SMBDirect != nil, a.ISER != nil, a.DCQCN != nil, p.Correlation != nil} {
 		if has {
-			k |= 1 << i
+			found |= 1 << i
 		}
 	}
-	bit(p.HasEthernet(), 0)
-	bit(p.HasVLAN(), 1)
-	bit(p.HasIPv4(), 2)
-	bit(p.HasIPv6(), 3)
-	bit(p.HasUDP(), 4)
-	bit(p.HasTCP(), 5)
-	bit(p.HasLRH(), 6)
-	bit(p.HasGRH(), 7)
-	bit(p.IsIB(), 8)
-	bit(p.HasMAD(), 9)
-	bit(p.HasARP(), 10)
-	bit(p.HasMACControl(), 11)
-	bit(p.Err != nil, 12)
-	bit(len(p.Data) < p.Length, 13)
-	bit(len(p.Data) == 0, 14)
-	a := &p.Analysis
-	bit(a.Findings != 0, 15)
-	bit(a.Conv != 0, 16)
-	bit(a.CM != nil, 17)
-	bit(a.NVMe != nil, 18)
-	bit(a.RPCRDMA != nil, 19)
-	bit(a.SMBDirect != nil, 20)
-	bit(a.ISER != nil, 21)
-	bit(a.DCQCN != nil, 22)
-	bit(p.Correlation != nil, 23)
-	k |= uint64(p.Encapsulation)<<24 | uint64(p.ICRC)<<30 | uint64(p.VCRC)<<33 | uint64(a.Info)<<36
+	more := uint64(p.Encapsulation) | uint64(p.ICRC)<<6 | uint64(p.VCRC)<<9 | uint64(a.Info)<<12 | found<<28
 	if b := p.BTH(); b != nil {
-		k |= uint64(b.Opcode) << 52
+		more |= uint64(b.Opcode) << 40
 	}
 	if p.HasMAD() {
 		m := &p.Headers.MAD
-		k ^= uint64(m.MgmtClass)<<8 ^ uint64(m.Method)<<16 ^ uint64(m.AttributeID)<<40
+		more ^= uint64(m.MgmtClass)<<48 ^ uint64(m.Method)<<56 ^ uint64(m.AttributeID)<<20
 	}
-	return k
+	return p.HeaderSet() ^ more*0x9E3779B97F4A7C15
 }
 
 // appendFrameTitle writes the frame's title as appendProtocolTitle does,

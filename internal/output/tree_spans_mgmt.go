@@ -65,8 +65,8 @@ func trapHeaders() []string {
 // placeMgmtFields adds the management classes' fields to the tables
 // that place fields and protocols in the frame (fieldWire,
 // protocolHeader ...), from mgmtWire: once, when the first span is asked
-// for, not at every run's start (a pass over the whole registry for each
-// prefix, which a run that shows no bytes does not need).
+// for (a pass over the whole registry for each prefix, which a run that
+// shows no bytes does not need).
 var placeMgmtFields = sync.OnceFunc(func() {
 	// The items that stand for a whole attribute or part of one: a
 	// ClassPortInfo's title line (its fields are its siblings), a Notice's

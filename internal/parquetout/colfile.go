@@ -136,8 +136,7 @@ func newColumn(name string, k kind, required bool) *column {
 func (c *column) null() {}
 
 // ones are the levels of an always defined column's rows (a row group at
-// most): made by the first Parquet run, not by every run's start (a
-// megabyte written, a twentieth of a statistics run's time).
+// most), a megabyte made when a Parquet export first needs it.
 var ones = sync.OnceValue(func() []byte { return bytes.Repeat([]byte{1}, maxRowGroupRows) })
 
 // nulls counts the row group's null values: its rows less its values.
