@@ -575,6 +575,30 @@ func windowCapture(o order, nanos bool, n int) ([]byte, []Packet) {
 
 // readReusing reads every packet with NextInto into one reused Packet, as
 // ibdump does, keeping a copy of each.
+// readWindow reads data, a capture file named name, with readReusing:
+// from a reader that gives the whole file at once, or one byte a call.
+func readWindow(t *testing.T, data []byte, name string, oneByte bool) ([]Packet, error) {
+	var src io.Reader = bytes.NewReader(data)
+	if oneByte {
+		src = iotest.OneByteReader(src)
+	}
+	r, err := NewReader(src, name)
+	require.NoError(t, err)
+	return readReusing(r)
+}
+
+// requireSamePackets requires got to be want, packet for packet, the
+// times compared as instants.
+func requireSamePackets(t *testing.T, want, got []Packet) {
+	t.Helper()
+	require.Equal(t, len(want), len(got))
+	for i := range want {
+		require.True(t, want[i].Time.Equal(got[i].Time), "packet %d: %v, want %v", i+1, got[i].Time, want[i].Time)
+		got[i].Time = want[i].Time
+		require.Equal(t, want[i], got[i], "packet %d", i+1)
+	}
+}
+
 func readReusing(r *Reader) ([]Packet, error) {
 	var out []Packet
 	var p Packet
@@ -608,24 +632,11 @@ func TestReaderWindow(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			data, want := windowCapture(tc.o, tc.nanos, n)
-			read := func(data []byte, oneByte bool) ([]Packet, error) {
-				var src io.Reader = bytes.NewReader(data)
-				if oneByte {
-					src = iotest.OneByteReader(src)
-				}
-				r, err := NewReader(src, "w.pcap")
-				require.NoError(t, err)
-				return readReusing(r)
-			}
+			read := func(data []byte, oneByte bool) ([]Packet, error) { return readWindow(t, data, "w.pcap", oneByte) }
 			for _, oneByte := range []bool{false, true} {
 				got, err := read(data, oneByte)
 				require.ErrorIs(t, err, io.EOF)
-				require.Equal(t, len(want), len(got))
-				for i := range want {
-					require.True(t, want[i].Time.Equal(got[i].Time), "packet %d", i+1)
-					got[i].Time = want[i].Time
-					require.Equal(t, want[i], got[i], "packet %d", i+1)
-				}
+				requireSamePackets(t, want, got)
 			}
 			// Damage: the file cut inside a record header, inside a
 			// record and between records, and a record claiming more
@@ -720,13 +731,7 @@ func windowNg(o, other order, n int) ([]byte, []Packet) {
 func TestReaderWindowPcapNG(t *testing.T) {
 	const n = 3000
 	read := func(t *testing.T, data []byte, oneByte bool) ([]Packet, error) {
-		var src io.Reader = bytes.NewReader(data)
-		if oneByte {
-			src = iotest.OneByteReader(src)
-		}
-		r, err := NewReader(src, "w.pcapng")
-		require.NoError(t, err)
-		return readReusing(r)
+		return readWindow(t, data, "w.pcapng", oneByte)
 	}
 	for _, tc := range []struct {
 		name      string
@@ -740,12 +745,7 @@ func TestReaderWindowPcapNG(t *testing.T) {
 			for _, oneByte := range []bool{false, true} {
 				got, err := read(t, data, oneByte)
 				require.ErrorIs(t, err, io.EOF)
-				require.Equal(t, len(want), len(got))
-				for i := range want {
-					require.True(t, want[i].Time.Equal(got[i].Time), "packet %d: %v, want %v", i+1, got[i].Time, want[i].Time)
-					got[i].Time = want[i].Time
-					require.Equal(t, want[i], got[i], "packet %d", i+1)
-				}
+				requireSamePackets(t, want, got)
 			}
 			o := tc.o
 			trailer := slices.Clone(data) // packet 1001's trailing length says 4 more
