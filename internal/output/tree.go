@@ -550,49 +550,44 @@ func appendFrameLengths(buf []byte, p *decode.Packet) []byte {
 }
 
 // appendProtocolTitle writes a protocol's line, with tshark's summaries for
-// the frame and the common headers.
+// the frame and the common headers: titleOf says which line a protocol
+// has, and the -V plans what it follows from.
 func appendProtocolTitle(buf []byte, f *decode.Field, p *decode.Packet) []byte {
 	h := p.Headers
-	switch f.Name {
-	case "frame":
+	switch titleOf(f) {
+	case titleFrame:
 		buf = append(buf, "Frame "...)
 		buf = appendInt(buf, int64(p.Number))
 		return appendFrameLengths(buf, p)
-	case "eth":
+	case titleEth:
 		buf = append(buf, "Ethernet II, Src: "...)
 		buf = appendMAC(buf, h.Ethernet.SrcMAC)
 		buf = append(buf, ", Dst: "...)
 		return appendMAC(buf, h.Ethernet.DstMAC)
-	case "ip", "ipv6":
+	case titleIP:
 		buf = append(buf, f.Title...)
 		buf = append(buf, ", Src: "...)
 		buf = AppendAddress(buf, p, true)
 		buf = append(buf, ", Dst: "...)
 		return AppendAddress(buf, p, false)
-	case "udp":
+	case titleUDP:
 		buf = append(buf, "User Datagram Protocol, Src Port: "...)
 		buf = appendDec(buf, uint64(h.UDP.SrcPort))
 		buf = append(buf, ", Dst Port: "...)
 		return appendDec(buf, uint64(h.UDP.DstPort))
-	case "tcp":
+	case titleTCP:
 		buf = append(buf, "Transmission Control Protocol, Src Port: "...)
 		buf = appendDec(buf, uint64(h.TCP.SrcPort))
 		buf = append(buf, ", Dst Port: "...)
 		return appendDec(buf, uint64(h.TCP.DstPort))
-	case "infiniband":
+	case titleIB:
 		if p.HasUDP() {
 			return append(buf, "InfiniBand (RoCEv2)"...)
 		}
 		if p.Encapsulation == layers.EncapRoCEv1 {
 			return append(buf, "InfiniBand (RoCEv1)"...)
 		}
-	case "infiniband.mad":
-		return append(buf, "MAD Header - Common Management Datagram"...)
-	case "infiniband.rwh":
-		return append(buf, "RWH - Raw Header"...)
-	case "infiniband.payload":
-		return append(buf, "IBA Payload - appears to be EtherType encapsulated"...)
-	case "infiniband.smplid.smpdata":
+	case titleMAD:
 		// The CM message, named as tshark names it.
 		if m := &h.MAD; m.MgmtClass == layers.MgmtClassCM {
 			a := layers.CMAttribute(m.AttributeID)
@@ -602,6 +597,15 @@ func appendProtocolTitle(buf []byte, f *decode.Field, p *decode.Packet) []byte {
 				buf = append(buf, " (Dissector Not Implemented)"...)
 			}
 			return buf
+		}
+	case titleConst:
+		switch f.Name {
+		case "infiniband.mad":
+			return append(buf, "MAD Header - Common Management Datagram"...)
+		case "infiniband.rwh":
+			return append(buf, "RWH - Raw Header"...)
+		case "infiniband.payload":
+			return append(buf, "IBA Payload - appears to be EtherType encapsulated"...)
 		}
 	}
 	return append(buf, f.Title...)
