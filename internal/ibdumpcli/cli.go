@@ -169,7 +169,7 @@ func newFlagSet(o *options, stderr io.Writer) *flag.FlagSet {
 	fs.BoolVar(&o.dc, "dc", false, "decode opcodes 0x40-0x5F as Mellanox DC (20-byte BTH) instead of IBTA RD")
 	fs.BoolVar(&o.ether, "ether", false, "print the link-level header on each line (tcpdump's -e)")
 	fs.BoolVar(&o.lineBuf, "l", false, "flush standard output after every packet")
-	fs.IntVar(&o.jobs, "j", 0, "cores a file's run may count on (0: all; at most 64): `n` workers take batches of packets in\n"+
+	fs.IntVar(&o.jobs, "j", 0, "cores a file's run may count on (0: all; at most the cores and 64): `n` workers take batches of packets in\n"+
 		"turn, each decoding its own and printing them, while the analysis and the statistics see every packet in\n"+
 		"order; 1: one goroutine does everything, as -l, -i and --frames always do; the output is the same")
 	fs.BoolVar(&o.print, "P", false, "print packets while writing them with -w")

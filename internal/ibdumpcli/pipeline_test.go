@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -53,9 +54,8 @@ func cutCapture(t *testing.T, src string, snap int) string {
 	return path
 }
 
-// The pipeline (-j 3: three workers taking batches in turn, or the
-// analysis and three renderers, in batches of 3 packets so every capture
-// crosses batch boundaries) writes
+// The pipeline (-j 3: three workers taking batches in turn, in batches of
+// 3 packets so every capture crosses batch boundaries) writes
 // byte for byte what one goroutine (-j 1) writes, with the same messages
 // and exit status, for every capture of the corpus in every output mode,
 // and for a packet cut by a snapshot length, a file cut in the middle of a
@@ -64,6 +64,8 @@ func TestPipelineMatchesDirect(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	defer func(n int) { batchPackets = n }(batchPackets)
 	batchPackets = 3
+	// -j takes at most the cores: three workers on any machine.
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(max(3, runtime.GOMAXPROCS(0))))
 
 	paths, err := filepath.Glob("../../pcaps/*.pcap")
 	require.NoError(t, err)
@@ -139,17 +141,20 @@ func TestPipelineMatchesDirect(t *testing.T) {
 	}
 }
 
-// A run cancelled (SIGINT) while the workers read ahead stops them
-// before Run returns, as -c and a read error do (TestPipelineMatchesDirect).
+// A run cancelled (SIGINT) before the workers start analyses nothing,
+// prints its statistics and stops every worker before Run returns, as -c
+// and a read error do (TestPipelineMatchesDirect).
 func TestPipelineStopsOnCancel(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	defer func(n int) { batchPackets = n }(batchPackets)
 	batchPackets = 2
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(max(2, runtime.GOMAXPROCS(0))))
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	var out, errOut bytes.Buffer
-	code := Run(ctx, "ibdump", []string{"-j", "2", "-q", "-z", "conv,qp", "../../pcaps/rxe/write_bw.pcap"}, nil, &out, &errOut)
+	code := Run(ctx, "ibdump", []string{"-j", "2", "--count", "-z", "conv,qp", "../../pcaps/rxe/write_bw.pcap"}, nil, &out, &errOut)
 	assert.Equal(t, exitOK, code)
 	assert.Empty(t, errOut.String())
-	assert.Contains(t, out.String(), "QP Conversations", "the statistics are printed, of what was analysed before the cancel")
+	assert.Contains(t, out.String(), "0 packets\n", "nothing is analysed after the cancel")
+	assert.Contains(t, out.String(), "QP Conversations", "the statistics are printed")
 }
