@@ -21,9 +21,8 @@ go build -o "$work/gencap" ./bench/gencap
 "$work/gencap" -n "$n" -o "$work/bench.pcap"
 "$work/gencap" -n $((4 * n)) -o "$work/bench4.pcap"
 # The captures' half gigabyte is written back to disk in the background
-# for seconds after gencap ends; the first row's runs otherwise share the
-# machine with that writeback (0.17–0.19 s against 0.11 s for the same
-# work in the next row).
+# for seconds after gencap ends; the first row's runs would otherwise share
+# the machine with that writeback.
 sync
 echo "capture: $n packets, $(du -h "$work/bench.pcap" | cut -f1); tshark: $(tshark --version 2>/dev/null | head -1)"
 echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //')"
@@ -44,10 +43,8 @@ timed() {
 # row times ibdump and tshark $repeat times each, taking turns (ibdump,
 # tshark, ibdump ...), and prints the fastest wall time of each, with the
 # CPU time of ibdump's fastest run. Taking turns spreads ibdump's tenth-
-# of-a-second runs over the whole of tshark's seconds: run back to back,
-# all five fell within half a second, and a moment of the host's other
-# work slowed every one of them (a row's best 0.111 s beside the next
-# row's 0.105 s for more work).
+# of-a-second runs over the whole of tshark's seconds, so that a moment of
+# the host's other work cannot slow every one of them.
 row() { # name ibdump-cmd... -- tshark-cmd...
 	local name=$1; shift
 	local ib=() ts=()

@@ -898,10 +898,7 @@ func (d *dumper) loop(ctx context.Context, src source, live *capture.LiveSource)
 			if live != nil && errors.Is(err, os.ErrDeadlineExceeded) {
 				continue
 			}
-			d.out.Flush()
-			d.progress.clear()
-			fmt.Fprintf(d.stderr, "%s: %v\n", d.o.prog, err)
-			return exitError
+			return d.readFailed(err)
 		}
 		if cancelled.Load() {
 			return exitOK
@@ -1032,9 +1029,18 @@ func (d *dumper) emit(p *decode.Packet) (int, bool) {
 	return exitOK, true
 }
 
+// readFailed reports a capture that cannot be read on (its error names
+// the file and the record), after what was read so far, and returns the
+// run's exit status.
+func (d *dumper) readFailed(err error) int {
+	d.out.Flush()
+	d.progress.clear()
+	fmt.Fprintf(d.stderr, "%s: %v\n", d.o.prog, err)
+	return exitError
+}
+
 // account keeps the --check counters. A whole and sound packet, as nearly
-// every one is, only counts (small enough to inline in analyse); the rest
-// is accountTrouble's.
+// every one is, only counts; the rest is accountTrouble's.
 func (d *dumper) account(p *decode.Packet) {
 	if p.Err != nil || p.ICRC == layers.CRCBad || p.VCRC == layers.CRCBad {
 		d.accountTrouble(p)

@@ -3,7 +3,6 @@ package ibdumpcli
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"runtime"
 	"sync"
@@ -29,11 +28,9 @@ import (
 //
 // A batch is decoded, analysed and printed on one core, so its decoded
 // headers never cross to another core's cache; only the analysis state (a
-// few connections' worth) moves, once a batch. Two earlier shapes cost
-// more than they saved for that crossing (BENCHMARKS.md, "Both cores for
-// one capture"): decoding on one goroutine and analysing on another, and
-// handing a compact copy of each frame to render goroutines that decoded
-// it again. Each worker has its own batch, Decoder and renderers, so
+// few connections' worth) moves, once a batch (BENCHMARKS.md, "Both cores
+// for one capture", measures the shapes that moved the decoded headers
+// instead). Each worker has its own batch, Decoder and renderers, so
 // nothing is allocated per packet and memory is bounded by -j, whatever
 // the capture's size.
 type pipeline struct {
@@ -187,11 +184,7 @@ func (pl *pipeline) run(w *worker) {
 		}
 		if end {
 			if err != nil {
-				d := pl.d
-				d.out.Flush()
-				d.progress.clear()
-				fmt.Fprintf(d.stderr, "%s: %v\n", d.o.prog, err)
-				pl.status = exitError
+				pl.status = pl.d.readFailed(err)
 			}
 			pl.stop()
 			return
