@@ -108,6 +108,7 @@ func TestDirectionV4Key(t *testing.T) {
 			src, dst := uint32(tc.key.src.lo), uint32(tc.key.dst.lo)
 			assert.Equal(t, uint64(src)<<32|uint64(dst), d.v4)
 			assert.Equal(t, tc.key.cacheIndex(), dirCacheIndex(tc.key.qp, src, dst))
+			assert.Same(t, d, a.cachedIPv4(src, dst, tc.key.qp))
 		})
 	}
 }

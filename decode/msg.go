@@ -171,10 +171,10 @@ func (a *Analyzer) pushOut(d *direction, r *reqState, p *Packet, b *layers.BTH, 
 		// UC: nothing answers.
 		return nil
 	}
-	// The request is written where it will live: this runs for every
-	// request message, and building it aside and copying it in cost the
-	// analysis several percent (which the compiler does for a composite
-	// literal with variables in it: it is zeroed in place, then filled).
+	// The request is written where it will live, zeroed and then filled
+	// field by field: this runs for every request message, and a composite
+	// literal with variables in it is built aside and copied in, which
+	// costs the analysis several percent.
 	o := r.push()
 	*o = outReq{}
 	o.first, o.op, o.frame, o.t0, o.nextResp = psn, cls, a.frame, a.now, psn

@@ -11,8 +11,8 @@ import (
 // TestRPCRDMACloneKeepsAuth: a clone (what a packet keeps once it is
 // detached from the Analyzer, to be printed after later packets are
 // analysed) keeps what the fields show of the credential and the
-// verifier, in memory of its own. rpc.auth.length is the verifier body's
-// length, so a clone that dropped the body showed a length of 0.
+// verifier, in memory of its own: rpc.auth.length is the verifier body's
+// length, and the credential's machine name a field of its own.
 func TestRPCRDMACloneKeepsAuth(t *testing.T) {
 	tests := []struct {
 		name string
@@ -29,18 +29,20 @@ func TestRPCRDMACloneKeepsAuth(t *testing.T) {
 			r := &RPCRDMAPacket{}
 			r.RPC.Cred, r.RPC.Verf = tt.cred, tt.verf
 			c := r.Clone()
-			want := string(tt.verf.Body)
+			wantVerf, wantCred, wantName := string(tt.verf.Body), string(tt.cred.Body), string(tt.cred.MachineName)
 			assert.Equal(t, len(tt.verf.Body), len(c.RPC.Verf.Body))
 			assert.Equal(t, string(tt.verf.Body), string(c.RPC.Verf.Body))
 			assert.Equal(t, string(tt.verf.MachineName), string(c.RPC.Verf.MachineName))
 			assert.Equal(t, string(tt.cred.Body), string(c.RPC.Cred.Body))
 			assert.Equal(t, string(tt.cred.MachineName), string(c.RPC.Cred.MachineName))
-			for _, b := range [][]byte{r.RPC.Verf.Body, r.RPC.Cred.Body, r.RPC.Verf.MachineName} {
+			for _, b := range [][]byte{r.RPC.Verf.Body, r.RPC.Cred.Body, r.RPC.Verf.MachineName, r.RPC.Cred.MachineName} {
 				for i := range b {
 					b[i] = 0xEE // the Analyzer reuses its memory
 				}
 			}
-			assert.Equal(t, want, string(c.RPC.Verf.Body), "the clone's own memory")
+			assert.Equal(t, wantVerf, string(c.RPC.Verf.Body), "the clone's own memory")
+			assert.Equal(t, wantCred, string(c.RPC.Cred.Body), "the clone's own memory")
+			assert.Equal(t, wantName, string(c.RPC.Cred.MachineName), "the clone's own memory")
 		})
 	}
 }

@@ -10,7 +10,7 @@ import (
 )
 
 // bthPair decodes the same data into two BTHs kept across packets, one by
-// DecodeFromBytes and one by the header-list walk it replaced, and
+// DecodeFromBytes and one by the reference walk over the header list, and
 // requires the two to agree on everything: fields, slices, error,
 // truncation.
 type bthPair struct{ fast, ref layers.BTH }

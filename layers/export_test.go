@@ -16,9 +16,8 @@ func NewSlowParser(first gopacket.LayerType, opts ParserOptions) *Parser {
 	return p
 }
 
-// DecodeBTHByList is BTH.DecodeFromBytes as it was before the per-opcode
-// layouts: a walk over the opcode's header list, each extended header
-// decoded through its interface. Tests hold the straight-line decoder to
+// DecodeBTHByList is the reference BTH decoder: a walk over the opcode's
+// header list, each extended header decoded through its interface. Tests hold the straight-line decoder to
 // it: same fields, same slices, same error, same truncation flag.
 func DecodeBTHByList(b *BTH, data []byte, df gopacket.DecodeFeedback) error {
 	b.eths, b.Contents = 0, nil

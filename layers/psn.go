@@ -140,7 +140,7 @@ func (w *PSNWindow) Observe(p PSN) (status PSNStatus, gap int) {
 // records it and reports true (Observe's PSNInOrder); otherwise it records
 // nothing and reports false.
 func (w *PSNWindow) ObserveNext(p PSN) bool {
-	if !w.started || p != (w.highest+1)&PSNMask {
+	if !w.started || p != w.highest.Add(1) {
 		return false
 	}
 	w.highest = p
