@@ -263,13 +263,10 @@ func (d *Decoder) parserOpts() layers.ParserOptions {
 
 // parserFor returns the parser for a frame of link type lt: one parser per
 // first layer (layers.FirstLayer), made when first needed. A capture has
-// one or a few link types, so the last one's parser is kept at hand; raw IP
-// frames start with IPv4 or IPv6 by their version nibble and are looked up
-// each time.
+// one or a few link types, so the last one's parser is kept at hand (its
+// caller looks there first); raw IP frames start with IPv4 or IPv6 by
+// their version nibble and are looked up each time.
 func (d *Decoder) parserFor(f *Frame, lt layers.LinkType, data []byte) (*layers.Parser, error) {
-	if f.last != nil && lt == f.lastLinkType {
-		return f.last, nil
-	}
 	first, err := layers.FirstLayer(lt, data)
 	if err != nil {
 		return nil, err
@@ -314,12 +311,13 @@ func (d *Decoder) decodeInto(f *Frame, in *Input) *Packet {
 	// reading, so nothing is lost).
 	ns := in.Time.UnixNano()
 	c := &d.clock
+	prev := c.prevNs
 	if !c.started {
-		c.startNs, c.prevNs, c.started = ns, ns, true
+		prev = ns
 	}
+	c.tick(ns)
 	pkt.RelTime = time.Duration(ns - c.startNs)
-	pkt.DeltaTime = time.Duration(ns - c.prevNs)
-	c.prevNs = ns
+	pkt.DeltaTime = time.Duration(ns - prev)
 
 	p := f.last
 	if p == nil || in.LinkType != f.lastLinkType {
@@ -341,7 +339,7 @@ func (d *Decoder) decodeInto(f *Frame, in *Input) *Packet {
 		if len(p.BTH.PacketPayload()) > 0 {
 			pkt.has |= hasPayload
 		}
-		pkt.Encapsulation = layers.EncapRoCEv2IPv4
+		pkt.Encapsulation = p.Encapsulation()
 	} else {
 		for _, t := range p.Decoded {
 			pkt.has |= bitOf(t)
