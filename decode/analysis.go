@@ -186,14 +186,24 @@ func addrKeyOf(e Endpoint) (k addrKey) {
 	return k
 }
 
+// v4Mapped is the word above an IPv4 address in the low half of its
+// addrKey: the address mapped into IPv6 (::ffff:a.b.c.d).
+const v4Mapped = 0xffff << 32
+
 func addrKeyOfBytes(b []byte) (k addrKey) {
 	switch len(b) {
 	case 4:
-		k.lo = 0xffff<<32 | uint64(binary.BigEndian.Uint32(b))
+		k.lo = v4Mapped | uint64(binary.BigEndian.Uint32(b))
 	case 16:
 		k.hi, k.lo = binary.BigEndian.Uint64(b[:8]), binary.BigEndian.Uint64(b[8:])
 	}
 	return k
+}
+
+// ipv4 returns the IPv4 address a key of one holds (addrKeyOfBytes's
+// mapping, no LID), and false for any other key.
+func (k addrKey) ipv4() (uint32, bool) {
+	return uint32(k.lo), k.hi == 0 && k.lo&^0xffffffff == v4Mapped && k.lid == 0
 }
 
 func (k addrKey) endpoint() Endpoint {
@@ -644,9 +654,10 @@ func (a *Analyzer) cachedIPv4(src, dst, qp uint32) *direction {
 
 func (a *Analyzer) newDirection(k dirKey, svc layers.ServiceType) *direction {
 	d := &direction{key: k, flow: k.flow(), svc: svc, v4QP: noV4}
-	if k.src.hi == 0 && k.dst.hi == 0 && k.src.lo>>32 == 0xffff && k.dst.lo>>32 == 0xffff &&
-		k.src.lid == 0 && k.dst.lid == 0 && k.udSrc == 0 {
-		d.v4, d.v4QP = k.src.lo<<32|k.dst.lo&0xffffffff, k.qp
+	src, srcV4 := k.src.ipv4()
+	dst, dstV4 := k.dst.ipv4()
+	if srcV4 && dstV4 && k.udSrc == 0 {
+		d.v4, d.v4QP = uint64(src)<<32|uint64(dst), k.qp
 	}
 	a.dirs[k] = d
 	ek := k
