@@ -315,21 +315,12 @@ func (r *Reader) NextInto(p *Packet) error {
 		}
 		if ok {
 			n := int(uint32(b))
-			if p.Data != nil && cap(p.Data) >= n {
-				p.Data = p.Data[:n] // in place: no pointer store, no write barrier
-			} else {
-				p.Data = grow(p.Data, n)
-			}
+			resize(&p.Data, n)
 			copy(p.Data, w[16:16+n])
 			r.wpos += 16 + n
 			p.Offset = r.off
 			r.off += int64(16 + n)
-			ns := int64(a >> 32)
-			if !r.nanos {
-				ns *= 1000
-			}
-			p.Time, p.Length = time.Unix(int64(uint32(a)), ns), int(b>>32)
-			p.LinkType, p.Interface = r.linkType, 0
+			r.setRecord(p, a, b)
 			r.n++
 			p.Number, p.File = r.n, r.name
 			return nil
@@ -490,6 +481,16 @@ func (r *Reader) fail(packet int, start int64, err error) error {
 // grow returns b resized to n bytes, reusing its memory when it can. A
 // nil b gets exactly n bytes (Next hands the memory over); a reused one
 // doubles, so a stream of ever larger packets costs log(n) allocations.
+// resize makes *b n bytes long: in place when it has the room (a length
+// store only, no pointer store and so no write barrier), else grown.
+func resize(b *[]byte, n int) {
+	if *b != nil && cap(*b) >= n {
+		*b = (*b)[:n]
+		return
+	}
+	*b = grow(*b, n)
+}
+
 func grow(b []byte, n int) []byte {
 	if b == nil && n == 0 {
 		return []byte{} // an empty record is still a packet; zero-size make does not allocate
@@ -517,7 +518,8 @@ func (r *Reader) nextPcap(p *Packet) error {
 	if err := r.fill(h, start, "record header", 16, true); err != nil {
 		return r.fail(r.n+1, start, err)
 	}
-	caplen, length := r.order.Uint32(h[8:]), r.order.Uint32(h[12:])
+	a, b, _ := r.pcapHeader(h) // the words only: the record is not in h
+	caplen := uint32(b)
 	// The header's snaplen is not trusted as a limit: writers put 0 or
 	// 65535 there and then write longer frames, and readers accept them.
 	if caplen > MaxCaplen {
@@ -527,13 +529,19 @@ func (r *Reader) nextPcap(p *Packet) error {
 	if err := r.fill(p.Data, start+16, "record", int(caplen), false); err != nil {
 		return r.fail(r.n+1, start, err)
 	}
-	frac := int64(r.order.Uint32(h[4:]))
+	r.setRecord(p, a, b)
+	return nil
+}
+
+// setRecord sets p's time, length on the wire and link from a pcap record
+// header's words, as pcapHeader reads them.
+func (r *Reader) setRecord(p *Packet, a, b uint64) {
+	frac := int64(a >> 32)
 	if !r.nanos {
 		frac *= 1000
 	}
-	p.Time, p.Length = time.Unix(int64(r.order.Uint32(h[0:])), frac), int(length)
+	p.Time, p.Length = time.Unix(int64(uint32(a)), frac), int(b>>32)
 	p.LinkType, p.Interface = r.linkType, 0
-	return nil
 }
 
 // pcapHeader reads the record header at the start of w in the file's byte
@@ -569,11 +577,7 @@ func (r *Reader) nextEPBBuffered(p *Packet) bool {
 		}
 	}
 	caplen := int(e.caplen)
-	if p.Data != nil && cap(p.Data) >= caplen {
-		p.Data = p.Data[:caplen]
-	} else {
-		p.Data = grow(p.Data, caplen)
-	}
+	resize(&p.Data, caplen)
 	copy(p.Data, w[28:28+caplen])
 	r.wpos += int(e.blen)
 	p.Offset = r.off
