@@ -211,12 +211,11 @@ func (b *BTH) DecodingLayers() []gopacket.DecodingLayer {
 // The IBTA places extended headers in the order of their kinds, so a set
 // of kinds says the order too.
 type ethLayout struct {
-	eths  uint16 // 1<<kind for each header
-	n     uint8  // headers
-	size  uint8  // bytes of extended headers
-	udMAD bool   // a UD opcode with a DETH: its payload is a MAD to or from QP0/QP1
-	first gopacket.LayerType
-	lts   [maxETHs]gopacket.LayerType // each header's layer type, in wire order
+	eths  uint16                      // 1<<kind for each header
+	n     uint8                       // headers
+	size  uint8                       // bytes of extended headers
+	udMAD bool                        // a UD opcode with a DETH: its payload is a MAD to or from QP0/QP1
+	lts   [maxETHs]gopacket.LayerType // each header's layer type, in wire order (the first after the BTH's)
 	// off is where each header starts after the BTH; next is the layer
 	// type after it, LayerTypeZero for the last (the payload's, known
 	// only per packet).
@@ -254,7 +253,6 @@ var ethLayouts = func() (t [256]ethLayout) {
 		l.n, l.size = uint8(len(hs)), uint8(off)
 		l.udMAD = info.Has(HdrDETH) && info.Service == ServiceUD
 		if len(hs) > 0 {
-			l.first = hs[0].LayerType()
 			if hs[0] != HdrDETH && l.udMAD {
 				panic("layers: a UD opcode whose DETH does not follow the BTH")
 			}
@@ -335,7 +333,7 @@ func (b *BTH) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
 	hp := data[hdr:payloadEnd]
 	b.first = pt
 	if e := l.eths; e != 0 {
-		b.first = l.first
+		b.first = l.lts[0]
 		const rare = 1<<HdrRDETH | 1<<HdrDETH | 1<<HdrXRCETH | 1<<HdrFETH | 1<<HdrAtomicETH |
 			1<<HdrAtomicAckETH | 1<<HdrIETH | 1<<HdrCNP
 		if e&rare != 0 {
@@ -401,12 +399,7 @@ func (b *BTH) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
 	b.Contents = data[:hdr]
 	b.Payload = hp
 	b.payload = hp[l.size:]
-	// The trailer: what lies after the payload, at least the ICRC.
-	tr := data[payloadEnd:]
-	n := len(tr) - ICRCLength
-	b.Trailer.Contents = tr
-	b.Trailer.Pad = tr[:n]
-	b.Trailer.ICRC = binary.LittleEndian.Uint32(tr[n:])
+	b.Trailer.set(data[payloadEnd:]) // what lies after the payload, at least the ICRC
 	return padErr
 }
 

@@ -48,11 +48,17 @@ func (t *Trailer) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error
 		df.SetTruncated()
 		return checkLength("ICRC", trailerFields, len(data))
 	}
+	t.set(data)
+	return nil
+}
+
+// set sets the trailer from data, at least ICRCLength bytes: the pad, then
+// the ICRC.
+func (t *Trailer) set(data []byte) {
 	n := len(data) - ICRCLength
 	t.Contents = data
 	t.Pad = data[:n]
 	t.ICRC = binary.LittleEndian.Uint32(data[n:])
-	return nil
 }
 
 // ICRCWire returns the four ICRC bytes read big-endian, the number tshark
