@@ -410,10 +410,7 @@ func (st *loadState) add(in *decode.Input) {
 	st.marks = append(st.marks, mk)
 	if !whole {
 		a := p.Analysis
-		if d := a.DCQCN; d != nil { // the analyzer reuses its record for the next packet
-			c := *d
-			a.DCQCN = &c
-		}
+		a.Detach() // the analyzer reuses its records for the next packet
 		st.anom = append(st.anom, anomaly{frame: uint32(in.Number), a: a})
 	}
 	if st.filter != nil && st.filter.Match(p) {
