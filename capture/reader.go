@@ -442,8 +442,17 @@ func (r *Reader) leadingIDBs() error {
 	}
 }
 
+// blockLenOK reports a pcapng block length that can be: its type, length
+// and trailing length at least, in whole words, no longer than maxBlock.
+func blockLenOK(blen uint32) bool { return blen >= 12 && blen%4 == 0 && blen <= maxBlock }
+
+// epbFixed is an enhanced (or obsolete) packet block's fields between its
+// type and length and its packet data: interface, timestamp (two words),
+// captured and original lengths.
+const epbFixed = 20
+
 func checkBlockLen(typ, blen uint32) error {
-	if blen < 12 || blen%4 != 0 || blen > maxBlock {
+	if !blockLenOK(blen) {
 		return fmt.Errorf("%w: block type %d has length %d", ErrBadBlock, typ, blen)
 	}
 	return nil
@@ -596,10 +605,10 @@ type epbHead struct{ blen, ifc, tsHigh, tsLow, caplen, length uint32 }
 // a sound length, the same at both ends, a declared interface and a
 // captured length within MaxCaplen and the block.
 func (r *Reader) epb(w []byte) (e epbHead, ok bool) {
-	if len(w) < 28 {
+	if len(w) < 8+epbFixed {
 		return e, false
 	}
-	h := (*[28]byte)(w)
+	h := (*[8 + epbFixed]byte)(w)
 	le := binary.LittleEndian
 	typ := le.Uint32(h[:4])
 	e = epbHead{le.Uint32(h[4:8]), le.Uint32(h[8:12]), le.Uint32(h[12:16]), le.Uint32(h[16:20]), le.Uint32(h[20:24]), le.Uint32(h[24:28])}
@@ -608,8 +617,8 @@ func (r *Reader) epb(w []byte) (e epbHead, ok bool) {
 		e = epbHead{bits.ReverseBytes32(e.blen), bits.ReverseBytes32(e.ifc), bits.ReverseBytes32(e.tsHigh),
 			bits.ReverseBytes32(e.tsLow), bits.ReverseBytes32(e.caplen), bits.ReverseBytes32(e.length)}
 	}
-	if typ != blockEPB || e.blen < 32 || e.blen%4 != 0 || e.blen > maxBlock || int(e.blen) > len(w) ||
-		e.ifc >= uint32(len(r.ifaces)) || e.caplen > MaxCaplen || e.caplen > e.blen-32 {
+	if typ != blockEPB || !blockLenOK(e.blen) || e.blen < 12+epbFixed || int(e.blen) > len(w) ||
+		e.ifc >= uint32(len(r.ifaces)) || e.caplen > MaxCaplen || e.caplen > e.blen-(12+epbFixed) {
 		return e, false
 	}
 	return e, r.u32(w[e.blen-4:]) == e.blen
@@ -779,7 +788,7 @@ func (r *Reader) skipRest(start int64, blen uint32, have int) error {
 }
 
 func (r *Reader) readPacketBlock(p *Packet, start int64, typ, blen uint32) error {
-	fixed := 20
+	fixed := epbFixed
 	if typ == blockSPB {
 		fixed = 4
 	}
